@@ -1,0 +1,2737 @@
+/* elab.c — from syntax trees to IR graphs (elab_*).
+ *
+ * Elaboration is an interpreter over the AST whose tensor values are IR
+ * nodes.  It runs once per entry point (train, infer, eval) with
+ * `training` a compile-time constant, which is how `if training` compiles
+ * both paths.  Layers are instantiated when their field is declared
+ * (hparams, `where`, conditions), but their params are created when the
+ * field is first applied: the call's shape pattern binds dims such as `in`,
+ * and the param shapes are evaluated with them (the staged build).  A
+ * second application re-evaluates the shapes and must agree — that is
+ * weight sharing.  Params and state live in model-wide tables keyed by
+ * their dotted path, so the three elaborations share them.
+ *
+ * Errors produce a poison value (VK_NONE) that every operation passes on
+ * silently, so one mistake yields one diagnostic.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elab.h"
+
+/* ===================================================================== */
+/* values and scopes                                                      */
+/* ===================================================================== */
+
+typedef enum VK {
+    VK_NONE,    /* poison: an error was already reported */
+    VK_INT,     /* i (batch: the batch dim, i its multiplier) */
+    VK_FLOAT,   /* f */
+    VK_BOOL,    /* i */
+    VK_STR,     /* s */
+    VK_LIST,    /* items[n] */
+    VK_FN,      /* s: a unary elementwise primitive */
+    VK_INIT,    /* an initializer: ikind, ia, ib */
+    VK_LAYER,   /* tpl: a layer template with some hparams bound */
+    VK_TENSOR,  /* t: an IR node of the current graph */
+    VK_INST,    /* inst: a field (layer instance or sequence) */
+    VK_ABSENT,  /* a conditional field or param whose condition is false */
+} VK;
+
+typedef struct Tpl Tpl;
+typedef struct Inst Inst;
+
+typedef struct Value {
+    VK k;
+    int batch;
+    long long i;
+    double f;
+    const char *s;
+    struct Value *items;
+    int n;
+    Tpl *tpl;
+    Inst *inst;
+    int t;
+    int ikind;
+    double ia, ib;
+} Value;
+
+struct Tpl {
+    Node *decl;            /* ND_LAYER */
+    int n;
+    const char **names;
+    Value *vals;
+    Loc *locs;
+    Loc loc;               /* where the template was written */
+};
+
+typedef struct Bind {
+    const char *name;
+    Value v;
+    Loc loc;
+    struct Bind *next;
+} Bind;
+
+typedef struct Scope {
+    Bind *head;
+    struct Scope *parent;
+} Scope;
+
+struct Inst {
+    const char *path;      /* "" for the model, "blocks.2" */
+    int *order;            /* declaration-order key */
+    int norder;
+    Node *decl;            /* NULL for a sequence */
+    Scope *hp;             /* hparams (parent NULL: layers see only their own) */
+    Inst **items;          /* a sequence's copies */
+    int nitems;
+    Scope *fields;         /* field name -> VK_INST / VK_ABSENT */
+    int applied;
+    Loc first;             /* first application */
+    Value *members;        /* per member: its param/state tensor index (VK_INT) or VK_ABSENT */
+    int has_init;          /* a field `init` above overrides every initializer below */
+    int init_kind;
+    double init_a, init_b;
+    int frozen;
+    const char *from, *from_prefix;
+    Loc loc;
+};
+
+static Value none(void)
+{
+    Value v;
+    memset(&v, 0, sizeof v);
+    return v;
+}
+
+static Value vint(long long i)
+{
+    Value v = none();
+    v.k = VK_INT;
+    v.i = i;
+    return v;
+}
+
+static Value vfloat(double f)
+{
+    Value v = none();
+    v.k = VK_FLOAT;
+    v.f = f;
+    return v;
+}
+
+static Value vbool(int b)
+{
+    Value v = none();
+    v.k = VK_BOOL;
+    v.i = b != 0;
+    return v;
+}
+
+static Value vtensor(int t)
+{
+    Value v = none();
+    v.k = VK_TENSOR;
+    v.t = t;
+    return v;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        abort();
+    return p;
+}
+
+static Scope *scope_new(Scope *parent)
+{
+    Scope *s = xcalloc(1, sizeof *s);
+    s->parent = parent;
+    return s;
+}
+
+static void bind(Scope *s, const char *name, Value v, Loc loc)
+{
+    Bind *b = xcalloc(1, sizeof *b);
+    b->name = name;
+    b->v = v;
+    b->loc = loc;
+    b->next = s->head;
+    s->head = b;
+}
+
+static Bind *lookup_here(Scope *s, const char *name)
+{
+    for (Bind *b = s->head; b; b = b->next)
+        if (!strcmp(b->name, name))
+            return b;
+    return NULL;
+}
+
+static Bind *lookup(Scope *s, const char *name)
+{
+    for (; s; s = s->parent) {
+        Bind *b = lookup_here(s, name);
+        if (b)
+            return b;
+    }
+    return NULL;
+}
+
+static const char *vk_name(VK k)
+{
+    static const char *names[] = {"error", "int", "float", "bool", "string", "list",
+                                  "fn", "initializer", "layer", "tensor", "field", "absent field"};
+    return names[k];
+}
+
+static char *fmt(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = ast_alloc((size_t)n + 1);
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ===================================================================== */
+/* the elaboration context                                                */
+/* ===================================================================== */
+
+typedef struct Decl {
+    const char *name;
+    Node *node;
+} Decl;
+
+static struct {
+    Program *prog;
+    Decl *decls;
+    int ndecls;
+    Model *m;
+    Graph *g;
+    int training;
+    int *pnode, *snode;     /* per param/state: its leaf node in g, or -1 */
+    int pcap, scap;
+    Node **stack;           /* layers being instantiated (recursion check) */
+    int nstack;
+    Inst *root;
+    Node *model_decl;
+    Scope *model_env;       /* inputs and labels */
+    int *self_args, nself_args, self_result;
+    int in_loss;            /* labels are visible */
+    int cur_update_ok;
+} E;
+
+static Node *find_decl(const char *name)
+{
+    for (int i = 0; i < E.ndecls; i++)
+        if (!strcmp(E.decls[i].name, name))
+            return E.decls[i].node;
+    return NULL;
+}
+
+/* ===================================================================== */
+/* loading: parse the main file, its imports, and the standard library     */
+/* ===================================================================== */
+
+static int path_exists(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    if (f)
+        fclose(f);
+    return f != NULL;
+}
+
+static const char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return ".";
+    return ast_strndup(path, (size_t)(slash - path));
+}
+
+typedef struct LoadState {
+    Program *p;
+    const ElabOptions *opt;
+    const char **loading;    /* the import chain, for cycles */
+    int nloading;
+} LoadState;
+
+static void load_file(LoadState *ls, const char *path, Loc from);
+
+static void load_imports(LoadState *ls, Node *file)
+{
+    const char *dir = dir_of(file->loc.file->path);
+    for (int i = 0; i < file->list.n; i++) {
+        Node *d = file->list.v[i];
+        if (d->kind != ND_IMPORT)
+            continue;
+        const char *cand = d->str[0] == '/' ? d->str : fmt("%s/%s", dir, d->str);
+        const char *found = path_exists(cand) ? cand : NULL;
+        for (int k = 0; !found && k < ls->opt->nincdirs; k++) {
+            const char *c = fmt("%s/%s", ls->opt->incdirs[k], d->str);
+            if (path_exists(c))
+                found = c;
+        }
+        if (!found) {
+            diag_error(d->loc, "cannot find imported file '%s'", d->str);
+            if (ls->opt->nincdirs == 0)
+                diag_note(d->loc, "searched relative to '%s'; add directories with -I", dir);
+            continue;
+        }
+        load_file(ls, found, d->loc);
+    }
+}
+
+/* Two spellings of one file are the same file: compare real paths. */
+static const char *canon(const char *p)
+{
+    char *r = realpath(p, NULL);
+    if (!r)
+        return p;
+    const char *c = ast_strndup(r, strlen(r));
+    free(r);
+    return c;
+}
+
+static void load_file(LoadState *ls, const char *path, Loc from)
+{
+    const char *key = canon(path);
+    for (int i = 0; i < ls->nloading; i++)
+        if (!strcmp(ls->loading[i], key)) {
+            diag_error(from, "import cycle: '%s' imports itself through this import", path);
+            return;
+        }
+    for (int i = 0; i < ls->p->ndeps; i++)
+        if (!strcmp(canon(ls->p->deps[i]), key))
+            return;                      /* a second import has no effect */
+    SrcFile *f = diag_load_file(path);
+    if (!f) {
+        diag_error(from, "cannot read '%s': %s", path, strerror(errno));
+        return;
+    }
+    ls->p->deps = realloc(ls->p->deps, sizeof(char *) * (size_t)(ls->p->ndeps + 1));
+    ls->p->deps[ls->p->ndeps++] = path;
+    Node *tree = ast_parse(f);
+    if (!tree)
+        return;
+    if (!ls->p->main)
+        ls->p->main = tree;
+    ls->loading = realloc(ls->loading, sizeof(char *) * (size_t)(ls->nloading + 1));
+    ls->loading[ls->nloading++] = key;
+    load_imports(ls, tree);
+    ls->nloading--;
+    ls->p->files = realloc(ls->p->files, sizeof(Node *) * (size_t)(ls->p->nfiles + 1));
+    ls->p->files[ls->p->nfiles++] = tree;
+}
+
+Program *elab_load(const char *path, const ElabOptions *opt)
+{
+    Program *p = xcalloc(1, sizeof *p);
+    LoadState ls = {p, opt, NULL, 0};
+    SrcFile *std = diag_string_file("<std>", nnc_std_source);
+    Node *stdtree = ast_parse(std);
+    if (!stdtree || diag_errors())
+        return NULL;
+    p->files = xcalloc(1, sizeof(Node *));
+    p->files[p->nfiles++] = stdtree;
+    SrcFile *f = diag_load_file(path);
+    if (!f) {
+        Loc none_loc = {0};
+        diag_error(none_loc, "cannot read '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    p->deps = xcalloc(1, sizeof(char *));
+    p->deps[p->ndeps++] = path;
+    p->main = ast_parse(f);
+    if (!p->main)
+        return NULL;
+    ls.loading = xcalloc(1, sizeof(char *));
+    ls.loading[ls.nloading++] = canon(path);
+    load_imports(&ls, p->main);
+    p->files = realloc(p->files, sizeof(Node *) * (size_t)(p->nfiles + 1));
+    p->files[p->nfiles++] = p->main;
+    free(ls.loading);
+    return diag_errors() ? NULL : p;
+}
+
+/* One global namespace for layers and models; a duplicate names both. */
+static void collect_decls(Program *p)
+{
+    for (int f = 0; f < p->nfiles; f++)
+        for (int i = 0; i < p->files[f]->list.n; i++) {
+            Node *d = p->files[f]->list.v[i];
+            if (d->kind != ND_LAYER && d->kind != ND_MODEL)
+                continue;
+            Node *prev = find_decl(d->name);
+            if (prev) {
+                diag_error(d->name_loc, "duplicate declaration of '%s'", d->name);
+                diag_note(prev->name_loc, "'%s' was first declared here", d->name);
+                continue;
+            }
+            E.decls = realloc(E.decls, sizeof(Decl) * (size_t)(E.ndecls + 1));
+            E.decls[E.ndecls].name = d->name;
+            E.decls[E.ndecls++].node = d;
+        }
+}
+
+/* ===================================================================== */
+/* the primitive tables                                                    */
+/* ===================================================================== */
+
+static const struct {
+    const char *name;
+    IrOp op;
+} unary_prims[] = {
+    {"relu", IR_RELU}, {"sigmoid", IR_SIGMOID}, {"tanh", IR_TANH}, {"gelu", IR_GELU},
+    {"silu", IR_SILU}, {"exp", IR_EXP},         {"log", IR_LOG},   {"sqrt", IR_SQRT},
+    {"rsqrt", IR_RSQRT}, {"abs", IR_ABS},       {"square", IR_SQUARE},
+    {"identity", IR_NUM_OPS},
+};
+
+static const char *other_prims[] = {
+    "pow", "maximum", "minimum", "transpose", "permute", "sum", "mean", "max",
+    "reshape", "flatten", "concat", "slice", "softmax", "log_softmax", "dropout",
+    "cross_entropy", "mse", "bce_with_logits", "argmax", "accuracy", "linear",
+    "len", "min", "conv2d", "max_pool2d", "avg_pool2d", "embedding", "layer_norm",
+    "causal_mask",
+};
+
+/* ORDER InitKind */
+static const char *init_names[] = {
+    "zeros", "ones", "constant", "normal", "uniform",
+    "glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
+};
+
+static int init_kind(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof init_names / sizeof init_names[0]); i++)
+        if (!strcmp(init_names[i], name))
+            return i;
+    return -1;
+}
+
+static int unary_prim(const char *name, IrOp *op)
+{
+    for (size_t i = 0; i < sizeof unary_prims / sizeof unary_prims[0]; i++)
+        if (!strcmp(unary_prims[i].name, name)) {
+            *op = unary_prims[i].op;
+            return 1;
+        }
+    return 0;
+}
+
+static int is_prim(const char *name)
+{
+    IrOp op;
+    if (unary_prim(name, &op))
+        return 1;
+    for (size_t i = 0; i < sizeof other_prims / sizeof other_prims[0]; i++)
+        if (!strcmp(other_prims[i], name))
+            return 1;
+    return 0;
+}
+
+/* ===================================================================== */
+/* IR helpers                                                             */
+/* ===================================================================== */
+
+/* A short, one-line excerpt of the source for comments in generated C. */
+static const char *excerpt(Loc loc)
+{
+    if (!loc.file || loc.len <= 0)
+        return NULL;
+    int len = loc.len > 60 ? 60 : loc.len;
+    char *s = ast_alloc((size_t)len + 4);
+    int k = 0;
+    for (int i = 0; i < len; i++) {
+        char c = loc.file->text[loc.off + i];
+        if (c == '\n' || c == '\t' || c == '\r')
+            c = ' ';
+        if (c == '*' && i + 1 < len && loc.file->text[loc.off + i + 1] == '/')
+            c = '.';                     /* never close the C comment */
+        if (c == ' ' && k > 0 && s[k - 1] == ' ')
+            continue;
+        s[k++] = c;
+    }
+    if (loc.len > 60)
+        s[k++] = '.', s[k++] = '.', s[k++] = '.';
+    s[k] = 0;
+    return s;
+}
+
+static Loc cur_loc;        /* the expression being elaborated, for nodes */
+
+static int add(IrNode n)
+{
+    n.loc = cur_loc;
+    n.what = excerpt(cur_loc);
+    return ir_add(E.g, n);
+}
+
+static IrNode *node(int t) { return &E.g->nodes[t]; }
+static Shape shape_of(int t) { return E.g->nodes[t].shape; }
+
+static int mk(IrOp op, Shape s, int nin, const int *in)
+{
+    return add(ir_node(op, DT_F32, s, nin, in));
+}
+
+static int mk1(IrOp op, int a)
+{
+    return mk(op, shape_of(a), 1, &a);
+}
+
+static int mk_const(double v, int npow)
+{
+    IrNode n = ir_node(IR_CONST, DT_F32, ir_shape(0, NULL, -1), 0, NULL);
+    n.fval = v;
+    n.ival2 = npow;
+    return add(n);
+}
+
+static const char *sstr(Shape s)
+{
+    char buf[160];
+    ir_shape_str(s, "N", buf, sizeof buf);
+    return ast_strndup(buf, strlen(buf));
+}
+
+/* The batch dim, bound by name in `input x: f32[N, 64]`. */
+static const char *batch_name = "N";
+
+static int need_tensor(Value v, Loc loc, const char *what)
+{
+    if (v.k == VK_NONE)
+        return 0;
+    if (v.k != VK_TENSOR) {
+        diag_error(loc, "%s must be a tensor, got %s", what, vk_name(v.k));
+        return 0;
+    }
+    if (node(v.t)->dt != DT_F32) {
+        diag_error(loc, "%s must be an f32 tensor, got i32", what);
+        return 0;
+    }
+    return 1;
+}
+
+/* A tensor operand or a scalar that becomes a constant. */
+static int as_operand(Value v, Loc loc, int *t)
+{
+    if (v.k == VK_INT && !v.batch) {
+        *t = mk_const((double)v.i, 0);
+        return 1;
+    }
+    if (v.k == VK_FLOAT) {
+        *t = mk_const(v.f, 0);
+        return 1;
+    }
+    if (!need_tensor(v, loc, "operand"))
+        return 0;
+    *t = v.t;
+    return 1;
+}
+
+static Value binary_tensor(IrOp op, Value a, Value b, Loc loc)
+{
+    int ta, tb;
+    if (!as_operand(a, loc, &ta) || !as_operand(b, loc, &tb))
+        return none();
+    Shape s;
+    if (ir_broadcast(shape_of(ta), shape_of(tb), &s) < 0) {
+        diag_error(loc, "cannot broadcast shapes %s and %s", sstr(shape_of(ta)), sstr(shape_of(tb)));
+        return none();
+    }
+    int in[2] = {ta, tb};
+    return vtensor(mk(op, s, 2, in));
+}
+
+/* Normalizes a possibly negative axis; reports out-of-range axes. */
+static int norm_axis(long long axis, int nd, Loc loc, int *out)
+{
+    if (axis < -nd || axis >= nd) {
+        diag_error(loc, "axis %lld is out of range for a tensor of rank %d", axis, nd);
+        return 0;
+    }
+    *out = (int)(axis < 0 ? axis + nd : axis);
+    return 1;
+}
+
+static int mk_permute(int t, const int *perm)
+{
+    Shape in = shape_of(t), s = in;
+    s.bd = -1;
+    for (int i = 0; i < in.nd; i++) {
+        s.d[i] = in.d[perm[i]];
+        if (perm[i] == in.bd)
+            s.bd = i;
+    }
+    int n = mk(IR_PERMUTE, s, 1, &t);
+    memcpy(node(n)->perm, perm, sizeof(int) * (size_t)in.nd);
+    return n;
+}
+
+static int mk_reshape(int t, Shape s)
+{
+    IrNode n = ir_node(IR_RESHAPE, node(t)->dt, s, 1, &t);
+    return add(n);
+}
+
+/* The shape without dim k (a dim of size 1 being removed). */
+static Shape drop_dim(Shape s, int k)
+{
+    for (int i = k; i < s.nd - 1; i++)
+        s.d[i] = s.d[i + 1];
+    if (s.bd == k)
+        s.bd = -1;
+    else if (s.bd > k)
+        s.bd--;
+    s.nd--;
+    return s;
+}
+
+/* NumPy matmul: 1-D operands are promoted and the added dim removed,
+ * leading dims broadcast. */
+static Value matmul(Value va, Value vb, Loc loc)
+{
+    if (!need_tensor(va, loc, "left operand of '@'") || !need_tensor(vb, loc, "right operand of '@'"))
+        return none();
+    int a = va.t, b = vb.t;
+    Shape sa = shape_of(a), sb = shape_of(b);
+    int pa = 0, pb = 0;
+    if (sa.nd == 0 || sb.nd == 0) {
+        diag_error(loc, "'@' needs operands of rank 1 or more, got %s and %s", sstr(sa), sstr(sb));
+        return none();
+    }
+    if (sa.nd == 1) {
+        Shape t = sa;
+        t.nd = 2, t.d[1] = sa.d[0], t.d[0] = 1, t.bd = sa.bd == 0 ? 1 : -1;
+        a = mk_reshape(a, t), sa = t, pa = 1;
+    }
+    if (sb.nd == 1) {
+        Shape t = sb;
+        t.nd = 2, t.d[1] = 1, t.bd = sb.bd;
+        b = mk_reshape(b, t), sb = t, pb = 1;
+    }
+    int ka = sa.nd - 1, kb = sb.nd - 2;
+    if (sa.d[ka] != sb.d[kb] || (sa.bd == ka) != (sb.bd == kb)) {
+        diag_error(loc, "'@' shapes %s and %s do not agree: inner dims differ", sstr(sa), sstr(sb));
+        return none();
+    }
+    Shape ba = sa, bb = sb, bs;
+    ba.nd -= 2, bb.nd -= 2;
+    if (ba.bd >= ba.nd) ba.bd = -1;
+    if (bb.bd >= bb.nd) bb.bd = -1;
+    if (ir_broadcast(ba, bb, &bs) < 0) {
+        diag_error(loc, "'@' cannot broadcast the leading dims of %s and %s", sstr(sa), sstr(sb));
+        return none();
+    }
+    Shape s = bs;
+    s.d[s.nd] = sa.d[sa.nd - 2];
+    s.d[s.nd + 1] = sb.d[sb.nd - 1];
+    if (sa.bd == sa.nd - 2) s.bd = s.nd;
+    if (sb.bd == sb.nd - 1) s.bd = s.nd + 1;
+    s.nd += 2;
+    int in[2] = {a, b};
+    int r = mk(IR_MATMUL, s, 2, in);
+    /* drop the promoted dims again: the last one first */
+    Shape t = s;
+    if (pb)
+        t = drop_dim(t, t.nd - 1);
+    if (pa)
+        t = drop_dim(t, t.nd - (pb ? 1 : 2));
+    if (pa || pb)
+        r = mk_reshape(r, t);
+    return vtensor(r);
+}
+
+/* ===================================================================== */
+/* arguments of calls                                                      */
+/* ===================================================================== */
+
+typedef struct Args {
+    int n;
+    const char **names;     /* NULL for positional */
+    Value *vals;
+    Loc *locs;
+    Loc loc;                /* the call */
+    const char *callee;
+} Args;
+
+static Value eval(Node *e, Scope *env);
+
+static Args eval_args(Node *call, Scope *env, Value *self_first)
+{
+    Args a;
+    memset(&a, 0, sizeof a);
+    int extra = self_first ? 1 : 0;
+    a.n = call->list.n + extra;
+    a.names = xcalloc((size_t)a.n, sizeof(char *));
+    a.vals = xcalloc((size_t)a.n, sizeof(Value));
+    a.locs = xcalloc((size_t)a.n, sizeof(Loc));
+    a.loc = call->loc;
+    if (self_first) {
+        a.vals[0] = *self_first;
+        a.locs[0] = call->a ? call->a->loc : call->loc;
+    }
+    for (int i = 0; i < call->list.n; i++) {
+        Node *arg = call->list.v[i];
+        a.names[i + extra] = arg->name;
+        a.vals[i + extra] = eval(arg->a, env);
+        a.locs[i + extra] = arg->a->loc;
+    }
+    return a;
+}
+
+/* Binds a primitive's arguments to its declared parameter names.  `spec`
+ * lists the names in positional order; a trailing '?' marks optional ones.
+ * Returns 0 after reporting when they do not fit. */
+static int bind_args(Args *a, const char *const *spec, int nspec, Value *out, Loc *locs)
+{
+    int ok = 1;
+    char seen[16] = {0};
+    for (int i = 0; i < nspec; i++)
+        out[i] = none(), out[i].k = VK_ABSENT, locs[i] = a->loc;
+    int pos = 0;
+    for (int i = 0; i < a->n; i++) {
+        int slot = -1;
+        if (!a->names[i]) {
+            if (pos >= nspec) {
+                diag_error(a->locs[i], "too many arguments to '%s' (it takes %d)", a->callee, nspec);
+                return 0;
+            }
+            slot = pos++;
+        } else {
+            const char *cands[16];
+            for (int k = 0; k < nspec; k++) {
+                size_t l = strlen(spec[k]);
+                cands[k] = spec[k][l - 1] == '?' ? ast_strndup(spec[k], l - 1) : spec[k];
+                if (!strcmp(cands[k], a->names[i]))
+                    slot = k;
+            }
+            if (slot < 0) {
+                const char *c = diag_closest(a->names[i], cands, nspec);
+                diag_error(a->locs[i], "'%s' has no parameter '%s'", a->callee, a->names[i]);
+                if (c)
+                    diag_note(a->locs[i], "did you mean '%s'?", c);
+                ok = 0;
+                continue;
+            }
+        }
+        if (seen[slot]) {
+            diag_error(a->locs[i], "argument '%s' of '%s' is given twice", spec[slot], a->callee);
+            ok = 0;
+        }
+        seen[slot] = 1;
+        out[slot] = a->vals[i];
+        locs[slot] = a->locs[i];
+        if (a->vals[i].k == VK_NONE)
+            ok = 0;
+    }
+    for (int k = 0; ok && k < nspec; k++) {
+        size_t l = strlen(spec[k]);
+        if (!seen[k] && spec[k][l - 1] != '?') {
+            diag_error(a->loc, "missing argument '%s' of '%s'", spec[k], a->callee);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+static int get_int(Value v, Loc loc, const char *what, long long *out)
+{
+    if (v.k == VK_NONE)
+        return 0;
+    if (v.k != VK_INT || v.batch) {
+        diag_error(loc, "%s must be an int, got %s", what, v.batch ? "the batch dim" : vk_name(v.k));
+        return 0;
+    }
+    *out = v.i;
+    return 1;
+}
+
+static int get_number(Value v, Loc loc, const char *what, double *out)
+{
+    if (v.k == VK_FLOAT) {
+        *out = v.f;
+        return 1;
+    }
+    long long i;
+    if (v.k == VK_INT && !v.batch) {
+        *out = (double)v.i;
+        return 1;
+    }
+    if (v.k != VK_NONE)
+        diag_error(loc, "%s must be a number, got %s", what, vk_name(v.k));
+    (void)i;
+    return 0;
+}
+
+static int get_bool(Value v, Loc loc, const char *what, int *out)
+{
+    if (v.k == VK_NONE)
+        return 0;
+    if (v.k != VK_BOOL) {
+        diag_error(loc, "%s must be a bool, got %s", what, vk_name(v.k));
+        return 0;
+    }
+    *out = (int)v.i;
+    return 1;
+}
+
+/* Axes given as an int or a list of ints: a bit mask over nd dims. */
+static int get_axes(Value v, Loc loc, int nd, uint32_t *mask)
+{
+    *mask = 0;
+    if (v.k == VK_LIST) {
+        for (int i = 0; i < v.n; i++) {
+            long long ax;
+            int a;
+            if (!get_int(v.items[i], loc, "an axis", &ax) || !norm_axis(ax, nd, loc, &a))
+                return 0;
+            if (*mask & (1u << a)) {
+                diag_error(loc, "axis %lld is given twice", ax);
+                return 0;
+            }
+            *mask |= 1u << a;
+        }
+        return 1;
+    }
+    long long ax;
+    int a;
+    if (!get_int(v, loc, "axis", &ax) || !norm_axis(ax, nd, loc, &a))
+        return 0;
+    *mask = 1u << a;
+    return 1;
+}
+
+/* ===================================================================== */
+/* primitives (spec §7)                                                    */
+/* ===================================================================== */
+
+#define SPEC(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
+
+static Value unary_tensor(IrOp op, Value x, Loc loc, const char *name)
+{
+    if (!need_tensor(x, loc, fmt("the argument of '%s'", name)))
+        return none();
+    if (op == IR_NUM_OPS)            /* identity */
+        return x;
+    return vtensor(mk1(op, x.t));
+}
+
+static Value reduce(IrOp op, Args *a)
+{
+    Value v[3];
+    Loc l[3];
+    if (!bind_args(a, SPEC("x", "axis?", "keepdim?"), v, l) || !need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape in = shape_of(v[0].t);
+    uint32_t mask = (1u << in.nd) - 1;
+    int keep = 0;
+    if (v[1].k != VK_ABSENT && !get_axes(v[1], l[1], in.nd, &mask))
+        return none();
+    if (v[2].k != VK_ABSENT && !get_bool(v[2], l[2], "keepdim", &keep))
+        return none();
+    Shape s = in;
+    s.nd = 0, s.bd = -1;
+    for (int i = 0; i < in.nd; i++) {
+        if (mask & (1u << i)) {
+            if (keep)
+                s.d[s.nd++] = 1;
+            continue;
+        }
+        if (i == in.bd)
+            s.bd = s.nd;
+        s.d[s.nd++] = in.d[i];
+    }
+    int t = mk(op, s, 1, &v[0].t);
+    node(t)->axes = mask;
+    node(t)->keepdim = keep;
+    return vtensor(t);
+}
+
+/* reshape(x, [dims]): one -1; the batch dim may be written as its name. */
+static Value reshape(Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!bind_args(a, SPEC("x", "shape"), v, l))
+        return none();
+    if (!need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_LIST) {
+        diag_error(l[1], "the shape of 'reshape' must be a list of ints");
+        return none();
+    }
+    Shape in = shape_of(v[0].t), s;
+    memset(&s, 0, sizeof s);
+    s.bd = -1;
+    int infer = -1;
+    int64_t prod = 1;
+    if (v[1].n > IR_MAXD || v[1].n == 0) {
+        diag_error(l[1], "'reshape' needs 1 to %d dims", IR_MAXD);
+        return none();
+    }
+    for (int i = 0; i < v[1].n; i++) {
+        Value d = v[1].items[i];
+        if (d.k != VK_INT) {
+            diag_error(l[1], "dim %d of the shape must be an int, got %s", i, vk_name(d.k));
+            return none();
+        }
+        if (d.batch) {
+            if (s.bd >= 0) {
+                diag_error(l[1], "the batch dim appears twice in the shape");
+                return none();
+            }
+            s.bd = i, s.d[i] = d.i;
+            prod *= d.i;
+        } else if (d.i == -1) {
+            if (infer >= 0) {
+                diag_error(l[1], "only one dim of the shape may be -1");
+                return none();
+            }
+            infer = i;
+        } else if (d.i <= 0) {
+            diag_error(l[1], "dim %d of the shape is %lld; dims must be positive", i, d.i);
+            return none();
+        } else {
+            s.d[i] = d.i, prod *= d.i;
+        }
+        s.nd++;
+    }
+    int64_t total = ir_numel(in);
+    int bad = 0;
+    if (in.bd >= 0 && s.bd < 0 && infer < 0)
+        bad = 1;                     /* a batched tensor into a fixed shape */
+    else if (in.bd < 0 && s.bd >= 0)
+        bad = 1;
+    else if (infer >= 0) {
+        if (total % prod)
+            bad = 1;
+        else {
+            s.d[infer] = total / prod;
+            if (in.bd >= 0 && s.bd < 0)
+                s.bd = infer;        /* -1 absorbs the batch */
+        }
+    } else if (prod != total)
+        bad = 1;
+    if (bad) {
+        diag_error(a->loc, "cannot reshape %s into %s", sstr(in), sstr(s));
+        return none();
+    }
+    return vtensor(mk_reshape(v[0].t, s));
+}
+
+static Value concat(Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!bind_args(a, SPEC("xs", "axis?"), v, l))
+        return none();
+    if (v[0].k != VK_LIST || v[0].n == 0) {
+        diag_error(l[0], "'concat' takes a non-empty list of tensors");
+        return none();
+    }
+    int *in = xcalloc((size_t)v[0].n, sizeof(int));
+    for (int i = 0; i < v[0].n; i++) {
+        if (!need_tensor(v[0].items[i], l[0], "each element of the list"))
+            return none();
+        in[i] = v[0].items[i].t;
+    }
+    Shape s = shape_of(in[0]);
+    long long ax = 0;
+    int axis;
+    if (v[1].k != VK_ABSENT && !get_int(v[1], l[1], "axis", &ax))
+        return none();
+    if (!norm_axis(ax, s.nd, l[1], &axis))
+        return none();
+    if (axis == s.bd) {
+        diag_error(l[1], "'concat' along the batch dim is not supported");
+        return none();
+    }
+    for (int i = 1; i < v[0].n; i++) {
+        Shape si = shape_of(in[i]);
+        int ok = si.nd == s.nd && si.bd == s.bd;
+        for (int k = 0; ok && k < s.nd; k++)
+            if (k != axis && si.d[k] != s.d[k])
+                ok = 0;
+        if (!ok) {
+            diag_error(l[0], "'concat' shapes %s and %s differ outside axis %d", sstr(shape_of(in[0])), sstr(si), axis);
+            return none();
+        }
+        s.d[axis] += si.d[axis];
+    }
+    int t = mk(IR_CONCAT, s, v[0].n, in);
+    node(t)->axis = axis;
+    return vtensor(t);
+}
+
+static Value slice(Args *a)
+{
+    Value v[4];
+    Loc l[4];
+    long long ax, st, en;
+    int axis;
+    if (!bind_args(a, SPEC("x", "axis", "start", "end"), v, l) || !need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (!get_int(v[1], l[1], "axis", &ax) || !norm_axis(ax, s.nd, l[1], &axis) ||
+        !get_int(v[2], l[2], "start", &st) || !get_int(v[3], l[3], "end", &en))
+        return none();
+    if (axis == s.bd) {
+        diag_error(l[1], "'slice' along the batch dim is not supported");
+        return none();
+    }
+    int64_t dim = s.d[axis];
+    if (st < 0) st += dim;
+    if (en < 0) en += dim;
+    if (st < 0 || en > dim || st >= en) {
+        diag_error(a->loc, "slice [%lld, %lld) is empty or out of range for dim %d of %s", st, en, axis, sstr(s));
+        return none();
+    }
+    s.d[axis] = en - st;
+    int t = mk(IR_SLICE, s, 1, &v[0].t);
+    node(t)->axis = axis;
+    node(t)->start = st;
+    node(t)->end = en;
+    return vtensor(t);
+}
+
+static Value softmax(IrOp op, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    long long ax = -1;
+    int axis;
+    if (!bind_args(a, SPEC("x", "axis?"), v, l) || !need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_ABSENT && !get_int(v[1], l[1], "axis", &ax))
+        return none();
+    if (!norm_axis(ax, shape_of(v[0].t).nd, l[1], &axis))
+        return none();
+    int t = mk1(op, v[0].t);
+    node(t)->axis = axis;
+    return vtensor(t);
+}
+
+/* Marks an i32 label or input as the ids of `limit` classes, so the
+ * driver can reject out-of-range files before any pass. */
+static void note_id_limit(int t, int64_t limit, int ignore_ok)
+{
+    IrNode *n = node(t);
+    while (n->op == IR_RESHAPE)
+        n = node(n->in[0]);
+    IoDecl *io = n->op == IR_LABEL ? &E.m->labels[n->ival] : n->op == IR_INPUT ? &E.m->inputs[n->ival] : NULL;
+    if (io && (io->limit == 0 || io->limit > limit))
+        io->limit = (int32_t)limit, io->ignore_ok = ignore_ok;
+}
+
+static Value class_loss(IrOp op, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!bind_args(a, SPEC("logits", "labels"), v, l) || !need_tensor(v[0], l[0], "logits"))
+        return none();
+    if (v[1].k != VK_TENSOR || node(v[1].t)->dt != DT_I32) {
+        if (v[1].k != VK_NONE)
+            diag_error(l[1], "labels of '%s' must be an i32 tensor of class ids", a->callee);
+        return none();
+    }
+    Shape s = shape_of(v[0].t), sl = shape_of(v[1].t);
+    int ok = s.nd >= 1 && sl.nd == s.nd - 1 && sl.bd == (s.bd == s.nd - 1 ? -2 : s.bd);
+    for (int i = 0; ok && i < sl.nd; i++)
+        ok = sl.d[i] == s.d[i];
+    if (!ok) {
+        diag_error(a->loc, "'%s' needs labels shaped like the logits without the class axis: logits %s, labels %s",
+                   a->callee, sstr(s), sstr(sl));
+        return none();
+    }
+    note_id_limit(v[1].t, s.d[s.nd - 1], op == IR_CROSS_ENTROPY);
+    int in[2] = {v[0].t, v[1].t};
+    return vtensor(mk(op, ir_shape(0, NULL, -1), 2, in));
+}
+
+static Value pair_loss(IrOp op, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!bind_args(a, SPEC("a", "b"), v, l) || !need_tensor(v[0], l[0], "the first argument") ||
+        !need_tensor(v[1], l[1], "the second argument"))
+        return none();
+    if (!ir_shape_eq(shape_of(v[0].t), shape_of(v[1].t))) {
+        diag_error(a->loc, "'%s' needs operands of one shape, got %s and %s", a->callee,
+                   sstr(shape_of(v[0].t)), sstr(shape_of(v[1].t)));
+        return none();
+    }
+    int in[2] = {v[0].t, v[1].t};
+    return vtensor(mk(op, ir_shape(0, NULL, -1), 2, in));
+}
+
+/* min/max of ints are compile-time; max(x, axis:) is a reduction. */
+static Value minmax_const(Args *a, int is_max)
+{
+    if (a->n != 2 || a->names[0] || a->names[1]) {
+        diag_error(a->loc, "'%s' takes two numbers", a->callee);
+        return none();
+    }
+    Value x = a->vals[0], y = a->vals[1];
+    if (x.k == VK_INT && y.k == VK_INT && !x.batch && !y.batch)
+        return vint(is_max ? (x.i > y.i ? x.i : y.i) : (x.i < y.i ? x.i : y.i));
+    double fx, fy;
+    if (!get_number(x, a->locs[0], "the first argument", &fx) || !get_number(y, a->locs[1], "the second argument", &fy))
+        return none();
+    return vfloat(is_max ? fmax(fx, fy) : fmin(fx, fy));
+}
+
+static Value prim_call(const char *name, Args *a)
+{
+    IrOp op;
+    Value v[4];
+    Loc l[4];
+    a->callee = name;
+    for (int i = 0; i < a->n; i++)
+        if (a->vals[i].k == VK_NONE)
+            return none();
+    if (unary_prim(name, &op)) {
+        if (!bind_args(a, SPEC("x"), v, l))
+            return none();
+        return unary_tensor(op, v[0], l[0], name);
+    }
+    if (!strcmp(name, "pow")) {
+        double c;
+        if (!bind_args(a, SPEC("x", "c"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !get_number(v[1], l[1], "the exponent", &c))
+            return none();
+        int t = mk1(IR_POWC, v[0].t);
+        node(t)->fval = c;
+        return vtensor(t);
+    }
+    if (!strcmp(name, "maximum") || !strcmp(name, "minimum")) {
+        if (!bind_args(a, SPEC("a", "b"), v, l))
+            return none();
+        return binary_tensor(name[1] == 'a' ? IR_MAXIMUM : IR_MINIMUM, v[0], v[1], a->loc);
+    }
+    if (!strcmp(name, "transpose")) {
+        long long d0, d1;
+        int a0, a1;
+        if (!bind_args(a, SPEC("x", "a", "b"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !get_int(v[1], l[1], "a dim", &d0) || !get_int(v[2], l[2], "a dim", &d1))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (!norm_axis(d0, s.nd, l[1], &a0) || !norm_axis(d1, s.nd, l[2], &a1))
+            return none();
+        int perm[IR_MAXD];
+        for (int i = 0; i < s.nd; i++)
+            perm[i] = i;
+        perm[a0] = a1, perm[a1] = a0;
+        return vtensor(mk_permute(v[0].t, perm));
+    }
+    if (!strcmp(name, "permute")) {
+        if (!bind_args(a, SPEC("x", "dims"), v, l) || !need_tensor(v[0], l[0], "x"))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (v[1].k != VK_LIST || v[1].n != s.nd) {
+            diag_error(l[1], "'permute' needs a list of %d dims for a tensor %s", s.nd, sstr(s));
+            return none();
+        }
+        int perm[IR_MAXD], seen = 0;
+        for (int i = 0; i < s.nd; i++) {
+            long long d;
+            if (!get_int(v[1].items[i], l[1], "a dim", &d) || !norm_axis(d, s.nd, l[1], &perm[i]))
+                return none();
+            if (seen & (1 << perm[i])) {
+                diag_error(l[1], "'permute' dims must be a permutation of 0..%d", s.nd - 1);
+                return none();
+            }
+            seen |= 1 << perm[i];
+        }
+        return vtensor(mk_permute(v[0].t, perm));
+    }
+    if (!strcmp(name, "sum"))
+        return reduce(IR_SUM, a);
+    if (!strcmp(name, "mean"))
+        return reduce(IR_MEAN, a);
+    if (!strcmp(name, "max") || !strcmp(name, "min")) {
+        if (a->n >= 1 && a->vals[0].k == VK_TENSOR && name[1] == 'a')
+            return reduce(IR_MAX, a);
+        return minmax_const(a, name[1] == 'a');
+    }
+    if (!strcmp(name, "len")) {
+        if (!bind_args(a, SPEC("xs"), v, l))
+            return none();
+        if (v[0].k != VK_LIST) {
+            diag_error(l[0], "'len' takes a list, got %s", vk_name(v[0].k));
+            return none();
+        }
+        return vint(v[0].n);
+    }
+    if (!strcmp(name, "reshape"))
+        return reshape(a);
+    if (!strcmp(name, "flatten")) {
+        if (!bind_args(a, SPEC("x"), v, l) || !need_tensor(v[0], l[0], "x"))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (s.nd < 1) {
+            diag_error(l[0], "'flatten' needs a tensor of rank 1 or more");
+            return none();
+        }
+        Shape r = ir_shape(2, (int64_t[]){s.d[0], ir_numel(s) / s.d[0]}, s.bd < 0 ? -1 : s.bd == 0 ? 0 : 1);
+        if (s.bd > 0)
+            r.d[0] = s.d[0], r.d[1] = ir_numel(s) / s.d[0];
+        return vtensor(mk_reshape(v[0].t, r));
+    }
+    if (!strcmp(name, "concat"))
+        return concat(a);
+    if (!strcmp(name, "slice"))
+        return slice(a);
+    if (!strcmp(name, "softmax"))
+        return softmax(IR_SOFTMAX, a);
+    if (!strcmp(name, "log_softmax"))
+        return softmax(IR_LOG_SOFTMAX, a);
+    if (!strcmp(name, "dropout")) {
+        double rate;
+        if (!bind_args(a, SPEC("x", "rate"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !get_number(v[1], l[1], "rate", &rate))
+            return none();
+        if (rate < 0 || rate >= 1) {
+            diag_error(l[1], "dropout rate must be in [0, 1), got %g", rate);
+            return none();
+        }
+        if (!E.training || rate == 0)
+            return v[0];
+        E.m->uses_rng = 1;
+        IrNode mask = ir_node(IR_RNG_MASK, DT_F32, shape_of(v[0].t), 0, NULL);
+        mask.fval = rate;
+        int in[2] = {v[0].t, add(mask)};
+        return vtensor(mk(IR_MUL, shape_of(v[0].t), 2, in));
+    }
+    if (!strcmp(name, "cross_entropy"))
+        return class_loss(IR_CROSS_ENTROPY, a);
+    if (!strcmp(name, "accuracy"))
+        return class_loss(IR_ACCURACY, a);
+    if (!strcmp(name, "mse"))
+        return pair_loss(IR_MSE, a);
+    if (!strcmp(name, "bce_with_logits"))
+        return pair_loss(IR_BCE_LOGITS, a);
+    if (!strcmp(name, "argmax")) {
+        long long ax;
+        int axis;
+        if (!bind_args(a, SPEC("x", "axis"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !get_int(v[1], l[1], "axis", &ax))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (!norm_axis(ax, s.nd, l[1], &axis))
+            return none();
+        Shape r = drop_dim(s, axis);
+        IrNode n = ir_node(IR_ARGMAX, DT_I32, r, 1, &v[0].t);
+        n.axis = axis;
+        return vtensor(add(n));
+    }
+    if (!strcmp(name, "linear")) {
+        /* linear(x, weight, bias): x @ weightᵀ + bias, bias a tensor or
+         * false; the standard library's Dense is written with it. */
+        if (!bind_args(a, SPEC("x", "weight", "bias?"), v, l))
+            return none();
+        Value wt = none();
+        if (!need_tensor(v[1], l[1], "weight"))
+            return none();
+        int perm[IR_MAXD] = {1, 0};
+        if (shape_of(v[1].t).nd != 2) {
+            diag_error(l[1], "the weight of 'linear' must be 2-D, got %s", sstr(shape_of(v[1].t)));
+            return none();
+        }
+        wt = vtensor(mk_permute(v[1].t, perm));
+        Value y = matmul(v[0], wt, a->loc);
+        if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i) || y.k == VK_NONE)
+            return y;
+        return binary_tensor(IR_ADD, y, v[2], a->loc);
+    }
+    diag_error(a->loc, "primitive '%s' is not available in this version of nnc", name);
+    return none();
+}
+
+/* ===================================================================== */
+/* templates and instantiation                                             */
+/* ===================================================================== */
+
+static Node *find_member(Node *decl, NodeKind kind, const char *name)
+{
+    for (int i = 0; i < decl->list.n; i++) {
+        Node *m = decl->list.v[i];
+        if (m->kind == kind && (!name || !strcmp(m->name, name)))
+            return m;
+    }
+    return NULL;
+}
+
+static Node *hparams_block(Node *decl)
+{
+    return find_member(decl, ND_HPARAMS, NULL);
+}
+
+static Node *call_fn(Node *decl)
+{
+    return find_member(decl, ND_FN, "call");
+}
+
+/* A template: `Dense(units: 3)`, or `block(filters: 64)` binding more of
+ * a layer-typed hparam.  Names are checked here, where the user wrote them. */
+static Value make_template(Tpl *base, Node *decl, Args *a)
+{
+    Tpl *t = xcalloc(1, sizeof *t);
+    t->decl = decl;
+    t->loc = a ? a->loc : cur_loc;
+    int nbase = base ? base->n : 0, nnew = a ? a->n : 0;
+    t->names = xcalloc((size_t)(nbase + nnew), sizeof(char *));
+    t->vals = xcalloc((size_t)(nbase + nnew), sizeof(Value));
+    t->locs = xcalloc((size_t)(nbase + nnew), sizeof(Loc));
+    for (int i = 0; i < nbase; i++)
+        t->names[i] = base->names[i], t->vals[i] = base->vals[i], t->locs[i] = base->locs[i];
+    t->n = nbase;
+    Node *hp = hparams_block(decl);
+    for (int i = 0; i < nnew; i++) {
+        if (!a->names[i]) {
+            diag_error(a->locs[i], "hparams are given by name: write '%s(name: value)'", decl->name);
+            return none();
+        }
+        Node *h = hp ? find_member(hp, ND_HPARAM, a->names[i]) : NULL;
+        if (!h) {
+            const char *cands[64];
+            int nc = 0;
+            for (int k = 0; hp && k < hp->list.n && nc < 64; k++)
+                cands[nc++] = hp->list.v[k]->name;
+            const char *c = diag_closest(a->names[i], cands, nc);
+            diag_error(a->locs[i], "layer '%s' has no hparam '%s'", decl->name, a->names[i]);
+            if (c)
+                diag_note(h ? h->loc : a->locs[i], "did you mean '%s'?", c);
+            return none();
+        }
+        int k;
+        for (k = 0; k < t->n; k++)        /* binding again replaces */
+            if (!strcmp(t->names[k], a->names[i]))
+                break;
+        t->names[k] = a->names[i], t->vals[k] = a->vals[i], t->locs[k] = a->locs[i];
+        if (k == t->n)
+            t->n++;
+    }
+    Value v = none();
+    v.k = VK_LAYER;
+    v.tpl = t;
+    return v;
+}
+
+/* Checks a value against an hparam type; ints widen to float. */
+static int check_type(Node *type, Value *v, Loc loc, const char *name)
+{
+    if (v->k == VK_NONE)
+        return 0;
+    const char *tn = type->name;
+    int ok;
+    if (!strcmp(tn, "int"))
+        ok = v->k == VK_INT && !v->batch;
+    else if (!strcmp(tn, "float")) {
+        if (v->k == VK_INT && !v->batch)
+            *v = vfloat((double)v->i);
+        ok = v->k == VK_FLOAT;
+    } else if (!strcmp(tn, "bool"))
+        ok = v->k == VK_BOOL;
+    else if (!strcmp(tn, "fn"))
+        ok = v->k == VK_FN || v->k == VK_INIT;
+    else if (!strcmp(tn, "layer"))
+        ok = v->k == VK_LAYER;
+    else if (!strcmp(tn, "list")) {
+        ok = v->k == VK_LIST;
+        for (int i = 0; ok && i < v->n; i++)
+            if (!check_type(type->a, &v->items[i], loc, name))
+                return 0;
+        if (ok)
+            return 1;
+    } else {
+        diag_error(type->loc, "unknown hparam type '%s'", tn);
+        return 0;
+    }
+    if (!ok) {
+        diag_error(loc, "hparam '%s' is %s, got %s", name, !strcmp(tn, "list") ? "a list" : tn, vk_name(v->k));
+        return 0;
+    }
+    return 1;
+}
+
+static Value value_from_literal(const char *text, Loc loc);
+
+/* Binds a layer's hparams: given values, then defaults in order (a
+ * default may use the hparams above it), then the `where` constraints. */
+static Scope *bind_hparams(Tpl *t, Loc at)
+{
+    Scope *s = scope_new(NULL);
+    Node *hp = hparams_block(t->decl);
+    for (int i = 0; hp && i < hp->list.n; i++) {
+        Node *h = hp->list.v[i];
+        Value v = none();
+        Loc vl = at;
+        int given = 0;
+        for (int k = 0; k < t->n; k++)
+            if (!strcmp(t->names[k], h->name))
+                v = t->vals[k], vl = t->locs[k], given = 1;
+        if (!given && h->b) {
+            Loc save = cur_loc;
+            v = eval(h->b, s);
+            cur_loc = save;
+            vl = h->b->loc;
+        } else if (!given) {
+            diag_error(at, "missing hparam '%s' of '%s'", h->name, t->decl->name);
+            diag_note(h->name_loc, "'%s' is declared here without a default", h->name);
+            v = none();
+        }
+        if (v.k != VK_NONE && !check_type(h->a, &v, vl, h->name))
+            v = none();
+        bind(s, h->name, v, h->name_loc);
+    }
+    for (int i = 0; hp && i < hp->list.n; i++) {
+        Node *h = hp->list.v[i];
+        if (!h->c || lookup_here(s, h->name)->v.k == VK_NONE)
+            continue;
+        Value c = eval(h->c, s);
+        if (c.k == VK_NONE)
+            continue;
+        if (c.k != VK_BOOL) {
+            diag_error(h->c->loc, "a 'where' constraint must be a bool, got %s", vk_name(c.k));
+        } else if (!c.i) {
+            diag_error(at, "hparams of '%s' violate a constraint on '%s'", t->decl->name, h->name);
+            diag_note(h->c->loc, "constraint declared here");
+        }
+    }
+    return s;
+}
+
+static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
+                         Inst *parent, Node *f);
+
+/* A field's value: a template, or a list of them (`* n`, `[…]`);
+ * VK_ABSENT when its condition is false. */
+static Value field_value(Inst *inst, Node *f)
+{
+    if (f->b) {
+        Value c = eval(f->b, inst->hp);
+        int on;
+        if (!get_bool(c, f->b->loc, "a field condition", &on))
+            return none();
+        if (!on) {
+            Value v = none();
+            v.k = VK_ABSENT;
+            return v;
+        }
+    }
+    return eval(f->a, inst->hp);
+}
+
+/* Overrides flow down from fields: the outermost `init` wins (the user of
+ * a layer has the last word over its author), `frozen` is sticky, and the
+ * outermost `from` names the file. */
+static void inherit(Inst *child, Inst *parent, Node *f)
+{
+    if (parent && parent->has_init) {
+        child->has_init = 1, child->init_kind = parent->init_kind;
+        child->init_a = parent->init_a, child->init_b = parent->init_b;
+    } else if (f && f->c) {
+        Value iv = eval(f->c, parent->hp);
+        if (iv.k == VK_FN && init_kind(iv.s) >= 0)
+            child->has_init = 1, child->init_kind = init_kind(iv.s), child->init_a = 0, child->init_b = 0;
+        else if (iv.k == VK_INIT)
+            child->has_init = 1, child->init_kind = iv.ikind, child->init_a = iv.ia, child->init_b = iv.ib;
+        else if (iv.k != VK_NONE)
+            diag_error(f->c->loc, "'init' needs an initializer such as normal(std: 0.02), got %s", vk_name(iv.k));
+    }
+    child->frozen = (parent && parent->frozen) || (f && (f->flags & FIELD_FROZEN));
+    if (parent && parent->from)
+        child->from = parent->from, child->from_prefix = parent->from_prefix;
+    else if (f && f->str)
+        child->from = f->str, child->from_prefix = child->path;
+}
+
+static int *order_push(const int *order, int norder, int k)
+{
+    int *o = xcalloc((size_t)norder + 1, sizeof(int));
+    if (norder)
+        memcpy(o, order, sizeof(int) * (size_t)norder);
+    o[norder] = k;
+    return o;
+}
+
+static Inst *instantiate_value(Value v, const char *path, const int *order, int norder, Loc at,
+                               Inst *parent, Node *f)
+{
+    if (v.k == VK_LAYER)
+        return instantiate(v.tpl, path, order, norder, at, parent, f);
+    if (v.k == VK_LIST) {
+        Inst *seq = xcalloc(1, sizeof *seq);
+        seq->path = path;
+        seq->order = (int *)order;
+        seq->norder = norder;
+        seq->loc = at;
+        inherit(seq, parent, f);
+        seq->items = xcalloc((size_t)v.n, sizeof(Inst *));
+        for (int i = 0; i < v.n; i++) {
+            if (v.items[i].k != VK_LAYER) {
+                if (v.items[i].k != VK_NONE)
+                    diag_error(at, "element %d of a sequence field must be a layer, got %s", i, vk_name(v.items[i].k));
+                return NULL;
+            }
+            Inst *c = instantiate(v.items[i].tpl, fmt("%s.%d", path, i), order_push(order, norder, i),
+                                  norder + 1, at, seq, NULL);
+            if (!c)
+                return NULL;
+            seq->items[seq->nitems++] = c;
+        }
+        return seq;
+    }
+    if (v.k != VK_NONE)
+        diag_error(at, "a field must be a layer, got %s", vk_name(v.k));
+    return NULL;
+}
+
+static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
+                         Inst *parent, Node *pf)
+{
+    for (int i = 0; i < E.nstack; i++)
+        if (E.stack[i] == t->decl) {
+            diag_error(at, "layer '%s' instantiates itself", t->decl->name);
+            diag_note(t->decl->name_loc, "'%s' is declared here", t->decl->name);
+            return NULL;
+        }
+    Inst *inst = xcalloc(1, sizeof *inst);
+    inst->path = path;
+    inst->order = (int *)order;
+    inst->norder = norder;
+    inst->loc = at;
+    inst->decl = t->decl;
+    inherit(inst, parent, pf);
+    inst->hp = bind_hparams(t, at);
+    inst->fields = scope_new(NULL);
+    inst->members = xcalloc((size_t)t->decl->list.n, sizeof(Value));
+    E.stack = realloc(E.stack, sizeof(Node *) * (size_t)(E.nstack + 1));
+    E.stack[E.nstack++] = t->decl;
+    for (int k = 0; k < t->decl->list.n; k++) {
+        Node *f = t->decl->list.v[k];
+        inst->members[k].k = VK_ABSENT;
+        if (f->kind != ND_FIELD)
+            continue;
+        Value v = field_value(inst, f);
+        Value fv = none();
+        if (v.k == VK_ABSENT) {
+            fv.k = VK_ABSENT;
+        } else {
+            const char *p = *path ? fmt("%s.%s", path, f->name) : f->name;
+            Inst *c = instantiate_value(v, p, order_push(order, norder, k), norder + 1, f->a->loc, inst, f);
+            if (c)
+                fv.k = VK_INST, fv.inst = c;
+        }
+        bind(inst->fields, f->name, fv, f->name_loc);
+    }
+    E.nstack--;
+    return inst;
+}
+
+/* ===================================================================== */
+/* params and state: created at the first application                       */
+/* ===================================================================== */
+
+static int eval_shape(Node *list, Scope *env, Shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->bd = -1;
+    if (list->kind != ND_LIST) {
+        diag_error(list->loc, "a shape is a list of dims such as [units, in]");
+        return 0;
+    }
+    if (list->list.n > IR_MAXD) {
+        diag_error(list->loc, "a tensor has at most %d dims", IR_MAXD);
+        return 0;
+    }
+    for (int i = 0; i < list->list.n; i++) {
+        Value v = eval(list->list.v[i], env);
+        long long d;
+        if (v.k == VK_INT && v.batch) {
+            diag_error(list->list.v[i]->loc, "a param or state shape cannot use the batch dim");
+            return 0;
+        }
+        if (!get_int(v, list->list.v[i]->loc, "a dim", &d))
+            return 0;
+        if (d <= 0) {
+            diag_error(list->list.v[i]->loc, "dim %d is %lld; dims must be positive", i, d);
+            return 0;
+        }
+        s->d[s->nd++] = d;
+    }
+    return 1;
+}
+
+static int find_tensor(Tensor *ts, int n, const char *path)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ts[i].path, path))
+            return i;
+    return -1;
+}
+
+static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
+{
+    Model *m = E.m;
+    int st = mem->kind == ND_STATE;
+    Tensor **tab = st ? &m->state : &m->params;
+    int *n = st ? &m->nstate : &m->nparams;
+    const char *path = *inst->path ? fmt("%s.%s", inst->path, mem->name) : mem->name;
+    int idx = find_tensor(*tab, *n, path);
+    if (idx >= 0)
+        return idx;                      /* made by an earlier graph */
+    *tab = realloc(*tab, sizeof(Tensor) * (size_t)(*n + 1));
+    Tensor *t = &(*tab)[*n];
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->shape = s;
+    t->state = st;
+    t->frozen = inst->frozen;
+    t->doc = mem->doc;
+    t->loc = mem->name_loc;
+    t->order = order_push(inst->order, inst->norder, k);
+    t->npart = inst->norder + 1;
+    t->from = inst->from;
+    t->from_prefix = inst->from_prefix;
+    if (inst->has_init) {
+        t->init = (InitKind)inst->init_kind, t->init_a = inst->init_a, t->init_b = inst->init_b;
+    } else if (init.k == VK_FN && init_kind(init.s) >= 0) {
+        t->init = (InitKind)init_kind(init.s);
+    } else if (init.k == VK_INIT) {
+        t->init = (InitKind)init.ikind, t->init_a = init.ia, t->init_b = init.ib;
+    } else if (init.k == VK_ABSENT) {
+        t->init = INIT_ZEROS;
+    } else {
+        if (init.k != VK_NONE)
+            diag_error(mem->b->loc, "'%s' is not an initializer (zeros, ones, constant(v), normal(std:, mean:), "
+                       "uniform(lo, hi), glorot_uniform, glorot_normal, he_uniform, he_normal)",
+                       init.k == VK_FN ? init.s : vk_name(init.k));
+        t->init = INIT_ZEROS;
+    }
+    return (*n)++;
+}
+
+static int leaf(int state, int idx)
+{
+    int **cache = state ? &E.snode : &E.pnode;
+    int *cap = state ? &E.scap : &E.pcap;
+    if (idx >= *cap) {
+        int nc = idx + 16;
+        *cache = realloc(*cache, sizeof(int) * (size_t)nc);
+        for (int i = *cap; i < nc; i++)
+            (*cache)[i] = -1;
+        *cap = nc;
+    }
+    if ((*cache)[idx] < 0) {
+        Tensor *t = state ? &E.m->state[idx] : &E.m->params[idx];
+        IrNode n = ir_node(state ? IR_STATE : IR_PARAM, DT_F32, t->shape, 0, NULL);
+        n.ival = idx;
+        n.loc = t->loc;
+        n.what = t->path;
+        (*cache)[idx] = ir_add(E.g, n);
+    }
+    return (*cache)[idx];
+}
+
+/* Creates (first application) or checks (later ones) the params and state
+ * of `inst` with the dims bound in `env`; binds them into `members`. */
+static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
+{
+    Node *decl = inst->decl;
+    for (int k = 0; k < decl->list.n; k++) {
+        Node *mem = decl->list.v[k];
+        if (mem->kind != ND_PARAM && mem->kind != ND_STATE)
+            continue;
+        int st = mem->kind == ND_STATE;
+        if (mem->c) {
+            Value c = eval(mem->c, env);
+            int on;
+            if (!get_bool(c, mem->c->loc, "a param condition", &on) || !on)
+                continue;
+        }
+        Shape s;
+        if (!eval_shape(mem->a, env, &s))
+            continue;
+        if (!inst->applied) {
+            Value init = none();
+            init.k = VK_ABSENT;
+            if (mem->b)
+                init = eval(mem->b, env);
+            int idx = new_tensor(inst, mem, k, s, init);
+            inst->members[k] = vint(idx);
+        }
+        if (inst->members[k].k != VK_INT)
+            continue;
+        int idx = (int)inst->members[k].i;
+        Tensor *t = st ? &E.m->state[idx] : &E.m->params[idx];
+        if (!ir_shape_eq(t->shape, s)) {
+            diag_error(at, "'%s' is applied again with an input that gives %s the shape %s, not %s",
+                       *inst->path ? inst->path : decl->name, t->path, sstr(s), sstr(t->shape));
+            diag_note(inst->first, "first applied here (applying a field again shares its weights)");
+            continue;
+        }
+        bind(members, mem->name, vtensor(leaf(st, idx)), mem->name_loc);
+    }
+}
+
+/* ===================================================================== */
+/* shape patterns                                                           */
+/* ===================================================================== */
+
+/* Matches `s` against a pattern such as [..., in]: fresh names bind dims,
+ * hparams and bound names check them, `_` takes one, `...` takes any run. */
+static int match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *what)
+{
+    int n = pat->list.n, ell = -1;
+    for (int i = 0; i < n; i++)
+        if (pat->list.v[i]->kind == ND_ELLIPSIS) {
+            if (ell >= 0) {
+                diag_error(pat->list.v[i]->loc, "'...' may appear once in a shape pattern");
+                return 0;
+            }
+            ell = i;
+        }
+    int fixed = ell >= 0 ? n - 1 : n;
+    if (ell < 0 ? s.nd != n : s.nd < fixed) {
+        diag_error(at, "%s has shape %s, which does not match the pattern %s", what, sstr(s),
+                   excerpt(pat->loc));
+        diag_note(pat->loc, "pattern declared here");
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        Node *p = pat->list.v[i];
+        if (p->kind == ND_ELLIPSIS)
+            continue;
+        int d = ell >= 0 && i > ell ? s.nd - (n - i) : i;
+        Value dv = vint(s.d[d]);
+        if (d == s.bd)
+            dv.batch = 1;
+        if (p->kind == ND_IDENT && !strcmp(p->name, "_"))
+            continue;
+        if (p->kind == ND_IDENT) {
+            Bind *b = lookup(env, p->name);
+            if (!b) {
+                bind(env, p->name, dv, p->loc);
+                continue;
+            }
+            if (b->v.k == VK_INT && b->v.i == dv.i && b->v.batch == dv.batch)
+                continue;
+            if (b->v.k != VK_INT) {
+                diag_error(p->loc, "'%s' in a shape pattern must be a dim or an int hparam, not %s",
+                           p->name, vk_name(b->v.k));
+                return 0;
+            }
+            diag_error(at, "%s has shape %s: dim %d is %s, but the pattern needs '%s' = %lld", what, sstr(s), d,
+                       dv.batch ? batch_name : fmt("%lld", dv.i), p->name, b->v.i);
+            diag_note(p->loc, "pattern declared here");
+            return 0;
+        }
+        Value want = eval(p, env);
+        long long w;
+        if (!get_int(want, p->loc, "a pattern dim", &w))
+            return 0;
+        if (dv.batch || dv.i != w) {
+            diag_error(at, "%s has shape %s: dim %d should be %lld", what, sstr(s), d, w);
+            diag_note(p->loc, "pattern declared here");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ===================================================================== */
+/* applying layers, and statements                                          */
+/* ===================================================================== */
+
+typedef struct Ctx {
+    Inst *inst;
+    Scope *members;
+} Ctx;
+
+static Value apply(Inst *inst, Args *a);
+static Value exec_block(Node *block, Scope *env, Ctx *cx, int *returned);
+
+static Value apply_seq(Inst *inst, Args *a)
+{
+    if (a->n != 1) {
+        diag_error(a->loc, "a sequence field takes one argument, got %d", a->n);
+        return none();
+    }
+    Value x = a->vals[0];
+    for (int i = 0; i < inst->nitems && x.k != VK_NONE; i++) {
+        Args one = *a;
+        one.vals = &x;
+        x = apply(inst->items[i], &one);
+    }
+    return x;
+}
+
+static Value apply(Inst *inst, Args *a)
+{
+    if (!inst->decl)
+        return apply_seq(inst, a);
+    for (int i = 0; i < a->n; i++)
+        if (a->vals[i].k == VK_NONE)
+            return none();
+    Node *decl = inst->decl;
+    Node *fn = call_fn(decl);
+    Scope *dims = scope_new(inst->hp);
+    Ctx cx = {inst, NULL};
+    if (!fn) {
+        /* sequential: the fields in declaration order */
+        int nfields = 0;
+        if (a->n != 1) {
+            diag_error(a->loc, "'%s' is sequential and takes one argument, got %d", decl->name, a->n);
+            return none();
+        }
+        Value x = a->vals[0];
+        for (int k = 0; k < decl->list.n && x.k != VK_NONE; k++) {
+            Node *f = decl->list.v[k];
+            if (f->kind == ND_PARAM || f->kind == ND_STATE) {
+                diag_error(f->loc, "'%s' has params but no 'fn call' to use them", decl->name);
+                return none();
+            }
+            if (f->kind != ND_FIELD)
+                continue;
+            nfields++;
+            Bind *b = lookup_here(inst->fields, f->name);
+            if (!b || b->v.k != VK_INST)
+                continue;                 /* absent (condition false) or broken */
+            Args one = *a;
+            one.vals = &x;
+            x = apply(b->v.inst, &one);
+        }
+        if (!nfields) {
+            diag_error(decl->name_loc, "layer '%s' has neither fields nor a 'fn call'", decl->name);
+            return none();
+        }
+        if (!inst->applied)
+            inst->applied = 1, inst->first = a->loc;
+        return x;
+    }
+    int nparams = fn->list.n;
+    if (a->n != nparams) {
+        diag_error(a->loc, "'%s' takes %d argument%s, got %d", decl->name, nparams, nparams == 1 ? "" : "s", a->n);
+        diag_note(fn->loc, "'call' is declared here");
+        return none();
+    }
+    for (int i = 0; i < nparams; i++) {
+        Node *p = fn->list.v[i];
+        if (a->names[i] && strcmp(a->names[i], p->name)) {
+            diag_error(a->locs[i], "'%s' has no argument '%s'", decl->name, a->names[i]);
+            return none();
+        }
+        if (p->a) {
+            if (a->vals[i].k != VK_TENSOR) {
+                diag_error(a->locs[i], "argument '%s' of '%s' must be a tensor, got %s", p->name, decl->name,
+                           vk_name(a->vals[i].k));
+                return none();
+            }
+            if (!match_pattern(p->a, shape_of(a->vals[i].t), dims, a->locs[i], fmt("argument '%s'", p->name)))
+                return none();
+        }
+    }
+    Scope *members = scope_new(dims);
+    for (Bind *b = inst->fields->head; b; b = b->next)
+        bind(members, b->name, b->v, b->loc);
+    make_tensors(inst, dims, members, a->loc);
+    if (!inst->applied)
+        inst->applied = 1, inst->first = a->loc;
+    cx.members = members;
+    Scope *body = scope_new(members);
+    for (int i = 0; i < nparams; i++)
+        bind(body, fn->list.v[i]->name, a->vals[i], fn->list.v[i]->loc);
+    int returned = 0;
+    Value r = exec_block(fn->b, body, &cx, &returned);
+    if (!returned) {
+        diag_error(fn->loc, "'call' of '%s' ends without 'return'", decl->name);
+        return none();
+    }
+    if (r.k == VK_TENSOR && fn->a && !match_pattern(fn->a, shape_of(r.t), dims, a->loc, "the result"))
+        return none();
+    return r;
+}
+
+static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
+{
+    cur_loc = s->loc;
+    switch (s->kind) {
+    case ND_LET: {
+        Value v = eval(s->a, env);
+        bind(env, s->name, v, s->name_loc);
+        return none();
+    }
+    case ND_ASSIGN: {
+        Bind *b = NULL;
+        for (Scope *sc = env; sc && sc != cx->members; sc = sc->parent)
+            if ((b = lookup_here(sc, s->name)))
+                break;
+        if (!b) {
+            if (lookup(env, s->name))
+                diag_error(s->name_loc, "cannot assign to '%s': only names bound by 'let' or arguments can be rebound", s->name);
+            else
+                diag_error(s->name_loc, "assignment to undeclared name '%s'; declare it with 'let'", s->name);
+            return none();
+        }
+        b->v = eval(s->a, env);
+        return none();
+    }
+    case ND_IF: {
+        Value c = eval(s->a, env);
+        int on;
+        if (!get_bool(c, s->a->loc, "an 'if' condition", &on))
+            return none();
+        Node *branch = on ? s->b : s->c;
+        if (!branch)
+            return none();
+        if (branch->kind == ND_IF)
+            return exec_stmt(branch, env, cx, returned);
+        return exec_block(branch, scope_new(env), cx, returned);
+    }
+    case ND_FOR: {
+        long long lo, hi;
+        if (!get_int(eval(s->a, env), s->a->loc, "the start of a range", &lo) ||
+            !get_int(eval(s->b, env), s->b->loc, "the end of a range", &hi))
+            return none();
+        for (long long i = lo; i < hi && !*returned; i++) {
+            Scope *it = scope_new(env);
+            bind(it, s->name, vint(i), s->name_loc);
+            Value r = exec_block(s->c, it, cx, returned);
+            if (*returned)
+                return r;
+        }
+        return none();
+    }
+    case ND_UPDATE: {
+        Node *decl = cx->inst ? cx->inst->decl : NULL;
+        Node *mem = decl ? find_member(decl, ND_STATE, s->name) : NULL;
+        if (!mem) {
+            diag_error(s->name_loc, "'update' needs a state of this layer; '%s' is not one", s->name);
+            return none();
+        }
+        int k = 0;
+        while (decl->list.v[k] != mem)
+            k++;
+        Value v = eval(s->a, env);
+        if (v.k == VK_NONE || cx->inst->members[k].k != VK_INT)
+            return none();
+        int idx = (int)cx->inst->members[k].i;
+        if (!need_tensor(v, s->a->loc, "the new value"))
+            return none();
+        if (!ir_shape_eq(shape_of(v.t), E.m->state[idx].shape)) {
+            diag_error(s->a->loc, "'update %s' needs shape %s, got %s", s->name, sstr(E.m->state[idx].shape),
+                       sstr(shape_of(v.t)));
+            return none();
+        }
+        if (E.training) {
+            Graph *g = E.g;
+            g->update_state = realloc(g->update_state, sizeof(int) * (size_t)(g->nupdates + 1));
+            g->update_value = realloc(g->update_value, sizeof(int) * (size_t)(g->nupdates + 1));
+            g->update_state[g->nupdates] = idx;
+            g->update_value[g->nupdates++] = v.t;
+            bind(cx->members, s->name, v, s->name_loc);
+        }
+        return none();
+    }
+    case ND_SUMMARY: {
+        Value v = eval(s->a, env);
+        if (!need_tensor(v, s->a->loc, "a summary") || !E.training)
+            return none();
+        int t = v.t;
+        if (shape_of(t).nd) {
+            t = mk(IR_MEAN, ir_shape(0, NULL, -1), 1, &t);
+            node(t)->axes = (1u << shape_of(v.t).nd) - 1;
+        }
+        Graph *g = E.g;
+        g->summary_value = realloc(g->summary_value, sizeof(int) * (size_t)(g->nsummaries + 1));
+        g->summary_name = realloc(g->summary_name, sizeof(char *) * (size_t)(g->nsummaries + 1));
+        g->summary_value[g->nsummaries] = t;
+        g->summary_name[g->nsummaries++] = s->str;
+        return none();
+    }
+    case ND_RETURN:
+        *returned = 1;
+        return eval(s->a, env);
+    default:
+        diag_error(s->loc, "this is not a statement");
+        return none();
+    }
+}
+
+static Value exec_block(Node *block, Scope *env, Ctx *cx, int *returned)
+{
+    for (int i = 0; i < block->list.n; i++) {
+        Value v = exec_stmt(block->list.v[i], env, cx, returned);
+        if (*returned)
+            return v;
+    }
+    return none();
+}
+
+/* ===================================================================== */
+/* expressions                                                              */
+/* ===================================================================== */
+
+static Value self_call(Args *a);
+
+static void unknown_name(Node *e, Scope *env)
+{
+    const char *cands[256];
+    int n = 0;
+    for (Scope *s = env; s; s = s->parent)
+        for (Bind *b = s->head; b && n < 200; b = b->next)
+            cands[n++] = b->name;
+    for (size_t i = 0; i < sizeof unary_prims / sizeof unary_prims[0] && n < 230; i++)
+        cands[n++] = unary_prims[i].name;
+    for (size_t i = 0; i < sizeof other_prims / sizeof other_prims[0] && n < 250; i++)
+        cands[n++] = other_prims[i];
+    for (int i = 0; i < E.ndecls && n < 256; i++)
+        cands[n++] = E.decls[i].name;
+    const char *c = diag_closest(e->name, cands, n);
+    if (c)
+        diag_error(e->loc, "unknown name '%s'; did you mean '%s'?", e->name, c);
+    else
+        diag_error(e->loc, "unknown name '%s'", e->name);
+}
+
+static Value eval_ident(Node *e, Scope *env)
+{
+    Bind *b = lookup(env, e->name);
+    if (b) {
+        if (b->v.k == VK_ABSENT) {
+            diag_error(e->loc, "'%s' does not exist here: its condition is false", e->name);
+            diag_note(b->loc, "declared here");
+            return none();
+        }
+        return b->v;
+    }
+    if (!strcmp(e->name, "training"))
+        return vbool(E.training);
+    Value v = none();
+    IrOp op;
+    if (unary_prim(e->name, &op)) {
+        v.k = VK_FN;
+        v.s = e->name;
+        return v;
+    }
+    if (init_kind(e->name) >= 0) {
+        v.k = VK_FN;                     /* an initializer without arguments */
+        v.s = e->name;
+        return v;
+    }
+    Node *d = find_decl(e->name);
+    if (d && d->kind == ND_LAYER)
+        return make_template(NULL, d, NULL);
+    if (d) {
+        diag_error(e->loc, "'%s' is a model; only layers can be used as fields", e->name);
+        return none();
+    }
+    unknown_name(e, env);
+    return none();
+}
+
+static Value eval_binary(Node *e, Scope *env)
+{
+    Value a = eval(e->a, env);
+    if (e->op == OP_AND || e->op == OP_OR) {
+        int x, y;
+        if (!get_bool(a, e->a->loc, "an operand of a logic operator", &x))
+            return none();
+        if ((e->op == OP_AND && !x) || (e->op == OP_OR && x))
+            return vbool(x);
+        if (!get_bool(eval(e->b, env), e->b->loc, "an operand of a logic operator", &y))
+            return none();
+        return vbool(y);
+    }
+    Value b = eval(e->b, env);
+    if (a.k == VK_NONE || b.k == VK_NONE)
+        return none();
+    cur_loc = e->loc;
+    if (e->op == OP_MATMUL)
+        return matmul(a, b, e->loc);
+    /* `Layer(...) * n`: n copies in sequence, with their own weights */
+    if (e->op == OP_MUL && a.k == VK_LAYER && b.k == VK_INT && !b.batch) {
+        if (b.i < 1 || b.i > 10000) {
+            diag_error(e->b->loc, "a layer can be repeated 1 to 10000 times, not %lld", b.i);
+            return none();
+        }
+        Value l = none();
+        l.k = VK_LIST;
+        l.n = (int)b.i;
+        l.items = xcalloc((size_t)l.n, sizeof(Value));
+        for (int i = 0; i < l.n; i++)
+            l.items[i] = a;
+        return l;
+    }
+    if (a.k == VK_TENSOR || b.k == VK_TENSOR) {
+        static const IrOp ops[] = {[OP_ADD] = IR_ADD, [OP_SUB] = IR_SUB, [OP_MUL] = IR_MUL, [OP_DIV] = IR_DIV};
+        if (e->op > OP_DIV) {
+            diag_error(e->loc, "this operator does not apply to tensors");
+            return none();
+        }
+        return binary_tensor(ops[e->op], a, b, e->loc);
+    }
+    if (a.k == VK_INT && b.k == VK_INT) {
+        long long x = a.i, y = b.i;
+        int batch = a.batch || b.batch;
+        if (batch && !(e->op == OP_MUL && !(a.batch && b.batch))) {
+            diag_error(e->loc, "the batch dim can only be multiplied by an int");
+            return none();
+        }
+        switch (e->op) {
+        case OP_ADD: return vint(x + y);
+        case OP_SUB: return vint(x - y);
+        case OP_MUL: { Value r = vint(x * y); r.batch = batch; return r; }
+        case OP_DIV: case OP_MOD:
+            if (y == 0) {
+                diag_error(e->loc, "division by zero");
+                return none();
+            }
+            return vint(e->op == OP_DIV ? x / y : x % y);
+        case OP_EQ: return vbool(x == y);
+        case OP_NE: return vbool(x != y);
+        case OP_LT: return vbool(x < y);
+        case OP_LE: return vbool(x <= y);
+        case OP_GT: return vbool(x > y);
+        case OP_GE: return vbool(x >= y);
+        default: break;
+        }
+    }
+    double x, y;
+    if ((a.k == VK_INT || a.k == VK_FLOAT) && (b.k == VK_INT || b.k == VK_FLOAT) &&
+        get_number(a, e->a->loc, "an operand", &x) && get_number(b, e->b->loc, "an operand", &y)) {
+        switch (e->op) {
+        case OP_ADD: return vfloat(x + y);
+        case OP_SUB: return vfloat(x - y);
+        case OP_MUL: return vfloat(x * y);
+        case OP_DIV: return vfloat(x / y);
+        case OP_MOD: return vfloat(fmod(x, y));
+        case OP_EQ: return vbool(x == y);
+        case OP_NE: return vbool(x != y);
+        case OP_LT: return vbool(x < y);
+        case OP_LE: return vbool(x <= y);
+        case OP_GT: return vbool(x > y);
+        case OP_GE: return vbool(x >= y);
+        default: break;
+        }
+    }
+    if (a.k == VK_BOOL && b.k == VK_BOOL && (e->op == OP_EQ || e->op == OP_NE))
+        return vbool((a.i == b.i) == (e->op == OP_EQ));
+    if (a.k == VK_STR && b.k == VK_STR && (e->op == OP_EQ || e->op == OP_NE))
+        return vbool((strcmp(a.s, b.s) == 0) == (e->op == OP_EQ));
+    diag_error(e->loc, "this operator does not apply to %s and %s", vk_name(a.k), vk_name(b.k));
+    return none();
+}
+
+static Value eval_init(const char *name, Args *a)
+{
+    Value v = none(), p[2];
+    Loc l[2];
+    v.k = VK_INIT;
+    v.ikind = init_kind(name);
+    a->callee = name;
+    switch (v.ikind) {
+    case INIT_CONSTANT:
+        if (!bind_args(a, SPEC("value"), p, l) || !get_number(p[0], l[0], "the value", &v.ia))
+            return none();
+        return v;
+    case INIT_NORMAL:
+        v.ia = 1, v.ib = 0;
+        if (!bind_args(a, SPEC("std?", "mean?"), p, l))
+            return none();
+        if (p[0].k != VK_ABSENT && !get_number(p[0], l[0], "std", &v.ia))
+            return none();
+        if (p[1].k != VK_ABSENT && !get_number(p[1], l[1], "mean", &v.ib))
+            return none();
+        return v;
+    case INIT_UNIFORM:
+        v.ia = 0, v.ib = 1;
+        if (!bind_args(a, SPEC("lo?", "hi?"), p, l))
+            return none();
+        if (p[0].k != VK_ABSENT && !get_number(p[0], l[0], "lo", &v.ia))
+            return none();
+        if (p[1].k != VK_ABSENT && !get_number(p[1], l[1], "hi", &v.ib))
+            return none();
+        return v;
+    default:
+        if (a->n) {
+            diag_error(a->loc, "initializer '%s' takes no arguments", name);
+            return none();
+        }
+        return v;
+    }
+}
+
+static Value eval_call(Node *e, Scope *env)
+{
+    Node *f = e->a;
+    if (f->kind == ND_SELF) {
+        Args a = eval_args(e, env, NULL);
+        return self_call(&a);
+    }
+    if (f->kind == ND_IDENT && !lookup(env, f->name)) {
+        Node *d = find_decl(f->name);
+        if (d && d->kind == ND_LAYER) {
+            Args a = eval_args(e, env, NULL);
+            return make_template(NULL, d, &a);
+        }
+        if (is_prim(f->name)) {
+            Args a = eval_args(e, env, NULL);
+            cur_loc = e->loc;
+            return prim_call(f->name, &a);
+        }
+        if (init_kind(f->name) >= 0) {
+            Args a = eval_args(e, env, NULL);
+            return eval_init(f->name, &a);
+        }
+    }
+    Value callee = eval(f, env);
+    if (callee.k == VK_NONE)
+        return none();
+    Args a = eval_args(e, env, NULL);
+    cur_loc = e->loc;
+    switch (callee.k) {
+    case VK_INST:
+        return apply(callee.inst, &a);
+    case VK_FN:
+        if (init_kind(callee.s) >= 0)
+            return eval_init(callee.s, &a);
+        return prim_call(callee.s, &a);
+    case VK_LAYER:
+        return make_template(callee.tpl, callee.tpl->decl, &a);
+    default:
+        diag_error(f->loc, "%s is not callable", vk_name(callee.k));
+        return none();
+    }
+}
+
+static Value eval(Node *e, Scope *env)
+{
+    Loc save = cur_loc;
+    cur_loc = e->loc;
+    Value r = none();
+    switch (e->kind) {
+    case ND_INT: r = vint(e->ival); break;
+    case ND_FLOAT: r = vfloat(e->fval); break;
+    case ND_BOOL: r = vbool((int)e->ival); break;
+    case ND_STR: r.k = VK_STR, r.s = e->str; break;
+    case ND_IDENT: r = eval_ident(e, env); break;
+    case ND_SELF:
+        diag_error(e->loc, "'self' can only be called, as in self(x)");
+        break;
+    case ND_ELLIPSIS:
+        diag_error(e->loc, "'...' can only appear in a shape pattern");
+        break;
+    case ND_LIST:
+        r.k = VK_LIST;
+        r.n = e->list.n;
+        r.items = xcalloc((size_t)r.n, sizeof(Value));
+        for (int i = 0; i < r.n; i++) {
+            r.items[i] = eval(e->list.v[i], env);
+            if (r.items[i].k == VK_NONE) {
+                r = none();
+                break;
+            }
+        }
+        break;
+    case ND_UNARY: {
+        Value a = eval(e->a, env);
+        cur_loc = e->loc;
+        if (a.k == VK_NONE)
+            break;
+        if (e->op == OP_NOT) {
+            int b;
+            if (get_bool(a, e->a->loc, "the operand of '!'", &b))
+                r = vbool(!b);
+        } else if (a.k == VK_INT && !a.batch) {
+            r = vint(-a.i);
+        } else if (a.k == VK_FLOAT) {
+            r = vfloat(-a.f);
+        } else if (need_tensor(a, e->a->loc, "the operand of '-'")) {
+            r = vtensor(mk1(IR_NEG, a.t));
+        }
+        break;
+    }
+    case ND_BINARY: r = eval_binary(e, env); break;
+    case ND_COND: {
+        int c;
+        if (get_bool(eval(e->a, env), e->a->loc, "the condition of '?:'", &c))
+            r = eval(c ? e->b : e->c, env);
+        break;
+    }
+    case ND_CALL: r = eval_call(e, env); break;
+    case ND_METHOD: {
+        Value x = eval(e->a, env);
+        if (x.k == VK_NONE)
+            break;
+        if (!is_prim(e->name)) {
+            diag_error(e->name_loc, "'%s' is not a primitive; only primitives take method syntax", e->name);
+            break;
+        }
+        Args a = eval_args(e, env, &x);
+        cur_loc = e->loc;
+        r = prim_call(e->name, &a);
+        break;
+    }
+    case ND_INDEX: {
+        Value a = eval(e->a, env), i = eval(e->b, env);
+        long long k;
+        if (a.k == VK_NONE || !get_int(i, e->b->loc, "an index", &k))
+            break;
+        if (a.k == VK_LIST || (a.k == VK_INST && !a.inst->decl)) {
+            int n = a.k == VK_LIST ? a.n : a.inst->nitems;
+            if (k < 0 || k >= n) {
+                diag_error(e->b->loc, "index %lld is out of range for %d elements", k, n);
+                break;
+            }
+            if (a.k == VK_LIST)
+                r = a.items[k];
+            else
+                r.k = VK_INST, r.inst = a.inst->items[k];
+        } else {
+            diag_error(e->a->loc, "only lists and sequence fields can be indexed, not %s", vk_name(a.k));
+        }
+        break;
+    }
+    default:
+        diag_error(e->loc, "this is not an expression");
+        break;
+    }
+    cur_loc = save;
+    return r;
+}
+
+/* ===================================================================== */
+/* models                                                                   */
+/* ===================================================================== */
+
+/* self(x): the model's call, computed once per pass for the same inputs. */
+static Value self_call(Args *a)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->vals[i].k != VK_TENSOR)
+            return a->vals[i].k == VK_NONE ? none() : (diag_error(a->locs[i], "self takes tensors"), none());
+    if (E.self_result >= 0 && E.nself_args == a->n) {
+        int same = 1;
+        for (int i = 0; i < a->n; i++)
+            same &= E.self_args[i] == a->vals[i].t;
+        if (same)
+            return vtensor(E.self_result);
+    }
+    int saved = E.in_loss;
+    E.in_loss = 0;
+    Value r = apply(E.root, a);
+    E.in_loss = saved;
+    if (r.k == VK_TENSOR) {
+        E.nself_args = a->n;
+        E.self_args = realloc(E.self_args, sizeof(int) * (size_t)(a->n + 1));
+        for (int i = 0; i < a->n; i++)
+            E.self_args[i] = a->vals[i].t;
+        E.self_result = r.t;
+    }
+    return r;
+}
+
+/* A -D value in the language's literal syntax: 3, -2, 0.5, true, [1, 2]. */
+static const char *lit_p;
+
+static Value lit_value(Loc loc)
+{
+    while (*lit_p == ' ')
+        lit_p++;
+    if (*lit_p == '[') {
+        Value l = none();
+        l.k = VK_LIST;
+        lit_p++;
+        while (*lit_p == ' ')
+            lit_p++;
+        while (*lit_p && *lit_p != ']') {
+            Value v = lit_value(loc);
+            if (v.k == VK_NONE)
+                return v;
+            l.items = realloc(l.items, sizeof(Value) * (size_t)(l.n + 1));
+            l.items[l.n++] = v;
+            while (*lit_p == ' ')
+                lit_p++;
+            if (*lit_p == ',')
+                lit_p++;
+            while (*lit_p == ' ')
+                lit_p++;
+        }
+        if (*lit_p != ']')
+            return none();
+        lit_p++;
+        return l;
+    }
+    if (!strncmp(lit_p, "true", 4) || !strncmp(lit_p, "false", 5)) {
+        int t = *lit_p == 't';
+        lit_p += t ? 4 : 5;
+        return vbool(t);
+    }
+    char *end;
+    errno = 0;
+    long long i = strtoll(lit_p, &end, 10);
+    if (end != lit_p && *end != '.' && *end != 'e' && *end != 'E' && !errno) {
+        lit_p = end;
+        return vint(i);
+    }
+    double d = strtod(lit_p, &end);
+    if (end != lit_p) {
+        lit_p = end;
+        return vfloat(d);
+    }
+    if (isalpha((unsigned char)*lit_p) || *lit_p == '_') {
+        const char *s = lit_p;
+        while (isalnum((unsigned char)*lit_p) || *lit_p == '_')
+            lit_p++;
+        Node id = {0};
+        id.kind = ND_IDENT;
+        id.name = ast_strndup(s, (size_t)(lit_p - s));
+        id.loc = loc;
+        return eval(&id, NULL);       /* relu, he_normal, a layer name */
+    }
+    return none();
+}
+
+static Value value_from_literal(const char *text, Loc loc)
+{
+    lit_p = text;
+    Value v = lit_value(loc);
+    while (*lit_p == ' ')
+        lit_p++;
+    if (v.k == VK_NONE || *lit_p) {
+        diag_error(loc, "-D value '%s' is not a literal (int, float, bool, name or [list])", text);
+        return none();
+    }
+    return v;
+}
+
+/* The model template with -D overrides bound as arguments. */
+static Tpl *model_template(Node *decl, const ElabOptions *opt)
+{
+    Args a;
+    memset(&a, 0, sizeof a);
+    a.n = opt->ndefs;
+    a.names = xcalloc((size_t)a.n, sizeof(char *));
+    a.vals = xcalloc((size_t)a.n, sizeof(Value));
+    a.locs = xcalloc((size_t)a.n, sizeof(Loc));
+    a.loc = decl->name_loc;
+    Loc none_loc = {0};
+    for (int i = 0; i < a.n; i++) {
+        a.names[i] = opt->defs[i].name;
+        a.vals[i] = value_from_literal(opt->defs[i].value, none_loc);
+        a.locs[i] = none_loc;
+    }
+    Node *hp = hparams_block(decl);
+    for (int i = 0; i < a.n; i++)
+        if (!hp || !find_member(hp, ND_HPARAM, a.names[i])) {
+            const char *cands[64];
+            int nc = 0;
+            for (int k = 0; hp && k < hp->list.n && nc < 64; k++)
+                cands[nc++] = hp->list.v[k]->name;
+            const char *c = diag_closest(a.names[i], cands, nc);
+            diag_error(none_loc, "-D %s: model '%s' has no hparam '%s'%s%s%s", a.names[i], decl->name, a.names[i],
+                       c ? "; did you mean '" : "", c ? c : "", c ? "'?" : "");
+            return NULL;
+        }
+    Value v = make_template(NULL, decl, &a);
+    return v.k == VK_LAYER ? v.tpl : NULL;
+}
+
+static IoDecl io_decl(Node *mem, const char **bname)
+{
+    IoDecl io;
+    memset(&io, 0, sizeof io);
+    io.name = mem->name;
+    io.dt = !strcmp(mem->str, "i32") ? DT_I32 : DT_F32;
+    if (strcmp(mem->str, "i32") && strcmp(mem->str, "f32"))
+        diag_error(mem->loc, "'%s' must be f32 or i32, not '%s'", mem->name, mem->str);
+    io.shape.bd = -1;
+    Node *dims = mem->a;
+    for (int i = 0; i < dims->list.n && i < IR_MAXD; i++) {
+        Node *d = dims->list.v[i];
+        if (i == 0 && d->kind == ND_IDENT && !lookup(E.root->hp, d->name)) {
+            if (*bname && strcmp(*bname, d->name))
+                diag_error(d->loc, "every input and label shares one batch dim; this one is '%s'", *bname);
+            *bname = d->name;
+            io.shape.bd = 0;
+            io.shape.d[io.shape.nd++] = 1;
+            continue;
+        }
+        long long v;
+        if (!get_int(eval(d, E.root->hp), d->loc, "a dim", &v))
+            continue;
+        if (v <= 0)
+            diag_error(d->loc, "dims must be positive, got %lld", v);
+        io.shape.d[io.shape.nd++] = v;
+    }
+    return io;
+}
+
+/* One graph: train (loss, updates), infer (output) or eval (loss, metrics).
+ * The model's call body sees only its arguments (scopes are lexical), so
+ * labels, bound in the loss's scope, are visible to loss and metric only. */
+static Graph *elab_graph(Node *decl, Tpl *tpl, const char *name, int training)
+{
+    Model *m = E.m;
+    E.g = ir_graph_new(name, training);
+    E.training = training;
+    E.pcap = E.scap = 0;
+    free(E.pnode), free(E.snode);
+    E.pnode = E.snode = NULL;
+    E.self_result = -1;
+    E.root = instantiate(tpl, "", NULL, 0, decl->name_loc, NULL, NULL);
+    if (!E.root)
+        return NULL;
+    /* scope of loss and metric: params > inputs, labels, fields > hparams */
+    Scope *env = scope_new(E.root->hp);
+    for (Bind *b = E.root->fields->head; b; b = b->next)
+        bind(env, b->name, b->v, b->loc);
+    const char *bname = NULL;
+    int first = m->inputs == NULL && m->labels == NULL;
+    Args args;
+    memset(&args, 0, sizeof args);
+    args.loc = decl->name_loc;
+    args.vals = xcalloc((size_t)decl->list.n, sizeof(Value));
+    args.names = xcalloc((size_t)decl->list.n, sizeof(char *));
+    args.locs = xcalloc((size_t)decl->list.n, sizeof(Loc));
+    int nl = 0;
+    for (int k = 0; k < decl->list.n; k++) {
+        Node *mem = decl->list.v[k];
+        if (mem->kind != ND_INPUT && mem->kind != ND_LABEL)
+            continue;
+        IoDecl io = io_decl(mem, &bname);
+        int lab = mem->kind == ND_LABEL;
+        if (first) {
+            IoDecl **tab = lab ? &m->labels : &m->inputs;
+            int *n = lab ? &m->nlabels : &m->ninputs;
+            *tab = realloc(*tab, sizeof(IoDecl) * (size_t)(*n + 1));
+            (*tab)[(*n)++] = io;
+        }
+        IrNode n = ir_node(lab ? IR_LABEL : IR_INPUT, io.dt, io.shape, 0, NULL);
+        n.ival = lab ? nl++ : args.n;
+        n.loc = mem->name_loc;
+        n.what = mem->name;
+        int t = ir_add(E.g, n);
+        bind(env, mem->name, vtensor(t), mem->name_loc);
+        if (!lab) {
+            args.locs[args.n] = mem->name_loc;
+            args.vals[args.n++] = vtensor(t);
+        }
+    }
+    if (bname)
+        batch_name = bname;
+    /* model-level params have no call dims: their shapes use hparams only */
+    Scope *top = scope_new(env);
+    make_tensors(E.root, E.root->hp, top, decl->name_loc);
+    if (!strcmp(name, "infer")) {
+        Value out = self_call(&args);
+        if (out.k == VK_TENSOR) {
+            E.g->output = out.t;
+            if (node(out.t)->dt != DT_F32 || node(out.t)->shape.bd != 0)
+                diag_error(decl->name_loc,
+                           "the output of model '%s' must be an f32 tensor whose first dim is the batch, got %s",
+                           decl->name, sstr(shape_of(out.t)));
+        } else if (out.k != VK_NONE) {
+            diag_error(decl->name_loc, "the call of model '%s' must return a tensor, got %s", decl->name,
+                       vk_name(out.k));
+        }
+    } else {
+        Node *loss = find_member(decl, ND_LOSS, NULL);
+        cur_loc = loss->a->loc;
+        Value l = eval(loss->a, top);
+        if (l.k == VK_TENSOR && (shape_of(l.t).nd != 0 || node(l.t)->dt != DT_F32))
+            diag_error(loss->a->loc, "the loss must be an f32 scalar, got %s", sstr(shape_of(l.t)));
+        else if (l.k == VK_TENSOR)
+            E.g->loss = l.t;
+        else if (l.k != VK_NONE)
+            diag_error(loss->a->loc, "the loss must be a tensor, got %s", vk_name(l.k));
+        for (int k = 0; !training && k < decl->list.n; k++) {
+            Node *mem = decl->list.v[k];
+            if (mem->kind != ND_METRIC)
+                continue;
+            cur_loc = mem->a->loc;
+            Value v = eval(mem->a, top);
+            int t = -1;
+            if (v.k == VK_TENSOR && shape_of(v.t).nd == 0 && node(v.t)->dt == DT_F32)
+                t = v.t;
+            else if (v.k == VK_INT || v.k == VK_FLOAT)
+                as_operand(v, mem->a->loc, &t);
+            else if (v.k != VK_NONE)
+                diag_error(mem->a->loc, "a metric must be an f32 scalar, got %s",
+                           v.k == VK_TENSOR ? sstr(shape_of(v.t)) : vk_name(v.k));
+            E.g->metrics = realloc(E.g->metrics, sizeof(int) * (size_t)(E.g->nmetrics + 1));
+            E.g->metrics[E.g->nmetrics++] = t;
+        }
+    }
+    E.g->fwd_end = E.g->n;
+    return E.g;
+}
+
+static int cmp_tensor(const void *pa, const void *pb)
+{
+    const Tensor *a = pa, *b = pb;
+    for (int i = 0; i < a->npart && i < b->npart; i++)
+        if (a->order[i] != b->order[i])
+            return a->order[i] < b->order[i] ? -1 : 1;
+    return a->npart - b->npart;
+}
+
+/* Declaration order for the structs; the graphs' leaves are renumbered. */
+static void sort_tensors(Model *m, int state)
+{
+    Tensor *ts = state ? m->state : m->params;
+    int n = state ? m->nstate : m->nparams;
+    int *old = xcalloc((size_t)n, sizeof(int));
+    Tensor *copy = xcalloc((size_t)n, sizeof(Tensor));
+    memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        copy[i].offset = i;              /* remember the old index */
+    qsort(copy, (size_t)n, sizeof(Tensor), cmp_tensor);
+    for (int i = 0; i < n; i++)
+        old[copy[i].offset] = i;
+    int64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        copy[i].offset = off;
+        off += ir_numel(copy[i].shape);
+        /* split the path into the parts the structs nest by */
+        copy[i].parts = xcalloc((size_t)copy[i].npart, sizeof(char *));
+        const char *p = copy[i].path;
+        for (int k = 0; k < copy[i].npart; k++) {
+            const char *dot = k + 1 < copy[i].npart ? strchr(p, '.') : NULL;
+            copy[i].parts[k] = dot ? ast_strndup(p, (size_t)(dot - p)) : p;
+            p = dot ? dot + 1 : p;
+        }
+    }
+    memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
+    if (state)
+        m->num_state = off;
+    else
+        m->num_params = off;
+    Graph *gs[3] = {m->train, m->infer, m->eval};
+    for (int k = 0; k < 3; k++) {
+        Graph *g = gs[k];
+        for (int i = 0; g && i < g->n; i++)
+            if (g->nodes[i].op == (state ? IR_STATE : IR_PARAM))
+                g->nodes[i].ival = old[g->nodes[i].ival];
+        for (int i = 0; state && g && i < g->nupdates; i++)
+            g->update_state[i] = old[g->update_state[i]];
+    }
+    free(old);
+    free(copy);
+}
+
+static const char *snake(const char *name)
+{
+    size_t n = strlen(name);
+    char *s = ast_alloc(2 * n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (isupper(c)) {
+            if (i > 0 && (islower((unsigned char)name[i - 1]) ||
+                          (i + 1 < n && islower((unsigned char)name[i + 1]) && isupper((unsigned char)name[i - 1]))))
+                s[k++] = '_';
+            s[k++] = (char)tolower(c);
+        } else {
+            s[k++] = (char)c;
+        }
+    }
+    s[k] = 0;
+    return s;
+}
+
+static Model *elab_model(Node *decl, const ElabOptions *opt)
+{
+    Model *m = xcalloc(1, sizeof *m);
+    E.m = m;
+    E.model_decl = decl;
+    m->name = decl->name;
+    m->prefix = opt->prefix ? opt->prefix : snake(decl->name);
+    m->source = decl->loc.file->path;
+    m->doc = decl->doc;
+    int errs = diag_errors();
+    Tpl *tpl = model_template(decl, opt);
+    if (!tpl)
+        return NULL;
+    m->has_loss = find_member(decl, ND_LOSS, NULL) != NULL;
+    for (int k = 0; k < decl->list.n; k++)
+        if (decl->list.v[k]->kind == ND_METRIC) {
+            m->metric_names = realloc(m->metric_names, sizeof(char *) * (size_t)(m->nmetrics + 1));
+            m->metric_names[m->nmetrics++] = decl->list.v[k]->name;
+        }
+    if (!find_member(decl, ND_INPUT, NULL)) {
+        diag_error(decl->name_loc, "model '%s' declares no input", decl->name);
+        return NULL;
+    }
+    if (m->has_loss) {
+        m->train = elab_graph(decl, tpl, "train", 1);
+        if (diag_errors() > errs)
+            return NULL;
+        m->eval = elab_graph(decl, tpl, "eval", 0);
+    }
+    m->infer = elab_graph(decl, tpl, "infer", 0);
+    if (diag_errors() > errs || !m->infer)
+        return NULL;
+    /* the int hparams of the model, for the header's enum */
+    Node *hp = hparams_block(decl);
+    for (int i = 0; hp && i < hp->list.n; i++) {
+        Bind *b = lookup_here(E.root->hp, hp->list.v[i]->name);
+        if (!b || b->v.k != VK_INT)
+            continue;
+        m->hparams = realloc(m->hparams, sizeof(HparamVal) * (size_t)(m->nhparams + 1));
+        m->hparams[m->nhparams].name = b->name;
+        m->hparams[m->nhparams].ival = b->v.i;
+        m->hparams[m->nhparams].is_int = 1;
+        m->hparams[m->nhparams++].doc = hp->list.v[i]->doc;
+    }
+    sort_tensors(m, 0);
+    sort_tensors(m, 1);
+    return m;
+}
+
+int elab_models(Program *p, const ElabOptions *opt, Model ***models)
+{
+    E.prog = p;
+    collect_decls(p);
+    int n = 0;
+    *models = NULL;
+    int nmodels = 0;
+    for (int i = 0; i < p->main->list.n; i++)
+        nmodels += p->main->list.v[i]->kind == ND_MODEL;
+    if (nmodels == 0) {
+        Loc l = {p->main->loc.file, 0, 0};
+        diag_error(l, "no model is declared in this file");
+        return 0;
+    }
+    if (nmodels > 1 && opt->prefix) {
+        Loc none_loc = {0};
+        diag_error(none_loc, "--prefix needs a file with one model; this one has %d", nmodels);
+        return 0;
+    }
+    for (int i = 0; i < p->main->list.n; i++) {
+        Node *d = p->main->list.v[i];
+        if (d->kind != ND_MODEL)
+            continue;
+        Model *m = elab_model(d, opt);
+        if (!m)
+            continue;
+        *models = realloc(*models, sizeof(Model *) * (size_t)(n + 1));
+        (*models)[n++] = m;
+    }
+    return n;
+}

@@ -1,0 +1,1311 @@
+/* emit.c — prints the planned graphs as C (emit_*).
+ *
+ * Per model: <prefix>.h (typed structs and the API of generated-c.md),
+ * <prefix>.c (init, forward, train_forward, backward, eval, save/load,
+ * reflection) and, with --emit=driver, <prefix>_main.c (a main() that
+ * hands the model to the runtime's driver).  Every size is a constant
+ * except the batch: a dim that holds it is printed as `k * n`.
+ *
+ * Inside a function, each stored tensor is a pointer `tK` (K its node id)
+ * into the arena, the params, the state or the caller's arrays; a fused
+ * elementwise chain is one loop with one local per node, so a value used
+ * twice is computed once.  GEMMs go to cblas_sgemm.  The body of each
+ * function is written to memory first, so that only the pointers it uses
+ * are declared (no unused-variable warnings at -Wall -Wextra).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "plan.h"
+
+static const Model *M;
+static const Graph *G;
+static const EmitOptions *O;
+static FILE *out;           /* the stream being written */
+static char *used;          /* per node: its pointer is referenced in this function */
+static int in_backward;     /* inputs come from m->in_ (saved by train_forward) */
+
+static char *xs(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        abort();
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return s;
+}
+
+#define P(...) fprintf(out, __VA_ARGS__)
+
+static const char *R(void) { return O->f64 ? "double" : "float"; }
+/* a libm function for the real type: "expf" or "exp" */
+static const char *fn(const char *name) { return O->f64 ? name : xs("%sf", name); }
+
+static const char *lit(double v)
+{
+    if (isnan(v))
+        return "NAN";
+    if (isinf(v))
+        return v > 0 ? "INFINITY" : "-INFINITY";
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", v);
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
+    return xs("%s%s", buf, O->f64 ? "" : "f");
+}
+
+/* ---- sizes ----------------------------------------------------------------- */
+
+static const char *dim(Shape s, int i)
+{
+    if (i == s.bd)
+        return s.d[i] == 1 ? "n" : xs("%lld * n", (long long)s.d[i]);
+    return xs("%lld", (long long)s.d[i]);
+}
+
+static const char *numel(Shape s)
+{
+    int64_t k = ir_numel(s);
+    if (s.bd < 0)
+        return xs("%lld", (long long)k);
+    return k == 1 ? "(int64_t)n" : xs("%lld * (int64_t)n", (long long)k);
+}
+
+/* product of dims [a, b) */
+static const char *prod(Shape s, int a, int b)
+{
+    int64_t k = 1;
+    int batch = 0;
+    for (int i = a; i < b; i++) {
+        k *= s.d[i];
+        batch |= i == s.bd;
+    }
+    if (!batch)
+        return xs("%lld", (long long)k);
+    return k == 1 ? "(int64_t)n" : xs("%lld * (int64_t)n", (long long)k);
+}
+
+/* ---- pointers ---------------------------------------------------------------- */
+
+static const IrNode *nd(int t) { return &G->nodes[t]; }
+
+static const char *ref(int t)
+{
+    int r = plan_storage_root(G, t);
+    used[r] = 1;
+    return xs("t%d", r);
+}
+
+/* The declaration of a used pointer, at the top of the function. */
+static void declare(int r)
+{
+    const IrNode *n = nd(r);
+    const char *ty = n->dt == DT_I32 ? "int32_t" : R();
+    switch (n->op) {
+    case IR_PARAM:
+        P("    const %s *const t%d = P + %lld; /* %s */\n", ty, r, (long long)M->params[n->ival].offset,
+          M->params[n->ival].path);
+        return;
+    case IR_STATE:
+        P("    const %s *const t%d = S + %lld; /* %s */\n", ty, r, (long long)M->state[n->ival].offset,
+          M->state[n->ival].path);
+        return;
+    case IR_INPUT:
+    case IR_LABEL: {
+        int lab = n->op == IR_LABEL;
+        const IoDecl *io = lab ? &M->labels[n->ival] : &M->inputs[n->ival];
+        if (in_backward)
+            P("    const %s *const t%d = (const %s *)m->%s_[%d]; /* %s */\n", ty, r, ty, lab ? "lab" : "in", n->ival,
+              io->name);
+        else
+            P("    const %s *const t%d = (const %s *)%s;\n", ty, r, ty, io->name);
+        return;
+    }
+    default:
+        break;
+    }
+    const Buffer *b = &G->bufs[n->buf];
+    if (b->param_grad >= 0)
+        P("    %s *const t%d = G + %lld; /* d %s */\n", ty, r, (long long)M->params[b->param_grad].offset,
+          M->params[b->param_grad].path);
+    else if (b->batched)
+        P("    %s *const t%d = (%s *)(A + SB + %lld * MB);\n", ty, r, ty, (long long)b->off);
+    else
+        P("    %s *const t%d = (%s *)(A + %lld);\n", ty, r, ty, (long long)b->off);
+}
+
+/* ---- comments ---------------------------------------------------------------- */
+
+static void comment(const IrNode *n)
+{
+    if (!n->loc.file) {
+        P("    /* %s%s */\n", ir_op_name(n->op), n->backward ? " (backward)" : "");
+        return;
+    }
+    int line, col;
+    diag_linecol(n->loc, &line, &col);
+    const char *base = strrchr(n->loc.file->path, '/');
+    base = base ? base + 1 : n->loc.file->path;
+    P("    /* %s:%d  %s%s%s */\n", base, line, n->what ? n->what : "", n->what ? "  " : "", n->backward ? "(backward)" : "");
+}
+
+/* ---- elementwise loops ---------------------------------------------------------- */
+
+typedef struct Loop {
+    Shape s;            /* the loop's shape */
+    int nested;         /* index variables i0..i{nd-1} are needed */
+    char *seen;         /* nodes already given a local */
+} Loop;
+
+/* The offset of an operand of shape l, aligned right to the first nl dims
+ * of the loop shape s (index variables i0..), each position of l's first
+ * ll dims counting `unit` elements.  Broadcast dims (size 1 in l) add
+ * nothing; the batch dim's extent is n times its multiplier. */
+static const char *bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit)
+{
+    const char *idx = "";
+    int64_t k = 1;
+    int kb = 0;
+    for (int i = nl - 1; i >= 0; i--) {
+        int j = i - (nl - ll);
+        if (j < 0)
+            break;
+        int bcast = l.d[j] == 1 && j != l.bd && (s.d[i] != 1 || i == s.bd);
+        if (!bcast) {
+            const char *st = kb ? xs("%lld * (int64_t)n", (long long)k) : xs("%lld", (long long)k);
+            if (strcmp(unit, "1"))
+                st = xs("%s * %s", st, unit);
+            idx = xs("%s%si%d * %s", idx, *idx ? " + " : "", i, st);
+        }
+        k *= l.d[j];
+        kb |= j == l.bd;
+    }
+    return *idx ? idx : "0";
+}
+
+/* The index of a leaf of shape l inside the loop over s (broadcasting). */
+static const char *leaf_index(const Loop *lp, Shape l)
+{
+    if (ir_numel(l) == 1 && l.bd < 0)
+        return "0";
+    if (ir_shape_eq(l, lp->s))
+        return "i";
+    return bcast_offset(lp->s, lp->s.nd, l, l.nd, "1");
+}
+
+static int needs_nested(const Loop *lp, int t)
+{
+    const IrNode *n = nd(t);
+    if (n->fused == 1 && n->op != IR_CONST) {
+        for (int k = 0; k < n->nin; k++)
+            if (needs_nested(lp, n->in[k]))
+                return 1;
+        return 0;
+    }
+    if (n->op == IR_CONST)
+        return 0;
+    Shape l = n->shape;
+    return !(ir_numel(l) == 1 && l.bd < 0) && !ir_shape_eq(l, lp->s);
+}
+
+static const char *unary_expr(const IrNode *n, const char *a)
+{
+    const char *one = lit(1), *zero = lit(0);
+    switch (n->op) {
+    case IR_NEG: return xs("-%s", a);
+    case IR_RELU: return xs("%s > %s ? %s : %s", a, zero, a, zero);
+    case IR_SIGMOID: return xs("%s / (%s + %s(-%s))", one, one, fn("exp"), a);
+    case IR_TANH: return xs("%s(%s)", fn("tanh"), a);
+    case IR_GELU:
+        return xs("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", lit(0.5), a, one, fn("tanh"),
+                  lit(0.7978845608028654), a, lit(0.044715), a, a, a);
+    case IR_DGELU:
+        return xs("nnc_dgelu_%s(%s)", R(), a);
+    case IR_SILU: return xs("%s / (%s + %s(-%s))", a, one, fn("exp"), a);
+    case IR_DSILU: return xs("nnc_dsilu_%s(%s)", R(), a);
+    case IR_EXP: return xs("%s(%s)", fn("exp"), a);
+    case IR_LOG: return xs("%s(%s)", fn("log"), a);
+    case IR_SQRT: return xs("%s(%s)", fn("sqrt"), a);
+    case IR_RSQRT: return xs("%s / %s(%s)", one, fn("sqrt"), a);
+    case IR_ABS: return xs("%s(%s)", fn("fabs"), a);
+    case IR_SQUARE: return xs("%s * %s", a, a);
+    case IR_POWC:
+        if (n->fval == 2)
+            return xs("%s * %s", a, a);
+        return xs("%s(%s, %s)", fn("pow"), a, lit(n->fval));
+    case IR_STEP: return xs("%s > %s ? %s : %s", a, zero, one, zero);
+    case IR_SIGN: return xs("(%s)((%s > %s) - (%s < %s))", R(), a, zero, a, zero);
+    case IR_EXPAND: return a;
+    default: abort();
+    }
+}
+
+static const char *binary_expr(IrOp op, const char *a, const char *b)
+{
+    switch (op) {
+    case IR_ADD: return xs("%s + %s", a, b);
+    case IR_SUB: return xs("%s - %s", a, b);
+    case IR_MUL: return xs("%s * %s", a, b);
+    case IR_DIV: return xs("%s / %s", a, b);
+    case IR_MAXIMUM: return xs("%s >= %s ? %s : %s", a, b, a, b);
+    case IR_MINIMUM: return xs("%s <= %s ? %s : %s", a, b, a, b);
+    case IR_MAXGRAD: return xs("%s > %s ? %s : %s == %s ? %s : %s", a, b, lit(1), a, b, lit(0.5), lit(0));
+    case IR_EQMASK: return xs("%s == %s ? %s : %s", a, b, lit(1), lit(0));
+    default: abort();
+    }
+}
+
+/* Emits locals for t and what it inlines; returns the local's name.  The
+ * loop's own node (root) and fused nodes are computed from their operands;
+ * anything else is a stored tensor read at the loop position. */
+static const char *ew_value(Loop *lp, int t, int root)
+{
+    const IrNode *n = nd(t);
+    if (n->op == IR_CONST) {
+        if (n->ival2 == -1)
+            return xs("(%s)(%s / (double)n)", R(), lit(n->fval));
+        if (n->ival2 == 1)
+            return xs("(%s)(%s * (double)n)", R(), lit(n->fval));
+        return lit(n->fval);
+    }
+    if (lp->seen[t])
+        return xs("v%d", t);
+    lp->seen[t] = 1;
+    if (!root && n->fused != 1) {
+        P("        const %s v%d = %s[%s];\n", R(), t, ref(t), leaf_index(lp, n->shape));
+        return xs("v%d", t);
+    }
+    const char *e;
+    if (ir_op_class(n->op) == OC_UNARY) {
+        e = unary_expr(n, ew_value(lp, n->in[0], 0));
+    } else {
+        const char *a = ew_value(lp, n->in[0], 0);
+        const char *b = ew_value(lp, n->in[1], 0);
+        e = binary_expr(n->op, a, b);
+    }
+    P("        const %s v%d = %s;\n", R(), t, e);
+    return xs("v%d", t);
+}
+
+static void emit_elementwise(int t)
+{
+    const IrNode *n = nd(t);
+    Loop lp;
+    lp.s = n->shape;
+    lp.seen = calloc((size_t)G->n + 1, 1);
+    lp.nested = 0;
+    for (int k = 0; k < n->nin; k++)
+        lp.nested |= needs_nested(&lp, n->in[k]);
+    if (lp.nested) {
+        for (int k = 0; k < n->shape.nd; k++)
+            P("    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, dim(n->shape, k), k);
+        P("    {\n");
+        const char *flat = "0";
+        for (int k = 0; k < n->shape.nd; k++)
+            flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(n->shape, k), k);
+        P("        const int64_t i = %s;\n", flat);
+    } else {
+        P("    for (int64_t i = 0; i < %s; i++) {\n", numel(n->shape));
+    }
+    const char *v = ew_value(&lp, t, 1);
+    P("        %s[i] = %s;\n", ref(t), v);
+    P("    }\n");
+    free(lp.seen);
+}
+
+/* ---- contractions and structure ------------------------------------------------ */
+
+static const char *gemm(void) { return O->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
+
+static void loops(Shape s, int upto, const char *indent)
+{
+    for (int k = 0; k < upto; k++)
+        P("%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, dim(s, k), k);
+}
+
+static void emit_matmul(int t)
+{
+    const IrNode *n = nd(t);
+    Shape so = n->shape, sa = nd(n->in[0])->shape, sb = nd(n->in[1])->shape;
+    int no = so.nd;
+    const char *M = dim(so, no - 2), *N = dim(so, no - 1);
+    const char *K = n->ta ? dim(sa, sa.nd - 2) : dim(sa, sa.nd - 1);
+    const char *lda = dim(sa, sa.nd - 1), *ldb = dim(sb, sb.nd - 1);
+    const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
+    const char *a = ref(n->in[0]), *b = ref(n->in[1]), *c = ref(t);
+    if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
+        /* one GEMM: the leading dims of A are more rows */
+        const char *rows = sa.nd == 2 ? M : prod(so, 0, no - 1);
+        P("    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+          gemm(), TA, TB, rows, N, K, lit(1), a, lda, b, ldb, lit(0), c, N);
+        return;
+    }
+    /* batched: one GEMM per matrix of the output, operands broadcast */
+    const char *ma = prod(sa, sa.nd - 2, sa.nd), *mb = prod(sb, sb.nd - 2, sb.nd), *mc = prod(so, no - 2, no);
+    loops(so, no - 2, "    ");
+    P("    {\n");
+    const char *flat = "0";
+    for (int k = 0; k < no - 2; k++)
+        flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(so, k), k);
+    P("        const int64_t ic = %s;\n", flat);
+    P("        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
+      gemm(), TA, TB, M, N, K, lit(1), a, bcast_offset(so, no - 2, sa, sa.nd - 2, ma), lda, b,
+      bcast_offset(so, no - 2, sb, sb.nd - 2, mb), ldb, lit(0), c, mc, N);
+    P("    }\n");
+}
+
+/* stride of dim i of a row-major tensor s */
+static const char *stride(Shape s, int i)
+{
+    return prod(s, i + 1, s.nd);
+}
+
+static void emit_permute(int t)
+{
+    const IrNode *n = nd(t);
+    Shape so = n->shape, si = nd(n->in[0])->shape;
+    const char *idx = "";
+    for (int k = 0; k < so.nd; k++)
+        idx = xs("%s%si%d * %s", idx, k ? " + " : "", k, stride(si, n->perm[k]));
+    P("    {\n        int64_t o = 0;\n");
+    loops(so, so.nd, "        ");
+    P("            %s[o++] = %s[%s];\n    }\n", ref(t), ref(n->in[0]), idx);
+}
+
+static void emit_concat(int t)
+{
+    const IrNode *n = nd(t);
+    Shape so = n->shape;
+    int ax = n->axis;
+    const char *outer = prod(so, 0, ax), *ochunk = prod(so, ax, so.nd), *inner = prod(so, ax + 1, so.nd);
+    int64_t off = 0;
+    for (int k = 0; k < n->nin; k++) {
+        Shape si = nd(n->in[k])->shape;
+        const char *chunk = prod(si, ax, si.nd);
+        P("    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P("        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(t), ochunk,
+          (long long)off, inner, ref(n->in[k]), chunk, R(), chunk);
+        off += si.d[ax];
+    }
+}
+
+/* slice (out = in[start:end] on axis) and pad (its adjoint) */
+static void emit_slice(int t, int pad)
+{
+    const IrNode *n = nd(t);
+    Shape big = pad ? n->shape : nd(n->in[0])->shape, small = pad ? nd(n->in[0])->shape : n->shape;
+    int ax = n->axis;
+    const char *outer = prod(big, 0, ax), *bchunk = prod(big, ax, big.nd), *schunk = prod(small, ax, small.nd);
+    const char *skip = xs("%lld * %s", (long long)n->start, prod(big, ax + 1, big.nd));
+    if (pad) {
+        P("    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", ref(t), R(), numel(big));
+        P("    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P("        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(t), bchunk, skip,
+          ref(n->in[0]), schunk, R(), schunk);
+    } else {
+        P("    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P("        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", ref(t), schunk,
+          ref(n->in[0]), bchunk, skip, R(), schunk);
+    }
+}
+
+static void emit_reduce(int t)
+{
+    const IrNode *n = nd(t);
+    Shape si = nd(n->in[0])->shape;
+    const char *y = ref(t), *x = ref(n->in[0]);
+    /* the output index: the kept dims, in order */
+    const char *oidx = "";
+    int64_t k = 1;
+    int kb = 0;
+    for (int i = si.nd - 1; i >= 0; i--) {
+        if (n->axes & (1u << i))
+            continue;
+        const char *st = kb ? xs("%lld * (int64_t)n", (long long)k) : xs("%lld", (long long)k);
+        oidx = xs("%s%si%d * %s", oidx, *oidx ? " + " : "", i, st);
+        k *= si.d[i];
+        kb |= i == si.bd;
+    }
+    if (!*oidx)
+        oidx = "0";
+    if (n->op == IR_MAX)
+        P("    for (int64_t o = 0; o < %s; o++) %s[o] = -INFINITY;\n", numel(n->shape), y);
+    else
+        P("    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, R(), numel(n->shape));
+    P("    {\n        int64_t i = 0;\n");
+    loops(si, si.nd, "        ");
+    P("        {\n");
+    if (n->op == IR_MAX)
+        P("            if (%s[i] > %s[%s]) %s[%s] = %s[i];\n", x, y, oidx, y, oidx, x);
+    else
+        P("            %s[%s] += %s[i];\n", y, oidx, x);
+    P("            i++;\n        }\n    }\n");
+    if (n->op == IR_MEAN) {
+        double c = 1;
+        int npow = 0;
+        for (int i = 0; i < si.nd; i++)
+            if (n->axes & (1u << i)) {
+                c *= (double)si.d[i];
+                npow |= i == si.bd;
+            }
+        P("    for (int64_t o = 0; o < %s; o++) %s[o] /= (%s)(%s%s);\n", numel(n->shape), y, R(), lit(c),
+          npow ? " * (double)n" : "");
+    }
+}
+
+/* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
+static void row_loops(Shape s, int ax)
+{
+    P("    for (int64_t o = 0; o < %s; o++)\n", prod(s, 0, ax));
+    P("    for (int64_t j = 0; j < %s; j++) {\n", prod(s, ax + 1, s.nd));
+    P("        const int64_t base = o * %s + j, st = %s, len = %s;\n", prod(s, ax, s.nd), prod(s, ax + 1, s.nd),
+      dim(s, ax));
+}
+
+static void emit_rowop(int t)
+{
+    const IrNode *n = nd(t);
+    Shape s = nd(n->in[0])->shape;
+    const char *y = ref(t);
+    switch (n->op) {
+    case IR_SOFTMAX:
+    case IR_LOG_SOFTMAX: {
+        const char *x = ref(n->in[0]);
+        row_loops(s, n->axis);
+        P("        %s mx = -INFINITY;\n", R());
+        P("        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
+        P("        double sum = 0;\n");
+        if (n->op == IR_SOFTMAX) {
+            P("        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] = e; sum += e; }\n",
+              R(), fn("exp"), x, y);
+            P("        const %s inv = (%s)(1.0 / sum);\n", R(), R());
+            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
+        } else {
+            P("        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", fn("exp"), x);
+            P("        const %s lse = mx + (%s)log(sum);\n", R(), R());
+            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
+        }
+        P("    }\n");
+        break;
+    }
+    case IR_SOFTMAX_BWD:
+    case IR_LOG_SOFTMAX_BWD: {
+        const char *dy = ref(n->in[0]), *yy = ref(n->in[1]);
+        row_loops(s, n->axis);
+        P("        double dot = 0;\n");
+        if (n->op == IR_SOFTMAX_BWD) {
+            P("        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n", dy, yy);
+            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - (%s)dot);\n",
+              y, yy, dy, R());
+        } else {
+            P("        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
+            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) * (%s)dot;\n",
+              y, dy, fn("exp"), yy, R());
+        }
+        P("    }\n");
+        break;
+    }
+    case IR_ARGMAX: {
+        const char *x = ref(n->in[0]);
+        row_loops(s, n->axis);
+        P("        int32_t best = 0;\n");
+        P("        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = (int32_t)k;\n", x, x);
+        P("        %s[o * st + j] = best;\n    }\n", y);
+        break;
+    }
+    default:
+        abort();
+    }
+}
+
+/* A scalar operand: a constant is inlined, anything else read at [0]. */
+static const char *scalar(int t)
+{
+    const IrNode *n = nd(t);
+    if (n->op == IR_CONST && n->fused == 1)
+        return n->ival2 ? xs("(%s)(%s %s (double)n)", R(), lit(n->fval), n->ival2 < 0 ? "/" : "*") : lit(n->fval);
+    return xs("%s[0]", ref(t));
+}
+
+static void emit_loss(int t)
+{
+    const IrNode *n = nd(t);
+    const char *y = ref(t);
+    Shape s = nd(n->in[n->op == IR_CE_BWD ? 1 : 0])->shape;
+    switch (n->op) {
+    case IR_CROSS_ENTROPY:
+    case IR_ACCURACY:
+    case IR_CE_BWD: {
+        int li = n->op == IR_CE_BWD ? 1 : 0;
+        const char *x = ref(n->in[li]), *lab = ref(n->in[li + 1]);
+        int64_t C = s.d[s.nd - 1];
+        const char *rows = prod(s, 0, s.nd - 1);
+        P("    {\n        const int64_t rows = %s, C = %lld;\n", rows, (long long)C);
+        if (n->op == IR_ACCURACY) {
+            P("        int64_t hits = 0;\n");
+            P("        for (int64_t r = 0; r < rows; r++) {\n");
+            P("            const %s *row = %s + r * C;\n            int64_t best = 0;\n", R(), x);
+            P("            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;\n");
+            P("            hits += best == %s[r];\n        }\n", lab);
+            P("        %s[0] = (%s)((double)hits / (double)rows);\n    }\n", y, R());
+            return;
+        }
+        /* ignore_index -100; another out-of-range id makes the loss NaN */
+        P("        int64_t count = 0;\n        int bad = 0;\n");
+        P("        for (int64_t r = 0; r < rows; r++) {\n");
+        P("            const int32_t c = %s[r];\n", lab);
+        P("            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
+        if (n->op == IR_CROSS_ENTROPY) {
+            P("        double total = 0;\n");
+            P("        for (int64_t r = 0; r < rows; r++) {\n");
+            P("            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
+            P("            const %s *row = %s + r * C;\n            %s mx = row[0];\n", R(), x, R());
+            P("            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
+            P("            double sum = 0;\n            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));\n");
+            P("            total += log(sum) + (double)mx - (double)row[c];\n        }\n");
+            P("        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, R(), R());
+        } else {
+            P("        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", R(), R(), R(), scalar(n->in[0]));
+            P("        for (int64_t r = 0; r < rows; r++) {\n");
+            P("            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + r * C;\n",
+              lab, R(), x, R(), y);
+            P("            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", R());
+            P("            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", R());
+            P("            double sum = 0;\n            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));\n");
+            P("            const double inv = 1.0 / sum;\n");
+            P("            for (int64_t k = 0; k < C; k++) d[k] = (%s)(exp((double)(row[k] - mx)) * inv) * scale;\n", R());
+            P("            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
+        }
+        return;
+    }
+    case IR_MSE:
+    case IR_BCE_LOGITS: {
+        const char *a = ref(n->in[0]), *b = ref(n->in[1]);
+        P("    {\n        double total = 0;\n");
+        P("        for (int64_t i = 0; i < %s; i++) {\n", numel(s));
+        if (n->op == IR_MSE)
+            P("            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
+        else
+            P("            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs(x)));\n",
+              a, b);
+        P("        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, R(), numel(s));
+        return;
+    }
+    default:
+        abort();
+    }
+}
+
+static void emit_node(int t)
+{
+    const IrNode *n = nd(t);
+    if (n->fused || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+        return;
+    comment(n);
+    if (ir_is_elementwise(n->op)) {
+        emit_elementwise(t);
+        return;
+    }
+    switch (n->op) {
+    case IR_RNG_MASK: {
+        double keep = 1 - n->fval;
+        P("    for (int64_t i = 0; i < %s; i++)\n", numel(n->shape));
+        P("        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", ref(t), keep, lit(1 / keep), lit(0));
+        break;
+    }
+    case IR_MATMUL: emit_matmul(t); break;
+    case IR_PERMUTE: emit_permute(t); break;
+    case IR_CONCAT: emit_concat(t); break;
+    case IR_SLICE: emit_slice(t, 0); break;
+    case IR_PAD: emit_slice(t, 1); break;
+    case IR_SUM: case IR_MEAN: case IR_MAX: emit_reduce(t); break;
+    case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD: case IR_ARGMAX:
+        emit_rowop(t);
+        break;
+    case IR_CROSS_ENTROPY: case IR_CE_BWD: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
+        emit_loss(t);
+        break;
+    default:
+        fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));
+        abort();
+    }
+}
+
+/* ---- functions ---------------------------------------------------------------- */
+
+static char *body_text;
+static size_t body_len;
+static FILE *file_out;
+
+static void begin_body(const Graph *g, int backward)
+{
+    G = g;
+    free(used);
+    used = calloc((size_t)g->n + 1, 1);
+    in_backward = backward;
+    file_out = out;
+    out = open_memstream(&body_text, &body_len);
+    if (!out)
+        abort();
+}
+
+static int64_t arena_static(void)
+{
+    int64_t s = 0;
+    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    for (int i = 0; i < 3; i++)
+        if (gs[i] && gs[i]->static_size > s)
+            s = gs[i]->static_size;
+    return s;
+}
+
+static int64_t arena_batched(void)
+{
+    int64_t s = 0;
+    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    for (int i = 0; i < 3; i++)
+        if (gs[i] && gs[i]->batched_size > s)
+            s = gs[i]->batched_size;
+    return s;
+}
+
+/* Prints the standard locals and the used pointers, then the body. */
+static void end_body(void)
+{
+    fclose(out);
+    out = file_out;
+    P("    %s *const A = m->arena_;\n", R());
+    P("    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_static());
+    P("    const %s *const P = (const %s *)m->params;\n", R(), R());
+    P("    %s *const G = (%s *)m->grads;\n", R(), R());
+    if (M->nstate)
+        P("    %s *const S = (%s *)m->state;\n", R(), R());
+    P("    (void)A, (void)MB, (void)SB, (void)P, (void)G;\n");
+    for (int i = 0; i < G->n; i++)
+        if (used[i])
+            declare(i);
+    fwrite(body_text, 1, body_len, out);
+    free(body_text);
+    body_text = NULL;
+}
+
+static const char *model_type(void) { return M->prefix; }
+
+/* `const float (*x)[8][8]` for an input [N, 8, 8]. */
+static const char *io_param(const IoDecl *io, int is_const)
+{
+    const char *ty = io->dt == DT_I32 ? "int32_t" : R();
+    const char *dims = "";
+    for (int i = 1; i < io->shape.nd; i++)
+        dims = xs("%s[%lld]", dims, (long long)io->shape.d[i]);
+    if (!*dims)
+        return xs("%s%s *%s", is_const ? "const " : "", ty, io->name);
+    return xs("%s%s (*%s)%s", is_const ? "const " : "", ty, io->name, dims);
+}
+
+static const char *out_param(void)
+{
+    const IrNode *o = &M->infer->nodes[M->infer->output];
+    IoDecl io;
+    memset(&io, 0, sizeof io);
+    io.name = "out";
+    io.dt = DT_F32;
+    io.shape = o->shape;
+    return io_param(&io, 0);
+}
+
+static const char *sig_inputs(int labels)
+{
+    const char *s = "";
+    for (int i = 0; i < M->ninputs; i++)
+        s = xs("%s, %s", s, io_param(&M->inputs[i], 1));
+    for (int i = 0; labels && i < M->nlabels; i++)
+        s = xs("%s, %s", s, io_param(&M->labels[i], 1));
+    return s;
+}
+
+static const char *sig_forward(void)
+{
+    return xs("void %s_forward(%s *m, int n%s, %s)", M->prefix, model_type(), sig_inputs(0), out_param());
+}
+
+static const char *sig_train(void)
+{
+    return xs("%s %s_train_forward(%s *m, int n%s)", R(), M->prefix, model_type(), sig_inputs(1));
+}
+
+static const char *sig_eval(void)
+{
+    return xs("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", M->prefix, model_type(), sig_inputs(1), R(), R());
+}
+
+static void emit_range(const Graph *g, int lo, int hi)
+{
+    for (int i = lo; i < hi; i++)
+        if (g->nodes[i].fused >= 0)
+            emit_node(i);
+}
+
+static void emit_forward(void)
+{
+    const Graph *g = M->infer;
+    P("%s\n{\n", sig_forward());
+    begin_body(g, 0);
+    emit_range(g, 0, g->n);
+    P("    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", ref(g->output), R(), numel(g->nodes[g->output].shape));
+    end_body();
+    P("}\n\n");
+}
+
+static void emit_train(void)
+{
+    const Graph *g = M->train;
+    P("%s\n{\n", sig_train());
+    begin_body(g, 0);
+    P("    m->n_ = n;\n");
+    for (int i = 0; i < M->ninputs; i++)
+        P("    m->in_[%d] = %s;\n", i, M->inputs[i].name);
+    for (int i = 0; i < M->nlabels; i++)
+        P("    m->lab_[%d] = %s;\n", i, M->labels[i].name);
+    emit_range(g, 0, g->fwd_end);
+    for (int i = 0; i < g->nupdates; i++) {
+        const Tensor *t = &M->state[g->update_state[i]];
+        P("    /* update %s */\n", t->path);
+        P("    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, ref(g->update_value[i]), R(),
+          (long long)ir_numel(t->shape));
+    }
+    for (int i = 0; i < g->nsummaries; i++)
+        P("    m->summary_[%d] = %s;\n", i, scalar(g->summary_value[i]));
+    P("    return %s;\n", scalar(g->loss));
+    end_body();
+    P("}\n\n");
+}
+
+static void emit_backward(void)
+{
+    const Graph *g = M->train;
+    P("void %s_backward(%s *m)\n{\n", M->prefix, model_type());
+    begin_body(g, 1);
+    P("    const int n = m->n_;\n    (void)n;\n");
+    /* frozen and unreachable params: their gradient is 0 */
+    for (int p = 0; p < M->nparams; p++)
+        if (g->param_grad[p] < 0)
+            P("    memset(G + %lld, 0, sizeof(%s) * %lld); /* %s */\n", (long long)M->params[p].offset, R(),
+              (long long)ir_numel(M->params[p].shape), M->params[p].path);
+    emit_range(g, g->fwd_end, g->n);
+    for (int p = 0; p < M->nparams; p++) {
+        int t = g->param_grad[p];
+        if (t < 0)
+            continue;
+        const IrNode *r = &g->nodes[plan_storage_root(g, t)];
+        if (r->buf >= 0 && g->bufs[r->buf].param_grad == p)
+            continue;
+        P("    /* d %s */\n", M->params[p].path);
+        if (r->op == IR_CONST || (r->fused == 1))
+            P("    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n", (long long)ir_numel(M->params[p].shape),
+              (long long)M->params[p].offset, scalar(t));
+        else
+            P("    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)M->params[p].offset, ref(t), R(),
+              (long long)ir_numel(M->params[p].shape));
+    }
+    end_body();
+    P("}\n\n");
+}
+
+static void emit_eval(void)
+{
+    const Graph *g = M->eval;
+    P("%s\n{\n", sig_eval());
+    begin_body(g, 0);
+    emit_range(g, 0, g->n);
+    P("    *loss = %s;\n", scalar(g->loss));
+    for (int i = 0; i < g->nmetrics; i++)
+        P("    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? scalar(g->metrics[i]) : "NAN");
+    if (!g->nmetrics)
+        P("    (void)metrics;\n");
+    end_body();
+    P("}\n\n");
+}
+
+/* ---- the header's structs ------------------------------------------------------- */
+
+static int is_index(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return 0;
+    return 1;
+}
+
+static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent);
+
+static void doc_comment(FILE *f, const char *doc, int indent)
+{
+    if (!doc)
+        return;
+    fprintf(f, "%*s/** ", indent, "");
+    for (const char *p = doc; *p; p++) {
+        if (*p == '\n')
+            fprintf(f, "\n%*s * ", indent, "");
+        else if (*p == '*' && p[1] == '/')
+            fputc('.', f);
+        else
+            fputc(*p, f);
+    }
+    fprintf(f, " */\n");
+}
+
+/* Members for tensors [lo, hi) sharing parts[0..depth). */
+static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent)
+{
+    char *text;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    for (int i = lo; i < hi;) {
+        const Tensor *t = &ts[i];
+        const char *name = t->parts[depth];
+        if (t->npart == depth + 1) {
+            doc_comment(f, t->doc, indent);
+            fprintf(f, "%*s%s %s", indent, "", R(), name);
+            for (int k = 0; k < t->shape.nd; k++)
+                fprintf(f, "[%lld]", (long long)t->shape.d[k]);
+            fprintf(f, ";\n");
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < hi && ts[j].npart > depth + 1 && !strcmp(ts[j].parts[depth], name))
+            j++;
+        if (is_index(ts[i].parts[depth + 1])) {
+            /* a sequence: an array when every copy has the same layout */
+            int nitems = 0, contiguous = 1, same = 1;
+            char *first = NULL;
+            for (int a = i; a < j;) {
+                int b = a;
+                while (b < j && !strcmp(ts[b].parts[depth + 1], ts[a].parts[depth + 1]))
+                    b++;
+                char *body = struct_body(ts, a, b, depth + 2, indent + 4);
+                if (atoi(ts[a].parts[depth + 1]) != nitems)
+                    contiguous = 0;
+                if (!first)
+                    first = body;
+                else {
+                    if (strcmp(first, body))
+                        same = 0;
+                    free(body);
+                }
+                nitems++;
+                a = b;
+            }
+            if (contiguous && same) {
+                fprintf(f, "%*sstruct {\n%s%*s} %s[%d];\n", indent, "", first, indent, "", name, nitems);
+            } else {
+                fprintf(f, "%*sstruct {\n", indent, "");
+                for (int a = i; a < j;) {
+                    int b = a;
+                    while (b < j && !strcmp(ts[b].parts[depth + 1], ts[a].parts[depth + 1]))
+                        b++;
+                    char *body = struct_body(ts, a, b, depth + 2, indent + 8);
+                    fprintf(f, "%*sstruct {\n%s%*s} _%s;\n", indent + 4, "", body, indent + 4, "",
+                            ts[a].parts[depth + 1]);
+                    free(body);
+                    a = b;
+                }
+                fprintf(f, "%*s} %s;\n", indent, "", name);
+            }
+            free(first);
+        } else {
+            char *body = struct_body(ts, i, j, depth + 1, indent + 4);
+            fprintf(f, "%*sstruct {\n%s%*s} %s;\n", indent, "", body, indent, "", name);
+            free(body);
+        }
+        i = j;
+    }
+    fclose(f);
+    return text;
+}
+
+static const char *upper(const char *s)
+{
+    char *u = xs("%s", s);
+    for (char *p = u; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return u;
+}
+
+static void banner(const char *what)
+{
+    P("/* %s: generated by nnc from %s; do not edit. */\n", what, M->source);
+}
+
+static void emit_header(const char *fname)
+{
+    const char *U = upper(M->prefix);
+    banner(fname);
+    if (M->doc) {
+        P("\n");
+        doc_comment(out, M->doc, 0);
+    }
+    P("#ifndef %s_H\n#define %s_H\n\n", U, U);
+    P("#include <stddef.h>\n#include <stdint.h>\n\n#include \"nnc_runtime.h\"\n\n");
+    P("#if NNC_RUNTIME_VERSION != 1\n#error \"%s was generated for nnc runtime version 1; regenerate it with the nnc that matches your runtime\"\n#endif\n\n", fname);
+    P("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    P("enum {\n");
+    for (int i = 0; i < M->nhparams; i++) {
+        if (M->hparams[i].doc)
+            doc_comment(out, M->hparams[i].doc, 4);
+        P("    %s_%s = %lld,\n", U, upper(M->hparams[i].name), M->hparams[i].ival);
+    }
+    P("    %s_NUM_PARAMS = %lld, /* %ss in %s_params */\n", U, (long long)M->num_params, R(), M->prefix);
+    P("    %s_NUM_STATE = %lld, /* %ss in %s_state */\n", U, (long long)M->num_state, R(), M->prefix);
+    P("    %s_NUM_METRICS = %d,\n", U, M->nmetrics);
+    P("};\n\n");
+    if (M->nparams) {
+        P("/* Trainable parameters: nested structs mirror the model's fields; the\n"
+          "   struct is also a %s[%s_NUM_PARAMS]. */\n", R(), U);
+        char *body = struct_body(M->params, 0, M->nparams, 0, 4);
+        P("typedef struct %s_params {\n%s} %s_params;\n\n", M->prefix, body, M->prefix);
+        free(body);
+    } else {
+        P("/* This model has no trainable parameters. */\ntypedef struct %s_params { %s none_; } %s_params;\n\n", M->prefix, R(), M->prefix);
+    }
+    if (M->nstate) {
+        P("/* Non-trainable state, saved in checkpoints; also a %s[%s_NUM_STATE]. */\n", R(), U);
+        char *body = struct_body(M->state, 0, M->nstate, 0, 4);
+        P("typedef struct %s_state {\n%s} %s_state;\n\n", M->prefix, body, M->prefix);
+        free(body);
+    }
+    P("typedef struct %s {\n", M->prefix);
+    P("    %s_params *params;      /* trainable weights */\n", M->prefix);
+    P("    %s_params *grads;       /* d loss / d params, same layout */\n", M->prefix);
+    if (M->nstate)
+        P("    %s_state *state;        /* non-trainable tensors */\n", M->prefix);
+    else
+        P("    struct %s_state *state; /* this model has no state: NULL */\n", M->prefix);
+    P("    int max_batch;\n");
+    P("    /* private members follow */\n");
+    P("    %s *arena_;\n    nnc_rng rng_;\n    int n_;\n", R());
+    P("    const void *in_[%d];\n", M->ninputs);
+    if (M->nlabels)
+        P("    const void *lab_[%d];\n", M->nlabels);
+    if (M->train && M->train->nsummaries)
+        P("    %s summary_[%d];\n", R(), M->train->nsummaries);
+    P("} %s;\n\n", M->prefix);
+    const char *p = M->prefix;
+    P("/* Allocates everything the model will ever need and initializes params\n"
+      "   and state, deterministically for a seed; 0, or -1 with errno set. */\n");
+    P("int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
+    P("void %s_release(%s *m);\n", p, p);
+    P("/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", sig_forward());
+    if (M->has_loss) {
+        P("/* Training pass: returns the loss and keeps what backward needs, including\n"
+          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n", sig_train());
+        P("/* d loss / d params of the last training pass into m->grads (overwritten). */\n");
+        P("void %s_backward(%s *m);\n", p, p);
+        P("/* Loss and every metric (declaration order), in inference mode. */\n%s;\n", sig_eval());
+        if (M->train->nsummaries) {
+            P("/* The summaries of the last training pass: names and values. */\n");
+            P("enum { %s_NUM_SUMMARIES = %d };\n", U, M->train->nsummaries);
+            P("extern const char *const %s_summary_names[%d];\n", p, M->train->nsummaries);
+        }
+    }
+    if (!O->f64) {
+        P("/* Params and state as safetensors, atomically; 0, or -1 (nnc_error()). */\n");
+        P("int %s_save(const %s *m, const char *path);\n", p, p);
+        P("/* Loads params and state; on error -1 and m is unchanged. */\n");
+        P("int %s_load(%s *m, const char *path);\n", p, p);
+    }
+    P("/* Reflection: every param and state tensor. */\n");
+    P("const nnc_tensor_info *%s_tensors(size_t *count);\n", p);
+    if (M->nmetrics) {
+        P("extern const char *const %s_metric_names[%d];\n", p, M->nmetrics);
+    }
+    P("\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+}
+
+static const char *init_enum(InitKind k)
+{
+    static const char *names[] = {"ZEROS", "ONES", "CONSTANT", "NORMAL", "UNIFORM", "GLOROT_UNIFORM",
+                                  "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
+    return xs("NNC_INIT_%s", names[k]);
+}
+
+static void emit_tensor_table(void)
+{
+    int n = M->nparams + M->nstate;
+    P("static const nnc_tensor_info tensor_info_[%d] = {\n", n ? n : 1);
+    for (int s = 0; s < 2; s++) {
+        const Tensor *ts = s ? M->state : M->params;
+        int cnt = s ? M->nstate : M->nparams;
+        for (int i = 0; i < cnt; i++) {
+            const Tensor *t = &ts[i];
+            P("    {\"%s\", %d, {", t->path, t->shape.nd);
+            for (int k = 0; k < t->shape.nd; k++)
+                P("%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+            if (!t->shape.nd)
+                P("0");
+            P("}, %lld, %lld, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s);
+        }
+    }
+    if (!n)
+        P("    {\"\", 0, {0}, 0, 0, 0},\n");
+    P("};\n\n");
+    P("const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return tensor_info_;\n}\n\n",
+      M->prefix, n);
+}
+
+static void emit_init(void)
+{
+    const char *p = M->prefix;
+    int64_t sb = arena_static(), bb = arena_batched();
+    P("int %s_init(%s *m, int max_batch, uint64_t seed)\n{\n", p, p);
+    P("    memset(m, 0, sizeof *m);\n");
+    P("    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
+    P("    const size_t arena = %lldu + %lldu * (size_t)max_batch;\n", (long long)sb, (long long)bb);
+    P("    m->params = calloc(1, sizeof(%s_params));\n", p);
+    P("    m->grads = calloc(1, sizeof(%s_params));\n", p);
+    if (M->nstate)
+        P("    m->state = calloc(1, sizeof(%s_state));\n", p);
+    P("    m->arena_ = calloc(arena ? arena : 1, sizeof(%s));\n", R());
+    P("    if (!m->params || !m->grads || !m->arena_%s) {\n", M->nstate ? " || !m->state" : "");
+    P("        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
+    P("    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");
+    for (int s = 0; s < 2; s++) {
+        const Tensor *ts = s ? M->state : M->params;
+        int cnt = s ? M->nstate : M->nparams;
+        for (int i = 0; i < cnt; i++) {
+            const Tensor *t = &ts[i];
+            P("    nnc_init_%s((%s *)m->%s + %lld, %d, (const int[]){", O->f64 ? "f64" : "f32", R(),
+              s ? "state" : "params", (long long)t->offset, t->shape.nd);
+            for (int k = 0; k < t->shape.nd; k++)
+                P("%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+            if (!t->shape.nd)
+                P("0");
+            P("}, %s, %.17g, %.17g, &m->rng_); /* %s */\n", init_enum(t->init), t->init_a, t->init_b, t->path);
+        }
+    }
+    P("    return 0;\n}\n\n");
+    P("void %s_release(%s *m)\n{\n", p, p);
+    P("    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");
+    P("    memset(m, 0, sizeof *m);\n}\n\n");
+    if (!O->f64) {
+        P("int %s_save(const %s *m, const char *path)\n{\n", p, p);
+        P("    return nnc_st_save(path, tensor_info_, %d, (const float *)m->params, (const float *)m->state);\n}\n\n",
+          M->nparams + M->nstate);
+        P("int %s_load(%s *m, const char *path)\n{\n", p, p);
+        P("    return nnc_st_load(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
+          M->nparams + M->nstate);
+    }
+}
+
+/* Helpers the elementwise loops call: derivatives too long to inline. */
+static int uses_op(IrOp op)
+{
+    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; gs[k] && i < gs[k]->n; i++)
+            if (gs[k]->nodes[i].op == op && gs[k]->nodes[i].fused >= 0)
+                return 1;
+    return 0;
+}
+
+static void emit_helpers(void)
+{
+    const char *r = R();
+    if (uses_op(IR_DGELU)) {
+    P("static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
+    P("    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, lit(0.7978845608028654), lit(0.044715), fn("tanh"));
+    P("    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", lit(0.5), lit(1), lit(0.5),
+      lit(1), lit(1), lit(3 * 0.044715));
+    }
+    if (uses_op(IR_DSILU)) {
+    P("static inline %s nnc_dsilu_%s(%s x)\n{\n", r, r, r);
+    P("    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, lit(1), lit(1), fn("exp"),
+      lit(1), lit(1));
+    }
+}
+
+static void emit_source(const char *hname, const char *fname)
+{
+    banner(fname);
+    P("#include \"%s\"\n\n", hname);
+    P("#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    P("_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", M->prefix, R(),
+      M->nparams ? xs("%s_NUM_PARAMS", upper(M->prefix)) : "1", R());
+    emit_helpers();
+    if (M->nmetrics) {
+        P("const char *const %s_metric_names[%d] = {", M->prefix, M->nmetrics);
+        for (int i = 0; i < M->nmetrics; i++)
+            P("%s\"%s\"", i ? ", " : "", M->metric_names[i]);
+        P("};\n\n");
+    }
+    if (M->train && M->train->nsummaries) {
+        P("const char *const %s_summary_names[%d] = {", M->prefix, M->train->nsummaries);
+        for (int i = 0; i < M->train->nsummaries; i++)
+            P("%s\"%s\"", i ? ", " : "", M->train->summary_name[i]);
+        P("};\n\n");
+    }
+    emit_tensor_table();
+    emit_init();
+    emit_forward();
+    if (M->has_loss) {
+        emit_train();
+        emit_backward();
+        emit_eval();
+    }
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+static void io_desc(const IoDecl *io)
+{
+    P("    {\"%s\", %s, %d, {", io->name, io->dt == DT_I32 ? "NNC_I32" : "NNC_F32", io->shape.nd);
+    for (int k = 0; k < io->shape.nd; k++)
+        P("%s%lld", k ? ", " : "", k == 0 && io->shape.bd == 0 ? 0LL : (long long)io->shape.d[k]);
+    P("}, %d, %d, %d},\n", io->shape.bd == 0, io->limit, io->ignore_ok);
+}
+
+static double flops(void)
+{
+    const Graph *g = M->infer;
+    double f = 0;
+    for (int i = 0; i < g->n; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->fused < 0)
+            continue;
+        if (n->op == IR_MATMUL) {
+            Shape a = g->nodes[n->in[0]].shape;
+            double k = (double)(n->ta ? a.d[a.nd - 2] : a.d[a.nd - 1]);
+            f += 2.0 * (double)ir_numel(n->shape) * k;
+        } else if (ir_op_class(n->op) != OC_LEAF && n->op != IR_RESHAPE) {
+            f += (double)ir_numel(n->shape);
+        }
+    }
+    return f;
+}
+
+/* The type of an io parameter, for a cast: "const float (*)[64]". */
+static const char *io_cast(const IoDecl *io)
+{
+    const char *ty = io->dt == DT_I32 ? "int32_t" : R();
+    const char *dims = "";
+    for (int i = 1; i < io->shape.nd; i++)
+        dims = xs("%s[%lld]", dims, (long long)io->shape.d[i]);
+    return *dims ? xs("const %s (*)%s", ty, dims) : xs("const %s *", ty);
+}
+
+static void emit_driver(const char *hname, const char *fname)
+{
+    const char *p = M->prefix;
+    banner(fname);
+    P("#include \"%s\"\n\n", hname);
+    P("/* Thin wrappers from the driver's generic calls to the typed API. */\n");
+    /* C11 needs the casts: a pointer to an array of const is not const */
+    const char *args = "";
+    for (int i = 0; i < M->ninputs; i++)
+        args = xs("%s, (%s)in[%d]", args, io_cast(&M->inputs[i]), i);
+    const char *largs = "";
+    for (int i = 0; i < M->nlabels; i++)
+        largs = xs("%s, (%s)lab[%d]", largs, io_cast(&M->labels[i]), i);
+    P("static int init_(void *m, int max_batch, uint64_t seed) { return %s_init(m, max_batch, seed); }\n", p);
+    P("static void release_(void *m) { %s_release(m); }\n", p);
+    IoDecl oio;
+    memset(&oio, 0, sizeof oio);
+    oio.dt = DT_F32;
+    oio.shape = M->infer->nodes[M->infer->output].shape;
+    const char *ocast = io_cast(&oio) + 6;    /* without "const " */
+    P("static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, (%s)out);\n}\n", p, args, ocast);
+    if (M->has_loss) {
+        P("static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return %s_train_forward(m, n%s%s);\n}\n",
+          p, args, largs);
+        P("static void backward_(void *m) { %s_backward(m); }\n", p);
+        P("static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float *metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
+          p, args, largs);
+    }
+    P("static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
+    P("static int load_(void *m, const char *path) { return %s_load(m, path); }\n\n", p);
+    P("static const nnc_io_desc inputs_[%d] = {\n", M->ninputs);
+    for (int i = 0; i < M->ninputs; i++)
+        io_desc(&M->inputs[i]);
+    P("};\n\n");
+    if (M->nlabels) {
+        P("static const nnc_io_desc labels_[%d] = {\n", M->nlabels);
+        for (int i = 0; i < M->nlabels; i++)
+            io_desc(&M->labels[i]);
+        P("};\n\n");
+    }
+    P("int main(int argc, char **argv)\n{\n");
+    P("    static const nnc_model_desc desc = {\n");
+    P("        .name = \"%s\",\n        .model_size = sizeof(%s),\n", p, p);
+    P("        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", M->ninputs, M->nlabels, M->nmetrics);
+    P("        .inputs = inputs_,\n        .labels = %s,\n", M->nlabels ? "labels_" : "NULL");
+    const IrNode *o = &M->infer->nodes[M->infer->output];
+    P("        .output = ");
+    {
+        P("{\"output\", NNC_F32, %d, {", o->shape.nd);
+        for (int k = 0; k < o->shape.nd; k++)
+            P("%s%lld", k ? ", " : "", k == 0 ? 0LL : (long long)o->shape.d[k]);
+        P("}, 1, 0, 0},\n");
+    }
+    P("        .metric_names = %s,\n", M->nmetrics ? xs("%s_metric_names", p) : "NULL");
+    P("        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", upper(p), upper(p));
+    P("        .flops_per_example = %.17g,\n", flops());
+    P("        .has_loss = %d,\n", M->has_loss);
+    P("        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = forward_,\n", p);
+    if (M->has_loss)
+        P("        .train_forward = train_forward_,\n        .backward = backward_,\n        .eval = eval_,\n");
+    P("        .save = save_,\n        .load = load_,\n    };\n");
+    P("    return nnc_driver_main(argc, argv, &desc);\n}\n");
+}
+
+static void finish_file(EmitFile *f, const char *name, char *text, size_t len)
+{
+    f->name = xs("%s", name);
+    f->text = text;
+    f->len = len;
+}
+
+int emit_model(const Model *m, const EmitOptions *opt, EmitFile *files)
+{
+    M = m;
+    O = opt;
+    int nf = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < (s ? m->nstate : m->nparams); i++) {
+            const Tensor *t = s ? &m->state[i] : &m->params[i];
+            if (t->from) {
+                diag_error(t->loc, "'from \"%s\"' (loading weights at init) is not supported by this version of nnc",
+                           t->from);
+                return 0;
+            }
+        }
+    const char *hname = xs("%s.h", m->prefix), *cname = xs("%s.c", m->prefix), *dname = xs("%s_main.c", m->prefix);
+    char *text;
+    size_t len;
+    out = open_memstream(&text, &len);
+    emit_header(hname);
+    fclose(out);
+    finish_file(&files[nf++], hname, text, len);
+    out = open_memstream(&text, &len);
+    emit_source(hname, cname);
+    fclose(out);
+    finish_file(&files[nf++], cname, text, len);
+    if (opt->driver && !opt->f64) {
+        out = open_memstream(&text, &len);
+        emit_driver(hname, dname);
+        fclose(out);
+        finish_file(&files[nf++], dname, text, len);
+    }
+    return nf;
+}

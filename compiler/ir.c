@@ -1,0 +1,244 @@
+/* ir.c — shapes, graph construction and the --dump=ir|grad printer.
+ *
+ * The IR is deliberately small: the ops that the language's primitives
+ * lower to, plus the few that autodiff needs (STEP, MAXGRAD, EXPAND, PAD,
+ * *_BWD).  Everything that can be said with elementwise ops is, so the
+ * fusion in plan.c sees backward chains as ordinary loops.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* ORDER IrOp */
+static const struct {
+    const char *name;
+    OpClass cls;
+} op_table[IR_NUM_OPS] = {
+    {"input", OC_LEAF},    {"label", OC_LEAF},     {"param", OC_LEAF},
+    {"state", OC_LEAF},    {"const", OC_LEAF},     {"rng_mask", OC_LEAF},
+    {"neg", OC_UNARY},     {"relu", OC_UNARY},     {"sigmoid", OC_UNARY},
+    {"tanh", OC_UNARY},    {"gelu", OC_UNARY},     {"silu", OC_UNARY},
+    {"exp", OC_UNARY},     {"log", OC_UNARY},      {"sqrt", OC_UNARY},
+    {"rsqrt", OC_UNARY},   {"abs", OC_UNARY},      {"square", OC_UNARY},
+    {"powc", OC_UNARY},    {"step", OC_UNARY},     {"sign", OC_UNARY},
+    {"dgelu", OC_UNARY},   {"dsilu", OC_UNARY},
+    {"add", OC_BINARY},    {"sub", OC_BINARY},     {"mul", OC_BINARY},
+    {"div", OC_BINARY},    {"maximum", OC_BINARY}, {"minimum", OC_BINARY},
+    {"maxgrad", OC_BINARY},{"eqmask", OC_BINARY},  {"expand", OC_UNARY},
+    {"reshape", OC_OTHER}, {"permute", OC_OTHER},  {"concat", OC_OTHER},
+    {"slice", OC_OTHER},   {"pad", OC_OTHER},
+    {"matmul", OC_OTHER},  {"sum", OC_OTHER},      {"mean", OC_OTHER},
+    {"max", OC_OTHER},     {"argmax", OC_OTHER},
+    {"softmax", OC_OTHER}, {"log_softmax", OC_OTHER},
+    {"softmax_bwd", OC_OTHER}, {"log_softmax_bwd", OC_OTHER},
+    {"cross_entropy", OC_OTHER}, {"ce_bwd", OC_OTHER}, {"mse", OC_OTHER},
+    {"bce_with_logits", OC_OTHER}, {"accuracy", OC_OTHER},
+};
+
+const char *ir_op_name(IrOp op) { return op_table[op].name; }
+OpClass ir_op_class(IrOp op) { return op_table[op].cls; }
+
+/* Elementwise nodes are the ones plan.c may fuse into one loop.  EXPAND
+ * counts: a broadcast read is just an index computation. */
+int ir_is_elementwise(IrOp op)
+{
+    return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY;
+}
+
+Shape ir_shape(int nd, const int64_t *d, int bd)
+{
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.nd = nd;
+    for (int i = 0; i < nd; i++)
+        s.d[i] = d[i];
+    s.bd = bd;
+    return s;
+}
+
+int64_t ir_numel(Shape s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s.nd; i++)
+        n *= s.d[i];
+    return n;
+}
+
+int ir_shape_eq(Shape a, Shape b)
+{
+    if (a.nd != b.nd || a.bd != b.bd)
+        return 0;
+    for (int i = 0; i < a.nd; i++)
+        if (a.d[i] != b.d[i])
+            return 0;
+    return 1;
+}
+
+const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, cap - k, "[");
+    for (int i = 0; i < s.nd && k < cap; i++) {
+        const char *sep = i ? ", " : "";
+        if (i == s.bd && s.d[i] == 1)
+            k += (size_t)snprintf(buf + k, cap - k, "%s%s", sep, batch);
+        else if (i == s.bd)
+            k += (size_t)snprintf(buf + k, cap - k, "%s%lld*%s", sep, (long long)s.d[i], batch);
+        else
+            k += (size_t)snprintf(buf + k, cap - k, "%s%lld", sep, (long long)s.d[i]);
+    }
+    if (k < cap)
+        snprintf(buf + k, cap - k, "]");
+    return buf;
+}
+
+/* NumPy broadcasting, with the batch dim treated as a symbol: it matches
+ * itself or 1, never a constant other than 1. */
+int ir_broadcast(Shape a, Shape b, Shape *out)
+{
+    Shape r;
+    memset(&r, 0, sizeof r);
+    r.nd = a.nd > b.nd ? a.nd : b.nd;
+    r.bd = -1;
+    for (int i = 0; i < r.nd; i++) {
+        int ia = a.nd - r.nd + i, ib = b.nd - r.nd + i;
+        int ab = ia >= 0 && ia == a.bd, bb = ib >= 0 && ib == b.bd;
+        int64_t da = ia >= 0 ? a.d[ia] : 1, db = ib >= 0 ? b.d[ib] : 1;
+        if (ab && bb) {
+            if (da != db)
+                return -1;
+            r.d[i] = da, r.bd = i;
+        } else if (ab || bb) {
+            int64_t other = ab ? db : da;
+            if (other != 1)
+                return -1;
+            r.d[i] = ab ? da : db, r.bd = i;
+        } else if (da == db || db == 1) {
+            r.d[i] = da;
+        } else if (da == 1) {
+            r.d[i] = db;
+        } else {
+            return -1;
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+Graph *ir_graph_new(const char *name, int training)
+{
+    Graph *g = calloc(1, sizeof *g);
+    if (!g)
+        abort();
+    g->name = name;
+    g->training = training;
+    g->output = g->loss = -1;
+    return g;
+}
+
+IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in)
+{
+    IrNode n;
+    memset(&n, 0, sizeof n);
+    n.op = op;
+    n.dt = dt;
+    n.shape = shape;
+    n.nin = nin;
+    n.in = nin ? malloc(sizeof(int) * (size_t)nin) : NULL;
+    if (nin && !n.in)
+        abort();
+    for (int i = 0; i < nin; i++)
+        n.in[i] = in[i];
+    n.buf = -1;
+    return n;
+}
+
+int ir_add(Graph *g, IrNode node)
+{
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 64;
+        g->nodes = realloc(g->nodes, sizeof(IrNode) * (size_t)g->cap);
+        if (!g->nodes)
+            abort();
+    }
+    g->nodes[g->n] = node;
+    return g->n++;
+}
+
+static void dump_attrs(const IrNode *n, FILE *out)
+{
+    switch (n->op) {
+    case IR_CONST:
+        fprintf(out, " %.9g", n->fval);
+        if (n->ival2)
+            fprintf(out, "*n^%d", n->ival2);
+        break;
+    case IR_POWC: case IR_RNG_MASK:
+        fprintf(out, " %.9g", n->fval);
+        break;
+    case IR_PERMUTE:
+        fprintf(out, " perm=(");
+        for (int i = 0; i < n->shape.nd; i++)
+            fprintf(out, "%s%d", i ? "," : "", n->perm[i]);
+        fprintf(out, ")");
+        break;
+    case IR_CONCAT: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
+    case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD:
+        fprintf(out, " axis=%d", n->axis);
+        break;
+    case IR_SLICE: case IR_PAD:
+        fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
+        break;
+    case IR_MATMUL:
+        if (n->ta || n->tb)
+            fprintf(out, " t=%d%d", n->ta, n->tb);
+        break;
+    case IR_SUM: case IR_MEAN: case IR_MAX:
+        fprintf(out, " axes=0x%x%s", (unsigned)n->axes, n->keepdim ? " keepdim" : "");
+        break;
+    default:
+        break;
+    }
+}
+
+void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only)
+{
+    char sb[128];
+    fprintf(out, "graph %s (%s)\n", g->name, g->training ? "training" : "inference");
+    for (int i = 0; i < g->n; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (backward_only && !n->backward)
+            continue;
+        fprintf(out, "  %%%d = %s", i, ir_op_name(n->op));
+        for (int k = 0; k < n->nin; k++)
+            fprintf(out, "%s%%%d", k ? ", " : " ", n->in[k]);
+        dump_attrs(n, out);
+        if (n->op == IR_PARAM)
+            fprintf(out, " %s", m->params[n->ival].path);
+        else if (n->op == IR_STATE)
+            fprintf(out, " %s", m->state[n->ival].path);
+        else if (n->op == IR_INPUT)
+            fprintf(out, " %s", m->inputs[n->ival].name);
+        else if (n->op == IR_LABEL)
+            fprintf(out, " %s", m->labels[n->ival].name);
+        fprintf(out, " : %s%s", n->dt == DT_I32 ? "i32" : "f32", ir_shape_str(n->shape, "N", sb, sizeof sb));
+        if (n->what)
+            fprintf(out, "   // %s", n->what);
+        fprintf(out, "\n");
+    }
+    if (g->output >= 0)
+        fprintf(out, "  output %%%d\n", g->output);
+    if (g->loss >= 0)
+        fprintf(out, "  loss %%%d\n", g->loss);
+    for (int i = 0; i < g->nmetrics; i++)
+        fprintf(out, "  metric %s %%%d\n", m->metric_names[i], g->metrics[i]);
+    for (int i = 0; i < g->nupdates; i++)
+        fprintf(out, "  update %s = %%%d\n", m->state[g->update_state[i]].path, g->update_value[i]);
+    for (int i = 0; i < g->nsummaries; i++)
+        fprintf(out, "  summary \"%s\" = %%%d\n", g->summary_name[i], g->summary_value[i]);
+    if (g->param_grad)
+        for (int i = 0; i < m->nparams; i++)
+            if (g->param_grad[i] >= 0)
+                fprintf(out, "  grad %s = %%%d\n", m->params[i].path, g->param_grad[i]);
+}

@@ -1,0 +1,213 @@
+/* ir.h — the graph IR of primitive tensor ops (ir_*), and the model-level
+ * tables that the later stages share (params, state, inputs).
+ *
+ * A Graph is a DAG in topological order: a node only refers to nodes with
+ * smaller ids.  Every node has a static shape in which at most one dim is
+ * the batch: that dim's size is `d[bd] * n` at run time, where n is the
+ * batch size of the call.  Elaboration (elab.c) builds one graph per entry
+ * point; autodiff (grad.c) appends the backward nodes to the training
+ * graph; plan.c decides what is materialized and where; emit.c prints C.
+ */
+#ifndef NNC_IR_H
+#define NNC_IR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ast.h"
+
+#define IR_MAXD 8
+
+typedef struct Shape {
+    int nd;
+    int64_t d[IR_MAXD];
+    int bd;                 /* index of the batch dim, or -1 */
+} Shape;
+
+typedef enum DType { DT_F32, DT_I32 } DType;
+
+/* ORDER IrOp: ir.c's op table (name, arity, class) must match. */
+typedef enum IrOp {
+    /* leaves */
+    IR_INPUT,     /* ival: input index */
+    IR_LABEL,     /* ival: label index */
+    IR_PARAM,     /* ival: param index (Model.params) */
+    IR_STATE,     /* ival: state index (Model.state) */
+    IR_CONST,     /* fval * n^ival2 (ival2 in -1..1): a scalar, shape [] */
+    IR_RNG_MASK,  /* dropout mask: 0 or 1/(1-fval), shape of the node */
+    /* elementwise unary (in[0]) */
+    IR_NEG, IR_RELU, IR_SIGMOID, IR_TANH, IR_GELU, IR_SILU, IR_EXP, IR_LOG,
+    IR_SQRT, IR_RSQRT, IR_ABS, IR_SQUARE,
+    IR_POWC,      /* in[0] ^ fval */
+    IR_STEP,      /* in[0] > 0 ? 1 : 0            (relu') */
+    IR_SIGN,      /* sign(in[0])                  (abs') */
+    IR_DGELU,     /* gelu'(in[0]) */
+    IR_DSILU,     /* silu'(in[0]) */
+    /* elementwise binary, NumPy broadcasting */
+    IR_ADD, IR_SUB, IR_MUL, IR_DIV, IR_MAXIMUM, IR_MINIMUM,
+    IR_MAXGRAD,   /* a > b ? 1 : a == b ? 0.5 : 0 (maximum', PyTorch's tie rule) */
+    IR_EQMASK,    /* a == b ? 1 : 0 */
+    IR_EXPAND,    /* in[0] broadcast to the node's shape */
+    /* structural */
+    IR_RESHAPE,   /* a view: same data, the node's shape */
+    IR_PERMUTE,   /* perm[]: out dim i is in dim perm[i] */
+    IR_CONCAT,    /* in[0..nin), axis */
+    IR_SLICE,     /* axis, start, end */
+    IR_PAD,       /* inverse of slice: zeros, with in[0] at [start, end) of axis */
+    /* contractions and reductions */
+    IR_MATMUL,    /* op(in[0]) @ op(in[1]); ta/tb transpose the last two dims */
+    IR_SUM,       /* axes (bit mask), keepdim */
+    IR_MEAN,
+    IR_MAX,
+    IR_ARGMAX,    /* axis; i32 result */
+    /* nn */
+    IR_SOFTMAX,   /* axis (normalized to the last dims as given) */
+    IR_LOG_SOFTMAX,
+    IR_SOFTMAX_BWD,      /* in: dy, y */
+    IR_LOG_SOFTMAX_BWD,  /* in: dy, y */
+    /* losses (scalar) */
+    IR_CROSS_ENTROPY,    /* in: logits [..., C], labels [...] i32 */
+    IR_CE_BWD,           /* in: dloss, logits, labels -> dlogits */
+    IR_MSE,
+    IR_BCE_LOGITS,
+    IR_ACCURACY,         /* in: logits, labels (i32) */
+    IR_NUM_OPS
+} IrOp;
+
+typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_OTHER } OpClass;
+
+typedef struct IrNode {
+    IrOp op;
+    DType dt;
+    Shape shape;
+    int nin;
+    int *in;                /* operand node ids */
+    double fval;
+    int ival, ival2;
+    int axis;
+    uint32_t axes;          /* reductions: bit i set = reduce dim i */
+    int keepdim;
+    int ta, tb;             /* matmul transposes */
+    int64_t start, end;     /* slice / pad */
+    int perm[IR_MAXD];
+    Loc loc;                /* source span it came from */
+    const char *what;       /* short source text for comments: "fc1(x)" */
+    int backward;           /* 1 if created by autodiff */
+    /* filled by plan.c */
+    int uses;               /* consumers in the graph */
+    int fused;              /* computed inline inside its only consumer */
+    int buf;                /* storage: index into Graph.bufs, or -1 */
+} IrNode;
+
+typedef struct Buffer {
+    int64_t size;           /* elements: size, times n when batched */
+    int batched;
+    int64_t off;            /* in floats, within its region */
+    int first, last;        /* live range in node ids */
+    int param_grad;         /* >= 0: this is the grad of that param (lives in m->grads) */
+} Buffer;
+
+typedef struct Graph {
+    const char *name;       /* "train", "infer", "eval" */
+    IrNode *nodes;
+    int n, cap;
+    int training;
+    int output;             /* the model output node, or -1 */
+    int loss;               /* scalar loss node, or -1 */
+    int *metrics;           /* one node per metric */
+    int nmetrics;
+    int *update_state, *update_value;   /* `update` statements */
+    int nupdates;
+    int *summary_value;     /* summaries (scalars) */
+    const char **summary_name;
+    int nsummaries;
+    int fwd_end;            /* nodes [0, fwd_end) are the forward pass */
+    int *param_grad;        /* per param: node holding d loss/d param, or -1 */
+    Buffer *bufs;
+    int nbufs, bufcap;
+    int64_t static_size, batched_size;  /* arena floats: static + batched * max_batch */
+} Graph;
+
+/* Initializers; ORDER nnc_init_kind (runtime) and elab.c's init_names. */
+typedef enum InitKind {
+    INIT_ZEROS, INIT_ONES, INIT_CONSTANT, INIT_NORMAL, INIT_UNIFORM,
+    INIT_GLOROT_UNIFORM, INIT_GLOROT_NORMAL, INIT_HE_UNIFORM, INIT_HE_NORMAL,
+} InitKind;
+
+/* A param or state tensor of the model (the leaves that live in the
+ * generated structs).  `path` is the dotted state_dict name. */
+typedef struct Tensor {
+    const char *path;
+    const char **parts;     /* path split at '.', npart entries */
+    int npart;
+    int *order;             /* declaration-order key of each part, for layout */
+    Shape shape;            /* bd == -1 */
+    int state;              /* 0 param, 1 state */
+    int frozen;
+    InitKind init;
+    double init_a, init_b;
+    const char *from;       /* `from` file, or NULL */
+    const char *from_prefix;/* the field path the file's names are relative to */
+    const char *doc;
+    int64_t offset;         /* floats into params or state (set by elab_finish) */
+    Loc loc;
+} Tensor;
+
+typedef struct IoDecl {
+    const char *name;
+    DType dt;
+    Shape shape;            /* bd is 0 when batched */
+    int32_t limit;          /* i32 ids: valid range [0, limit), 0 unchecked */
+    int ignore_ok;          /* -100 allowed (cross_entropy labels) */
+} IoDecl;
+
+typedef struct HparamVal {
+    const char *name;
+    long long ival;         /* int hparams only are exported as enums */
+    int is_int;
+    const char *doc;
+} HparamVal;
+
+typedef struct Model {
+    const char *name;       /* "Digits" */
+    const char *prefix;     /* "digits" */
+    const char *source;     /* the .nn path as given */
+    const char *doc;
+    HparamVal *hparams;
+    int nhparams;
+    Tensor *params;         /* sorted in declaration order by elab_finish */
+    int nparams;
+    Tensor *state;
+    int nstate;
+    int64_t num_params, num_state;
+    IoDecl *inputs, *labels;
+    int ninputs, nlabels;
+    const char **metric_names;
+    int nmetrics;
+    int has_loss;
+    int uses_rng;
+    Graph *train, *infer, *eval;        /* train/eval NULL without loss */
+    double flops;           /* forward FLOPs per example */
+} Model;
+
+/* ---- shapes ---------------------------------------------------------------- */
+Shape ir_shape(int nd, const int64_t *d, int bd);
+int64_t ir_numel(Shape s);                  /* static elements (times n if batched) */
+int ir_shape_eq(Shape a, Shape b);
+/* "[N, 64]" into buf (N is the batch name given). */
+const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap);
+/* NumPy broadcasting of a and b; 0 and *out on success, -1 if incompatible. */
+int ir_broadcast(Shape a, Shape b, Shape *out);
+
+/* ---- graph building (shapes are checked by the caller, elab.c) -------------- */
+Graph *ir_graph_new(const char *name, int training);
+int ir_add(Graph *g, IrNode node);          /* copies; returns the id */
+IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in);
+const char *ir_op_name(IrOp op);
+OpClass ir_op_class(IrOp op);
+int ir_is_elementwise(IrOp op);
+
+/* ---- dumps ------------------------------------------------------------------- */
+void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only);
+
+#endif

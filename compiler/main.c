@@ -1,0 +1,229 @@
+/* main.c — the nnc command line and the pipeline:
+ *
+ *     lex + parse (grammar/)  ->  elaborate (elab.c)  ->  autodiff (grad.c)
+ *         ->  plan: peepholes, fusion, memory (plan.c)  ->  emit C (emit.c)
+ *
+ * Each stage can be dumped with --dump=tokens|ast|ir|grad|plan.  Output
+ * files are written only when the whole run had no error, each atomically
+ * (a temporary file renamed into place).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ast.h"
+#include "elab.h"
+#include "emit.h"
+#include "grad.h"
+#include "plan.h"
+
+#ifndef NNC_VERSION
+#define NNC_VERSION "0.0.0"
+#endif
+
+static const char usage_text[] =
+    "usage: nnc [options] model.nn\n"
+    "\n"
+    "Compiles a model written in the nn language into C that trains.\n"
+    "\n"
+    "options:\n"
+    "  -o DIR             write the generated files into DIR (default: .)\n"
+    "  --emit=KIND        c: <prefix>.h and <prefix>.c (default);\n"
+    "                     driver or all: also <prefix>_main.c, the command-line driver\n"
+    "  --prefix P         name the files and C symbols P instead of the model name in snake_case\n"
+    "  -D NAME=VALUE      override a model hparam (VALUE in the language's literal syntax,\n"
+    "                     lists as [1,2])\n"
+    "  -I DIR             search DIR for imported files (after the importing file's directory)\n"
+    "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad or plan\n"
+    "  --print-std        print the standard library's source and exit\n"
+    "  --precision=f64    emit double-precision code (for gradient checks; no save/load/driver)\n"
+    "  --version          print the version and exit\n"
+    "  --help             print this help and exit\n"
+    "\n"
+    "exit status: 0 on success, 1 on any error (nothing is written then)\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "nnc: error: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'nnc --help' for usage)\n");
+    return 1;
+}
+
+/* Writes `len` bytes to dir/name through a temporary file and rename. */
+static int write_atomic(const char *dir, const char *name, const char *text, size_t len)
+{
+    size_t n = strlen(dir) + strlen(name) + 32;
+    char *path = malloc(n), *tmp = malloc(n + 16);
+    if (!path || !tmp)
+        abort();
+    snprintf(path, n, "%s/%s", dir, name);
+    snprintf(tmp, n + 16, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int ok = f && fwrite(text, 1, len, f) == len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        fprintf(stderr, "nnc: error: cannot write '%s': %s\n", path, strerror(errno));
+        remove(tmp);
+    }
+    free(path);
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *input = NULL, *outdir = ".", *dump = NULL;
+    EmitOptions eopt = {0, 0};
+    ElabOptions opt;
+    memset(&opt, 0, sizeof opt);
+    opt.incdirs = calloc((size_t)argc, sizeof(char *));
+    Define *defs = calloc((size_t)argc, sizeof(Define));
+    if (!opt.incdirs || !defs)
+        abort();
+    opt.defs = defs;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("nnc %s\n", NNC_VERSION);
+            return 0;
+        } else if (!strcmp(a, "--print-std")) {
+            fputs(nnc_std_source, stdout);
+            return 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "-I") || !strcmp(a, "-D") || !strcmp(a, "--prefix")) {
+            if (i + 1 >= argc)
+                return usage_error("'%s' needs an argument", a);
+            const char *v = argv[++i];
+            if (a[1] == 'o')
+                outdir = v;
+            else if (a[1] == 'I')
+                opt.incdirs[opt.nincdirs++] = v;
+            else if (a[1] == '-')
+                opt.prefix = v;
+            else {
+                const char *eq = strchr(v, '=');
+                if (!eq || eq == v)
+                    return usage_error("-D needs NAME=VALUE, got '%s'", v);
+                defs[opt.ndefs].name = ast_strndup(v, (size_t)(eq - v));
+                defs[opt.ndefs++].value = eq + 1;
+            }
+        } else if (!strncmp(a, "-D", 2) || !strncmp(a, "-I", 2)) {
+            const char *v = a + 2;
+            if (a[1] == 'I') {
+                opt.incdirs[opt.nincdirs++] = v;
+                continue;
+            }
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v)
+                return usage_error("-D needs NAME=VALUE, got '%s'", v);
+            defs[opt.ndefs].name = ast_strndup(v, (size_t)(eq - v));
+            defs[opt.ndefs++].value = eq + 1;
+        } else if (!strncmp(a, "--emit=", 7)) {
+            const char *k = a + 7;
+            if (!strcmp(k, "c"))
+                eopt.driver = 0;
+            else if (!strcmp(k, "driver") || !strcmp(k, "all"))
+                eopt.driver = 1;
+            else
+                return usage_error("unknown --emit kind '%s' (c, driver, all)", k);
+        } else if (!strncmp(a, "--dump=", 7)) {
+            dump = a + 7;
+            if (strcmp(dump, "tokens") && strcmp(dump, "ast") && strcmp(dump, "ir") && strcmp(dump, "grad") &&
+                strcmp(dump, "plan"))
+                return usage_error("unknown --dump stage '%s' (tokens, ast, ir, grad, plan)", dump);
+        } else if (!strncmp(a, "--prefix=", 9)) {
+            opt.prefix = a + 9;
+        } else if (!strcmp(a, "--precision=f64")) {
+            eopt.f64 = 1;
+        } else if (!strcmp(a, "--precision=f32")) {
+            eopt.f64 = 0;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '%s'", a);
+        } else if (input) {
+            return usage_error("more than one input file ('%s')", a);
+        } else {
+            input = a;
+        }
+    }
+    if (!input)
+        return usage_error("%s", "no input file");
+
+    /* lex and parse: the file and its imports */
+    if (dump && !strcmp(dump, "tokens")) {
+        SrcFile *f = diag_load_file(input);
+        if (!f) {
+            fprintf(stderr, "nnc: error: cannot read '%s': %s\n", input, strerror(errno));
+            return 1;
+        }
+        ast_dump_tokens(f, stdout);
+        return diag_errors() ? 1 : 0;
+    }
+    Program *prog = elab_load(input, &opt);
+    if (!prog)
+        return 1;
+    if (dump && !strcmp(dump, "ast")) {
+        ast_dump(prog->main, stdout);
+        return 0;
+    }
+
+    /* elaborate: hparams, instantiation, shape inference, IR */
+    Model **models;
+    int nmodels = elab_models(prog, &opt, &models);
+    if (diag_errors())
+        return 1;
+
+    /* autodiff, then plan every graph */
+    for (int i = 0; i < nmodels; i++) {
+        Model *m = models[i];
+        if (dump && !strcmp(dump, "ir")) {
+            Graph *gs[3] = {m->infer, m->train, m->eval};
+            for (int k = 0; k < 3; k++)
+                if (gs[k])
+                    ir_dump(m, gs[k], stdout, 0);
+            continue;
+        }
+        if (m->train)
+            grad_build(m, m->train);
+        if (dump && !strcmp(dump, "grad")) {
+            if (m->train)
+                ir_dump(m, m->train, stdout, 1);
+            continue;
+        }
+        Graph *gs[3] = {m->infer, m->train, m->eval};
+        for (int k = 0; k < 3; k++)
+            if (gs[k])
+                plan_graph(m, gs[k]);
+        if (dump)
+            for (int k = 0; k < 3; k++)
+                if (gs[k])
+                    plan_dump(m, gs[k], stdout);
+    }
+    if (dump)
+        return 0;
+
+    /* emit everything in memory, then write only if nothing failed */
+    EmitFile *files = calloc((size_t)nmodels * 3 + 1, sizeof(EmitFile));
+    int nfiles = 0;
+    for (int i = 0; i < nmodels; i++)
+        nfiles += emit_model(models[i], &eopt, files + nfiles);
+    if (diag_errors())
+        return 1;
+    struct stat st;
+    if (stat(outdir, &st) != 0 && mkdir(outdir, 0777) != 0) {
+        fprintf(stderr, "nnc: error: cannot create output directory '%s': %s\n", outdir, strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < nfiles; i++)
+        if (write_atomic(outdir, files[i].name, files[i].text, files[i].len) != 0)
+            return 1;
+    return 0;
+}

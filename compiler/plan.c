@@ -1,0 +1,335 @@
+/* plan.c — the passes between autodiff and emission (plan_*): peepholes,
+ * dead-node removal, elementwise fusion, and the static memory plan.
+ *
+ * Fusion: an elementwise node whose only consumer is an elementwise node of
+ * the same shape and the same pass (forward or backward) is not stored; the
+ * emitter inlines its expression into the consumer's loop.  So a chain such
+ * as dy * (1 - y*y) becomes one loop, forward or backward alike.
+ *
+ * Memory: every stored intermediate gets an offset in one arena, planned
+ * once at compile time.  A tensor whose shape has the batch dim lives in a
+ * region scaled by max_batch, so one plan serves every max_batch chosen at
+ * init.  Buffers whose lifetimes do not overlap share space (first fit in
+ * order of definition).  The training forward and backward passes are
+ * planned as one schedule, so what backward needs stays alive.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+#define ALIGN 16   /* floats: 64-byte alignment for vector loads */
+
+static int is_swap_last2(const IrNode *n)
+{
+    int nd = n->shape.nd;
+    if (n->op != IR_PERMUTE || nd < 2 || n->perm[nd - 1] != nd - 2 || n->perm[nd - 2] != nd - 1)
+        return 0;
+    for (int i = 0; i < nd - 2; i++)
+        if (n->perm[i] != i)
+            return 0;
+    return 1;
+}
+
+/* Rewrites that save copies: a matmul reads a transposed operand through
+ * its transpose flag, and a transposed matmul result is computed as the
+ * product the other way round ((AB)ᵀ = BᵀAᵀ). */
+static void peephole(Graph *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        if (n->op == IR_MATMUL) {
+            for (int k = 0; k < 2; k++) {
+                IrNode *p = &g->nodes[n->in[k]];
+                if (is_swap_last2(p)) {
+                    n->in[k] = p->in[0];
+                    if (k == 0)
+                        n->ta = !n->ta;
+                    else
+                        n->tb = !n->tb;
+                }
+            }
+        }
+    }
+    /* (A @ B)ᵀ with the product used only there: count uses first */
+    int *uses = calloc((size_t)g->n + 1, sizeof(int));
+    if (!uses)
+        abort();
+    for (int i = 0; i < g->n; i++)
+        for (int k = 0; k < g->nodes[i].nin; k++)
+            uses[g->nodes[i].in[k]]++;
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        if (!is_swap_last2(n))
+            continue;
+        IrNode *mm = &g->nodes[n->in[0]];
+        if (mm->op != IR_MATMUL || uses[n->in[0]] != 1 || mm->shape.nd != 2)
+            continue;
+        int a = mm->in[0], b = mm->in[1], ta = mm->ta, tb = mm->tb;
+        int in[2] = {b, a};
+        IrNode r = ir_node(IR_MATMUL, DT_F32, n->shape, 2, in);
+        r.ta = !tb;
+        r.tb = !ta;
+        r.loc = n->loc;
+        r.what = n->what;
+        r.backward = n->backward;
+        r.buf = -1;
+        free(n->in);
+        *n = r;
+    }
+    free(uses);
+}
+
+/* Nodes that something observable depends on. */
+static void mark_live(Graph *g, const Model *m, char *live)
+{
+    int *stack = malloc(sizeof(int) * (size_t)(g->n + 1));
+    int sp = 0;
+#define ROOT(t) do { if ((t) >= 0 && !live[t]) live[t] = 1, stack[sp++] = (t); } while (0)
+    ROOT(g->output);
+    ROOT(g->loss);
+    for (int i = 0; i < g->nmetrics; i++)
+        ROOT(g->metrics[i]);
+    for (int i = 0; i < g->nupdates; i++)
+        ROOT(g->update_value[i]);
+    for (int i = 0; i < g->nsummaries; i++)
+        ROOT(g->summary_value[i]);
+    for (int i = 0; g->param_grad && i < m->nparams; i++)
+        ROOT(g->param_grad[i]);
+    while (sp) {
+        const IrNode *n = &g->nodes[stack[--sp]];
+        for (int k = 0; k < n->nin; k++)
+            ROOT(n->in[k]);
+    }
+#undef ROOT
+    free(stack);
+}
+
+static int is_root(const Graph *g, const Model *m, int t)
+{
+    if (t == g->output || t == g->loss)
+        return 1;
+    for (int i = 0; i < g->nmetrics; i++)
+        if (g->metrics[i] == t)
+            return 1;
+    for (int i = 0; i < g->nupdates; i++)
+        if (g->update_value[i] == t)
+            return 1;
+    for (int i = 0; i < g->nsummaries; i++)
+        if (g->summary_value[i] == t)
+            return 1;
+    for (int i = 0; g->param_grad && i < m->nparams; i++)
+        if (g->param_grad[i] == t)
+            return 1;
+    return 0;
+}
+
+static int new_buf(Graph *g, int64_t size, int batched, int first)
+{
+    if (g->nbufs == g->bufcap) {
+        g->bufcap = g->bufcap ? g->bufcap * 2 : 32;
+        g->bufs = realloc(g->bufs, sizeof(Buffer) * (size_t)g->bufcap);
+        if (!g->bufs)
+            abort();
+    }
+    Buffer *b = &g->bufs[g->nbufs];
+    memset(b, 0, sizeof *b);
+    b->size = (size + ALIGN - 1) / ALIGN * ALIGN;
+    b->batched = batched;
+    b->first = b->last = first;
+    b->param_grad = -1;
+    return g->nbufs++;
+}
+
+/* First fit: the lowest offset free for the buffer's whole lifetime. */
+static void assign_offsets(Graph *g, int batched, int64_t *total)
+{
+    int *order = malloc(sizeof(int) * (size_t)(g->nbufs + 1));
+    int n = 0;
+    for (int i = 0; i < g->nbufs; i++)
+        if (g->bufs[i].batched == batched && g->bufs[i].param_grad < 0)
+            order[n++] = i;
+    *total = 0;
+    for (int a = 0; a < n; a++) {
+        Buffer *b = &g->bufs[order[a]];
+        int64_t off = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int c = 0; c < a; c++) {
+                Buffer *o = &g->bufs[order[c]];
+                int overlap_time = !(o->last < b->first || b->last < o->first);
+                int overlap_space = off < o->off + o->size && o->off < off + b->size;
+                if (overlap_time && overlap_space) {
+                    off = o->off + o->size;
+                    moved = 1;
+                }
+            }
+        }
+        b->off = off;
+        if (off + b->size > *total)
+            *total = off + b->size;
+    }
+    free(order);
+}
+
+/* The node whose storage `t` uses: reshapes are views of their input. */
+int plan_storage_root(const Graph *g, int t)
+{
+    while (g->nodes[t].op == IR_RESHAPE)
+        t = g->nodes[t].in[0];
+    return t;
+}
+
+void plan_graph(const Model *m, Graph *g)
+{
+    peephole(g);
+    char *live = calloc((size_t)g->n + 1, 1);
+    if (!live)
+        abort();
+    mark_live(g, m, live);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        n->uses = 0;
+        n->fused = 0;
+        n->buf = -1;
+    }
+    for (int i = 0; i < g->n; i++)
+        if (live[i])
+            for (int k = 0; k < g->nodes[i].nin; k++)
+                g->nodes[g->nodes[i].in[k]].uses++;
+    /* dead nodes are kept in the array (ids are stable) but never emitted */
+    for (int i = 0; i < g->n; i++)
+        if (!live[i])
+            g->nodes[i].fused = -1;
+    /* fusion */
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        if (!live[i])
+            continue;
+        if (n->op == IR_CONST) {
+            n->fused = 1;
+            continue;
+        }
+        if (!ir_is_elementwise(n->op) || n->uses != 1 || is_root(g, m, i))
+            continue;
+        for (int j = i + 1; j < g->n; j++) {
+            IrNode *c = &g->nodes[j];
+            if (!live[j])
+                continue;
+            int reads = 0;
+            for (int k = 0; k < c->nin; k++)
+                reads += c->in[k] == i;
+            if (!reads)
+                continue;
+            if (ir_is_elementwise(c->op) && c->backward == n->backward && ir_shape_eq(c->shape, n->shape))
+                n->fused = 1;
+            break;
+        }
+    }
+    /* storage: leaves live in the caller's arrays or the model's structs */
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        if (!live[i] || n->fused || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+            continue;
+        n->buf = new_buf(g, ir_numel(n->shape), n->shape.bd >= 0, i);
+    }
+    /* a param's gradient is written straight into m->grads */
+    for (int p = 0; g->param_grad && p < m->nparams; p++) {
+        int t = g->param_grad[p];
+        if (t < 0)
+            continue;
+        int r = plan_storage_root(g, t);
+        IrNode *n = &g->nodes[r];
+        if (n->buf >= 0 && g->bufs[n->buf].param_grad < 0 && n->uses <= (r == t ? 0 : 1) &&
+            ir_op_class(n->op) != OC_LEAF)
+            g->bufs[n->buf].param_grad = p;
+    }
+    /* lifetimes: a buffer lives until its last reader; readers through a
+     * fused chain or a view count at the stored node that consumes them */
+    int *at = malloc(sizeof(int) * (size_t)(g->n + 1));
+    for (int i = g->n - 1; i >= 0; i--) {
+        IrNode *n = &g->nodes[i];
+        at[i] = i;
+        if (n->fused == 1 || n->op == IR_RESHAPE) {
+            /* its consumer's position, found by scanning forward */
+            for (int j = i + 1; j < g->n; j++) {
+                const IrNode *c = &g->nodes[j];
+                if (c->fused < 0)
+                    continue;
+                for (int k = 0; k < c->nin; k++)
+                    if (c->in[k] == i && at[j] > at[i])
+                        at[i] = at[j];
+            }
+        }
+    }
+    for (int i = 0; i < g->n; i++) {
+        const IrNode *c = &g->nodes[i];
+        if (c->fused < 0)
+            continue;
+        for (int k = 0; k < c->nin; k++) {
+            int r = plan_storage_root(g, c->in[k]);
+            int b = g->nodes[r].buf;
+            if (b >= 0 && g->bufs[b].last < at[i])
+                g->bufs[b].last = at[i];
+        }
+    }
+    /* what the forward pass hands to its caller or to the end of the pass */
+    int end_fwd = g->fwd_end - 1;
+    int roots[4096], nr = 0;
+    roots[nr++] = g->output;
+    roots[nr++] = g->loss;
+    for (int i = 0; i < g->nmetrics && nr < 4000; i++)
+        roots[nr++] = g->metrics[i];
+    for (int i = 0; i < g->nupdates && nr < 4000; i++)
+        roots[nr++] = g->update_value[i];
+    for (int i = 0; i < g->nsummaries && nr < 4000; i++)
+        roots[nr++] = g->summary_value[i];
+    for (int i = 0; i < nr; i++) {
+        if (roots[i] < 0)
+            continue;
+        int b = g->nodes[plan_storage_root(g, roots[i])].buf;
+        if (b >= 0 && g->bufs[b].last < end_fwd)
+            g->bufs[b].last = end_fwd;
+    }
+    /* the backward pass starts after the whole forward pass: anything
+     * backward reads must outlive the forward pass's end */
+    for (int i = g->fwd_end; i < g->n; i++) {
+        const IrNode *c = &g->nodes[i];
+        if (c->fused < 0)
+            continue;
+        for (int k = 0; k < c->nin; k++) {
+            int b = g->nodes[plan_storage_root(g, c->in[k])].buf;
+            if (b >= 0 && g->bufs[b].first < g->fwd_end && g->bufs[b].last < g->fwd_end)
+                g->bufs[b].last = g->fwd_end;
+        }
+    }
+    free(at);
+    assign_offsets(g, 0, &g->static_size);
+    assign_offsets(g, 1, &g->batched_size);
+    free(live);
+}
+
+void plan_dump(const Model *m, const Graph *g, FILE *out)
+{
+    char sb[128];
+    fprintf(out, "plan %s: arena %lld + %lld*max_batch floats\n", g->name, (long long)g->static_size,
+            (long long)g->batched_size);
+    for (int i = 0; i < g->n; i++) {
+        const IrNode *n = &g->nodes[i];
+        if (n->fused < 0)
+            continue;
+        fprintf(out, "  %%%d %-14s %-16s", i, ir_op_name(n->op), ir_shape_str(n->shape, "N", sb, sizeof sb));
+        if (n->fused)
+            fprintf(out, " fused");
+        else if (n->op == IR_RESHAPE)
+            fprintf(out, " view of %%%d", plan_storage_root(g, i));
+        else if (n->buf >= 0) {
+            const Buffer *b = &g->bufs[n->buf];
+            if (b->param_grad >= 0)
+                fprintf(out, " -> grads.%s", m->params[b->param_grad].path);
+            else
+                fprintf(out, " @%s%lld live %d..%d", b->batched ? "B+" : "S+", (long long)b->off, b->first, b->last);
+        }
+        fprintf(out, "\n");
+    }
+}

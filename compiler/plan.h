@@ -1,0 +1,13 @@
+/* plan.h — peepholes, fusion and the static memory plan (plan_*). */
+#ifndef NNC_PLAN_H
+#define NNC_PLAN_H
+
+#include "ir.h"
+
+/* Rewrites g in place, marks fused and dead nodes, assigns buffers. */
+void plan_graph(const Model *m, Graph *g);
+/* The node whose storage t uses (through reshape views). */
+int plan_storage_root(const Graph *g, int t);
+void plan_dump(const Model *m, const Graph *g, FILE *out);
+
+#endif

@@ -1,0 +1,1047 @@
+/* driver.c — the command-line driver behind every generated <model>_main.c.
+ *
+ * A generated model describes itself in an nnc_model_desc (its inputs,
+ * labels, output, metrics, tensors and thin wrappers around its typed API)
+ * and hands it to nnc_driver_main, which implements the CLI of
+ * spec/generated-c.md: info, train, eval, predict and grad over .npy data
+ * and safetensors checkpoints.  Keeping the CLI here rather than generating
+ * it keeps every model's command line identical and the generated code
+ * small.
+ *
+ * Exit status: 0 ok; 1 usage error (unknown subcommand or option, missing
+ * option, bad number); 2 a bad or unreadable file (inputs, labels, weights)
+ * or any other run-time failure (out of memory, cannot write the output).
+ * Every input file is read and validated (dtype, shape, batch size, id
+ * ranges) before any pass runs, and outputs are written atomically at the
+ * very end, so a failure never leaves an output file behind.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nnc_internal.h"
+#include "nnc_runtime.h"
+
+#define EXIT_OK 0
+#define EXIT_USAGE 1
+#define EXIT_FILE 2
+
+/* eval and predict run in chunks of at most this many examples, so that a
+ * large file does not need activations for all of it at once. */
+#define CHUNK 65536
+
+/* The data shuffle draws from its own stream, derived from --seed, so that
+ * it does not replay the stream the model's init drew its weights from. */
+#define SHUFFLE_SALT UINT64_C(0x53485546464c4521) /* "SHUFFLE!" */
+
+/* ---- options ------------------------------------------------------------------ */
+
+enum sub { SUB_INFO = 1, SUB_TRAIN = 2, SUB_EVAL = 4, SUB_PREDICT = 8, SUB_GRAD = 16 };
+
+enum opt_id {
+    O_INPUTS, O_LABELS, O_WEIGHTS, O_SAVE, O_OUTPUT, O_EPOCHS, O_BATCH, O_OPTIMIZER, O_LR,
+    O_SEED, O_MOMENTUM, O_WD, O_CLIP, O_VAL_INPUTS, O_VAL_LABELS, O_QUIET, O_COUNT
+};
+
+typedef struct optdef {
+    const char *name;
+    int takes_value;
+    unsigned subs;
+} optdef;
+
+static const optdef optdefs[O_COUNT] = {
+    [O_INPUTS] = {"inputs", 1, SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD},
+    [O_LABELS] = {"labels", 1, SUB_TRAIN | SUB_EVAL | SUB_GRAD},
+    [O_WEIGHTS] = {"weights", 1, SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD},
+    [O_SAVE] = {"save", 1, SUB_TRAIN},
+    [O_OUTPUT] = {"output", 1, SUB_PREDICT | SUB_GRAD},
+    [O_EPOCHS] = {"epochs", 1, SUB_TRAIN},
+    [O_BATCH] = {"batch", 1, SUB_TRAIN},
+    [O_OPTIMIZER] = {"optimizer", 1, SUB_TRAIN},
+    [O_LR] = {"lr", 1, SUB_TRAIN},
+    [O_SEED] = {"seed", 1, SUB_TRAIN | SUB_GRAD},
+    [O_MOMENTUM] = {"momentum", 1, SUB_TRAIN},
+    [O_WD] = {"weight-decay", 1, SUB_TRAIN},
+    [O_CLIP] = {"clip", 1, SUB_TRAIN},
+    [O_VAL_INPUTS] = {"val-inputs", 1, SUB_TRAIN},
+    [O_VAL_LABELS] = {"val-labels", 1, SUB_TRAIN},
+    [O_QUIET] = {"quiet", 0, SUB_TRAIN},
+};
+
+/* ---- messages ----------------------------------------------------------------- */
+
+static const char *dtype_short(nnc_dtype t);
+static void fmt_io_shape(char *out, size_t cap, const nnc_io_desc *io, const char *open,
+                         const char *close);
+
+static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsigned sub,
+                      int first)
+{
+    const char *lead = first ? "usage:" : "      ";
+    const char *lab = d->num_labels > 0 ? " --labels Y.npy" : "";
+    switch (sub) {
+    case SUB_INFO:
+        fprintf(out, "%s %s info\n", lead, prog);
+        break;
+    case SUB_TRAIN:
+        fprintf(out,
+                "%s %s train --inputs X.npy%s --save OUT.safetensors\n"
+                "          [--epochs E (10)] [--batch B (32)] [--optimizer sgd|adam|adamw (adam)]\n"
+                "          [--lr LR (0.001)] [--momentum M (0)] [--weight-decay WD (0; adamw 0.01)]\n"
+                "          [--clip MAX_NORM] [--seed S (0)] [--weights IN.safetensors]\n"
+                "          [--val-inputs X.npy%s] [--quiet]\n",
+                lead, prog, lab, d->num_labels > 0 ? " --val-labels Y.npy" : "");
+        break;
+    case SUB_EVAL:
+        fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s\n", lead, prog, lab);
+        break;
+    case SUB_PREDICT:
+        fprintf(out, "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy\n",
+                lead, prog);
+        break;
+    case SUB_GRAD:
+        fprintf(out,
+                "%s %s grad --weights W.safetensors --inputs X.npy%s --output G.safetensors "
+                "[--seed S]\n",
+                lead, prog, lab);
+        break;
+    }
+}
+
+static void usage(FILE *out, const char *prog, const nnc_model_desc *d, unsigned only)
+{
+    int first = 1;
+    const unsigned subs[] = {SUB_INFO, SUB_TRAIN, SUB_EVAL, SUB_PREDICT, SUB_GRAD};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (only && subs[i] != only)
+            continue;
+        if (!d->has_loss && (subs[i] & (SUB_TRAIN | SUB_EVAL | SUB_GRAD)))
+            continue;
+        usage_sub(out, prog, d, subs[i], first);
+        first = 0;
+    }
+    if (!only || (only & (SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD))) {
+        fprintf(out, "Arrays are .npy files, batch first; several inputs or labels are given as "
+                     "a,b in declaration order.\n");
+        char shape[256];
+        fprintf(out, "Inputs:");
+        for (int i = 0; i < d->num_inputs; i++) {
+            fmt_io_shape(shape, sizeof shape, &d->inputs[i], "[", "]");
+            fprintf(out, "%s %s %s %s", i ? "," : "", d->inputs[i].name,
+                    dtype_short(d->inputs[i].dtype), shape);
+        }
+        fprintf(out, "\n");
+        if (d->num_labels > 0) {
+            fprintf(out, "Labels:");
+            for (int i = 0; i < d->num_labels; i++) {
+                fmt_io_shape(shape, sizeof shape, &d->labels[i], "[", "]");
+                fprintf(out, "%s %s %s %s", i ? "," : "", d->labels[i].name,
+                        dtype_short(d->labels[i].dtype), shape);
+            }
+            fprintf(out, "\n");
+        }
+    }
+}
+
+static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub,
+                       const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub,
+                       const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    usage(stderr, prog, d, sub);
+    return EXIT_USAGE;
+}
+
+static int file_error(const char *prog, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* "<prog>: <file>: <what>", one line: the caller's message already names
+ * the file. */
+static int file_error(const char *prog, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(stderr, "%s: %s\n", prog, msg);
+    return EXIT_FILE;
+}
+
+/* Reports a runtime or generated-code failure: its nnc_error() if it left
+ * one, else the fallback built from errno. */
+static int report_failure(const char *prog, const char *fallback_file, const char *what)
+{
+    if (nnc__error_isset())
+        return file_error(prog, "%s", nnc_error());
+    return file_error(prog, "%s: %s%s%s", fallback_file, what, errno ? ": " : "",
+                      errno ? strerror(errno) : "");
+}
+
+static const char *dtype_name(nnc_dtype t)
+{
+    return t == NNC_I32 ? "<i4" : "<f4";
+}
+
+static const char *dtype_short(nnc_dtype t)
+{
+    return t == NNC_I32 ? "i32" : "f32";
+}
+
+/* "[N, 64]" (batched) or "[3, 4]". */
+static void fmt_io_shape(char *out, size_t cap, const nnc_io_desc *io, const char *open,
+                         const char *close)
+{
+    size_t k = (size_t)snprintf(out, cap, "%s", open);
+    for (int i = 0; i < io->ndim && k < cap; i++) {
+        if (i == 0 && io->batched)
+            k += (size_t)snprintf(out + k, cap - k, "N");
+        else
+            k += (size_t)snprintf(out + k, cap - k, i ? ", %d" : "%d", io->shape[i]);
+    }
+    if (k < cap && io->ndim == 1 && !strcmp(open, "("))
+        k += (size_t)snprintf(out + k, cap - k, ",");
+    if (k < cap)
+        snprintf(out + k, cap - k, "%s", close);
+}
+
+static void fmt_array_shape(char *out, size_t cap, const nnc_array *a)
+{
+    size_t k = (size_t)snprintf(out, cap, "(");
+    for (int i = 0; i < a->ndim && k < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, i ? ", %lld" : "%lld", (long long)a->shape[i]);
+    if (k < cap && a->ndim == 1)
+        k += (size_t)snprintf(out + k, cap - k, ",");
+    if (k < cap)
+        snprintf(out + k, cap - k, ")");
+}
+
+/* ---- numbers on the command line ------------------------------------------------- */
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    if (!*s || !((*s >= '0' && *s <= '9') || *s == '-' || *s == '+'))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!*s || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, int lo_open, double *out)
+{
+    if (!*s || !((*s >= '0' && *s <= '9') || *s == '-' || *s == '+' || *s == '.'))
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < lo || (lo_open && v == lo))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- data sets ----------------------------------------------------------------------- */
+
+/* The arrays of one pass: the inputs, then (when used) the labels, each
+ * with its descriptor and, for batched arrays, the bytes per example. */
+typedef struct dset {
+    int count, num_inputs;
+    nnc_array *arr;
+    const nnc_io_desc **io;
+    char **paths;
+    size_t *ex_bytes;   /* bytes per example; for unbatched arrays the whole array */
+    size_t *stride;     /* ex_bytes when batched, 0 when not: row s is at data + s*stride */
+    int64_t n;          /* examples */
+} dset;
+
+static void dset_free(dset *s)
+{
+    for (int i = 0; i < s->count; i++) {
+        if (s->arr)
+            nnc_array_free(&s->arr[i]);
+        if (s->paths)
+            free(s->paths[i]);
+    }
+    free(s->arr);
+    free(s->io);
+    free(s->paths);
+    free(s->ex_bytes);
+    free(s->stride);
+    memset(s, 0, sizeof *s);
+}
+
+/* Splits "a.npy,b.npy" into exactly `want` non-empty paths. */
+static int split_paths(const char *list, int want, char **out)
+{
+    const char *p = list;
+    for (int i = 0; i < want; i++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0 || (i == want - 1 && comma) || (i < want - 1 && !comma))
+            return -1;
+        out[i] = malloc(len + 1);
+        if (!out[i])
+            return -2;
+        memcpy(out[i], p, len);
+        out[i][len] = '\0';
+        p = comma ? comma + 1 : p + len;
+    }
+    return 0;
+}
+
+typedef struct drv {
+    const char *prog;
+    const nnc_model_desc *d;
+    unsigned sub;
+    const char *opt[O_COUNT];
+} drv;
+
+static int count_list(const char *list)
+{
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+/* Reads and validates the arrays of a pass: the inputs and, when
+ * `with_labels`, the labels (`labels` may then be NULL only for a model
+ * without labels).  Returns an exit status. */
+static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const char *labels,
+                     const char *in_opt, const char *lab_opt)
+{
+    const nnc_model_desc *d = v->d;
+    memset(s, 0, sizeof *s);
+    int nin = d->num_inputs, nlab = with_labels ? d->num_labels : 0;
+    if (nlab == 0)
+        labels = NULL;
+    if (count_list(inputs) != nin)
+        return usage_error(v->prog, d, v->sub, "--%s: the model takes %d input%s, got %d",
+                           in_opt, nin, nin == 1 ? "" : "s", count_list(inputs));
+    if (labels && count_list(labels) != nlab)
+        return usage_error(v->prog, d, v->sub, "--%s: the model takes %d label%s, got %d",
+                           lab_opt, nlab, nlab == 1 ? "" : "s", count_list(labels));
+    int total = nin + nlab;
+    s->count = total;
+    s->num_inputs = nin;
+    s->arr = calloc((size_t)total + 1, sizeof *s->arr);
+    s->io = calloc((size_t)total + 1, sizeof *s->io);
+    s->paths = calloc((size_t)total + 1, sizeof *s->paths);
+    s->ex_bytes = calloc((size_t)total + 1, sizeof *s->ex_bytes);
+    s->stride = calloc((size_t)total + 1, sizeof *s->stride);
+    if (!s->arr || !s->io || !s->paths || !s->ex_bytes || !s->stride)
+        return file_error(v->prog, "out of memory");
+    int rc = split_paths(inputs, nin, s->paths);
+    if (rc == -1)
+        return usage_error(v->prog, d, v->sub, "--%s: empty file name in '%s'", in_opt, inputs);
+    if (rc == 0 && labels) {
+        rc = split_paths(labels, nlab, s->paths + nin);
+        if (rc == -1)
+            return usage_error(v->prog, d, v->sub, "--%s: empty file name in '%s'", lab_opt,
+                               labels);
+    }
+    if (rc != 0)
+        return file_error(v->prog, "out of memory");
+    for (int i = 0; i < total; i++)
+        s->io[i] = i < nin ? &d->inputs[i] : &d->labels[i - nin];
+
+    /* Read and check each file against its descriptor. */
+    const char *first_batched = NULL;
+    s->n = -1;
+    for (int i = 0; i < total; i++) {
+        const nnc_io_desc *io = s->io[i];
+        const char *path = s->paths[i];
+        const char *kind = i < nin ? "input" : "label";
+        nnc_array *a = &s->arr[i];
+        if (nnc_npy_read(path, a) != 0)
+            return file_error(v->prog, "%s", nnc_error());
+        if (a->dtype != io->dtype)
+            return file_error(v->prog, "%s: dtype %s, expected %s for %s '%s'", path,
+                              dtype_name(a->dtype), dtype_name(io->dtype), kind, io->name);
+        int ok = a->ndim == io->ndim;
+        for (int k = io->batched ? 1 : 0; ok && k < a->ndim; k++)
+            ok = a->shape[k] == io->shape[k];
+        if (!ok) {
+            char got[256], want[256];
+            fmt_array_shape(got, sizeof got, a);
+            fmt_io_shape(want, sizeof want, io, "(", ")");
+            return file_error(v->prog, "%s: shape %s, expected %s for %s '%s'", path, got, want,
+                              kind, io->name);
+        }
+        size_t ex = 4;
+        for (int k = io->batched ? 1 : 0; k < a->ndim; k++)
+            ex *= (size_t)a->shape[k];
+        s->ex_bytes[i] = ex;
+        s->stride[i] = io->batched ? ex : 0;
+        if (io->batched) {
+            if (a->shape[0] < 1)
+                return file_error(v->prog, "%s: no examples (first dimension is 0)", path);
+            if (a->shape[0] > INT_MAX)
+                return file_error(v->prog, "%s: %lld examples, at most %d supported", path,
+                                  (long long)a->shape[0], INT_MAX);
+            if (s->n < 0) {
+                s->n = a->shape[0];
+                first_batched = path;
+            } else if (a->shape[0] != s->n) {
+                return file_error(v->prog, "%s: %lld examples, but %s has %lld", path,
+                                  (long long)a->shape[0], first_batched, (long long)s->n);
+            }
+        }
+        if (a->dtype == NNC_I32 && io->limit > 0) {
+            const int32_t *x = a->data;
+            for (int64_t k = 0; k < a->count; k++) {
+                if ((x[k] >= 0 && x[k] < io->limit) || (io->ignore_ok && x[k] == -100))
+                    continue;
+                return file_error(v->prog,
+                                  "%s: value %ld at index %lld out of range for %s '%s' "
+                                  "(expected 0 <= value < %ld%s)",
+                                  path, (long)x[k], (long long)k, kind, io->name,
+                                  (long)io->limit, io->ignore_ok ? ", or -100" : "");
+            }
+        }
+    }
+    /* A model without a batch dimension sees its arrays whole: one example. */
+    if (s->n < 0)
+        s->n = 1;
+    return EXIT_OK;
+}
+
+/* ---- the model --------------------------------------------------------------------- */
+
+typedef struct inst {
+    void *m;
+    int inited;
+} inst;
+
+static int model_create(drv *v, inst *x, int max_batch, uint64_t seed)
+{
+    const nnc_model_desc *d = v->d;
+    x->m = calloc(1, d->model_size ? d->model_size : 1);
+    x->inited = 0;
+    if (!x->m)
+        return file_error(v->prog, "out of memory for the model");
+    nnc__error_clear();
+    errno = 0;
+    if (d->init(x->m, max_batch, seed) != 0) {
+        char what[128];
+        snprintf(what, sizeof what, "cannot initialize the model (max batch %d)", max_batch);
+        int rc = report_failure(v->prog, d->name, what);
+        free(x->m);
+        x->m = NULL;
+        return rc;
+    }
+    x->inited = 1;
+    return EXIT_OK;
+}
+
+static int model_load(drv *v, inst *x, const char *path)
+{
+    nnc__error_clear();
+    errno = 0;
+    if (v->d->load(x->m, path) != 0)
+        return report_failure(v->prog, path, "cannot load weights");
+    return EXIT_OK;
+}
+
+static void model_free(drv *v, inst *x)
+{
+    if (x->m && x->inited)
+        v->d->release(x->m);
+    free(x->m);
+    x->m = NULL;
+    x->inited = 0;
+}
+
+/* Rows [s, s+n) of every array, without copying (data is contiguous). */
+static void slice(const dset *ds, int64_t s, const void **ptrs)
+{
+    for (int i = 0; i < ds->count; i++)
+        ptrs[i] = (const char *)ds->arr[i].data + (size_t)s * ds->stride[i];
+}
+
+/* Loss and metrics over a whole data set, in chunks of at most max_batch,
+ * averaged by example count.  `ptrs` has room for ds->count pointers and
+ * `tmp` for the metrics: nothing is allocated here. */
+static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void **ptrs,
+                     float *tmp, double *loss, double *metrics)
+{
+    const nnc_model_desc *d = v->d;
+    *loss = 0;
+    for (int k = 0; k < d->num_metrics; k++)
+        metrics[k] = 0;
+    for (int64_t s = 0; s < ds->n; s += max_batch) {
+        int n = (int)(ds->n - s < max_batch ? ds->n - s : max_batch);
+        float l = 0;
+        slice(ds, s, ptrs);
+        d->eval(x->m, n, ptrs, ptrs + ds->num_inputs, &l, tmp);
+        *loss += (double)l * n;
+        for (int k = 0; k < d->num_metrics; k++)
+            metrics[k] += (double)tmp[k] * n;
+    }
+    *loss /= (double)ds->n;
+    for (int k = 0; k < d->num_metrics; k++)
+        metrics[k] /= (double)ds->n;
+}
+
+static void print_results(const nnc_model_desc *d, const char *prefix, double loss,
+                          const double *metrics)
+{
+    printf("%sloss=%.6g\n", prefix, loss);
+    for (int k = 0; k < d->num_metrics; k++)
+        printf("%s%s=%.6g\n", prefix, d->metric_names[k], metrics[k]);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- subcommands ---------------------------------------------------------------------- */
+
+static int cmd_info(drv *v)
+{
+    const nnc_model_desc *d = v->d;
+    size_t nt = 0;
+    const nnc_tensor_info *t = d->tensors(&nt);
+    char buf[256];
+    printf("model %s\n", d->name);
+    printf("params %zu floats\n", d->num_params);
+    printf("state %zu floats\n", d->num_state);
+    printf("flops per example %.0f\n", d->flops_per_example);
+    printf("tensors %zu\n", nt);
+    for (size_t i = 0; i < nt; i++) {
+        size_t k = (size_t)snprintf(buf, sizeof buf, "[");
+        for (int j = 0; j < t[i].ndim && k < sizeof buf; j++)
+            k += (size_t)snprintf(buf + k, sizeof buf - k, j ? ", %d" : "%d", t[i].shape[j]);
+        if (k < sizeof buf)
+            snprintf(buf + k, sizeof buf - k, "]");
+        printf("  %s %s %s\n", t[i].name, buf, t[i].trainable ? "params" : "state");
+    }
+    for (int i = 0; i < d->num_inputs; i++) {
+        fmt_io_shape(buf, sizeof buf, &d->inputs[i], "[", "]");
+        printf("input %s %s %s", d->inputs[i].name, dtype_short(d->inputs[i].dtype), buf);
+        if (d->inputs[i].limit > 0)
+            printf(" values in [0, %ld)", (long)d->inputs[i].limit);
+        printf("\n");
+    }
+    for (int i = 0; i < d->num_labels; i++) {
+        fmt_io_shape(buf, sizeof buf, &d->labels[i], "[", "]");
+        printf("label %s %s %s", d->labels[i].name, dtype_short(d->labels[i].dtype), buf);
+        if (d->labels[i].limit > 0)
+            printf(" values in [0, %ld)%s", (long)d->labels[i].limit,
+                   d->labels[i].ignore_ok ? " or -100 (ignored)" : "");
+        printf("\n");
+    }
+    fmt_io_shape(buf, sizeof buf, &d->output, "[", "]");
+    printf("output %s %s\n", dtype_short(d->output.dtype), buf);
+    printf("loss %s\n", d->has_loss ? "yes" : "no (inference only)");
+    for (int k = 0; k < d->num_metrics; k++)
+        printf("metric %s\n", d->metric_names[k]);
+    return EXIT_OK;
+}
+
+static int cmd_train(drv *v)
+{
+    const nnc_model_desc *d = v->d;
+    const char *const *o = v->opt;
+    long epochs = 10, batch = 32;
+    double lr = 1e-3, momentum = 0, wd = -1, clip = 0;
+    uint64_t seed = 0;
+    nnc_optim_kind kind = NNC_ADAM;
+    int quiet = o[O_QUIET] != NULL;
+
+    if (o[O_EPOCHS] && parse_long(o[O_EPOCHS], 0, INT_MAX, &epochs))
+        return usage_error(v->prog, d, v->sub, "--epochs: expected an integer >= 0, got '%s'",
+                           o[O_EPOCHS]);
+    if (o[O_BATCH] && parse_long(o[O_BATCH], 1, INT_MAX, &batch))
+        return usage_error(v->prog, d, v->sub, "--batch: expected an integer >= 1, got '%s'",
+                           o[O_BATCH]);
+    if (o[O_LR] && parse_double(o[O_LR], 0, 0, &lr))
+        return usage_error(v->prog, d, v->sub, "--lr: expected a number >= 0, got '%s'",
+                           o[O_LR]);
+    if (o[O_MOMENTUM] && parse_double(o[O_MOMENTUM], 0, 0, &momentum))
+        return usage_error(v->prog, d, v->sub, "--momentum: expected a number >= 0, got '%s'",
+                           o[O_MOMENTUM]);
+    if (o[O_WD] && parse_double(o[O_WD], 0, 0, &wd))
+        return usage_error(v->prog, d, v->sub,
+                           "--weight-decay: expected a number >= 0, got '%s'", o[O_WD]);
+    if (o[O_CLIP] && parse_double(o[O_CLIP], 0, 1, &clip))
+        return usage_error(v->prog, d, v->sub, "--clip: expected a number > 0, got '%s'",
+                           o[O_CLIP]);
+    if (o[O_SEED] && parse_u64(o[O_SEED], &seed))
+        return usage_error(v->prog, d, v->sub,
+                           "--seed: expected an unsigned 64-bit integer, got '%s'", o[O_SEED]);
+    if (o[O_OPTIMIZER]) {
+        if (!strcmp(o[O_OPTIMIZER], "sgd"))
+            kind = NNC_SGD;
+        else if (!strcmp(o[O_OPTIMIZER], "adam"))
+            kind = NNC_ADAM;
+        else if (!strcmp(o[O_OPTIMIZER], "adamw"))
+            kind = NNC_ADAMW;
+        else
+            return usage_error(v->prog, d, v->sub,
+                               "--optimizer: expected sgd, adam or adamw, got '%s'",
+                               o[O_OPTIMIZER]);
+    }
+    if (momentum != 0 && kind != NNC_SGD)
+        return usage_error(v->prog, d, v->sub, "--momentum applies to --optimizer sgd only");
+    int have_val = o[O_VAL_INPUTS] || o[O_VAL_LABELS];
+    if (have_val && !o[O_VAL_INPUTS])
+        return usage_error(v->prog, d, v->sub, "--val-labels needs --val-inputs");
+    if (have_val && d->num_labels > 0 && !o[O_VAL_LABELS])
+        return usage_error(v->prog, d, v->sub, "--val-inputs needs --val-labels");
+
+    int rc;
+    dset tr = {0}, va = {0};
+    inst x = {0};
+    nnc_optim opt;
+    int opt_inited = 0;
+    void **gbuf = NULL;
+    const void **ptrs = NULL;
+    uint32_t *perm = NULL;
+    float *mtmp = NULL;
+    double *mtrain = NULL, *mval = NULL;
+
+    rc = dset_load(v, &tr, o[O_INPUTS], 1, o[O_LABELS], "inputs", "labels");
+    if (rc)
+        goto out;
+    if (have_val) {
+        rc = dset_load(v, &va, o[O_VAL_INPUTS], 1, o[O_VAL_LABELS], "val-inputs",
+                       "val-labels");
+        if (rc)
+            goto out;
+    }
+    const int64_t n_ex = tr.n;
+    int max_batch = (int)(batch < n_ex ? batch : n_ex);
+    rc = model_create(v, &x, max_batch, seed);
+    if (rc)
+        goto out;
+    if (o[O_WEIGHTS]) {
+        rc = model_load(v, &x, o[O_WEIGHTS]);
+        if (rc)
+            goto out;
+    }
+    nnc__error_clear();
+    if (nnc_optim_init(&opt, kind, d->num_params, (float)lr) != 0) {
+        rc = file_error(v->prog, "%s", nnc_error());
+        goto out;
+    }
+    opt_inited = 1;
+    opt.momentum = (float)momentum;
+    if (wd >= 0)
+        opt.weight_decay = (float)wd;
+
+    /* Everything the loop needs, allocated up front: the loop itself never
+     * allocates. */
+    int na = tr.count > va.count ? tr.count : va.count;
+    gbuf = calloc((size_t)tr.count + 1, sizeof *gbuf);
+    ptrs = calloc((size_t)na + 1, sizeof *ptrs);
+    perm = malloc((size_t)n_ex * sizeof *perm);
+    mtmp = calloc((size_t)d->num_metrics + 1, sizeof *mtmp);
+    mtrain = calloc((size_t)d->num_metrics + 1, sizeof *mtrain);
+    mval = calloc((size_t)d->num_metrics + 1, sizeof *mval);
+    if (!gbuf || !ptrs || !perm || !mtmp || !mtrain || !mval) {
+        rc = file_error(v->prog, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < tr.count; i++) {
+        if (!tr.stride[i])
+            continue;
+        gbuf[i] = malloc((size_t)max_batch * tr.ex_bytes[i]);
+        if (!gbuf[i]) {
+            rc = file_error(v->prog, "out of memory for a batch of %d", max_batch);
+            goto out;
+        }
+    }
+    for (int64_t i = 0; i < n_ex; i++)
+        perm[i] = (uint32_t)i;
+
+    nnc_rng shuffle;
+    nnc_rng_seed(&shuffle, seed ^ SHUFFLE_SALT);
+    nnc_model_head *head = x.m;
+    long steps = 0;
+    for (long e = 1; e <= epochs; e++) {
+        double t0 = now_seconds();
+        for (int64_t i = n_ex - 1; i > 0; i--) {
+            uint32_t j = nnc_rng_below(&shuffle, (uint32_t)(i + 1));
+            uint32_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        double sum = 0;
+        for (int64_t s = 0; s < n_ex; s += max_batch) {
+            int n = (int)(n_ex - s < max_batch ? n_ex - s : max_batch);
+            for (int i = 0; i < tr.count; i++) {
+                if (!tr.stride[i]) {
+                    ptrs[i] = tr.arr[i].data;
+                    continue;
+                }
+                const size_t ex = tr.ex_bytes[i];
+                const char *src = tr.arr[i].data;
+                char *dst = gbuf[i];
+                for (int r = 0; r < n; r++)
+                    memcpy(dst + (size_t)r * ex, src + (size_t)perm[s + r] * ex, ex);
+                ptrs[i] = dst;
+            }
+            float loss = d->train_forward(x.m, n, ptrs, ptrs + tr.num_inputs);
+            d->backward(x.m);
+            if (clip > 0)
+                nnc_clip_grad_norm(head->grads, d->num_params, (float)clip);
+            nnc_optim_step(&opt, head->params, head->grads);
+            sum += (double)loss * n;
+            steps++;
+        }
+        double dt = now_seconds() - t0;
+        double vloss = 0;
+        if (have_val)
+            eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
+        if (!quiet) {
+            fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  %.0f ex/s", e, epochs, steps,
+                    sum / (double)n_ex, dt > 0 ? (double)n_ex / dt : 0.0);
+            if (have_val) {
+                fprintf(stderr, "  val_loss %.6g", vloss);
+                for (int k = 0; k < d->num_metrics; k++)
+                    fprintf(stderr, "  val_%s %.6g", d->metric_names[k], mval[k]);
+            }
+            fprintf(stderr, "\n");
+        }
+    }
+
+    double loss_train, loss_val = 0;
+    eval_set(v, &x, &tr, max_batch, ptrs, mtmp, &loss_train, mtrain);
+    if (have_val)
+        eval_set(v, &x, &va, max_batch, ptrs, mtmp, &loss_val, mval);
+    nnc__error_clear();
+    errno = 0;
+    if (d->save(x.m, o[O_SAVE]) != 0) {
+        rc = report_failure(v->prog, o[O_SAVE], "cannot save");
+        goto out;
+    }
+    print_results(d, "", loss_train, mtrain);
+    if (have_val)
+        print_results(d, "val_", loss_val, mval);
+    rc = EXIT_OK;
+out:
+    if (gbuf)
+        for (int i = 0; i < tr.count; i++)
+            free(gbuf[i]);
+    free(gbuf);
+    free(ptrs);
+    free(perm);
+    free(mtmp);
+    free(mtrain);
+    free(mval);
+    if (opt_inited)
+        nnc_optim_free(&opt);
+    model_free(v, &x);
+    dset_free(&tr);
+    dset_free(&va);
+    return rc;
+}
+
+static int cmd_eval(drv *v)
+{
+    const nnc_model_desc *d = v->d;
+    dset ds = {0};
+    inst x = {0};
+    const void **ptrs = NULL;
+    float *tmp = NULL;
+    double *metrics = NULL;
+    int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
+    if (rc)
+        goto out;
+    int max_batch = (int)(ds.n < CHUNK ? ds.n : CHUNK);
+    rc = model_create(v, &x, max_batch, 0);
+    if (rc)
+        goto out;
+    rc = model_load(v, &x, v->opt[O_WEIGHTS]);
+    if (rc)
+        goto out;
+    ptrs = calloc((size_t)ds.count + 1, sizeof *ptrs);
+    tmp = calloc((size_t)d->num_metrics + 1, sizeof *tmp);
+    metrics = calloc((size_t)d->num_metrics + 1, sizeof *metrics);
+    if (!ptrs || !tmp || !metrics) {
+        rc = file_error(v->prog, "out of memory");
+        goto out;
+    }
+    double loss;
+    eval_set(v, &x, &ds, max_batch, ptrs, tmp, &loss, metrics);
+    print_results(d, "", loss, metrics);
+    rc = EXIT_OK;
+out:
+    free(ptrs);
+    free(tmp);
+    free(metrics);
+    model_free(v, &x);
+    dset_free(&ds);
+    return rc;
+}
+
+static int cmd_predict(drv *v)
+{
+    const nnc_model_desc *d = v->d;
+    const nnc_io_desc *od = &d->output;
+    dset ds = {0};
+    inst x = {0};
+    const void **ptrs = NULL;
+    char *out = NULL;
+    int rc = dset_load(v, &ds, v->opt[O_INPUTS], 0, NULL, "inputs", "labels");
+    if (rc)
+        goto out;
+    /* An output without a batch dim cannot be assembled from chunks: run
+     * the whole file at once then. */
+    int chunk = od->batched ? CHUNK : INT_MAX;
+    int max_batch = (int)(ds.n < chunk ? ds.n : chunk);
+    rc = model_create(v, &x, max_batch, 0);
+    if (rc)
+        goto out;
+    rc = model_load(v, &x, v->opt[O_WEIGHTS]);
+    if (rc)
+        goto out;
+    int64_t shape[NNC_MAX_DIMS];
+    size_t ex = 4;
+    for (int k = 0; k < od->ndim; k++) {
+        shape[k] = (k == 0 && od->batched) ? ds.n : od->shape[k];
+        if (!(k == 0 && od->batched))
+            ex *= (size_t)od->shape[k];
+    }
+    size_t total = od->batched ? ex * (size_t)ds.n : ex;
+    ptrs = calloc((size_t)ds.count + 1, sizeof *ptrs);
+    out = malloc(total ? total : 1);
+    if (!ptrs || !out) {
+        rc = file_error(v->prog, "out of memory for the output");
+        goto out;
+    }
+    for (int64_t s = 0; s < ds.n; s += max_batch) {
+        int n = (int)(ds.n - s < max_batch ? ds.n - s : max_batch);
+        slice(&ds, s, ptrs);
+        d->forward(x.m, n, ptrs, out + (od->batched ? (size_t)s * ex : 0));
+    }
+    if (nnc_npy_write(v->opt[O_OUTPUT], od->dtype, od->ndim, shape, out) != 0) {
+        rc = file_error(v->prog, "%s", nnc_error());
+        goto out;
+    }
+    rc = EXIT_OK;
+out:
+    free(ptrs);
+    free(out);
+    model_free(v, &x);
+    dset_free(&ds);
+    return rc;
+}
+
+static int cmd_grad(drv *v)
+{
+    const nnc_model_desc *d = v->d;
+    dset ds = {0};
+    inst x = {0};
+    const void **ptrs = NULL;
+    nnc_st_entry *e = NULL;
+    uint64_t seed = 0;
+    if (v->opt[O_SEED] && parse_u64(v->opt[O_SEED], &seed))
+        return usage_error(v->prog, d, v->sub,
+                           "--seed: expected an unsigned 64-bit integer, got '%s'",
+                           v->opt[O_SEED]);
+    int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
+    if (rc)
+        goto out;
+    rc = model_create(v, &x, (int)ds.n, seed);
+    if (rc)
+        goto out;
+    rc = model_load(v, &x, v->opt[O_WEIGHTS]);
+    if (rc)
+        goto out;
+    size_t nt = 0;
+    const nnc_tensor_info *t = d->tensors(&nt);
+    ptrs = calloc((size_t)ds.count + 1, sizeof *ptrs);
+    e = calloc(nt + 1, sizeof *e);
+    if (!ptrs || !e) {
+        rc = file_error(v->prog, "out of memory");
+        goto out;
+    }
+    slice(&ds, 0, ptrs);
+    float loss = d->train_forward(x.m, (int)ds.n, ptrs, ptrs + ds.num_inputs);
+    d->backward(x.m);
+    const nnc_model_head *head = x.m;
+    size_t ne = 0;
+    for (size_t i = 0; i < nt; i++) {
+        if (!t[i].trainable)
+            continue;
+        e[ne].name = t[i].name;
+        e[ne].ndim = t[i].ndim;
+        memcpy(e[ne].shape, t[i].shape, sizeof e[ne].shape);
+        e[ne].data = head->grads + t[i].offset;
+        ne++;
+    }
+    e[ne].name = "loss";
+    e[ne].ndim = 0;
+    e[ne].data = &loss;
+    ne++;
+    if (nnc_st_write(v->opt[O_OUTPUT], e, ne) != 0) {
+        rc = file_error(v->prog, "%s", nnc_error());
+        goto out;
+    }
+    rc = EXIT_OK;
+out:
+    free(ptrs);
+    free(e);
+    model_free(v, &x);
+    dset_free(&ds);
+    return rc;
+}
+
+/* ---- entry point ------------------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
+{
+    drv v;
+    memset(&v, 0, sizeof v);
+    v.d = desc;
+    v.prog = argc > 0 && argv[0] && argv[0][0] ? base_name(argv[0]) : desc->name;
+
+    if (argc < 2) {
+        usage(stderr, v.prog, desc, 0);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout, v.prog, desc, 0);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "info"))
+        v.sub = SUB_INFO;
+    else if (!strcmp(cmd, "train"))
+        v.sub = SUB_TRAIN;
+    else if (!strcmp(cmd, "eval"))
+        v.sub = SUB_EVAL;
+    else if (!strcmp(cmd, "predict"))
+        v.sub = SUB_PREDICT;
+    else if (!strcmp(cmd, "grad"))
+        v.sub = SUB_GRAD;
+    else
+        return usage_error(v.prog, desc, 0, "unknown subcommand '%s'", cmd);
+
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout, v.prog, desc, v.sub);
+            return EXIT_OK;
+        }
+        if (strncmp(a, "--", 2) != 0 || !a[2])
+            return usage_error(v.prog, desc, v.sub, "%s: unexpected argument '%s'", cmd, a);
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        int id = -1;
+        for (int k = 0; k < O_COUNT; k++)
+            if (strlen(optdefs[k].name) == len && !strncmp(optdefs[k].name, name, len))
+                id = k;
+        if (id < 0 || !(optdefs[id].subs & v.sub))
+            return usage_error(v.prog, desc, v.sub, "%s: unknown option '--%.*s'", cmd,
+                               (int)len, name);
+        if ((id == O_LABELS || id == O_VAL_LABELS) && desc->num_labels == 0)
+            return usage_error(v.prog, desc, v.sub, "%s: the model has no labels", cmd);
+        if (v.opt[id])
+            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' given twice", cmd,
+                               optdefs[id].name);
+        if (!optdefs[id].takes_value) {
+            if (eq)
+                return usage_error(v.prog, desc, v.sub, "%s: option '--%s' takes no value",
+                                   cmd, optdefs[id].name);
+            v.opt[id] = "";
+        } else if (eq) {
+            v.opt[id] = eq + 1;
+        } else if (i + 1 < argc) {
+            v.opt[id] = argv[++i];
+        } else {
+            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' needs a value", cmd,
+                               optdefs[id].name);
+        }
+    }
+
+    if (!desc->has_loss && (v.sub & (SUB_TRAIN | SUB_EVAL | SUB_GRAD)))
+        return usage_error(v.prog, desc, 0,
+                           "%s: model '%s' has no loss: only info and predict are available",
+                           cmd, desc->name);
+
+    /* Required options per subcommand. */
+    static const struct { unsigned subs; int id; } required[] = {
+        {SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD, O_INPUTS},
+        {SUB_TRAIN | SUB_EVAL | SUB_GRAD, O_LABELS},
+        {SUB_EVAL | SUB_PREDICT | SUB_GRAD, O_WEIGHTS},
+        {SUB_TRAIN, O_SAVE},
+        {SUB_PREDICT | SUB_GRAD, O_OUTPUT},
+    };
+    for (size_t k = 0; k < sizeof required / sizeof required[0]; k++) {
+        int id = required[k].id;
+        if (!(required[k].subs & v.sub) || v.opt[id])
+            continue;
+        if (id == O_LABELS && desc->num_labels == 0)
+            continue;
+        return usage_error(v.prog, desc, v.sub, "%s: missing --%s", cmd, optdefs[id].name);
+    }
+    for (int id = 0; id < O_COUNT; id++)
+        if (optdefs[id].takes_value && v.opt[id] && !v.opt[id][0])
+            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' has an empty value",
+                               cmd, optdefs[id].name);
+
+    switch (v.sub) {
+    case SUB_INFO: return cmd_info(&v);
+    case SUB_TRAIN: return cmd_train(&v);
+    case SUB_EVAL: return cmd_eval(&v);
+    case SUB_PREDICT: return cmd_predict(&v);
+    case SUB_GRAD: return cmd_grad(&v);
+    }
+    return EXIT_USAGE;
+}

@@ -1,0 +1,61 @@
+/* nnc_internal.h — helpers shared between the runtime's own .c files.
+ *
+ * Not installed and not included by generated code: generated code sees
+ * only nnc_runtime.h.  What lives here is plumbing that several runtime
+ * files need (atomic file replacement, little-endian conversion, error-state
+ * queries for the driver), kept in one place so that every writer is atomic
+ * in the same way and every reader converts bytes in the same way.
+ */
+#ifndef NNC_INTERNAL_H
+#define NNC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- error state ---------------------------------------------------------- */
+
+/* The driver clears the error before calling into generated code so that it
+ * can tell afterwards whether the failure left a message (a weights file
+ * that did not load) or only errno (out of memory). */
+void nnc__error_clear(void);
+int nnc__error_isset(void);
+
+/* ---- atomic files ---------------------------------------------------------- */
+
+/* A file being written to `<path>.tmp.<pid>` in the destination's own
+ * directory (rename(2) is atomic only within one file system), renamed over
+ * `path` by nnc__atomic_commit after fflush + fsync.  Whatever happens, the
+ * destination holds either its old content or the complete new one. */
+typedef struct nnc__atomic {
+    FILE *f;
+    const char *path;
+    char *tmp;      /* malloc'd temp path */
+    int failed;     /* a write failed: commit will refuse */
+    int saved_errno;
+} nnc__atomic;
+
+/* 0, or -1 with nnc_error() set ("path: cannot create ...: strerror"). */
+int nnc__atomic_open(nnc__atomic *a, const char *path);
+/* fwrite that remembers failure, so callers can write a sequence of chunks
+ * and check once at commit time. */
+void nnc__atomic_write(nnc__atomic *a, const void *p, size_t n);
+/* Writes `count` floats or int32s (4-byte words) in little-endian order. */
+void nnc__atomic_write_le32(nnc__atomic *a, const void *words, size_t count);
+/* Flush, fsync, close, rename; on any failure removes the temp file and
+ * returns -1 with nnc_error() set.  Frees a->tmp in every case. */
+int nnc__atomic_commit(nnc__atomic *a);
+/* Gives up: closes and removes the temp file.  Frees a->tmp. */
+void nnc__atomic_abort(nnc__atomic *a);
+
+/* ---- byte order ------------------------------------------------------------- */
+
+int nnc__host_is_little_endian(void);
+/* Swaps the bytes of `count` 4-byte words in place when the host is
+ * big-endian; a no-op on little-endian hosts. */
+void nnc__le32_to_host(void *words, size_t count);
+uint64_t nnc__load_le64(const unsigned char *p);
+uint32_t nnc__load_le32(const unsigned char *p);
+uint16_t nnc__load_le16(const unsigned char *p);
+
+#endif

@@ -1,0 +1,912 @@
+/* safetensors.c — checkpoints in the safetensors format.
+ *
+ * A checkpoint is an 8-byte little-endian header length, a JSON header that
+ * maps each tensor name to {"dtype","shape","data_offsets"}, and the raw
+ * little-endian data; names are PyTorch state_dict keys so that files move
+ * between nnc and PyTorch unchanged.  Checkpoints come from anywhere, so the
+ * reader is strict and bounds-checked: a small JSON parser that accepts
+ * exactly RFC 8259 (plus the format's trailing space padding), limits on
+ * every length and count, and a complete validation pass (names, dtypes,
+ * shapes, offsets against the file size) before a single byte is copied
+ * into the model, so that a failed load leaves the model as it was.  The
+ * "__metadata__" entry is accepted and ignored.  Writes are atomic (see
+ * fileio.c).
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "nnc_internal.h"
+#include "nnc_runtime.h"
+
+/* The reference implementation refuses headers above 100 MB; so do we, so
+ * that a corrupt length cannot make us allocate gigabytes. */
+#define ST_MAX_HEADER (100u * 1000u * 1000u)
+/* Nesting limit for skipped JSON values (inside __metadata__): recursion
+ * depth must be bounded for hostile input. */
+#define ST_MAX_DEPTH 64
+
+/* ---- a growable string for building the header ------------------------------ */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_putn(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        b->oom = 1;
+        return;
+    }
+    sb_putn(b, tmp, (size_t)n);
+}
+
+/* A JSON string literal for a tensor name. */
+static void sb_json_string(sbuf *b, const char *s)
+{
+    sb_putn(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char e[2] = {'\\', (char)*p};
+            sb_putn(b, e, 2);
+        } else if (*p < 0x20) {
+            sb_printf(b, "\\u%04x", *p);
+        } else {
+            sb_putn(b, (const char *)p, 1);
+        }
+    }
+    sb_putn(b, "\"", 1);
+}
+
+/* Shape as "[3, 4]" for error messages. */
+static void fmt_shape(char *out, size_t cap, int ndim, const int64_t *shape)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    k += (size_t)snprintf(out + k, cap - k, "[");
+    for (int i = 0; i < ndim && k < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (k < cap)
+        snprintf(out + k, cap - k, "]");
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
+{
+    /* Validate everything first: a bad entry must not leave a temp file. */
+    for (size_t i = 0; i < count; i++) {
+        if (!e[i].name || !e[i].name[0])
+            return nnc_fail("%s: tensor %zu has no name", path, i);
+        if (strcmp(e[i].name, "__metadata__") == 0)
+            return nnc_fail("%s: '__metadata__' is not a valid tensor name", path);
+        if (e[i].ndim < 0 || e[i].ndim > NNC_MAX_DIMS)
+            return nnc_fail("%s: tensor '%s': %d dims (at most %d)", path, e[i].name,
+                            e[i].ndim, NNC_MAX_DIMS);
+        for (int d = 0; d < e[i].ndim; d++)
+            if (e[i].shape[d] < 0)
+                return nnc_fail("%s: tensor '%s': negative dim %d", path, e[i].name,
+                                e[i].shape[d]);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(e[i].name, e[j].name) == 0)
+                return nnc_fail("%s: duplicate tensor '%s'", path, e[i].name);
+    }
+
+    sbuf h = {0};
+    sb_puts(&h, "{");
+    uint64_t offset = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t size = 1;
+        for (int d = 0; d < e[i].ndim; d++)
+            size *= (uint64_t)e[i].shape[d];
+        if (size > 0 && !e[i].data) {
+            free(h.p);
+            return nnc_fail("%s: tensor '%s' has no data", path, e[i].name);
+        }
+        if (i)
+            sb_puts(&h, ",");
+        sb_json_string(&h, e[i].name);
+        sb_puts(&h, ":{\"dtype\":\"F32\",\"shape\":[");
+        for (int d = 0; d < e[i].ndim; d++)
+            sb_printf(&h, d ? ",%d" : "%d", e[i].shape[d]);
+        sb_printf(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
+                  (unsigned long long)(offset + 4 * size));
+        offset += 4 * size;
+    }
+    sb_puts(&h, "}");
+    /* Pad with spaces so that the data starts 8-byte aligned, as the
+     * reference writer does: readers may then map the tensors in place. */
+    while (!h.oom && (8 + h.len) % 8 != 0)
+        sb_puts(&h, " ");
+    if (h.oom) {
+        free(h.p);
+        errno = ENOMEM;
+        return nnc_fail("%s: out of memory building the header", path);
+    }
+
+    nnc__atomic a;
+    if (nnc__atomic_open(&a, path) != 0) {
+        free(h.p);
+        return -1;
+    }
+    unsigned char len8[8];
+    for (int k = 0; k < 8; k++)
+        len8[k] = (unsigned char)((uint64_t)h.len >> (8 * k));
+    nnc__atomic_write(&a, len8, 8);
+    nnc__atomic_write(&a, h.p, h.len);
+    free(h.p);
+    for (size_t i = 0; i < count; i++) {
+        size_t size = 1;
+        for (int d = 0; d < e[i].ndim; d++)
+            size *= (size_t)e[i].shape[d];
+        nnc__atomic_write_le32(&a, e[i].data, size);
+    }
+    return nnc__atomic_commit(&a);
+}
+
+int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count,
+                const float *params, const float *state)
+{
+    nnc_st_entry *e = malloc((count ? count : 1) * sizeof *e);
+    if (!e) {
+        errno = ENOMEM;
+        return nnc_fail("%s: out of memory", path);
+    }
+    for (size_t i = 0; i < count; i++) {
+        const float *base = infos[i].trainable ? params : state;
+        if (!base && infos[i].size > 0) {
+            free(e);
+            return nnc_fail("%s: tensor '%s': no %s array to save from", path,
+                            infos[i].name, infos[i].trainable ? "params" : "state");
+        }
+        e[i].name = infos[i].name;
+        e[i].ndim = infos[i].ndim;
+        memcpy(e[i].shape, infos[i].shape, sizeof e[i].shape);
+        e[i].data = base ? base + infos[i].offset : NULL;
+    }
+    int rc = nnc_st_write(path, e, count);
+    free(e);
+    return rc;
+}
+
+/* ---- a strict JSON reader for the header ---------------------------------------- */
+
+typedef struct jp {
+    char *s;          /* the header, mutable: strings are decoded in place */
+    size_t n, i;
+    const char *path;
+} jp;
+
+static int jp_fail(jp *p, const char *what)
+{
+    return nnc_fail("%s: bad JSON header at byte %zu: %s", p->path, p->i, what);
+}
+
+static void jp_ws(jp *p)
+{
+    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' ||
+                           p->s[p->i] == '\n' || p->s[p->i] == '\r'))
+        p->i++;
+}
+
+static int jp_peek(jp *p)
+{
+    jp_ws(p);
+    return p->i < p->n ? (unsigned char)p->s[p->i] : -1;
+}
+
+static int jp_expect(jp *p, char c)
+{
+    if (jp_peek(p) != (unsigned char)c) {
+        char what[32];
+        snprintf(what, sizeof what, "expected '%c'", c);
+        return jp_fail(p, what);
+    }
+    p->i++;
+    return 0;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int jp_hex4(jp *p, unsigned *out)
+{
+    if (p->n - p->i < 4)
+        return jp_fail(p, "truncated \\u escape");
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval((unsigned char)p->s[p->i + (size_t)k]);
+        if (h < 0)
+            return jp_fail(p, "bad \\u escape");
+        v = v * 16 + (unsigned)h;
+    }
+    p->i += 4;
+    *out = v;
+    return 0;
+}
+
+/* Checks one UTF-8 sequence starting at s[i] (RFC 3629: no overlongs, no
+ * surrogates, at most U+10FFFF); returns its length or 0. */
+static size_t utf8_len(const unsigned char *s, size_t avail)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (avail < len)
+        return 0;
+    unsigned cp = c & (0x7F >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+/* Parses a string, decoding it in place; *out points at the NUL-terminated
+ * result inside p->s.  Decoding never lengthens a string, so writing behind
+ * the read position is safe.  A NUL character (\u0000) is refused: names
+ * are C strings. */
+static int jp_string(jp *p, char **out)
+{
+    if (jp_peek(p) != '"')
+        return jp_fail(p, "expected a string");
+    p->i++;
+    size_t w = p->i;
+    char *start = p->s + w;
+    for (;;) {
+        if (p->i >= p->n)
+            return jp_fail(p, "unterminated string");
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c == '"') {
+            p->i++;
+            p->s[w] = '\0';
+            *out = start;
+            return 0;
+        }
+        if (c < 0x20)
+            return jp_fail(p, "control character in string");
+        if (c != '\\') {
+            size_t len = utf8_len((const unsigned char *)p->s + p->i, p->n - p->i);
+            if (len == 0)
+                return jp_fail(p, "invalid UTF-8 in string");
+            memmove(p->s + w, p->s + p->i, len);
+            w += len;
+            p->i += len;
+            continue;
+        }
+        p->i++;
+        if (p->i >= p->n)
+            return jp_fail(p, "unterminated string");
+        char e = p->s[p->i++];
+        char simple = 0;
+        switch (e) {
+        case '"': simple = '"'; break;
+        case '\\': simple = '\\'; break;
+        case '/': simple = '/'; break;
+        case 'b': simple = '\b'; break;
+        case 'f': simple = '\f'; break;
+        case 'n': simple = '\n'; break;
+        case 'r': simple = '\r'; break;
+        case 't': simple = '\t'; break;
+        case 'u': break;
+        default:
+            p->i--;
+            return jp_fail(p, "bad escape in string");
+        }
+        if (simple) {
+            p->s[w++] = simple;
+            continue;
+        }
+        unsigned cp;
+        if (jp_hex4(p, &cp) != 0)
+            return -1;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            unsigned lo;
+            if (p->n - p->i < 2 || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u')
+                return jp_fail(p, "unpaired surrogate in string");
+            p->i += 2;
+            if (jp_hex4(p, &lo) != 0)
+                return -1;
+            if (lo < 0xDC00 || lo > 0xDFFF)
+                return jp_fail(p, "unpaired surrogate in string");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return jp_fail(p, "unpaired surrogate in string");
+        }
+        if (cp == 0)
+            return jp_fail(p, "NUL character in string");
+        /* At least 6 input bytes were consumed; UTF-8 needs at most 4. */
+        if (cp < 0x80) {
+            p->s[w++] = (char)cp;
+        } else if (cp < 0x800) {
+            p->s[w++] = (char)(0xC0 | (cp >> 6));
+            p->s[w++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            p->s[w++] = (char)(0xE0 | (cp >> 12));
+            p->s[w++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            p->s[w++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+            p->s[w++] = (char)(0xF0 | (cp >> 18));
+            p->s[w++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+            p->s[w++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            p->s[w++] = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+}
+
+/* A non-negative JSON integer (no sign, fraction or exponent), at most
+ * 2^62 so that sums of two never overflow. */
+static int jp_uint(jp *p, uint64_t *out)
+{
+    int c = jp_peek(p);
+    if (c < '0' || c > '9')
+        return jp_fail(p, "expected a non-negative integer");
+    size_t start = p->i;
+    uint64_t v = 0;
+    while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') {
+        v = v * 10 + (uint64_t)(p->s[p->i] - '0');
+        if (v > (UINT64_C(1) << 62)) {
+            p->i = start;
+            return jp_fail(p, "integer too large");
+        }
+        p->i++;
+    }
+    if (p->s[start] == '0' && p->i - start > 1) {
+        p->i = start;
+        return jp_fail(p, "leading zero in integer");
+    }
+    if (p->i < p->n && (p->s[p->i] == '.' || p->s[p->i] == 'e' || p->s[p->i] == 'E'))
+        return jp_fail(p, "expected a non-negative integer");
+    *out = v;
+    return 0;
+}
+
+/* Any JSON number, validated against the RFC grammar and skipped. */
+static int jp_skip_number(jp *p)
+{
+    size_t i = p->i;
+    const char *s = p->s;
+    if (i < p->n && s[i] == '-')
+        i++;
+    if (i >= p->n || s[i] < '0' || s[i] > '9')
+        return jp_fail(p, "bad number");
+    if (s[i] == '0') {
+        i++;
+    } else {
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < p->n && s[i] == '.') {
+        i++;
+        if (i >= p->n || s[i] < '0' || s[i] > '9')
+            return jp_fail(p, "bad number");
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < p->n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < p->n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= p->n || s[i] < '0' || s[i] > '9')
+            return jp_fail(p, "bad number");
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    p->i = i;
+    return 0;
+}
+
+static int jp_skip_value(jp *p, int depth)
+{
+    if (depth > ST_MAX_DEPTH)
+        return jp_fail(p, "nested too deeply");
+    int c = jp_peek(p);
+    char *ignored;
+    switch (c) {
+    case '"':
+        return jp_string(p, &ignored);
+    case '{':
+        p->i++;
+        if (jp_peek(p) == '}') {
+            p->i++;
+            return 0;
+        }
+        for (;;) {
+            if (jp_string(p, &ignored) || jp_expect(p, ':') || jp_skip_value(p, depth + 1))
+                return -1;
+            c = jp_peek(p);
+            p->i++;
+            if (c == '}')
+                return 0;
+            if (c != ',') {
+                p->i--;
+                return jp_fail(p, "expected ',' or '}'");
+            }
+        }
+    case '[':
+        p->i++;
+        if (jp_peek(p) == ']') {
+            p->i++;
+            return 0;
+        }
+        for (;;) {
+            if (jp_skip_value(p, depth + 1))
+                return -1;
+            c = jp_peek(p);
+            p->i++;
+            if (c == ']')
+                return 0;
+            if (c != ',') {
+                p->i--;
+                return jp_fail(p, "expected ',' or ']'");
+            }
+        }
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t len = strlen(word);
+        if (p->n - p->i < len || memcmp(p->s + p->i, word, len) != 0)
+            return jp_fail(p, "unexpected token");
+        p->i += len;
+        return 0;
+    }
+    default:
+        if (c == '-' || (c >= '0' && c <= '9'))
+            return jp_skip_number(p);
+        return jp_fail(p, c < 0 ? "unexpected end" : "unexpected character");
+    }
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+typedef struct st_tensor {
+    char *name;              /* inside the header buffer */
+    char *dtype;
+    int ndim;
+    int64_t shape[NNC_MAX_DIMS];
+    uint64_t begin, end;
+    size_t info;             /* index into infos, once matched */
+} st_tensor;
+
+/* [n0, n1, ...] of non-negative integers, at most `max` of them. */
+static int jp_uint_array(jp *p, uint64_t *v, int max, int *count, const char *name,
+                         const char *field)
+{
+    if (jp_expect(p, '['))
+        return -1;
+    *count = 0;
+    if (jp_peek(p) == ']') {
+        p->i++;
+        return 0;
+    }
+    for (;;) {
+        if (*count >= max)
+            return nnc_fail("%s: tensor '%s': %s has more than %d entries", p->path, name,
+                            field, max);
+        if (jp_uint(p, &v[*count]))
+            return -1;
+        (*count)++;
+        int c = jp_peek(p);
+        p->i++;
+        if (c == ']')
+            return 0;
+        if (c != ',') {
+            p->i--;
+            return jp_fail(p, "expected ',' or ']'");
+        }
+    }
+}
+
+static int parse_tensor(jp *p, st_tensor *t)
+{
+    int have_dtype = 0, have_shape = 0, have_offsets = 0;
+    if (jp_expect(p, '{'))
+        return -1;
+    if (jp_peek(p) == '}')
+        p->i++;
+    else
+        for (;;) {
+            char *key;
+            if (jp_string(p, &key) || jp_expect(p, ':'))
+                return -1;
+            if (strcmp(key, "dtype") == 0) {
+                if (have_dtype++)
+                    return nnc_fail("%s: tensor '%s': duplicate dtype", p->path, t->name);
+                if (jp_string(p, &t->dtype))
+                    return -1;
+            } else if (strcmp(key, "shape") == 0) {
+                uint64_t v[NNC_MAX_DIMS];
+                if (have_shape++)
+                    return nnc_fail("%s: tensor '%s': duplicate shape", p->path, t->name);
+                if (jp_uint_array(p, v, NNC_MAX_DIMS, &t->ndim, t->name, "shape"))
+                    return -1;
+                for (int d = 0; d < t->ndim; d++) {
+                    if (v[d] > INT32_MAX)
+                        return nnc_fail("%s: tensor '%s': dim %llu too large", p->path,
+                                        t->name, (unsigned long long)v[d]);
+                    t->shape[d] = (int64_t)v[d];
+                }
+            } else if (strcmp(key, "data_offsets") == 0) {
+                uint64_t v[2];
+                int n;
+                if (have_offsets++)
+                    return nnc_fail("%s: tensor '%s': duplicate data_offsets", p->path,
+                                    t->name);
+                if (jp_uint_array(p, v, 2, &n, t->name, "data_offsets"))
+                    return -1;
+                if (n != 2)
+                    return nnc_fail("%s: tensor '%s': data_offsets must be [begin, end]",
+                                    p->path, t->name);
+                t->begin = v[0];
+                t->end = v[1];
+            } else {
+                return nnc_fail("%s: tensor '%s': unknown field '%s'", p->path, t->name, key);
+            }
+            int c = jp_peek(p);
+            p->i++;
+            if (c == '}')
+                break;
+            if (c != ',') {
+                p->i--;
+                return jp_fail(p, "expected ',' or '}'");
+            }
+        }
+    if (!have_dtype || !have_shape || !have_offsets)
+        return nnc_fail("%s: tensor '%s': missing %s", p->path, t->name,
+                        !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
+    return 0;
+}
+
+/* Parses the whole header into a malloc'd array of tensors. */
+static int parse_header(jp *p, st_tensor **out, size_t *count)
+{
+    st_tensor *ts = NULL;
+    size_t n = 0, cap = 0;
+    int have_meta = 0;
+    *out = NULL;
+    *count = 0;
+    if (jp_expect(p, '{'))
+        return -1;
+    if (jp_peek(p) == '}') {
+        p->i++;
+    } else {
+        for (;;) {
+            char *key;
+            if (jp_string(p, &key) || jp_expect(p, ':'))
+                goto fail;
+            if (strcmp(key, "__metadata__") == 0) {
+                if (have_meta++) {
+                    nnc_fail("%s: duplicate __metadata__", p->path);
+                    goto fail;
+                }
+                if (jp_peek(p) != '{') {
+                    jp_fail(p, "__metadata__ must be an object");
+                    goto fail;
+                }
+                if (jp_skip_value(p, 0))
+                    goto fail;
+            } else {
+                if (n == cap) {
+                    size_t ncap = cap ? 2 * cap : 16;
+                    st_tensor *nt = realloc(ts, ncap * sizeof *nt);
+                    if (!nt) {
+                        errno = ENOMEM;
+                        nnc_fail("%s: out of memory reading the header", p->path);
+                        goto fail;
+                    }
+                    ts = nt;
+                    cap = ncap;
+                }
+                st_tensor *t = &ts[n++];
+                memset(t, 0, sizeof *t);
+                t->name = key;
+                if (parse_tensor(p, t))
+                    goto fail;
+            }
+            int c = jp_peek(p);
+            p->i++;
+            if (c == '}')
+                break;
+            if (c != ',') {
+                p->i--;
+                jp_fail(p, "expected ',' or '}'");
+                goto fail;
+            }
+        }
+    }
+    /* Only white space (the writer's padding) may follow the object. */
+    jp_ws(p);
+    if (p->i != p->n) {
+        jp_fail(p, "trailing characters after the header object");
+        goto fail;
+    }
+    *out = ts;
+    *count = n;
+    return 0;
+fail:
+    free(ts);
+    return -1;
+}
+
+static int cmp_begin(const void *a, const void *b)
+{
+    const st_tensor *const *x = a, *const *y = b;
+    if ((*x)->begin != (*y)->begin)
+        return (*x)->begin < (*y)->begin ? -1 : 1;
+    return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
+}
+
+/* Checks the parsed header against the model's tensors and the data size. */
+static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor_info *infos,
+                    size_t count, uint64_t data_len, size_t *map)
+{
+    for (size_t k = 0; k < count; k++)
+        map[k] = SIZE_MAX;
+    for (size_t i = 0; i < nt; i++) {
+        st_tensor *t = &ts[i];
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(ts[j].name, t->name) == 0)
+                return nnc_fail("%s: duplicate tensor '%s'", path, t->name);
+        size_t k = 0;
+        while (k < count && strcmp(infos[k].name, t->name) != 0)
+            k++;
+        if (k == count)
+            return nnc_fail("%s: unexpected tensor '%s' (the model has no such param or state)",
+                            path, t->name);
+        t->info = k;
+        map[k] = i;
+        if (strcmp(t->dtype, "F32") != 0)
+            return nnc_fail("%s: tensor '%s': dtype %s, expected F32", path, t->name, t->dtype);
+        const nnc_tensor_info *in = &infos[k];
+        int same = t->ndim == in->ndim;
+        for (int d = 0; same && d < t->ndim; d++)
+            same = t->shape[d] == in->shape[d];
+        if (!same) {
+            int64_t want[NNC_MAX_DIMS];
+            char got_s[200], want_s[200];
+            for (int d = 0; d < in->ndim && d < NNC_MAX_DIMS; d++)
+                want[d] = in->shape[d];
+            fmt_shape(got_s, sizeof got_s, t->ndim, t->shape);
+            fmt_shape(want_s, sizeof want_s, in->ndim, want);
+            return nnc_fail("%s: tensor '%s': shape %s, expected %s", path, t->name, got_s,
+                            want_s);
+        }
+        uint64_t need = 4 * (uint64_t)in->size;
+        if (t->begin > t->end)
+            return nnc_fail("%s: tensor '%s': data_offsets [%llu, %llu] are reversed", path,
+                            t->name, (unsigned long long)t->begin, (unsigned long long)t->end);
+        if (t->end - t->begin != need)
+            return nnc_fail("%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, "
+                            "its shape needs %llu",
+                            path, t->name, (unsigned long long)t->begin,
+                            (unsigned long long)t->end,
+                            (unsigned long long)(t->end - t->begin), (unsigned long long)need);
+        if (t->end > data_len)
+            return nnc_fail("%s: truncated data: tensor '%s' needs bytes [%llu, %llu) of the "
+                            "data section, which has %llu",
+                            path, t->name, (unsigned long long)t->begin,
+                            (unsigned long long)t->end, (unsigned long long)data_len);
+    }
+    for (size_t k = 0; k < count; k++)
+        if (map[k] == SIZE_MAX)
+            return nnc_fail("%s: missing tensor '%s'", path, infos[k].name);
+    /* No two tensors may share bytes: sort by offset, compare neighbours. */
+    if (nt > 1) {
+        st_tensor **order = malloc(nt * sizeof *order);
+        if (!order) {
+            errno = ENOMEM;
+            return nnc_fail("%s: out of memory", path);
+        }
+        for (size_t i = 0; i < nt; i++)
+            order[i] = &ts[i];
+        qsort(order, nt, sizeof *order, cmp_begin);
+        for (size_t i = 1; i < nt; i++) {
+            if (order[i]->begin == order[i]->end)
+                continue;
+            /* find the previous non-empty tensor */
+            size_t j = i;
+            while (j > 0 && order[j - 1]->begin == order[j - 1]->end)
+                j--;
+            if (j > 0 && order[i]->begin < order[j - 1]->end) {
+                int rc = nnc_fail("%s: tensors '%s' and '%s' overlap in the data section",
+                                  path, order[j - 1]->name, order[i]->name);
+                free(order);
+                return rc;
+            }
+        }
+        free(order);
+    }
+    return 0;
+}
+
+int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params,
+                float *state)
+{
+    int rc = -1;
+    char *header = NULL;
+    st_tensor *ts = NULL;
+    size_t nt = 0;
+    size_t *map = NULL;
+    float *stage = NULL;
+
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nnc_fail("%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        nnc_fail("%s: cannot stat: %s", path, strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        nnc_fail("%s: not a regular file", path);
+        goto out;
+    }
+    uint64_t file_size = (uint64_t)st.st_size;
+    unsigned char len8[8];
+    if (file_size < 8 || fread(len8, 1, 8, f) != 8) {
+        nnc_fail("%s: truncated header length (file has %llu bytes, needs at least 8)", path,
+                 (unsigned long long)file_size);
+        goto out;
+    }
+    uint64_t hlen = nnc__load_le64(len8);
+    if (hlen > file_size - 8) {
+        nnc_fail("%s: header length %llu past end of file (%llu bytes)", path,
+                 (unsigned long long)hlen, (unsigned long long)file_size);
+        goto out;
+    }
+    if (hlen > ST_MAX_HEADER) {
+        nnc_fail("%s: header length %llu too large (limit %u)", path, (unsigned long long)hlen,
+                 ST_MAX_HEADER);
+        goto out;
+    }
+    if (hlen < 2) {
+        nnc_fail("%s: bad JSON header: %llu bytes", path, (unsigned long long)hlen);
+        goto out;
+    }
+    header = malloc((size_t)hlen + 1);
+    if (!header) {
+        nnc_fail("%s: out of memory for a %llu-byte header", path, (unsigned long long)hlen);
+        goto out;
+    }
+    if (fread(header, 1, (size_t)hlen, f) != (size_t)hlen) {
+        nnc_fail("%s: cannot read the header: %s", path,
+                 ferror(f) ? strerror(errno) : "file shrank while reading");
+        goto out;
+    }
+    header[hlen] = '\0';
+    jp p = {header, (size_t)hlen, 0, path};
+    if (parse_header(&p, &ts, &nt))
+        goto out;
+
+    map = malloc((count ? count : 1) * sizeof *map);
+    if (!map) {
+        nnc_fail("%s: out of memory", path);
+        goto out;
+    }
+    uint64_t data_start = 8 + hlen;
+    if (validate(path, ts, nt, infos, count, file_size - data_start, map))
+        goto out;
+
+    /* Stage every tensor first: only a complete, successful read touches
+     * the model. */
+    size_t total = 0;
+    for (size_t k = 0; k < count; k++) {
+        if (!infos[k].trainable && !state && infos[k].size > 0) {
+            nnc_fail("%s: tensor '%s': the model has no state array", path, infos[k].name);
+            goto out;
+        }
+        if (infos[k].trainable && !params && infos[k].size > 0) {
+            nnc_fail("%s: tensor '%s': the model has no params array", path, infos[k].name);
+            goto out;
+        }
+        total += infos[k].size;
+    }
+    stage = malloc((total ? total : 1) * sizeof *stage);
+    if (!stage) {
+        nnc_fail("%s: out of memory for %zu floats", path, total);
+        goto out;
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < count; k++) {
+        const st_tensor *t = &ts[map[k]];
+        size_t n = infos[k].size;
+        if (n > 0) {
+            if (fseeko(f, (off_t)(data_start + t->begin), SEEK_SET) != 0 ||
+                fread(stage + at, 4, n, f) != n) {
+                nnc_fail("%s: truncated data reading tensor '%s'%s%s", path, infos[k].name,
+                         ferror(f) ? ": " : "", ferror(f) ? strerror(errno) : "");
+                goto out;
+            }
+        }
+        at += n;
+    }
+    nnc__le32_to_host(stage, total);
+    at = 0;
+    for (size_t k = 0; k < count; k++) {
+        float *dst = (infos[k].trainable ? params : state);
+        if (infos[k].size > 0)
+            memcpy(dst + infos[k].offset, stage + at, infos[k].size * sizeof(float));
+        at += infos[k].size;
+    }
+    rc = 0;
+out:
+    free(stage);
+    free(map);
+    free(ts);
+    free(header);
+    fclose(f);
+    return rc;
+}
