@@ -8,7 +8,6 @@
 #include "ast.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,38 +15,47 @@
 
 enum { CHUNK = 64 * 1024 };
 
+/* Chunks are chained from `head` so that they stay reachable (leak
+ * checkers then see the arena as live memory, which it is). */
+typedef union Chunk {
+    union Chunk *next;
+    long double align_ld;
+    void *align_p;
+    long long align_ll;
+} Chunk;
+
 static struct {
+    Chunk *head;
     char *cur, *end;
 } arena;
 
+static void *new_chunk(size_t size)
+{
+    Chunk *c = calloc(1, sizeof(Chunk) + size);
+    if (!c) {
+        fputs("nnc: error: out of memory\n", stderr);
+        exit(1);
+    }
+    c->next = arena.head;
+    arena.head = c;
+    return c + 1;
+}
+
 void *ast_alloc(size_t size)
 {
-    const size_t align = sizeof(long double) > sizeof(void *) ?
-                         sizeof(long double) : sizeof(void *);
-    size = (size + align - 1) / align * align;
-    if (size == 0)
-        size = align;
+    const size_t align = sizeof(Chunk);
+    size = size ? (size + align - 1) / align * align : align;
+    /* a big request gets a chunk of its own; the current one keeps
+     * serving small ones */
+    if (size > CHUNK / 4)
+        return new_chunk(size);
     if ((size_t)(arena.end - arena.cur) < size) {
-        /* A big request gets a chunk of its own; the current chunk keeps
-         * serving small ones. */
-        if (size > CHUNK / 4) {
-            void *p = calloc(1, size);
-            if (!p)
-                goto oom;
-            return p;
-        }
-        char *chunk = calloc(1, CHUNK);
-        if (!chunk)
-            goto oom;
-        arena.cur = chunk;
-        arena.end = chunk + CHUNK;
+        arena.cur = new_chunk(CHUNK);
+        arena.end = arena.cur + CHUNK;
     }
     void *p = arena.cur;
     arena.cur += size;
     return p;
-oom:
-    fputs("nnc: error: out of memory\n", stderr);
-    exit(1);
 }
 
 char *ast_strndup(const char *s, size_t n)

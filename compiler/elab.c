@@ -2533,8 +2533,13 @@ static Graph *elab_graph(Node *decl, Tpl *tpl, const char *name, int training)
             args.vals[args.n++] = vtensor(t);
         }
     }
-    if (bname)
+    if (bname) {
+        /* the batch dim is visible by name in the model (reshape(x, [N, -1])) */
+        Value b = vint(1);
+        b.batch = 1;
         batch_name = bname;
+        bind(E.root->hp, bname, b, decl->name_loc);
+    }
     /* model-level params have no call dims: their shapes use hparams only */
     Scope *top = scope_new(env);
     make_tensors(E.root, E.root->hp, top, decl->name_loc);

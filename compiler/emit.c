@@ -688,7 +688,7 @@ static void end_body(void)
     P("    const %s *const P = (const %s *)m->params;\n", R(), R());
     P("    %s *const G = (%s *)m->grads;\n", R(), R());
     if (M->nstate)
-        P("    %s *const S = (%s *)m->state;\n", R(), R());
+        P("    %s *const S = (%s *)m->state;\n    (void)S;\n", R(), R());
     P("    (void)A, (void)MB, (void)SB, (void)P, (void)G;\n");
     for (int i = 0; i < G->n; i++)
         if (used[i])

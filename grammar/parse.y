@@ -901,7 +901,7 @@ Node *ast_parse(const SrcFile *file)
     }
     Lexer *lx = lex_open(file);
 
-    int skipping = 0, depth = 0, synced = 0;
+    int skipping = 0, depth = 0, recovering = 0;
     Token t;
     do {
         lex_next(lx, &t);
@@ -917,21 +917,21 @@ Node *ast_parse(const SrcFile *file)
             if (t.kind != TK_RBRACE && t.kind != TK_SEMI && t.kind != 0)
                 continue;
             skipping = 0;
-            synced = 1;
         }
-        /* lemon itself stays quiet for three tokens after an error, so
-         * the check before feeding is what detects errors */
+        /* Lemon itself stays quiet for three tokens after an error, so
+         * the check before feeding is what finds errors.  Until lemon
+         * takes a token again after an error (a stray `}`, say, was
+         * dropped instead), more misfits are fallout and not reported. */
         p.tok = t;
         p.error = !accepts(lemon, t.kind);
         p.reported = p.error;
-        if (p.error && !synced)
+        if (p.error && !recovering)
             report(&p, lemon, &t);
-        /* (a `}` or `;` that does not fit after skipping is fallout of the
-         * error just reported) */
-        synced = 0;
         ast_lemon(lemon, t.kind, t);
         if (p.stop)
             break;
+        /* a token that lemon shifted is on top of its stack */
+        recovering = p.error && lemon->yytos->major != t.kind;
         if (p.error) {
             lex_recover(lx);
             skipping = t.kind != TK_SEMI && t.kind != TK_RBRACE && t.kind != 0;

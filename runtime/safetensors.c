@@ -416,11 +416,12 @@ static int jp_uint(jp *p, uint64_t *out)
     size_t start = p->i;
     uint64_t v = 0;
     while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') {
-        v = v * 10 + (uint64_t)(p->s[p->i] - '0');
-        if (v > (UINT64_C(1) << 62)) {
+        /* Checked before multiplying, so v never wraps. */
+        if (v > ((UINT64_C(1) << 62) - 9) / 10) {
             p->i = start;
             return jp_fail(p, "integer too large");
         }
+        v = v * 10 + (uint64_t)(p->s[p->i] - '0');
         p->i++;
     }
     if (p->s[start] == '0' && p->i - start > 1) {
