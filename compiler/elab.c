@@ -470,11 +470,20 @@ static const char *excerpt(Loc loc)
 }
 
 static Loc cur_loc;        /* the expression being elaborated, for nodes */
+static Loc user_loc;       /* the innermost call written in a user's file */
 
+static int in_std(Loc l) { return l.file && !strcmp(l.file->path, "<std>"); }
+
+/* Nodes made inside the standard library are attributed to the user's
+ * call that reached it, so generated C says "digits.nn:14 fc1: ...". */
 static int add(IrNode n)
 {
     n.loc = cur_loc;
     n.what = excerpt(cur_loc);
+    if (in_std(cur_loc) && user_loc.file) {
+        n.loc = user_loc;
+        n.what = fmt("%s: %s", excerpt(user_loc), excerpt(cur_loc));
+    }
     return ir_add(E.g, n);
 }
 
@@ -1775,12 +1784,26 @@ static Value apply_seq(Inst *inst, Args *a)
     for (int i = 0; i < inst->nitems && x.k != VK_NONE; i++) {
         Args one = *a;
         one.vals = &x;
+        if (!in_std(inst->items[i]->loc))
+            one.loc = inst->items[i]->loc;
         x = apply(inst->items[i], &one);
     }
     return x;
 }
 
+static Value apply_inner(Inst *inst, Args *a);
+
 static Value apply(Inst *inst, Args *a)
+{
+    Loc saved = user_loc;
+    if (!in_std(a->loc))
+        user_loc = a->loc;
+    Value r = apply_inner(inst, a);
+    user_loc = saved;
+    return r;
+}
+
+static Value apply_inner(Inst *inst, Args *a)
 {
     if (!inst->decl)
         return apply_seq(inst, a);
@@ -1813,6 +1836,8 @@ static Value apply(Inst *inst, Args *a)
                 continue;                 /* absent (condition false) or broken */
             Args one = *a;
             one.vals = &x;
+            if (!in_std(f->loc))
+                one.loc = f->loc;        /* attribute the work to the field */
             x = apply(b->v.inst, &one);
         }
         if (!nfields) {

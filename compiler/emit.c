@@ -105,29 +105,32 @@ static const char *ref(int t)
     return xs("t%d", r);
 }
 
-/* The declaration of a used pointer, at the top of the function. */
+/* The declaration of a used pointer, at the top of the function, with
+ * the tensor's shape (and name, for leaves) in a comment. */
 static void declare(int r)
 {
     const IrNode *n = nd(r);
     const char *ty = n->dt == DT_I32 ? "int32_t" : R();
+    char sb[160];
+    const char *shape = ir_shape_str(n->shape, "N", sb, sizeof sb);
     switch (n->op) {
     case IR_PARAM:
-        P("    const %s *const t%d = P + %lld; /* %s */\n", ty, r, (long long)M->params[n->ival].offset,
-          M->params[n->ival].path);
+        P("    const %s *const t%d = P + %lld; /* %s %s */\n", ty, r, (long long)M->params[n->ival].offset,
+          M->params[n->ival].path, shape);
         return;
     case IR_STATE:
-        P("    const %s *const t%d = S + %lld; /* %s */\n", ty, r, (long long)M->state[n->ival].offset,
-          M->state[n->ival].path);
+        P("    const %s *const t%d = S + %lld; /* %s %s */\n", ty, r, (long long)M->state[n->ival].offset,
+          M->state[n->ival].path, shape);
         return;
     case IR_INPUT:
     case IR_LABEL: {
         int lab = n->op == IR_LABEL;
         const IoDecl *io = lab ? &M->labels[n->ival] : &M->inputs[n->ival];
         if (in_backward)
-            P("    const %s *const t%d = (const %s *)m->%s_[%d]; /* %s */\n", ty, r, ty, lab ? "lab" : "in", n->ival,
-              io->name);
+            P("    const %s *const t%d = (const %s *)m->%s_[%d]; /* %s %s */\n", ty, r, ty, lab ? "lab" : "in",
+              n->ival, io->name, shape);
         else
-            P("    const %s *const t%d = (const %s *)%s;\n", ty, r, ty, io->name);
+            P("    const %s *const t%d = (const %s *)%s; /* %s */\n", ty, r, ty, io->name, shape);
         return;
     }
     default:
@@ -135,12 +138,12 @@ static void declare(int r)
     }
     const Buffer *b = &G->bufs[n->buf];
     if (b->param_grad >= 0)
-        P("    %s *const t%d = G + %lld; /* d %s */\n", ty, r, (long long)M->params[b->param_grad].offset,
-          M->params[b->param_grad].path);
+        P("    %s *const t%d = G + %lld; /* d %s %s */\n", ty, r, (long long)M->params[b->param_grad].offset,
+          M->params[b->param_grad].path, shape);
     else if (b->batched)
-        P("    %s *const t%d = (%s *)(A + SB + %lld * MB);\n", ty, r, ty, (long long)b->off);
+        P("    %s *const t%d = (%s *)(A + SB + %lld * MB); /* %s */\n", ty, r, ty, (long long)b->off, shape);
     else
-        P("    %s *const t%d = (%s *)(A + %lld);\n", ty, r, ty, (long long)b->off);
+        P("    %s *const t%d = (%s *)(A + %lld); /* %s */\n", ty, r, ty, (long long)b->off, shape);
 }
 
 /* ---- comments ---------------------------------------------------------------- */
@@ -155,7 +158,7 @@ static void comment(const IrNode *n)
     diag_linecol(n->loc, &line, &col);
     const char *base = strrchr(n->loc.file->path, '/');
     base = base ? base + 1 : n->loc.file->path;
-    P("    /* %s:%d  %s%s%s */\n", base, line, n->what ? n->what : "", n->what ? "  " : "", n->backward ? "(backward)" : "");
+    P("    /* %s:%d  %s%s */\n", base, line, n->what ? n->what : ir_op_name(n->op), n->backward ? " (backward)" : "");
 }
 
 /* ---- elementwise loops ---------------------------------------------------------- */

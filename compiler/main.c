@@ -77,6 +77,20 @@ static int write_atomic(const char *dir, const char *name, const char *text, siz
     return ok ? 0 : -1;
 }
 
+/* mkdir -p: the output directory and its missing parents. */
+static int make_dirs(const char *dir)
+{
+    char *p = ast_strndup(dir, strlen(dir));
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = 0;
+            if (mkdir(p, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *input = NULL, *outdir = ".", *dump = NULL;
@@ -217,8 +231,7 @@ int main(int argc, char **argv)
         nfiles += emit_model(models[i], &eopt, files + nfiles);
     if (diag_errors())
         return 1;
-    struct stat st;
-    if (stat(outdir, &st) != 0 && mkdir(outdir, 0777) != 0) {
+    if (make_dirs(outdir) != 0) {
         fprintf(stderr, "nnc: error: cannot create output directory '%s': %s\n", outdir, strerror(errno));
         return 1;
     }

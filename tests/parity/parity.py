@@ -48,6 +48,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 
 import torch  # noqa: E402  (after numpy; slow import)

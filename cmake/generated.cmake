@@ -1,0 +1,33 @@
+# Compiles every models/*.nn with nnc (run from the source root, so the
+# banners name models/<file>.nn) into OUT, one folder per model; with
+# CHECK=1 compares OUT with generated/ and fails on any difference.
+#   cmake -DNNC=... -DSRC=<repo> -DOUT=<dir> [-DCHECK=1] -P cmake/generated.cmake
+file(GLOB models RELATIVE ${SRC} ${SRC}/models/*.nn)
+file(REMOVE_RECURSE ${OUT})
+foreach(m ${models})
+  get_filename_component(name ${m} NAME_WE)
+  execute_process(COMMAND ${NNC} ${m} -o ${OUT}/${name} --emit=all
+                  WORKING_DIRECTORY ${SRC} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nnc ${m} failed (exit ${rc})")
+  endif()
+endforeach()
+if(CHECK)
+  file(GLOB_RECURSE fresh RELATIVE ${OUT} ${OUT}/*)
+  file(GLOB_RECURSE committed RELATIVE ${SRC}/generated ${SRC}/generated/*)
+  list(FILTER committed EXCLUDE REGEX "README.md$")
+  list(SORT fresh)
+  list(SORT committed)
+  if(NOT fresh STREQUAL committed)
+    message(FATAL_ERROR "generated/ has files ${committed}, nnc now writes ${fresh}: run `cmake --build build --target update_generated`")
+  endif()
+  foreach(f ${fresh})
+    file(READ ${OUT}/${f} a)
+    file(READ ${SRC}/generated/${f} b)
+    if(NOT a STREQUAL b)
+      message(FATAL_ERROR "generated/${f} is stale: run `cmake --build build --target update_generated`")
+    endif()
+  endforeach()
+  list(LENGTH fresh n)
+  message("generated/ is fresh (${n} files)")
+endif()
