@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bench/run.sh — the nnc training-step benchmark, in one command.
+#
+#   bench/run.sh [--threads N] [--rounds R] [--min-time S] [--models "a b"]
+#                [--cflags "FLAGS"] [--build-dir DIR] [--quick]
+#
+# Builds nnc and its runtime (CMake, Release), compiles bench/<model>.nn
+# through nnc and links each with the harness (bench/src/harness.c), measures
+# the OpenBLAS sgemm rate, then times the training step (forward + backward +
+# Adam) of every model in nnc and in PyTorch, each side in its own process,
+# alternating sides for R rounds, with the same thread count on both sides.
+# Prints the table and writes bench/results.md.  See bench/README.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+threads=1
+rounds=3
+min_time=3
+models="digits_mlp mlp_big"
+cflags="-O2"
+build="$here/build"
+python=/usr/bin/python3
+
+usage() {
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    exit "${1:-1}"
+}
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --min-time) min_time=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --cflags) cflags=$2; shift 2 ;;
+    --build-dir) build=$2; shift 2 ;;
+    --quick) rounds=1; min_time=0.5; shift ;;
+    -h | --help) usage 0 ;;
+    *) echo "run.sh: unknown argument '$1'" >&2; usage ;;
+    esac
+done
+case "$threads" in '' | *[!0-9]* | 0) echo "run.sh: --threads wants a positive integer" >&2; exit 1 ;; esac
+case "$rounds" in '' | *[!0-9]* | 0) echo "run.sh: --rounds wants a positive integer" >&2; exit 1 ;; esac
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
+
+# ---- 1. build ---------------------------------------------------------------
+echo "== building nnc and the runtime (Release) into $build/cmake" >&2
+cmake -S "$repo" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_TESTING=OFF >"$build/cmake.log" 2>&1 ||
+    { cat "$build/cmake.log" >&2; exit 1; }
+cmake --build "$build/cmake" --target nnc nnc_runtime >>"$build/cmake.log" 2>&1 ||
+    { tail -40 "$build/cmake.log" >&2; exit 1; }
+nnc="$build/cmake/nnc"
+runtime="$build/cmake/libnnc_runtime.a"
+
+# cblas.h: the directory CMake found for the runtime
+cblas_inc=$(sed -n 's/^CBLAS_INCLUDE_DIR:PATH=//p' "$build/cmake/CMakeCache.txt")
+cc=${CC:-cc}
+warn="-std=c11 -Wall -Wextra -Wpedantic -Werror"
+
+echo "== compiling the models with nnc; harness and generated C with $cc $cflags" >&2
+mkdir -p "$build/gen" "$build/bin"
+for m in $models; do
+    [ -f "$here/$m.nn" ] || { echo "run.sh: no model bench/$m.nn" >&2; exit 1; }
+    [ -f "$here/$m.bench.c" ] || { echo "run.sh: no glue bench/$m.bench.c" >&2; exit 1; }
+    (cd "$here" && "$nnc" "$m.nn" -o "$build/gen/$m")
+    # shellcheck disable=SC2086
+    $cc $warn $cflags -I"$build/gen/$m" -I"$repo/runtime" -I"$cblas_inc" -I"$here/src" \
+        "$here/$m.bench.c" "$here/src/harness.c" "$build/gen/$m/$m.c" \
+        "$runtime" -lopenblas -lm -o "$build/bin/bench_$m"
+done
+# shellcheck disable=SC2086
+$cc $warn -O2 -I"$cblas_inc" "$here/src/sgemm_peak.c" -lopenblas -o "$build/bin/sgemm_peak"
+
+# ---- 2. threads: the same for both sides, through the environment ------------
+export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
+
+# ---- 3. measure ---------------------------------------------------------------
+raw="$build/raw.txt"
+log="$build/log.txt"
+: >"$raw"
+: >"$log"
+{
+    echo "META date=$(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+    echo "META threads=$threads"
+    echo "META rounds=$rounds"
+    echo "META min_time=$min_time"
+    echo "META cflags=$cflags"
+    echo "META cc=$($cc --version | head -1)"
+    echo "META cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    echo "META cores=$(nproc)"
+    echo "META kernel=$(uname -sr)"
+    echo "META openblas=$(sed -n 's/^#define OPENBLAS_VERSION *//p' "$cblas_inc/openblas_config.h" 2>/dev/null | tr -d '"' | head -1)"
+    echo "META torch=$($python -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+    echo "META git=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
+    echo "META load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >>"$raw"
+
+steps="--min-time $min_time"
+for r in $(seq 1 "$rounds"); do
+    echo "== round $r/$rounds: sgemm peak ($threads thread(s))" >&2
+    "$build/bin/sgemm_peak" --min-time "$(awk "BEGIN{print $min_time/3}")" |
+        sed "s/^/ROUND=$r /" | tee -a "$raw" >&2
+    for m in $models; do
+        echo "== round $r/$rounds: $m, nnc" >&2
+        # shellcheck disable=SC2086
+        "$build/bin/bench_$m" $steps 2>>"$log" | sed "s/^/ROUND=$r /" >>"$raw"
+        tail -3 "$log" >&2
+        echo "== round $r/$rounds: $m, PyTorch" >&2
+        # shellcheck disable=SC2086
+        "$python" "$here/src/torch_bench.py" "$m" $steps 2>>"$log" | sed "s/^/ROUND=$r /" >>"$raw"
+        tail -3 "$log" >&2
+    done
+done
+echo "META load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
+
+# ---- 4. report -------------------------------------------------------------------
+"$python" "$here/src/report.py" "$raw" "$here/results.md"

@@ -1,0 +1,177 @@
+/* harness.c — times the training step of one nnc-generated model.
+ *
+ *   bench_<model> [--batch B] [--warmup W] [--min-iters N] [--min-time S]
+ *                 [--max-iters M] [--lr LR] [--seed S]
+ *
+ * One step = train_forward + backward + nnc_optim_step (Adam, PyTorch
+ * defaults), on one fixed batch of random inputs (N(0,1)) and labels.
+ * Everything is allocated before the loop.  After W warm-up steps, steps
+ * are timed one by one (CLOCK_MONOTONIC) until at least N steps and S
+ * seconds have been measured (at most M steps); the median and minimum are
+ * reported.  bench/src/torch_bench.py does exactly the same in PyTorch.
+ *
+ * Threads are set through the environment (OPENBLAS_NUM_THREADS etc., see
+ * bench/run.sh); the OpenBLAS thread count in effect is printed.
+ *
+ * Output: human-readable lines on stderr, and one machine-readable line on
+ * stdout:  RESULT side=nnc model=... batch=... median_ms=... min_ms=... ...
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+/* OpenBLAS extensions (declared by OpenBLAS's cblas.h too; repeated here
+ * so that the harness does not depend on which cblas.h is found). */
+int openblas_get_num_threads(void);
+char *openblas_get_config(void);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--batch B] [--warmup W] [--min-iters N] [--min-time S]\n"
+            "          [--max-iters M] [--lr LR] [--seed S]\n",
+            argv0);
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    const bench_model *d = &bench_model_desc;
+    int batch = d->default_batch, warmup = 20, min_iters = 50, max_iters = 20000;
+    double min_time = 3.0, lr = 1e-3;
+    unsigned long long seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc)
+            usage(argv[0]);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--batch"))
+            batch = atoi(v);
+        else if (!strcmp(a, "--warmup"))
+            warmup = atoi(v);
+        else if (!strcmp(a, "--min-iters"))
+            min_iters = atoi(v);
+        else if (!strcmp(a, "--max-iters"))
+            max_iters = atoi(v);
+        else if (!strcmp(a, "--min-time"))
+            min_time = atof(v);
+        else if (!strcmp(a, "--lr"))
+            lr = atof(v);
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else
+            usage(argv[0]);
+    }
+    if (batch < 1 || warmup < 0 || min_iters < 1 || max_iters < min_iters)
+        usage(argv[0]);
+
+    /* ---- everything allocated up front ---- */
+    nnc_rng rng;
+    nnc_rng_seed(&rng, seed + 1000);
+    const void *in[BENCH_MAX_IO], *lab[BENCH_MAX_IO];
+    for (int side = 0; side < 2; side++) {
+        int count = side ? d->num_labels : d->num_inputs;
+        const bench_io *io = side ? d->labels : d->inputs;
+        const void **dst = side ? lab : in;
+        for (int k = 0; k < count; k++) {
+            size_t n = io[k].per_example * (size_t)batch;
+            if (io[k].dtype == NNC_F32) {
+                float *p = malloc(n * sizeof *p);
+                if (!p)
+                    return perror("malloc"), 1;
+                for (size_t i = 0; i < n; i++)
+                    p[i] = (float)nnc_rng_normal(&rng);
+                dst[k] = p;
+            } else {
+                int32_t *p = malloc(n * sizeof *p);
+                if (!p)
+                    return perror("malloc"), 1;
+                for (size_t i = 0; i < n; i++)
+                    p[i] = (int32_t)nnc_rng_below(&rng, (uint32_t)io[k].limit);
+                dst[k] = p;
+            }
+        }
+    }
+    void *m = calloc(1, d->model_size);
+    if (!m || d->init(m, batch, seed) != 0)
+        return perror("model init"), 1;
+    nnc_model_head *h = (nnc_model_head *)m;
+    nnc_optim opt;
+    if (nnc_optim_init(&opt, NNC_ADAM, d->num_params, (float)lr) != 0)
+        return fprintf(stderr, "%s\n", nnc_error()), 1;
+    double *t = malloc((size_t)max_iters * sizeof *t);
+    if (!t)
+        return perror("malloc"), 1;
+
+    /* ---- warm-up ---- */
+    float first_loss = NAN, loss = NAN;
+    for (int i = 0; i < warmup; i++) {
+        loss = d->train_forward(m, batch, in, lab);
+        d->backward(m);
+        nnc_optim_step(&opt, h->params, h->grads);
+        if (i == 0)
+            first_loss = loss;
+    }
+
+    /* ---- measured steps ---- */
+    int iters = 0;
+    double total = 0;
+    while (iters < max_iters && (iters < min_iters || total < min_time)) {
+        double t0 = now_s();
+        loss = d->train_forward(m, batch, in, lab);
+        d->backward(m);
+        nnc_optim_step(&opt, h->params, h->grads);
+        double dt = now_s() - t0;
+        t[iters++] = dt;
+        total += dt;
+        if (iters == 1 && warmup == 0)
+            first_loss = loss;
+    }
+    qsort(t, (size_t)iters, sizeof *t, cmp_double);
+    double median = iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
+    double mean = total / iters;
+    double p90 = t[(size_t)(0.9 * (iters - 1))];
+    double step_flops = 3.0 * d->fwd_gemm_flops_per_example * batch;
+
+    fprintf(stderr,
+            "nnc %s: batch %d, %zu params, OpenBLAS threads %d (%s)\n"
+            "  %d warm-up + %d timed steps in %.2f s: median %.4f ms, min %.4f ms, "
+            "mean %.4f ms, p90 %.4f ms; %.2f GFLOP/s at the median\n"
+            "  loss %.4f (first step) -> %.4f (last step)\n",
+            d->name, batch, d->num_params, openblas_get_num_threads(),
+            openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0],
+            1e3 * mean, 1e3 * p90, step_flops / median * 1e-9, first_loss, loss);
+    printf("RESULT side=nnc model=%s batch=%d median_ms=%.6f min_ms=%.6f mean_ms=%.6f "
+           "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu "
+           "first_loss=%.6f last_loss=%.6f\n",
+           d->name, batch, 1e3 * median, 1e3 * t[0], 1e3 * mean, 1e3 * p90, iters, warmup,
+           openblas_get_num_threads(), step_flops, d->num_params, first_loss, loss);
+
+    free(t);
+    nnc_optim_free(&opt);
+    d->release(m);
+    free(m);
+    for (int k = 0; k < d->num_inputs; k++)
+        free((void *)in[k]);
+    for (int k = 0; k < d->num_labels; k++)
+        free((void *)lab[k]);
+    return 0;
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""report.py RAW RESULTS_MD — turns bench/run.sh's raw lines into the table.
+
+RAW holds `META key=value` lines and, per round, the `SGEMM`/`SGEMM_PEAK`
+lines of sgemm_peak and the `RESULT` lines of the nnc harness and of
+torch_bench.py, prefixed with `ROUND=r`.  Per model and side, the reported
+median is the median of the per-round medians and the reported min the
+minimum over all timed steps; the sgemm peak is, over the sizes, the best
+median-over-rounds rate.  Prints the table and writes RESULTS_MD.
+"""
+import statistics
+import sys
+from collections import defaultdict
+
+
+def kv(fields):
+    out = {}
+    for f in fields:
+        if "=" in f:
+            k, v = f.split("=", 1)
+            out[k] = v
+    return out
+
+
+def main():
+    raw, md_path = sys.argv[1], sys.argv[2]
+    meta = {}
+    sgemm = defaultdict(list)          # n -> [median gflops per round]
+    results = defaultdict(list)        # (model, side) -> [dict per round]
+    order = []
+    for line in open(raw):
+        line = line.rstrip("\n")
+        if line.startswith("META "):
+            k, v = line[5:].split("=", 1)
+            meta[k] = v
+            continue
+        parts = line.split()
+        if len(parts) < 2 or not parts[0].startswith("ROUND="):
+            continue
+        tag, d = parts[1], kv(parts[2:])
+        if tag == "SGEMM":
+            sgemm[int(d["n"])].append(float(d["median_gflops"]))
+        elif tag == "RESULT":
+            key = (d["model"], d["side"])
+            results[key].append(d)
+            if d["model"] not in order:
+                order.append(d["model"])
+
+    sizes = sorted(sgemm)
+    per_size = {n: statistics.median(v) for n, v in sgemm.items()}
+    peak_n = max(per_size, key=per_size.get) if per_size else 0
+    peak = per_size.get(peak_n, float("nan"))
+
+    def agg(model, side):
+        rs = results.get((model, side))
+        if not rs:
+            return None
+        return {
+            "median": statistics.median(float(r["median_ms"]) for r in rs),
+            "min": min(float(r["min_ms"]) for r in rs),
+            "rounds": [float(r["median_ms"]) for r in rs],
+            "iters": sum(int(r["iters"]) for r in rs),
+            "r": rs[0],
+        }
+
+    header = ["model", "batch", "nnc ms/step", "nnc min", "PyTorch ms/step",
+              "PyTorch min", "speedup (PyTorch/nnc)", "nnc GFLOP/s",
+              "% of sgemm peak", "PyTorch GFLOP/s"]
+    rows, details = [], []
+    for m in order:
+        a, b = agg(m, "nnc"), agg(m, "torch")
+        if a is None:
+            continue
+        flops = float(a["r"]["step_flops"])
+        g = flops / (a["median"] * 1e-3) * 1e-9
+        row = [m, a["r"]["batch"], f"{a['median']:.3f}", f"{a['min']:.3f}"]
+        if b:
+            gt = flops / (b["median"] * 1e-3) * 1e-9
+            row += [f"{b['median']:.3f}", f"{b['min']:.3f}",
+                    f"{b['median'] / a['median']:.2f}x"]
+        else:
+            gt = None
+            row += ["-", "-", "-"]
+        row += [f"{g:.1f}", f"{100 * g / peak:.1f}%", f"{gt:.1f}" if gt else "-"]
+        rows.append(row)
+        details.append(
+            f"- `{m}`: {int(a['r']['params']):,} params, {flops / 1e6:.2f} MFLOP per "
+            f"training step; per-round medians nnc "
+            f"{', '.join(f'{x:.3f}' for x in a['rounds'])} ms ({a['iters']} steps), "
+            + (f"PyTorch {', '.join(f'{x:.3f}' for x in b['rounds'])} ms ({b['iters']} steps); "
+               if b else "")
+            + f"loss nnc {float(a['r']['first_loss']):.3f} -> {float(a['r']['last_loss']):.4f}"
+            + (f", PyTorch {float(b['r']['first_loss']):.3f} -> {float(b['r']['last_loss']):.4f}"
+               if b else "")
+            + (f"; threads nnc OpenBLAS {a['r']['threads']}, PyTorch torch "
+               f"{b['r']['threads']} / OpenBLAS {b['r']['openblas_threads']}" if b else ""))
+
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "| " + " | ".join(c.rjust(w) if i else c.ljust(w)
+                                 for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+    table = [line(header), "|" + "|".join(
+        ("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"]
+    table += [line(r) for r in rows]
+    peak_line = (f"OpenBLAS sgemm peak: {peak:.1f} GFLOP/s (n={peak_n}; "
+                 + ", ".join(f"n={n}: {per_size[n]:.1f}" for n in sizes)
+                 + f"), {meta.get('threads', '?')} thread(s)")
+
+    print()
+    print(f"threads {meta.get('threads')}, {meta.get('rounds')} round(s), "
+          f"load average {meta.get('load_start')} -> {meta.get('load_end')}")
+    print(peak_line)
+    print("\n".join(table))
+
+    with open(md_path, "w") as f:
+        f.write("# nnc training-step benchmark — results\n\n")
+        f.write("Written by `bench/run.sh` (see bench/README.md for the method); "
+                "regenerate with the same command.\n\n")
+        f.write(f"- date (UTC): {meta.get('date')}\n")
+        f.write(f"- machine: {meta.get('cpu')}, {meta.get('cores')} cores, "
+                f"{meta.get('kernel')}\n")
+        f.write(f"- threads: {meta.get('threads')} (OPENBLAS_NUM_THREADS = OMP_NUM_THREADS "
+                f"= MKL_NUM_THREADS, torch.set_num_threads)\n")
+        f.write(f"- OpenBLAS {meta.get('openblas')}; PyTorch {meta.get('torch')}; "
+                f"{meta.get('cc')}, generated C and harness at `{meta.get('cflags')}`, "
+                f"runtime at CMake Release\n")
+        f.write(f"- nnc: git {meta.get('git')}\n")
+        f.write(f"- rounds: {meta.get('rounds')} (sides alternate, each run a separate "
+                f"process timing >= {meta.get('min_time')} s after 20 warm-up steps)\n")
+        f.write(f"- load average at start / end: {meta.get('load_start')} / "
+                f"{meta.get('load_end')}\n")
+        f.write(f"- {peak_line}\n\n")
+        f.write("\n".join(table) + "\n\n")
+        f.write("ms/step: median over rounds of each run's median step time; min: fastest "
+                "step seen.  GFLOP/s: training FLOPs (3 x forward GEMM FLOPs, 2·M·N·K "
+                "each) / median step time; % of the sgemm peak measured above.\n\n")
+        f.write("\n".join(details) + "\n")
+    print(f"\nwrote {md_path}")
+
+
+if __name__ == "__main__":
+    main()

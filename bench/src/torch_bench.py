@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""torch_bench.py — the PyTorch side of the nnc training-step benchmark.
+
+    /usr/bin/python3 torch_bench.py MODEL [--batch B] [--warmup W]
+        [--min-iters N] [--min-time S] [--max-iters M] [--lr LR] [--seed S]
+
+Times exactly what bench/src/harness.c times for the nnc side: one training
+step = forward + F.cross_entropy + opt.zero_grad() + loss.backward() +
+opt.step() with torch.optim.Adam (defaults), on one fixed batch of random
+inputs and labels; W warm-up steps, then steps timed one by one
+(time.perf_counter) until at least N steps and S seconds (at most M);
+median and minimum reported.
+
+Threads: torch.set_num_threads(n) with n from OMP_NUM_THREADS (bench/run.sh
+sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS to the same
+value: Debian's torch does its GEMMs in OpenBLAS, which set_num_threads does
+not reach).  The OpenBLAS thread count actually in effect in this process is
+read back through ctypes and printed.
+
+To add a model: add a builder to MODELS returning (module, inputs, labels)
+with the shapes of the .nn model.
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def mlp(sizes):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(nn.Linear(sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def classifier(sizes):
+    def build(batch):
+        model = mlp(sizes)
+        x = torch.randn(batch, sizes[0])
+        y = torch.randint(0, sizes[-1], (batch,))
+        return model, (x,), y
+    return build
+
+
+# name -> (default batch, builder(batch) -> (module, inputs, target))
+MODELS = {
+    "digits_mlp": (64, classifier([64, 128, 10])),
+    "mlp_big": (128, classifier([784, 1024, 1024, 10])),
+}
+
+
+def openblas_threads():
+    """Threads of the OpenBLAS loaded in this process (torch's BLAS)."""
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        return lib.openblas_get_num_threads()
+    except (OSError, AttributeError):
+        return -1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", choices=sorted(MODELS))
+    ap.add_argument("--batch", type=int)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--min-iters", type=int, default=50)
+    ap.add_argument("--max-iters", type=int, default=20000)
+    ap.add_argument("--min-time", type=float, default=3.0)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+
+    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    torch.set_num_threads(threads)
+    torch.manual_seed(a.seed)
+    default_batch, build = MODELS[a.model]
+    batch = a.batch or default_batch
+    model, inputs, target = build(batch)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    nparams = sum(p.numel() for p in model.parameters())
+
+    def step():
+        loss = F.cross_entropy(model(*inputs), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    first_loss = loss = float("nan")
+    for i in range(a.warmup):
+        loss = step()
+        if i == 0:
+            first_loss = loss.item()
+
+    times = []
+    total = 0.0
+    clock = time.perf_counter
+    while len(times) < a.max_iters and (len(times) < a.min_iters or total < a.min_time):
+        t0 = clock()
+        loss = step()
+        dt = clock() - t0
+        times.append(dt)
+        total += dt
+        if a.warmup == 0 and len(times) == 1:
+            first_loss = loss.item()
+    last_loss = loss.item()
+    times.sort()
+    median = statistics.median(times)
+    mean = total / len(times)
+    p90 = times[int(0.9 * (len(times) - 1))]
+    ob = openblas_threads()
+    print(f"torch {a.model}: batch {batch}, {nparams} params, torch {torch.__version__}, "
+          f"torch threads {torch.get_num_threads()}, OpenBLAS threads {ob}\n"
+          f"  {a.warmup} warm-up + {len(times)} timed steps in {total:.2f} s: "
+          f"median {1e3 * median:.4f} ms, min {1e3 * times[0]:.4f} ms, "
+          f"mean {1e3 * mean:.4f} ms, p90 {1e3 * p90:.4f} ms\n"
+          f"  loss {first_loss:.4f} (first step) -> {last_loss:.4f} (last step)",
+          file=sys.stderr)
+    print(f"RESULT side=torch model={a.model} batch={batch} median_ms={1e3 * median:.6f} "
+          f"min_ms={1e3 * times[0]:.6f} mean_ms={1e3 * mean:.6f} p90_ms={1e3 * p90:.6f} "
+          f"iters={len(times)} warmup={a.warmup} threads={torch.get_num_threads()} "
+          f"openblas_threads={ob} params={nparams} first_loss={first_loss:.6f} "
+          f"last_loss={last_loss:.6f}")
+
+
+if __name__ == "__main__":
+    main()
