@@ -101,6 +101,32 @@ struct Inst {
     Loc loc;
 };
 
+/* The whole source span of an expression (a binary node's own loc is its
+ * operator), for carets under a complete constraint or pattern. */
+static Loc expr_span(const Node *e)
+{
+    Loc l = e->loc;
+    const Node *kids[3] = {e->a, e->b, e->c};
+    for (int i = 0; i < 3; i++)
+        if (kids[i] && kids[i]->loc.file == l.file) {
+            Loc k = expr_span(kids[i]);
+            int end = l.off + l.len > k.off + k.len ? l.off + l.len : k.off + k.len;
+            if (k.off < l.off)
+                l.off = k.off;
+            l.len = end - l.off;
+        }
+    for (int i = 0; i < e->list.n; i++) {
+        Loc k = expr_span(e->list.v[i]);
+        if (k.file != l.file)
+            continue;
+        int end = l.off + l.len > k.off + k.len ? l.off + l.len : k.off + k.len;
+        if (k.off < l.off)
+            l.off = k.off;
+        l.len = end - l.off;
+    }
+    return l;
+}
+
 static Value none(void)
 {
     Value v;
@@ -1417,7 +1443,7 @@ static Scope *bind_hparams(Tpl *t, Loc at)
             diag_error(h->c->loc, "a 'where' constraint must be a bool, got %s", vk_name(c.k));
         } else if (!c.i) {
             diag_error(at, "hparams of '%s' violate a constraint on '%s'", t->decl->name, h->name);
-            diag_note(h->c->loc, "constraint declared here");
+            diag_note(expr_span(h->c), "constraint declared here");
         }
     }
     return s;
@@ -1673,8 +1699,10 @@ static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
                 continue;
         }
         Shape s;
-        if (!eval_shape(mem->a, env, &s))
+        if (!eval_shape(mem->a, env, &s)) {
+            bind(members, mem->name, none(), mem->name_loc);   /* poison: no cascade */
             continue;
+        }
         if (!inst->applied) {
             Value init = none();
             init.k = VK_ABSENT;
@@ -1683,14 +1711,17 @@ static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
             int idx = new_tensor(inst, mem, k, s, init);
             inst->members[k] = vint(idx);
         }
-        if (inst->members[k].k != VK_INT)
+        if (inst->members[k].k != VK_INT) {
+            bind(members, mem->name, none(), mem->name_loc);
             continue;
+        }
         int idx = (int)inst->members[k].i;
         Tensor *t = st ? &E.m->state[idx] : &E.m->params[idx];
         if (!ir_shape_eq(t->shape, s)) {
             diag_error(at, "'%s' is applied again with an input that gives %s the shape %s, not %s",
                        *inst->path ? inst->path : decl->name, t->path, sstr(s), sstr(t->shape));
             diag_note(inst->first, "first applied here (applying a field again shares its weights)");
+            bind(members, mem->name, none(), mem->name_loc);
             continue;
         }
         bind(members, mem->name, vtensor(leaf(st, idx)), mem->name_loc);
@@ -1838,6 +1869,7 @@ static Value apply_inner(Inst *inst, Args *a)
             one.vals = &x;
             if (!in_std(f->loc))
                 one.loc = f->loc;        /* attribute the work to the field */
+            one.locs = &one.loc;
             x = apply(b->v.inst, &one);
         }
         if (!nfields) {
