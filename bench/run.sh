@@ -107,11 +107,11 @@ for r in $(seq 1 "$rounds"); do
         echo "== round $r/$rounds: $m, nnc" >&2
         # shellcheck disable=SC2086
         "$build/bin/bench_$m" $steps 2>>"$log" | sed "s/^/ROUND=$r /" >>"$raw"
-        tail -3 "$log" >&2
+        tail -4 "$log" >&2
         echo "== round $r/$rounds: $m, PyTorch" >&2
         # shellcheck disable=SC2086
         "$python" "$here/src/torch_bench.py" "$m" $steps 2>>"$log" | sed "s/^/ROUND=$r /" >>"$raw"
-        tail -3 "$log" >&2
+        tail -4 "$log" >&2
     done
 done
 echo "META load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"

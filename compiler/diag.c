@@ -223,9 +223,44 @@ static void report(Loc loc, const char *kind, const char *fmt, va_list ap)
         show_source(loc);
 }
 
+/* The elaborator runs once per entry point (train, eval, infer), so one
+ * mistake can be met three times: an error already reported at the same
+ * place with the same text is counted but not printed again, nor its notes. */
+static int seen_before(Loc loc, const char *fmt, va_list ap)
+{
+    static char **seen;
+    static int nseen;
+    char msg[512];
+    va_list cp;
+    va_copy(cp, ap);
+    vsnprintf(msg, sizeof msg, fmt, cp);
+    va_end(cp);
+    char *key = malloc(strlen(msg) + 64);
+    if (!key)
+        return 0;
+    sprintf(key, "%p:%d:%s", (const void *)loc.file, loc.off, msg);
+    for (int i = 0; i < nseen; i++)
+        if (!strcmp(seen[i], key)) {
+            free(key);
+            return 1;
+        }
+    char **grown = realloc(seen, sizeof(char *) * (size_t)(nseen + 1));
+    if (!grown) {
+        free(key);
+        return 0;
+    }
+    seen = grown;
+    seen[nseen++] = key;
+    return 0;
+}
+
 void diag_verror(Loc loc, const char *fmt, va_list ap)
 {
     nerrors++;
+    if (seen_before(loc, fmt, ap)) {
+        muted = 1;
+        return;
+    }
     muted = nerrors > MAX_ERRORS;
     if (nerrors == MAX_ERRORS + 1)
         fprintf(stderr, "nnc: error: too many errors (%d), not reporting "

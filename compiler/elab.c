@@ -2740,10 +2740,10 @@ static Model *elab_model(Node *decl, const ElabOptions *opt)
         diag_error(decl->name_loc, "model '%s' declares no input", decl->name);
         return NULL;
     }
+    /* all three even after an error: each may find its own (metrics are
+     * only in eval); repeats of one error are printed once (diag.c) */
     if (m->has_loss) {
         m->train = elab_graph(decl, tpl, "train", 1);
-        if (diag_errors() > errs)
-            return NULL;
         m->eval = elab_graph(decl, tpl, "eval", 0);
     }
     m->infer = elab_graph(decl, tpl, "infer", 0);

@@ -8,7 +8,9 @@
  * Everything is allocated before the loop.  After W warm-up steps, steps
  * are timed one by one (CLOCK_MONOTONIC) until at least N steps and S
  * seconds have been measured (at most M steps); the median and minimum are
- * reported.  bench/src/torch_bench.py does exactly the same in PyTorch.
+ * reported, with the medians of the three phases (train_forward, backward,
+ * optimizer step), each timed within the same steps.
+ * bench/src/torch_bench.py does exactly the same in PyTorch.
  *
  * Threads are set through the environment (OPENBLAS_NUM_THREADS etc., see
  * bench/run.sh); the OpenBLAS thread count in effect is printed.
@@ -41,6 +43,13 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts x[0..n) and returns its median. */
+static double median_of(double *x, int n)
+{
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 static void usage(const char *argv0)
@@ -117,8 +126,12 @@ int main(int argc, char **argv)
     nnc_optim opt;
     if (nnc_optim_init(&opt, NNC_ADAM, d->num_params, (float)lr) != 0)
         return fprintf(stderr, "%s\n", nnc_error()), 1;
+    /* per step: total, then the three phases */
     double *t = malloc((size_t)max_iters * sizeof *t);
-    if (!t)
+    double *tf = malloc((size_t)max_iters * sizeof *tf);
+    double *tb = malloc((size_t)max_iters * sizeof *tb);
+    double *to = malloc((size_t)max_iters * sizeof *to);
+    if (!t || !tf || !tb || !to)
         return perror("malloc"), 1;
 
     /* ---- warm-up ---- */
@@ -137,16 +150,22 @@ int main(int argc, char **argv)
     while (iters < max_iters && (iters < min_iters || total < min_time)) {
         double t0 = now_s();
         loss = d->train_forward(m, batch, in, lab);
+        double t1 = now_s();
         d->backward(m);
+        double t2 = now_s();
         nnc_optim_step(&opt, h->params, h->grads);
-        double dt = now_s() - t0;
+        double t3 = now_s();
+        double dt = t3 - t0;
+        tf[iters] = t1 - t0;
+        tb[iters] = t2 - t1;
+        to[iters] = t3 - t2;
         t[iters++] = dt;
         total += dt;
         if (iters == 1 && warmup == 0)
             first_loss = loss;
     }
-    qsort(t, (size_t)iters, sizeof *t, cmp_double);
-    double median = iters % 2 ? t[iters / 2] : 0.5 * (t[iters / 2 - 1] + t[iters / 2]);
+    double median = median_of(t, iters);
+    double med_f = median_of(tf, iters), med_b = median_of(tb, iters), med_o = median_of(to, iters);
     double mean = total / iters;
     double p90 = t[(size_t)(0.9 * (iters - 1))];
     double step_flops = 3.0 * d->fwd_gemm_flops_per_example * batch;
@@ -155,17 +174,20 @@ int main(int argc, char **argv)
             "nnc %s: batch %d, %zu params, OpenBLAS threads %d (%s)\n"
             "  %d warm-up + %d timed steps in %.2f s: median %.4f ms, min %.4f ms, "
             "mean %.4f ms, p90 %.4f ms; %.2f GFLOP/s at the median\n"
+            "  phases (medians): train_forward %.4f ms, backward %.4f ms, Adam step %.4f ms\n"
             "  loss %.4f (first step) -> %.4f (last step)\n",
             d->name, batch, d->num_params, openblas_get_num_threads(),
             openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0],
-            1e3 * mean, 1e3 * p90, step_flops / median * 1e-9, first_loss, loss);
+            1e3 * mean, 1e3 * p90, step_flops / median * 1e-9, 1e3 * med_f, 1e3 * med_b,
+            1e3 * med_o, first_loss, loss);
     printf("RESULT side=nnc model=%s batch=%d median_ms=%.6f min_ms=%.6f mean_ms=%.6f "
            "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu "
-           "first_loss=%.6f last_loss=%.6f\n",
+           "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f first_loss=%.6f last_loss=%.6f\n",
            d->name, batch, 1e3 * median, 1e3 * t[0], 1e3 * mean, 1e3 * p90, iters, warmup,
-           openblas_get_num_threads(), step_flops, d->num_params, first_loss, loss);
+           openblas_get_num_threads(), step_flops, d->num_params, 1e3 * med_f, 1e3 * med_b,
+           1e3 * med_o, first_loss, loss);
 
-    free(t);
+    free(t), free(tf), free(tb), free(to);
     nnc_optim_free(&opt);
     d->release(m);
     free(m);

@@ -22,6 +22,19 @@ def kv(fields):
     return out
 
 
+def markdown(header, rows):
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+
+    def line(cells):
+        return "| " + " | ".join(c.rjust(w) if i > 1 or (i == 1 and c[:1].isdigit())
+                                 else c.ljust(w)
+                                 for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+    out = [line(header), "|" + "|".join(
+        ("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"]
+    return out + [line(r) for r in rows]
+
+
 def main():
     raw, md_path = sys.argv[1], sys.argv[2]
     meta = {}
@@ -59,6 +72,8 @@ def main():
             "median": statistics.median(float(r["median_ms"]) for r in rs),
             "min": min(float(r["min_ms"]) for r in rs),
             "rounds": [float(r["median_ms"]) for r in rs],
+            "phases": [statistics.median(float(r[k]) for r in rs)
+                       for k in ("fwd_ms", "bwd_ms", "opt_ms")],
             "iters": sum(int(r["iters"]) for r in rs),
             "r": rs[0],
         }
@@ -95,15 +110,18 @@ def main():
             + (f"; threads nnc OpenBLAS {a['r']['threads']}, PyTorch torch "
                f"{b['r']['threads']} / OpenBLAS {b['r']['openblas_threads']}" if b else ""))
 
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    phase_header = ["model", "side", "forward (+loss)", "backward", "Adam step", "sum"]
+    phase_rows = []
+    for m in order:
+        for side, label in (("nnc", "nnc"), ("torch", "PyTorch")):
+            a = agg(m, side)
+            if a:
+                f, b, o = a["phases"]
+                phase_rows.append([m, label, f"{f:.3f}", f"{b:.3f}", f"{o:.3f}",
+                                   f"{f + b + o:.3f}"])
 
-    def line(cells):
-        return "| " + " | ".join(c.rjust(w) if i else c.ljust(w)
-                                 for i, (c, w) in enumerate(zip(cells, widths))) + " |"
-
-    table = [line(header), "|" + "|".join(
-        ("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"]
-    table += [line(r) for r in rows]
+    table = markdown(header, rows)
+    phase_table = markdown(phase_header, phase_rows)
     peak_line = (f"OpenBLAS sgemm peak: {peak:.1f} GFLOP/s (n={peak_n}; "
                  + ", ".join(f"n={n}: {per_size[n]:.1f}" for n in sizes)
                  + f"), {meta.get('threads', '?')} thread(s)")
@@ -113,6 +131,8 @@ def main():
           f"load average {meta.get('load_start')} -> {meta.get('load_end')}")
     print(peak_line)
     print("\n".join(table))
+    print("\nms per phase (medians; PyTorch's backward includes zero_grad):")
+    print("\n".join(phase_table))
 
     with open(md_path, "w") as f:
         f.write("# nnc training-step benchmark — results\n\n")
@@ -136,7 +156,10 @@ def main():
         f.write("ms/step: median over rounds of each run's median step time; min: fastest "
                 "step seen.  GFLOP/s: training FLOPs (3 x forward GEMM FLOPs, 2·M·N·K "
                 "each) / median step time; % of the sgemm peak measured above.\n\n")
-        f.write("\n".join(details) + "\n")
+        f.write("\n".join(details) + "\n\n")
+        f.write("Where the time goes, ms per phase (medians of the phases timed within "
+                "the same steps; PyTorch's backward includes `opt.zero_grad()`):\n\n")
+        f.write("\n".join(phase_table) + "\n")
     print(f"\nwrote {md_path}")
 
 

@@ -9,7 +9,8 @@ step = forward + F.cross_entropy + opt.zero_grad() + loss.backward() +
 opt.step() with torch.optim.Adam (defaults), on one fixed batch of random
 inputs and labels; W warm-up steps, then steps timed one by one
 (time.perf_counter) until at least N steps and S seconds (at most M);
-median and minimum reported.
+median and minimum reported, with the medians of the phases (forward +
+loss, zero_grad + backward, optimizer step) timed within the same steps.
 
 Threads: torch.set_num_threads(n) with n from OMP_NUM_THREADS (bench/run.sh
 sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS to the same
@@ -95,26 +96,41 @@ def main():
         opt.step()
         return loss
 
+    clock = time.perf_counter
+
+    def timed_step():
+        # the same step, with the phases timed as harness.c does
+        t0 = clock()
+        loss = F.cross_entropy(model(*inputs), target)
+        t1 = clock()
+        opt.zero_grad()
+        loss.backward()
+        t2 = clock()
+        opt.step()
+        t3 = clock()
+        return loss, t3 - t0, t1 - t0, t2 - t1, t3 - t2
+
     first_loss = loss = float("nan")
     for i in range(a.warmup):
         loss = step()
         if i == 0:
             first_loss = loss.item()
 
-    times = []
+    times, tf, tb, to = [], [], [], []
     total = 0.0
-    clock = time.perf_counter
     while len(times) < a.max_iters and (len(times) < a.min_iters or total < a.min_time):
-        t0 = clock()
-        loss = step()
-        dt = clock() - t0
+        loss, dt, f, b, o = timed_step()
         times.append(dt)
+        tf.append(f)
+        tb.append(b)
+        to.append(o)
         total += dt
         if a.warmup == 0 and len(times) == 1:
             first_loss = loss.item()
     last_loss = loss.item()
     times.sort()
     median = statistics.median(times)
+    med_f, med_b, med_o = (statistics.median(x) for x in (tf, tb, to))
     mean = total / len(times)
     p90 = times[int(0.9 * (len(times) - 1))]
     ob = openblas_threads()
@@ -123,12 +139,15 @@ def main():
           f"  {a.warmup} warm-up + {len(times)} timed steps in {total:.2f} s: "
           f"median {1e3 * median:.4f} ms, min {1e3 * times[0]:.4f} ms, "
           f"mean {1e3 * mean:.4f} ms, p90 {1e3 * p90:.4f} ms\n"
+          f"  phases (medians): forward+loss {1e3 * med_f:.4f} ms, zero_grad+backward "
+          f"{1e3 * med_b:.4f} ms, Adam step {1e3 * med_o:.4f} ms\n"
           f"  loss {first_loss:.4f} (first step) -> {last_loss:.4f} (last step)",
           file=sys.stderr)
     print(f"RESULT side=torch model={a.model} batch={batch} median_ms={1e3 * median:.6f} "
           f"min_ms={1e3 * times[0]:.6f} mean_ms={1e3 * mean:.6f} p90_ms={1e3 * p90:.6f} "
           f"iters={len(times)} warmup={a.warmup} threads={torch.get_num_threads()} "
-          f"openblas_threads={ob} params={nparams} first_loss={first_loss:.6f} "
+          f"openblas_threads={ob} params={nparams} fwd_ms={1e3 * med_f:.6f} "
+          f"bwd_ms={1e3 * med_b:.6f} opt_ms={1e3 * med_o:.6f} first_loss={first_loss:.6f} "
           f"last_loss={last_loss:.6f}")
 
 

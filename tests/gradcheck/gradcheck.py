@@ -4,9 +4,9 @@
 For one case (tests/gradcheck/<case>.nn) it:
 
   1. compiles the model in double precision:
-     `nnc <case>.nn -o gen --precision=f64 --prefix <case>`;
+     `nnc <case>.nn -o gen --precision=f64 --prefix gc_<case>`;
   2. reads the case's `input`/`label` declarations (a regex over the .nn)
-     and the `<case>_train_forward` prototype in the generated header, and
+     and the `gc_<case>_train_forward` prototype in the generated header, and
      generates deterministic random inputs and labels;
   3. writes a C harness (harness.c) that sets every param to seeded random
      values, runs train_forward + backward once, and then compares, for
@@ -108,7 +108,14 @@ def parse_case(path):
         dims = [d.strip() for d in m.group(4).split(",")]
         decls.append({"kind": m.group(1), "name": m.group(2),
                       "dtype": m.group(3), "dims": dims})
-    if not any(d["kind"] == "label" for d in decls) and "loss" not in text:
+    code = strip_comments(text)
+    frozen = name_list(directives["frozen"])
+    for m in re.finditer(r"^\s*([A-Za-z_]\w*)\s*:[^\n]*\bfrozen\b", code, re.M):
+        f = m.group(1)
+        if not any(x == f or x.endswith("." + f) for x in frozen):
+            raise GradcheckError(f"{path}: field {f!r} is frozen: list its "
+                                 "path in the `frozen=` directive")
+    if not re.search(r"^\s*loss\b", code, re.M):
         raise GradcheckError(f"{path}: the model has no loss")
     return text, directives, decls
 
@@ -360,6 +367,10 @@ int main(void)
     if (m.state)
         memcpy(state0, (const void *)m.state, sizeof(double) * @UP@_NUM_STATE);
 
+    /* Backward overwrites m->grads (frozen params get 0): start from junk. */
+    double *gw = (double *)m.grads;
+    for (size_t i = 0; i < @UP@_NUM_PARAMS; i++)
+        gw[i] = 777.0;
     const double f0 = loss_at();
     @P@_backward(&m);
     memcpy(g0, grads, sizeof(double) * @UP@_NUM_PARAMS);
@@ -501,6 +512,8 @@ int main(void)
     }
 
     /* Determinism and overwrite: the same point again, bit for bit. */
+    for (size_t i = 0; i < @UP@_NUM_PARAMS; i++)
+        gw[i] = -555.0;
     const double f1 = loss_at();
     @P@_backward(&m);
     if (f1 != f0) {
@@ -547,10 +560,12 @@ def run_case(args, nn_path, corrupt=0.0):
     tmp = tempfile.mkdtemp(prefix=f"gradcheck_{case}_")
     try:
         gen = os.path.join(tmp, "gen")
+        prefix = "gc_" + case     # no clash with the harness's own names
         run([args.nnc, nn_path, "-o", gen, "--precision=f64",
-             "--prefix", case], what="nnc")
-        header = open(os.path.join(gen, f"{case}.h"), encoding="utf-8").read()
-        proto = parse_prototype(header, case)
+             "--prefix", prefix], what="nnc")
+        header = open(os.path.join(gen, f"{prefix}.h"),
+                      encoding="utf-8").read()
+        proto = parse_prototype(header, prefix)
         rng = np.random.default_rng(int(directives["seed"]))
         data, call_args = make_data(decls, proto, directives, batch, rng)
         ranges = ""
@@ -560,7 +575,7 @@ def run_case(args, nn_path, corrupt=0.0):
                 ranges += f"    {{{c_str(k[5:])}, {lo!r}, {hi!r}}},\n"
         init_lo, init_hi = parse_range(directives["init"], "init")
         subst = {
-            "@CASE@": case, "@P@": case, "@UP@": case.upper(),
+            "@CASE@": case, "@P@": prefix, "@UP@": prefix.upper(),
             "@DATA@": data, "@ARGS@": call_args, "@RANGES@": ranges,
             "@FROZEN@": "".join(c_str(x) + ", "
                                 for x in name_list(directives["frozen"])),
@@ -585,7 +600,7 @@ def run_case(args, nn_path, corrupt=0.0):
         exe = os.path.join(tmp, "harness")
         incs = ["-I" + gen, "-I" + args.runtime_include]
         incs += ["-I" + d for d in args.include]
-        run([args.cc] + CFLAGS + incs + [harness, os.path.join(gen, f"{case}.c"),
+        run([args.cc] + CFLAGS + incs + [harness, os.path.join(gen, f"{prefix}.c"),
              args.runtime_lib, "-lopenblas", "-lm", "-o", exe], what="cc")
         p = subprocess.run([exe], cwd=tmp, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
@@ -620,7 +635,7 @@ def coverage(files):
                      for f in files)
     missing = [w for w in REQUIRED if not re.search(r"\b" + w + r"\b", code)]
     missing += [o for o in REQUIRED_OPS if o not in code]
-    if not re.search(r"ignore=\s*0?\.\d*[1-9]",
+    if not re.search(r"ignore(\.\w+)?=0?\.\d*[1-9]",
                      "\n".join(open(f).read() for f in files)):
         missing.append("cross_entropy with ignored (-100) labels")
     return missing
