@@ -2,14 +2,15 @@
 # bench/run.sh — the nnc training-step benchmark, in one command.
 #
 #   bench/run.sh [--threads N] [--rounds R] [--min-time S] [--models "a b"]
-#                [--cflags "FLAGS"] [--build-dir DIR] [--quick]
+#                [--cflags "FLAGS"] [--build-dir DIR] [--results FILE] [--quick]
 #
 # Builds nnc and its runtime (CMake, Release), compiles bench/<model>.nn
 # through nnc and links each with the harness (bench/src/harness.c), measures
 # the OpenBLAS sgemm rate, then times the training step (forward + backward +
 # Adam) of every model in nnc and in PyTorch, each side in its own process,
 # alternating sides for R rounds, with the same thread count on both sides.
-# Prints the table and writes bench/results.md.  See bench/README.md.
+# Prints the table and writes bench/results.md (or --results FILE).
+# See bench/README.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,10 +22,11 @@ min_time=3
 models="digits_mlp mlp_big"
 cflags="-O2"
 build="$here/build"
+results="$here/results.md"
 python=/usr/bin/python3
 
 usage() {
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-1}"
 }
 while [ $# -gt 0 ]; do
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
     --models) models=$2; shift 2 ;;
     --cflags) cflags=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
     --quick) rounds=1; min_time=0.5; shift ;;
     -h | --help) usage 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage ;;
@@ -92,7 +95,7 @@ log="$build/log.txt"
     echo "META cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
     echo "META cores=$(nproc)"
     echo "META kernel=$(uname -sr)"
-    echo "META openblas=$(sed -n 's/^#define OPENBLAS_VERSION *//p' "$cblas_inc/openblas_config.h" 2>/dev/null | tr -d '"' | head -1)"
+    echo "META openblas=$(sed -n 's/^#define OPENBLAS_VERSION *//p' "$cblas_inc/openblas_config.h" 2>/dev/null | tr -d '"' | sed 's/ *OpenBLAS *//; s/ *$//' | head -1)"
     echo "META torch=$($python -c 'import torch; print(torch.__version__)' 2>/dev/null)"
     echo "META git=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)"
     echo "META load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -117,4 +120,4 @@ done
 echo "META load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
 
 # ---- 4. report -------------------------------------------------------------------
-"$python" "$here/src/report.py" "$raw" "$here/results.md"
+"$python" "$here/src/report.py" "$raw" "$results"

@@ -751,6 +751,15 @@ static const char *sig_eval(void)
     return xs("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", M->prefix, model_type(), sig_inputs(1), R(), R());
 }
 
+/* Inputs a pass does not read are still parameters: mark them used. */
+static void void_params(int labels)
+{
+    for (int i = 0; i < M->ninputs; i++)
+        P("    (void)%s;\n", M->inputs[i].name);
+    for (int i = 0; labels && i < M->nlabels; i++)
+        P("    (void)%s;\n", M->labels[i].name);
+}
+
 static void emit_range(const Graph *g, int lo, int hi)
 {
     for (int i = lo; i < hi; i++)
@@ -763,6 +772,7 @@ static void emit_forward(void)
     const Graph *g = M->infer;
     P("%s\n{\n", sig_forward());
     begin_body(g, 0);
+    void_params(0);
     emit_range(g, 0, g->n);
     P("    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", ref(g->output), R(), numel(g->nodes[g->output].shape));
     end_body();
@@ -829,6 +839,7 @@ static void emit_eval(void)
     const Graph *g = M->eval;
     P("%s\n{\n", sig_eval());
     begin_body(g, 0);
+    void_params(1);
     emit_range(g, 0, g->n);
     P("    *loss = %s;\n", scalar(g->loss));
     for (int i = 0; i < g->nmetrics; i++)

@@ -273,10 +273,16 @@ static void rule(int i, const int *needs)
         break;
     }
     case IR_MAX: {
+        /* ties share the gradient evenly, as PyTorch's amax */
         Shape k = kept(n);
-        int e = bw(IR_EXPAND, shp(x), 1, (int[]){reshape(dy, k)});
         int ym = bw(IR_EXPAND, shp(x), 1, (int[]){reshape(y, k)});
-        acc(x, b2(IR_MUL, e, b2(IR_EQMASK, x, ym)));
+        int mask = b2(IR_EQMASK, x, ym);
+        int cnt = bw(IR_SUM, k, 1, &mask);
+        G->nodes[cnt].axes = n->axes;
+        G->nodes[cnt].keepdim = 1;
+        int share = b2(IR_DIV, reshape(dy, k), cnt);
+        int e = bw(IR_EXPAND, shp(x), 1, &share);
+        acc(x, b2(IR_MUL, e, mask));
         break;
     }
     case IR_SOFTMAX:

@@ -105,6 +105,8 @@ int ir_broadcast(Shape a, Shape b, Shape *out)
         int ia = a.nd - r.nd + i, ib = b.nd - r.nd + i;
         int ab = ia >= 0 && ia == a.bd, bb = ib >= 0 && ib == b.bd;
         int64_t da = ia >= 0 ? a.d[ia] : 1, db = ib >= 0 ? b.d[ib] : 1;
+        if ((ab || bb) && r.bd >= 0)
+            return -1;          /* two batch dims in different places */
         if (ab && bb) {
             if (da != db)
                 return -1;

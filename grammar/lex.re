@@ -11,7 +11,8 @@
  *     Dense's `init` hparam; see %fallback in parse.y).
  * `///` lines are collected and handed to the next token as its doc text.
  * Errors are reported here and the token is still returned (or the bad
- * character skipped), so the parser carries on.
+ * character skipped), so the parser carries on; a lone `&` or `|` and a
+ * 'single-quoted' string are reported and then read as what was meant.
  */
 #include <limits.h>
 #include <math.h>
@@ -32,7 +33,7 @@ struct Lexer {
     int bol, last_bol;    /* the raw / handed-out token began its line */
     Token pending;        /* the token behind an implicit ';' */
     int has_pending;
-    char *buf;            /* decoded string text, then doc text */
+    char *buf;            /* decoded text of the current string */
     size_t len, cap;
     char *doc;            /* doc text collected so far */
     size_t doc_len, doc_cap;
@@ -322,12 +323,17 @@ static void bad_char(Lexer *lx)
 {
     int n = utf8_len(lx->tok, lx->lim);
     char shown[16];
-    const char *hint = *lx->tok == '&' ? "; did you mean '&&'?" :
-                       *lx->tok == '|' ? "; did you mean '||'?" :
-                       *lx->tok == '\'' ? "; strings use double quotes" : "";
     lx->cur = lx->tok + n;
-    diag_error(loc_of(lx, lx->tok, lx->cur), "invalid character '%s'%s",
-               show_char(lx->tok, n, shown), hint);
+    diag_error(loc_of(lx, lx->tok, lx->cur), "invalid character '%s'",
+               show_char(lx->tok, n, shown));
+}
+
+/* `&` for `&&`, `'s'` for `"s"`: reported, then taken as meant, so that
+ * the parser does not add errors of its own. */
+static int taken_as(Lexer *lx, int kind, const char *msg)
+{
+    diag_error(loc_of(lx, lx->tok, lx->cur), "%s", msg);
+    return kind;
 }
 
 /* ---- raw tokens ------------------------------------------------------------------ */
@@ -411,6 +417,14 @@ static int scan(Lexer *lx, Token *tok)
             "{"   { return TK_LBRACE; }
             "}"   { return TK_RBRACE; }
             ";"   { return TK_SEMI; }
+
+            "&"   { return taken_as(lx, TK_ANDAND, "'&' is not an operator; did you mean '&&'?"); }
+            "|"   { return taken_as(lx, TK_OROR, "'|' is not an operator; did you mean '||'?"); }
+            "'" [^'\n]* "'" {
+                tok->str = ast_strndup((const char *)lx->tok + 1,
+                                       (size_t)(lx->cur - lx->tok - 2));
+                return taken_as(lx, TK_STRING, "strings use double quotes");
+            }
 
             *     { bad_char(lx); continue; }
         */

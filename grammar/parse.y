@@ -54,7 +54,6 @@
 %right NOT.
 
 %include {
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,10 +66,12 @@ typedef struct Parser {
     const SrcFile *file;
     Node *root;          /* ND_FILE, filled as declarations are reduced */
     Token tok;           /* the token being fed */
-    int error;           /* lemon met a syntax error on `tok` */
-    int reported;        /* the driver has already reported it */
+    int error;           /* `tok` does not fit: a syntax error */
+    int reported;        /* ...and the driver has already reported it */
     int stop;            /* give up: the parser stack overflowed */
-    int too_deep;        /* "nested too deeply" was reported */
+    int too_deep;        /* an expression was cut (see expr_done) */
+    Node *decl;          /* the layer or model whose members are parsed */
+    Node *first_hparams, *first_loss;
 } Parser;
 
 struct yyParser;
@@ -103,11 +104,10 @@ static Loc end_of(const Node *n, Loc fallback)
     return n ? extent(n) : fallback;
 }
 
+/* %stack_overflow: reported once, since the parse stops there */
 static void too_deep(Parser *p)
 {
-    if (!p->too_deep)
-        diag_error(p->tok.loc, "too deeply nested");
-    p->too_deep = 1;
+    diag_error(p->tok.loc, "too deeply nested");
     p->stop = 1;
 }
 
@@ -174,6 +174,27 @@ static Node *import_decl(const Token *kw, const Token *path)
     return n;
 }
 
+/* layer/model Name: the node is made here, before the members, so that
+ * each member can be checked against it as soon as it is parsed. */
+static Node *decl_head(Parser *p, NodeKind kind, const Token *kw,
+                       const Token *name)
+{
+    Node *n = node(kind, kw);
+    n->name = name->str;
+    n->name_loc = name->loc;
+    n->doc = kw->doc;
+    p->decl = n;
+    p->first_hparams = p->first_loss = NULL;
+    return n;
+}
+
+static Node *decl_body(Node *head, Node *members, const Token *rb)
+{
+    head->loc = ast_span(head->loc, rb->loc);
+    head->list = members->list;
+    return head;
+}
+
 static const char *member_word(NodeKind k)
 {
     switch (k) {
@@ -185,39 +206,30 @@ static const char *member_word(NodeKind k)
     }
 }
 
-/* layer/model Name { members }.  The members a declaration may hold are
- * checked here rather than in the grammar, which gives better messages
- * than a syntax error: only a model has input, label, loss and metric, and
- * hparams and loss come at most once. */
-static Node *type_decl(NodeKind kind, const Token *kw, const Token *name,
-                       Node *members, const Token *rb)
+/* Which members a declaration may hold is checked here rather than in the
+ * grammar, for better messages than a syntax error: only a model has
+ * input, label, loss and metric, and hparams and loss come at most once. */
+static Node *check_member(Parser *p, Node *m)
 {
-    Node *n = ast_new(kind, ast_span(kw->loc, rb->loc));
-    n->name = name->str;
-    n->name_loc = name->loc;
-    n->doc = kw->doc;
-    n->list = members->list;
-
-    Node *first_hparams = NULL, *first_loss = NULL;
-    for (int i = 0; i < n->list.n; i++) {
-        Node *m = n->list.v[i];
-        const char *word = member_word(m->kind);
-        Loc at = {m->loc.file, m->loc.off, (int)strlen(word)};  /* keyword */
-        Node **first = m->kind == ND_HPARAMS ? &first_hparams :
-                       m->kind == ND_LOSS ? &first_loss : NULL;
-        if (kind == ND_LAYER && (m->kind == ND_INPUT || m->kind == ND_LABEL ||
-                                 m->kind == ND_LOSS || m->kind == ND_METRIC)) {
-            diag_error(at, "'%s' is only allowed in a model", word);
-            diag_note(n->name_loc, "'%s' is a layer", n->name);
-        } else if (first && *first) {
-            diag_error(at, "more than one '%s' in '%s'", word, n->name);
-            diag_note((Loc){at.file, (*first)->loc.off, at.len},
-                      "the first one is here");
-        } else if (first) {
-            *first = m;
-        }
+    Node *d = p->decl;
+    if (!m || !d)
+        return m;
+    const char *word = member_word(m->kind);
+    Loc at = {m->loc.file, m->loc.off, (int)strlen(word)};   /* keyword */
+    Node **first = m->kind == ND_HPARAMS ? &p->first_hparams :
+                   m->kind == ND_LOSS ? &p->first_loss : NULL;
+    if (d->kind == ND_LAYER && (m->kind == ND_INPUT || m->kind == ND_LABEL ||
+                                m->kind == ND_LOSS || m->kind == ND_METRIC)) {
+        diag_error(at, "'%s' is only allowed in a model", word);
+        diag_note(d->name_loc, "'%s' is a layer", d->name);
+    } else if (first && *first) {
+        diag_error(at, "more than one '%s' in '%s'", word, d->name);
+        diag_note((Loc){at.file, (*first)->loc.off, at.len},
+                  "the first one is here");
+    } else if (first) {
+        *first = m;
     }
-    return n;
+    return m;
 }
 
 /* ---- members ---- */
@@ -498,10 +510,9 @@ decl_opt ::= decl(D).                                 { add_decl(ctx, D); }
 // decl = "import" STRING
 decl(A) ::= IMPORT(K) STRING(S).                      { A = import_decl(&K, &S); }
 // decl = ("layer" | "model") IDENT "{" members "}"
-decl(A) ::= LAYER(K) IDENT(N) LBRACE members(M) RBRACE(R).
-                                    { A = type_decl(ND_LAYER, &K, &N, M, &R); }
-decl(A) ::= MODEL(K) IDENT(N) LBRACE members(M) RBRACE(R).
-                                    { A = type_decl(ND_MODEL, &K, &N, M, &R); }
+decl(A) ::= decl_head(H) LBRACE members(M) RBRACE(R). { A = decl_body(H, M, &R); }
+decl_head(A) ::= LAYER(K) IDENT(N).                   { A = decl_head(ctx, ND_LAYER, &K, &N); }
+decl_head(A) ::= MODEL(K) IDENT(N).                   { A = decl_head(ctx, ND_MODEL, &K, &N); }
 decl(A) ::= error.                                    { A = NULL; }
 
 /* ======================================================================
@@ -513,7 +524,7 @@ members(A) ::= member_opt(M).                         { A = list_new(M); }
 members(A) ::= members(L) SEMI member_opt(M).         { A = list_add(L, M); }
 members(A) ::= members(L) error.                      { A = L; }
 member_opt(A) ::= .                                   { A = NULL; }
-member_opt(A) ::= member(M).                          { A = M; }
+member_opt(A) ::= member(M).                          { A = check_member(ctx, M); }
 
 // member = "hparams" "{" hparam? (";" hparam?)* "}"
 member(A) ::= HPARAMS(K) LBRACE hparams(L) RBRACE(R). { A = hparams_block(&K, L, &R); }
@@ -858,14 +869,23 @@ static void report(Parser *p, const yyParser *yyp, const Token *tok)
     else
         diag_error(tok->loc, "unexpected %s", got);
 
-    /* The unclosed bracket that the parser wants closed.  For '{' this is
-     * only news at the end of the file. */
+    /* The innermost unclosed bracket, when the parser wants it closed.
+     * For '{' this is only news at the end of the file.  A closed pair can
+     * still be on the stack, waiting for its reduction: skip those. */
+    int closed = 0;
     for (const yyStackEntry *e = yyp->yytos; e > yyp->yystack; e--) {
         int close = e->major == TK_LPAREN ? TK_RPAREN :
                     e->major == TK_LBRACKET ? TK_RBRACKET :
                     e->major == TK_LBRACE ? TK_RBRACE : 0;
+        if (e->major == TK_RPAREN || e->major == TK_RBRACKET ||
+            e->major == TK_RBRACE)
+            closed++;
         if (!close)
             continue;
+        if (closed > 0) {
+            closed--;
+            continue;
+        }
         if (ok[close] && strstr(expected, lex_kind_text(close)) &&
             (close != TK_RBRACE || tok->kind == 0))
             diag_note(e->minor.yy0.loc, "to match this %s",

@@ -23,15 +23,16 @@ def kv(fields):
 
 
 def markdown(header, rows):
+    """A markdown table; columns whose cells all start with a digit are right-aligned."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    right = [all(r[i][:1].isdigit() or r[i] == "-" for r in rows) for i in range(len(header))]
 
     def line(cells):
-        return "| " + " | ".join(c.rjust(w) if i > 1 or (i == 1 and c[:1].isdigit())
-                                 else c.ljust(w)
+        return "| " + " | ".join(c.rjust(w) if right[i] else c.ljust(w)
                                  for i, (c, w) in enumerate(zip(cells, widths))) + " |"
 
     out = [line(header), "|" + "|".join(
-        ("-" * (w + 1) + ":") if i else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"]
+        ("-" * (w + 1) + ":") if right[i] else ("-" * (w + 2)) for i, w in enumerate(widths)) + "|"]
     return out + [line(r) for r in rows]
 
 

@@ -84,6 +84,7 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     const float *const t9 = P + 9600; /* fc2.bias [10] */
     float *const t11 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    (void)x;
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
@@ -294,6 +295,8 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const t13 = (float *)(A + 0); /* [] */
     float *const t14 = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */

@@ -46,6 +46,9 @@ in the case file (by convention the first lines):
   rtol=, atol=, h=   tolerances and step (defaults 1e-6, 1e-8, 1e-6)
   cap=K              at most K checked elements per tensor (default 400)
   seed=S             seed of params, inputs and labels (default 1)
+  kink_frac=F        most elements that may be skipped as kinks (0.01)
+
+`--set key=value` on the command line overrides a directive.
 
 Usage:
   gradcheck.py --nnc build/nnc --runtime-lib build/libnnc_runtime.a \\
@@ -89,11 +92,12 @@ DECL_RE = re.compile(
 DIRECTIVE_RE = re.compile(r"^\s*//\s*gradcheck:(.*)$", re.M)
 
 
-def parse_case(path):
+def parse_case(path, overrides=()):
     text = open(path, encoding="utf-8").read()
     directives = dict(DEFAULTS)
-    for m in DIRECTIVE_RE.finditer(text):
-        for tok in m.group(1).split():
+    lines = [m.group(1) for m in DIRECTIVE_RE.finditer(text)]
+    for line in lines + list(overrides):
+        for tok in line.split():
             if "=" not in tok:
                 raise GradcheckError(f"{path}: bad directive token {tok!r}")
             k, v = tok.split("=", 1)
@@ -555,7 +559,7 @@ def run_case(args, nn_path, corrupt=0.0):
     case = os.path.splitext(os.path.basename(nn_path))[0]
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", case):
         raise GradcheckError(f"case name {case!r}: use snake_case")
-    text, directives, decls = parse_case(nn_path)
+    text, directives, decls = parse_case(nn_path, args.set)
     batch = int(directives["batch"])
     tmp = tempfile.mkdtemp(prefix=f"gradcheck_{case}_")
     try:
@@ -652,6 +656,9 @@ def main():
     ap.add_argument("--case", action="append", default=[],
                     help="case name (tests/gradcheck/<case>.nn) or path")
     ap.add_argument("--all", action="store_true", help="every case here")
+    ap.add_argument("--set", action="append", default=[],
+                    metavar="KEY=VALUE",
+                    help="override a directive (e.g. seed=5 batch=1)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (printed)")
     ap.add_argument("--coverage", action="store_true",
