@@ -2333,12 +2333,23 @@ static Value eval(Node *e, Scope *env)
     case ND_CALL: r = eval_call(e, env); break;
     case ND_METHOD: {
         Value x = eval(e->a, env);
-        if (x.k == VK_NONE)
-            break;
         if (!is_prim(e->name)) {
-            diag_error(e->name_loc, "'%s' is not a primitive; only primitives take method syntax", e->name);
+            /* reported even when the receiver failed: an independent mistake */
+            const char *cands[64];
+            int nc = 0;
+            for (size_t i = 0; i < sizeof unary_prims / sizeof unary_prims[0]; i++)
+                cands[nc++] = unary_prims[i].name;
+            for (size_t i = 0; i < sizeof other_prims / sizeof other_prims[0] && nc < 64; i++)
+                cands[nc++] = other_prims[i];
+            const char *c = diag_closest(e->name, cands, nc);
+            if (c)
+                diag_error(e->name_loc, "'%s' is not a primitive; did you mean '%s'?", e->name, c);
+            else
+                diag_error(e->name_loc, "'%s' is not a primitive; only primitives take method syntax", e->name);
             break;
         }
+        if (x.k == VK_NONE)
+            break;
         Args a = eval_args(e, env, &x);
         cur_loc = e->loc;
         r = prim_call(e->name, &a);

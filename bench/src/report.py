@@ -52,6 +52,8 @@ def main():
         if len(parts) < 2 or not parts[0].startswith("ROUND="):
             continue
         tag, d = parts[1], kv(parts[2:])
+        if tag == "SGEMM_CONFIG":
+            meta["blas_config"] = line.split("SGEMM_CONFIG", 1)[1].strip()
         if tag == "SGEMM":
             sgemm[int(d["n"])].append(float(d["median_gflops"]))
         elif tag == "RESULT":
@@ -140,11 +142,12 @@ def main():
         f.write("Written by `bench/run.sh` (see bench/README.md for the method); "
                 "regenerate with the same command.\n\n")
         f.write(f"- date (UTC): {meta.get('date')}\n")
-        f.write(f"- machine: {meta.get('cpu')}, {meta.get('cores')} cores, "
-                f"{meta.get('kernel')}\n")
+        f.write(f"- machine: {meta.get('cpu')}, {meta.get('cores')} cores"
+                f"{meta.get('virt', '')}, {meta.get('kernel')}\n")
         f.write(f"- threads: {meta.get('threads')} (OPENBLAS_NUM_THREADS = OMP_NUM_THREADS "
                 f"= MKL_NUM_THREADS, torch.set_num_threads)\n")
-        f.write(f"- OpenBLAS {meta.get('openblas')}; PyTorch {meta.get('torch')}; "
+        f.write(f"- BLAS: {meta.get('blas_config', 'OpenBLAS ' + meta.get('openblas', '?'))} "
+                f"(the same library for both sides); PyTorch {meta.get('torch')}; "
                 f"{meta.get('cc')}, generated C and harness at `{meta.get('cflags')}`, "
                 f"runtime at CMake Release\n")
         f.write(f"- nnc: git {meta.get('git')}\n")

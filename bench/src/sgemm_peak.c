@@ -10,7 +10,8 @@
  * as in the rest of the benchmark.
  *
  * stdout: one "SGEMM n=... median_gflops=... best_gflops=..." line per size
- * and "SGEMM_PEAK gflops=... n=... threads=..." with the best median.
+ * and "SGEMM_PEAK gflops=... n=... threads=..." with the best median, then
+ * "SGEMM_CONFIG <openblas_get_config()>" (version, kernel core type).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <cblas.h>
 
 int openblas_get_num_threads(void);
+char *openblas_get_config(void);
 
 static double now_s(void)
 {
@@ -90,5 +92,6 @@ int main(int argc, char **argv)
         free(a), free(b), free(c), free(t);
     }
     printf("SGEMM_PEAK gflops=%.2f n=%d threads=%d\n", peak, peak_n, openblas_get_num_threads());
+    printf("SGEMM_CONFIG %s\n", openblas_get_config());
     return 0;
 }
