@@ -71,6 +71,7 @@ for m in $models; do
     (cd "$here" && "$nnc" "$m.nn" -o "$build/gen/$m")
     # shellcheck disable=SC2086
     $cc $warn $cflags -I"$build/gen/$m" -I"$repo/runtime" -I"$cblas_inc" -I"$here/src" \
+        -DBENCH_WRAP_SGEMM -Wl,--wrap=cblas_sgemm \
         "$here/$m.bench.c" "$here/src/harness.c" "$build/gen/$m/$m.c" \
         "$runtime" -lopenblas -lm -o "$build/bin/bench_$m"
 done
@@ -79,6 +80,13 @@ $cc $warn -O2 -I"$cblas_inc" "$here/src/sgemm_peak.c" -lopenblas -o "$build/bin/
 
 # ---- 2. threads: the same for both sides, through the environment ------------
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
+# Debian's torch runs its own ops on libgomp threads and its GEMMs on
+# OpenBLAS's pthreads; with libgomp's default spin-waiting, idle OpenMP
+# workers keep the cores busy while OpenBLAS's threads need them, and
+# PyTorch's multi-threaded steps get several times slower (measured: 83 vs
+# 23 ms for mlp_big on 2 threads).  Passive waiting is the fair setting; it
+# does nothing for nnc (no OpenMP) nor at 1 thread.  Override by setting it.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 
 # ---- 3. measure ---------------------------------------------------------------
 raw="$build/raw.txt"
@@ -88,6 +96,7 @@ log="$build/log.txt"
 {
     echo "META date=$(date -u '+%Y-%m-%dT%H:%M:%SZ')"
     echo "META threads=$threads"
+    echo "META omp_wait_policy=$OMP_WAIT_POLICY"
     echo "META rounds=$rounds"
     echo "META min_time=$min_time"
     echo "META cflags=$cflags"
@@ -103,19 +112,24 @@ log="$build/log.txt"
 } >>"$raw"
 
 steps="--min-time $min_time"
+# run_side LABEL CMD...: runs one measurement; its RESULT line goes to $raw,
+# its human-readable report to the terminal and to $log.
+run_side() {
+    echo "== round $r/$rounds: $1" >&2
+    shift
+    "$@" 2>"$build/side.err" | sed "s/^/ROUND=$r /" >>"$raw" ||
+        { cat "$build/side.err" >&2; exit 1; }
+    tee -a "$log" <"$build/side.err" >&2
+}
 for r in $(seq 1 "$rounds"); do
     echo "== round $r/$rounds: sgemm peak ($threads thread(s))" >&2
     "$build/bin/sgemm_peak" --min-time "$(awk "BEGIN{print $min_time/3}")" |
         sed "s/^/ROUND=$r /" | tee -a "$raw" >&2
     for m in $models; do
-        echo "== round $r/$rounds: $m, nnc" >&2
         # shellcheck disable=SC2086
-        "$build/bin/bench_$m" $steps 2>>"$log" | sed "s/^/ROUND=$r /" >>"$raw"
-        tail -4 "$log" >&2
-        echo "== round $r/$rounds: $m, PyTorch" >&2
+        run_side "$m, nnc" "$build/bin/bench_$m" $steps
         # shellcheck disable=SC2086
-        "$python" "$here/src/torch_bench.py" "$m" $steps 2>>"$log" | sed "s/^/ROUND=$r /" >>"$raw"
-        tail -4 "$log" >&2
+        run_side "$m, PyTorch" "$python" "$here/src/torch_bench.py" "$m" $steps
     done
 done
 echo "META load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"

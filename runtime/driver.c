@@ -529,9 +529,9 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
 static void print_results(const nnc_model_desc *d, const char *prefix, double loss,
                           const double *metrics)
 {
-    printf("%sloss=%.6g\n", prefix, loss);
+    printf("%sloss=%.9g\n", prefix, loss);
     for (int k = 0; k < d->num_metrics; k++)
-        printf("%s%s=%.6g\n", prefix, d->metric_names[k], metrics[k]);
+        printf("%s%s=%.9g\n", prefix, d->metric_names[k], metrics[k]);
 }
 
 static double now_seconds(void)

@@ -9,7 +9,8 @@
  * are timed one by one (CLOCK_MONOTONIC) until at least N steps and S
  * seconds have been measured (at most M steps); the median and minimum are
  * reported, with the medians of the three phases (train_forward, backward,
- * optimizer step), each timed within the same steps.
+ * optimizer step), each timed within the same steps, and of the time spent
+ * inside cblas_sgemm when built with BENCH_WRAP_SGEMM (below).
  * bench/src/torch_bench.py does exactly the same in PyTorch.
  *
  * Threads are set through the environment (OPENBLAS_NUM_THREADS etc., see
@@ -38,6 +39,65 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+/* ---- time spent inside cblas_sgemm --------------------------------------
+ * With -DBENCH_WRAP_SGEMM and -Wl,--wrap=cblas_sgemm (bench/run.sh does
+ * both), the generated code's GEMM calls land here: each call is timed and
+ * accumulated per step and per shape, so the report can tell the GEMM time
+ * from everything else (elementwise loops, reductions, loss, optimizer). */
+static double sgemm_time;       /* seconds inside sgemm in the current step */
+static int sgemm_record;        /* per-shape stats only during timed steps */
+typedef struct gemm_stat {
+    int ta, tb, m, n, k, calls;
+    double total;
+} gemm_stat;
+static gemm_stat gemm_stats[64];
+static int n_gemm_stats;
+
+#ifdef BENCH_WRAP_SGEMM
+void __real_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                        OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                        OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha,
+                        OPENBLAS_CONST float *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B,
+                        OPENBLAS_CONST blasint ldb, OPENBLAS_CONST float beta, float *C,
+                        OPENBLAS_CONST blasint ldc);
+void __wrap_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                        OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                        OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha,
+                        OPENBLAS_CONST float *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B,
+                        OPENBLAS_CONST blasint ldb, OPENBLAS_CONST float beta, float *C,
+                        OPENBLAS_CONST blasint ldc);
+void __wrap_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST enum CBLAS_TRANSPOSE TransA,
+                        OPENBLAS_CONST enum CBLAS_TRANSPOSE TransB, OPENBLAS_CONST blasint M,
+                        OPENBLAS_CONST blasint N, OPENBLAS_CONST blasint K, OPENBLAS_CONST float alpha,
+                        OPENBLAS_CONST float *A, OPENBLAS_CONST blasint lda, OPENBLAS_CONST float *B,
+                        OPENBLAS_CONST blasint ldb, OPENBLAS_CONST float beta, float *C,
+                        OPENBLAS_CONST blasint ldc)
+{
+    double t0 = now_s();
+    __real_cblas_sgemm(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    double dt = now_s() - t0;
+    sgemm_time += dt;
+    if (!sgemm_record)
+        return;
+    int ta = TransA != CblasNoTrans, tb = TransB != CblasNoTrans, i;
+    for (i = 0; i < n_gemm_stats; i++) {
+        gemm_stat *g = &gemm_stats[i];
+        if (g->ta == ta && g->tb == tb && g->m == (int)M && g->n == (int)N && g->k == (int)K)
+            break;
+    }
+    if (i == n_gemm_stats) {
+        if (n_gemm_stats == 64)
+            return;
+        gemm_stats[n_gemm_stats++] = (gemm_stat){ta, tb, (int)M, (int)N, (int)K, 0, 0.0};
+    }
+    gemm_stats[i].calls++;
+    gemm_stats[i].total += dt;
+}
+#define HAVE_SGEMM_TIME 1
+#else
+#define HAVE_SGEMM_TIME 0
+#endif
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -131,7 +191,8 @@ int main(int argc, char **argv)
     double *tf = malloc((size_t)max_iters * sizeof *tf);
     double *tb = malloc((size_t)max_iters * sizeof *tb);
     double *to = malloc((size_t)max_iters * sizeof *to);
-    if (!t || !tf || !tb || !to)
+    double *tg = malloc((size_t)max_iters * sizeof *tg);
+    if (!t || !tf || !tb || !to || !tg)
         return perror("malloc"), 1;
 
     /* ---- warm-up ---- */
@@ -147,7 +208,9 @@ int main(int argc, char **argv)
     /* ---- measured steps ---- */
     int iters = 0;
     double total = 0;
+    sgemm_record = 1;
     while (iters < max_iters && (iters < min_iters || total < min_time)) {
+        sgemm_time = 0;
         double t0 = now_s();
         loss = d->train_forward(m, batch, in, lab);
         double t1 = now_s();
@@ -159,6 +222,7 @@ int main(int argc, char **argv)
         tf[iters] = t1 - t0;
         tb[iters] = t2 - t1;
         to[iters] = t3 - t2;
+        tg[iters] = sgemm_time;
         t[iters++] = dt;
         total += dt;
         if (iters == 1 && warmup == 0)
@@ -166,6 +230,7 @@ int main(int argc, char **argv)
     }
     double median = median_of(t, iters);
     double med_f = median_of(tf, iters), med_b = median_of(tb, iters), med_o = median_of(to, iters);
+    double med_g = HAVE_SGEMM_TIME ? median_of(tg, iters) : NAN;
     double mean = total / iters;
     double p90 = t[(size_t)(0.9 * (iters - 1))];
     double step_flops = 3.0 * d->fwd_gemm_flops_per_example * batch;
@@ -174,20 +239,29 @@ int main(int argc, char **argv)
             "nnc %s: batch %d, %zu params, OpenBLAS threads %d (%s)\n"
             "  %d warm-up + %d timed steps in %.2f s: median %.4f ms, min %.4f ms, "
             "mean %.4f ms, p90 %.4f ms; %.2f GFLOP/s at the median\n"
-            "  phases (medians): train_forward %.4f ms, backward %.4f ms, Adam step %.4f ms\n"
+            "  phases (medians): train_forward %.4f ms, backward %.4f ms, Adam step %.4f ms; "
+            "inside cblas_sgemm %.4f ms\n"
             "  loss %.4f (first step) -> %.4f (last step)\n",
             d->name, batch, d->num_params, openblas_get_num_threads(),
             openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0],
             1e3 * mean, 1e3 * p90, step_flops / median * 1e-9, 1e3 * med_f, 1e3 * med_b,
-            1e3 * med_o, first_loss, loss);
+            1e3 * med_o, 1e3 * med_g, first_loss, loss);
+    for (int i = 0; i < n_gemm_stats; i++) {
+        const gemm_stat *g = &gemm_stats[i];
+        const double per = g->total / g->calls;
+        fprintf(stderr, "  sgemm %c%c M=%d N=%d K=%d: %d calls/step, %.4f ms/call, %.1f GFLOP/s\n",
+                g->ta ? 'T' : 'N', g->tb ? 'T' : 'N', g->m, g->n, g->k,
+                (g->calls + iters / 2) / iters, 1e3 * per,
+                2.0 * g->m * (double)g->n * g->k / per * 1e-9);
+    }
     printf("RESULT side=nnc model=%s batch=%d median_ms=%.6f min_ms=%.6f mean_ms=%.6f "
            "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu "
-           "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f first_loss=%.6f last_loss=%.6f\n",
+           "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f sgemm_ms=%.6f first_loss=%.6f last_loss=%.6f\n",
            d->name, batch, 1e3 * median, 1e3 * t[0], 1e3 * mean, 1e3 * p90, iters, warmup,
            openblas_get_num_threads(), step_flops, d->num_params, 1e3 * med_f, 1e3 * med_b,
-           1e3 * med_o, first_loss, loss);
+           1e3 * med_o, 1e3 * med_g, first_loss, loss);
 
-    free(t), free(tf), free(tb), free(to);
+    free(t), free(tf), free(tb), free(to), free(tg);
     nnc_optim_free(&opt);
     d->release(m);
     free(m);

@@ -77,6 +77,8 @@ def main():
             "rounds": [float(r["median_ms"]) for r in rs],
             "phases": [statistics.median(float(r[k]) for r in rs)
                        for k in ("fwd_ms", "bwd_ms", "opt_ms")],
+            "sgemm": (statistics.median(float(r["sgemm_ms"]) for r in rs)
+                      if all(r.get("sgemm_ms", "nan") != "nan" for r in rs) else None),
             "iters": sum(int(r["iters"]) for r in rs),
             "r": rs[0],
         }
@@ -113,15 +115,19 @@ def main():
             + (f"; threads nnc OpenBLAS {a['r']['threads']}, PyTorch torch "
                f"{b['r']['threads']} / OpenBLAS {b['r']['openblas_threads']}" if b else ""))
 
-    phase_header = ["model", "side", "forward (+loss)", "backward", "Adam step", "sum"]
+    phase_header = ["model", "side", "forward (+loss)", "backward", "Adam step", "sum",
+                    "in sgemm", "fwd+bwd outside sgemm"]
     phase_rows = []
     for m in order:
         for side, label in (("nnc", "nnc"), ("torch", "PyTorch")):
             a = agg(m, side)
             if a:
                 f, b, o = a["phases"]
+                g = a.get("sgemm")
                 phase_rows.append([m, label, f"{f:.3f}", f"{b:.3f}", f"{o:.3f}",
-                                   f"{f + b + o:.3f}"])
+                                   f"{f + b + o:.3f}",
+                                   f"{g:.3f}" if g is not None else "-",
+                                   f"{f + b - g:.3f}" if g is not None else "-"])
 
     table = markdown(header, rows)
     phase_table = markdown(phase_header, phase_rows)
@@ -134,7 +140,8 @@ def main():
           f"load average {meta.get('load_start')} -> {meta.get('load_end')}")
     print(peak_line)
     print("\n".join(table))
-    print("\nms per phase (medians; PyTorch's backward includes zero_grad):")
+    print("\nms per phase (medians; PyTorch's backward includes zero_grad; "
+          "'in sgemm': time inside cblas_sgemm, nnc only):")
     print("\n".join(phase_table))
 
     with open(md_path, "w") as f:
@@ -145,7 +152,8 @@ def main():
         f.write(f"- machine: {meta.get('cpu')}, {meta.get('cores')} cores"
                 f"{meta.get('virt', '')}, {meta.get('kernel')}\n")
         f.write(f"- threads: {meta.get('threads')} (OPENBLAS_NUM_THREADS = OMP_NUM_THREADS "
-                f"= MKL_NUM_THREADS, torch.set_num_threads)\n")
+                f"= MKL_NUM_THREADS, torch.set_num_threads; "
+                f"OMP_WAIT_POLICY={meta.get('omp_wait_policy')})\n")
         f.write(f"- BLAS: {meta.get('blas_config', 'OpenBLAS ' + meta.get('openblas', '?'))} "
                 f"(the same library for both sides); PyTorch {meta.get('torch')}; "
                 f"{meta.get('cc')}, generated C and harness at `{meta.get('cflags')}`, "
@@ -162,7 +170,11 @@ def main():
                 "each) / median step time; % of the sgemm peak measured above.\n\n")
         f.write("\n".join(details) + "\n\n")
         f.write("Where the time goes, ms per phase (medians of the phases timed within "
-                "the same steps; PyTorch's backward includes `opt.zero_grad()`):\n\n")
+                "the same steps; PyTorch's backward includes `opt.zero_grad()`; "
+                "'in sgemm' is the time spent inside `cblas_sgemm` during the step, measured "
+                "for nnc by wrapping the call, so 'outside sgemm' is the generated code's "
+                "own loops: elementwise ops, reductions, the loss; per-GEMM figures are in "
+                "`bench/build/log.txt`):\n\n")
         f.write("\n".join(phase_table) + "\n")
     print(f"\nwrote {md_path}")
 

@@ -196,8 +196,8 @@ with tempfile.TemporaryDirectory() as tmp:
     ev = dict(parse_kv(r.stdout))
     check(close(ev["loss"], loss_ref) and close(ev["mae"], mae_ref) and close(ev["accuracy"], acc_ref),
           f"eval values {ev} vs {(loss_ref, mae_ref, acc_ref)}")
-    check(all(l.split("=")[1] == "%.6g" % float(l.split("=")[1]) for l in lines),
-          "eval prints %.6g")
+    check(all(l.split("=")[1] == "%.9g" % float(l.split("=")[1]) for l in lines),
+          "eval prints %.9g")
 
     # ---- predict: shape, dtype, values
     r = run("predict", "--weights", P("w1.safetensors"), "--inputs", IN, "--output", P("p.npy"))
