@@ -98,11 +98,51 @@ static const char *prod(Shape s, int a, int b)
 
 static const IrNode *nd(int t) { return &G->nodes[t]; }
 
+static char *loop_used;     /* inside a loop block: roots it reads or writes */
+
 static const char *ref(int t)
 {
     int r = plan_storage_root(G, t);
     used[r] = 1;
+    if (loop_used) {
+        loop_used[r] = 1;
+        return xs("r%d", r);
+    }
     return xs("t%d", r);
+}
+
+/* A loop block gets `restrict` copies of the pointers it uses: tensors
+ * live in one loop never overlap (plan.c), so the compiler may vectorize.
+ * (Function-wide restrict would be wrong: buffers reuse arena space.) */
+static FILE *loop_saved;
+static char *loop_text;
+static size_t loop_len;
+
+static void loop_begin(void)
+{
+    loop_used = calloc((size_t)G->n + 1, 1);
+    loop_saved = out;
+    out = open_memstream(&loop_text, &loop_len);
+    if (!loop_used || !out)
+        abort();
+}
+
+static void loop_end(int written)
+{
+    fclose(out);
+    out = loop_saved;
+    int w = plan_storage_root(G, written);
+    P("    {\n");
+    for (int r = 0; r < G->n; r++)
+        if (loop_used[r]) {
+            const char *ty = nd(r)->dt == DT_I32 ? "int32_t" : R();
+            P("    %s%s *restrict const r%d = t%d;\n", r == w ? "" : "const ", ty, r, r);
+        }
+    fwrite(loop_text, 1, loop_len, out);
+    P("    }\n");
+    free(loop_text);
+    free(loop_used);
+    loop_used = NULL;
 }
 
 /* The declaration of a used pointer, at the top of the function, with
@@ -288,7 +328,15 @@ static const char *ew_value(Loop *lp, int t, int root)
         return xs("v%d", t);
     }
     const char *e;
-    if (ir_op_class(n->op) == OC_UNARY) {
+    int st = n->op == IR_MUL ? (nd(n->in[1])->op == IR_STEP && nd(n->in[1])->fused == 1 ? 1
+                                : nd(n->in[0])->op == IR_STEP && nd(n->in[0])->fused == 1 ? 0 : -1) : -1;
+    if (st >= 0) {
+        /* dy * step(x) as a select: no branch on the data, vectorizable */
+        const char *x = ew_value(lp, nd(n->in[st])->in[0], 0);
+        const char *dy = ew_value(lp, n->in[1 - st], 0);
+        lp->seen[n->in[st]] = 1;
+        e = xs("%s > %s ? %s : %s", x, lit(0), dy, lit(0));
+    } else if (ir_op_class(n->op) == OC_UNARY) {
         e = unary_expr(n, ew_value(lp, n->in[0], 0));
     } else {
         const char *a = ew_value(lp, n->in[0], 0);
@@ -302,6 +350,7 @@ static const char *ew_value(Loop *lp, int t, int root)
 static void emit_elementwise(int t)
 {
     const IrNode *n = nd(t);
+    loop_begin();
     Loop lp;
     lp.s = n->shape;
     lp.seen = calloc((size_t)G->n + 1, 1);
@@ -323,6 +372,7 @@ static void emit_elementwise(int t)
     P("        %s[i] = %s;\n", ref(t), v);
     P("    }\n");
     free(lp.seen);
+    loop_end(t);
 }
 
 /* ---- contractions and structure ------------------------------------------------ */
@@ -424,6 +474,7 @@ static void emit_slice(int t, int pad)
 static void emit_reduce(int t)
 {
     const IrNode *n = nd(t);
+    loop_begin();
     Shape si = nd(n->in[0])->shape;
     const char *y = ref(t), *x = ref(n->in[0]);
     /* the output index: the kept dims, in order */
@@ -463,6 +514,7 @@ static void emit_reduce(int t)
         P("    for (int64_t o = 0; o < %s; o++) %s[o] /= (%s)(%s%s);\n", numel(n->shape), y, R(), lit(c),
           npow ? " * (double)n" : "");
     }
+    loop_end(t);
 }
 
 /* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
@@ -573,7 +625,7 @@ static void emit_loss(int t)
             P("            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
             P("            const %s *row = %s + r * C;\n            %s mx = row[0];\n", R(), x, R());
             P("            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
-            P("            double sum = 0;\n            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));\n");
+            P("            double sum = 0;\n            for (int64_t k = 0; k < C; k++) sum += %s(row[k] - mx);\n", fn("exp"));
             P("            total += log(sum) + (double)mx - (double)row[c];\n        }\n");
             P("        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, R(), R());
         } else {
@@ -583,9 +635,9 @@ static void emit_loss(int t)
               lab, R(), x, R(), y);
             P("            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", R());
             P("            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", R());
-            P("            double sum = 0;\n            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));\n");
-            P("            const double inv = 1.0 / sum;\n");
-            P("            for (int64_t k = 0; k < C; k++) d[k] = (%s)(exp((double)(row[k] - mx)) * inv) * scale;\n", R());
+            P("            %s sum = 0;\n            for (int64_t k = 0; k < C; k++) { d[k] = %s(row[k] - mx); sum += d[k]; }\n", R(), fn("exp"));
+            P("            const %s inv = scale / sum;\n", R());
+            P("            for (int64_t k = 0; k < C; k++) d[k] *= inv;\n");
             P("            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
         }
         return;

@@ -88,27 +88,37 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r3 = t3;
+    const float *restrict const r5 = t5;
+    float *restrict const r7 = t7;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v5 = t5[i];
-        const float v3 = t3[i1 * 1];
+        const float v5 = r5[i];
+        const float v3 = r3[i1 * 1];
         const float v6 = v5 + v3;
         const float v7 = v6 > 0.0f ? v6 : 0.0f;
-        t7[i] = v7;
+        r7[i] = v7;
+    }
     }
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r9 = t9;
+    const float *restrict const r11 = t11;
+    float *restrict const r12 = t12;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v11 = t11[i];
-        const float v9 = t9[i1 * 1];
+        const float v11 = r11[i];
+        const float v9 = r9[i1 * 1];
         const float v12 = v11 + v9;
-        t12[i] = v12;
+        r12[i] = v12;
+    }
     }
     memcpy(out, t12, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
@@ -138,32 +148,46 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    {
+    const float *restrict const r3 = t3;
+    const float *restrict const r5 = t5;
+    float *restrict const r6 = t6;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v5 = t5[i];
-        const float v3 = t3[i1 * 1];
+        const float v5 = r5[i];
+        const float v3 = r3[i1 * 1];
         const float v6 = v5 + v3;
-        t6[i] = v6;
+        r6[i] = v6;
+    }
     }
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r6 = t6;
+    float *restrict const r7 = t7;
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v6 = t6[i];
+        const float v6 = r6[i];
         const float v7 = v6 > 0.0f ? v6 : 0.0f;
-        t7[i] = v7;
+        r7[i] = v7;
+    }
     }
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r9 = t9;
+    const float *restrict const r11 = t11;
+    float *restrict const r12 = t12;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v11 = t11[i];
-        const float v9 = t9[i1 * 1];
+        const float v11 = r11[i];
+        const float v9 = r9[i1 * 1];
         const float v12 = v11 + v9;
-        t12[i] = v12;
+        r12[i] = v12;
+    }
     }
     /* digits.nn:16  cross_entropy(self(x), y) */
     {
@@ -183,7 +207,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));
+            for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
         t13[0] = bad ? (float)NAN : (float)(total / (double)count);
@@ -231,46 +255,58 @@ void digits_backward(digits *m)
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));
-            const double inv = 1.0 / sum;
-            for (int64_t k = 0; k < C; k++) d[k] = (float)(exp((double)(row[k] - mx)) * inv) * scale;
+            float sum = 0;
+            for (int64_t k = 0; k < C; k++) { d[k] = expf(row[k] - mx); sum += d[k]; }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
             if (c >= 0 && c < C) d[c] -= scale;
         }
     }
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    memset(t16, 0, sizeof(float) * (size_t)(10));
+    {
+    const float *restrict const r15 = t15;
+    float *restrict const r16 = t16;
+    memset(r16, 0, sizeof(float) * (size_t)(10));
     {
         int64_t i = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 10; i1++)
         {
-            t16[i1 * 1] += t15[i];
+            r16[i1 * 1] += r15[i];
             i++;
         }
+    }
     }
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, t15, (int)(10), t8, (int)(128), 0.0f, t18, (int)(128));
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, t15, (int)(10), t7, (int)(128), 0.0f, t20, (int)(128));
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r6 = t6;
+    const float *restrict const r18 = t18;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v18 = t18[i];
-        const float v6 = t6[i];
-        const float v21 = v6 > 0.0f ? 1.0f : 0.0f;
-        const float v22 = v18 * v21;
-        t22[i] = v22;
+        const float v6 = r6[i];
+        const float v18 = r18[i];
+        const float v22 = v6 > 0.0f ? v18 : 0.0f;
+        r22[i] = v22;
+    }
     }
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
-    memset(t23, 0, sizeof(float) * (size_t)(128));
+    {
+    const float *restrict const r22 = t22;
+    float *restrict const r23 = t23;
+    memset(r23, 0, sizeof(float) * (size_t)(128));
     {
         int64_t i = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 128; i1++)
         {
-            t23[i1 * 1] += t22[i];
+            r23[i1 * 1] += r22[i];
             i++;
         }
+    }
     }
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, t22, (int)(128), t0, (int)(64), 0.0f, t26, (int)(64));
@@ -300,27 +336,37 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
     /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r3 = t3;
+    const float *restrict const r5 = t5;
+    float *restrict const r7 = t7;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v5 = t5[i];
-        const float v3 = t3[i1 * 1];
+        const float v5 = r5[i];
+        const float v3 = r3[i1 * 1];
         const float v6 = v5 + v3;
         const float v7 = v6 > 0.0f ? v6 : 0.0f;
-        t7[i] = v7;
+        r7[i] = v7;
+    }
     }
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
     /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r9 = t9;
+    const float *restrict const r11 = t11;
+    float *restrict const r12 = t12;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v11 = t11[i];
-        const float v9 = t9[i1 * 1];
+        const float v11 = r11[i];
+        const float v9 = r9[i1 * 1];
         const float v12 = v11 + v9;
-        t12[i] = v12;
+        r12[i] = v12;
+    }
     }
     /* digits.nn:16  cross_entropy(self(x), y) */
     {
@@ -340,7 +386,7 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += exp((double)(row[k] - mx));
+            for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
         t13[0] = bad ? (float)NAN : (float)(total / (double)count);
