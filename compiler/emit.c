@@ -1131,6 +1131,63 @@ static void emit_tensor_table(void)
       M->prefix, n);
 }
 
+/* A C string literal's contents for s (quotes, backslashes, controls escaped). */
+static const char *cstr(const char *s)
+{
+    char *o = malloc(strlen(s) * 4 + 1), *q = o;
+    if (!o)
+        abort();
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            *q++ = '\\', *q++ = (char)c;
+        else if (c < 32 || c == 127)
+            q += sprintf(q, "\\%03o", c);
+        else
+            *q++ = (char)c;
+    }
+    *q = 0;
+    return o;
+}
+
+/* `from "file"` fields: after the initializers, each such field's params
+ * and state are loaded from a safetensors file whose names are relative to
+ * the field (the state_dict of that sub-module).  The file must hold
+ * exactly those tensors; a failure makes init fail with errno EINVAL and
+ * nnc_error() saying why. */
+static void emit_from_loads(void)
+{
+    int total = M->nparams + M->nstate;
+    char *done = calloc((size_t)total + 1, 1);
+    for (int k = 0; k < total; k++) {
+        const Tensor *t = k < M->nparams ? &M->params[k] : &M->state[k - M->nparams];
+        if (!t->from || done[k])
+            continue;
+        size_t plen = strlen(t->from_prefix);
+        int cnt = 0;
+        P("    {\n        static const nnc_tensor_info from_[] = {\n");
+        for (int j = k; j < total; j++) {
+            const Tensor *u = j < M->nparams ? &M->params[j] : &M->state[j - M->nparams];
+            if (!u->from || strcmp(u->from_prefix, t->from_prefix) || strcmp(u->from, t->from))
+                continue;
+            done[j] = 1;
+            cnt++;
+            const char *rel = plen && !strncmp(u->path, t->from_prefix, plen) && u->path[plen] == '.'
+                                  ? u->path + plen + 1 : u->path;
+            P("            {\"%s\", %d, {", rel, u->shape.nd);
+            for (int d = 0; d < u->shape.nd; d++)
+                P("%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
+            if (!u->shape.nd)
+                P("0");
+            P("}, %lld, %lld, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state);
+        }
+        P("        };\n");
+        P("        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n", cstr(t->from), cnt);
+        P("            %s_release(m);\n            errno = EINVAL;\n            return -1;\n        }\n    }\n", M->prefix);
+    }
+    free(done);
+}
+
 static void emit_init(void)
 {
     const char *p = M->prefix;
@@ -1161,6 +1218,7 @@ static void emit_init(void)
             P("}, %s, %.17g, %.17g, &m->rng_); /* %s */\n", init_enum(t->init), t->init_a, t->init_b, t->path);
         }
     }
+    emit_from_loads();
     P("    return 0;\n}\n\n");
     P("void %s_release(%s *m)\n{\n", p, p);
     P("    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");
@@ -1347,12 +1405,11 @@ int emit_model(const Model *m, const EmitOptions *opt, EmitFile *files)
     M = m;
     O = opt;
     int nf = 0;
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < (s ? m->nstate : m->nparams); i++) {
-            const Tensor *t = s ? &m->state[i] : &m->params[i];
+    if (opt->f64)
+        for (int k = 0; k < m->nparams + m->nstate; k++) {
+            const Tensor *t = k < m->nparams ? &m->params[k] : &m->state[k - m->nparams];
             if (t->from) {
-                diag_error(t->loc, "'from \"%s\"' (loading weights at init) is not supported by this version of nnc",
-                           t->from);
+                diag_error(t->loc, "'from' loads float files and cannot be used with --precision=f64");
                 return 0;
             }
         }
