@@ -1121,11 +1121,11 @@ static void emit_tensor_table(void)
                 P("%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
             if (!t->shape.nd)
                 P("0");
-            P("}, %lld, %lld, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s);
+            P("}, %lld, %lld, %d, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s, t->frozen);
         }
     }
     if (!n)
-        P("    {\"\", 0, {0}, 0, 0, 0},\n");
+        P("    {\"\", 0, {0}, 0, 0, 0, 0},\n");
     P("};\n\n");
     P("const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return tensor_info_;\n}\n\n",
       M->prefix, n);
@@ -1179,7 +1179,7 @@ static void emit_from_loads(void)
                 P("%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
             if (!u->shape.nd)
                 P("0");
-            P("}, %lld, %lld, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state);
+            P("}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state, u->frozen);
         }
         P("        };\n");
         P("        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n", cstr(t->from), cnt);

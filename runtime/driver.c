@@ -646,6 +646,7 @@ static int cmd_train(drv *v)
     uint32_t *perm = NULL;
     float *mtmp = NULL;
     double *mtrain = NULL, *mval = NULL;
+    float *frozen_copy = NULL;
 
     rc = dset_load(v, &tr, o[O_INPUTS], 1, o[O_LABELS], "inputs", "labels");
     if (rc)
@@ -701,6 +702,27 @@ static int cmd_train(drv *v)
     for (int64_t i = 0; i < n_ex; i++)
         perm[i] = (uint32_t)i;
 
+    /* Frozen params are never updated: weight decay would still move them
+     * (their gradient is 0), so their values are put back after each step. */
+    size_t ntensors = 0, nfrozen = 0;
+    const nnc_tensor_info *ti = d->tensors(&ntensors);
+    for (size_t k = 0; k < ntensors; k++)
+        if (ti[k].trainable && ti[k].frozen)
+            nfrozen += ti[k].size;
+    if (nfrozen) {
+        frozen_copy = malloc(nfrozen * sizeof *frozen_copy);
+        if (!frozen_copy) {
+            rc = file_error(v->prog, "out of memory");
+            goto out;
+        }
+        size_t at = 0;
+        for (size_t k = 0; k < ntensors; k++)
+            if (ti[k].trainable && ti[k].frozen) {
+                memcpy(frozen_copy + at, ((nnc_model_head *)x.m)->params + ti[k].offset, ti[k].size * sizeof(float));
+                at += ti[k].size;
+            }
+    }
+
     nnc_rng shuffle;
     nnc_rng_seed(&shuffle, seed ^ SHUFFLE_SALT);
     nnc_model_head *head = x.m;
@@ -733,6 +755,11 @@ static int cmd_train(drv *v)
             if (clip > 0)
                 nnc_clip_grad_norm(head->grads, d->num_params, (float)clip);
             nnc_optim_step(&opt, head->params, head->grads);
+            for (size_t k = 0, at = 0; nfrozen && k < ntensors; k++)
+                if (ti[k].trainable && ti[k].frozen) {
+                    memcpy(head->params + ti[k].offset, frozen_copy + at, ti[k].size * sizeof(float));
+                    at += ti[k].size;
+                }
             sum += (double)loss * n;
             steps++;
         }
@@ -776,6 +803,7 @@ out:
     free(mtmp);
     free(mtrain);
     free(mval);
+    free(frozen_copy);
     if (opt_inited)
         nnc_optim_free(&opt);
     model_free(v, &x);

@@ -54,6 +54,7 @@ typedef struct nnc_tensor_info {
     size_t offset;             /* in floats, from the start of params or state */
     size_t size;               /* product of shape */
     int trainable;             /* 1: in params (and grads); 0: in state */
+    int frozen;                /* a `frozen` param: zero gradient, never updated */
 } nnc_tensor_info;
 
 /* ---- RNG ----------------------------------------------------------------- */
