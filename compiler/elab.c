@@ -250,11 +250,7 @@ static struct {
     Node **stack;           /* layers being instantiated (recursion check) */
     int nstack;
     Inst *root;
-    Node *model_decl;
-    Scope *model_env;       /* inputs and labels */
-    int *self_args, nself_args, self_result;
-    int in_loss;            /* labels are visible */
-    int cur_update_ok;
+    int *self_args, nself_args, self_result;   /* self(x) is computed once */
 } E;
 
 static Node *find_decl(const char *name)
@@ -1402,8 +1398,6 @@ static int check_type(Node *type, Value *v, Loc loc, const char *name)
     return 1;
 }
 
-static Value value_from_literal(const char *text, Loc loc);
-
 /* Binds a layer's hparams: given values, then defaults in order (a
  * default may use the hparams above it), then the `where` constraints. */
 static Scope *bind_hparams(Tpl *t, Loc at)
@@ -2207,23 +2201,17 @@ static Value eval_init(const char *name, Args *a)
             return none();
         return v;
     case INIT_NORMAL:
-        v.ia = 1, v.ib = 0;
-        if (!bind_args(a, SPEC("std?", "mean?"), p, l))
-            return none();
-        if (p[0].k != VK_ABSENT && !get_number(p[0], l[0], "std", &v.ia))
-            return none();
-        if (p[1].k != VK_ABSENT && !get_number(p[1], l[1], "mean", &v.ib))
-            return none();
-        return v;
-    case INIT_UNIFORM:
-        v.ia = 0, v.ib = 1;
-        if (!bind_args(a, SPEC("lo?", "hi?"), p, l))
-            return none();
-        if (p[0].k != VK_ABSENT && !get_number(p[0], l[0], "lo", &v.ia))
-            return none();
-        if (p[1].k != VK_ABSENT && !get_number(p[1], l[1], "hi", &v.ib))
+    case INIT_UNIFORM: {
+        /* two optional numbers: normal(std: 1, mean: 0), uniform(lo: 0, hi: 1) */
+        int normal = v.ikind == INIT_NORMAL;
+        const char *na = normal ? "std" : "lo", *nb = normal ? "mean" : "hi";
+        v.ia = normal ? 1 : 0, v.ib = normal ? 0 : 1;
+        int bound = normal ? bind_args(a, SPEC("std?", "mean?"), p, l) : bind_args(a, SPEC("lo?", "hi?"), p, l);
+        if (!bound || (p[0].k != VK_ABSENT && !get_number(p[0], l[0], na, &v.ia)) ||
+            (p[1].k != VK_ABSENT && !get_number(p[1], l[1], nb, &v.ib)))
             return none();
         return v;
+    }
     default:
         if (a->n) {
             diag_error(a->loc, "initializer '%s' takes no arguments", name);
@@ -2400,10 +2388,7 @@ static Value self_call(Args *a)
         if (same)
             return vtensor(E.self_result);
     }
-    int saved = E.in_loss;
-    E.in_loss = 0;
     Value r = apply(E.root, a);
-    E.in_loss = saved;
     if (r.k == VK_TENSOR) {
         E.nself_args = a->n;
         E.self_args = realloc(E.self_args, sizeof(int) * (size_t)(a->n + 1));
@@ -2732,7 +2717,6 @@ static Model *elab_model(Node *decl, const ElabOptions *opt)
 {
     Model *m = xcalloc(1, sizeof *m);
     E.m = m;
-    E.model_decl = decl;
     m->name = decl->name;
     m->prefix = opt->prefix ? opt->prefix : snake(decl->name);
     m->source = decl->loc.file->path;
