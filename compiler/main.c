@@ -39,6 +39,9 @@ static const char usage_text[] =
     "  -I DIR             search DIR for imported files (after the importing file's directory)\n"
     "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad or plan\n"
     "  --print-std        print the standard library's source and exit\n"
+    "  -M                 print the make rule of the output files' dependencies (the model file\n"
+    "                     and everything it imports) to stdout, and write nothing else\n"
+    "  --depfile FILE     also write that rule to FILE while compiling (as gcc -MD -MF)\n"
     "  --precision=f64    emit double-precision code (for gradient checks; no save/load/driver)\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
@@ -53,14 +56,18 @@ static int usage_error(const char *fmt, const char *arg)
     return 1;
 }
 
-/* Writes `len` bytes to dir/name through a temporary file and rename. */
+/* Writes `len` bytes to dir/name (or to name when dir is NULL) through a
+ * temporary file and a rename. */
 static int write_atomic(const char *dir, const char *name, const char *text, size_t len)
 {
-    size_t n = strlen(dir) + strlen(name) + 32;
+    size_t n = (dir ? strlen(dir) : 0) + strlen(name) + 32;
     char *path = malloc(n), *tmp = malloc(n + 16);
     if (!path || !tmp)
         abort();
-    snprintf(path, n, "%s/%s", dir, name);
+    if (dir)
+        snprintf(path, n, "%s/%s", dir, name);
+    else
+        snprintf(path, n, "%s", name);
     snprintf(tmp, n + 16, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     int ok = f && fwrite(text, 1, len, f) == len;
@@ -91,9 +98,55 @@ static int make_dirs(const char *dir)
     return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* A path in a make rule: spaces, '#', '$' and ':' escaped as make wants. */
+static void dep_path(FILE *f, const char *p)
+{
+    for (; *p; p++) {
+        if (*p == ' ' || *p == '#' || *p == ':' || *p == '\\')
+            fputc('\\', f);
+        if (*p == '$')
+            fputc('$', f);
+        fputc(*p, f);
+    }
+}
+
+/* "out/digits.h out/digits.c: models/digits.nn lib/blocks.nn", plus an
+ * empty rule per dependency so a deleted import does not break make. */
+static char *dep_rule(const Program *prog, const char *outdir, Model **models, int n, int driver)
+{
+    char *text;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    for (int i = 0; i < n; i++) {
+        const char *suffixes[3] = {".h", ".c", "_main.c"};
+        for (int k = 0; k < (driver ? 3 : 2); k++) {
+            if (i || k)
+                fputc(' ', f);
+            dep_path(f, outdir);
+            fputc('/', f);
+            dep_path(f, models[i]->prefix);
+            fputs(suffixes[k], f);
+        }
+    }
+    fputc(':', f);
+    for (int i = 0; i < prog->ndeps; i++) {
+        fputs(" \\\n  ", f);
+        dep_path(f, prog->deps[i]);
+    }
+    fputc('\n', f);
+    for (int i = 1; i < prog->ndeps; i++) {
+        fputc('\n', f);
+        dep_path(f, prog->deps[i]);
+        fputs(":\n", f);
+    }
+    fclose(f);
+    return text;
+}
+
 int main(int argc, char **argv)
 {
-    const char *input = NULL, *outdir = ".", *dump = NULL;
+    const char *input = NULL, *outdir = ".", *dump = NULL, *depfile = NULL;
+    int deps_only = 0;
     EmitOptions eopt = {0, 0};
     ElabOptions opt;
     memset(&opt, 0, sizeof opt);
@@ -141,6 +194,14 @@ int main(int argc, char **argv)
                 return usage_error("-D needs NAME=VALUE, got '%s'", v);
             defs[opt.ndefs].name = ast_strndup(v, (size_t)(eq - v));
             defs[opt.ndefs++].value = eq + 1;
+        } else if (!strcmp(a, "-M")) {
+            deps_only = 1;
+        } else if (!strcmp(a, "--depfile") || !strcmp(a, "-MF")) {
+            if (i + 1 >= argc)
+                return usage_error("'%s' needs an argument", a);
+            depfile = argv[++i];
+        } else if (!strncmp(a, "--depfile=", 10)) {
+            depfile = a + 10;
         } else if (!strncmp(a, "--emit=", 7)) {
             const char *k = a + 7;
             if (!strcmp(k, "c"))
@@ -224,6 +285,12 @@ int main(int argc, char **argv)
     if (dump)
         return 0;
 
+    if (deps_only) {
+        char *rule = dep_rule(prog, outdir, models, nmodels, eopt.driver);
+        fputs(rule, stdout);
+        return 0;
+    }
+
     /* emit everything in memory, then write only if nothing failed */
     EmitFile *files = calloc((size_t)nmodels * 3 + 1, sizeof(EmitFile));
     int nfiles = 0;
@@ -238,5 +305,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < nfiles; i++)
         if (write_atomic(outdir, files[i].name, files[i].text, files[i].len) != 0)
             return 1;
+    if (depfile) {
+        char *rule = dep_rule(prog, outdir, models, nmodels, eopt.driver);
+        if (write_atomic(NULL, depfile, rule, strlen(rule)) != 0)
+            return 1;
+    }
     return 0;
 }
