@@ -2768,6 +2768,30 @@ int elab_models(Program *p, const ElabOptions *opt, Model ***models)
     int n = 0;
     *models = NULL;
     int nmodels = 0;
+    if (opt->model) {
+        Node *d = find_decl(opt->model);
+        const char *cands[256];
+        int nc = 0;
+        for (int i = 0; i < p->main->list.n && nc < 256; i++)
+            if (p->main->list.v[i]->kind == ND_MODEL)
+                cands[nc++] = p->main->list.v[i]->name;
+        int here = 0;
+        for (int i = 0; i < p->main->list.n; i++)
+            here |= p->main->list.v[i] == d;
+        if (!d || d->kind != ND_MODEL || !here) {
+            Loc none_loc = {0};
+            const char *c = diag_closest(opt->model, cands, nc);
+            diag_error(none_loc, "--model: '%s' is not a model of '%s'%s%s%s", opt->model, p->main->loc.file->path,
+                       c ? "; did you mean '" : "", c ? c : "", c ? "'?" : "");
+            return 0;
+        }
+        Model *m = elab_model(d, opt);
+        if (!m)
+            return 0;
+        *models = malloc(sizeof(Model *));
+        (*models)[0] = m;
+        return 1;
+    }
     for (int i = 0; i < p->main->list.n; i++)
         nmodels += p->main->list.v[i]->kind == ND_MODEL;
     if (nmodels == 0) {

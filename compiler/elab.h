@@ -17,6 +17,7 @@ typedef struct ElabOptions {
     const Define *defs;
     int ndefs;
     const char *prefix;       /* --prefix, or NULL */
+    const char *model;        /* --model: the one model to compile, or NULL */
 } ElabOptions;
 
 typedef struct Program {

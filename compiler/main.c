@@ -33,6 +33,7 @@ static const char usage_text[] =
     "  -o DIR             write the generated files into DIR (default: .)\n"
     "  --emit=KIND        c: <prefix>.h and <prefix>.c (default);\n"
     "                     driver or all: also <prefix>_main.c, the command-line driver\n"
+    "  --model NAME       compile only model NAME of the file (default: every model in it)\n"
     "  --prefix P         name the files and C symbols P instead of the model name in snake_case\n"
     "  -D NAME=VALUE      override a model hparam (VALUE in the language's literal syntax,\n"
     "                     lists as [1,2])\n"
@@ -215,6 +216,12 @@ int main(int argc, char **argv)
             if (strcmp(dump, "tokens") && strcmp(dump, "ast") && strcmp(dump, "ir") && strcmp(dump, "grad") &&
                 strcmp(dump, "plan"))
                 return usage_error("unknown --dump stage '%s' (tokens, ast, ir, grad, plan)", dump);
+        } else if (!strcmp(a, "--model")) {
+            if (i + 1 >= argc)
+                return usage_error("'%s' needs an argument", a);
+            opt.model = argv[++i];
+        } else if (!strncmp(a, "--model=", 8)) {
+            opt.model = a + 8;
         } else if (!strncmp(a, "--prefix=", 9)) {
             opt.prefix = a + 9;
         } else if (!strcmp(a, "--precision=f64")) {
