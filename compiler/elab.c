@@ -98,6 +98,8 @@ struct Inst {
     double init_a, init_b;
     int frozen;
     const char *from, *from_prefix;
+    const char *doc;       /* the field's `///` comment */
+    int summarized;        /* has a summary row */
     Loc loc;
 };
 
@@ -1562,8 +1564,10 @@ static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder,
         } else {
             const char *p = *path ? fmt("%s.%s", path, f->name) : f->name;
             Inst *c = instantiate_value(v, p, order_push(order, norder, k), norder + 1, f->a->loc, inst, f);
-            if (c)
+            if (c) {
                 fv.k = VK_INST, fv.inst = c;
+                c->doc = f->doc;
+            }
         }
         bind(inst->fields, f->name, fv, f->name_loc);
     }
@@ -1818,12 +1822,49 @@ static Value apply_seq(Inst *inst, Args *a)
 
 static Value apply_inner(Inst *inst, Args *a);
 
+/* A summary row for the first application of a field, in the inference
+ * graph: filled in pre-order, completed when the application returns. */
+static int summary_begin(Inst *inst)
+{
+    if (strcmp(E.g->name, "infer") || !*inst->path || inst->summarized)
+        return -1;
+    inst->summarized = 1;
+    Model *m = E.m;
+    m->rows = realloc(m->rows, sizeof(SummaryRow) * (size_t)(m->nrows + 1));
+    SummaryRow *r = &m->rows[m->nrows];
+    memset(r, 0, sizeof *r);
+    r->path = inst->path;
+    r->layer = inst->decl ? inst->decl->name : "sequence";
+    r->doc = inst->doc;
+    r->depth = 1;
+    for (const char *p = inst->path; *p; p++)
+        r->depth += *p == '.';
+    r->first = E.g->n;
+    return m->nrows++;
+}
+
+static void summary_end(int row, Value result)
+{
+    if (row < 0)
+        return;
+    SummaryRow *r = &E.m->rows[row];
+    r->last = E.g->n;
+    if (result.k == VK_TENSOR)
+        r->out = shape_of(result.t);
+    else
+        r->out.nd = -1;
+    for (int i = r->first; i < r->last; i++)
+        r->flops += ir_node_flops(E.g, i);
+}
+
 static Value apply(Inst *inst, Args *a)
 {
     Loc saved = user_loc;
     if (!in_std(a->loc))
         user_loc = a->loc;
+    int row = summary_begin(inst);
     Value r = apply_inner(inst, a);
+    summary_end(row, r);
     user_loc = saved;
     return r;
 }
@@ -2758,6 +2799,12 @@ static Model *elab_model(Node *decl, const ElabOptions *opt)
     }
     sort_tensors(m, 0);
     sort_tensors(m, 1);
+    for (int r = 0; r < m->nrows; r++) {
+        size_t len = strlen(m->rows[r].path);
+        for (int i = 0; i < m->nparams; i++)
+            if (!strncmp(m->params[i].path, m->rows[r].path, len) && m->params[i].path[len] == '.')
+                m->rows[r].params += ir_numel(m->params[i].shape);
+    }
     return m;
 }
 

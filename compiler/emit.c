@@ -932,6 +932,18 @@ static void doc_comment(FILE *f, const char *doc, int indent)
     fprintf(f, " */\n");
 }
 
+/* The `///` comment of the field whose path is t's first depth+1 parts. */
+static const char *field_doc(const Tensor *t, int depth)
+{
+    const char *path = t->parts[0];
+    for (int k = 1; k <= depth; k++)
+        path = xs("%s.%s", path, t->parts[k]);
+    for (int r = 0; r < M->nrows; r++)
+        if (!strcmp(M->rows[r].path, path))
+            return M->rows[r].doc;
+    return NULL;
+}
+
 /* Members for tensors [lo, hi) sharing parts[0..depth). */
 static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent)
 {
@@ -993,6 +1005,7 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
             free(first);
         } else {
             char *body = struct_body(ts, i, j, depth + 1, indent + 4);
+            doc_comment(f, field_doc(t, depth), indent);
             fprintf(f, "%*sstruct {\n%s%*s} %s;\n", indent, "", body, indent, "", name);
             free(body);
         }
@@ -1304,18 +1317,9 @@ static double flops(void)
 {
     const Graph *g = M->infer;
     double f = 0;
-    for (int i = 0; i < g->n; i++) {
-        const IrNode *n = &g->nodes[i];
-        if (n->fused < 0)
-            continue;
-        if (n->op == IR_MATMUL) {
-            Shape a = g->nodes[n->in[0]].shape;
-            double k = (double)(n->ta ? a.d[a.nd - 2] : a.d[a.nd - 1]);
-            f += 2.0 * (double)ir_numel(n->shape) * k;
-        } else if (ir_op_class(n->op) != OC_LEAF && n->op != IR_RESHAPE) {
-            f += (double)ir_numel(n->shape);
-        }
-    }
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].fused >= 0)
+            f += ir_node_flops(g, i);
     return f;
 }
 

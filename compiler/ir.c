@@ -46,6 +46,25 @@ int ir_is_elementwise(IrOp op)
     return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY;
 }
 
+double ir_node_flops(const Graph *g, int i)
+{
+    const IrNode *n = &g->nodes[i];
+    switch (n->op) {
+    case IR_MATMUL: {
+        Shape a = g->nodes[n->in[0]].shape;
+        double k = (double)(n->ta ? a.d[a.nd - 2] : a.d[a.nd - 1]);
+        return 2.0 * (double)ir_numel(n->shape) * k;
+    }
+    case IR_RESHAPE: case IR_PERMUTE: case IR_CONCAT: case IR_SLICE: case IR_PAD: case IR_EXPAND:
+        return 0;
+    case IR_SUM: case IR_MEAN: case IR_MAX: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
+    case IR_CROSS_ENTROPY: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
+        return (double)ir_numel(g->nodes[n->in[0]].shape);
+    default:
+        return ir_op_class(n->op) == OC_LEAF ? 0 : (double)ir_numel(n->shape);
+    }
+}
+
 Shape ir_shape(int nd, const int64_t *d, int bd)
 {
     Shape s;

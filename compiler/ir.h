@@ -168,6 +168,19 @@ typedef struct HparamVal {
     const char *doc;
 } HparamVal;
 
+/* One row of `nnc --summary` and one box of `--emit=dot`: a field of the
+ * model (or a field of a field), at its first application. */
+typedef struct SummaryRow {
+    const char *path;       /* "blocks.1.fc" */
+    const char *layer;      /* "Dense" */
+    const char *doc;        /* the field's `///` comment */
+    int depth;              /* 1 for the model's own fields */
+    Shape out;              /* result shape (bd set when batched) */
+    int64_t params;         /* floats of the params below it */
+    double flops;           /* forward FLOPs per example, its sub-fields included */
+    int first, last;        /* the inference graph's nodes it made: [first, last) */
+} SummaryRow;
+
 typedef struct Model {
     const char *name;       /* "Digits" */
     const char *prefix;     /* "digits" */
@@ -188,6 +201,8 @@ typedef struct Model {
     int uses_rng;
     Graph *train, *infer, *eval;        /* train/eval NULL without loss */
     double flops;           /* forward FLOPs per example */
+    SummaryRow *rows;       /* fields in pre-order (inference graph) */
+    int nrows;
 } Model;
 
 /* ---- shapes ---------------------------------------------------------------- */
@@ -205,6 +220,9 @@ int ir_add(Graph *g, IrNode node);          /* copies; returns the id */
 IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in);
 const char *ir_op_name(IrOp op);
 OpClass ir_op_class(IrOp op);
+/* Floating-point operations of node i per example (a multiply-add is 2;
+ * moves such as reshape, permute, concat count 0). */
+double ir_node_flops(const Graph *g, int i);
 int ir_is_elementwise(IrOp op);
 
 /* ---- dumps ------------------------------------------------------------------- */

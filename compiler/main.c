@@ -19,6 +19,7 @@
 #include "emit.h"
 #include "grad.h"
 #include "plan.h"
+#include "view.h"
 
 #ifndef NNC_VERSION
 #define NNC_VERSION "0.0.0"
@@ -32,7 +33,10 @@ static const char usage_text[] =
     "options:\n"
     "  -o DIR             write the generated files into DIR (default: .)\n"
     "  --emit=KIND        c: <prefix>.h and <prefix>.c (default);\n"
-    "                     driver or all: also <prefix>_main.c, the command-line driver\n"
+    "                     driver or all: also <prefix>_main.c, the command-line driver;\n"
+    "                     dot: only <prefix>.dot, a Graphviz picture of the model\n"
+    "  --summary          print a table of the model's fields (layer, output shape, params,\n"
+    "                     FLOPs per example) with totals, and write nothing\n"
     "  --model NAME       compile only model NAME of the file (default: every model in it)\n"
     "  --prefix P         name the files and C symbols P instead of the model name in snake_case\n"
     "  -D NAME=VALUE      override a model hparam (VALUE in the language's literal syntax,\n"
@@ -147,7 +151,7 @@ static char *dep_rule(const Program *prog, const char *outdir, Model **models, i
 int main(int argc, char **argv)
 {
     const char *input = NULL, *outdir = ".", *dump = NULL, *depfile = NULL;
-    int deps_only = 0;
+    int deps_only = 0, summary = 0, dot = 0;
     EmitOptions eopt = {0, 0};
     ElabOptions opt;
     memset(&opt, 0, sizeof opt);
@@ -195,6 +199,8 @@ int main(int argc, char **argv)
                 return usage_error("-D needs NAME=VALUE, got '%s'", v);
             defs[opt.ndefs].name = ast_strndup(v, (size_t)(eq - v));
             defs[opt.ndefs++].value = eq + 1;
+        } else if (!strcmp(a, "--summary")) {
+            summary = 1;
         } else if (!strcmp(a, "-M")) {
             deps_only = 1;
         } else if (!strcmp(a, "--depfile") || !strcmp(a, "-MF")) {
@@ -205,12 +211,13 @@ int main(int argc, char **argv)
             depfile = a + 10;
         } else if (!strncmp(a, "--emit=", 7)) {
             const char *k = a + 7;
-            if (!strcmp(k, "c"))
+            dot = !strcmp(k, "dot");
+            if (!strcmp(k, "c") || dot)
                 eopt.driver = 0;
             else if (!strcmp(k, "driver") || !strcmp(k, "all"))
                 eopt.driver = 1;
             else
-                return usage_error("unknown --emit kind '%s' (c, driver, all)", k);
+                return usage_error("unknown --emit kind '%s' (c, driver, all, dot)", k);
         } else if (!strncmp(a, "--dump=", 7)) {
             dump = a + 7;
             if (strcmp(dump, "tokens") && strcmp(dump, "ast") && strcmp(dump, "ir") && strcmp(dump, "grad") &&
@@ -262,6 +269,34 @@ int main(int argc, char **argv)
     int nmodels = elab_models(prog, &opt, &models);
     if (diag_errors())
         return 1;
+
+    /* the views need only the elaborated model */
+    if (summary) {
+        for (int i = 0; i < nmodels; i++) {
+            if (i)
+                putchar('\n');
+            view_summary(models[i], stdout);
+        }
+        return 0;
+    }
+    if (dot && !dump && !deps_only) {
+        if (make_dirs(outdir) != 0) {
+            fprintf(stderr, "nnc: error: cannot create output directory '%s': %s\n", outdir, strerror(errno));
+            return 1;
+        }
+        for (int i = 0; i < nmodels; i++) {
+            char *text;
+            size_t len;
+            FILE *f = open_memstream(&text, &len);
+            view_dot(models[i], f);
+            fclose(f);
+            char *name = malloc(strlen(models[i]->prefix) + 8);
+            sprintf(name, "%s.dot", models[i]->prefix);
+            if (write_atomic(outdir, name, text, len) != 0)
+                return 1;
+        }
+        return 0;
+    }
 
     /* autodiff, then plan every graph */
     for (int i = 0; i < nmodels; i++) {

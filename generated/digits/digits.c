@@ -85,9 +85,9 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     float *const t11 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r3 = t3;
     const float *restrict const r5 = t5;
@@ -103,9 +103,9 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
         r7[i] = v7;
     }
     }
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r9 = t9;
     const float *restrict const r11 = t11;
@@ -145,9 +145,9 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     {
     const float *restrict const r3 = t3;
     const float *restrict const r5 = t5;
@@ -162,7 +162,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
         r6[i] = v6;
     }
     }
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r6 = t6;
     float *restrict const r7 = t7;
@@ -172,9 +172,9 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
         r7[i] = v7;
     }
     }
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r9 = t9;
     const float *restrict const r11 = t11;
@@ -189,7 +189,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
         r12[i] = v12;
     }
     }
-    /* digits.nn:16  cross_entropy(self(x), y) */
+    /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t count = 0;
@@ -237,7 +237,7 @@ void digits_backward(digits *m)
     float *const t26 = G + 0; /* d fc1.weight [128, 64] */
     const int n = m->n_;
     (void)n;
-    /* digits.nn:16  cross_entropy(self(x), y) (backward) */
+    /* digits.nn:18  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t count = 0;
@@ -262,7 +262,7 @@ void digits_backward(digits *m)
             if (c >= 0 && c < C) d[c] -= scale;
         }
     }
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
     const float *restrict const r15 = t15;
     float *restrict const r16 = t16;
@@ -277,11 +277,11 @@ void digits_backward(digits *m)
         }
     }
     }
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, t15, (int)(10), t8, (int)(128), 0.0f, t18, (int)(128));
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, t15, (int)(10), t7, (int)(128), 0.0f, t20, (int)(128));
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r6 = t6;
     const float *restrict const r18 = t18;
@@ -293,7 +293,7 @@ void digits_backward(digits *m)
         r22[i] = v22;
     }
     }
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     {
     const float *restrict const r22 = t22;
     float *restrict const r23 = t23;
@@ -308,7 +308,7 @@ void digits_backward(digits *m)
         }
     }
     }
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, t22, (int)(128), t0, (int)(64), 0.0f, t26, (int)(64));
 }
 
@@ -333,9 +333,9 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     float *const t14 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
-    /* digits.nn:14  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r3 = t3;
     const float *restrict const r5 = t5;
@@ -351,9 +351,9 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
         r7[i] = v7;
     }
     }
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
-    /* digits.nn:15  fc2: Dense(units: classes): linear(x, weight, bias) */
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r9 = t9;
     const float *restrict const r11 = t11;
@@ -368,7 +368,7 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
         r12[i] = v12;
     }
     }
-    /* digits.nn:16  cross_entropy(self(x), y) */
+    /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t count = 0;
@@ -391,7 +391,7 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
         }
         t13[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
-    /* digits.nn:17  accuracy(self(x), y) */
+    /* digits.nn:19  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;

@@ -29,11 +29,13 @@ enum {
 /* Trainable parameters: nested structs mirror the model's fields; the
    struct is also a float[DIGITS_NUM_PARAMS]. */
 typedef struct digits_params {
+    /** The hidden layer. */
     struct {
         /** [units, in], as torch.nn.Linear. */
         float weight[128][64];
         float bias[128];
     } fc1;
+    /** Class scores (logits). */
     struct {
         /** [units, in], as torch.nn.Linear. */
         float weight[10][128];

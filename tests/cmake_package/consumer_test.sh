@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs the build into a fresh prefix and builds consumer/ against it
+# with find_package(nnc) + nnc_add_model, with Ninja and with Makefiles:
+# the app (typed header) and the driver run; editing a file the model
+# imports (directly, or found along IMPORT_DIRS) regenerates the sources
+# on the next build; a build with nothing changed does not run nnc.
+set -euo pipefail
+build=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+for f in nncConfig.cmake nncConfigVersion.cmake nncTargets.cmake nncFunctions.cmake; do
+  test -f "$tmp/prefix/lib/cmake/nnc/$f" || { echo "missing lib/cmake/nnc/$f"; exit 1; }
+done
+test -f "$tmp/prefix/share/man/man1/nnc.1"
+cp -r "$src/tests/cmake_package/consumer" "$tmp/src"
+gen_c=nnc/tiny/tiny_mlp_net.c
+
+stamp() { stat -c %y "$1"; }
+fail() { echo "FAIL ($gen): $*"; exit 1; }
+
+for gen in Ninja "Unix Makefiles"; do
+  b="$tmp/build-${gen// /_}"
+  cmake -S "$tmp/src" -B "$b" -G "$gen" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+  cmake --build "$b" >"$b.log" 2>&1 || { cat "$b.log"; fail "first build"; }
+  grep -q "nnc model/tiny.nn" "$b.log" || fail "first build did not run nnc"
+  "$b/app"
+  "$b/tiny_driver" info | grep -q "mid.fc.weight \[6, 6\]" || fail "driver info"
+
+  # nothing changed: nnc does not run
+  t0=$(stamp "$b/$gen_c")
+  cmake --build "$b" >"$b.log" 2>&1
+  if grep -q "nnc model/tiny.nn" "$b.log" || [ "$(stamp "$b/$gen_c")" != "$t0" ]; then
+    cat "$b.log"; fail "a no-op build reran nnc"
+  fi
+
+  # an edit to each imported file regenerates
+  for dep in model/lib/block.nn shared/act.nn; do
+    t0=$(stamp "$b/$gen_c")
+    sleep 0.01
+    echo "// edited" >>"$tmp/src/$dep"
+    cmake --build "$b" >"$b.log" 2>&1 || { cat "$b.log"; fail "build after editing $dep"; }
+    if ! grep -q "nnc model/tiny.nn" "$b.log" || [ "$(stamp "$b/$gen_c")" = "$t0" ]; then
+      cat "$b.log"; fail "editing $dep did not regenerate the sources"
+    fi
+    "$b/app" >/dev/null
+  done
+
+  # and then it is quiet again
+  cmake --build "$b" >"$b.log" 2>&1
+  if grep -q "nnc model/tiny.nn" "$b.log"; then cat "$b.log"; fail "a no-op build reran nnc"; fi
+  echo "$gen: ok"
+done
+echo "cmake package test passed"
