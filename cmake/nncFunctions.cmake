@@ -20,7 +20,7 @@
 # passes `--prefix <p>` to nnc.  It is, in this order:
 #   1. PREFIX, when given;
 #   2. else MODEL in snake_case, as nnc names it (TinyMLPNet -> tiny_mlp_net);
-#   3. else the .nn file's name without extension, every character that may
+#   3. else the .nn file's name without its extension, every character that may
 #      not appear in a C identifier replaced by `_` (my-net.nn -> my_net).
 # A file that declares several models needs MODEL (nnc refuses --prefix for
 # several models at once).
@@ -72,7 +72,7 @@ function(_nnc_model_prefix out file model prefix)
   elseif(model)
     _nnc_snake_case(p "${model}")
   else()
-    get_filename_component(p "${file}" NAME_WE)
+    get_filename_component(p "${file}" NAME_WLE)
     string(MAKE_C_IDENTIFIER "${p}" p)
   endif()
   set(${out} "${p}" PARENT_SCOPE)

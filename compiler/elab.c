@@ -1270,6 +1270,56 @@ static Value prim_call(const char *name, Args *a)
         n.axis = axis;
         return vtensor(add(n));
     }
+    if (!strcmp(name, "embedding")) {
+        if (!bind_args(a, SPEC("ids", "table"), v, l))
+            return none();
+        if (v[0].k != VK_TENSOR || node(v[0].t)->dt != DT_I32) {
+            diag_error(l[0], "the ids of 'embedding' must be an i32 tensor");
+            return none();
+        }
+        if (!need_tensor(v[1], l[1], "the table of 'embedding'"))
+            return none();
+        Shape ids = shape_of(v[0].t), tab = shape_of(v[1].t);
+        if (tab.nd != 2 || tab.bd >= 0 || ids.nd + 1 > IR_MAXD) {
+            diag_error(l[1], "the table of 'embedding' must be a [vocab, dim] tensor, got %s", sstr(tab));
+            return none();
+        }
+        Shape s = ids;
+        s.d[s.nd++] = tab.d[1];
+        note_id_limit(v[0].t, tab.d[0], 0);
+        int in[2] = {v[0].t, v[1].t};
+        return vtensor(mk(IR_EMBEDDING, s, 2, in));
+    }
+    if (!strcmp(name, "layer_norm")) {
+        double eps = 1e-5;
+        if (!bind_args(a, SPEC("x", "weight", "bias", "eps?"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !need_tensor(v[1], l[1], "weight") || !need_tensor(v[2], l[2], "bias"))
+            return none();
+        if (v[3].k != VK_ABSENT && !get_number(v[3], l[3], "eps", &eps))
+            return none();
+        Shape s = shape_of(v[0].t);
+        Shape want = ir_shape(1, (int64_t[]){s.nd ? s.d[s.nd - 1] : 0}, -1);
+        if (s.nd < 1 || s.bd == s.nd - 1 || !ir_shape_eq(shape_of(v[1].t), want) ||
+            !ir_shape_eq(shape_of(v[2].t), want)) {
+            diag_error(a->loc, "'layer_norm' normalizes the last dim: x %s needs weight and bias %s, got %s and %s",
+                       sstr(s), sstr(want), sstr(shape_of(v[1].t)), sstr(shape_of(v[2].t)));
+            return none();
+        }
+        int in[3] = {v[0].t, v[1].t, v[2].t};
+        int t = mk(IR_LAYER_NORM, s, 3, in);
+        node(t)->fval = eps;
+        return vtensor(t);
+    }
+    if (!strcmp(name, "causal_mask")) {
+        if (!bind_args(a, SPEC("s"), v, l) || !need_tensor(v[0], l[0], "s"))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (s.nd < 2 || s.d[s.nd - 1] != s.d[s.nd - 2] || s.bd >= s.nd - 2) {
+            diag_error(l[0], "'causal_mask' needs a tensor whose last two dims are square, got %s", sstr(s));
+            return none();
+        }
+        return vtensor(mk1(IR_CAUSAL_MASK, v[0].t));
+    }
     if (!strcmp(name, "linear")) {
         /* linear(x, weight, bias): x @ weightᵀ + bias, bias a tensor or
          * false; the standard library's Dense is written with it. */

@@ -660,6 +660,80 @@ static void emit_loss(int t)
     }
 }
 
+/* Embeddings, layer norm and the causal mask (sequence models). */
+static void emit_seq_op(int t)
+{
+    const IrNode *n = nd(t);
+    const char *y = ref(t);
+    switch (n->op) {
+    case IR_EMBEDDING:
+    case IR_EMBEDDING_BWD: {
+        int bwd = n->op == IR_EMBEDDING_BWD;
+        Shape tab = bwd ? n->shape : nd(n->in[1])->shape;
+        const char *ids = ref(n->in[bwd ? 1 : 0]), *src = ref(n->in[bwd ? 0 : 1]);
+        int64_t V = tab.d[0], D = tab.d[1];
+        P("    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", numel(nd(n->in[bwd ? 1 : 0])->shape),
+          (long long)V, (long long)D);
+        if (bwd)
+            P("        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, R());
+        P("        for (int64_t r = 0; r < rows; r++) {\n            const int32_t id = %s[r];\n", ids);
+        if (bwd) {
+            P("            if (id < 0 || id >= V) continue;\n");
+            P("            for (int64_t k = 0; k < D; k++) %s[id * D + k] += %s[r * D + k];\n", y, src);
+        } else {
+            /* an out-of-range id reads nothing: its row is NaN (spec section 7) */
+            P("            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) %s[r * D + k] = (%s)NAN; continue; }\n", y, R());
+            P("            memcpy(%s + r * D, %s + id * D, sizeof(%s) * (size_t)D);\n", y, src, R());
+        }
+        P("        }\n    }\n");
+        return;
+    }
+    case IR_LAYER_NORM:
+    case IR_LAYER_NORM_BWD:
+    case IR_LAYER_NORM_WGRAD: {
+        int xi = n->op == IR_LAYER_NORM ? 0 : 1;
+        Shape s = nd(n->in[xi])->shape;
+        const char *x = ref(n->in[xi]);
+        P("    {\n        const int64_t rows = %s, D = %lld;\n", prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
+        if (n->op == IR_LAYER_NORM_WGRAD)
+            P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, R());
+        P("        for (int64_t r = 0; r < rows; r++) {\n");
+        P("            const %s *xr = %s + r * D;\n", R(), x);
+        P("            double mean = 0, var = 0;\n");
+        P("            for (int64_t k = 0; k < D; k++) mean += xr[k];\n            mean /= (double)D;\n");
+        P("            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);\n");
+        P("            const %s mu = (%s)mean, rstd = (%s)(1.0 / sqrt(var / (double)D + %.17g));\n", R(), R(), R(), n->fval);
+        if (n->op == IR_LAYER_NORM) {
+            const char *w = ref(n->in[1]), *b = ref(n->in[2]);
+            P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
+        } else if (n->op == IR_LAYER_NORM_BWD) {
+            /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
+            const char *dy = ref(n->in[0]), *w = ref(n->in[2]);
+            P("            const %s *dr = %s + r * D;\n            double sg = 0, sgx = 0;\n", R(), dy);
+            P("            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * %s[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }\n", w);
+            P("            const %s mg = (%s)(sg / (double)D), mgx = (%s)(sgx / (double)D);\n", R(), R(), R());
+            P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
+        } else {
+            const char *dy = ref(n->in[0]);
+            P("            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
+        }
+        P("        }\n    }\n");
+        return;
+    }
+    case IR_CAUSAL_MASK: {
+        Shape s = n->shape;
+        int64_t T = s.d[s.nd - 1];
+        P("    {\n        const int64_t mats = %s, T = %lld;\n", prod(s, 0, s.nd - 2), (long long)T);
+        P("        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j = 0; j < T; j++)\n");
+        P("            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
+          n->ival ? lit(0) : "-INFINITY", ref(n->in[0]));
+        return;
+    }
+    default:
+        abort();
+    }
+}
+
 static void emit_node(int t)
 {
     const IrNode *n = nd(t);
@@ -688,6 +762,10 @@ static void emit_node(int t)
         break;
     case IR_CROSS_ENTROPY: case IR_CE_BWD: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
         emit_loss(t);
+        break;
+    case IR_EMBEDDING: case IR_EMBEDDING_BWD: case IR_LAYER_NORM: case IR_LAYER_NORM_BWD:
+    case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
+        emit_seq_op(t);
         break;
     default:
         fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));

@@ -57,6 +57,9 @@ static int reshape(int t, Shape s)
 {
     if (ir_shape_eq(shp(t), s))
         return t;
+    /* a constant is a scalar that broadcasts wherever it is used */
+    if (G->nodes[t].op == IR_CONST && ir_numel(s) == 1 && s.bd < 0)
+        return t;
     return bw(IR_RESHAPE, s, 1, &t);
 }
 
@@ -311,6 +314,37 @@ static void rule(int i, const int *needs)
         int scale = b2(IR_MUL, inv_count(shp(x), all), dy);
         if (NEED(0)) acc(x, b2(IR_MUL, b2(IR_SUB, b1(IR_SIGMOID, x), b), scale));
         if (NEED(1)) acc(b, b2(IR_MUL, b1(IR_NEG, x), scale));
+        break;
+    }
+    case IR_EMBEDDING: {
+        /* only the table has a gradient: the ids are integers */
+        Shape tab = shp(b);
+        int in[2] = {dy, x};
+        acc(b, bw(IR_EMBEDDING_BWD, tab, 2, in));
+        break;
+    }
+    case IR_LAYER_NORM: {
+        int w = n->in[1], bb = n->in[2];
+        if (NEED(0)) {
+            int in[3] = {dy, x, w};
+            int r = bw(IR_LAYER_NORM_BWD, shp(x), 3, in);
+            G->nodes[r].fval = n->fval;
+            acc(x, r);
+        }
+        if (NEED(1)) {
+            int in[2] = {dy, x};
+            int r = bw(IR_LAYER_NORM_WGRAD, shp(w), 2, in);
+            G->nodes[r].fval = n->fval;
+            acc(w, r);
+        }
+        if (NEED(2))
+            acc(bb, sum_to(dy, shp(bb)));
+        break;
+    }
+    case IR_CAUSAL_MASK: {
+        int r = bw(IR_CAUSAL_MASK, shp(x), 1, &dy);
+        G->nodes[r].ival = 1;          /* zeros above the diagonal */
+        acc(x, r);
         break;
     }
     default:

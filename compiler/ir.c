@@ -34,6 +34,8 @@ static const struct {
     {"softmax_bwd", OC_OTHER}, {"log_softmax_bwd", OC_OTHER},
     {"cross_entropy", OC_OTHER}, {"ce_bwd", OC_OTHER}, {"mse", OC_OTHER},
     {"bce_with_logits", OC_OTHER}, {"accuracy", OC_OTHER},
+    {"embedding", OC_OTHER}, {"embedding_bwd", OC_OTHER}, {"layer_norm", OC_OTHER},
+    {"layer_norm_bwd", OC_OTHER}, {"layer_norm_wgrad", OC_OTHER}, {"causal_mask", OC_OTHER},
 };
 
 const char *ir_op_name(IrOp op) { return op_table[op].name; }
@@ -57,6 +59,10 @@ double ir_node_flops(const Graph *g, int i)
     }
     case IR_RESHAPE: case IR_PERMUTE: case IR_CONCAT: case IR_SLICE: case IR_PAD: case IR_EXPAND:
         return 0;
+    case IR_EMBEDDING: case IR_CAUSAL_MASK:
+        return 0;
+    case IR_LAYER_NORM:
+        return 8.0 * (double)ir_numel(n->shape);
     case IR_SUM: case IR_MEAN: case IR_MAX: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
     case IR_CROSS_ENTROPY: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
         return (double)ir_numel(g->nodes[n->in[0]].shape);

@@ -71,6 +71,13 @@ typedef enum IrOp {
     IR_MSE,
     IR_BCE_LOGITS,
     IR_ACCURACY,         /* in: logits, labels (i32) */
+    /* sequence models */
+    IR_EMBEDDING,        /* in: ids (i32) [...], table [V, D] -> [..., D]; a bad id gives a NaN row */
+    IR_EMBEDDING_BWD,    /* in: dy [..., D], ids -> [V, D], a scatter-add */
+    IR_LAYER_NORM,       /* in: x [..., D], weight [D], bias [D]; fval eps */
+    IR_LAYER_NORM_BWD,   /* in: dy, x, weight -> dx; fval eps */
+    IR_LAYER_NORM_WGRAD, /* in: dy, x -> d weight [D] = sum of dy * xhat; fval eps */
+    IR_CAUSAL_MASK,      /* in[0] [..., T, T] with the upper triangle set to -inf (ival 1: to 0) */
     IR_NUM_OPS
 } IrOp;
 

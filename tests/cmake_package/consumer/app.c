@@ -10,7 +10,7 @@ int main(void)
     if (tiny_mlp_net_init(&m, 2, 1) != 0)
         return 1;
     const float x[2][3] = {{1, 2, 3}, {-1, 0, 1}};
-    const int y[2] = {0, 1};
+    const int32_t y[2] = {0, 1};
     float out[2][2];
     m.params->fc2.bias[1] = 100.0f; /* typed fields: class 1 wins */
     tiny_mlp_net_forward(&m, 2, x, out);

@@ -1,0 +1,28 @@
+# nnc_add_model's prefix rule (cmake/nncFunctions.cmake) names the files
+# as nnc does by default: for each model name, nnc without --prefix must
+# write exactly <_nnc_snake_case(name)>.h.
+#   cmake -DNNC=<nnc> -DSRC=<repo> -DOUT=<dir> -P prefix_rule.cmake
+include(${SRC}/cmake/nncFunctions.cmake)
+file(REMOVE_RECURSE ${OUT})
+foreach(name Digits TinyMLPNet MLP Net2D ResNet18Block A myModel XMLHttpRequest Mlp_Head)
+  file(WRITE ${OUT}/${name}.nn "model ${name} {\n    input x: f32[N, 2]\n    fc: Dense(units: 2)\n}\n")
+  execute_process(COMMAND ${NNC} ${OUT}/${name}.nn -o ${OUT}/${name} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nnc failed on model ${name}")
+  endif()
+  _nnc_model_prefix(p ${OUT}/${name}.nn ${name} "")
+  file(GLOB written RELATIVE ${OUT}/${name} ${OUT}/${name}/*.h)
+  if(NOT written STREQUAL "${p}.h")
+    message(FATAL_ERROR "model ${name}: nnc wrote ${written}, nnc_add_model expects ${p}.h")
+  endif()
+  message("${name} -> ${p}")
+endforeach()
+# without MODEL or PREFIX: the file name, made a C identifier
+_nnc_model_prefix(p /x/my-net.v2.nn "" "")
+if(NOT p STREQUAL "my_net_v2")
+  message(FATAL_ERROR "my-net.v2.nn -> ${p}, expected my_net_v2")
+endif()
+_nnc_model_prefix(p /x/whatever.nn Digits forced)
+if(NOT p STREQUAL "forced")
+  message(FATAL_ERROR "PREFIX must win, got ${p}")
+endif()
