@@ -20,8 +20,8 @@
 # passes `--prefix <p>` to nnc.  It is, in this order:
 #   1. PREFIX, when given;
 #   2. else MODEL in snake_case, as nnc names it (TinyMLPNet -> tiny_mlp_net);
-#   3. else the .nn file's name without its extension, every character that may
-#      not appear in a C identifier replaced by `_` (my-net.nn -> my_net).
+#   3. else the .nn file's name without its extension, every character
+#      that may not be in a C identifier replaced by `_` (my-net.nn -> my_net).
 # A file that declares several models needs MODEL (nnc refuses --prefix for
 # several models at once).
 #

@@ -100,6 +100,9 @@ struct Inst {
     const char *from, *from_prefix;
     const char *doc;       /* the field's `///` comment */
     int summarized;        /* has a summary row */
+    Inst *parent;          /* the instance whose field this is (recursion check) */
+    int fields_made;       /* fields instantiated (at the first application when
+                              the layer has a call: they may use its dims) */
     Loc loc;
 };
 
@@ -1138,6 +1141,24 @@ static Value prim_call(const char *name, Args *a)
     if (unary_prim(name, &op)) {
         if (!bind_args(a, SPEC("x"), v, l))
             return none();
+        double c;
+        if ((v[0].k == VK_INT && !v[0].batch) || v[0].k == VK_FLOAT) {
+            /* on a number, a compile-time value: 1 / sqrt(head_dim) */
+            get_number(v[0], l[0], "x", &c);
+            switch (op) {
+            case IR_SQRT: return vfloat(sqrt(c));
+            case IR_RSQRT: return vfloat(1 / sqrt(c));
+            case IR_EXP: return vfloat(exp(c));
+            case IR_LOG: return vfloat(log(c));
+            case IR_ABS: return vfloat(fabs(c));
+            case IR_SQUARE: return vfloat(c * c);
+            case IR_TANH: return vfloat(tanh(c));
+            case IR_SIGMOID: return vfloat(1 / (1 + exp(-c)));
+            case IR_RELU: return vfloat(c > 0 ? c : 0);
+            case IR_NUM_OPS: return v[0];
+            default: break;
+            }
+        }
         return unary_tensor(op, v[0], l[0], name);
     }
     if (!strcmp(name, "pow")) {
@@ -1497,13 +1518,14 @@ static Scope *bind_hparams(Tpl *t, Loc at)
 
 static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
                          Inst *parent, Node *f);
+static void make_fields(Inst *inst, Scope *env);
 
 /* A field's value: a template, or a list of them (`* n`, `[…]`);
  * VK_ABSENT when its condition is false. */
-static Value field_value(Inst *inst, Node *f)
+static Value field_value(Node *f, Scope *env)
 {
     if (f->b) {
-        Value c = eval(f->b, inst->hp);
+        Value c = eval(f->b, env);
         int on;
         if (!get_bool(c, f->b->loc, "a field condition", &on))
             return none();
@@ -1513,7 +1535,7 @@ static Value field_value(Inst *inst, Node *f)
             return v;
         }
     }
-    return eval(f->a, inst->hp);
+    return eval(f->a, env);
 }
 
 /* Overrides flow down from fields: the outermost `init` wins (the user of
@@ -1556,6 +1578,7 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
         return instantiate(v.tpl, path, order, norder, at, parent, f);
     if (v.k == VK_LIST) {
         Inst *seq = xcalloc(1, sizeof *seq);
+        seq->parent = parent;
         seq->path = path;
         seq->order = (int *)order;
         seq->norder = norder;
@@ -1600,20 +1623,45 @@ static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder,
     inst->hp = bind_hparams(t, at);
     inst->fields = scope_new(NULL);
     inst->members = xcalloc((size_t)t->decl->list.n, sizeof(Value));
-    E.stack = realloc(E.stack, sizeof(Node *) * (size_t)(E.nstack + 1));
-    E.stack[E.nstack++] = t->decl;
-    for (int k = 0; k < t->decl->list.n; k++) {
-        Node *f = t->decl->list.v[k];
+    inst->parent = parent;
+    for (int k = 0; k < t->decl->list.n; k++)
         inst->members[k].k = VK_ABSENT;
+    /* a sequential layer's fields are made now; a layer with a call makes
+     * them at its first application, so they may use the call's dims */
+    if (!call_fn(t->decl) || !parent)
+        make_fields(inst, inst->hp);
+    return inst;
+}
+
+/* Instantiates the fields of inst, their hparams evaluated in env. */
+static void make_fields(Inst *inst, Scope *env)
+{
+    if (inst->fields_made)
+        return;
+    inst->fields_made = 1;
+    Node *decl = inst->decl;
+    E.stack = realloc(E.stack, sizeof(Node *) * (size_t)(E.nstack + 1));
+    E.stack[E.nstack++] = decl;
+    for (int k = 0; k < decl->list.n; k++) {
+        Node *f = decl->list.v[k];
         if (f->kind != ND_FIELD)
             continue;
-        Value v = field_value(inst, f);
+        Value v = field_value(f, env);
         Value fv = none();
+        /* recursion through lazily made fields: an ancestor of the same layer */
+        for (Inst *a = inst; a && v.k == VK_LAYER; a = a->parent)
+            if (a->decl == v.tpl->decl) {
+                diag_error(f->a->loc, "layer '%s' instantiates itself", v.tpl->decl->name);
+                diag_note(v.tpl->decl->name_loc, "'%s' is declared here", v.tpl->decl->name);
+                v = none();
+                break;
+            }
         if (v.k == VK_ABSENT) {
             fv.k = VK_ABSENT;
         } else {
-            const char *p = *path ? fmt("%s.%s", path, f->name) : f->name;
-            Inst *c = instantiate_value(v, p, order_push(order, norder, k), norder + 1, f->a->loc, inst, f);
+            const char *p = *inst->path ? fmt("%s.%s", inst->path, f->name) : f->name;
+            Inst *c = instantiate_value(v, p, order_push(inst->order, inst->norder, k), inst->norder + 1, f->a->loc,
+                                        inst, f);
             if (c) {
                 fv.k = VK_INST, fv.inst = c;
                 c->doc = f->doc;
@@ -1622,7 +1670,6 @@ static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder,
         bind(inst->fields, f->name, fv, f->name_loc);
     }
     E.nstack--;
-    return inst;
 }
 
 /* ===================================================================== */
@@ -1987,6 +2034,7 @@ static Value apply_inner(Inst *inst, Args *a)
                 return none();
         }
     }
+    make_fields(inst, dims);
     Scope *members = scope_new(dims);
     for (Bind *b = inst->fields->head; b; b = b->next)
         bind(members, b->name, b->v, b->loc);

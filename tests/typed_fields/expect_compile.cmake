@@ -1,0 +1,25 @@
+# Compiles typed_fields.c against the header in HEADER_DIR (syntax only)
+# and requires success (EXPECT=pass) or a failure whose output matches
+# FAIL_REGEX (EXPECT=fail).
+#   cmake -DCC=... -DSRC=typed_fields.c -DHEADER_DIR=... -DINCS="a|b"
+#         -DEXPECT=pass|fail [-DFAIL_REGEX=...] -P expect_compile.cmake
+string(REPLACE "|" ";" incs "${INCS}")
+set(args -std=c11 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I${HEADER_DIR})
+foreach(d ${incs})
+  list(APPEND args -I${d})
+endforeach()
+execute_process(COMMAND ${CC} ${args} ${SRC} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(EXPECT STREQUAL "pass")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "expected to compile against ${HEADER_DIR}:\n${out}")
+  endif()
+  message("compiles against ${HEADER_DIR}")
+else()
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "typed_fields.c compiled against ${HEADER_DIR}; it must not")
+  endif()
+  if(NOT out MATCHES "${FAIL_REGEX}")
+    message(FATAL_ERROR "compilation failed, but not with /${FAIL_REGEX}/:\n${out}")
+  endif()
+  message("fails as it should:\n${out}")
+endif()
