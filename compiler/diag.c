@@ -254,7 +254,30 @@ static int seen_before(Loc loc, const char *fmt, va_list ap)
     return 0;
 }
 
+static Loc (*user_site)(Loc);
+static void diag_verror_at(Loc loc, const char *fmt, va_list ap);
+
+void diag_set_user_site(Loc (*fn)(Loc))
+{
+    user_site = fn;
+}
+
 void diag_verror(Loc loc, const char *fmt, va_list ap)
+{
+    Loc site = user_site ? user_site(loc) : loc;
+    if (site.file != loc.file || site.off != loc.off) {
+        va_list cp;
+        va_copy(cp, ap);
+        diag_verror_at(site, fmt, cp);
+        va_end(cp);
+        if (!muted)
+            diag_note(loc, "inside the standard library");
+        return;
+    }
+    diag_verror_at(loc, fmt, ap);
+}
+
+static void diag_verror_at(Loc loc, const char *fmt, va_list ap)
 {
     nerrors++;
     if (seen_before(loc, fmt, ap)) {

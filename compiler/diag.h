@@ -42,6 +42,11 @@ void diag_note(Loc loc, const char *fmt, ...);
 void diag_verror(Loc loc, const char *fmt, va_list ap);
 int diag_errors(void);                  /* errors reported so far */
 
+/* An error inside the standard library is reported where the user's code
+ * reached it: `user_site` maps a location to that place (or returns it
+ * unchanged); the library's own line follows as a note. */
+void diag_set_user_site(Loc (*user_site)(Loc));
+
 /* "did you mean 'x'?" helper: the candidate closest to `name` by edit
  * distance, or NULL when none is close enough to be a plausible typo. */
 const char *diag_closest(const char *name, const char *const *cands, int n);

@@ -361,8 +361,11 @@ static void load_file(LoadState *ls, const char *path, Loc from)
     ls->p->files[ls->p->nfiles++] = tree;
 }
 
+static Loc std_user_site(Loc l);
+
 Program *elab_load(const char *path, const ElabOptions *opt)
 {
+    diag_set_user_site(std_user_site);
     Program *p = xcalloc(1, sizeof *p);
     LoadState ls = {p, opt, NULL, 0};
     SrcFile *std = diag_string_file("<std>", nnc_std_source);
@@ -429,7 +432,7 @@ static const char *other_prims[] = {
     "pow", "maximum", "minimum", "transpose", "permute", "sum", "mean", "max",
     "reshape", "flatten", "concat", "slice", "softmax", "log_softmax", "dropout",
     "cross_entropy", "mse", "bce_with_logits", "argmax", "accuracy", "linear",
-    "len", "min", "conv2d", "max_pool2d", "avg_pool2d", "embedding", "layer_norm",
+    "len", "min", "size", "reshape_as", "conv2d", "max_pool2d", "avg_pool2d", "embedding", "layer_norm",
     "causal_mask",
 };
 
@@ -501,6 +504,12 @@ static Loc user_loc;       /* the innermost call written in a user's file */
 
 static int in_std(Loc l) { return l.file && !strcmp(l.file->path, "<std>"); }
 
+/* Errors inside the standard library point at the user's call (diag.c). */
+static Loc std_user_site(Loc l)
+{
+    return in_std(l) && user_loc.file ? user_loc : l;
+}
+
 /* Nodes made inside the standard library are attributed to the user's
  * call that reached it, so generated C says "digits.nn:14 fc1: ...". */
 static int add(IrNode n)
@@ -563,8 +572,9 @@ static int need_tensor(Value v, Loc loc, const char *what)
 /* A tensor operand or a scalar that becomes a constant. */
 static int as_operand(Value v, Loc loc, int *t)
 {
-    if (v.k == VK_INT && !v.batch) {
-        *t = mk_const((double)v.i, 0);
+    if (v.k == VK_INT) {
+        /* the batch size is known at run time: k * n */
+        *t = mk_const((double)v.i, v.batch ? 1 : 0);
         return 1;
     }
     if (v.k == VK_FLOAT) {
@@ -1014,8 +1024,8 @@ static Value concat(Args *a)
 
 static Value slice(Args *a)
 {
-    Value v[4];
-    Loc l[4];
+    Value v[6];
+    Loc l[6];
     long long ax, st, en;
     int axis;
     if (!bind_args(a, SPEC("x", "axis", "start", "end"), v, l) || !need_tensor(v[0], l[0], "x"))
@@ -1132,8 +1142,8 @@ static Value minmax_const(Args *a, int is_max)
 static Value prim_call(const char *name, Args *a)
 {
     IrOp op;
-    Value v[4];
-    Loc l[4];
+    Value v[6];
+    Loc l[6];
     a->callee = name;
     for (int i = 0; i < a->n; i++)
         if (a->vals[i].k == VK_NONE)
@@ -1290,6 +1300,97 @@ static Value prim_call(const char *name, Args *a)
         IrNode n = ir_node(IR_ARGMAX, DT_I32, r, 1, &v[0].t);
         n.axis = axis;
         return vtensor(add(n));
+    }
+    if (!strcmp(name, "conv2d")) {
+        /* conv2d(x, w, [bias,] stride:, padding:) NCHW: an im2col and one
+         * GEMM per example; bias (a tensor or false) is our extension, so
+         * that Conv2D can be written like Dense */
+        long long st = 1, pd = 0;
+        if (!bind_args(a, SPEC("x", "w", "bias?", "stride?", "padding?"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !need_tensor(v[1], l[1], "w"))
+            return none();
+        if ((v[3].k != VK_ABSENT && !get_int(v[3], l[3], "stride", &st)) ||
+            (v[4].k != VK_ABSENT && !get_int(v[4], l[4], "padding", &pd)))
+            return none();
+        Shape x = shape_of(v[0].t), w = shape_of(v[1].t);
+        if (x.nd != 4 || (x.bd > 0) || w.nd != 4 || w.bd >= 0 || w.d[1] != x.d[1]) {
+            diag_error(a->loc, "'conv2d' needs x [N, C, H, W] and w [F, C, KH, KW], got %s and %s", sstr(x), sstr(w));
+            return none();
+        }
+        if (st < 1 || pd < 0) {
+            diag_error(a->loc, "'conv2d' needs stride >= 1 and padding >= 0, got %lld and %lld", st, pd);
+            return none();
+        }
+        int64_t oh = (x.d[2] + 2 * pd - w.d[2]) / st + 1, ow = (x.d[3] + 2 * pd - w.d[3]) / st + 1;
+        if (x.d[2] + 2 * pd < w.d[2] || x.d[3] + 2 * pd < w.d[3]) {
+            diag_error(a->loc, "'conv2d' kernel %lldx%lld is larger than the padded input %s",
+                       (long long)w.d[2], (long long)w.d[3], sstr(x));
+            return none();
+        }
+        int64_t ckk = x.d[1] * w.d[2] * w.d[3];
+        IrNode c = ir_node(IR_IM2COL, DT_F32, ir_shape(3, (int64_t[]){x.d[0], ckk, oh * ow}, x.bd), 1, &v[0].t);
+        c.kh = (int)w.d[2], c.kw = (int)w.d[3], c.stride = (int)st, c.pad = (int)pd;
+        int col = add(c);
+        int w2 = mk_reshape(v[1].t, ir_shape(2, (int64_t[]){w.d[0], ckk}, -1));
+        Value y = matmul(vtensor(w2), vtensor(col), a->loc);           /* [N, F, OH*OW] */
+        if (y.k == VK_NONE)
+            return y;
+        Value out = vtensor(mk_reshape(y.t, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd)));
+        if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
+            return out;
+        if (!need_tensor(v[2], l[2], "bias") || ir_numel(shape_of(v[2].t)) != w.d[0] || shape_of(v[2].t).bd >= 0) {
+            diag_error(l[2], "the bias of 'conv2d' must have %lld elements", (long long)w.d[0]);
+            return none();
+        }
+        Value b = vtensor(mk_reshape(v[2].t, ir_shape(3, (int64_t[]){w.d[0], 1, 1}, -1)));
+        return binary_tensor(IR_ADD, out, b, a->loc);
+    }
+    if (!strcmp(name, "max_pool2d") || !strcmp(name, "avg_pool2d")) {
+        long long size, st;
+        if (!bind_args(a, SPEC("x", "size", "stride?"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !get_int(v[1], l[1], "size", &size))
+            return none();
+        st = size;
+        if (v[2].k != VK_ABSENT && !get_int(v[2], l[2], "stride", &st))
+            return none();
+        Shape x = shape_of(v[0].t);
+        if (x.nd != 4 || x.bd > 0 || size < 1 || st < 1 || x.d[2] < size || x.d[3] < size) {
+            diag_error(a->loc, "'%s' needs x [N, C, H, W] with H, W >= size >= 1 and stride >= 1, got %s, size %lld, stride %lld",
+                       name, sstr(x), size, st);
+            return none();
+        }
+        Shape s = ir_shape(4, (int64_t[]){x.d[0], x.d[1], (x.d[2] - size) / st + 1, (x.d[3] - size) / st + 1}, x.bd);
+        IrNode pn = ir_node(name[0] == 'm' ? IR_MAXPOOL : IR_AVGPOOL, DT_F32, s, 1, &v[0].t);
+        pn.kh = pn.kw = (int)size, pn.stride = (int)st;
+        return vtensor(add(pn));
+    }
+    if (!strcmp(name, "size")) {
+        /* size(x, axis): a dim as an int (the batch dim: a run-time int) */
+        long long ax;
+        int axis;
+        if (!bind_args(a, SPEC("x", "axis"), v, l) || !need_tensor(v[0], l[0], "x") ||
+            !get_int(v[1], l[1], "axis", &ax))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (!norm_axis(ax, s.nd, l[1], &axis))
+            return none();
+        Value r = vint(s.d[axis]);
+        r.batch = axis == s.bd;
+        return r;
+    }
+    if (!strcmp(name, "reshape_as")) {
+        if (!bind_args(a, SPEC("x", "like"), v, l) || !need_tensor(v[0], l[0], "x"))
+            return none();
+        if (v[1].k != VK_TENSOR) {
+            diag_error(l[1], "'reshape_as' takes the shape of a tensor, got %s", vk_name(v[1].k));
+            return none();
+        }
+        Shape s = shape_of(v[0].t), to = shape_of(v[1].t);
+        if (ir_numel(s) != ir_numel(to) || (s.bd >= 0) != (to.bd >= 0)) {
+            diag_error(a->loc, "cannot reshape %s into %s", sstr(s), sstr(to));
+            return none();
+        }
+        return vtensor(mk_reshape(v[0].t, to));
     }
     if (!strcmp(name, "embedding")) {
         if (!bind_args(a, SPEC("ids", "table"), v, l))
@@ -2275,13 +2376,24 @@ static Value eval_binary(Node *e, Scope *env)
         }
         return binary_tensor(ops[e->op], a, b, e->loc);
     }
-    if (a.k == VK_INT && b.k == VK_INT) {
-        long long x = a.i, y = b.i;
-        int batch = a.batch || b.batch;
-        if (batch && !(e->op == OP_MUL && !(a.batch && b.batch))) {
-            diag_error(e->loc, "the batch dim can only be multiplied by an int");
+    if ((a.batch && (b.k == VK_INT || b.k == VK_FLOAT)) || (b.batch && (a.k == VK_INT || a.k == VK_FLOAT))) {
+        /* the batch size times an int is still a dim; anything else with it
+         * is a scalar known at run time (n * l / (n * l - 1)) */
+        if (e->op == OP_MUL && a.k == VK_INT && b.k == VK_INT && !(a.batch && b.batch)) {
+            Value r = vint(a.i * b.i);
+            r.batch = 1;
+            return r;
+        }
+        static const IrOp rt[] = {[OP_ADD] = IR_ADD, [OP_SUB] = IR_SUB, [OP_MUL] = IR_MUL, [OP_DIV] = IR_DIV};
+        if (e->op > OP_DIV) {
+            diag_error(e->loc, "the batch size is only known at run time; it cannot be compared or used with this operator");
             return none();
         }
+        return binary_tensor(rt[e->op], a, b, e->loc);
+    }
+    if (a.k == VK_INT && b.k == VK_INT) {
+        long long x = a.i, y = b.i;
+        int batch = 0;
         switch (e->op) {
         case OP_ADD: return vint(x + y);
         case OP_SUB: return vint(x - y);

@@ -471,38 +471,31 @@ static void emit_slice(int t, int pad)
     }
 }
 
+/* Reductions: loops over the kept dims outside, the reduced dims inside,
+ * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
 static void emit_reduce(int t)
 {
     const IrNode *n = nd(t);
     loop_begin();
     Shape si = nd(n->in[0])->shape;
     const char *y = ref(t), *x = ref(n->in[0]);
-    /* the output index: the kept dims, in order */
-    const char *oidx = "";
-    int64_t k = 1;
-    int kb = 0;
-    for (int i = si.nd - 1; i >= 0; i--) {
+    const char *xidx = "";
+    for (int i = 0; i < si.nd; i++)
+        xidx = xs("%s%si%d * %s", xidx, i ? " + " : "", i, stride(si, i));
+    if (!*xidx)
+        xidx = "0";
+    P("    {\n        int64_t o = 0;\n");
+    for (int i = 0; i < si.nd; i++)
+        if (!(n->axes & (1u << i)))
+            P("        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
+    P("        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
+    for (int i = 0; i < si.nd; i++)
         if (n->axes & (1u << i))
-            continue;
-        const char *st = kb ? xs("%lld * (int64_t)n", (long long)k) : xs("%lld", (long long)k);
-        oidx = xs("%s%si%d * %s", oidx, *oidx ? " + " : "", i, st);
-        k *= si.d[i];
-        kb |= i == si.bd;
-    }
-    if (!*oidx)
-        oidx = "0";
+            P("            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
     if (n->op == IR_MAX)
-        P("    for (int64_t o = 0; o < %s; o++) %s[o] = -INFINITY;\n", numel(n->shape), y);
+        P("                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
     else
-        P("    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, R(), numel(n->shape));
-    P("    {\n        int64_t i = 0;\n");
-    loops(si, si.nd, "        ");
-    P("        {\n");
-    if (n->op == IR_MAX)
-        P("            if (%s[i] > %s[%s]) %s[%s] = %s[i];\n", x, y, oidx, y, oidx, x);
-    else
-        P("            %s[%s] += %s[i];\n", y, oidx, x);
-    P("            i++;\n        }\n    }\n");
+        P("                acc += %s[%s];\n", x, xidx);
     if (n->op == IR_MEAN) {
         double c = 1;
         int npow = 0;
@@ -511,9 +504,11 @@ static void emit_reduce(int t)
                 c *= (double)si.d[i];
                 npow |= i == si.bd;
             }
-        P("    for (int64_t o = 0; o < %s; o++) %s[o] /= (%s)(%s%s);\n", numel(n->shape), y, R(), lit(c),
-          npow ? " * (double)n" : "");
+        P("            %s[o++] = (%s)(acc / (%s%s));\n", y, R(), lit(c), npow ? " * (double)n" : "");
+    } else {
+        P("            %s[o++] = (%s)acc;\n", y, R());
     }
+    P("        }\n    }\n");
     loop_end(t);
 }
 
@@ -734,6 +729,86 @@ static void emit_seq_op(int t)
     }
 }
 
+/* im2col/col2im and the pools, NCHW.  im2col lays each example's patches
+ * out as [C*KH*KW, OH*OW], the right operand of one GEMM per example. */
+static void emit_vision_op(int t)
+{
+    const IrNode *n = nd(t);
+    const char *y = ref(t);
+    int bwd = n->op == IR_COL2IM || n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
+    Shape x = bwd ? n->shape : nd(n->in[0])->shape;        /* the image side */
+    Shape o = bwd ? nd(n->in[0])->shape : n->shape;        /* the patch side */
+    const char *src = ref(n->in[0]);
+    int64_t C = x.d[1], H = x.d[2], W = x.d[3];
+    int64_t OH, OW;
+    if (n->op == IR_IM2COL || n->op == IR_COL2IM) {
+        OH = (H + 2 * n->pad - n->kh) / n->stride + 1;
+        OW = (W + 2 * n->pad - n->kw) / n->stride + 1;
+    } else {
+        OH = o.d[2], OW = o.d[3];
+    }
+    P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", dim(x, 0),
+      (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW);
+    P("        const int64_t KH = %d, KW = %d, S = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
+    if (bwd)
+        P("        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, R());
+    switch (n->op) {
+    case IR_IM2COL:
+    case IR_COL2IM:
+        P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++)\n");
+        P("        for (int64_t ki = 0; ki < KH; ki++)\n        for (int64_t kj = 0; kj < KW; kj++) {\n");
+        P("            const int64_t row = ((b * C + c) * KH + ki) * KW + kj;\n");
+        P("            for (int64_t oh = 0; oh < OH; oh++) {\n");
+        P("                const int64_t ih = oh * S - PD + ki;\n");
+        P("                for (int64_t ow = 0; ow < OW; ow++) {\n");
+        P("                    const int64_t iw = ow * S - PD + kj;\n");
+        P("                    const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;\n");
+        if (n->op == IR_IM2COL)
+            P("                    %s[row * OH * OW + oh * OW + ow] = in ? %s[((b * C + c) * H + ih) * W + iw] : %s;\n", y,
+              src, lit(0));
+        else
+            P("                    if (in) %s[((b * C + c) * H + ih) * W + iw] += %s[row * OH * OW + oh * OW + ow];\n", y,
+              src);
+        P("                }\n            }\n        }\n    }\n");
+        return;
+    default:
+        break;
+    }
+    /* pools: one window per output position */
+    P("        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
+    P("        for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P("            const int64_t op = (bc * OH + oh) * OW + ow;\n");
+    if (n->op != IR_AVGPOOL_BWD)
+        P("            const %s *win = %s + (bc * H + oh * S) * W + ow * S;\n", R(),
+          n->op == IR_MAXPOOL_BWD ? ref(n->in[1]) : src);
+    switch (n->op) {
+    case IR_MAXPOOL:
+    case IR_MAXPOOL_BWD:
+        /* the first maximum in scan order, as PyTorch */
+        P("            int64_t best = 0;\n");
+        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
+        P("                if (win[ki * W + kj] > win[best]) best = ki * W + kj;\n");
+        if (n->op == IR_MAXPOOL)
+            P("            %s[op] = win[best];\n", y);
+        else
+            P("            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
+        break;
+    case IR_AVGPOOL:
+        P("            double acc = 0;\n");
+        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) acc += win[ki * W + kj];\n");
+        P("            %s[op] = (%s)(acc / (double)(KH * KW));\n", y, R());
+        break;
+    case IR_AVGPOOL_BWD:
+        P("            const %s g = %s[op] / (%s)(KH * KW);\n", R(), src, R());
+        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
+        P("                %s[(bc * H + oh * S + ki) * W + ow * S + kj] += g;\n", y);
+        break;
+    default:
+        abort();
+    }
+    P("        }\n    }\n");
+}
+
 static void emit_node(int t)
 {
     const IrNode *n = nd(t);
@@ -766,6 +841,9 @@ static void emit_node(int t)
     case IR_EMBEDDING: case IR_EMBEDDING_BWD: case IR_LAYER_NORM: case IR_LAYER_NORM_BWD:
     case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
         emit_seq_op(t);
+        break;
+    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+        emit_vision_op(t);
         break;
     default:
         fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));

@@ -341,6 +341,16 @@ static void rule(int i, const int *needs)
             acc(bb, sum_to(dy, shp(bb)));
         break;
     }
+    case IR_IM2COL:
+    case IR_AVGPOOL:
+    case IR_MAXPOOL: {
+        int in[3] = {dy, x, y};
+        IrOp op = n->op == IR_IM2COL ? IR_COL2IM : n->op == IR_AVGPOOL ? IR_AVGPOOL_BWD : IR_MAXPOOL_BWD;
+        int r = bw(op, shp(x), op == IR_MAXPOOL_BWD ? 3 : 1, in);
+        G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;
+        acc(x, r);
+        break;
+    }
     case IR_CAUSAL_MASK: {
         int r = bw(IR_CAUSAL_MASK, shp(x), 1, &dy);
         G->nodes[r].ival = 1;          /* zeros above the diagonal */

@@ -36,6 +36,8 @@ static const struct {
     {"bce_with_logits", OC_OTHER}, {"accuracy", OC_OTHER},
     {"embedding", OC_OTHER}, {"embedding_bwd", OC_OTHER}, {"layer_norm", OC_OTHER},
     {"layer_norm_bwd", OC_OTHER}, {"layer_norm_wgrad", OC_OTHER}, {"causal_mask", OC_OTHER},
+    {"im2col", OC_OTHER}, {"col2im", OC_OTHER}, {"max_pool2d", OC_OTHER}, {"max_pool2d_bwd", OC_OTHER},
+    {"avg_pool2d", OC_OTHER}, {"avg_pool2d_bwd", OC_OTHER},
 };
 
 const char *ir_op_name(IrOp op) { return op_table[op].name; }
@@ -59,8 +61,10 @@ double ir_node_flops(const Graph *g, int i)
     }
     case IR_RESHAPE: case IR_PERMUTE: case IR_CONCAT: case IR_SLICE: case IR_PAD: case IR_EXPAND:
         return 0;
-    case IR_EMBEDDING: case IR_CAUSAL_MASK:
+    case IR_EMBEDDING: case IR_CAUSAL_MASK: case IR_IM2COL:
         return 0;
+    case IR_MAXPOOL: case IR_AVGPOOL:
+        return (double)ir_numel(n->shape) * n->kh * n->kw;
     case IR_LAYER_NORM:
         return 8.0 * (double)ir_numel(n->shape);
     case IR_SUM: case IR_MEAN: case IR_MAX: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
@@ -216,6 +220,9 @@ static void dump_attrs(const IrNode *n, FILE *out)
         break;
     case IR_SLICE: case IR_PAD:
         fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
+        break;
+    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+        fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
         break;
     case IR_MATMUL:
         if (n->ta || n->tb)

@@ -78,6 +78,13 @@ typedef enum IrOp {
     IR_LAYER_NORM_BWD,   /* in: dy, x, weight -> dx; fval eps */
     IR_LAYER_NORM_WGRAD, /* in: dy, x -> d weight [D] = sum of dy * xhat; fval eps */
     IR_CAUSAL_MASK,      /* in[0] [..., T, T] with the upper triangle set to -inf (ival 1: to 0) */
+    /* vision: kh, kw, stride, pad */
+    IR_IM2COL,           /* x [N, C, H, W] -> [N, C*kh*kw, OH*OW] (zero padding) */
+    IR_COL2IM,           /* its adjoint: [N, C*kh*kw, OH*OW] -> [N, C, H, W], a scatter-add */
+    IR_MAXPOOL,          /* x [N, C, H, W] -> [N, C, OH, OW] */
+    IR_MAXPOOL_BWD,      /* in: dy, x, y -> dx (to the first maximum of each window) */
+    IR_AVGPOOL,
+    IR_AVGPOOL_BWD,      /* in: dy -> dx, the node's shape */
     IR_NUM_OPS
 } IrOp;
 
@@ -97,6 +104,7 @@ typedef struct IrNode {
     int ta, tb;             /* matmul transposes */
     int64_t start, end;     /* slice / pad */
     int perm[IR_MAXD];
+    int kh, kw, stride, pad;/* im2col and pools */
     Loc loc;                /* source span it came from */
     const char *what;       /* short source text for comments: "fc1(x)" */
     int backward;           /* 1 if created by autodiff */

@@ -266,14 +266,14 @@ void digits_backward(digits *m)
     {
     const float *restrict const r15 = t15;
     float *restrict const r16 = t16;
-    memset(r16, 0, sizeof(float) * (size_t)(10));
     {
-        int64_t i = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
+        int64_t o = 0;
         for (int64_t i1 = 0; i1 < 10; i1++)
         {
-            r16[i1 * 1] += r15[i];
-            i++;
+            double acc = 0;
+            for (int64_t i0 = 0; i0 < n; i0++)
+                acc += r15[i0 * 10 + i1 * 1];
+            r16[o++] = (float)acc;
         }
     }
     }
@@ -297,14 +297,14 @@ void digits_backward(digits *m)
     {
     const float *restrict const r22 = t22;
     float *restrict const r23 = t23;
-    memset(r23, 0, sizeof(float) * (size_t)(128));
     {
-        int64_t i = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
+        int64_t o = 0;
         for (int64_t i1 = 0; i1 < 128; i1++)
         {
-            r23[i1 * 1] += r22[i];
-            i++;
+            double acc = 0;
+            for (int64_t i0 = 0; i0 < n; i0++)
+                acc += r22[i0 * 128 + i1 * 1];
+            r23[o++] = (float)acc;
         }
     }
     }

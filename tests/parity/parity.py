@@ -531,6 +531,28 @@ def run_case(name_or_path, args, runner):
                                    % (k, indent(out))))
                 else:
                     compare("eval:" + k, got[k], v, args.tol, report)
+        if case.state_names and case.np_labels and not args.self_test and "grad" in case.checks:
+            # the state after one training step: SGD with lr 0 leaves the
+            # params as they are, and the whole file is one batch, so the
+            # running statistics are updated exactly once, as by one
+            # train-mode forward in PyTorch
+            n = case.np_inputs[0].shape[0]
+            drv(["train", "--weights", weights, "--inputs", xs, "--labels", ys, "--epochs", "1",
+                 "--batch", str(n), "--optimizer", "sgd", "--lr", "0", "--quiet",
+                 "--save", "step.safetensors"], "drv train (one step)")
+            after = st_read(os.path.join(tmp, "step.safetensors"))
+            dtype = case.ref_dtype
+            m = case._module(dtype)
+            m.train()
+            torch.manual_seed(case.seed + 2)
+            with torch.no_grad():
+                case.mod.loss(m, case._args(case.np_inputs, dtype), case._args(case.np_labels, dtype))
+            sd = m.state_dict()
+            for k in case.state_names:
+                if k not in after:
+                    report.append(("FAIL", "step:" + k, "state tensor missing from the saved checkpoint"))
+                else:
+                    compare("step:" + k, after[k], sd[k].to(torch.float64).numpy(), args.tol, report)
     except ParityError as e:
         report.append(("FAIL", "error", str(e)))
     finally:
