@@ -1327,14 +1327,21 @@ static Value prim_call(const char *name, Args *a)
                        (long long)w.d[2], (long long)w.d[3], sstr(x));
             return none();
         }
+        /* the whole batch in one GEMM: col is [C*KH*KW, N*OH*OW] (the batch
+         * in its columns), W[F, CKK] @ col = [F, N*OH*OW]; a permute then
+         * gives NCHW.  Autodiff makes dW and dcol one GEMM each, too. */
         int64_t ckk = x.d[1] * w.d[2] * w.d[3];
-        IrNode c = ir_node(IR_IM2COL, DT_F32, ir_shape(3, (int64_t[]){x.d[0], ckk, oh * ow}, x.bd), 1, &v[0].t);
+        int xb = x.bd == 0;
+        IrNode c = ir_node(IR_IM2COL, DT_F32,
+                           ir_shape(2, (int64_t[]){ckk, oh * ow * x.d[0]}, xb ? 1 : -1), 1, &v[0].t);
         c.kh = (int)w.d[2], c.kw = (int)w.d[3], c.stride = (int)st, c.pad = (int)pd;
         int col = add(c);
         int w2 = mk_reshape(v[1].t, ir_shape(2, (int64_t[]){w.d[0], ckk}, -1));
-        Value y = matmul(vtensor(w2), vtensor(col), a->loc);           /* [N, F, OH*OW] */
-        if (y.k == VK_NONE)
-            return y;
+        Value yf = matmul(vtensor(w2), vtensor(col), a->loc);          /* [F, N*OH*OW] */
+        if (yf.k == VK_NONE)
+            return yf;
+        int y3 = mk_reshape(yf.t, ir_shape(3, (int64_t[]){w.d[0], x.d[0], oh * ow}, xb ? 1 : -1));
+        Value y = vtensor(mk_permute(y3, (int[]){1, 0, 2}));            /* [N, F, OH*OW] */
         Value out = vtensor(mk_reshape(y.t, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd)));
         if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
             return out;

@@ -757,19 +757,28 @@ static void emit_vision_op(int t)
     case IR_COL2IM:
         P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++)\n");
         P("        for (int64_t ki = 0; ki < KH; ki++)\n        for (int64_t kj = 0; kj < KW; kj++) {\n");
-        P("            const int64_t row = ((b * C + c) * KH + ki) * KW + kj;\n");
+        /* col is [C*KH*KW, N*OH*OW]: row (c, ki, kj), column (b, oh, ow) */
+        P("            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;\n");
+        /* the in-bounds columns of each row are a range [lo, hi): no test
+         * per element, and at stride 1 a contiguous copy or add */
+        P("            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
+        P("            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+        P("            if (hi > OW) hi = OW;\n");
         P("            for (int64_t oh = 0; oh < OH; oh++) {\n");
         P("                const int64_t ih = oh * S - PD + ki;\n");
-        P("                for (int64_t ow = 0; ow < OW; ow++) {\n");
-        P("                    const int64_t iw = ow * S - PD + kj;\n");
-        P("                    const int in = ih >= 0 && ih < H && iw >= 0 && iw < W;\n");
-        if (n->op == IR_IM2COL)
-            P("                    %s[row * OH * OW + oh * OW + ow] = in ? %s[((b * C + c) * H + ih) * W + iw] : %s;\n", y,
-              src, lit(0));
-        else
-            P("                    if (in) %s[((b * C + c) * H + ih) * W + iw] += %s[row * OH * OW + oh * OW + ow];\n", y,
-              src);
-        P("                }\n            }\n        }\n    }\n");
+        P("                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? R() : xs("const %s", R()),
+          n->op == IR_IM2COL ? y : src);
+        P("                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
+        if (n->op == IR_IM2COL) {
+            P("                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", R());
+            P("                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", lit(0));
+            P("                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", src);
+            P("                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", lit(0));
+        } else {
+            P("                if (ih < 0 || ih >= H) continue;\n");
+            P("                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", y);
+        }
+        P("            }\n        }\n    }\n");
         return;
     default:
         break;

@@ -79,8 +79,8 @@ typedef enum IrOp {
     IR_LAYER_NORM_WGRAD, /* in: dy, x -> d weight [D] = sum of dy * xhat; fval eps */
     IR_CAUSAL_MASK,      /* in[0] [..., T, T] with the upper triangle set to -inf (ival 1: to 0) */
     /* vision: kh, kw, stride, pad */
-    IR_IM2COL,           /* x [N, C, H, W] -> [N, C*kh*kw, OH*OW] (zero padding) */
-    IR_COL2IM,           /* its adjoint: [N, C*kh*kw, OH*OW] -> [N, C, H, W], a scatter-add */
+    IR_IM2COL,           /* x [N, C, H, W] -> [C*kh*kw, N*OH*OW] (zero padding; the batch in the columns) */
+    IR_COL2IM,           /* its adjoint: [C*kh*kw, N*OH*OW] -> [N, C, H, W], a scatter-add */
     IR_MAXPOOL,          /* x [N, C, H, W] -> [N, C, OH, OW] */
     IR_MAXPOOL_BWD,      /* in: dy, x, y -> dx (to the first maximum of each window) */
     IR_AVGPOOL,
