@@ -1,6 +1,10 @@
 # Evaluates a trained model on the test split and fails below MIN_ACCURACY.
+# INPUTS names the test inputs in DATA (default x_test.npy).
+if(NOT INPUTS)
+  set(INPUTS x_test.npy)
+endif()
 execute_process(
-  COMMAND ${DRIVER} eval --weights ${WEIGHTS} --inputs ${DATA}/x_test.npy --labels ${DATA}/y_test.npy
+  COMMAND ${DRIVER} eval --weights ${WEIGHTS} --inputs ${DATA}/${INPUTS} --labels ${DATA}/y_test.npy
   OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 message("${out}")
 if(NOT rc EQUAL 0)

@@ -1151,6 +1151,7 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
                 nitems++;
                 a = b;
             }
+            doc_comment(f, field_doc(t, depth), indent);
             if (contiguous && same) {
                 fprintf(f, "%*sstruct {\n%s%*s} %s[%d];\n", indent, "", first, indent, "", name, nitems);
             } else {
