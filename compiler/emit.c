@@ -260,6 +260,10 @@ static int needs_nested(const Loop *lp, int t)
     return !(ir_numel(l) == 1 && l.bd < 0) && !ir_shape_eq(l, lp->s);
 }
 
+/* tanh: libm's in double code (the finite-difference checks), else the
+ * inline rational one (nnc_tanh_float, below), which vectorizes. */
+static const char *tanh_fn(void) { return O->f64 ? "tanh" : "nnc_tanh_float"; }
+
 static const char *unary_expr(const IrNode *n, const char *a)
 {
     const char *one = lit(1), *zero = lit(0);
@@ -267,9 +271,9 @@ static const char *unary_expr(const IrNode *n, const char *a)
     case IR_NEG: return xs("-%s", a);
     case IR_RELU: return xs("%s > %s ? %s : %s", a, zero, a, zero);
     case IR_SIGMOID: return xs("%s / (%s + %s(-%s))", one, one, fn("exp"), a);
-    case IR_TANH: return xs("%s(%s)", fn("tanh"), a);
+    case IR_TANH: return xs("%s(%s)", tanh_fn(), a);
     case IR_GELU:
-        return xs("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", lit(0.5), a, one, fn("tanh"),
+        return xs("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", lit(0.5), a, one, tanh_fn(),
                   lit(0.7978845608028654), a, lit(0.044715), a, a, a);
     case IR_DGELU:
         return xs("nnc_dgelu_%s(%s)", R(), a);
@@ -479,6 +483,20 @@ static void emit_reduce(int t)
     loop_begin();
     Shape si = nd(n->in[0])->shape;
     const char *y = ref(t), *x = ref(n->in[0]);
+    int lead = 0;                      /* reduced dims [0, lead), kept dims after */
+    while (lead < si.nd && (n->axes & (1u << lead)))
+        lead++;
+    int prefix = lead > 0 && lead < si.nd && (n->axes >> lead) == 0 && n->op == IR_SUM;
+    if (prefix) {
+        /* a sum over leading dims (a bias gradient): row by row into the
+         * output, so the inner loop is contiguous and vectorizes */
+        P("    {\n        const int64_t rows = %s, K = %s;\n", prod(si, 0, lead), prod(si, lead, si.nd));
+        P("        memset(%s, 0, sizeof(%s) * (size_t)K);\n", y, R());
+        P("        for (int64_t r = 0; r < rows; r++)\n");
+        P("            for (int64_t k = 0; k < K; k++)\n                %s[k] += %s[r * K + k];\n    }\n", y, x);
+        loop_end(t);
+        return;
+    }
     const char *xidx = "";
     for (int i = 0; i < si.nd; i++)
         xidx = xs("%s%si%d * %s", xidx, i ? " + " : "", i, stride(si, i));
@@ -1426,9 +1444,24 @@ static int uses_op(IrOp op)
 static void emit_helpers(void)
 {
     const char *r = R();
+    if (!O->f64 && (uses_op(IR_TANH) || uses_op(IR_GELU) || uses_op(IR_DGELU))) {
+        /* Eigen's rational approximation of tanh for floats (max abs error
+         * about 4e-7), clamped where it saturates: no libm call and no
+         * branch, so loops over it vectorize */
+        P("static inline float nnc_tanh_float(float x)\n{\n");
+        P("    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;\n");
+        P("    const float x2 = x * x;\n");
+        P("    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;\n");
+        P("    p = x2 * p + -8.60467152213735e-11f;\n    p = x2 * p + 5.12229709037114e-08f;\n");
+        P("    p = x2 * p + 1.48572235717979e-05f;\n    p = x2 * p + 6.37261928875436e-04f;\n");
+        P("    p = x2 * p + 4.89352455891786e-03f;\n    p = x * p;\n");
+        P("    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;\n");
+        P("    q = x2 * q + 2.26843463243900e-03f;\n    q = x2 * q + 4.89352518554385e-03f;\n");
+        P("    return p / q;\n}\n\n");
+    }
     if (uses_op(IR_DGELU)) {
     P("static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
-    P("    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, lit(0.7978845608028654), lit(0.044715), fn("tanh"));
+    P("    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, lit(0.7978845608028654), lit(0.044715), tanh_fn());
     P("    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", lit(0.5), lit(1), lit(0.5),
       lit(1), lit(1), lit(3 * 0.044715));
     }

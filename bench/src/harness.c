@@ -3,8 +3,9 @@
  *   bench_<model> [--batch B] [--warmup W] [--min-iters N] [--min-time S]
  *                 [--max-iters M] [--lr LR] [--seed S]
  *
- * One step = train_forward + backward + nnc_optim_step (Adam, PyTorch
- * defaults), on one fixed batch of random inputs (N(0,1)) and labels.
+ * One step = train_forward + backward + nnc_optim_step (Adam, or AdamW
+ * when the model's glue asks for it; PyTorch defaults), on one fixed batch
+ * of random inputs (f32: N(0,1); i32: uniform token ids) and labels.
  * Everything is allocated before the loop.  After W warm-up steps, steps
  * are timed one by one (CLOCK_MONOTONIC) until at least N steps and S
  * seconds have been measured (at most M steps); the median and minimum are
@@ -184,7 +185,9 @@ int main(int argc, char **argv)
         return perror("model init"), 1;
     nnc_model_head *h = (nnc_model_head *)m;
     nnc_optim opt;
-    if (nnc_optim_init(&opt, NNC_ADAM, d->num_params, (float)lr) != 0)
+    const int adamw = d->optimizer == BENCH_ADAMW;
+    const char *opt_name = adamw ? "AdamW" : "Adam";
+    if (nnc_optim_init(&opt, adamw ? NNC_ADAMW : NNC_ADAM, d->num_params, (float)lr) != 0)
         return fprintf(stderr, "%s\n", nnc_error()), 1;
     /* per step: total, then the three phases */
     double *t = malloc((size_t)max_iters * sizeof *t);
@@ -239,13 +242,13 @@ int main(int argc, char **argv)
             "nnc %s: batch %d, %zu params, OpenBLAS threads %d (%s)\n"
             "  %d warm-up + %d timed steps in %.2f s: median %.4f ms, min %.4f ms, "
             "mean %.4f ms, p90 %.4f ms; %.2f GFLOP/s at the median\n"
-            "  phases (medians): train_forward %.4f ms, backward %.4f ms, Adam step %.4f ms; "
+            "  phases (medians): train_forward %.4f ms, backward %.4f ms, %s step %.4f ms; "
             "inside cblas_sgemm %.4f ms\n"
             "  loss %.4f (first step) -> %.4f (last step)\n",
             d->name, batch, d->num_params, openblas_get_num_threads(),
             openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0],
             1e3 * mean, 1e3 * p90, step_flops / median * 1e-9, 1e3 * med_f, 1e3 * med_b,
-            1e3 * med_o, 1e3 * med_g, first_loss, loss);
+            opt_name, 1e3 * med_o, 1e3 * med_g, first_loss, loss);
     for (int i = 0; i < n_gemm_stats; i++) {
         const gemm_stat *g = &gemm_stats[i];
         const double per = g->total / g->calls;
@@ -255,11 +258,11 @@ int main(int argc, char **argv)
                 2.0 * g->m * (double)g->n * g->k / per * 1e-9);
     }
     printf("RESULT side=nnc model=%s batch=%d median_ms=%.6f min_ms=%.6f mean_ms=%.6f "
-           "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu "
+           "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu optim=%s "
            "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f sgemm_ms=%.6f first_loss=%.6f last_loss=%.6f\n",
            d->name, batch, 1e3 * median, 1e3 * t[0], 1e3 * mean, 1e3 * p90, iters, warmup,
-           openblas_get_num_threads(), step_flops, d->num_params, 1e3 * med_f, 1e3 * med_b,
-           1e3 * med_o, 1e3 * med_g, first_loss, loss);
+           openblas_get_num_threads(), step_flops, d->num_params, adamw ? "adamw" : "adam",
+           1e3 * med_f, 1e3 * med_b, 1e3 * med_o, 1e3 * med_g, first_loss, loss);
 
     free(t), free(tf), free(tb), free(to), free(tg);
     nnc_optim_free(&opt);

@@ -7,8 +7,8 @@
  * forward GEMM FLOPs per example, and thin wrappers around the typed API
  * (<p>_init, <p>_train_forward, <p>_backward, <p>_release).  The harness
  * times one training step = <p>_train_forward + <p>_backward +
- * nnc_optim_step(Adam) over the flat params/grads views, with no allocation
- * in the loop.
+ * nnc_optim_step (Adam, or AdamW when the model asks for it) over the flat
+ * params/grads views, with no allocation in the loop.
  *
  * A single-input classifier (float input rows, one i32 class label per
  * example) needs only BENCH_CLASSIFIER below; models with several inputs,
@@ -30,6 +30,14 @@ typedef struct bench_io {
     int32_t limit;       /* NNC_I32 only */
 } bench_io;
 
+/* The optimizer of the training step, PyTorch defaults (betas 0.9, 0.999,
+ * eps 1e-8; AdamW with weight_decay 0.01 over every param, as
+ * torch.optim.AdamW(model.parameters())).  torch_bench.py uses the same. */
+typedef enum bench_optimizer {
+    BENCH_ADAM = 0, /* the default (a zeroed field) */
+    BENCH_ADAMW,
+} bench_optimizer;
+
 typedef struct bench_model {
     const char *name;
     int default_batch;
@@ -39,6 +47,7 @@ typedef struct bench_model {
     double fwd_gemm_flops_per_example;
     size_t model_size;   /* sizeof the generated model struct */
     size_t num_params;   /* <P>_NUM_PARAMS */
+    bench_optimizer optimizer;
     int num_inputs, num_labels;
     bench_io inputs[BENCH_MAX_IO];
     bench_io labels[BENCH_MAX_IO];

@@ -22,6 +22,9 @@ def kv(fields):
     return out
 
 
+OPTIM = {"adam": "Adam", "adamw": "AdamW"}
+
+
 def markdown(header, rows):
     """A markdown table; columns whose cells all start with a digit are right-aligned."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
@@ -105,7 +108,7 @@ def main():
         rows.append(row)
         details.append(
             f"- `{m}`: {int(a['r']['params']):,} params, {flops / 1e6:.2f} MFLOP per "
-            f"training step; per-round medians nnc "
+            f"training step, {OPTIM.get(a['r'].get('optim', 'adam'), '?')}; per-round medians nnc "
             f"{', '.join(f'{x:.3f}' for x in a['rounds'])} ms ({a['iters']} steps), "
             + (f"PyTorch {', '.join(f'{x:.3f}' for x in b['rounds'])} ms ({b['iters']} steps); "
                if b else "")
@@ -115,7 +118,7 @@ def main():
             + (f"; threads nnc OpenBLAS {a['r']['threads']}, PyTorch torch "
                f"{b['r']['threads']} / OpenBLAS {b['r']['openblas_threads']}" if b else ""))
 
-    phase_header = ["model", "side", "forward (+loss)", "backward", "Adam step", "sum",
+    phase_header = ["model", "side", "forward (+loss)", "backward", "optimizer step", "sum",
                     "in sgemm", "fwd+bwd outside sgemm"]
     phase_rows = []
     for m in order:

@@ -6,8 +6,8 @@
 
 Times exactly what bench/src/harness.c times for the nnc side: one training
 step = forward + F.cross_entropy + opt.zero_grad() + loss.backward() +
-opt.step() with torch.optim.Adam (defaults), on one fixed batch of random
-inputs and labels; W warm-up steps, then steps timed one by one
+opt.step() with torch.optim.Adam or AdamW (defaults, as the model's entry
+says), on one fixed batch of random inputs and labels; W warm-up steps, then steps timed one by one
 (time.perf_counter) until at least N steps and S seconds (at most M);
 median and minimum reported, with the medians of the phases (forward +
 loss, zero_grad + backward, optimizer step) timed within the same steps.
@@ -19,10 +19,13 @@ not reach).  The OpenBLAS thread count actually in effect in this process is
 read back through ctypes and printed.
 
 To add a model: add a builder to MODELS returning (module, inputs, labels)
-with the shapes of the .nn model.
+with the shapes of the .nn model; the module's output and the labels go to
+F.cross_entropy as they are (a sequence model returns [N*T, V] logits and
+gets [N*T] labels).
 """
 import argparse
 import ctypes
+import math
 import os
 import statistics
 import sys
@@ -51,10 +54,80 @@ def classifier(sizes):
     return build
 
 
-# name -> (default batch, builder(batch) -> (module, inputs, target))
+class CausalSelfAttention(nn.Module):
+    """Hand-written causal attention, as std MultiHeadAttention(causal: true):
+    separate query/key/value/out Linear layers, scores, masked_fill(-inf),
+    softmax, @ v (no fused scaled_dot_product_attention)."""
+
+    def __init__(self, d, heads, ctx):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value, self.out = (nn.Linear(d, d) for _ in range(4))
+        self.register_buffer("mask", torch.triu(torch.ones(ctx, ctx, dtype=torch.bool), 1),
+                             persistent=False)  # state_dict as nnc's
+
+    def forward(self, x):
+        b, t, d = x.shape
+        hd = d // self.heads
+
+        def split(z):  # [b, t, d] -> [b, heads, t, hd]
+            return z.reshape(b, t, self.heads, hd).transpose(1, 2)
+
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        s = (q @ k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
+        s = s.masked_fill(self.mask[:t, :t], float("-inf"))
+        a = torch.softmax(s, dim=-1) @ v
+        return self.out(a.transpose(1, 2).reshape(b, t, d))
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block with a 4x GELU (tanh) MLP."""
+
+    def __init__(self, d, heads, ctx):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, heads, ctx)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.gelu = nn.GELU(approximate="tanh")
+        self.proj = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        h = x + self.attn(self.ln1(x))
+        return h + self.proj(self.gelu(self.fc(self.ln2(h))))
+
+
+class Gpt(nn.Module):
+    """Twin of bench/gpt_mini.nn: token Embedding + learned positions,
+    pre-LayerNorm blocks, final LayerNorm, Linear head; returns [N*T, V]."""
+
+    def __init__(self, vocab, ctx, d, heads, layers):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(ctx, d) * 0.02)
+        self.blocks = nn.Sequential(*(Block(d, heads, ctx) for _ in range(layers)))
+        self.lnf = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        logits = self.head(self.lnf(self.blocks(self.tok(ids) + self.pos)))
+        return logits.reshape(-1, logits.shape[-1])
+
+
+def gpt(vocab, ctx, d, heads, layers):
+    def build(batch):
+        model = Gpt(vocab, ctx, d, heads, layers)
+        ids = torch.randint(0, vocab, (batch, ctx))      # int64, as nn.Embedding wants
+        y = torch.randint(0, vocab, (batch * ctx,))      # labels of [N, T], flattened
+        return model, (ids,), y
+    return build
+
+
+# name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
-    "digits_mlp": (64, classifier([64, 128, 10])),
-    "mlp_big": (128, classifier([784, 1024, 1024, 10])),
+    "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
+    "mlp_big": (128, classifier([784, 1024, 1024, 10]), torch.optim.Adam),
+    "gpt_mini": (16, gpt(vocab=65, ctx=64, d=128, heads=4, layers=4), torch.optim.AdamW),
 }
 
 
@@ -82,11 +155,12 @@ def main():
     threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
     torch.set_num_threads(threads)
     torch.manual_seed(a.seed)
-    default_batch, build = MODELS[a.model]
+    default_batch, build, optimizer = MODELS[a.model]
     batch = a.batch or default_batch
     model, inputs, target = build(batch)
     model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    opt = optimizer(model.parameters(), lr=a.lr)  # AdamW: weight_decay 0.01 (default)
+    opt_name = optimizer.__name__
     nparams = sum(p.numel() for p in model.parameters())
 
     def step():
@@ -140,13 +214,13 @@ def main():
           f"median {1e3 * median:.4f} ms, min {1e3 * times[0]:.4f} ms, "
           f"mean {1e3 * mean:.4f} ms, p90 {1e3 * p90:.4f} ms\n"
           f"  phases (medians): forward+loss {1e3 * med_f:.4f} ms, zero_grad+backward "
-          f"{1e3 * med_b:.4f} ms, Adam step {1e3 * med_o:.4f} ms\n"
+          f"{1e3 * med_b:.4f} ms, {opt_name} step {1e3 * med_o:.4f} ms\n"
           f"  loss {first_loss:.4f} (first step) -> {last_loss:.4f} (last step)",
           file=sys.stderr)
     print(f"RESULT side=torch model={a.model} batch={batch} median_ms={1e3 * median:.6f} "
           f"min_ms={1e3 * times[0]:.6f} mean_ms={1e3 * mean:.6f} p90_ms={1e3 * p90:.6f} "
           f"iters={len(times)} warmup={a.warmup} threads={torch.get_num_threads()} "
-          f"openblas_threads={ob} params={nparams} fwd_ms={1e3 * med_f:.6f} "
+          f"openblas_threads={ob} params={nparams} optim={opt_name.lower()} fwd_ms={1e3 * med_f:.6f} "
           f"bwd_ms={1e3 * med_b:.6f} opt_ms={1e3 * med_o:.6f} first_loss={first_loss:.6f} "
           f"last_loss={last_loss:.6f}")
 
