@@ -267,14 +267,11 @@ void digits_backward(digits *m)
     const float *restrict const r15 = t15;
     float *restrict const r16 = t16;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 10; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-                acc += r15[i0 * 10 + i1 * 1];
-            r16[o++] = (float)acc;
-        }
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r16, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r16[k] += r15[r * K + k];
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
@@ -298,14 +295,11 @@ void digits_backward(digits *m)
     const float *restrict const r22 = t22;
     float *restrict const r23 = t23;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 128; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-                acc += r22[i0 * 128 + i1 * 1];
-            r23[o++] = (float)acc;
-        }
+        const int64_t rows = (int64_t)n, K = 128;
+        memset(r23, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r23[k] += r22[r * K + k];
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */

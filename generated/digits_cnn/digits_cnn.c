@@ -975,14 +975,11 @@ void digits_cnn_backward(digits_cnn *m)
     const float *restrict const r102 = t102;
     float *restrict const r103 = t103;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 10; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-                acc += r102[i0 * 10 + i1 * 1];
-            r103[o++] = (float)acc;
-        }
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r103, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r103[k] += r102[r * K + k];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */

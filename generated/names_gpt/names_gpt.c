@@ -8,9 +8,26 @@
 
 _Static_assert(sizeof(names_gpt_params) == sizeof(float) * NAMES_GPT_NUM_PARAMS, "params must be a flat float array");
 
+static inline float nnc_tanh_float(float x)
+{
+    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;
+    const float x2 = x * x;
+    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+    p = x2 * p + -8.60467152213735e-11f;
+    p = x2 * p + 5.12229709037114e-08f;
+    p = x2 * p + 1.48572235717979e-05f;
+    p = x2 * p + 6.37261928875436e-04f;
+    p = x2 * p + 4.89352455891786e-03f;
+    p = x * p;
+    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+    q = x2 * q + 2.26843463243900e-03f;
+    q = x2 * q + 4.89352518554385e-03f;
+    return p / q;
+}
+
 static inline float nnc_dgelu_float(float x)
 {
-    const float k = 0.797884561f, u = k * (x + 0.044715f * x * x * x), t = tanhf(u);
+    const float k = 0.797884561f, u = k * (x + 0.044715f * x * x * x), t = nnc_tanh_float(u);
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 0.134145f * x * x);
 }
 
@@ -458,7 +475,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
         const float v51 = r51[i];
         const float v49 = r49[i2 * 1];
         const float v52 = v51 + v49;
-        const float v53 = 0.5f * v52 * (1.0f + tanhf(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
+        const float v53 = 0.5f * v52 * (1.0f + nnc_tanh_float(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
         r53[i] = v53;
     }
     }
@@ -678,7 +695,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
         const float v105 = r105[i];
         const float v103 = r103[i2 * 1];
         const float v106 = v105 + v103;
-        const float v107 = 0.5f * v106 * (1.0f + tanhf(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
+        const float v107 = 0.5f * v106 * (1.0f + nnc_tanh_float(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
         r107[i] = v107;
     }
     }
@@ -1070,7 +1087,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     float *restrict const r53 = t53;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v52 = r52[i];
-        const float v53 = 0.5f * v52 * (1.0f + tanhf(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
+        const float v53 = 0.5f * v52 * (1.0f + nnc_tanh_float(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
         r53[i] = v53;
     }
     }
@@ -1299,7 +1316,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     float *restrict const r107 = t107;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v106 = r106[i];
-        const float v107 = 0.5f * v106 * (1.0f + tanhf(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
+        const float v107 = 0.5f * v106 * (1.0f + nnc_tanh_float(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
         r107[i] = v107;
     }
     }
@@ -1554,15 +1571,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r124 = t124;
     float *restrict const r125 = t125;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 28; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r124[i0 * 448 + i1 * 28 + i2 * 1];
-            r125[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 28;
+        memset(r125, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r125[k] += r124[r * K + k];
     }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
@@ -1605,15 +1618,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r127 = t127;
     float *restrict const r134 = t134;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r127[i0 * 1024 + i1 * 64 + i2 * 1];
-            r134[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r134, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r134[k] += r127[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -1621,15 +1630,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r132 = t132;
     float *restrict const r136 = t136;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r132[i0 * 1024 + i1 * 64 + i2 * 1];
-            r136[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r136, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r136[k] += r132[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -1654,15 +1659,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r144 = t144;
     float *restrict const r145 = t145;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 256; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r144[i0 * 4096 + i1 * 256 + i2 * 1];
-            r145[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 256;
+        memset(r145, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r145[k] += r144[r * K + k];
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -1717,15 +1718,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r147 = t147;
     float *restrict const r155 = t155;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r147[i0 * 1024 + i1 * 64 + i2 * 1];
-            r155[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r155, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r155[k] += r147[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -1733,15 +1730,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r153 = t153;
     float *restrict const r157 = t157;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r153[i0 * 1024 + i1 * 64 + i2 * 1];
-            r157[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r157, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r157[k] += r153[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -1834,15 +1827,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r174 = t174;
     float *restrict const r176 = t176;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r174[i0 * 1024 + i1 * 64 + i2 * 1];
-            r176[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r176, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r176[k] += r174[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -1863,15 +1852,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r183 = t183;
     float *restrict const r185 = t185;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r183[i0 * 1024 + i1 * 64 + i2 * 1];
-            r185[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r185, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r185[k] += r183[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -1892,15 +1877,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r193 = t193;
     float *restrict const r195 = t195;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r193[i0 * 1024 + i1 * 64 + i2 * 1];
-            r195[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r195, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r195[k] += r193[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -1970,15 +1951,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r198 = t198;
     float *restrict const r206 = t206;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r198[i0 * 1024 + i1 * 64 + i2 * 1];
-            r206[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r206, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r206[k] += r198[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -1986,15 +1963,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r204 = t204;
     float *restrict const r208 = t208;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r204[i0 * 1024 + i1 * 64 + i2 * 1];
-            r208[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r208, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r208[k] += r204[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -2019,15 +1992,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r216 = t216;
     float *restrict const r217 = t217;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 256; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r216[i0 * 4096 + i1 * 256 + i2 * 1];
-            r217[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 256;
+        memset(r217, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r217[k] += r216[r * K + k];
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -2082,15 +2051,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r219 = t219;
     float *restrict const r227 = t227;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r219[i0 * 1024 + i1 * 64 + i2 * 1];
-            r227[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r227, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r227[k] += r219[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2098,15 +2063,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r225 = t225;
     float *restrict const r229 = t229;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r225[i0 * 1024 + i1 * 64 + i2 * 1];
-            r229[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r229, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r229[k] += r225[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2199,15 +2160,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r246 = t246;
     float *restrict const r248 = t248;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r246[i0 * 1024 + i1 * 64 + i2 * 1];
-            r248[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r248, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r248[k] += r246[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2228,15 +2185,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r255 = t255;
     float *restrict const r257 = t257;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r255[i0 * 1024 + i1 * 64 + i2 * 1];
-            r257[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r257, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r257[k] += r255[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2257,15 +2210,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r265 = t265;
     float *restrict const r267 = t267;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r265[i0 * 1024 + i1 * 64 + i2 * 1];
-            r267[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r267, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r267[k] += r265[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2335,15 +2284,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r270 = t270;
     float *restrict const r278 = t278;
     {
-        int64_t o = 0;
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i1 = 0; i1 < 16; i1++)
-                acc += r270[i0 * 1024 + i1 * 64 + i2 * 1];
-            r278[o++] = (float)acc;
-        }
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r278, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r278[k] += r270[r * K + k];
     }
     }
     /* names_gpt.nn:54  + (backward) */
@@ -2351,15 +2296,11 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r276 = t276;
     float *restrict const r280 = t280;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-                acc += r276[i0 * 1024 + i1 * 64 + i2 * 1];
-            r280[o++] = (float)acc;
-        }
+        const int64_t rows = (int64_t)n, K = 1024;
+        memset(r280, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r280[k] += r276[r * K + k];
     }
     }
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */
@@ -2695,7 +2636,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
         const float v51 = r51[i];
         const float v49 = r49[i2 * 1];
         const float v52 = v51 + v49;
-        const float v53 = 0.5f * v52 * (1.0f + tanhf(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
+        const float v53 = 0.5f * v52 * (1.0f + nnc_tanh_float(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
         r53[i] = v53;
     }
     }
@@ -2915,7 +2856,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
         const float v105 = r105[i];
         const float v103 = r103[i2 * 1];
         const float v106 = v105 + v103;
-        const float v107 = 0.5f * v106 * (1.0f + tanhf(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
+        const float v107 = 0.5f * v106 * (1.0f + nnc_tanh_float(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
         r107[i] = v107;
     }
     }

@@ -5332,14 +5332,11 @@ void res_net_backward(res_net *m)
     const float *restrict const r674 = t674;
     float *restrict const r675 = t675;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 10; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-                acc += r674[i0 * 10 + i1 * 1];
-            r675[o++] = (float)acc;
-        }
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r675, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r675[k] += r674[r * K + k];
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
