@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """op_profile.py — per-operation time of an nnc-generated training step.
 
-    /usr/bin/python3 bench/src/op_profile.py GEN.c OUT.c     # instrument
+    /usr/bin/python3 bench/src/op_profile.py GEN.c OUT.c [MODEL.nn]   # instrument
     /usr/bin/python3 bench/src/op_profile.py --report LOG     # summarize a run
     (bench/profile.sh MODEL does the whole thing: instrument, build, run, report)
 
@@ -20,9 +20,17 @@ the time the thread waits for a core (each read is then a system call,
 At exit, OUT.c prints to stderr one line per operation (per step, averaged
 over the training passes seen):
     OP <pass> <index> <ms/step> <sgemm ms/step> <sgemm calls/step> <category> | <source>
-and per-category totals; the categories come from the source text (linear,
-batched matmul @, transpose/reshape copy, softmax, causal_mask, layer_norm,
-activation, elementwise, embedding, cross_entropy).
+and per-category totals.  The categories come from the source text and, for
+the operations that one source expression expands to (conv2d is im2col, a
+GEMM, a permute and a bias add forward; a permute, two GEMMs, col2im and a
+bias-gradient reduction backward), from the generated code itself: linear,
+conv GEMM, conv im2col, conv col2im, conv permute, conv bias, pooling,
+batch_norm reductions, batch_norm elementwise, batched matmul @,
+transpose/reshape copy, softmax, causal_mask, layer_norm, activation,
+elementwise, embedding, cross_entropy.  An operation belongs to BatchNorm
+when its call site (the source before ': ') calls a field that MODEL.nn
+declares as `name: BatchNorm` (or names BatchNorm itself); without MODEL.nn
+those operations count as elementwise.
 """
 import re
 import sys
@@ -30,9 +38,63 @@ import sys
 MARK = re.compile(r"^    /\* ([^*]*?\.nn:\d+)  (.*?) \*/\s*$")
 
 
-def category(src):
-    s = src.replace(" (backward)", "")
-    tail = s.split(": ", 1)[-1] if ": " in s else s
+# The categories in report order (the C shim prints them in this order).
+CATEGORIES = ["linear", "conv GEMM", "conv im2col", "conv col2im", "conv permute",
+              "conv bias", "pooling", "batch_norm reductions", "batch_norm elementwise",
+              "batched matmul @", "transpose/reshape copy", "softmax", "causal_mask",
+              "layer_norm", "activation", "elementwise (+, *, ...)", "embedding",
+              "cross_entropy"]
+
+
+def batch_norm_fields(nn_path):
+    """Names of the fields a .nn file declares as BatchNorm layers."""
+    if not nn_path:
+        return set()
+    text = open(nn_path).read()
+    return set(re.findall(r"^\s*(\w+)\s*:\s*BatchNorm\b", text, re.M))
+
+
+def split_source(s):
+    """A mark's source text -> (call site, expression): "bn1(conv1(x)): mean(v, ...)",
+    "fc1: Dense(units: 120): linear(x, weight, bias)" (a sequential model's
+    field and its type), "conv1: Conv2D(filters: 6, ..., activation:...: conv2d(...)"
+    (a call site cut short), or an expression alone ("relu(h + skip)")."""
+    if "...: " in s:
+        i = s.index("...: ")
+        return s[:i + 3], s[i + 5:]
+    depth = 0
+    for i, ch in enumerate(s):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and s.startswith(": ", i) and not re.fullmatch(r"\w+", s[:i]):
+            return s[:i], s[i + 2:]
+    return "", s
+
+
+def category(src, code="", bn_fields=frozenset()):
+    """The category of one operation from its source comment and the code
+    that follows it (up to the next operation)."""
+    head, tail = split_source(src.replace(" (backward)", ""))
+    is_reduction = "double acc" in code
+    if tail.startswith("conv2d("):
+        if "cblas_sgemm" in code:
+            return "conv GEMM"
+        if is_reduction:
+            return "conv bias"
+        if "+= crow[" in code:
+            return "conv col2im"
+        if "crow[ow] =" in code or "memset(crow" in code:
+            return "conv im2col"
+        if "[o++] =" in code:
+            return "conv permute"
+        return "conv bias"
+    if tail.startswith(("max_pool2d", "avg_pool2d")) or tail.startswith("mean(x, axis: [2, 3])"):
+        return "pooling"
+    callee = re.match(r"\s*(\w+)\s*[(:]", head)
+    if "BatchNorm" in head or (callee and callee.group(1) in bn_fields):
+        return "batch_norm reductions" if is_reduction else "batch_norm elementwise"
     if "cross_entropy" in tail:
         return "cross_entropy"
     if tail.startswith("embedding"):
@@ -54,17 +116,17 @@ def category(src):
     return "elementwise (+, *, ...)"
 
 
-def report(log_path, top=25):
-    """Groups the OP lines of a run by pass and source text (the same
-    operation in every layer) and prints them by time, then the CAT lines."""
+def report(log_path, top=30):
+    """Groups the OP lines of a run by pass, category and source text (the
+    same operation in every layer) and prints them by time, then the CAT
+    lines."""
     groups, count = {}, {}
     cats, total = [], ""
     for line in open(log_path):
         if line.startswith("OP "):
             head, src = line.rstrip("\n").split(" | ", 1)
             f = head.split()
-            kind = "sgemm" if float(f[4]) > 0 else "loops"
-            key = (f[1], kind, src)
+            key = (f[1], " ".join(f[6:]), src)
             g = groups.setdefault(key, [0.0, 0.0, 0.0])
             g[0] += float(f[3])
             g[1] += float(f[4])
@@ -74,9 +136,11 @@ def report(log_path, top=25):
             cats.append(line[4:].rstrip())
         elif line.startswith("TOTAL "):
             total = line.rstrip()
-    print(f"{'pass':8} {'ms/step':>8} {'sgemm':>7} {'calls':>6} {'ops':>4}  operation (summed over layers)")
+    width = max([len(k[1]) for k in groups] + [8])
+    print(f"{'pass':8} {'ms/step':>8} {'sgemm':>7} {'calls':>6} {'ops':>4}  {'category':{width}}  "
+          "operation (summed over layers)")
     for key, (t, g, c) in sorted(groups.items(), key=lambda kv: -kv[1][0])[:top]:
-        print(f"{key[0]:8} {t:8.3f} {g:7.3f} {c:6.0f} {count[key]:4d}  {key[2]}")
+        print(f"{key[0]:8} {t:8.3f} {g:7.3f} {c:6.0f} {count[key]:4d}  {key[1]:{width}}  {key[2]}")
     print()
     print("\n".join(cats))
     print(total)
@@ -85,15 +149,16 @@ def report(log_path, top=25):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--report":
         return report(sys.argv[2])
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     src_path, out_path = sys.argv[1], sys.argv[2]
+    bn_fields = batch_norm_fields(sys.argv[3] if len(sys.argv) == 4 else None)
     lines = open(src_path).read().split("\n")
     m = re.search(r"^float (\w+)_train_forward\(", "\n".join(lines), re.M)
     if not m:
         sys.exit("op_profile: no <p>_train_forward in " + src_path)
     prefix = m.group(1)
-    out, ops = [], []
+    out, ops, code = [], [], []
     pass_name = None  # "forward" / "backward" while inside those functions
     for ln in lines:
         if ln.startswith(f"float {prefix}_train_forward("):
@@ -103,7 +168,8 @@ def main():
         if pass_name:
             mm = MARK.match(ln)
             if mm:
-                ops.append((pass_name, mm.group(2), category(mm.group(2))))
+                ops.append((pass_name, mm.group(2)))
+                code.append([])
                 out.append(f"    opprof_mark_({len(ops) - 1});")
             elif ln.startswith("    return ") and pass_name == "forward":
                 out.append("    opprof_mark_(-1);")
@@ -111,10 +177,14 @@ def main():
                 if pass_name == "backward":
                     out.append("    opprof_mark_(-1);")
                 pass_name = None
+            elif code:
+                code[-1].append(ln)
         out.append(ln)
+    ops = [(p, src, category(src, "\n".join(c), bn_fields)) for (p, src), c in zip(ops, code)]
     # the shim goes after the last #include; clock_gettime wants POSIX
     text = "\n".join(out)
     n = len(ops)
+    cats = ", ".join('"%s"' % c for c in CATEGORIES)
     table = ",\n".join('    {"%s", "%s", "%s"}' % (p, s.replace("\\", "\\\\").replace('"', '\\"'), c)
                        for p, s, c in ops)
     shim = f"""
@@ -140,9 +210,7 @@ static double opprof_now_(void)
 }}
 static void opprof_report_(void)
 {{
-    static const char *cats[] = {{"linear", "batched matmul @", "transpose/reshape copy",
-        "softmax", "causal_mask", "layer_norm", "activation", "elementwise (+, *, ...)",
-        "embedding", "cross_entropy"}};
+    static const char *cats[] = {{{cats}}};
     const double s = opprof_steps_ ? 1e3 / (double)opprof_steps_ : 0;
     double tot = 0, totg = 0;
     for (int i = 0; i < {n}; i++) {{

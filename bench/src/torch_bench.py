@@ -123,11 +123,88 @@ def gpt(vocab, ctx, d, heads, layers):
     return build
 
 
+class Lenet5(nn.Module):
+    """Twin of bench/lenet5.nn: LeNet-5 on 1x28x28 (conv 6@5x5 pad 2, relu,
+    max pool 2; conv 16@5x5, relu, max pool 2; fc 120, 84, 10 with relu).
+    Field names and order as nnc's, so the flat parameters line up."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.pool2 = nn.MaxPool2d(2)
+        self.fc1 = nn.Linear(16 * 5 * 5, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, classes)
+
+    def forward(self, x):
+        h = self.pool1(torch.relu(self.conv1(x)))
+        h = self.pool2(torch.relu(self.conv2(h)))
+        h = torch.relu(self.fc1(h.flatten(1)))
+        return self.fc3(torch.relu(self.fc2(h)))
+
+
+class BasicBlock(nn.Module):
+    """bench/resnet_small.nn's BasicBlock: two 3x3 convs (bias=False) with
+    BatchNorm2d, and a 1x1 projection with BatchNorm2d where the stride or
+    the width changes."""
+
+    def __init__(self, cin, filters, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, filters, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(filters)
+        self.conv2 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(filters)
+        self.project = stride != 1 or cin != filters
+        if self.project:
+            self.proj = nn.Conv2d(cin, filters, 1, stride=stride, bias=False)
+            self.proj_bn = nn.BatchNorm2d(filters)
+
+    def forward(self, x):
+        h = torch.relu(self.bn1(self.conv1(x)))
+        h = self.bn2(self.conv2(h))
+        return torch.relu(h + (self.proj_bn(self.proj(x)) if self.project else x))
+
+
+class ResnetSmall(nn.Module):
+    """Twin of bench/resnet_small.nn (= models/resnet.nn): 3x3 stem (16) with
+    BatchNorm2d and relu, stages of two BasicBlocks at 16, 32 (stride 2),
+    64 (stride 2) channels, global average pooling, Linear(64, 10).  Field
+    names and order as nnc's (state_dict as nnc's plus the BatchNorm2d
+    num_batches_tracked counters)."""
+
+    def __init__(self, widths=(16, 32, 64), classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, widths[0], 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(widths[0])
+        self.stage1 = nn.Sequential(BasicBlock(widths[0], widths[0]), BasicBlock(widths[0], widths[0]))
+        self.stage2 = nn.Sequential(BasicBlock(widths[0], widths[1], 2), BasicBlock(widths[1], widths[1]))
+        self.stage3 = nn.Sequential(BasicBlock(widths[1], widths[2], 2), BasicBlock(widths[2], widths[2]))
+        self.fc = nn.Linear(widths[2], classes)
+
+    def forward(self, x):
+        h = torch.relu(self.bn(self.stem(x)))
+        h = self.stage3(self.stage2(self.stage1(h)))
+        return self.fc(h.mean(dim=(2, 3)))
+
+
+def image_classifier(module, shape, classes=10):
+    def build(batch):
+        model = module()
+        x = torch.randn(batch, *shape)
+        y = torch.randint(0, classes, (batch,))
+        return model, (x,), y
+    return build
+
+
 # name -> (default batch, builder(batch) -> (module, inputs, target), optimizer)
 MODELS = {
     "digits_mlp": (64, classifier([64, 128, 10]), torch.optim.Adam),
     "mlp_big": (128, classifier([784, 1024, 1024, 10]), torch.optim.Adam),
     "gpt_mini": (16, gpt(vocab=65, ctx=64, d=128, heads=4, layers=4), torch.optim.AdamW),
+    "lenet5": (64, image_classifier(Lenet5, (1, 28, 28)), torch.optim.Adam),
+    "resnet_small": (32, image_classifier(ResnetSmall, (3, 32, 32)), torch.optim.Adam),
 }
 
 
