@@ -502,15 +502,29 @@ static void emit_reduce(int t)
         xidx = xs("%s%si%d * %s", xidx, i ? " + " : "", i, stride(si, i));
     if (!*xidx)
         xidx = "0";
+    int last = si.nd - 1;
+    /* a sum over a contiguous last dim: 16 float lanes per row, row totals
+     * in double, so the adds are not one serial chain */
+    int lanes = n->op != IR_MAX && (n->axes & (1u << last)) && last != si.bd;
     P("    {\n        int64_t o = 0;\n");
     for (int i = 0; i < si.nd; i++)
         if (!(n->axes & (1u << i)))
             P("        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
     P("        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
-    for (int i = 0; i < si.nd; i++)
+    for (int i = 0; i < (lanes ? last : si.nd); i++)
         if (n->axes & (1u << i))
             P("            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
-    if (n->op == IR_MAX)
+    if (lanes) {
+        const char *rowbase = "";
+        for (int i = 0; i < last; i++)
+            rowbase = xs("%s%si%d * %s", rowbase, i ? " + " : "", i, stride(si, i));
+        P("            {\n                const %s *row = %s + %s;\n", R(), x, *rowbase ? rowbase : "0");
+        P("                %s lane[16] = {0};\n                int64_t k = 0;\n", R());
+        P("                for (; k + 16 <= %lld; k += 16)\n", (long long)si.d[last]);
+        P("                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];\n");
+        P("                double s = 0;\n                for (; k < %lld; k++) s += row[k];\n", (long long)si.d[last]);
+        P("                for (int j = 0; j < 16; j++) s += lane[j];\n                acc += s;\n            }\n");
+    } else if (n->op == IR_MAX)
         P("                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
     else
         P("                acc += %s[%s];\n", x, xidx);

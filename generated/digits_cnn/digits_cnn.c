@@ -443,8 +443,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r7[i0 * 2048 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r7 + i0 * 2048 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r16[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -485,8 +494,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r18[i0 * 2048 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r18 + i0 * 2048 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r19[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -648,8 +666,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 16; i2++)
-                acc += r52[i0 * 1024 + i1 * 16 + i2 * 1];
+            {
+                const float *row = r52 + i0 * 1024 + i1 * 16;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 16; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 16; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r61[o++] = (float)(acc / (16.0f * (double)n));
         }
     }
@@ -690,8 +717,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 16; i2++)
-                acc += r63[i0 * 1024 + i1 * 16 + i2 * 1];
+            {
+                const float *row = r63 + i0 * 1024 + i1 * 16;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 16; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 16; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r64[o++] = (float)(acc / (16.0f * (double)n));
         }
     }
@@ -1038,8 +1074,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 16; i2++)
-                acc += r112[i0 * 1024 + i1 * 16 + i2 * 1];
+            {
+                const float *row = r112 + i0 * 1024 + i1 * 16;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 16; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 16; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r114[o++] = (float)acc;
         }
     }
@@ -1082,8 +1127,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 16; i2++)
-                acc += r117[i0 * 1024 + i1 * 16 + i2 * 1];
+            {
+                const float *row = r117 + i0 * 1024 + i1 * 16;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 16; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 16; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r118[o++] = (float)acc;
         }
     }
@@ -1110,8 +1164,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 16; i2++)
-                acc += r121[i0 * 1024 + i1 * 16 + i2 * 1];
+            {
+                const float *row = r121 + i0 * 1024 + i1 * 16;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 16; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 16; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r122[o++] = (float)acc;
         }
     }
@@ -1190,8 +1253,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 16; i2++)
-                acc += r135[i0 * 1024 + i1 * 16 + i2 * 1];
+            {
+                const float *row = r135 + i0 * 1024 + i1 * 16;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 16; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 16; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r136[o++] = (float)acc;
         }
     }
@@ -1289,8 +1361,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r153[i0 * 2048 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r153 + i0 * 2048 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r155[o++] = (float)acc;
         }
     }
@@ -1333,8 +1414,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r158[i0 * 2048 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r158 + i0 * 2048 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r159[o++] = (float)acc;
         }
     }
@@ -1361,8 +1451,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r162[i0 * 2048 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r162 + i0 * 2048 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r163[o++] = (float)acc;
         }
     }
@@ -1441,8 +1540,17 @@ void digits_cnn_backward(digits_cnn *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r176[i0 * 2048 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r176 + i0 * 2048 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r177[o++] = (float)acc;
         }
     }

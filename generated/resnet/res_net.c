@@ -1603,8 +1603,17 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
         {
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
-            for (int64_t i3 = 0; i3 < 8; i3++)
-                acc += r380[i0 * 4096 + i1 * 64 + i2 * 8 + i3 * 1];
+            {
+                const float *row = r380 + i0 * 4096 + i1 * 64 + i2 * 8;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 8; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 8; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r381[o++] = (float)(acc / (64.0f));
         }
     }
@@ -1982,8 +1991,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r7[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r7 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r16[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2024,8 +2042,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r18[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r18 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r19[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2170,8 +2197,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r51[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r51 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r60[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2212,8 +2248,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r62[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r62 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r63[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2358,8 +2403,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r95[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r95 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r104[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2400,8 +2454,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r106[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r106 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r107[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2558,8 +2621,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r140[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r140 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r149[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2600,8 +2672,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r151[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r151 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r152[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2746,8 +2827,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r184[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r184 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r193[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2788,8 +2878,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r195[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r195 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r196[o++] = (float)(acc / (1024.0f * (double)n));
         }
     }
@@ -2946,8 +3045,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r229[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r229 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r238[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -2988,8 +3096,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r240[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r240 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r241[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3134,8 +3251,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r273[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r273 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r282[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3176,8 +3302,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r284[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r284 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r285[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3312,8 +3447,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r316[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r316 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r325[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3354,8 +3498,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r327[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r327 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r328[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3512,8 +3665,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r361[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r361 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r370[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3554,8 +3716,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r372[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r372 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r373[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3700,8 +3871,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r405[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r405 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r414[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3742,8 +3922,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r416[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r416 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r417[o++] = (float)(acc / (256.0f * (double)n));
         }
     }
@@ -3900,8 +4089,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r450[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r450 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r459[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -3942,8 +4140,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r461[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r461 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r462[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4088,8 +4295,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r494[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r494 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r503[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4130,8 +4346,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r505[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r505 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r506[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4266,8 +4491,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r537[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r537 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r546[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4308,8 +4542,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r548[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r548 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r549[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4466,8 +4709,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r582[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r582 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r591[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4508,8 +4760,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r593[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r593 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r594[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4654,8 +4915,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r626[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r626 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r635[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4696,8 +4966,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r637[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r637 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r638[o++] = (float)(acc / (64.0f * (double)n));
         }
     }
@@ -4821,8 +5100,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
-            for (int64_t i3 = 0; i3 < 8; i3++)
-                acc += r665[i0 * 4096 + i1 * 64 + i2 * 8 + i3 * 1];
+            {
+                const float *row = r665 + i0 * 4096 + i1 * 64 + i2 * 8;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 8; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 8; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r666[o++] = (float)(acc / (64.0f));
         }
     }
@@ -5372,8 +5660,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r685[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r685 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r687[o++] = (float)acc;
         }
     }
@@ -5416,8 +5713,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r690[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r690 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r691[o++] = (float)acc;
         }
     }
@@ -5444,8 +5750,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r694[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r694 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r695[o++] = (float)acc;
         }
     }
@@ -5524,8 +5839,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r708[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r708 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r709[o++] = (float)acc;
         }
     }
@@ -5605,8 +5929,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r725[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r725 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r727[o++] = (float)acc;
         }
     }
@@ -5649,8 +5982,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r730[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r730 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r731[o++] = (float)acc;
         }
     }
@@ -5677,8 +6019,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r734[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r734 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r735[o++] = (float)acc;
         }
     }
@@ -5757,8 +6108,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r748[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r748 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r749[o++] = (float)acc;
         }
     }
@@ -5841,8 +6201,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r766[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r766 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r768[o++] = (float)acc;
         }
     }
@@ -5885,8 +6254,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r771[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r771 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r772[o++] = (float)acc;
         }
     }
@@ -5913,8 +6291,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r775[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r775 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r776[o++] = (float)acc;
         }
     }
@@ -5993,8 +6380,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r789[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r789 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r790[o++] = (float)acc;
         }
     }
@@ -6062,8 +6458,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r766[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r766 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r806[o++] = (float)acc;
         }
     }
@@ -6106,8 +6511,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r809[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r809 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r810[o++] = (float)acc;
         }
     }
@@ -6134,8 +6548,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r813[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r813 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r814[o++] = (float)acc;
         }
     }
@@ -6214,8 +6637,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r827[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r827 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r828[o++] = (float)acc;
         }
     }
@@ -6295,8 +6727,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r844[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r844 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r846[o++] = (float)acc;
         }
     }
@@ -6339,8 +6780,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r849[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r849 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r850[o++] = (float)acc;
         }
     }
@@ -6367,8 +6817,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r853[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r853 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r854[o++] = (float)acc;
         }
     }
@@ -6447,8 +6906,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 64; i2++)
-                acc += r867[i0 * 4096 + i1 * 64 + i2 * 1];
+            {
+                const float *row = r867 + i0 * 4096 + i1 * 64;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 64; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 64; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r868[o++] = (float)acc;
         }
     }
@@ -6531,8 +6999,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r885[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r885 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r887[o++] = (float)acc;
         }
     }
@@ -6575,8 +7052,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r890[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r890 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r891[o++] = (float)acc;
         }
     }
@@ -6603,8 +7089,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r894[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r894 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r895[o++] = (float)acc;
         }
     }
@@ -6683,8 +7178,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r908[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r908 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r909[o++] = (float)acc;
         }
     }
@@ -6764,8 +7268,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r925[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r925 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r927[o++] = (float)acc;
         }
     }
@@ -6808,8 +7321,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r930[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r930 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r931[o++] = (float)acc;
         }
     }
@@ -6836,8 +7358,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r934[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r934 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r935[o++] = (float)acc;
         }
     }
@@ -6916,8 +7447,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r948[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r948 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r949[o++] = (float)acc;
         }
     }
@@ -7000,8 +7540,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r966[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r966 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r968[o++] = (float)acc;
         }
     }
@@ -7044,8 +7593,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r971[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r971 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r972[o++] = (float)acc;
         }
     }
@@ -7072,8 +7630,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r975[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r975 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r976[o++] = (float)acc;
         }
     }
@@ -7152,8 +7719,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r989[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r989 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r990[o++] = (float)acc;
         }
     }
@@ -7221,8 +7797,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r966[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r966 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1006[o++] = (float)acc;
         }
     }
@@ -7265,8 +7850,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1009[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1009 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1010[o++] = (float)acc;
         }
     }
@@ -7293,8 +7887,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1013[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1013 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1014[o++] = (float)acc;
         }
     }
@@ -7373,8 +7976,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1027[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1027 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1028[o++] = (float)acc;
         }
     }
@@ -7454,8 +8066,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1044[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1044 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1046[o++] = (float)acc;
         }
     }
@@ -7498,8 +8119,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1049[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1049 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1050[o++] = (float)acc;
         }
     }
@@ -7526,8 +8156,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1053[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1053 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1054[o++] = (float)acc;
         }
     }
@@ -7606,8 +8245,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 256; i2++)
-                acc += r1067[i0 * 8192 + i1 * 256 + i2 * 1];
+            {
+                const float *row = r1067 + i0 * 8192 + i1 * 256;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 256; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 256; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1068[o++] = (float)acc;
         }
     }
@@ -7690,8 +8338,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1085[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1085 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1087[o++] = (float)acc;
         }
     }
@@ -7734,8 +8391,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1090[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1090 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1091[o++] = (float)acc;
         }
     }
@@ -7762,8 +8428,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1094[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1094 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1095[o++] = (float)acc;
         }
     }
@@ -7842,8 +8517,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1108[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1108 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1109[o++] = (float)acc;
         }
     }
@@ -7923,8 +8607,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1125[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1125 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1127[o++] = (float)acc;
         }
     }
@@ -7967,8 +8660,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1130[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1130 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1131[o++] = (float)acc;
         }
     }
@@ -7995,8 +8697,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1134[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1134 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1135[o++] = (float)acc;
         }
     }
@@ -8075,8 +8786,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1148[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1148 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1149[o++] = (float)acc;
         }
     }
@@ -8159,8 +8879,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1166[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1166 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1168[o++] = (float)acc;
         }
     }
@@ -8203,8 +8932,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1171[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1171 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1172[o++] = (float)acc;
         }
     }
@@ -8231,8 +8969,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1175[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1175 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1176[o++] = (float)acc;
         }
     }
@@ -8311,8 +9058,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1189[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1189 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1190[o++] = (float)acc;
         }
     }
@@ -8392,8 +9148,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1206[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1206 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1208[o++] = (float)acc;
         }
     }
@@ -8436,8 +9201,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1211[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1211 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1212[o++] = (float)acc;
         }
     }
@@ -8464,8 +9238,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1215[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1215 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1216[o++] = (float)acc;
         }
     }
@@ -8544,8 +9327,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1229[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1229 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1230[o++] = (float)acc;
         }
     }
@@ -8628,8 +9420,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1247[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1247 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1249[o++] = (float)acc;
         }
     }
@@ -8672,8 +9473,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1252[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1252 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1253[o++] = (float)acc;
         }
     }
@@ -8700,8 +9510,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1256[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1256 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1257[o++] = (float)acc;
         }
     }
@@ -8780,8 +9599,17 @@ void res_net_backward(res_net *m)
         {
             double acc = 0;
             for (int64_t i0 = 0; i0 < n; i0++)
-            for (int64_t i2 = 0; i2 < 1024; i2++)
-                acc += r1270[i0 * 16384 + i1 * 1024 + i2 * 1];
+            {
+                const float *row = r1270 + i0 * 16384 + i1 * 1024;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 1024; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 1024; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r1271[o++] = (float)acc;
         }
     }
@@ -10208,8 +11036,17 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         {
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
-            for (int64_t i3 = 0; i3 < 8; i3++)
-                acc += r380[i0 * 4096 + i1 * 64 + i2 * 8 + i3 * 1];
+            {
+                const float *row = r380 + i0 * 4096 + i1 * 64 + i2 * 8;
+                float lane[16] = {0};
+                int64_t k = 0;
+                for (; k + 16 <= 8; k += 16)
+                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                double s = 0;
+                for (; k < 8; k++) s += row[k];
+                for (int j = 0; j < 16; j++) s += lane[j];
+                acc += s;
+            }
             r381[o++] = (float)(acc / (64.0f));
         }
     }
