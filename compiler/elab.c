@@ -252,8 +252,6 @@ static struct {
     int training;
     int *pnode, *snode;     /* per param/state: its leaf node in g, or -1 */
     int pcap, scap;
-    Node **stack;           /* layers being instantiated (recursion check) */
-    int nstack;
     Inst *root;
     int *self_args, nself_args, self_result;   /* self(x) is computed once */
 } E;
@@ -1139,6 +1137,14 @@ static Value minmax_const(Args *a, int is_max)
     return vfloat(is_max ? fmax(fx, fy) : fmin(fx, fy));
 }
 
+/* prim(x, axis) with a required axis: binds both and normalizes the axis. */
+static int tensor_and_axis(Args *a, Value *v, Loc *l, int *axis)
+{
+    long long ax;
+    return bind_args(a, SPEC("x", "axis"), v, l) && need_tensor(v[0], l[0], "x") &&
+           get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
+}
+
 static Value prim_call(const char *name, Args *a)
 {
     IrOp op;
@@ -1288,15 +1294,10 @@ static Value prim_call(const char *name, Args *a)
     if (!strcmp(name, "bce_with_logits"))
         return pair_loss(IR_BCE_LOGITS, a);
     if (!strcmp(name, "argmax")) {
-        long long ax;
         int axis;
-        if (!bind_args(a, SPEC("x", "axis"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !get_int(v[1], l[1], "axis", &ax))
+        if (!tensor_and_axis(a, v, l, &axis))
             return none();
-        Shape s = shape_of(v[0].t);
-        if (!norm_axis(ax, s.nd, l[1], &axis))
-            return none();
-        Shape r = drop_dim(s, axis);
+        Shape r = drop_dim(shape_of(v[0].t), axis);
         IrNode n = ir_node(IR_ARGMAX, DT_I32, r, 1, &v[0].t);
         n.axis = axis;
         return vtensor(add(n));
@@ -1373,14 +1374,10 @@ static Value prim_call(const char *name, Args *a)
     }
     if (!strcmp(name, "size")) {
         /* size(x, axis): a dim as an int (the batch dim: a run-time int) */
-        long long ax;
         int axis;
-        if (!bind_args(a, SPEC("x", "axis"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !get_int(v[1], l[1], "axis", &ax))
+        if (!tensor_and_axis(a, v, l, &axis))
             return none();
         Shape s = shape_of(v[0].t);
-        if (!norm_axis(ax, s.nd, l[1], &axis))
-            return none();
         Value r = vint(s.d[axis]);
         r.batch = axis == s.bd;
         return r;
@@ -1715,8 +1712,11 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
 static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
                          Inst *parent, Node *pf)
 {
-    for (int i = 0; i < E.nstack; i++)
-        if (E.stack[i] == t->decl) {
+    /* recursion: the same layer among the instances this one is a field
+     * of (fields may be made lazily, so the chain of parents, not a call
+     * stack, is what holds them) */
+    for (Inst *a = parent; a; a = a->parent)
+        if (a->decl == t->decl) {
             diag_error(at, "layer '%s' instantiates itself", t->decl->name);
             diag_note(t->decl->name_loc, "'%s' is declared here", t->decl->name);
             return NULL;
@@ -1748,22 +1748,12 @@ static void make_fields(Inst *inst, Scope *env)
         return;
     inst->fields_made = 1;
     Node *decl = inst->decl;
-    E.stack = realloc(E.stack, sizeof(Node *) * (size_t)(E.nstack + 1));
-    E.stack[E.nstack++] = decl;
     for (int k = 0; k < decl->list.n; k++) {
         Node *f = decl->list.v[k];
         if (f->kind != ND_FIELD)
             continue;
         Value v = field_value(f, env);
         Value fv = none();
-        /* recursion through lazily made fields: an ancestor of the same layer */
-        for (Inst *a = inst; a && v.k == VK_LAYER; a = a->parent)
-            if (a->decl == v.tpl->decl) {
-                diag_error(f->a->loc, "layer '%s' instantiates itself", v.tpl->decl->name);
-                diag_note(v.tpl->decl->name_loc, "'%s' is declared here", v.tpl->decl->name);
-                v = none();
-                break;
-            }
         if (v.k == VK_ABSENT) {
             fv.k = VK_ABSENT;
         } else {
@@ -1777,7 +1767,6 @@ static void make_fields(Inst *inst, Scope *env)
         }
         bind(inst->fields, f->name, fv, f->name_loc);
     }
-    E.nstack--;
 }
 
 /* ===================================================================== */

@@ -89,6 +89,17 @@ static int write_atomic(const char *dir, const char *name, const char *text, siz
     return ok ? 0 : -1;
 }
 
+/* -D NAME=VALUE (or -DNAME=VALUE): 0, or -1 when there is no NAME=. */
+static int add_define(ElabOptions *opt, Define *defs, const char *v)
+{
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v)
+        return -1;
+    defs[opt->ndefs].name = ast_strndup(v, (size_t)(eq - v));
+    defs[opt->ndefs++].value = eq + 1;
+    return 0;
+}
+
 /* mkdir -p: the output directory and its missing parents. */
 static int make_dirs(const char *dir)
 {
@@ -181,24 +192,16 @@ int main(int argc, char **argv)
                 opt.incdirs[opt.nincdirs++] = v;
             else if (a[1] == '-')
                 opt.prefix = v;
-            else {
-                const char *eq = strchr(v, '=');
-                if (!eq || eq == v)
-                    return usage_error("-D needs NAME=VALUE, got '%s'", v);
-                defs[opt.ndefs].name = ast_strndup(v, (size_t)(eq - v));
-                defs[opt.ndefs++].value = eq + 1;
-            }
+            else if (add_define(&opt, defs, v) != 0)
+                return usage_error("-D needs NAME=VALUE, got '%s'", v);
         } else if (!strncmp(a, "-D", 2) || !strncmp(a, "-I", 2)) {
             const char *v = a + 2;
             if (a[1] == 'I') {
                 opt.incdirs[opt.nincdirs++] = v;
                 continue;
             }
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v)
+            if (add_define(&opt, defs, v) != 0)
                 return usage_error("-D needs NAME=VALUE, got '%s'", v);
-            defs[opt.ndefs].name = ast_strndup(v, (size_t)(eq - v));
-            defs[opt.ndefs++].value = eq + 1;
         } else if (!strcmp(a, "--summary")) {
             summary = 1;
         } else if (!strcmp(a, "-M")) {

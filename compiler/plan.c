@@ -80,48 +80,46 @@ static void peephole(Graph *g)
     free(uses);
 }
 
+/* What the passes hand out, one list for every pass below: ROOT_FWD marks
+ * the forward pass's results (output, loss, metrics, updates, summaries),
+ * ROOT_GRAD the params' gradients. */
+enum { ROOT_FWD = 1, ROOT_GRAD = 2 };
+
+static char *root_mask(const Graph *g, const Model *m)
+{
+    char *mask = calloc((size_t)g->n + 1, 1);
+    if (!mask)
+        abort();
+#define MARK(t, k) do { if ((t) >= 0) mask[t] |= (k); } while (0)
+    MARK(g->output, ROOT_FWD);
+    MARK(g->loss, ROOT_FWD);
+    for (int i = 0; i < g->nmetrics; i++)
+        MARK(g->metrics[i], ROOT_FWD);
+    for (int i = 0; i < g->nupdates; i++)
+        MARK(g->update_value[i], ROOT_FWD);
+    for (int i = 0; i < g->nsummaries; i++)
+        MARK(g->summary_value[i], ROOT_FWD);
+    for (int i = 0; g->param_grad && i < m->nparams; i++)
+        MARK(g->param_grad[i], ROOT_GRAD);
+#undef MARK
+    return mask;
+}
+
 /* Nodes that something observable depends on. */
-static void mark_live(Graph *g, const Model *m, char *live)
+static void mark_live(const Graph *g, const char *roots, char *live)
 {
     int *stack = malloc(sizeof(int) * (size_t)(g->n + 1));
     int sp = 0;
-#define ROOT(t) do { if ((t) >= 0 && !live[t]) live[t] = 1, stack[sp++] = (t); } while (0)
-    ROOT(g->output);
-    ROOT(g->loss);
-    for (int i = 0; i < g->nmetrics; i++)
-        ROOT(g->metrics[i]);
-    for (int i = 0; i < g->nupdates; i++)
-        ROOT(g->update_value[i]);
-    for (int i = 0; i < g->nsummaries; i++)
-        ROOT(g->summary_value[i]);
-    for (int i = 0; g->param_grad && i < m->nparams; i++)
-        ROOT(g->param_grad[i]);
+    for (int i = 0; i < g->n; i++)
+        if (roots[i])
+            live[i] = 1, stack[sp++] = i;
     while (sp) {
         const IrNode *n = &g->nodes[stack[--sp]];
         for (int k = 0; k < n->nin; k++)
-            ROOT(n->in[k]);
+            if (!live[n->in[k]])
+                live[n->in[k]] = 1, stack[sp++] = n->in[k];
     }
-#undef ROOT
     free(stack);
-}
-
-static int is_root(const Graph *g, const Model *m, int t)
-{
-    if (t == g->output || t == g->loss)
-        return 1;
-    for (int i = 0; i < g->nmetrics; i++)
-        if (g->metrics[i] == t)
-            return 1;
-    for (int i = 0; i < g->nupdates; i++)
-        if (g->update_value[i] == t)
-            return 1;
-    for (int i = 0; i < g->nsummaries; i++)
-        if (g->summary_value[i] == t)
-            return 1;
-    for (int i = 0; g->param_grad && i < m->nparams; i++)
-        if (g->param_grad[i] == t)
-            return 1;
-    return 0;
 }
 
 static int new_buf(Graph *g, int64_t size, int batched, int first)
@@ -183,10 +181,11 @@ int plan_storage_root(const Graph *g, int t)
 void plan_graph(const Model *m, Graph *g)
 {
     peephole(g);
+    char *roots = root_mask(g, m);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)
         abort();
-    mark_live(g, m, live);
+    mark_live(g, roots, live);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         n->uses = 0;
@@ -210,7 +209,7 @@ void plan_graph(const Model *m, Graph *g)
             n->fused = 1;
             continue;
         }
-        if (!ir_is_elementwise(n->op) || n->uses != 1 || is_root(g, m, i))
+        if (!ir_is_elementwise(n->op) || n->uses != 1 || roots[i])
             continue;
         for (int j = i + 1; j < g->n; j++) {
             IrNode *c = &g->nodes[j];
@@ -275,19 +274,10 @@ void plan_graph(const Model *m, Graph *g)
     }
     /* what the forward pass hands to its caller or to the end of the pass */
     int end_fwd = g->fwd_end - 1;
-    int roots[4096], nr = 0;
-    roots[nr++] = g->output;
-    roots[nr++] = g->loss;
-    for (int i = 0; i < g->nmetrics && nr < 4000; i++)
-        roots[nr++] = g->metrics[i];
-    for (int i = 0; i < g->nupdates && nr < 4000; i++)
-        roots[nr++] = g->update_value[i];
-    for (int i = 0; i < g->nsummaries && nr < 4000; i++)
-        roots[nr++] = g->summary_value[i];
-    for (int i = 0; i < nr; i++) {
-        if (roots[i] < 0)
+    for (int t = 0; t < g->n; t++) {
+        if (!(roots[t] & ROOT_FWD))
             continue;
-        int b = g->nodes[plan_storage_root(g, roots[i])].buf;
+        int b = g->nodes[plan_storage_root(g, t)].buf;
         if (b >= 0 && g->bufs[b].last < end_fwd)
             g->bufs[b].last = end_fwd;
     }
@@ -307,6 +297,7 @@ void plan_graph(const Model *m, Graph *g)
     assign_offsets(g, 0, &g->static_size);
     assign_offsets(g, 1, &g->batched_size);
     free(live);
+    free(roots);
 }
 
 void plan_dump(const Model *m, const Graph *g, FILE *out)
