@@ -809,14 +809,12 @@ static int get_number(Value v, Loc loc, const char *what, double *out)
         *out = v.f;
         return 1;
     }
-    long long i;
     if (v.k == VK_INT && !v.batch) {
         *out = (double)v.i;
         return 1;
     }
     if (v.k != VK_NONE)
         diag_error(loc, "%s must be a number, got %s", what, vk_name(v.k));
-    (void)i;
     return 0;
 }
 

@@ -953,15 +953,21 @@ static void end_body(void)
 static const char *model_type(void) { return M->prefix; }
 
 /* `const float (*x)[8][8]` for an input [N, 8, 8]. */
-static const char *io_param(const IoDecl *io, int is_const)
+/* With name "", the type alone, for a cast: `const float (*)[64]`. */
+static const char *io_decl(const IoDecl *io, int is_const, const char *name)
 {
     const char *ty = io->dt == DT_I32 ? "int32_t" : R();
     const char *dims = "";
     for (int i = 1; i < io->shape.nd; i++)
         dims = xs("%s[%lld]", dims, (long long)io->shape.d[i]);
     if (!*dims)
-        return xs("%s%s *%s", is_const ? "const " : "", ty, io->name);
-    return xs("%s%s (*%s)%s", is_const ? "const " : "", ty, io->name, dims);
+        return xs("%s%s *%s", is_const ? "const " : "", ty, name);
+    return xs("%s%s (*%s)%s", is_const ? "const " : "", ty, name, dims);
+}
+
+static const char *io_param(const IoDecl *io, int is_const)
+{
+    return io_decl(io, is_const, io->name);
 }
 
 static const char *out_param(void)
@@ -1536,16 +1542,6 @@ static double flops(void)
     return f;
 }
 
-/* The type of an io parameter, for a cast: "const float (*)[64]". */
-static const char *io_cast(const IoDecl *io)
-{
-    const char *ty = io->dt == DT_I32 ? "int32_t" : R();
-    const char *dims = "";
-    for (int i = 1; i < io->shape.nd; i++)
-        dims = xs("%s[%lld]", dims, (long long)io->shape.d[i]);
-    return *dims ? xs("const %s (*)%s", ty, dims) : xs("const %s *", ty);
-}
-
 static void emit_driver(const char *hname, const char *fname)
 {
     const char *p = M->prefix;
@@ -1555,17 +1551,17 @@ static void emit_driver(const char *hname, const char *fname)
     /* C11 needs the casts: a pointer to an array of const is not const */
     const char *args = "";
     for (int i = 0; i < M->ninputs; i++)
-        args = xs("%s, (%s)in[%d]", args, io_cast(&M->inputs[i]), i);
+        args = xs("%s, (%s)in[%d]", args, io_decl(&M->inputs[i], 1, ""), i);
     const char *largs = "";
     for (int i = 0; i < M->nlabels; i++)
-        largs = xs("%s, (%s)lab[%d]", largs, io_cast(&M->labels[i]), i);
+        largs = xs("%s, (%s)lab[%d]", largs, io_decl(&M->labels[i], 1, ""), i);
     P("static int init_(void *m, int max_batch, uint64_t seed) { return %s_init(m, max_batch, seed); }\n", p);
     P("static void release_(void *m) { %s_release(m); }\n", p);
     IoDecl oio;
     memset(&oio, 0, sizeof oio);
     oio.dt = DT_F32;
     oio.shape = M->infer->nodes[M->infer->output].shape;
-    const char *ocast = io_cast(&oio) + 6;    /* without "const " */
+    const char *ocast = io_decl(&oio, 0, "");
     P("static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, (%s)out);\n}\n", p, args, ocast);
     if (M->has_loss) {
         P("static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return %s_train_forward(m, n%s%s);\n}\n",
