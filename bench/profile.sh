@@ -33,7 +33,7 @@ cblas_inc=$(sed -n 's/^CBLAS_INCLUDE_DIR:PATH=//p' "$build/cmake/CMakeCache.txt"
 mkdir -p "$build/prof"
 python=/usr/bin/python3
 "$python" "$here/src/op_profile.py" "$gen" "$build/prof/$m.c" "$here/$m.nn"
-${CC:-cc} -std=c11 -Wall -Wextra -Wpedantic -Werror -O3 -fno-math-errno -fno-trapping-math \
+${CC:-cc} -std=c11 -Wall -Wextra -Wpedantic -Werror ${CFLAGS:--O3 -march=native -fno-math-errno -fno-trapping-math} \
     $clock -I"$build/gen/$m" -I"$repo/runtime" -I"$cblas_inc" -I"$here/src" \
     -DBENCH_WRAP_SGEMM -Wl,--wrap=cblas_sgemm \
     "$here/$m.bench.c" "$here/src/harness.c" "$build/prof/$m.c" \

@@ -20,7 +20,7 @@ threads=1
 rounds=3
 min_time=3
 models="digits_mlp mlp_big gpt_mini lenet5 resnet_small"
-cflags="-O3 -fno-math-errno -fno-trapping-math"
+cflags="-O3 -march=native -fno-math-errno -fno-trapping-math"
 build="$here/build"
 results="$here/results.md"
 python=/usr/bin/python3
@@ -50,8 +50,10 @@ build=$(cd "$build" && pwd)
 
 # ---- 1. build ---------------------------------------------------------------
 echo "== building nnc and the runtime (Release) into $build/cmake" >&2
+# the runtime (optimizer, I/O) gets the same target flags as the generated C
+arch=$(for f in $cflags; do case "$f" in -march=* | -mtune=* | -mavx* | -mfma) printf '%s ' "$f" ;; esac; done)
 cmake -S "$repo" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DBUILD_TESTING=OFF >"$build/cmake.log" 2>&1 ||
+    -DCMAKE_C_FLAGS="$arch" -DBUILD_TESTING=OFF >"$build/cmake.log" 2>&1 ||
     { cat "$build/cmake.log" >&2; exit 1; }
 cmake --build "$build/cmake" --target nnc nnc_runtime >>"$build/cmake.log" 2>&1 ||
     { tail -40 "$build/cmake.log" >&2; exit 1; }
