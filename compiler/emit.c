@@ -403,7 +403,7 @@ static void emit_matmul(int t)
         /* one GEMM: the leading dims of A are more rows */
         const char *rows = sa.nd == 2 ? M : prod(so, 0, no - 1);
         P("    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          gemm(), TA, TB, rows, N, K, lit(1), a, lda, b, ldb, lit(0), c, N);
+          gemm(), TA, TB, rows, N, K, lit(n->alpha), a, lda, b, ldb, lit(0), c, N);
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */
@@ -415,7 +415,7 @@ static void emit_matmul(int t)
         flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(so, k), k);
     P("        const int64_t ic = %s;\n", flat);
     P("        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
-      gemm(), TA, TB, M, N, K, lit(1), a, bcast_offset(so, no - 2, sa, sa.nd - 2, ma), lda, b,
+      gemm(), TA, TB, M, N, K, lit(n->alpha), a, bcast_offset(so, no - 2, sa, sa.nd - 2, ma), lda, b,
       bcast_offset(so, no - 2, sb, sb.nd - 2, mb), ldb, lit(0), c, mc, N);
     P("    }\n");
 }
@@ -544,6 +544,57 @@ static void emit_reduce(int t)
     loop_end(t);
 }
 
+/* `name` = the sum of expr over k in [0, len): 16 partial sums, so the adds
+ * are not one serial chain and the loop vectorizes (float reductions do not,
+ * without -ffast-math); expr reads the index as `k`. */
+static void lanes_sum(const char *ind, const char *name, const char *len, const char *expr)
+{
+    P("%s%s %s;\n%s{\n", ind, R(), name, ind);
+    P("%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, R(), ind);
+    P("%s    for (; k0_ + 16 <= %s; k0_ += 16)\n", ind, len);
+    P("%s        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += %s;\n", ind, expr);
+    P("%s    %s s_ = 0;\n%s    for (int64_t k = k0_; k < %s; k++) s_ += %s;\n", ind, R(), ind, len, expr);
+    P("%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s = s_;\n%s}\n", ind, ind, name, ind);
+}
+
+/* Softmax and its backward over a contiguous last dim, row by row: lane
+ * reductions and a branch-free exp, so each pass vectorizes.  `alpha`
+ * scales the input (forward) or dx (backward); a causal op handles row i of
+ * each [T, T] matrix as its first i + 1 entries and writes zeros after. */
+static void emit_softmax_rows(int t)
+{
+    const IrNode *n = nd(t);
+    Shape s = n->shape;
+    int64_t L = s.d[s.nd - 1];
+    const char *y = ref(t), *a = n->alpha != 1 ? xs("%s * ", lit(n->alpha)) : "";
+    P("    for (int64_t r = 0; r < %s; r++) {\n", prod(s, 0, s.nd - 1));
+    P("        const int64_t len = %s;\n", n->causal ? xs("r %% %lld + 1", (long long)L) : xs("%lld", (long long)L));
+    P("        %s *restrict yr = %s + r * %lld;\n", R(), y, (long long)L);
+    if (n->op == IR_SOFTMAX) {
+        P("        const %s *restrict xr = %s + r * %lld;\n", R(), ref(n->in[0]), (long long)L);
+        P("        %s mx;\n        {\n            %s l_[16];\n", R(), R());
+        P("            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
+        P("            for (; k0_ + 16 <= len; k0_ += 16)\n");
+        P("                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }\n", R(), a);
+        P("            mx = -INFINITY;\n");
+        P("            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", R(), a);
+        P("            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
+        P("        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", O->f64 ? "exp" : "nnc_exp_float", a);
+        lanes_sum("        ", "sum", "len", "yr[k]");
+        P("        const %s inv = %s / sum;\n", R(), lit(1));
+        P("        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
+    } else {
+        const char *dy = ref(n->in[0]), *yy = ref(n->in[1]);
+        P("        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", R(), dy, (long long)L, yy,
+          (long long)L);
+        lanes_sum("        ", "dot", "len", "dr[k] * pr[k]");
+        P("        for (int64_t k = 0; k < len; k++) yr[k] = %spr[k] * (dr[k] - dot);\n", a);
+    }
+    if (n->causal)
+        P("        for (int64_t k = len; k < %lld; k++) yr[k] = %s;\n", (long long)L, lit(0));
+    P("    }\n");
+}
+
 /* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
 static void row_loops(Shape s, int ax)
 {
@@ -558,6 +609,10 @@ static void emit_rowop(int t)
     const IrNode *n = nd(t);
     Shape s = nd(n->in[0])->shape;
     const char *y = ref(t);
+    if ((n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && n->axis == s.nd - 1) {
+        emit_softmax_rows(t);
+        return;
+    }
     switch (n->op) {
     case IR_SOFTMAX:
     case IR_LOG_SOFTMAX: {
@@ -718,6 +773,9 @@ static void emit_seq_op(int t)
     case IR_LAYER_NORM:
     case IR_LAYER_NORM_BWD:
     case IR_LAYER_NORM_WGRAD: {
+        /* each pass recomputes the row's statistics (two lane-summed passes
+         * over a row in cache) instead of keeping them: cheaper than the
+         * extra outputs, and the same numbers forward and backward */
         int xi = n->op == IR_LAYER_NORM ? 0 : 1;
         Shape s = nd(n->in[xi])->shape;
         const char *x = ref(n->in[xi]);
@@ -725,20 +783,21 @@ static void emit_seq_op(int t)
         if (n->op == IR_LAYER_NORM_WGRAD)
             P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, R());
         P("        for (int64_t r = 0; r < rows; r++) {\n");
-        P("            const %s *xr = %s + r * D;\n", R(), x);
-        P("            double mean = 0, var = 0;\n");
-        P("            for (int64_t k = 0; k < D; k++) mean += xr[k];\n            mean /= (double)D;\n");
-        P("            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);\n");
-        P("            const %s mu = (%s)mean, rstd = (%s)(1.0 / sqrt(var / (double)D + %.17g));\n", R(), R(), R(), n->fval);
+        P("            const %s *restrict xr = %s + r * D;\n", R(), x);
+        lanes_sum("            ", "sx", "D", "xr[k]");
+        P("            const %s mu = sx / (%s)D;\n", R(), R());
+        lanes_sum("            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
+        P("            const %s rstd = %s / %s(sd / (%s)D + %s);\n", R(), lit(1), fn("sqrt"), R(), lit(n->fval));
         if (n->op == IR_LAYER_NORM) {
             const char *w = ref(n->in[1]), *b = ref(n->in[2]);
             P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
         } else if (n->op == IR_LAYER_NORM_BWD) {
             /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
             const char *dy = ref(n->in[0]), *w = ref(n->in[2]);
-            P("            const %s *dr = %s + r * D;\n            double sg = 0, sgx = 0;\n", R(), dy);
-            P("            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * %s[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }\n", w);
-            P("            const %s mg = (%s)(sg / (double)D), mgx = (%s)(sgx / (double)D);\n", R(), R(), R());
+            P("            const %s *restrict dr = %s + r * D;\n", R(), dy);
+            lanes_sum("            ", "sg", "D", xs("dr[k] * %s[k]", w));
+            lanes_sum("            ", "sgx", "D", xs("dr[k] * %s[k] * (xr[k] - mu)", w));
+            P("            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", R(), R(), R());
             P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
         } else {
             const char *dy = ref(n->in[0]);
@@ -1478,6 +1537,23 @@ static void emit_helpers(void)
         P("    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;\n");
         P("    q = x2 * q + 2.26843463243900e-03f;\n    q = x2 * q + 4.89352518554385e-03f;\n");
         P("    return p / q;\n}\n\n");
+    }
+    if (!O->f64 && uses_op(IR_SOFTMAX)) {
+        /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
+         * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
+         * and 2^n is built in the exponent bits, so there is no libm call
+         * and no branch and the loop vectorizes.  Below -87.3 (where expf
+         * goes subnormal) it gives 0, as for exp(-inf) */
+        P("static inline float nnc_exp_float(float x)\n{\n");
+        P("    const float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;\n");
+        P("    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;\n");
+        P("    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;\n");
+        P("    float p = 1.9875691500e-4f * r + 1.3981999507e-3f;\n");
+        P("    p = p * r + 8.3334519073e-3f;\n    p = p * r + 4.1665795894e-2f;\n");
+        P("    p = p * r + 1.6666665459e-1f;\n    p = p * r + 5.0000001201e-1f;\n");
+        P("    p = p * r2 + r + 1.0f;\n");
+        P("    const int32_t e = ((int32_t)fn + 127) << 23;\n    float s;\n    memcpy(&s, &e, sizeof s);\n");
+        P("    return x < -87.0f ? 0.0f : p * s;\n}\n\n");
     }
     if (uses_op(IR_DGELU)) {
     P("static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);

@@ -182,6 +182,7 @@ IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in)
     for (int i = 0; i < nin; i++)
         n.in[i] = in[i];
     n.buf = -1;
+    n.alpha = 1;
     return n;
 }
 
@@ -217,6 +218,10 @@ static void dump_attrs(const IrNode *n, FILE *out)
     case IR_CONCAT: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
     case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD:
         fprintf(out, " axis=%d", n->axis);
+        if (n->alpha != 1)
+            fprintf(out, " scale=%.9g", n->alpha);
+        if (n->causal)
+            fprintf(out, " causal");
         break;
     case IR_SLICE: case IR_PAD:
         fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
@@ -227,6 +232,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
     case IR_MATMUL:
         if (n->ta || n->tb)
             fprintf(out, " t=%d%d", n->ta, n->tb);
+        if (n->alpha != 1)
+            fprintf(out, " alpha=%.9g", n->alpha);
         break;
     case IR_SUM: case IR_MEAN: case IR_MAX:
         fprintf(out, " axes=0x%x%s", (unsigned)n->axes, n->keepdim ? " keepdim" : "");

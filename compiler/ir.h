@@ -102,6 +102,10 @@ typedef struct IrNode {
     uint32_t axes;          /* reductions: bit i set = reduce dim i */
     int keepdim;
     int ta, tb;             /* matmul transposes */
+    double alpha;           /* matmul: alpha * op(A) @ op(B) (1 unless plan.c folds a scale);
+                             * softmax, softmax_bwd: scale of the input / of dx */
+    int causal;             /* softmax over [..., T, T]: row i reads only [0, i] (plan.c
+                             * folds a causal_mask into it); softmax_bwd: the same rows */
     int64_t start, end;     /* slice / pad */
     int perm[IR_MAXD];
     int kh, kw, stride, pad;/* im2col and pools */

@@ -70,12 +70,97 @@ static void peephole(Graph *g)
         IrNode r = ir_node(IR_MATMUL, DT_F32, n->shape, 2, in);
         r.ta = !tb;
         r.tb = !ta;
+        r.alpha = mm->alpha;
         r.loc = n->loc;
         r.what = n->what;
         r.backward = n->backward;
         r.buf = -1;
         free(n->in);
         *n = r;
+    }
+    free(uses);
+}
+
+/* The constant c when node t is x * c (c a plain scalar constant, x of the
+ * product's own shape, so nothing is broadcast), with x in *x; else 0. */
+static int scaled(const Graph *g, int t, int *x, double *c)
+{
+    const IrNode *n = &g->nodes[t];
+    if (n->op != IR_MUL || n->dt != DT_F32)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const IrNode *k1 = &g->nodes[n->in[k]], *k0 = &g->nodes[n->in[1 - k]];
+        if (k1->op == IR_CONST && k1->ival2 == 0 && k1->shape.nd == 0 && ir_shape_eq(k0->shape, n->shape)) {
+            *x = n->in[1 - k];
+            *c = k1->fval;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Scales and masks that ride along with the op next to them, as in
+ * attention: softmax(causal_mask((q @ kᵀ) * c)) is one GEMM with alpha = c
+ * and one causal softmax, and its backward one softmax_bwd over the causal
+ * rows feeding GEMMs with alpha = c.  The nodes left without consumers are
+ * dropped as dead code.
+ *   - (A @ B) * c, the product used only there: alpha of the GEMM;
+ *   - a GEMM operand x * c: the GEMM reads x, alpha *= c;
+ *   - softmax(x * c) reads x with scale c; softmax(causal_mask(x)) reads x
+ *     and skips the masked part of each row (exp(-inf) = 0 there);
+ *   - causal_mask(softmax_bwd(dy, y)), y from a causal softmax, zeroes what
+ *     is already zero (y is 0 there): a view of its input. */
+static void fold_scales(Graph *g)
+{
+    int *uses = calloc((size_t)g->n + 1, sizeof(int));
+    if (!uses)
+        abort();
+    for (int i = 0; i < g->n; i++)
+        for (int k = 0; k < g->nodes[i].nin; k++)
+            uses[g->nodes[i].in[k]]++;
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        int x;
+        double c;
+        if (scaled(g, i, &x, &c) && g->nodes[x].op == IR_MATMUL && uses[x] == 1) {
+            IrNode r = g->nodes[x];
+            r.in = malloc(sizeof(int) * 2);
+            if (!r.in)
+                abort();
+            r.in[0] = g->nodes[x].in[0], r.in[1] = g->nodes[x].in[1];
+            r.alpha *= c;
+            r.loc = n->loc, r.what = n->what, r.backward = n->backward;
+            free(n->in);
+            *n = r;
+            continue;
+        }
+        if (n->op == IR_MATMUL) {
+            for (int k = 0; k < 2; k++)
+                if (scaled(g, n->in[k], &x, &c)) {
+                    n->in[k] = x;
+                    n->alpha *= c;
+                }
+            continue;
+        }
+        if (n->op == IR_SOFTMAX && n->axis == n->shape.nd - 1) {
+            const IrNode *p = &g->nodes[n->in[0]];
+            if (p->op == IR_CAUSAL_MASK && p->ival == 0 && !n->causal) {
+                n->in[0] = p->in[0];
+                n->causal = 1;
+            }
+            if (scaled(g, n->in[0], &x, &c)) {
+                n->in[0] = x;
+                n->alpha *= c;
+            }
+            continue;
+        }
+        if (n->op == IR_SOFTMAX_BWD && g->nodes[n->in[1]].causal) {
+            n->causal = 1;
+            continue;
+        }
+        if (n->op == IR_CAUSAL_MASK && n->ival == 1 && g->nodes[n->in[0]].op == IR_SOFTMAX_BWD &&
+            g->nodes[n->in[0]].causal)
+            n->op = IR_RESHAPE;
     }
     free(uses);
 }
@@ -181,6 +266,7 @@ int plan_storage_root(const Graph *g, int t)
 void plan_graph(const Model *m, Graph *g)
 {
     peephole(g);
+    fold_scales(g);
     char *roots = root_mask(g, m);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)

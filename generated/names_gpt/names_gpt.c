@@ -25,6 +25,23 @@ static inline float nnc_tanh_float(float x)
     return p / q;
 }
 
+static inline float nnc_exp_float(float x)
+{
+    const float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
+    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
+    float p = 1.9875691500e-4f * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r2 + r + 1.0f;
+    const int32_t e = ((int32_t)fn + 127) << 23;
+    float s;
+    memcpy(&s, &e, sizeof s);
+    return x < -87.0f ? 0.0f : p * s;
+}
+
 static inline float nnc_dgelu_float(float x)
 {
     const float k = 0.797884561f, u = k * (x + 0.044715f * x * x * x), t = nnc_tanh_float(u);
@@ -187,9 +204,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     float *const t26 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     float *const t29 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t31 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t33 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t34 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t35 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const t36 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t37 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
@@ -226,9 +241,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     float *const t80 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const t81 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     float *const t83 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t85 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t87 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t88 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const t87 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t89 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const t90 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t91 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
@@ -284,12 +297,31 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t5 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t5 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t8[r * D + k] = (xr[k] - mu) * rstd * t6[k] + t7[k];
         }
     }
@@ -374,41 +406,44 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
         for (int64_t i3 = 0; i3 < 16; i3++)
             t29[o++] = t27[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t31 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * */
-    {
-    const float *restrict const r31 = t31;
-    float *restrict const r33 = t33;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v31 = r31[i];
-        const float v33 = v31 * 0.25f;
-        r33[i] = v33;
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t34[(b * T + i) * T + j] = j > i ? -INFINITY : t33[(b * T + i) * T + j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t33 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        float mx = -INFINITY;
-        for (int64_t k = 0; k < len; k++) if (t34[base + k * st] > mx) mx = t34[base + k * st];
-        double sum = 0;
-        for (int64_t k = 0; k < len; k++) { const float e = expf(t34[base + k * st] - mx); t35[base + k * st] = e; sum += e; }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t k = 0; k < len; k++) t35[base + k * st] *= inv;
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t35 + r * 16;
+        const float *restrict xr = t33 + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -451,12 +486,31 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t44 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t44 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t47[r * D + k] = (xr[k] - mu) * rstd * t45[k] + t46[k];
         }
     }
@@ -504,12 +558,31 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t59 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t59 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t62[r * D + k] = (xr[k] - mu) * rstd * t60[k] + t61[k];
         }
     }
@@ -594,41 +667,44 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
         for (int64_t i3 = 0; i3 < 16; i3++)
             t83[o++] = t81[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t85 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * */
-    {
-    const float *restrict const r85 = t85;
-    float *restrict const r87 = t87;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v85 = r85[i];
-        const float v87 = v85 * 0.25f;
-        r87[i] = v87;
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t88[(b * T + i) * T + j] = j > i ? -INFINITY : t87[(b * T + i) * T + j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t87 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        float mx = -INFINITY;
-        for (int64_t k = 0; k < len; k++) if (t88[base + k * st] > mx) mx = t88[base + k * st];
-        double sum = 0;
-        for (int64_t k = 0; k < len; k++) { const float e = expf(t88[base + k * st] - mx); t89[base + k * st] = e; sum += e; }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t k = 0; k < len; k++) t89[base + k * st] *= inv;
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t89 + r * 16;
+        const float *restrict xr = t87 + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -671,12 +747,31 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t98 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t98 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t101[r * D + k] = (xr[k] - mu) * rstd * t99[k] + t100[k];
         }
     }
@@ -724,12 +819,31 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t113 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t113 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t116[r * D + k] = (xr[k] - mu) * rstd * t114[k] + t115[k];
         }
     }
@@ -785,9 +899,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     float *const t26 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const t27 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const t29 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t31 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t33 = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const t34 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const t33 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const t35 = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     float *const t36 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const t37 = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
@@ -825,9 +937,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     float *const t80 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     float *const t81 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const t83 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const t85 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t87 = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const t88 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const t87 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const t89 = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     float *const t90 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const t91 = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
@@ -887,12 +997,31 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t5 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t5 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t8[r * D + k] = (xr[k] - mu) * rstd * t6[k] + t7[k];
         }
     }
@@ -977,41 +1106,44 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i3 = 0; i3 < 16; i3++)
             t29[o++] = t27[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t31 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * */
-    {
-    const float *restrict const r31 = t31;
-    float *restrict const r33 = t33;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v31 = r31[i];
-        const float v33 = v31 * 0.25f;
-        r33[i] = v33;
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t34[(b * T + i) * T + j] = j > i ? -INFINITY : t33[(b * T + i) * T + j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t33 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        float mx = -INFINITY;
-        for (int64_t k = 0; k < len; k++) if (t34[base + k * st] > mx) mx = t34[base + k * st];
-        double sum = 0;
-        for (int64_t k = 0; k < len; k++) { const float e = expf(t34[base + k * st] - mx); t35[base + k * st] = e; sum += e; }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t k = 0; k < len; k++) t35[base + k * st] *= inv;
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t35 + r * 16;
+        const float *restrict xr = t33 + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1054,12 +1186,31 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t44 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t44 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t47[r * D + k] = (xr[k] - mu) * rstd * t45[k] + t46[k];
         }
     }
@@ -1116,12 +1267,31 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t59 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t59 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t62[r * D + k] = (xr[k] - mu) * rstd * t60[k] + t61[k];
         }
     }
@@ -1206,41 +1376,44 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i3 = 0; i3 < 16; i3++)
             t83[o++] = t81[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t85 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * */
-    {
-    const float *restrict const r85 = t85;
-    float *restrict const r87 = t87;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v85 = r85[i];
-        const float v87 = v85 * 0.25f;
-        r87[i] = v87;
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t88[(b * T + i) * T + j] = j > i ? -INFINITY : t87[(b * T + i) * T + j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t87 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        float mx = -INFINITY;
-        for (int64_t k = 0; k < len; k++) if (t88[base + k * st] > mx) mx = t88[base + k * st];
-        double sum = 0;
-        for (int64_t k = 0; k < len; k++) { const float e = expf(t88[base + k * st] - mx); t89[base + k * st] = e; sum += e; }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t k = 0; k < len; k++) t89[base + k * st] *= inv;
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t89 + r * 16;
+        const float *restrict xr = t87 + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1283,12 +1456,31 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t98 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t98 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t101[r * D + k] = (xr[k] - mu) * rstd * t99[k] + t100[k];
         }
     }
@@ -1345,12 +1537,31 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t113 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t113 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t116[r * D + k] = (xr[k] - mu) * rstd * t114[k] + t115[k];
         }
     }
@@ -1475,8 +1686,6 @@ void names_gpt_backward(names_gpt *m)
     float *const t166 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const t167 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const t168 = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const t169 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t170 = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
     float *const t171 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
     float *const t172 = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
     float *const t173 = (float *)(A + SB + 19456 * MB); /* [N, 4, 16, 16] */
@@ -1515,8 +1724,6 @@ void names_gpt_backward(names_gpt *m)
     float *const t238 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const t239 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const t240 = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const t241 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t242 = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
     float *const t243 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
     float *const t244 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
     float *const t245 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
@@ -1586,16 +1793,55 @@ void names_gpt_backward(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t113 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
-            const float *dr = t127 + r * D;
-            double sg = 0, sgx = 0;
-            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * t114[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }
-            const float mg = (float)(sg / (double)D), mgx = (float)(sgx / (double)D);
+            const float *restrict xr = t113 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = t127 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t114[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t114[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t114[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t114[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t132[r * D + k] = rstd * (dr[k] * t114[k] - mg - (xr[k] - mu) * rstd * mgx);
         }
     }
@@ -1604,12 +1850,31 @@ void names_gpt_backward(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(t133, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t113 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t113 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t133[k] += t127[r * D + k] * (xr[k] - mu) * rstd;
         }
     }
@@ -1674,16 +1939,55 @@ void names_gpt_backward(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t98 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
-            const float *dr = t147 + r * D;
-            double sg = 0, sgx = 0;
-            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * t99[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }
-            const float mg = (float)(sg / (double)D), mgx = (float)(sgx / (double)D);
+            const float *restrict xr = t98 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = t147 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t99[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t99[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t99[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t99[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t152[r * D + k] = rstd * (dr[k] * t99[k] - mg - (xr[k] - mu) * rstd * mgx);
         }
     }
@@ -1704,12 +2008,31 @@ void names_gpt_backward(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(t154, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t98 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t98 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t154[k] += t147[r * D + k] * (xr[k] - mu) * rstd;
         }
     }
@@ -1765,44 +2088,37 @@ void names_gpt_backward(names_gpt *m)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t165 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t167 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        double dot = 0;
-        for (int64_t k = 0; k < len; k++) dot += (double)t166[base + k * st] * t89[base + k * st];
-        for (int64_t k = 0; k < len; k++) t168[base + k * st] = t89[base + k * st] * (t166[base + k * st] - (float)dot);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) (backward) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t169[(b * T + i) * T + j] = j > i ? 0.0f : t168[(b * T + i) * T + j];
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * (backward) */
-    {
-    const float *restrict const r169 = t169;
-    float *restrict const r170 = t170;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v169 = r169[i];
-        const float v170 = v169 * 0.25f;
-        r170[i] = v170;
-    }
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t168 + r * 16;
+        const float *restrict dr = t166 + r * 16, *restrict pr = t89 + r * 16;
+        float dot;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            dot = s_;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t170 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t171 + ic * 256, (int)(16));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t171 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t170 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t172 + ic * 256, (int)(16));
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t172 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     {
@@ -1907,16 +2223,55 @@ void names_gpt_backward(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t59 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
-            const float *dr = t198 + r * D;
-            double sg = 0, sgx = 0;
-            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * t60[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }
-            const float mg = (float)(sg / (double)D), mgx = (float)(sgx / (double)D);
+            const float *restrict xr = t59 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = t198 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t60[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t60[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t60[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t60[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t203[r * D + k] = rstd * (dr[k] * t60[k] - mg - (xr[k] - mu) * rstd * mgx);
         }
     }
@@ -1937,12 +2292,31 @@ void names_gpt_backward(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(t205, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t59 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t59 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t205[k] += t198[r * D + k] * (xr[k] - mu) * rstd;
         }
     }
@@ -2007,16 +2381,55 @@ void names_gpt_backward(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t44 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
-            const float *dr = t219 + r * D;
-            double sg = 0, sgx = 0;
-            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * t45[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }
-            const float mg = (float)(sg / (double)D), mgx = (float)(sgx / (double)D);
+            const float *restrict xr = t44 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = t219 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t45[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t45[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t45[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t45[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t224[r * D + k] = rstd * (dr[k] * t45[k] - mg - (xr[k] - mu) * rstd * mgx);
         }
     }
@@ -2037,12 +2450,31 @@ void names_gpt_backward(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(t226, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t44 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t44 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t226[k] += t219[r * D + k] * (xr[k] - mu) * rstd;
         }
     }
@@ -2098,44 +2530,37 @@ void names_gpt_backward(names_gpt *m)
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t237 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t239 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        double dot = 0;
-        for (int64_t k = 0; k < len; k++) dot += (double)t238[base + k * st] * t35[base + k * st];
-        for (int64_t k = 0; k < len; k++) t240[base + k * st] = t35[base + k * st] * (t238[base + k * st] - (float)dot);
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) (backward) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t241[(b * T + i) * T + j] = j > i ? 0.0f : t240[(b * T + i) * T + j];
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * (backward) */
-    {
-    const float *restrict const r241 = t241;
-    float *restrict const r242 = t242;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v241 = r241[i];
-        const float v242 = v241 * 0.25f;
-        r242[i] = v242;
-    }
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t240 + r * 16;
+        const float *restrict dr = t238 + r * 16, *restrict pr = t35 + r * 16;
+        float dot;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            dot = s_;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t242 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t243 + ic * 256, (int)(16));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t243 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t242 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t244 + ic * 256, (int)(16));
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t244 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     {
@@ -2240,16 +2665,55 @@ void names_gpt_backward(names_gpt *m)
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t5 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
-            const float *dr = t270 + r * D;
-            double sg = 0, sgx = 0;
-            for (int64_t k = 0; k < D; k++) { const double g = (double)dr[k] * t6[k]; sg += g; sgx += g * (xr[k] - mu) * rstd; }
-            const float mg = (float)(sg / (double)D), mgx = (float)(sgx / (double)D);
+            const float *restrict xr = t5 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = t270 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t6[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t6[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t6[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t6[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t275[r * D + k] = rstd * (dr[k] * t6[k] - mg - (xr[k] - mu) * rstd * mgx);
         }
     }
@@ -2270,12 +2734,31 @@ void names_gpt_backward(names_gpt *m)
         const int64_t rows = 16 * (int64_t)n, D = 64;
         memset(t277, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t5 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t5 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t277[k] += t270[r * D + k] * (xr[k] - mu) * rstd;
         }
     }
@@ -2346,9 +2829,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     float *const t26 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     float *const t29 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t31 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t33 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t34 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t35 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const t36 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t37 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
@@ -2385,9 +2866,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     float *const t80 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const t81 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
     float *const t83 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t85 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t87 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t88 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const t87 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t89 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
     float *const t90 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
     float *const t91 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
@@ -2445,12 +2924,31 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t5 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t5 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t8[r * D + k] = (xr[k] - mu) * rstd * t6[k] + t7[k];
         }
     }
@@ -2535,41 +3033,44 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
         for (int64_t i3 = 0; i3 < 16; i3++)
             t29[o++] = t27[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t31 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * */
-    {
-    const float *restrict const r31 = t31;
-    float *restrict const r33 = t33;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v31 = r31[i];
-        const float v33 = v31 * 0.25f;
-        r33[i] = v33;
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t34[(b * T + i) * T + j] = j > i ? -INFINITY : t33[(b * T + i) * T + j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t33 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        float mx = -INFINITY;
-        for (int64_t k = 0; k < len; k++) if (t34[base + k * st] > mx) mx = t34[base + k * st];
-        double sum = 0;
-        for (int64_t k = 0; k < len; k++) { const float e = expf(t34[base + k * st] - mx); t35[base + k * st] = e; sum += e; }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t k = 0; k < len; k++) t35[base + k * st] *= inv;
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t35 + r * 16;
+        const float *restrict xr = t33 + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2612,12 +3113,31 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t44 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t44 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t47[r * D + k] = (xr[k] - mu) * rstd * t45[k] + t46[k];
         }
     }
@@ -2665,12 +3185,31 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t59 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t59 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t62[r * D + k] = (xr[k] - mu) * rstd * t60[k] + t61[k];
         }
     }
@@ -2755,41 +3294,44 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
         for (int64_t i3 = 0; i3 < 16; i3++)
             t83[o++] = t81[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t85 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): * */
-    {
-    const float *restrict const r85 = t85;
-    float *restrict const r87 = t87;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v85 = r85[i];
-        const float v87 = v85 * 0.25f;
-        r87[i] = v87;
-    }
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): causal_mask(s) */
-    {
-        const int64_t mats = 4 * (int64_t)n, T = 16;
-        for (int64_t b = 0; b < mats; b++)
-        for (int64_t i = 0; i < T; i++)
-        for (int64_t j = 0; j < T; j++)
-            t88[(b * T + i) * T + j] = j > i ? -INFINITY : t87[(b * T + i) * T + j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t87 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
-    for (int64_t o = 0; o < 64 * (int64_t)n; o++)
-    for (int64_t j = 0; j < 1; j++) {
-        const int64_t base = o * 16 + j, st = 1, len = 16;
-        float mx = -INFINITY;
-        for (int64_t k = 0; k < len; k++) if (t88[base + k * st] > mx) mx = t88[base + k * st];
-        double sum = 0;
-        for (int64_t k = 0; k < len; k++) { const float e = expf(t88[base + k * st] - mx); t89[base + k * st] = e; sum += e; }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t k = 0; k < len; k++) t89[base + k * st] *= inv;
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = t89 + r * 16;
+        const float *restrict xr = t87 + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2832,12 +3374,31 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t98 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t98 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t101[r * D + k] = (xr[k] - mu) * rstd * t99[k] + t100[k];
         }
     }
@@ -2885,12 +3446,31 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *xr = t113 + r * D;
-            double mean = 0, var = 0;
-            for (int64_t k = 0; k < D; k++) mean += xr[k];
-            mean /= (double)D;
-            for (int64_t k = 0; k < D; k++) var += (xr[k] - mean) * (xr[k] - mean);
-            const float mu = (float)mean, rstd = (float)(1.0 / sqrt(var / (double)D + 1.0000000000000001e-05));
+            const float *restrict xr = t113 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
             for (int64_t k = 0; k < D; k++) t116[r * D + k] = (xr[k] - mu) * rstd * t114[k] + t115[k];
         }
     }
