@@ -263,6 +263,8 @@ static int needs_nested(const Loop *lp, int t)
 /* tanh: libm's in double code (the finite-difference checks), else the
  * inline rational one (nnc_tanh_float, below), which vectorizes. */
 static const char *tanh_fn(void) { return O->f64 ? "tanh" : "nnc_tanh_float"; }
+/* exp where the argument is <= 0 (softmax, cross-entropy): nnc_exp_float */
+static const char *exp_fn(void) { return O->f64 ? "exp" : "nnc_exp_float"; }
 
 static const char *unary_expr(const IrNode *n, const char *a)
 {
@@ -579,7 +581,7 @@ static void emit_softmax_rows(int t)
         P("            mx = -INFINITY;\n");
         P("            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", R(), a);
         P("            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
-        P("        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", O->f64 ? "exp" : "nnc_exp_float", a);
+        P("        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", exp_fn(), a);
         lanes_sum("        ", "sum", "len", "yr[k]");
         P("        const %s inv = %s / sum;\n", R(), lit(1));
         P("        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
@@ -707,8 +709,8 @@ static void emit_loss(int t)
             P("            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
             P("            const %s *row = %s + r * C;\n            %s mx = row[0];\n", R(), x, R());
             P("            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
-            P("            double sum = 0;\n            for (int64_t k = 0; k < C; k++) sum += %s(row[k] - mx);\n", fn("exp"));
-            P("            total += log(sum) + (double)mx - (double)row[c];\n        }\n");
+            lanes_sum("            ", "sum", "C", xs("%s(row[k] - mx)", exp_fn()));
+            P("            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
             P("        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, R(), R());
         } else {
             P("        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", R(), R(), R(), scalar(n->in[0]));
@@ -717,7 +719,8 @@ static void emit_loss(int t)
               lab, R(), x, R(), y);
             P("            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", R());
             P("            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", R());
-            P("            %s sum = 0;\n            for (int64_t k = 0; k < C; k++) { d[k] = %s(row[k] - mx); sum += d[k]; }\n", R(), fn("exp"));
+            P("            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", exp_fn());
+            lanes_sum("            ", "sum", "C", "d[k]");
             P("            const %s inv = scale / sum;\n", R());
             P("            for (int64_t k = 0; k < C; k++) d[k] *= inv;\n");
             P("            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
@@ -1538,7 +1541,7 @@ static void emit_helpers(void)
         P("    q = x2 * q + 2.26843463243900e-03f;\n    q = x2 * q + 4.89352518554385e-03f;\n");
         P("    return p / q;\n}\n\n");
     }
-    if (!O->f64 && uses_op(IR_SOFTMAX)) {
+    if (!O->f64 && (uses_op(IR_SOFTMAX) || uses_op(IR_CROSS_ENTROPY) || uses_op(IR_CE_BWD))) {
         /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
          * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
          * and 2^n is built in the exponent bits, so there is no libm call

@@ -8,6 +8,23 @@
 
 _Static_assert(sizeof(digits_cnn_params) == sizeof(float) * DIGITS_CNN_NUM_PARAMS, "params must be a flat float array");
 
+static inline float nnc_exp_float(float x)
+{
+    const float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
+    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
+    float p = 1.9875691500e-4f * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r2 + r + 1.0f;
+    const int32_t e = ((int32_t)fn + 127) << 23;
+    float s;
+    memcpy(&s, &e, sizeof s);
+    return x < -87.0f ? 0.0f : p * s;
+}
+
 const char *const digits_cnn_metric_names[1] = {"accuracy"};
 
 static const nnc_tensor_info tensor_info_[12] = {
@@ -894,9 +911,18 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             const float *row = t99 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
-            total += log(sum) + (double)mx - (double)row[c];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
         }
         t100[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -999,8 +1025,18 @@ void digits_cnn_backward(digits_cnn *m)
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            float sum = 0;
-            for (int64_t k = 0; k < C; k++) { d[k] = expf(row[k] - mx); sum += d[k]; }
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
             const float inv = scale / sum;
             for (int64_t k = 0; k < C; k++) d[k] *= inv;
             if (c >= 0 && c < C) d[c] -= scale;
@@ -1856,9 +1892,18 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             const float *row = t59 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
-            total += log(sum) + (double)mx - (double)row[c];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
         }
         t60[0] = bad ? (float)NAN : (float)(total / (double)count);
     }

@@ -1600,9 +1600,18 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
             const float *row = t121 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
-            total += log(sum) + (double)mx - (double)row[c];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
         }
         t122[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -1766,8 +1775,18 @@ void names_gpt_backward(names_gpt *m)
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            float sum = 0;
-            for (int64_t k = 0; k < C; k++) { d[k] = expf(row[k] - mx); sum += d[k]; }
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
             const float inv = scale / sum;
             for (int64_t k = 0; k < C; k++) d[k] *= inv;
             if (c >= 0 && c < C) d[c] -= scale;
@@ -3509,9 +3528,18 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
             const float *row = t121 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
-            double sum = 0;
-            for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
-            total += log(sum) + (double)mx - (double)row[c];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
         }
         t122[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
