@@ -99,6 +99,7 @@ static const char *prod(Shape s, int a, int b)
 static const IrNode *nd(int t) { return &G->nodes[t]; }
 
 static char *loop_used;     /* inside a loop block: roots it reads or writes */
+static char *loop_wr;       /* ... and the ones it writes besides its own (fused = 2) */
 
 static const char *ref(int t)
 {
@@ -121,6 +122,7 @@ static size_t loop_len;
 static void loop_begin(void)
 {
     loop_used = calloc((size_t)G->n + 1, 1);
+    loop_wr = calloc((size_t)G->n + 1, 1);
     loop_saved = out;
     out = open_memstream(&loop_text, &loop_len);
     if (!loop_used || !out)
@@ -136,13 +138,15 @@ static void loop_end(int written)
     for (int r = 0; r < G->n; r++)
         if (loop_used[r]) {
             const char *ty = nd(r)->dt == DT_I32 ? "int32_t" : R();
-            P("    %s%s *restrict const r%d = t%d;\n", r == w ? "" : "const ", ty, r, r);
+            P("    %s%s *restrict const r%d = t%d;\n", r == w || loop_wr[r] ? "" : "const ", ty, r, r);
         }
     fwrite(loop_text, 1, loop_len, out);
     P("    }\n");
     free(loop_text);
     free(loop_used);
+    free(loop_wr);
     loop_used = NULL;
+    loop_wr = NULL;
 }
 
 /* The declaration of a used pointer, at the top of the function, with
@@ -207,6 +211,7 @@ typedef struct Loop {
     Shape s;            /* the loop's shape */
     int nested;         /* index variables i0..i{nd-1} are needed */
     char *seen;         /* nodes already given a local */
+    int root;           /* the node the loop computes */
 } Loop;
 
 /* The offset of an operand of shape l, aligned right to the first nl dims
@@ -248,7 +253,7 @@ static const char *leaf_index(const Loop *lp, Shape l)
 static int needs_nested(const Loop *lp, int t)
 {
     const IrNode *n = nd(t);
-    if (n->fused == 1 && n->op != IR_CONST) {
+    if ((n->fused == 1 || (n->fused == 2 && lp->root == n->home)) && n->op != IR_CONST) {
         for (int k = 0; k < n->nin; k++)
             if (needs_nested(lp, n->in[k]))
                 return 1;
@@ -329,7 +334,7 @@ static const char *ew_value(Loop *lp, int t, int root)
     if (lp->seen[t])
         return xs("v%d", t);
     lp->seen[t] = 1;
-    if (!root && n->fused != 1) {
+    if (!root && (n->fused < 1 || (n->fused == 2 && lp->root != n->home))) {
         P("        const %s v%d = %s[%s];\n", R(), t, ref(t), leaf_index(lp, n->shape));
         return xs("v%d", t);
     }
@@ -350,6 +355,12 @@ static const char *ew_value(Loop *lp, int t, int root)
         e = binary_expr(n->op, a, b);
     }
     P("        const %s v%d = %s;\n", R(), t, e);
+    if (!root && n->fused == 2) {
+        /* read again later: stored from here */
+        const char *dst = ref(t);
+        loop_wr[plan_storage_root(G, t)] = 1;
+        P("        %s[i] = v%d;\n", dst, t);
+    }
     return xs("v%d", t);
 }
 
@@ -360,6 +371,7 @@ static void emit_elementwise(int t)
     Loop lp;
     lp.s = n->shape;
     lp.seen = calloc((size_t)G->n + 1, 1);
+    lp.root = t;
     lp.nested = 0;
     for (int k = 0; k < n->nin; k++)
         lp.nested |= needs_nested(&lp, n->in[k]);

@@ -114,7 +114,9 @@ typedef struct IrNode {
     int backward;           /* 1 if created by autodiff */
     /* filled by plan.c */
     int uses;               /* consumers in the graph */
-    int fused;              /* computed inline inside its only consumer */
+    int fused;              /* 1: computed inline inside its only consumer; 2: computed in the
+                             * loop of node `home` (its first reader) and stored there */
+    int home;
     int buf;                /* storage: index into Graph.bufs, or -1 */
 } IrNode;
 

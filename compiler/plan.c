@@ -311,10 +311,38 @@ void plan_graph(const Model *m, Graph *g)
             break;
         }
     }
+    /* An elementwise node with more readers, whose first reader is a loop
+     * of the same shape, is computed in that loop and stored from there
+     * (fused = 2): x = a @ w + b stays for gelu's backward, but the add
+     * is no pass of its own.  Later readers find it stored. */
+    int *absorb = malloc(sizeof(int) * (size_t)(g->n + 1));
+    if (!absorb)
+        abort();
+    for (int i = 0; i < g->n; i++)
+        absorb[i] = -1;
+    for (int i = g->n - 1; i >= 0; i--) {     /* last first: a reader's own status is settled */
+        IrNode *n = &g->nodes[i];
+        if (!live[i] || n->fused || n->op == IR_CONST || !ir_is_elementwise(n->op) || n->uses < 2 || roots[i])
+            continue;
+        for (int j = i + 1; j < g->n; j++) {
+            IrNode *c = &g->nodes[j];
+            int reads = 0;
+            for (int k = 0; live[j] && k < c->nin; k++)
+                reads += c->in[k] == i;
+            if (!reads)
+                continue;
+            if (ir_is_elementwise(c->op) && c->fused == 0 && c->backward == n->backward &&
+                ir_shape_eq(c->shape, n->shape)) {
+                n->fused = 2;
+                n->home = absorb[i] = j;
+            }
+            break;
+        }
+    }
     /* storage: leaves live in the caller's arrays or the model's structs */
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
-        if (!live[i] || n->fused || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+        if (!live[i] || n->fused == 1 || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
             continue;
         n->buf = new_buf(g, ir_numel(n->shape), n->shape.bd >= 0, i);
     }
@@ -334,7 +362,7 @@ void plan_graph(const Model *m, Graph *g)
     int *at = malloc(sizeof(int) * (size_t)(g->n + 1));
     for (int i = g->n - 1; i >= 0; i--) {
         IrNode *n = &g->nodes[i];
-        at[i] = i;
+        at[i] = n->fused == 2 ? at[absorb[i]] : i;     /* computed in its first reader's loop */
         if (n->fused == 1 || n->op == IR_RESHAPE) {
             /* its consumer's position, found by scanning forward */
             for (int j = i + 1; j < g->n; j++) {
@@ -380,6 +408,7 @@ void plan_graph(const Model *m, Graph *g)
         }
     }
     free(at);
+    free(absorb);
     assign_offsets(g, 0, &g->static_size);
     assign_offsets(g, 1, &g->batched_size);
     free(live);
@@ -396,7 +425,7 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
         if (n->fused < 0)
             continue;
         fprintf(out, "  %%%d %-14s %-16s", i, ir_op_name(n->op), ir_shape_str(n->shape, "N", sb, sizeof sb));
-        if (n->fused)
+        if (n->fused == 1)
             fprintf(out, " fused");
         else if (n->op == IR_RESHAPE)
             fprintf(out, " view of %%%d", plan_storage_root(g, i));
@@ -406,6 +435,8 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
                 fprintf(out, " -> grads.%s", m->params[b->param_grad].path);
             else
                 fprintf(out, " @%s%lld live %d..%d", b->batched ? "B+" : "S+", (long long)b->off, b->first, b->last);
+            if (n->fused == 2)
+                fprintf(out, " (in its reader's loop)");
         }
         fprintf(out, "\n");
     }

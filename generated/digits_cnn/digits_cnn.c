@@ -376,7 +376,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t12 = S + 32; /* bn1.running_var [32] */
     float *const t16 = (float *)(A + 0); /* [1, 32, 1] */
     float *const t17 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t18 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
+    float *const t18 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
     float *const t19 = (float *)(A + 32); /* [1, 32, 1] */
     float *const t25 = (float *)(A + 64); /* [32] */
     float *const t35 = (float *)(A + 0); /* [] */
@@ -396,7 +396,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t57 = S + 128; /* bn2.running_var [64] */
     float *const t61 = (float *)(A + 128); /* [1, 64, 1] */
     float *const t62 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t63 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
+    float *const t63 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
     float *const t64 = (float *)(A + 192); /* [1, 64, 1] */
     float *const t70 = (float *)(A + 256); /* [64] */
     float *const t80 = (float *)(A + 32); /* [] */
@@ -475,11 +475,12 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         }
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - */
+    /* digits_cnn.nn:16  bn1: BatchNorm: * */
     {
     const float *restrict const r7 = t7;
     const float *restrict const r16 = t16;
     float *restrict const r17 = t17;
+    float *restrict const r18 = t18;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -489,14 +490,6 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         const float v16 = r16[i1 * 1];
         const float v17 = v13 - v16;
         r17[i] = v17;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * */
-    {
-    const float *restrict const r17 = t17;
-    float *restrict const r18 = t18;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v17 = r17[i];
         const float v18 = v17 * v17;
         r18[i] = v18;
     }
@@ -698,11 +691,12 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         }
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - */
+    /* digits_cnn.nn:20  bn2: BatchNorm: * */
     {
     const float *restrict const r52 = t52;
     const float *restrict const r61 = t61;
     float *restrict const r62 = t62;
+    float *restrict const r63 = t63;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
@@ -712,14 +706,6 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         const float v61 = r61[i1 * 1];
         const float v62 = v58 - v61;
         r62[i] = v62;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * */
-    {
-    const float *restrict const r62 = t62;
-    float *restrict const r63 = t63;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v62 = r62[i];
         const float v63 = v62 * v62;
         r63[i] = v63;
     }
@@ -982,7 +968,7 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t127 = (float *)(A + 96); /* [1, 64, 1] */
     float *const t130 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
     float *const t134 = (float *)(A + SB + 16960 * MB); /* [N, 64, 16] */
-    float *const t135 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
+    float *const t135 = (float *)(A + SB + 17984 * MB); /* [N, 64, 16] */
     float *const t136 = (float *)(A + 32); /* [1, 64, 1] */
     float *const t140 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
     float *const t145 = (float *)(A + SB + 14912 * MB); /* [64, N, 16] */
@@ -1000,7 +986,7 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t168 = (float *)(A + 64); /* [1, 32, 1] */
     float *const t171 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
     float *const t175 = (float *)(A + SB + 6720 * MB); /* [N, 32, 64] */
-    float *const t176 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
+    float *const t176 = (float *)(A + SB + 8768 * MB); /* [N, 32, 64] */
     float *const t177 = (float *)(A + 0); /* [1, 32, 1] */
     float *const t181 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
     float *const t186 = (float *)(A + SB + 2624 * MB); /* [32, N, 64] */
@@ -1252,6 +1238,7 @@ void digits_cnn_backward(digits_cnn *m)
     const float *restrict const r116 = t116;
     const float *restrict const r130 = t130;
     float *restrict const r134 = t134;
+    float *restrict const r135 = t135;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
@@ -1267,14 +1254,6 @@ void digits_cnn_backward(digits_cnn *m)
         const float v133 = v130 * v62;
         const float v134 = v132 + v133;
         r134[i] = v134;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - (backward) */
-    {
-    const float *restrict const r134 = t134;
-    float *restrict const r135 = t135;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v134 = r134[i];
         const float v135 = -v134;
         r135[i] = v135;
     }
@@ -1539,6 +1518,7 @@ void digits_cnn_backward(digits_cnn *m)
     const float *restrict const r157 = t157;
     const float *restrict const r171 = t171;
     float *restrict const r175 = t175;
+    float *restrict const r176 = t176;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1554,14 +1534,6 @@ void digits_cnn_backward(digits_cnn *m)
         const float v174 = v171 * v17;
         const float v175 = v173 + v174;
         r175[i] = v175;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - (backward) */
-    {
-    const float *restrict const r175 = t175;
-    float *restrict const r176 = t176;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v175 = r175[i];
         const float v176 = -v175;
         r176[i] = v176;
     }

@@ -103,7 +103,7 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 16u + 39936u * (size_t)max_batch;
+    const size_t arena = 16u + 43008u * (size_t)max_batch;
     m->params = calloc(1, sizeof(names_gpt_params));
     m->grads = calloc(1, sizeof(names_gpt_params));
     m->arena_ = calloc(arena ? arena : 1, sizeof(float));
@@ -914,24 +914,24 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     const float *const t49 = P + 36096; /* blocks.0.fc.bias [256] */
     float *const t51 = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
     float *const t52 = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const t53 = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const t53 = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
     const float *const t54 = P + 36352; /* blocks.0.proj.weight [64, 256] */
     const float *const t55 = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const t57 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
-    float *const t59 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
+    float *const t57 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const t59 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
     const float *const t60 = P + 52800; /* blocks.1.ln1.weight [64] */
     const float *const t61 = P + 52864; /* blocks.1.ln1.bias [64] */
-    float *const t62 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const t62 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     const float *const t63 = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
     const float *const t64 = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const t66 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
-    float *const t67 = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
-    float *const t69 = (float *)(A + SB + 19456 * MB); /* [N, 4, 16, 16] */
+    float *const t66 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const t67 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const t69 = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const t70 = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
     const float *const t71 = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const t73 = (float *)(A + SB + 20480 * MB); /* [N, 16, 64] */
+    float *const t73 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     float *const t74 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const t76 = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
+    float *const t76 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
     const float *const t77 = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     const float *const t78 = P + 65344; /* blocks.1.attn.value.bias [64] */
     float *const t80 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
@@ -952,18 +952,18 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     const float *const t103 = P + 86080; /* blocks.1.fc.bias [256] */
     float *const t105 = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
     float *const t106 = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const t107 = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const t107 = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
     const float *const t108 = P + 86336; /* blocks.1.proj.weight [64, 256] */
     const float *const t109 = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const t111 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
-    float *const t113 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
+    float *const t111 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const t113 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     const float *const t114 = P + 102784; /* lnf.weight [64] */
     const float *const t115 = P + 102848; /* lnf.bias [64] */
-    float *const t116 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
+    float *const t116 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
     const float *const t117 = P + 102912; /* head.weight [28, 64] */
     const float *const t118 = P + 104704; /* head.bias [28] */
-    float *const t120 = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
-    float *const t121 = (float *)(A + SB + 37312 * MB); /* [N, 16, 28] */
+    float *const t120 = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const t121 = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
     float *const t122 = (float *)(A + 0); /* [] */
     m->n_ = n;
     m->in_[0] = ids;
@@ -1216,11 +1216,12 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t47, (int)(64), t48, (int)(64), 0.0f, t51, (int)(256));
-    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r49 = t49;
     const float *restrict const r51 = t51;
     float *restrict const r52 = t52;
+    float *restrict const r53 = t53;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1230,14 +1231,6 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         const float v49 = r49[i2 * 1];
         const float v52 = v51 + v49;
         r52[i] = v52;
-    }
-    }
-    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
-    {
-    const float *restrict const r52 = t52;
-    float *restrict const r53 = t53;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v52 = r52[i];
         const float v53 = 0.5f * v52 * (1.0f + nnc_tanh_float(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
         r53[i] = v53;
     }
@@ -1486,11 +1479,12 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t101, (int)(64), t102, (int)(64), 0.0f, t105, (int)(256));
-    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r103 = t103;
     const float *restrict const r105 = t105;
     float *restrict const r106 = t106;
+    float *restrict const r107 = t107;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1500,14 +1494,6 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         const float v103 = r103[i2 * 1];
         const float v106 = v105 + v103;
         r106[i] = v106;
-    }
-    }
-    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
-    {
-    const float *restrict const r106 = t106;
-    float *restrict const r107 = t107;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v106 = r106[i];
         const float v107 = 0.5f * v106 * (1.0f + nnc_tanh_float(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
         r107[i] = v107;
     }
@@ -1644,15 +1630,15 @@ void names_gpt_backward(names_gpt *m)
     float *const t47 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     const float *const t48 = P + 19712; /* blocks.0.fc.weight [256, 64] */
     float *const t52 = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const t53 = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const t53 = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
     const float *const t54 = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    float *const t59 = (float *)(A + SB + 18432 * MB); /* [N, 16, 64] */
+    float *const t59 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
     const float *const t60 = P + 52800; /* blocks.1.ln1.weight [64] */
-    float *const t62 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
+    float *const t62 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     const float *const t63 = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const t69 = (float *)(A + SB + 19456 * MB); /* [N, 4, 16, 16] */
+    float *const t69 = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
     const float *const t70 = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const t76 = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
+    float *const t76 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
     const float *const t77 = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
     float *const t83 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const t89 = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
@@ -1663,29 +1649,29 @@ void names_gpt_backward(names_gpt *m)
     float *const t101 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     const float *const t102 = P + 69696; /* blocks.1.fc.weight [256, 64] */
     float *const t106 = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const t107 = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const t107 = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
     const float *const t108 = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    float *const t113 = (float *)(A + SB + 35840 * MB); /* [N, 16, 64] */
+    float *const t113 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     const float *const t114 = P + 102784; /* lnf.weight [64] */
-    float *const t116 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
+    float *const t116 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
     const float *const t117 = P + 102912; /* head.weight [28, 64] */
-    float *const t121 = (float *)(A + SB + 37312 * MB); /* [N, 16, 28] */
-    float *const t124 = (float *)(A + SB + 36864 * MB); /* [N, 16, 28] */
+    float *const t121 = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const t124 = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
     float *const t125 = G + 104704; /* d head.bias [1, 1, 28] */
-    float *const t127 = (float *)(A + SB + 37312 * MB); /* [N, 16, 64] */
+    float *const t127 = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
     float *const t131 = G + 102912; /* d head.weight [28, 64] */
-    float *const t132 = (float *)(A + SB + 34816 * MB); /* [N, 16, 64] */
+    float *const t132 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
     float *const t133 = G + 102784; /* d lnf.weight [64] */
     float *const t134 = G + 102848; /* d lnf.bias [1, 1, 64] */
     float *const t136 = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
-    float *const t138 = (float *)(A + SB + 35840 * MB); /* [N, 16, 256] */
+    float *const t138 = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
     float *const t142 = G + 86336; /* d blocks.1.proj.weight [64, 256] */
-    float *const t144 = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const t144 = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
     float *const t145 = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
-    float *const t147 = (float *)(A + SB + 30720 * MB); /* [N, 16, 64] */
+    float *const t147 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
     float *const t151 = G + 69696; /* d blocks.1.fc.weight [256, 64] */
     float *const t152 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const t153 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const t153 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
     float *const t154 = G + 69568; /* d blocks.1.ln2.weight [64] */
     float *const t155 = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
     float *const t157 = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
@@ -1696,34 +1682,34 @@ void names_gpt_backward(names_gpt *m)
     float *const t167 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const t168 = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
     float *const t171 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t172 = (float *)(A + SB + 20480 * MB); /* [N, 4, 16, 16] */
-    float *const t173 = (float *)(A + SB + 19456 * MB); /* [N, 4, 16, 16] */
-    float *const t174 = (float *)(A + SB + 20480 * MB); /* [N, 16, 4, 16] */
+    float *const t172 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const t173 = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    float *const t174 = (float *)(A + SB + 12288 * MB); /* [N, 16, 4, 16] */
     float *const t176 = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
     float *const t178 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     float *const t182 = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
-    float *const t183 = (float *)(A + SB + 20480 * MB); /* [N, 16, 4, 16] */
+    float *const t183 = (float *)(A + SB + 12288 * MB); /* [N, 16, 4, 16] */
     float *const t185 = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
-    float *const t187 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
+    float *const t187 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const t192 = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
-    float *const t193 = (float *)(A + SB + 20480 * MB); /* [N, 16, 4, 16] */
+    float *const t193 = (float *)(A + SB + 12288 * MB); /* [N, 16, 4, 16] */
     float *const t195 = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
     float *const t197 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const t198 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
     float *const t202 = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
-    float *const t203 = (float *)(A + SB + 17408 * MB); /* [N, 16, 64] */
-    float *const t204 = (float *)(A + SB + 19456 * MB); /* [N, 16, 64] */
+    float *const t203 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const t204 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
     float *const t205 = G + 52800; /* d blocks.1.ln1.weight [64] */
     float *const t206 = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
     float *const t208 = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
-    float *const t210 = (float *)(A + SB + 20480 * MB); /* [N, 16, 256] */
+    float *const t210 = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
     float *const t214 = G + 36352; /* d blocks.0.proj.weight [64, 256] */
-    float *const t216 = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const t216 = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
     float *const t217 = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
-    float *const t219 = (float *)(A + SB + 13312 * MB); /* [N, 16, 64] */
+    float *const t219 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
     float *const t223 = G + 19712; /* d blocks.0.fc.weight [256, 64] */
     float *const t224 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const t225 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const t225 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
     float *const t226 = G + 19584; /* d blocks.0.ln2.weight [64] */
     float *const t227 = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
     float *const t229 = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */

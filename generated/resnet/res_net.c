@@ -121,7 +121,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 1792u + 1436672u * (size_t)max_batch;
+    const size_t arena = 1792u + 1440768u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -1676,7 +1676,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t12 = S + 16; /* bn.running_var [16] */
     float *const t16 = (float *)(A + 0); /* [1, 16, 1] */
     float *const t17 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t18 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
+    float *const t18 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
     float *const t19 = (float *)(A + 16); /* [1, 16, 1] */
     float *const t25 = (float *)(A + 32); /* [16] */
     float *const t35 = (float *)(A + 0); /* [] */
@@ -1695,7 +1695,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t56 = S + 48; /* stage1.0.bn1.running_var [16] */
     float *const t60 = (float *)(A + 16); /* [1, 16, 1] */
     float *const t61 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    float *const t62 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
+    float *const t62 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
     float *const t63 = (float *)(A + 64); /* [1, 16, 1] */
     float *const t69 = (float *)(A + 80); /* [16] */
     float *const t79 = (float *)(A + 16); /* [] */
@@ -1714,7 +1714,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t100 = S + 80; /* stage1.0.bn2.running_var [16] */
     float *const t104 = (float *)(A + 64); /* [1, 16, 1] */
     float *const t105 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
-    float *const t106 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
+    float *const t106 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     float *const t107 = (float *)(A + 112); /* [1, 16, 1] */
     float *const t113 = (float *)(A + 128); /* [16] */
     float *const t123 = (float *)(A + 64); /* [] */
@@ -1723,24 +1723,24 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t129 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
     float *const t131 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     float *const t133 = (float *)(A + SB + 486400 * MB); /* [N, 16, 32, 32] */
-    float *const t134 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
+    float *const t134 = (float *)(A + SB + 502784 * MB); /* [N, 16, 32, 32] */
     const float *const t135 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t136 = (float *)(A + SB + 502784 * MB); /* [144, 1024*N] */
-    float *const t138 = (float *)(A + SB + 470016 * MB); /* [16, 1024*N] */
-    float *const t140 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
+    float *const t136 = (float *)(A + SB + 519168 * MB); /* [144, 1024*N] */
+    float *const t138 = (float *)(A + SB + 76800 * MB); /* [16, 1024*N] */
+    float *const t140 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     const float *const t142 = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const t143 = P + 7456; /* stage1.1.bn1.bias [16] */
     const float *const t144 = S + 96; /* stage1.1.bn1.running_mean [16] */
     const float *const t145 = S + 112; /* stage1.1.bn1.running_var [16] */
     float *const t149 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t150 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t151 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
+    float *const t150 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t151 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
     float *const t152 = (float *)(A + 160); /* [1, 16, 1] */
     float *const t158 = (float *)(A + 176); /* [16] */
     float *const t168 = (float *)(A + 112); /* [] */
     float *const t170 = (float *)(A + 192); /* [16] */
     float *const t173 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t174 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
+    float *const t174 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     float *const t176 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
     float *const t178 = (float *)(A + SB + 683008 * MB); /* [N, 16, 32, 32] */
     const float *const t179 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
@@ -1753,7 +1753,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t189 = S + 144; /* stage1.1.bn2.running_var [16] */
     float *const t193 = (float *)(A + 160); /* [1, 16, 1] */
     float *const t194 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
-    float *const t195 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
+    float *const t195 = (float *)(A + SB + 863232 * MB); /* [N, 16, 1024] */
     float *const t196 = (float *)(A + 208); /* [1, 16, 1] */
     float *const t202 = (float *)(A + 224); /* [16] */
     float *const t212 = (float *)(A + 160); /* [] */
@@ -1762,37 +1762,37 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t218 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
     float *const t220 = (float *)(A + SB + 863232 * MB); /* [N, 16, 1024] */
     float *const t222 = (float *)(A + SB + 879616 * MB); /* [N, 16, 32, 32] */
-    float *const t223 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
+    float *const t223 = (float *)(A + SB + 896000 * MB); /* [N, 16, 32, 32] */
     const float *const t224 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t225 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
-    float *const t227 = (float *)(A + SB + 863232 * MB); /* [32, 256*N] */
-    float *const t229 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
+    float *const t225 = (float *)(A + SB + 912384 * MB); /* [144, 256*N] */
+    float *const t227 = (float *)(A + SB + 502784 * MB); /* [32, 256*N] */
+    float *const t229 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
     const float *const t231 = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const t232 = P + 14448; /* stage2.0.bn1.bias [32] */
     const float *const t233 = S + 160; /* stage2.0.bn1.running_mean [32] */
     const float *const t234 = S + 192; /* stage2.0.bn1.running_var [32] */
     float *const t238 = (float *)(A + 256); /* [1, 32, 1] */
-    float *const t239 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    float *const t240 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
+    float *const t239 = (float *)(A + SB + 502784 * MB); /* [N, 32, 256] */
+    float *const t240 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
     float *const t241 = (float *)(A + 288); /* [1, 32, 1] */
     float *const t247 = (float *)(A + 320); /* [32] */
     float *const t257 = (float *)(A + 208); /* [] */
     float *const t259 = (float *)(A + 256); /* [32] */
     float *const t262 = (float *)(A + 352); /* [1, 32, 1] */
-    float *const t263 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t265 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
-    float *const t267 = (float *)(A + SB + 941056 * MB); /* [N, 32, 16, 16] */
+    float *const t263 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
+    float *const t265 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
+    float *const t267 = (float *)(A + SB + 871424 * MB); /* [N, 32, 16, 16] */
     const float *const t268 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t269 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
-    float *const t271 = (float *)(A + SB + 941056 * MB); /* [32, 256*N] */
+    float *const t271 = (float *)(A + SB + 871424 * MB); /* [32, 256*N] */
     float *const t273 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
     const float *const t275 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t276 = P + 23728; /* stage2.0.bn2.bias [32] */
     const float *const t277 = S + 224; /* stage2.0.bn2.running_mean [32] */
     const float *const t278 = S + 256; /* stage2.0.bn2.running_var [32] */
     float *const t282 = (float *)(A + 288); /* [1, 32, 1] */
-    float *const t283 = (float *)(A + SB + 941056 * MB); /* [N, 32, 256] */
-    float *const t284 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
+    float *const t283 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
+    float *const t284 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
     float *const t285 = (float *)(A + 384); /* [1, 32, 1] */
     float *const t291 = (float *)(A + 416); /* [32] */
     float *const t301 = (float *)(A + 208); /* [] */
@@ -1802,41 +1802,41 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t309 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
     const float *const t311 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t312 = (float *)(A + SB + 1039360 * MB); /* [16, 256*N] */
-    float *const t314 = (float *)(A + SB + 76800 * MB); /* [32, 256*N] */
-    float *const t316 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t314 = (float *)(A + SB + 896000 * MB); /* [32, 256*N] */
+    float *const t316 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     const float *const t318 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t319 = P + 24304; /* stage2.0.proj_bn.bias [32] */
     const float *const t320 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
     const float *const t321 = S + 320; /* stage2.0.proj_bn.running_var [32] */
     float *const t325 = (float *)(A + 384); /* [1, 32, 1] */
-    float *const t326 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t327 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t326 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
+    float *const t327 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     float *const t328 = (float *)(A + 480); /* [1, 32, 1] */
     float *const t334 = (float *)(A + 512); /* [32] */
     float *const t344 = (float *)(A + 208); /* [] */
     float *const t346 = (float *)(A + 384); /* [32] */
     float *const t349 = (float *)(A + 544); /* [1, 32, 1] */
-    float *const t350 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t350 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t352 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     float *const t354 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 16, 16] */
-    float *const t355 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
+    float *const t355 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 16, 16] */
     const float *const t356 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t357 = (float *)(A + SB + 1059840 * MB); /* [288, 256*N] */
-    float *const t359 = (float *)(A + SB + 1043456 * MB); /* [32, 256*N] */
-    float *const t361 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
+    float *const t357 = (float *)(A + SB + 1068032 * MB); /* [288, 256*N] */
+    float *const t359 = (float *)(A + SB + 1031168 * MB); /* [32, 256*N] */
+    float *const t361 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     const float *const t363 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t364 = P + 33584; /* stage2.1.bn1.bias [32] */
     const float *const t365 = S + 352; /* stage2.1.bn1.running_mean [32] */
     const float *const t366 = S + 384; /* stage2.1.bn1.running_var [32] */
     float *const t370 = (float *)(A + 480); /* [1, 32, 1] */
-    float *const t371 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t372 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
+    float *const t371 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
+    float *const t372 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
     float *const t373 = (float *)(A + 576); /* [1, 32, 1] */
     float *const t379 = (float *)(A + 608); /* [32] */
     float *const t389 = (float *)(A + 208); /* [] */
     float *const t391 = (float *)(A + 480); /* [32] */
     float *const t394 = (float *)(A + 640); /* [1, 32, 1] */
-    float *const t395 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
+    float *const t395 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     float *const t397 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
     float *const t399 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 16, 16] */
     const float *const t400 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
@@ -1849,7 +1849,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t410 = S + 448; /* stage2.1.bn2.running_var [32] */
     float *const t414 = (float *)(A + 576); /* [1, 32, 1] */
     float *const t415 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
-    float *const t416 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
+    float *const t416 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 256] */
     float *const t417 = (float *)(A + 672); /* [1, 32, 1] */
     float *const t423 = (float *)(A + 704); /* [32] */
     float *const t433 = (float *)(A + 208); /* [] */
@@ -1858,37 +1858,37 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t439 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
     float *const t441 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 256] */
     float *const t443 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 16, 16] */
-    float *const t444 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
+    float *const t444 = (float *)(A + SB + 1256448 * MB); /* [N, 32, 16, 16] */
     const float *const t445 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t446 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
-    float *const t448 = (float *)(A + SB + 1240064 * MB); /* [64, 64*N] */
-    float *const t450 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
+    float *const t446 = (float *)(A + SB + 1264640 * MB); /* [288, 64*N] */
+    float *const t448 = (float *)(A + SB + 1059840 * MB); /* [64, 64*N] */
+    float *const t450 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
     const float *const t452 = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const t453 = P + 61392; /* stage3.0.bn1.bias [64] */
     const float *const t454 = S + 480; /* stage3.0.bn1.running_mean [64] */
     const float *const t455 = S + 544; /* stage3.0.bn1.running_var [64] */
     float *const t459 = (float *)(A + 768); /* [1, 64, 1] */
-    float *const t460 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    float *const t461 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
+    float *const t460 = (float *)(A + SB + 1059840 * MB); /* [N, 64, 64] */
+    float *const t461 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
     float *const t462 = (float *)(A + 832); /* [1, 64, 1] */
     float *const t468 = (float *)(A + 896); /* [64] */
     float *const t478 = (float *)(A + 208); /* [] */
     float *const t480 = (float *)(A + 768); /* [64] */
     float *const t483 = (float *)(A + 960); /* [1, 64, 1] */
-    float *const t484 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 1274880 * MB); /* [N, 64, 64] */
-    float *const t488 = (float *)(A + SB + 1278976 * MB); /* [N, 64, 8, 8] */
+    float *const t484 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
+    float *const t486 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
+    float *const t488 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
     const float *const t489 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t490 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
-    float *const t492 = (float *)(A + SB + 1278976 * MB); /* [64, 64*N] */
+    float *const t492 = (float *)(A + SB + 1244160 * MB); /* [64, 64*N] */
     float *const t494 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
     const float *const t496 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t497 = P + 98384; /* stage3.0.bn2.bias [64] */
     const float *const t498 = S + 608; /* stage3.0.bn2.running_mean [64] */
     const float *const t499 = S + 672; /* stage3.0.bn2.running_var [64] */
     float *const t503 = (float *)(A + 832); /* [1, 64, 1] */
-    float *const t504 = (float *)(A + SB + 1278976 * MB); /* [N, 64, 64] */
-    float *const t505 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
+    float *const t504 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
+    float *const t505 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
     float *const t506 = (float *)(A + 1024); /* [1, 64, 1] */
     float *const t512 = (float *)(A + 1088); /* [64] */
     float *const t522 = (float *)(A + 208); /* [] */
@@ -1898,41 +1898,41 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t530 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
     const float *const t532 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t533 = (float *)(A + SB + 1328128 * MB); /* [32, 64*N] */
-    float *const t535 = (float *)(A + SB + 1031168 * MB); /* [64, 64*N] */
-    float *const t537 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t535 = (float *)(A + SB + 1256448 * MB); /* [64, 64*N] */
+    float *const t537 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     const float *const t539 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t540 = P + 100560; /* stage3.0.proj_bn.bias [64] */
     const float *const t541 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
     const float *const t542 = S + 800; /* stage3.0.proj_bn.running_var [64] */
     float *const t546 = (float *)(A + 1024); /* [1, 64, 1] */
-    float *const t547 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t548 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t547 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
+    float *const t548 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     float *const t549 = (float *)(A + 1216); /* [1, 64, 1] */
     float *const t555 = (float *)(A + 1280); /* [64] */
     float *const t565 = (float *)(A + 208); /* [] */
     float *const t567 = (float *)(A + 1024); /* [64] */
     float *const t570 = (float *)(A + 1344); /* [1, 64, 1] */
-    float *const t571 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t571 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t573 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     float *const t575 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 8, 8] */
-    float *const t576 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
+    float *const t576 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 8, 8] */
     const float *const t577 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t578 = (float *)(A + SB + 1338368 * MB); /* [576, 64*N] */
-    float *const t580 = (float *)(A + SB + 1330176 * MB); /* [64, 64*N] */
-    float *const t582 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
+    float *const t578 = (float *)(A + SB + 1342464 * MB); /* [576, 64*N] */
+    float *const t580 = (float *)(A + SB + 1324032 * MB); /* [64, 64*N] */
+    float *const t582 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     const float *const t584 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t585 = P + 137552; /* stage3.1.bn1.bias [64] */
     const float *const t586 = S + 864; /* stage3.1.bn1.running_mean [64] */
     const float *const t587 = S + 928; /* stage3.1.bn1.running_var [64] */
     float *const t591 = (float *)(A + 1216); /* [1, 64, 1] */
-    float *const t592 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t593 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
+    float *const t592 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
+    float *const t593 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
     float *const t594 = (float *)(A + 1408); /* [1, 64, 1] */
     float *const t600 = (float *)(A + 1472); /* [64] */
     float *const t610 = (float *)(A + 208); /* [] */
     float *const t612 = (float *)(A + 1216); /* [64] */
     float *const t615 = (float *)(A + 1536); /* [1, 64, 1] */
-    float *const t616 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
+    float *const t616 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     float *const t618 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
     float *const t620 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 8, 8] */
     const float *const t621 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
@@ -1945,7 +1945,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t631 = S + 1056; /* stage3.1.bn2.running_var [64] */
     float *const t635 = (float *)(A + 1408); /* [1, 64, 1] */
     float *const t636 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
-    float *const t637 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
+    float *const t637 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 64] */
     float *const t638 = (float *)(A + 1600); /* [1, 64, 1] */
     float *const t644 = (float *)(A + 1664); /* [64] */
     float *const t654 = (float *)(A + 208); /* [] */
@@ -1954,12 +1954,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t660 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
     float *const t662 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 64] */
     float *const t664 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 8, 8] */
-    float *const t665 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
-    float *const t666 = (float *)(A + SB + 1428480 * MB); /* [N, 64] */
+    float *const t665 = (float *)(A + SB + 1436672 * MB); /* [N, 64, 8, 8] */
+    float *const t666 = (float *)(A + SB + 1338368 * MB); /* [N, 64] */
     const float *const t667 = P + 174608; /* fc.weight [10, 64] */
     const float *const t668 = P + 175248; /* fc.bias [10] */
-    float *const t670 = (float *)(A + SB + 1324032 * MB); /* [N, 10] */
-    float *const t671 = (float *)(A + SB + 1324048 * MB); /* [N, 10] */
+    float *const t670 = (float *)(A + SB + 1338432 * MB); /* [N, 10] */
+    float *const t671 = (float *)(A + SB + 1338448 * MB); /* [N, 10] */
     float *const t672 = (float *)(A + 208); /* [] */
     m->n_ = n;
     m->in_[0] = x;
@@ -2023,11 +2023,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:46  bn(stem(x)): - */
+    /* resnet.nn:46  bn(stem(x)): * */
     {
     const float *restrict const r7 = t7;
     const float *restrict const r16 = t16;
     float *restrict const r17 = t17;
+    float *restrict const r18 = t18;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2037,14 +2038,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v16 = r16[i1 * 1];
         const float v17 = v13 - v16;
         r17[i] = v17;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * */
-    {
-    const float *restrict const r17 = t17;
-    float *restrict const r18 = t18;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v17 = r17[i];
         const float v18 = v17 * v17;
         r18[i] = v18;
     }
@@ -2229,11 +2222,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
+    /* resnet.nn:21  bn1(conv1(x)): * */
     {
     const float *restrict const r51 = t51;
     const float *restrict const r60 = t60;
     float *restrict const r61 = t61;
+    float *restrict const r62 = t62;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2243,14 +2237,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v60 = r60[i1 * 1];
         const float v61 = v57 - v60;
         r61[i] = v61;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r61 = t61;
-    float *restrict const r62 = t62;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v61 = r61[i];
         const float v62 = v61 * v61;
         r62[i] = v62;
     }
@@ -2435,11 +2421,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): * */
     {
     const float *restrict const r95 = t95;
     const float *restrict const r104 = t104;
     float *restrict const r105 = t105;
+    float *restrict const r106 = t106;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2449,14 +2436,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v104 = r104[i1 * 1];
         const float v105 = v101 - v104;
         r105[i] = v105;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r105 = t105;
-    float *restrict const r106 = t106;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v105 = r105[i];
         const float v106 = v105 * v105;
         r106[i] = v106;
     }
@@ -2572,24 +2551,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         r131[i] = v131;
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r45 = t45;
     const float *restrict const r131 = t131;
     float *restrict const r133 = t133;
+    float *restrict const r134 = t134;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v132 = r131[i];
         const float v45 = r45[i];
         const float v133 = v132 + v45;
         r133[i] = v133;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r133 = t133;
-    float *restrict const r134 = t134;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v133 = r133[i];
         const float v134 = v133 > 0.0f ? v133 : 0.0f;
         r134[i] = v134;
     }
@@ -2653,11 +2625,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
+    /* resnet.nn:21  bn1(conv1(x)): * */
     {
     const float *restrict const r140 = t140;
     const float *restrict const r149 = t149;
     float *restrict const r150 = t150;
+    float *restrict const r151 = t151;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2667,14 +2640,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v149 = r149[i1 * 1];
         const float v150 = v146 - v149;
         r150[i] = v150;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r150 = t150;
-    float *restrict const r151 = t151;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v150 = r150[i];
         const float v151 = v150 * v150;
         r151[i] = v151;
     }
@@ -2859,11 +2824,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): * */
     {
     const float *restrict const r184 = t184;
     const float *restrict const r193 = t193;
     float *restrict const r194 = t194;
+    float *restrict const r195 = t195;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2873,14 +2839,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v193 = r193[i1 * 1];
         const float v194 = v190 - v193;
         r194[i] = v194;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r194 = t194;
-    float *restrict const r195 = t195;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v194 = r194[i];
         const float v195 = v194 * v194;
         r195[i] = v195;
     }
@@ -2996,24 +2954,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         r220[i] = v220;
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r134 = t134;
     const float *restrict const r220 = t220;
     float *restrict const r222 = t222;
+    float *restrict const r223 = t223;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v221 = r220[i];
         const float v134 = r134[i];
         const float v222 = v221 + v134;
         r222[i] = v222;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r222 = t222;
-    float *restrict const r223 = t223;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v222 = r222[i];
         const float v223 = v222 > 0.0f ? v222 : 0.0f;
         r223[i] = v223;
     }
@@ -3077,11 +3028,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
+    /* resnet.nn:21  bn1(conv1(x)): * */
     {
     const float *restrict const r229 = t229;
     const float *restrict const r238 = t238;
     float *restrict const r239 = t239;
+    float *restrict const r240 = t240;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3091,14 +3043,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v238 = r238[i1 * 1];
         const float v239 = v235 - v238;
         r239[i] = v239;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r239 = t239;
-    float *restrict const r240 = t240;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v239 = r239[i];
         const float v240 = v239 * v239;
         r240[i] = v240;
     }
@@ -3283,11 +3227,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): * */
     {
     const float *restrict const r273 = t273;
     const float *restrict const r282 = t282;
     float *restrict const r283 = t283;
+    float *restrict const r284 = t284;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3297,14 +3242,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v282 = r282[i1 * 1];
         const float v283 = v279 - v282;
         r283[i] = v283;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r283 = t283;
-    float *restrict const r284 = t284;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v283 = r283[i];
         const float v284 = v283 * v283;
         r284[i] = v284;
     }
@@ -3479,11 +3416,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): - */
+    /* resnet.nn:23  proj_bn(proj(x)): * */
     {
     const float *restrict const r316 = t316;
     const float *restrict const r325 = t325;
     float *restrict const r326 = t326;
+    float *restrict const r327 = t327;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3493,14 +3431,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v325 = r325[i1 * 1];
         const float v326 = v322 - v325;
         r326[i] = v326;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r326 = t326;
-    float *restrict const r327 = t327;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v326 = r326[i];
         const float v327 = v326 * v326;
         r327[i] = v327;
     }
@@ -3616,24 +3546,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         r352[i] = v352;
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r309 = t309;
     const float *restrict const r352 = t352;
     float *restrict const r354 = t354;
+    float *restrict const r355 = t355;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v310 = r309[i];
         const float v353 = r352[i];
         const float v354 = v310 + v353;
         r354[i] = v354;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r354 = t354;
-    float *restrict const r355 = t355;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v354 = r354[i];
         const float v355 = v354 > 0.0f ? v354 : 0.0f;
         r355[i] = v355;
     }
@@ -3697,11 +3620,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
+    /* resnet.nn:21  bn1(conv1(x)): * */
     {
     const float *restrict const r361 = t361;
     const float *restrict const r370 = t370;
     float *restrict const r371 = t371;
+    float *restrict const r372 = t372;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3711,14 +3635,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v370 = r370[i1 * 1];
         const float v371 = v367 - v370;
         r371[i] = v371;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r371 = t371;
-    float *restrict const r372 = t372;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v371 = r371[i];
         const float v372 = v371 * v371;
         r372[i] = v372;
     }
@@ -3903,11 +3819,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): * */
     {
     const float *restrict const r405 = t405;
     const float *restrict const r414 = t414;
     float *restrict const r415 = t415;
+    float *restrict const r416 = t416;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3917,14 +3834,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v414 = r414[i1 * 1];
         const float v415 = v411 - v414;
         r415[i] = v415;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r415 = t415;
-    float *restrict const r416 = t416;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v415 = r415[i];
         const float v416 = v415 * v415;
         r416[i] = v416;
     }
@@ -4040,24 +3949,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         r441[i] = v441;
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r355 = t355;
     const float *restrict const r441 = t441;
     float *restrict const r443 = t443;
+    float *restrict const r444 = t444;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v442 = r441[i];
         const float v355 = r355[i];
         const float v443 = v442 + v355;
         r443[i] = v443;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r443 = t443;
-    float *restrict const r444 = t444;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v443 = r443[i];
         const float v444 = v443 > 0.0f ? v443 : 0.0f;
         r444[i] = v444;
     }
@@ -4121,11 +4023,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
+    /* resnet.nn:21  bn1(conv1(x)): * */
     {
     const float *restrict const r450 = t450;
     const float *restrict const r459 = t459;
     float *restrict const r460 = t460;
+    float *restrict const r461 = t461;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4135,14 +4038,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v459 = r459[i1 * 1];
         const float v460 = v456 - v459;
         r460[i] = v460;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r460 = t460;
-    float *restrict const r461 = t461;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v460 = r460[i];
         const float v461 = v460 * v460;
         r461[i] = v461;
     }
@@ -4327,11 +4222,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): * */
     {
     const float *restrict const r494 = t494;
     const float *restrict const r503 = t503;
     float *restrict const r504 = t504;
+    float *restrict const r505 = t505;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4341,14 +4237,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v503 = r503[i1 * 1];
         const float v504 = v500 - v503;
         r504[i] = v504;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r504 = t504;
-    float *restrict const r505 = t505;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v504 = r504[i];
         const float v505 = v504 * v504;
         r505[i] = v505;
     }
@@ -4523,11 +4411,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): - */
+    /* resnet.nn:23  proj_bn(proj(x)): * */
     {
     const float *restrict const r537 = t537;
     const float *restrict const r546 = t546;
     float *restrict const r547 = t547;
+    float *restrict const r548 = t548;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4537,14 +4426,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v546 = r546[i1 * 1];
         const float v547 = v543 - v546;
         r547[i] = v547;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r547 = t547;
-    float *restrict const r548 = t548;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v547 = r547[i];
         const float v548 = v547 * v547;
         r548[i] = v548;
     }
@@ -4660,24 +4541,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         r573[i] = v573;
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r530 = t530;
     const float *restrict const r573 = t573;
     float *restrict const r575 = t575;
+    float *restrict const r576 = t576;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v531 = r530[i];
         const float v574 = r573[i];
         const float v575 = v531 + v574;
         r575[i] = v575;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r575 = t575;
-    float *restrict const r576 = t576;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v575 = r575[i];
         const float v576 = v575 > 0.0f ? v575 : 0.0f;
         r576[i] = v576;
     }
@@ -4741,11 +4615,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
+    /* resnet.nn:21  bn1(conv1(x)): * */
     {
     const float *restrict const r582 = t582;
     const float *restrict const r591 = t591;
     float *restrict const r592 = t592;
+    float *restrict const r593 = t593;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4755,14 +4630,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v591 = r591[i1 * 1];
         const float v592 = v588 - v591;
         r592[i] = v592;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r592 = t592;
-    float *restrict const r593 = t593;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v592 = r592[i];
         const float v593 = v592 * v592;
         r593[i] = v593;
     }
@@ -4947,11 +4814,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): * */
     {
     const float *restrict const r626 = t626;
     const float *restrict const r635 = t635;
     float *restrict const r636 = t636;
+    float *restrict const r637 = t637;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4961,14 +4829,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const float v635 = r635[i1 * 1];
         const float v636 = v632 - v635;
         r636[i] = v636;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r636 = t636;
-    float *restrict const r637 = t637;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v636 = r636[i];
         const float v637 = v636 * v636;
         r637[i] = v637;
     }
@@ -5084,24 +4944,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         r662[i] = v662;
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r576 = t576;
     const float *restrict const r662 = t662;
     float *restrict const r664 = t664;
+    float *restrict const r665 = t665;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v663 = r662[i];
         const float v576 = r576[i];
         const float v664 = v663 + v576;
         r664[i] = v664;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r664 = t664;
-    float *restrict const r665 = t665;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v664 = r664[i];
         const float v665 = v664 > 0.0f ? v664 : 0.0f;
         r665[i] = v665;
     }
@@ -5275,11 +5128,11 @@ void res_net_backward(res_net *m)
     float *const t129 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
     float *const t133 = (float *)(A + SB + 486400 * MB); /* [N, 16, 32, 32] */
     const float *const t135 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t136 = (float *)(A + SB + 502784 * MB); /* [144, 1024*N] */
+    float *const t136 = (float *)(A + SB + 519168 * MB); /* [144, 1024*N] */
     const float *const t142 = P + 7440; /* stage1.1.bn1.weight [16] */
-    float *const t150 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
+    float *const t150 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
     float *const t173 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t174 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
+    float *const t174 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     float *const t176 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
     const float *const t179 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const t180 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
@@ -5289,31 +5142,31 @@ void res_net_backward(res_net *m)
     float *const t218 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
     float *const t222 = (float *)(A + SB + 879616 * MB); /* [N, 16, 32, 32] */
     const float *const t224 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t225 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
+    float *const t225 = (float *)(A + SB + 912384 * MB); /* [144, 256*N] */
     const float *const t231 = P + 14416; /* stage2.0.bn1.weight [32] */
-    float *const t239 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
+    float *const t239 = (float *)(A + SB + 502784 * MB); /* [N, 32, 256] */
     float *const t262 = (float *)(A + 352); /* [1, 32, 1] */
-    float *const t263 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t265 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
+    float *const t263 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
+    float *const t265 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
     const float *const t268 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t269 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
     const float *const t275 = P + 23696; /* stage2.0.bn2.weight [32] */
-    float *const t283 = (float *)(A + SB + 941056 * MB); /* [N, 32, 256] */
+    float *const t283 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
     float *const t306 = (float *)(A + 448); /* [1, 32, 1] */
     float *const t307 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
     const float *const t311 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t312 = (float *)(A + SB + 1039360 * MB); /* [16, 256*N] */
     const float *const t318 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    float *const t326 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
+    float *const t326 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
     float *const t349 = (float *)(A + 544); /* [1, 32, 1] */
-    float *const t350 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t350 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t354 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 16, 16] */
     const float *const t356 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t357 = (float *)(A + SB + 1059840 * MB); /* [288, 256*N] */
+    float *const t357 = (float *)(A + SB + 1068032 * MB); /* [288, 256*N] */
     const float *const t363 = P + 33552; /* stage2.1.bn1.weight [32] */
-    float *const t371 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
+    float *const t371 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
     float *const t394 = (float *)(A + 640); /* [1, 32, 1] */
-    float *const t395 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
+    float *const t395 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     float *const t397 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
     const float *const t400 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const t401 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
@@ -5323,31 +5176,31 @@ void res_net_backward(res_net *m)
     float *const t439 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
     float *const t443 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 16, 16] */
     const float *const t445 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t446 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
+    float *const t446 = (float *)(A + SB + 1264640 * MB); /* [288, 64*N] */
     const float *const t452 = P + 61328; /* stage3.0.bn1.weight [64] */
-    float *const t460 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
+    float *const t460 = (float *)(A + SB + 1059840 * MB); /* [N, 64, 64] */
     float *const t483 = (float *)(A + 960); /* [1, 64, 1] */
-    float *const t484 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 1274880 * MB); /* [N, 64, 64] */
+    float *const t484 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
+    float *const t486 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
     const float *const t489 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t490 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
     const float *const t496 = P + 98320; /* stage3.0.bn2.weight [64] */
-    float *const t504 = (float *)(A + SB + 1278976 * MB); /* [N, 64, 64] */
+    float *const t504 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
     float *const t527 = (float *)(A + 1152); /* [1, 64, 1] */
     float *const t528 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
     const float *const t532 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t533 = (float *)(A + SB + 1328128 * MB); /* [32, 64*N] */
     const float *const t539 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    float *const t547 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
+    float *const t547 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
     float *const t570 = (float *)(A + 1344); /* [1, 64, 1] */
-    float *const t571 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t571 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t575 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 8, 8] */
     const float *const t577 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t578 = (float *)(A + SB + 1338368 * MB); /* [576, 64*N] */
+    float *const t578 = (float *)(A + SB + 1342464 * MB); /* [576, 64*N] */
     const float *const t584 = P + 137488; /* stage3.1.bn1.weight [64] */
-    float *const t592 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
+    float *const t592 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
     float *const t615 = (float *)(A + 1536); /* [1, 64, 1] */
-    float *const t616 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
+    float *const t616 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     float *const t618 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
     const float *const t621 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t622 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
@@ -5356,16 +5209,16 @@ void res_net_backward(res_net *m)
     float *const t659 = (float *)(A + 1728); /* [1, 64, 1] */
     float *const t660 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
     float *const t664 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 8, 8] */
-    float *const t666 = (float *)(A + SB + 1428480 * MB); /* [N, 64] */
+    float *const t666 = (float *)(A + SB + 1338368 * MB); /* [N, 64] */
     const float *const t667 = P + 174608; /* fc.weight [10, 64] */
-    float *const t671 = (float *)(A + SB + 1324048 * MB); /* [N, 10] */
-    float *const t674 = (float *)(A + SB + 1324032 * MB); /* [N, 10] */
+    float *const t671 = (float *)(A + SB + 1338448 * MB); /* [N, 10] */
+    float *const t674 = (float *)(A + SB + 1338432 * MB); /* [N, 10] */
     float *const t675 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t677 = (float *)(A + SB + 1324048 * MB); /* [N, 64] */
+    float *const t677 = (float *)(A + SB + 1338448 * MB); /* [N, 64] */
     float *const t679 = G + 174608; /* d fc.weight [10, 64] */
     float *const t685 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 8, 8] */
     float *const t687 = G + 174544; /* d stage3.1.bn2.bias [1, 64, 1] */
-    float *const t689 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
+    float *const t689 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
     float *const t690 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 64] */
     float *const t691 = G + 174480; /* d stage3.1.bn2.weight [1, 64, 1] */
     float *const t694 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
@@ -5373,24 +5226,24 @@ void res_net_backward(res_net *m)
     float *const t700 = (float *)(A + 240); /* [1, 64, 1] */
     float *const t703 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
     float *const t707 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 64] */
-    float *const t708 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
+    float *const t708 = (float *)(A + SB + 1436672 * MB); /* [N, 64, 64] */
     float *const t709 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t713 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
+    float *const t713 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
     float *const t718 = (float *)(A + SB + 1383424 * MB); /* [64, N, 64] */
     float *const t720 = G + 137616; /* d stage3.1.conv2.weight [64, 576] */
     float *const t721 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    float *const t723 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
+    float *const t723 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 8, 8] */
     float *const t725 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 8, 8] */
     float *const t727 = G + 137552; /* d stage3.1.bn1.bias [1, 64, 1] */
-    float *const t729 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
+    float *const t729 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
     float *const t730 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
     float *const t731 = G + 137488; /* d stage3.1.bn1.weight [1, 64, 1] */
-    float *const t734 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
+    float *const t734 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     float *const t735 = (float *)(A + 176); /* [1, 64, 1] */
     float *const t740 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t743 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
+    float *const t743 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
     float *const t747 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t748 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
+    float *const t748 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
     float *const t749 = (float *)(A + 176); /* [1, 64, 1] */
     float *const t753 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
     float *const t758 = (float *)(A + SB + 1330176 * MB); /* [64, N, 64] */
@@ -5402,54 +5255,54 @@ void res_net_backward(res_net *m)
     float *const t770 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
     float *const t771 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 64] */
     float *const t772 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64, 1] */
-    float *const t775 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t775 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t776 = (float *)(A + 176); /* [1, 64, 1] */
     float *const t781 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t784 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t784 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t788 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 64] */
-    float *const t789 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
+    float *const t789 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
     float *const t790 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t794 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t799 = (float *)(A + SB + 1035264 * MB); /* [64, N, 64] */
+    float *const t794 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
+    float *const t799 = (float *)(A + SB + 1260544 * MB); /* [64, N, 64] */
     float *const t801 = G + 98448; /* d stage3.0.proj.weight [64, 32] */
-    float *const t802 = (float *)(A + SB + 1031168 * MB); /* [32, 64*N] */
+    float *const t802 = (float *)(A + SB + 1256448 * MB); /* [32, 64*N] */
     float *const t804 = (float *)(A + SB + 1334272 * MB); /* [N, 32, 16, 16] */
     float *const t806 = G + 98384; /* d stage3.0.bn2.bias [1, 64, 1] */
-    float *const t808 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t809 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t808 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
+    float *const t809 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t810 = G + 98320; /* d stage3.0.bn2.weight [1, 64, 1] */
-    float *const t813 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t813 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t814 = (float *)(A + 176); /* [1, 64, 1] */
     float *const t819 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t822 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t822 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
     float *const t826 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    float *const t827 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
+    float *const t827 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
     float *const t828 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t832 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t837 = (float *)(A + SB + 1035264 * MB); /* [64, N, 64] */
+    float *const t832 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
+    float *const t837 = (float *)(A + SB + 1256448 * MB); /* [64, N, 64] */
     float *const t839 = G + 61456; /* d stage3.0.conv2.weight [64, 576] */
-    float *const t840 = (float *)(A + SB + 1278976 * MB); /* [576, 64*N] */
-    float *const t842 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 8, 8] */
-    float *const t844 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 8, 8] */
+    float *const t840 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
+    float *const t842 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
+    float *const t844 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 8, 8] */
     float *const t846 = G + 61392; /* d stage3.0.bn1.bias [1, 64, 1] */
-    float *const t848 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t849 = (float *)(A + SB + 1274880 * MB); /* [N, 64, 64] */
+    float *const t848 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
+    float *const t849 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
     float *const t850 = G + 61328; /* d stage3.0.bn1.weight [1, 64, 1] */
-    float *const t853 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t853 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
     float *const t854 = (float *)(A + 176); /* [1, 64, 1] */
     float *const t859 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t862 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t862 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
     float *const t866 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t867 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
+    float *const t867 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
     float *const t868 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t872 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t877 = (float *)(A + SB + 1035264 * MB); /* [64, N, 64] */
+    float *const t872 = (float *)(A + SB + 1059840 * MB); /* [N, 64, 64] */
+    float *const t877 = (float *)(A + SB + 1063936 * MB); /* [64, N, 64] */
     float *const t879 = G + 42896; /* d stage3.0.conv1.weight [64, 288] */
     float *const t880 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
-    float *const t882 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
+    float *const t882 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 16, 16] */
     float *const t885 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 16, 16] */
     float *const t887 = G + 42864; /* d stage2.1.bn2.bias [1, 32, 1] */
-    float *const t889 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
+    float *const t889 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
     float *const t890 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 256] */
     float *const t891 = G + 42832; /* d stage2.1.bn2.weight [1, 32, 1] */
     float *const t894 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
@@ -5457,24 +5310,24 @@ void res_net_backward(res_net *m)
     float *const t900 = (float *)(A + 80); /* [1, 32, 1] */
     float *const t903 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
     float *const t907 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 256] */
-    float *const t908 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
+    float *const t908 = (float *)(A + SB + 1256448 * MB); /* [N, 32, 256] */
     float *const t909 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t913 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
+    float *const t913 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
     float *const t918 = (float *)(A + SB + 1149952 * MB); /* [32, N, 256] */
     float *const t920 = G + 33616; /* d stage2.1.conv2.weight [32, 288] */
     float *const t921 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    float *const t923 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
+    float *const t923 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 16, 16] */
     float *const t925 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 16, 16] */
     float *const t927 = G + 33584; /* d stage2.1.bn1.bias [1, 32, 1] */
-    float *const t929 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
+    float *const t929 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
     float *const t930 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
     float *const t931 = G + 33552; /* d stage2.1.bn1.weight [1, 32, 1] */
-    float *const t934 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
+    float *const t934 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     float *const t935 = (float *)(A + 32); /* [1, 32, 1] */
     float *const t940 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t943 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
+    float *const t943 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
     float *const t947 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t948 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
+    float *const t948 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
     float *const t949 = (float *)(A + 32); /* [1, 32, 1] */
     float *const t953 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
     float *const t958 = (float *)(A + SB + 1043456 * MB); /* [32, N, 256] */
@@ -5486,54 +5339,54 @@ void res_net_backward(res_net *m)
     float *const t970 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
     float *const t971 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 256] */
     float *const t972 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32, 1] */
-    float *const t975 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t975 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t976 = (float *)(A + 32); /* [1, 32, 1] */
     float *const t981 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t984 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t984 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t988 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 256] */
-    float *const t989 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
+    float *const t989 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
     float *const t990 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t994 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t999 = (float *)(A + SB + 84992 * MB); /* [32, N, 256] */
+    float *const t994 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
+    float *const t999 = (float *)(A + SB + 904192 * MB); /* [32, N, 256] */
     float *const t1001 = G + 23760; /* d stage2.0.proj.weight [32, 16] */
-    float *const t1002 = (float *)(A + SB + 76800 * MB); /* [16, 256*N] */
+    float *const t1002 = (float *)(A + SB + 896000 * MB); /* [16, 256*N] */
     float *const t1004 = (float *)(A + SB + 1051648 * MB); /* [N, 16, 32, 32] */
     float *const t1006 = G + 23728; /* d stage2.0.bn2.bias [1, 32, 1] */
-    float *const t1008 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1009 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t1008 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
+    float *const t1009 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t1010 = G + 23696; /* d stage2.0.bn2.weight [1, 32, 1] */
-    float *const t1013 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t1013 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t1014 = (float *)(A + 32); /* [1, 32, 1] */
     float *const t1019 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t1022 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t1022 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
     float *const t1026 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    float *const t1027 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
+    float *const t1027 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
     float *const t1028 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1032 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1037 = (float *)(A + SB + 84992 * MB); /* [32, N, 256] */
+    float *const t1032 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
+    float *const t1037 = (float *)(A + SB + 896000 * MB); /* [32, N, 256] */
     float *const t1039 = G + 14480; /* d stage2.0.conv2.weight [32, 288] */
-    float *const t1040 = (float *)(A + SB + 941056 * MB); /* [288, 256*N] */
-    float *const t1042 = (float *)(A + SB + 76800 * MB); /* [N, 32, 16, 16] */
-    float *const t1044 = (float *)(A + SB + 84992 * MB); /* [N, 32, 16, 16] */
+    float *const t1040 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
+    float *const t1042 = (float *)(A + SB + 871424 * MB); /* [N, 32, 16, 16] */
+    float *const t1044 = (float *)(A + SB + 896000 * MB); /* [N, 32, 16, 16] */
     float *const t1046 = G + 14448; /* d stage2.0.bn1.bias [1, 32, 1] */
-    float *const t1048 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1049 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
+    float *const t1048 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
+    float *const t1049 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
     float *const t1050 = G + 14416; /* d stage2.0.bn1.weight [1, 32, 1] */
-    float *const t1053 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t1053 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
     float *const t1054 = (float *)(A + 32); /* [1, 32, 1] */
     float *const t1059 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t1062 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
+    float *const t1062 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
     float *const t1066 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t1067 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
+    float *const t1067 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
     float *const t1068 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1072 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1077 = (float *)(A + SB + 84992 * MB); /* [32, N, 256] */
+    float *const t1072 = (float *)(A + SB + 502784 * MB); /* [N, 32, 256] */
+    float *const t1077 = (float *)(A + SB + 510976 * MB); /* [32, N, 256] */
     float *const t1079 = G + 9808; /* d stage2.0.conv1.weight [32, 144] */
     float *const t1080 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
-    float *const t1082 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
+    float *const t1082 = (float *)(A + SB + 502784 * MB); /* [N, 16, 32, 32] */
     float *const t1085 = (float *)(A + SB + 863232 * MB); /* [N, 16, 32, 32] */
     float *const t1087 = G + 9792; /* d stage1.1.bn2.bias [1, 16, 1] */
-    float *const t1089 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1089 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
     float *const t1090 = (float *)(A + SB + 879616 * MB); /* [N, 16, 1024] */
     float *const t1091 = G + 9776; /* d stage1.1.bn2.weight [1, 16, 1] */
     float *const t1094 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
@@ -5541,24 +5394,24 @@ void res_net_backward(res_net *m)
     float *const t1100 = (float *)(A + 48); /* [1, 16, 1] */
     float *const t1103 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
     float *const t1107 = (float *)(A + SB + 879616 * MB); /* [N, 16, 1024] */
-    float *const t1108 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1108 = (float *)(A + SB + 896000 * MB); /* [N, 16, 1024] */
     float *const t1109 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1113 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1113 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
     float *const t1118 = (float *)(A + SB + 683008 * MB); /* [16, N, 1024] */
     float *const t1120 = G + 7472; /* d stage1.1.conv2.weight [16, 144] */
     float *const t1121 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    float *const t1123 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
+    float *const t1123 = (float *)(A + SB + 502784 * MB); /* [N, 16, 32, 32] */
     float *const t1125 = (float *)(A + SB + 683008 * MB); /* [N, 16, 32, 32] */
     float *const t1127 = G + 7456; /* d stage1.1.bn1.bias [1, 16, 1] */
-    float *const t1129 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1129 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
     float *const t1130 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
     float *const t1131 = G + 7440; /* d stage1.1.bn1.weight [1, 16, 1] */
-    float *const t1134 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
+    float *const t1134 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     float *const t1135 = (float *)(A + 32); /* [1, 16, 1] */
     float *const t1140 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1143 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
+    float *const t1143 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
     float *const t1147 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t1148 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1148 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
     float *const t1149 = (float *)(A + 32); /* [1, 16, 1] */
     float *const t1153 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
     float *const t1158 = (float *)(A + SB + 470016 * MB); /* [16, N, 1024] */
@@ -5575,7 +5428,7 @@ void res_net_backward(res_net *m)
     float *const t1181 = (float *)(A + 48); /* [1, 16, 1] */
     float *const t1184 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
     float *const t1188 = (float *)(A + SB + 486400 * MB); /* [N, 16, 1024] */
-    float *const t1189 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1189 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
     float *const t1190 = (float *)(A + 32); /* [1, 16, 1] */
     float *const t1194 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
     float *const t1199 = (float *)(A + SB + 289792 * MB); /* [16, N, 1024] */
@@ -5592,7 +5445,7 @@ void res_net_backward(res_net *m)
     float *const t1221 = (float *)(A + 48); /* [1, 16, 1] */
     float *const t1224 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
     float *const t1228 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t1229 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
+    float *const t1229 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
     float *const t1230 = (float *)(A + 16); /* [1, 16, 1] */
     float *const t1234 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
     float *const t1239 = (float *)(A + SB + 240640 * MB); /* [16, N, 1024] */
@@ -5609,7 +5462,7 @@ void res_net_backward(res_net *m)
     float *const t1262 = (float *)(A + 32); /* [1, 16, 1] */
     float *const t1265 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
     float *const t1269 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1270 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
+    float *const t1270 = (float *)(A + SB + 93184 * MB); /* [N, 16, 1024] */
     float *const t1271 = (float *)(A + 0); /* [1, 16, 1] */
     float *const t1275 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
     float *const t1280 = (float *)(A + SB + 44032 * MB); /* [16, N, 1024] */
@@ -5838,6 +5691,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r689 = t689;
     const float *restrict const r703 = t703;
     float *restrict const r707 = t707;
+    float *restrict const r708 = t708;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -5853,14 +5707,6 @@ void res_net_backward(res_net *m)
         const float v706 = v703 * v636;
         const float v707 = v705 + v706;
         r707[i] = v707;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r707 = t707;
-    float *restrict const r708 = t708;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v707 = r707[i];
         const float v708 = -v707;
         r708[i] = v708;
     }
@@ -6107,6 +5953,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r729 = t729;
     const float *restrict const r743 = t743;
     float *restrict const r747 = t747;
+    float *restrict const r748 = t748;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -6122,14 +5969,6 @@ void res_net_backward(res_net *m)
         const float v746 = v743 * v592;
         const float v747 = v745 + v746;
         r747[i] = v747;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r747 = t747;
-    float *restrict const r748 = t748;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v747 = r747[i];
         const float v748 = -v747;
         r748[i] = v748;
     }
@@ -6379,6 +6218,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r770 = t770;
     const float *restrict const r784 = t784;
     float *restrict const r788 = t788;
+    float *restrict const r789 = t789;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -6394,14 +6234,6 @@ void res_net_backward(res_net *m)
         const float v787 = v784 * v547;
         const float v788 = v786 + v787;
         r788[i] = v788;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r788 = t788;
-    float *restrict const r789 = t789;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v788 = r788[i];
         const float v789 = -v788;
         r789[i] = v789;
     }
@@ -6636,6 +6468,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r808 = t808;
     const float *restrict const r822 = t822;
     float *restrict const r826 = t826;
+    float *restrict const r827 = t827;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -6651,14 +6484,6 @@ void res_net_backward(res_net *m)
         const float v825 = v822 * v504;
         const float v826 = v824 + v825;
         r826[i] = v826;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r826 = t826;
-    float *restrict const r827 = t827;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v826 = r826[i];
         const float v827 = -v826;
         r827[i] = v827;
     }
@@ -6905,6 +6730,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r848 = t848;
     const float *restrict const r862 = t862;
     float *restrict const r866 = t866;
+    float *restrict const r867 = t867;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -6920,14 +6746,6 @@ void res_net_backward(res_net *m)
         const float v865 = v862 * v460;
         const float v866 = v864 + v865;
         r866[i] = v866;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r866 = t866;
-    float *restrict const r867 = t867;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v866 = r866[i];
         const float v867 = -v866;
         r867[i] = v867;
     }
@@ -7177,6 +6995,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r889 = t889;
     const float *restrict const r903 = t903;
     float *restrict const r907 = t907;
+    float *restrict const r908 = t908;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -7192,14 +7011,6 @@ void res_net_backward(res_net *m)
         const float v906 = v903 * v415;
         const float v907 = v905 + v906;
         r907[i] = v907;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r907 = t907;
-    float *restrict const r908 = t908;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v907 = r907[i];
         const float v908 = -v907;
         r908[i] = v908;
     }
@@ -7446,6 +7257,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r929 = t929;
     const float *restrict const r943 = t943;
     float *restrict const r947 = t947;
+    float *restrict const r948 = t948;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -7461,14 +7273,6 @@ void res_net_backward(res_net *m)
         const float v946 = v943 * v371;
         const float v947 = v945 + v946;
         r947[i] = v947;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r947 = t947;
-    float *restrict const r948 = t948;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v947 = r947[i];
         const float v948 = -v947;
         r948[i] = v948;
     }
@@ -7718,6 +7522,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r970 = t970;
     const float *restrict const r984 = t984;
     float *restrict const r988 = t988;
+    float *restrict const r989 = t989;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -7733,14 +7538,6 @@ void res_net_backward(res_net *m)
         const float v987 = v984 * v326;
         const float v988 = v986 + v987;
         r988[i] = v988;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r988 = t988;
-    float *restrict const r989 = t989;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v988 = r988[i];
         const float v989 = -v988;
         r989[i] = v989;
     }
@@ -7975,6 +7772,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1008 = t1008;
     const float *restrict const r1022 = t1022;
     float *restrict const r1026 = t1026;
+    float *restrict const r1027 = t1027;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -7990,14 +7788,6 @@ void res_net_backward(res_net *m)
         const float v1025 = v1022 * v283;
         const float v1026 = v1024 + v1025;
         r1026[i] = v1026;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1026 = t1026;
-    float *restrict const r1027 = t1027;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1026 = r1026[i];
         const float v1027 = -v1026;
         r1027[i] = v1027;
     }
@@ -8244,6 +8034,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1048 = t1048;
     const float *restrict const r1062 = t1062;
     float *restrict const r1066 = t1066;
+    float *restrict const r1067 = t1067;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -8259,14 +8050,6 @@ void res_net_backward(res_net *m)
         const float v1065 = v1062 * v239;
         const float v1066 = v1064 + v1065;
         r1066[i] = v1066;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1066 = t1066;
-    float *restrict const r1067 = t1067;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1066 = r1066[i];
         const float v1067 = -v1066;
         r1067[i] = v1067;
     }
@@ -8516,6 +8299,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1089 = t1089;
     const float *restrict const r1103 = t1103;
     float *restrict const r1107 = t1107;
+    float *restrict const r1108 = t1108;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -8531,14 +8315,6 @@ void res_net_backward(res_net *m)
         const float v1106 = v1103 * v194;
         const float v1107 = v1105 + v1106;
         r1107[i] = v1107;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1107 = t1107;
-    float *restrict const r1108 = t1108;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1107 = r1107[i];
         const float v1108 = -v1107;
         r1108[i] = v1108;
     }
@@ -8785,6 +8561,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1129 = t1129;
     const float *restrict const r1143 = t1143;
     float *restrict const r1147 = t1147;
+    float *restrict const r1148 = t1148;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -8800,14 +8577,6 @@ void res_net_backward(res_net *m)
         const float v1146 = v1143 * v150;
         const float v1147 = v1145 + v1146;
         r1147[i] = v1147;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1147 = t1147;
-    float *restrict const r1148 = t1148;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1147 = r1147[i];
         const float v1148 = -v1147;
         r1148[i] = v1148;
     }
@@ -9057,6 +8826,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1170 = t1170;
     const float *restrict const r1184 = t1184;
     float *restrict const r1188 = t1188;
+    float *restrict const r1189 = t1189;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -9072,14 +8842,6 @@ void res_net_backward(res_net *m)
         const float v1187 = v1184 * v105;
         const float v1188 = v1186 + v1187;
         r1188[i] = v1188;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1188 = t1188;
-    float *restrict const r1189 = t1189;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1188 = r1188[i];
         const float v1189 = -v1188;
         r1189[i] = v1189;
     }
@@ -9326,6 +9088,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1210 = t1210;
     const float *restrict const r1224 = t1224;
     float *restrict const r1228 = t1228;
+    float *restrict const r1229 = t1229;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -9341,14 +9104,6 @@ void res_net_backward(res_net *m)
         const float v1227 = v1224 * v61;
         const float v1228 = v1226 + v1227;
         r1228[i] = v1228;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1228 = t1228;
-    float *restrict const r1229 = t1229;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1228 = r1228[i];
         const float v1229 = -v1228;
         r1229[i] = v1229;
     }
@@ -9598,6 +9353,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r1251 = t1251;
     const float *restrict const r1265 = t1265;
     float *restrict const r1269 = t1269;
+    float *restrict const r1270 = t1270;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -9613,14 +9369,6 @@ void res_net_backward(res_net *m)
         const float v1268 = v1265 * v17;
         const float v1269 = v1267 + v1268;
         r1269[i] = v1269;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): - (backward) */
-    {
-    const float *restrict const r1269 = t1269;
-    float *restrict const r1270 = t1270;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1269 = r1269[i];
         const float v1270 = -v1269;
         r1270[i] = v1270;
     }
