@@ -502,13 +502,31 @@ static void slice(const dset *ds, int64_t s, const void **ptrs)
         ptrs[i] = (const char *)ds->arr[i].data + (size_t)s * ds->stride[i];
 }
 
-/* Loss and metrics over a whole data set, in chunks of at most max_batch,
- * averaged by example count.  `ptrs` has room for ds->count pointers and
- * `tmp` for the metrics: nothing is allocated here. */
+/* How much a chunk's mean loss weighs: its examples, or, when the first
+ * label is i32 (class ids for cross_entropy, which averages over the ids
+ * other than -100), its label entries other than -100, so that the chunks
+ * combine to the mean over the whole set. */
+static double loss_weight(const dset *ds, int64_t s, int n)
+{
+    if (ds->count == ds->num_inputs || ds->arr[ds->num_inputs].dtype != NNC_I32 || !ds->stride[ds->num_inputs])
+        return n;
+    const int i = ds->num_inputs;
+    const int32_t *lab = (const int32_t *)((const char *)ds->arr[i].data + (size_t)s * ds->stride[i]);
+    size_t per = ds->ex_bytes[i] / sizeof(int32_t), count = 0;
+    for (size_t k = 0; k < per * (size_t)n; k++)
+        count += lab[k] != -100;
+    return (double)count;
+}
+
+/* Loss and metrics over a whole data set, in chunks of at most max_batch:
+ * metrics averaged by example count, the loss by loss_weight.  `ptrs` has
+ * room for ds->count pointers and `tmp` for the metrics: nothing is
+ * allocated here. */
 static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void **ptrs,
                      float *tmp, double *loss, double *metrics)
 {
     const nnc_model_desc *d = v->d;
+    double weight = 0;
     *loss = 0;
     for (int k = 0; k < d->num_metrics; k++)
         metrics[k] = 0;
@@ -517,11 +535,13 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
         float l = 0;
         slice(ds, s, ptrs);
         d->eval(x->m, n, ptrs, ptrs + ds->num_inputs, &l, tmp);
-        *loss += (double)l * n;
+        const double w = loss_weight(ds, s, n);
+        if (w > 0)                           /* a chunk of ignored labels only: NaN, weight 0 */
+            *loss += (double)l * w, weight += w;
         for (int k = 0; k < d->num_metrics; k++)
             metrics[k] += (double)tmp[k] * n;
     }
-    *loss /= (double)ds->n;
+    *loss = weight > 0 ? *loss / weight : NAN;
     for (int k = 0; k < d->num_metrics; k++)
         metrics[k] /= (double)ds->n;
 }
