@@ -98,6 +98,7 @@ static const char *prod(Shape s, int a, int b)
 
 static const IrNode *nd(int t) { return &G->nodes[t]; }
 
+static char *merged;        /* per node: already computed along with an earlier one */
 static char *loop_used;     /* inside a loop block: roots it reads or writes */
 static char *loop_wr;       /* ... and the ones it writes besides its own (fused = 2) */
 
@@ -757,6 +758,28 @@ static void emit_loss(int t)
     }
 }
 
+/* A later node computing `op` from the same dy (and x) as layer norm's
+ * backward t, whose result goes straight to a param's gradient (so its
+ * buffer exists at t's position too): layer norm's dweight, or the sum of
+ * dy over rows that is its dbias.  Such nodes are computed in t's row loop;
+ * -1 if there is none. */
+static int ln_partner(int t, IrOp op)
+{
+    const IrNode *n = nd(t);
+    int D = (int)n->shape.d[n->shape.nd - 1];
+    for (int j = t + 1; j < G->n; j++) {
+        const IrNode *c = nd(j);
+        if (c->op != op || c->fused < 0 || c->in[0] != n->in[0] || c->buf < 0 || G->bufs[c->buf].param_grad < 0)
+            continue;
+        if (op == IR_LAYER_NORM_WGRAD && c->in[1] == n->in[1] && c->fval == n->fval)
+            return j;
+        Shape si = nd(c->in[0])->shape;
+        if (op == IR_SUM && ir_numel(c->shape) == D && c->axes == (1u << (si.nd - 1)) - 1)
+            return j;
+    }
+    return -1;
+}
+
 /* Embeddings, layer norm and the causal mask (sequence models). */
 static void emit_seq_op(int t)
 {
@@ -794,9 +817,16 @@ static void emit_seq_op(int t)
         int xi = n->op == IR_LAYER_NORM ? 0 : 1;
         Shape s = nd(n->in[xi])->shape;
         const char *x = ref(n->in[xi]);
+        /* dx, dweight and dbias in one pass over the rows */
+        int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(t, IR_LAYER_NORM_WGRAD) : -1;
+        int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(t, IR_SUM) : -1;
         P("    {\n        const int64_t rows = %s, D = %lld;\n", prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
         if (n->op == IR_LAYER_NORM_WGRAD)
             P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, R());
+        if (wg >= 0)
+            P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(wg), R());
+        if (bg >= 0)
+            P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(bg), R());
         P("        for (int64_t r = 0; r < rows; r++) {\n");
         P("            const %s *restrict xr = %s + r * D;\n", R(), x);
         lanes_sum("            ", "sx", "D", "xr[k]");
@@ -814,6 +844,14 @@ static void emit_seq_op(int t)
             lanes_sum("            ", "sgx", "D", xs("dr[k] * %s[k] * (xr[k] - mu)", w));
             P("            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", R(), R(), R());
             P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
+            if (wg >= 0) {
+                merged[wg] = 1;
+                P("            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", ref(wg));
+            }
+            if (bg >= 0) {
+                merged[bg] = 1;
+                P("            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", ref(bg));
+            }
         } else {
             const char *dy = ref(n->in[0]);
             P("            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
@@ -927,7 +965,7 @@ static void emit_vision_op(int t)
 static void emit_node(int t)
 {
     const IrNode *n = nd(t);
-    if (n->fused || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+    if (n->fused || merged[t] || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
         return;
     comment(n);
     if (ir_is_elementwise(n->op)) {
@@ -977,6 +1015,8 @@ static void begin_body(const Graph *g, int backward)
     G = g;
     free(used);
     used = calloc((size_t)g->n + 1, 1);
+    free(merged);
+    merged = calloc((size_t)g->n + 1, 1);
     in_backward = backward;
     file_out = out;
     out = open_memstream(&body_text, &body_len);

@@ -63,7 +63,12 @@ static void peephole(Graph *g)
         if (!is_swap_last2(n))
             continue;
         IrNode *mm = &g->nodes[n->in[0]];
-        if (mm->op != IR_MATMUL || uses[n->in[0]] != 1 || mm->shape.nd != 2)
+        if (mm->op != IR_MATMUL || uses[n->in[0]] != 1)
+            continue;
+        /* batched too, when both operands carry the batch dims (a
+         * broadcast operand would turn one GEMM into a loop of them) */
+        int nd2 = mm->shape.nd;
+        if (nd2 != 2 && (g->nodes[mm->in[0]].shape.nd != nd2 || g->nodes[mm->in[1]].shape.nd != nd2))
             continue;
         int a = mm->in[0], b = mm->in[1], ta = mm->ta, tb = mm->tb;
         int in[2] = {b, a};

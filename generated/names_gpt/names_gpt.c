@@ -1682,17 +1682,16 @@ void names_gpt_backward(names_gpt *m)
     float *const t167 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
     float *const t168 = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
     float *const t171 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t172 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    float *const t173 = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    float *const t174 = (float *)(A + SB + 12288 * MB); /* [N, 16, 4, 16] */
+    float *const t173 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const t174 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const t176 = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
     float *const t178 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
     float *const t182 = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
-    float *const t183 = (float *)(A + SB + 12288 * MB); /* [N, 16, 4, 16] */
+    float *const t183 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const t185 = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
-    float *const t187 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const t187 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
     float *const t192 = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
-    float *const t193 = (float *)(A + SB + 12288 * MB); /* [N, 16, 4, 16] */
+    float *const t193 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
     float *const t195 = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
     float *const t197 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
     float *const t198 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
@@ -1720,17 +1719,16 @@ void names_gpt_backward(names_gpt *m)
     float *const t239 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
     float *const t240 = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
     float *const t243 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t244 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    float *const t245 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t246 = (float *)(A + SB + 3072 * MB); /* [N, 16, 4, 16] */
+    float *const t245 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const t246 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const t248 = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
     float *const t250 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
     float *const t254 = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
-    float *const t255 = (float *)(A + SB + 3072 * MB); /* [N, 16, 4, 16] */
+    float *const t255 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const t257 = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
-    float *const t259 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const t259 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
     float *const t264 = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
-    float *const t265 = (float *)(A + SB + 3072 * MB); /* [N, 16, 4, 16] */
+    float *const t265 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
     float *const t267 = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
     float *const t269 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
     float *const t270 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
@@ -1797,6 +1795,8 @@ void names_gpt_backward(names_gpt *m)
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(t133, 0, sizeof(float) * (size_t)D);
+        memset(t134, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = t113 + r * D;
             float sx;
@@ -1848,52 +1848,9 @@ void names_gpt_backward(names_gpt *m)
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t132[r * D + k] = rstd * (dr[k] * t114[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) t133[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) t134[k] += dr[k];
         }
-    }
-    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-        const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t133, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t113 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
-            }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
-            }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t133[k] += t127[r * D + k] * (xr[k] - mu) * rstd;
-        }
-    }
-    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r127 = t127;
-    float *restrict const r134 = t134;
-    {
-        const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r134, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r134[k] += r127[r * K + k];
-    }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     {
@@ -1943,6 +1900,8 @@ void names_gpt_backward(names_gpt *m)
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(t154, 0, sizeof(float) * (size_t)D);
+        memset(t155, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = t98 + r * D;
             float sx;
@@ -1994,6 +1953,8 @@ void names_gpt_backward(names_gpt *m)
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t152[r * D + k] = rstd * (dr[k] * t99[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) t154[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) t155[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -2006,51 +1967,6 @@ void names_gpt_backward(names_gpt *m)
         const float v152 = r152[i];
         const float v153 = v132 + v152;
         r153[i] = v153;
-    }
-    }
-    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-        const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t154, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t98 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
-            }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
-            }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t154[k] += t147[r * D + k] * (xr[k] - mu) * rstd;
-        }
-    }
-    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r147 = t147;
-    float *restrict const r155 = t155;
-    {
-        const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r155, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r155[k] += r147[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2118,21 +2034,12 @@ void names_gpt_backward(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t171 + ic * 256, (int)(16));
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t172 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            t173[o++] = t172[i0 * 1024 + i1 * 256 + i2 * 1 + i3 * 16];
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t173 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
@@ -2227,6 +2134,8 @@ void names_gpt_backward(names_gpt *m)
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(t205, 0, sizeof(float) * (size_t)D);
+        memset(t206, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = t59 + r * D;
             float sx;
@@ -2278,6 +2187,8 @@ void names_gpt_backward(names_gpt *m)
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t203[r * D + k] = rstd * (dr[k] * t60[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) t205[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) t206[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  + (backward) */
@@ -2290,51 +2201,6 @@ void names_gpt_backward(names_gpt *m)
         const float v203 = r203[i];
         const float v204 = v153 + v203;
         r204[i] = v204;
-    }
-    }
-    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-        const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t205, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t59 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
-            }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
-            }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t205[k] += t198[r * D + k] * (xr[k] - mu) * rstd;
-        }
-    }
-    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r198 = t198;
-    float *restrict const r206 = t206;
-    {
-        const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r206, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r206[k] += r198[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -2385,6 +2251,8 @@ void names_gpt_backward(names_gpt *m)
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(t226, 0, sizeof(float) * (size_t)D);
+        memset(t227, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = t44 + r * D;
             float sx;
@@ -2436,6 +2304,8 @@ void names_gpt_backward(names_gpt *m)
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t224[r * D + k] = rstd * (dr[k] * t45[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) t226[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) t227[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
@@ -2448,51 +2318,6 @@ void names_gpt_backward(names_gpt *m)
         const float v224 = r224[i];
         const float v225 = v204 + v224;
         r225[i] = v225;
-    }
-    }
-    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-        const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t226, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t44 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
-            }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
-            }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t226[k] += t219[r * D + k] * (xr[k] - mu) * rstd;
-        }
-    }
-    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r219 = t219;
-    float *restrict const r227 = t227;
-    {
-        const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r227, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r227[k] += r219[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2560,21 +2385,12 @@ void names_gpt_backward(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t243 + ic * 256, (int)(16));
     }
-    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t244 + ic * 256, (int)(16));
-    }
-    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 4; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-        for (int64_t i3 = 0; i3 < 16; i3++)
-            t245[o++] = t244[i0 * 1024 + i1 * 256 + i2 * 1 + i3 * 16];
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t245 + ic * 256, (int)(16));
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
@@ -2669,6 +2485,8 @@ void names_gpt_backward(names_gpt *m)
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(t277, 0, sizeof(float) * (size_t)D);
+        memset(t278, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = t5 + r * D;
             float sx;
@@ -2720,6 +2538,8 @@ void names_gpt_backward(names_gpt *m)
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
             for (int64_t k = 0; k < D; k++) t275[r * D + k] = rstd * (dr[k] * t6[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) t277[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) t278[k] += dr[k];
         }
     }
     /* names_gpt.nn:54  + (backward) */
@@ -2732,51 +2552,6 @@ void names_gpt_backward(names_gpt *m)
         const float v275 = r275[i];
         const float v276 = v225 + v275;
         r276[i] = v276;
-    }
-    }
-    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-        const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t277, 0, sizeof(float) * (size_t)D);
-        for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t5 + r * D;
-            float sx;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sx = s_;
-            }
-            const float mu = sx / (float)D;
-            float sd;
-            {
-                float l_[16] = {0};
-                int64_t k0_ = 0;
-                for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
-                float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
-                for (int j = 0; j < 16; j++) s_ += l_[j];
-                sd = s_;
-            }
-            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t277[k] += t270[r * D + k] * (xr[k] - mu) * rstd;
-        }
-    }
-    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r270 = t270;
-    float *restrict const r278 = t278;
-    {
-        const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r278, 0, sizeof(float) * (size_t)K);
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t k = 0; k < K; k++)
-                r278[k] += r270[r * K + k];
     }
     }
     /* names_gpt.nn:54  + (backward) */
