@@ -1597,10 +1597,10 @@ static void emit_helpers(void)
         /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
          * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
          * and 2^n is built in the exponent bits, so there is no libm call
-         * and no branch and the loop vectorizes.  Below -87.3 (where expf
-         * goes subnormal) it gives 0, as for exp(-inf) */
+         * and no branch and the loop vectorizes.  Below -87 (where expf
+         * nears the subnormals) it gives 0, as for exp(-inf) */
         P("static inline float nnc_exp_float(float x)\n{\n");
-        P("    const float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;\n");
+        P("    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */\n");
         P("    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;\n");
         P("    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;\n");
         P("    float p = 1.9875691500e-4f * r + 1.3981999507e-3f;\n");
@@ -1608,7 +1608,7 @@ static void emit_helpers(void)
         P("    p = p * r + 1.6666665459e-1f;\n    p = p * r + 5.0000001201e-1f;\n");
         P("    p = p * r2 + r + 1.0f;\n");
         P("    const int32_t e = ((int32_t)fn + 127) << 23;\n    float s;\n    memcpy(&s, &e, sizeof s);\n");
-        P("    return x < -87.0f ? 0.0f : p * s;\n}\n\n");
+        P("    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */\n}\n\n");
     }
     if (uses_op(IR_DGELU)) {
     P("static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);

@@ -10,7 +10,7 @@ _Static_assert(sizeof(res_net_params) == sizeof(float) * RES_NET_NUM_PARAMS, "pa
 
 static inline float nnc_exp_float(float x)
 {
-    const float xc = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */
     const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
     const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
     float p = 1.9875691500e-4f * r + 1.3981999507e-3f;
@@ -22,7 +22,7 @@ static inline float nnc_exp_float(float x)
     const int32_t e = ((int32_t)fn + 127) << 23;
     float s;
     memcpy(&s, &e, sizeof s);
-    return x < -87.0f ? 0.0f : p * s;
+    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */
 }
 
 const char *const res_net_metric_names[1] = {"accuracy"};
