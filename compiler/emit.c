@@ -850,6 +850,98 @@ static void emit_vision_op(int t)
     P("        }\n    }\n");
 }
 
+/* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
+ * channel c is N rows of L contiguous elements.  Each op walks the
+ * channels one by one, so a channel's rows (N*L floats, which fit in L2
+ * at these sizes) are read from memory once even where the op reads them
+ * twice; the sums run in 16 lanes per row with row totals in double. */
+static const char *bn_term(const char *term, const char *idx)
+{
+    /* term with every `@` replaced by the index expression */
+    char *r = xs("%s", "");
+    for (const char *p = term; *p; p++)
+        r = *p == '@' ? xs("%s%s", r, idx) : xs("%s%c", r, *p);
+    return r;
+}
+
+static void bn_lanes(const char *acc, const char *term, const char *len)
+{
+    /* adds term(@ = k) over k < len into the double `acc` */
+    P("                { %s lane[16] = {0}; int64_t k = 0; double s = 0;\n", R());
+    P("                  for (; k + 16 <= %s; k += 16) for (int j = 0; j < 16; j++) lane[j] += %s;\n", len,
+      bn_term(term, "k + j"));
+    P("                  for (; k < %s; k++) s += %s;\n", len, bn_term(term, "k"));
+    P("                  for (int j = 0; j < 16; j++) s += lane[j];\n                  %s += s; }\n", acc);
+}
+
+static void emit_bn_op(int t)
+{
+    const IrNode *n = nd(t);
+    Shape s = nd(n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
+    loop_begin();
+    const char *y = ref(t);
+    P("    {\n        const int64_t N = %s, C = %lld, L = %s;\n", dim(s, 0), (long long)s.d[1], prod(s, 2, s.nd));
+    P("        const double M = (double)N * (double)L;   /* elements per channel */\n");
+    switch (n->op) {
+    case IR_BN_STATS: {
+        const char *x = ref(n->in[0]);
+        /* two passes (the mean, then squared deviations), as PyTorch, so no
+         * cancellation in E[x^2] - E[x]^2 */
+        P("        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
+        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
+        bn_lanes("sum", "row[@]", "L");
+        P("            }\n            const %s mu = (%s)(sum / M);\n", R(), R());
+        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
+        bn_lanes("sq", "(row[@] - mu) * (row[@] - mu)", "L");
+        P("            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, R());
+        break;
+    }
+    case IR_BN_NORM: {
+        const char *x = ref(n->in[0]), *st = ref(n->in[1]), *w = ref(n->in[2]), *b = ref(n->in[3]);
+        P("        (void)M;\n");
+        P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        P("            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", R(),
+          st, R(), st, n->fval, w, b);
+        P("            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", R(), x, R(), y);
+        P("            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;\n        }\n");
+        break;
+    }
+    case IR_BN_GRADS: {
+        /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
+        const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]);
+        P("        (void)M;\n");
+        P("        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
+        P("            const %s mu = %s[c];\n", R(), st);
+        P("            for (int64_t b = 0; b < N; b++) {\n");
+        P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
+        bn_lanes("sdx", "dr[@] * (xr[@] - mu)", "L");
+        bn_lanes("sd", "dr[@]", "L");
+        P("            }\n");
+        P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
+          y, R(), st, n->fval, y, R());
+        break;
+    }
+    case IR_BN_BWD: {
+        /* dx = w rstd (dy - mean(dy)) - (x - mean) w rstd^2 mean(dy xhat) */
+        const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]), *w = ref(n->in[3]),
+                   *gr = ref(n->in[4]);
+        P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        P("            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
+          n->fval, w);
+        P("            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", R(), st, R(), R(), gr);
+        P("                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", R(), gr);
+        P("            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
+        P("            %s *yr = %s + (b * C + c) * L;\n", R(), y);
+        P("            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;\n        }\n");
+        break;
+    }
+    default:
+        abort();
+    }
+    P("    }\n");
+    loop_end(t);
+}
+
 static void emit_node(int t)
 {
     const IrNode *n = nd(t);
@@ -885,6 +977,9 @@ static void emit_node(int t)
         break;
     case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
         emit_vision_op(t);
+        break;
+    case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
+        emit_bn_op(t);
         break;
     default:
         fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));

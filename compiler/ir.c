@@ -38,6 +38,8 @@ static const struct {
     {"layer_norm_bwd", OC_OTHER}, {"layer_norm_wgrad", OC_OTHER}, {"causal_mask", OC_OTHER},
     {"im2col", OC_OTHER}, {"col2im", OC_OTHER}, {"max_pool2d", OC_OTHER}, {"max_pool2d_bwd", OC_OTHER},
     {"avg_pool2d", OC_OTHER}, {"avg_pool2d_bwd", OC_OTHER},
+    {"batch_stats", OC_OTHER}, {"batch_norm", OC_OTHER}, {"batch_norm_grads", OC_OTHER},
+    {"batch_norm_bwd", OC_OTHER},
 };
 
 const char *ir_op_name(IrOp op) { return op_table[op].name; }
@@ -63,6 +65,10 @@ double ir_node_flops(const Graph *g, int i)
         return 0;
     case IR_EMBEDDING: case IR_CAUSAL_MASK: case IR_IM2COL:
         return 0;
+    case IR_BN_STATS:
+        return 3.0 * (double)ir_numel(g->nodes[n->in[0]].shape);
+    case IR_BN_NORM:
+        return 2.0 * (double)ir_numel(n->shape);
     case IR_MAXPOOL: case IR_AVGPOOL:
         return (double)ir_numel(n->shape) * n->kh * n->kw;
     case IR_LAYER_NORM:

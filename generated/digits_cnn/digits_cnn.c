@@ -39,7 +39,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 384u + 19776u * (size_t)max_batch;
+    const size_t arena = 512u + 16704u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -88,7 +88,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -341,7 +341,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -357,45 +357,39 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t10 = P + 320; /* bn1.bias [32] */
     const float *const t11 = S + 0; /* bn1.running_mean [32] */
     const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t16 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t17 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t18 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t19 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t25 = (float *)(A + 64); /* [32] */
-    float *const t35 = (float *)(A + 0); /* [] */
-    float *const t37 = (float *)(A + 96); /* [32] */
-    float *const t40 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t41 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t43 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t45 = (float *)(A + SB + 6720 * MB); /* [N, 32, 8, 8] */
-    float *const t46 = (float *)(A + SB + 8768 * MB); /* [N, 32, 4, 4] */
-    const float *const t47 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t48 = (float *)(A + SB + 9280 * MB); /* [288, 16*N] */
-    float *const t50 = (float *)(A + SB + 13888 * MB); /* [64, 16*N] */
-    float *const t52 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    const float *const t54 = P + 18784; /* bn2.weight [64] */
-    const float *const t55 = P + 18848; /* bn2.bias [64] */
-    const float *const t56 = S + 64; /* bn2.running_mean [64] */
-    const float *const t57 = S + 128; /* bn2.running_var [64] */
-    float *const t61 = (float *)(A + 128); /* [1, 64, 1] */
-    float *const t62 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t63 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t64 = (float *)(A + 192); /* [1, 64, 1] */
-    float *const t70 = (float *)(A + 256); /* [64] */
-    float *const t80 = (float *)(A + 32); /* [] */
-    float *const t82 = (float *)(A + 128); /* [64] */
-    float *const t85 = (float *)(A + 320); /* [1, 64, 1] */
-    float *const t86 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t88 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t90 = (float *)(A + SB + 16960 * MB); /* [N, 64, 4, 4] */
-    float *const t91 = (float *)(A + SB + 17984 * MB); /* [N, 64, 2, 2] */
-    float *const t93 = (float *)(A + SB + 18240 * MB); /* [N, 256] */
-    float *const t94 = (float *)(A + SB + 18496 * MB); /* [N, 256] */
-    const float *const t95 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t96 = P + 21472; /* fc.bias [10] */
-    float *const t98 = (float *)(A + SB + 18752 * MB); /* [N, 10] */
-    float *const t99 = (float *)(A + SB + 18768 * MB); /* [N, 10] */
-    float *const t100 = (float *)(A + 32); /* [] */
+    float *const t14 = (float *)(A + 0); /* [2, 32] */
+    float *const t15 = (float *)(A + 64); /* [1, 32] */
+    float *const t17 = (float *)(A + 96); /* [1, 32] */
+    float *const t23 = (float *)(A + 128); /* [32] */
+    float *const t32 = (float *)(A + 64); /* [] */
+    float *const t34 = (float *)(A + 160); /* [32] */
+    float *const t35 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
+    float *const t37 = (float *)(A + SB + 4672 * MB); /* [N, 32, 8, 8] */
+    float *const t38 = (float *)(A + SB + 6720 * MB); /* [N, 32, 4, 4] */
+    const float *const t39 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t40 = (float *)(A + SB + 7232 * MB); /* [288, 16*N] */
+    float *const t42 = (float *)(A + SB + 11840 * MB); /* [64, 16*N] */
+    float *const t44 = (float *)(A + SB + 12864 * MB); /* [N, 64, 16] */
+    const float *const t46 = P + 18784; /* bn2.weight [64] */
+    const float *const t47 = P + 18848; /* bn2.bias [64] */
+    const float *const t48 = S + 64; /* bn2.running_mean [64] */
+    const float *const t49 = S + 128; /* bn2.running_var [64] */
+    float *const t51 = (float *)(A + 192); /* [2, 64] */
+    float *const t52 = (float *)(A + 64); /* [1, 64] */
+    float *const t54 = (float *)(A + 320); /* [1, 64] */
+    float *const t60 = (float *)(A + 384); /* [64] */
+    float *const t69 = (float *)(A + 64); /* [] */
+    float *const t71 = (float *)(A + 448); /* [64] */
+    float *const t72 = (float *)(A + SB + 11840 * MB); /* [N, 64, 16] */
+    float *const t74 = (float *)(A + SB + 13888 * MB); /* [N, 64, 4, 4] */
+    float *const t75 = (float *)(A + SB + 14912 * MB); /* [N, 64, 2, 2] */
+    float *const t77 = (float *)(A + SB + 15168 * MB); /* [N, 256] */
+    float *const t78 = (float *)(A + SB + 15424 * MB); /* [N, 256] */
+    const float *const t79 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t80 = P + 21472; /* fc.bias [10] */
+    float *const t82 = (float *)(A + SB + 15680 * MB); /* [N, 10] */
+    float *const t83 = (float *)(A + SB + 15696 * MB); /* [N, 10] */
+    float *const t84 = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
@@ -433,176 +427,111 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t i2 = 0; i2 < 64; i2++)
             t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: mean(v, axis: [0, 2], keepdim: true) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
+    float *restrict const r14 = t14;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r7 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r7 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r16[o++] = (float)(acc / (64.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r7 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r14[c] = mu;
+            r14[C + c] = (float)(sq / M);
         }
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - */
-    {
-    const float *restrict const r7 = t7;
-    const float *restrict const r16 = t16;
-    float *restrict const r17 = t17;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v13 = r7[i];
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 - v16;
-        r17[i] = v17;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * */
-    {
-    const float *restrict const r17 = t17;
-    float *restrict const r18 = t18;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v17 = r17[i];
-        const float v18 = v17 * v17;
-        r18[i] = v18;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r18 = t18;
-    float *restrict const r19 = t19;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r18 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r19[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t15 + o * 32, t14 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t17 + o * 32, t14 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
     const float *restrict const r11 = t11;
-    const float *restrict const r16 = t16;
-    float *restrict const r25 = t25;
+    const float *restrict const r15 = t15;
+    float *restrict const r23 = t23;
     for (int64_t i = 0; i < 32; i++) {
         const float v11 = r11[i];
-        const float v21 = 0.9f * v11;
-        const float v22 = r16[i];
-        const float v24 = 0.1f * v22;
-        const float v25 = v21 + v24;
-        r25[i] = v25;
+        const float v20 = 0.9f * v11;
+        const float v16 = r15[i];
+        const float v22 = 0.1f * v16;
+        const float v23 = v20 + v22;
+        r23[i] = v23;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: / */
     {
-    float *restrict const r35 = t35;
+    float *restrict const r32 = t32;
     for (int64_t i = 0; i < 1; i++) {
-        const float v33 = (float)(64.0f * (double)n) - 1.0f;
-        const float v35 = (float)(64.0f * (double)n) / v33;
-        r35[i] = v35;
+        const float v30 = (float)(64.0f * (double)n) - 1.0f;
+        const float v32 = (float)(64.0f * (double)n) / v30;
+        r32[i] = v32;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
     const float *restrict const r12 = t12;
-    const float *restrict const r19 = t19;
-    const float *restrict const r35 = t35;
-    float *restrict const r37 = t37;
+    const float *restrict const r17 = t17;
+    const float *restrict const r32 = t32;
+    float *restrict const r34 = t34;
     for (int64_t i = 0; i < 32; i++) {
         const float v12 = r12[i];
-        const float v27 = 0.9f * v12;
-        const float v28 = r19[i];
-        const float v30 = 0.1f * v28;
-        const float v35 = r35[0];
-        const float v36 = v30 * v35;
-        const float v37 = v27 + v36;
-        r37[i] = v37;
+        const float v25 = 0.9f * v12;
+        const float v18 = r17[i];
+        const float v27 = 0.1f * v18;
+        const float v32 = r32[0];
+        const float v33 = v27 * v32;
+        const float v34 = v25 + v33;
+        r34[i] = v34;
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r19 = t19;
-    float *restrict const r40 = t40;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v19 = r19[i];
-        const float v39 = v19 + 1e-05f;
-        const float v40 = 1.0f / sqrtf(v39);
-        r40[i] = v40;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    float *restrict const r41 = t41;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v17 = r17[i];
-        const float v40 = r40[i1 * 1];
-        const float v41 = v17 * v40;
-        r41[i] = v41;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: + */
-    {
+    const float *restrict const r7 = t7;
     const float *restrict const r9 = t9;
     const float *restrict const r10 = t10;
-    const float *restrict const r41 = t41;
-    float *restrict const r43 = t43;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    const float *restrict const r14 = t14;
+    float *restrict const r35 = t35;
     {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v41 = r41[i];
-        const float v14 = r9[i1 * 1];
-        const float v42 = v41 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v43 = v42 + v15;
-        r43[i] = v43;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r14[c], sc = (float)(1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05)) * r9[c], sh = r10[c];
+            const float *xr = r7 + (b * C + c) * L;
+            float *yr = r35 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r43 = t43;
-    float *restrict const r45 = t45;
+    const float *restrict const r35 = t35;
+    float *restrict const r37 = t37;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v45 = v44 > 0.0f ? v44 : 0.0f;
-        r45[i] = v45;
+        const float v36 = r35[i];
+        const float v37 = v36 > 0.0f ? v36 : 0.0f;
+        r37[i] = v37;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -614,12 +543,12 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t45 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t37 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t46[op] = win[best];
+            t38[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -637,195 +566,130 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t48 + row * cols + col0 + oh * OW;
+                float *crow = t40 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t46[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t38[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t47, (int)(288), t48, (int)(16 * n), 0.0f, t50, (int)(16 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t39, (int)(288), t40, (int)(16 * n), 0.0f, t42, (int)(16 * n));
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 64; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
-            t52[o++] = t50[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
+            t44[o++] = t42[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: mean(v, axis: [0, 2], keepdim: true) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r52 = t52;
-    float *restrict const r61 = t61;
+    const float *restrict const r44 = t44;
+    float *restrict const r51 = t51;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r52 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r44 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r61[o++] = (float)(acc / (16.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r44 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r51[c] = mu;
+            r51[C + c] = (float)(sq / M);
         }
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - */
-    {
-    const float *restrict const r52 = t52;
-    const float *restrict const r61 = t61;
-    float *restrict const r62 = t62;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v58 = r52[i];
-        const float v61 = r61[i1 * 1];
-        const float v62 = v58 - v61;
-        r62[i] = v62;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * */
-    {
-    const float *restrict const r62 = t62;
-    float *restrict const r63 = t63;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v62 = r62[i];
-        const float v63 = v62 * v62;
-        r63[i] = v63;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r63 = t63;
-    float *restrict const r64 = t64;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r63 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r64[o++] = (float)(acc / (16.0f * (double)n));
-        }
-    }
-    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t52 + o * 64, t51 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t54 + o * 64, t51 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r61 = t61;
-    float *restrict const r70 = t70;
+    const float *restrict const r48 = t48;
+    const float *restrict const r52 = t52;
+    float *restrict const r60 = t60;
     for (int64_t i = 0; i < 64; i++) {
-        const float v56 = r56[i];
-        const float v66 = 0.9f * v56;
-        const float v67 = r61[i];
-        const float v69 = 0.1f * v67;
-        const float v70 = v66 + v69;
-        r70[i] = v70;
+        const float v48 = r48[i];
+        const float v57 = 0.9f * v48;
+        const float v53 = r52[i];
+        const float v59 = 0.1f * v53;
+        const float v60 = v57 + v59;
+        r60[i] = v60;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: / */
     {
-    float *restrict const r80 = t80;
+    float *restrict const r69 = t69;
     for (int64_t i = 0; i < 1; i++) {
-        const float v78 = (float)(16.0f * (double)n) - 1.0f;
-        const float v80 = (float)(16.0f * (double)n) / v78;
-        r80[i] = v80;
+        const float v67 = (float)(16.0f * (double)n) - 1.0f;
+        const float v69 = (float)(16.0f * (double)n) / v67;
+        r69[i] = v69;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r57 = t57;
-    const float *restrict const r64 = t64;
-    const float *restrict const r80 = t80;
-    float *restrict const r82 = t82;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v57 = r57[i];
-        const float v72 = 0.9f * v57;
-        const float v73 = r64[i];
-        const float v75 = 0.1f * v73;
-        const float v80 = r80[0];
-        const float v81 = v75 * v80;
-        const float v82 = v72 + v81;
-        r82[i] = v82;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
-    {
-    const float *restrict const r64 = t64;
-    float *restrict const r85 = t85;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v64 = r64[i];
-        const float v84 = v64 + 1e-05f;
-        const float v85 = 1.0f / sqrtf(v84);
-        r85[i] = v85;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * */
-    {
-    const float *restrict const r62 = t62;
-    const float *restrict const r85 = t85;
-    float *restrict const r86 = t86;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v62 = r62[i];
-        const float v85 = r85[i1 * 1];
-        const float v86 = v62 * v85;
-        r86[i] = v86;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: + */
-    {
+    const float *restrict const r49 = t49;
     const float *restrict const r54 = t54;
-    const float *restrict const r55 = t55;
-    const float *restrict const r86 = t86;
-    float *restrict const r88 = t88;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
+    const float *restrict const r69 = t69;
+    float *restrict const r71 = t71;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v49 = r49[i];
+        const float v62 = 0.9f * v49;
+        const float v55 = r54[i];
+        const float v64 = 0.1f * v55;
+        const float v69 = r69[0];
+        const float v70 = v64 * v69;
+        const float v71 = v62 + v70;
+        r71[i] = v71;
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v86 = r86[i];
-        const float v59 = r54[i1 * 1];
-        const float v87 = v86 * v59;
-        const float v60 = r55[i1 * 1];
-        const float v88 = v87 + v60;
-        r88[i] = v88;
+    const float *restrict const r44 = t44;
+    const float *restrict const r46 = t46;
+    const float *restrict const r47 = t47;
+    const float *restrict const r51 = t51;
+    float *restrict const r72 = t72;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r51[c], sc = (float)(1.0 / sqrt((double)r51[C + c] + 1.0000000000000001e-05)) * r46[c], sh = r47[c];
+            const float *xr = r44 + (b * C + c) * L;
+            float *yr = r72 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r90 = t90;
+    const float *restrict const r72 = t72;
+    float *restrict const r74 = t74;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v89 = r88[i];
-        const float v90 = v89 > 0.0f ? v89 : 0.0f;
-        r90[i] = v90;
+        const float v73 = r72[i];
+        const float v74 = v73 > 0.0f ? v73 : 0.0f;
+        r74[i] = v74;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -837,44 +701,44 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t90 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t74 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t91[op] = win[best];
+            t75[op] = win[best];
         }
     }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        t93[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+        t77[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
-    const float *restrict const r91 = t91;
-    const float *restrict const r93 = t93;
-    float *restrict const r94 = t94;
+    const float *restrict const r75 = t75;
+    const float *restrict const r77 = t77;
+    float *restrict const r78 = t78;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v92 = r91[i];
-        const float v93 = r93[i];
-        const float v94 = v92 * v93;
-        r94[i] = v94;
+        const float v76 = r75[i];
+        const float v77 = r77[i];
+        const float v78 = v76 * v77;
+        r78[i] = v78;
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t94, (int)(256), t95, (int)(256), 0.0f, t98, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t78, (int)(256), t79, (int)(256), 0.0f, t82, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r96 = t96;
-    const float *restrict const r98 = t98;
-    float *restrict const r99 = t99;
+    const float *restrict const r80 = t80;
+    const float *restrict const r82 = t82;
+    float *restrict const r83 = t83;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v98 = r98[i];
-        const float v96 = r96[i1 * 1];
-        const float v99 = v98 + v96;
-        r99[i] = v99;
+        const float v82 = r82[i];
+        const float v80 = r80[i1 * 1];
+        const float v83 = v82 + v80;
+        r83[i] = v83;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -891,30 +755,30 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t99 + r * C;
+            const float *row = t83 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
             for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
-        t100[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t84[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn1.running_mean */
-    memmove(S + 0, t25, sizeof(float) * 32);
+    memmove(S + 0, t23, sizeof(float) * 32);
     /* update bn1.running_var */
-    memmove(S + 32, t37, sizeof(float) * 32);
+    memmove(S + 32, t34, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, t70, sizeof(float) * 64);
+    memmove(S + 64, t60, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, t82, sizeof(float) * 64);
-    return t100[0];
+    memmove(S + 128, t71, sizeof(float) * 64);
+    return t84[0];
 }
 
 void digits_cnn_backward(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -922,63 +786,45 @@ void digits_cnn_backward(digits_cnn *m)
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
     float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
+    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
     const float *const t9 = P + 288; /* bn1.weight [32] */
-    float *const t17 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t40 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t41 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t43 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t45 = (float *)(A + SB + 6720 * MB); /* [N, 32, 8, 8] */
-    const float *const t47 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t48 = (float *)(A + SB + 9280 * MB); /* [288, 16*N] */
-    const float *const t54 = P + 18784; /* bn2.weight [64] */
-    float *const t62 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t85 = (float *)(A + 320); /* [1, 64, 1] */
-    float *const t86 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t88 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t90 = (float *)(A + SB + 16960 * MB); /* [N, 64, 4, 4] */
-    float *const t93 = (float *)(A + SB + 18240 * MB); /* [N, 256] */
-    float *const t94 = (float *)(A + SB + 18496 * MB); /* [N, 256] */
-    const float *const t95 = P + 18912; /* fc.weight [10, 256] */
-    float *const t99 = (float *)(A + SB + 18768 * MB); /* [N, 10] */
-    float *const t102 = (float *)(A + SB + 18752 * MB); /* [N, 10] */
-    float *const t103 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t105 = (float *)(A + SB + 18768 * MB); /* [N, 256] */
-    float *const t107 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t108 = (float *)(A + SB + 18496 * MB); /* [N, 256] */
-    float *const t110 = (float *)(A + SB + 18752 * MB); /* [N, 64, 4, 4] */
-    float *const t112 = (float *)(A + SB + 16960 * MB); /* [N, 64, 4, 4] */
-    float *const t114 = G + 18848; /* d bn2.bias [1, 64, 1] */
-    float *const t116 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t117 = (float *)(A + SB + 17984 * MB); /* [N, 64, 16] */
-    float *const t118 = G + 18784; /* d bn2.weight [1, 64, 1] */
-    float *const t121 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t122 = (float *)(A + 32); /* [1, 64, 1] */
-    float *const t127 = (float *)(A + 96); /* [1, 64, 1] */
-    float *const t130 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t134 = (float *)(A + SB + 16960 * MB); /* [N, 64, 16] */
-    float *const t135 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t136 = (float *)(A + 32); /* [1, 64, 1] */
-    float *const t140 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t145 = (float *)(A + SB + 14912 * MB); /* [64, N, 16] */
-    float *const t147 = G + 352; /* d conv2.weight [64, 288] */
-    float *const t148 = (float *)(A + SB + 9280 * MB); /* [288, 16*N] */
-    float *const t150 = (float *)(A + SB + 13888 * MB); /* [N, 32, 4, 4] */
-    float *const t151 = (float *)(A + SB + 9280 * MB); /* [N, 32, 8, 8] */
-    float *const t153 = (float *)(A + SB + 6720 * MB); /* [N, 32, 8, 8] */
-    float *const t155 = G + 320; /* d bn1.bias [1, 32, 1] */
-    float *const t157 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t158 = (float *)(A + SB + 8768 * MB); /* [N, 32, 64] */
-    float *const t159 = G + 288; /* d bn1.weight [1, 32, 1] */
-    float *const t162 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t163 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t168 = (float *)(A + 64); /* [1, 32, 1] */
-    float *const t171 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t175 = (float *)(A + SB + 6720 * MB); /* [N, 32, 64] */
-    float *const t176 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t177 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t181 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t186 = (float *)(A + SB + 2624 * MB); /* [32, N, 64] */
-    float *const t188 = G + 0; /* d conv1.weight [32, 9] */
+    float *const t14 = (float *)(A + 0); /* [2, 32] */
+    float *const t35 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
+    float *const t37 = (float *)(A + SB + 4672 * MB); /* [N, 32, 8, 8] */
+    const float *const t39 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t40 = (float *)(A + SB + 7232 * MB); /* [288, 16*N] */
+    float *const t44 = (float *)(A + SB + 12864 * MB); /* [N, 64, 16] */
+    const float *const t46 = P + 18784; /* bn2.weight [64] */
+    float *const t51 = (float *)(A + 192); /* [2, 64] */
+    float *const t72 = (float *)(A + SB + 11840 * MB); /* [N, 64, 16] */
+    float *const t74 = (float *)(A + SB + 13888 * MB); /* [N, 64, 4, 4] */
+    float *const t77 = (float *)(A + SB + 15168 * MB); /* [N, 256] */
+    float *const t78 = (float *)(A + SB + 15424 * MB); /* [N, 256] */
+    const float *const t79 = P + 18912; /* fc.weight [10, 256] */
+    float *const t83 = (float *)(A + SB + 15696 * MB); /* [N, 10] */
+    float *const t86 = (float *)(A + SB + 15680 * MB); /* [N, 10] */
+    float *const t87 = G + 21472; /* d fc.bias [1, 10] */
+    float *const t89 = (float *)(A + SB + 15696 * MB); /* [N, 256] */
+    float *const t91 = G + 18912; /* d fc.weight [10, 256] */
+    float *const t92 = (float *)(A + SB + 15424 * MB); /* [N, 256] */
+    float *const t94 = (float *)(A + SB + 15680 * MB); /* [N, 64, 4, 4] */
+    float *const t96 = (float *)(A + SB + 13888 * MB); /* [N, 64, 4, 4] */
+    float *const t98 = (float *)(A + 64); /* [2, 64] */
+    float *const t99 = G + 18784; /* d bn2.weight [1, 64] */
+    float *const t101 = G + 18848; /* d bn2.bias [1, 64] */
+    float *const t103 = (float *)(A + SB + 11840 * MB); /* [N, 64, 16] */
+    float *const t106 = (float *)(A + SB + 12864 * MB); /* [64, N, 16] */
+    float *const t108 = G + 352; /* d conv2.weight [64, 288] */
+    float *const t109 = (float *)(A + SB + 7232 * MB); /* [288, 16*N] */
+    float *const t111 = (float *)(A + SB + 11840 * MB); /* [N, 32, 4, 4] */
+    float *const t112 = (float *)(A + SB + 7232 * MB); /* [N, 32, 8, 8] */
+    float *const t114 = (float *)(A + SB + 4672 * MB); /* [N, 32, 8, 8] */
+    float *const t116 = (float *)(A + 64); /* [2, 32] */
+    float *const t117 = G + 288; /* d bn1.weight [1, 32] */
+    float *const t119 = G + 320; /* d bn1.bias [1, 32] */
+    float *const t121 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
+    float *const t124 = (float *)(A + SB + 2624 * MB); /* [32, N, 64] */
+    float *const t126 = G + 0; /* d conv1.weight [32, 9] */
     const int n = m->n_;
     (void)n;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
@@ -994,8 +840,8 @@ void digits_cnn_backward(digits_cnn *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t99 + r * C;
-            float *d = t102 + r * C;
+            const float *row = t83 + r * C;
+            float *d = t86 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -1008,30 +854,30 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r102 = t102;
-    float *restrict const r103 = t103;
+    const float *restrict const r86 = t86;
+    float *restrict const r87 = t87;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r103, 0, sizeof(float) * (size_t)K);
+        memset(r87, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r103[k] += r102[r * K + k];
+                r87[k] += r86[r * K + k];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t102, (int)(10), t95, (int)(256), 0.0f, t105, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t86, (int)(10), t79, (int)(256), 0.0f, t89, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t102, (int)(10), t94, (int)(256), 0.0f, t107, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t86, (int)(10), t78, (int)(256), 0.0f, t91, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
-    const float *restrict const r93 = t93;
-    const float *restrict const r105 = t105;
-    float *restrict const r108 = t108;
+    const float *restrict const r77 = t77;
+    const float *restrict const r89 = t89;
+    float *restrict const r92 = t92;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v105 = r105[i];
-        const float v93 = r93[i];
-        const float v108 = v105 * v93;
-        r108[i] = v108;
+        const float v89 = r89[i];
+        const float v77 = r77[i];
+        const float v92 = v89 * v77;
+        r92[i] = v92;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
@@ -1039,251 +885,88 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
         const int64_t KH = 2, KW = 2, S = 2, PD = 0;
         (void)PD;
-        memset(t110, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t94, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t bc = 0; bc < N * C; bc++)
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t90 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t74 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t110[(bc * H + oh * S) * W + ow * S + best] += t108[op];
+            t94[(bc * H + oh * S) * W + ow * S + best] += t92[op];
         }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r88 = t88;
-    const float *restrict const r110 = t110;
-    float *restrict const r112 = t112;
+    const float *restrict const r72 = t72;
+    const float *restrict const r94 = t94;
+    float *restrict const r96 = t96;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v89 = r88[i];
-        const float v110 = r110[i];
-        const float v112 = v89 > 0.0f ? v110 : 0.0f;
-        r112[i] = v112;
+        const float v73 = r72[i];
+        const float v94 = r94[i];
+        const float v96 = v73 > 0.0f ? v94 : 0.0f;
+        r96[i] = v96;
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: + (backward) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r112 = t112;
-    float *restrict const r114 = t114;
+    const float *restrict const r44 = t44;
+    const float *restrict const r51 = t51;
+    const float *restrict const r96 = t96;
+    float *restrict const r98 = t98;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r112 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r51[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r44 + (b * C + c) * L, *dr = r96 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r114[o++] = (float)acc;
+            r98[c] = (float)(sdx / sqrt((double)r51[C + c] + 1.0000000000000001e-05));
+            r98[C + c] = (float)sd;
         }
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t99 + o * 64, t98 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t101 + o * 64, t98 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r54 = t54;
-    const float *restrict const r112 = t112;
-    float *restrict const r116 = t116;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
+    const float *restrict const r44 = t44;
+    const float *restrict const r46 = t46;
+    const float *restrict const r51 = t51;
+    const float *restrict const r96 = t96;
+    const float *restrict const r98 = t98;
+    float *restrict const r103 = t103;
     {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v113 = r112[i];
-        const float v59 = r54[i1 * 1];
-        const float v116 = v113 * v59;
-        r116[i] = v116;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
-    {
-    const float *restrict const r86 = t86;
-    const float *restrict const r112 = t112;
-    float *restrict const r117 = t117;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v113 = r112[i];
-        const float v86 = r86[i];
-        const float v117 = v113 * v86;
-        r117[i] = v117;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
-    {
-    const float *restrict const r117 = t117;
-    float *restrict const r118 = t118;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r117 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r118[o++] = (float)acc;
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r51[C + c] + 1.0000000000000001e-05), k1 = (double)r46[c] * rstd;
+            const float mu = r51[c], a = (float)k1, mdy = (float)((double)r98[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r98[c] / M);
+            const float *xr = r44 + (b * C + c) * L, *dr = r96 + (b * C + c) * L;
+            float *yr = r103 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
-    {
-    const float *restrict const r62 = t62;
-    const float *restrict const r116 = t116;
-    float *restrict const r121 = t121;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v116 = r116[i];
-        const float v62 = r62[i];
-        const float v121 = v116 * v62;
-        r121[i] = v121;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
-    {
-    const float *restrict const r121 = t121;
-    float *restrict const r122 = t122;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r121 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r122[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r85 = t85;
-    const float *restrict const r122 = t122;
-    float *restrict const r127 = t127;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v122 = r122[i];
-        const float v85 = r85[i];
-        const float v123 = v85 * v85;
-        const float v124 = v85 * v123;
-        const float v126 = -0.5f * v124;
-        const float v127 = v122 * v126;
-        r127[i] = v127;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r127 = t127;
-    float *restrict const r130 = t130;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v127 = r127[i1 * 1];
-        const float v128 = v127;
-        const float v130 = v128 * (float)(0.0625f / (double)n);
-        r130[i] = v130;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - (backward) */
-    {
-    const float *restrict const r62 = t62;
-    const float *restrict const r85 = t85;
-    const float *restrict const r116 = t116;
-    const float *restrict const r130 = t130;
-    float *restrict const r134 = t134;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v116 = r116[i];
-        const float v85 = r85[i1 * 1];
-        const float v120 = v116 * v85;
-        const float v130 = r130[i];
-        const float v62 = r62[i];
-        const float v131 = v130 * v62;
-        const float v132 = v120 + v131;
-        const float v133 = v130 * v62;
-        const float v134 = v132 + v133;
-        r134[i] = v134;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - (backward) */
-    {
-    const float *restrict const r134 = t134;
-    float *restrict const r135 = t135;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v134 = r134[i];
-        const float v135 = -v134;
-        r135[i] = v135;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - (backward) */
-    {
-    const float *restrict const r135 = t135;
-    float *restrict const r136 = t136;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r135 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r136[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r134 = t134;
-    const float *restrict const r136 = t136;
-    float *restrict const r140 = t140;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v134 = r134[i];
-        const float v136 = r136[i1 * 1];
-        const float v137 = v136;
-        const float v139 = v137 * (float)(0.0625f / (double)n);
-        const float v140 = v134 + v139;
-        r140[i] = v140;
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -1292,18 +975,18 @@ void digits_cnn_backward(digits_cnn *m)
         for (int64_t i0 = 0; i0 < 64; i0++)
         for (int64_t i1 = 0; i1 < n; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
-            t145[o++] = t140[i0 * 16 + i1 * 1024 + i2 * 1];
+            t106[o++] = t103[i0 * 16 + i1 * 1024 + i2 * 1];
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(16 * n), 1.0f, t145, (int)(16 * n), t48, (int)(16 * n), 0.0f, t147, (int)(288));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(16 * n), 1.0f, t106, (int)(16 * n), t40, (int)(16 * n), 0.0f, t108, (int)(288));
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(16 * n), (int)(64), 1.0f, t47, (int)(288), t145, (int)(16 * n), 0.0f, t148, (int)(16 * n));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(16 * n), (int)(64), 1.0f, t39, (int)(288), t106, (int)(16 * n), 0.0f, t109, (int)(16 * n));
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
         const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1;
         (void)PD;
-        memset(t150, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t111, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++)
         for (int64_t ki = 0; ki < KH; ki++)
@@ -1314,10 +997,10 @@ void digits_cnn_backward(digits_cnn *m)
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                const float *crow = t148 + row * cols + col0 + oh * OW;
+                const float *crow = t109 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t150[base + ow * S] += crow[ow];
+                for (int64_t ow = lo; ow < hi; ow++) t111[base + ow * S] += crow[ow];
             }
         }
     }
@@ -1326,251 +1009,88 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
         const int64_t KH = 2, KW = 2, S = 2, PD = 0;
         (void)PD;
-        memset(t151, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t112, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t bc = 0; bc < N * C; bc++)
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t45 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t37 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t151[(bc * H + oh * S) * W + ow * S + best] += t150[op];
+            t112[(bc * H + oh * S) * W + ow * S + best] += t111[op];
         }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r43 = t43;
-    const float *restrict const r151 = t151;
-    float *restrict const r153 = t153;
+    const float *restrict const r35 = t35;
+    const float *restrict const r112 = t112;
+    float *restrict const r114 = t114;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v151 = r151[i];
-        const float v153 = v44 > 0.0f ? v151 : 0.0f;
-        r153[i] = v153;
+        const float v36 = r35[i];
+        const float v112 = r112[i];
+        const float v114 = v36 > 0.0f ? v112 : 0.0f;
+        r114[i] = v114;
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: + (backward) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r153 = t153;
-    float *restrict const r155 = t155;
+    const float *restrict const r7 = t7;
+    const float *restrict const r14 = t14;
+    const float *restrict const r114 = t114;
+    float *restrict const r116 = t116;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r153 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r14[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r7 + (b * C + c) * L, *dr = r114 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r155[o++] = (float)acc;
+            r116[c] = (float)(sdx / sqrt((double)r14[C + c] + 1.0000000000000001e-05));
+            r116[C + c] = (float)sd;
         }
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t117 + o * 32, t116 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t119 + o * 32, t116 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
+    const float *restrict const r7 = t7;
     const float *restrict const r9 = t9;
-    const float *restrict const r153 = t153;
-    float *restrict const r157 = t157;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    const float *restrict const r14 = t14;
+    const float *restrict const r114 = t114;
+    const float *restrict const r116 = t116;
+    float *restrict const r121 = t121;
     {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v154 = r153[i];
-        const float v14 = r9[i1 * 1];
-        const float v157 = v154 * v14;
-        r157[i] = v157;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r41 = t41;
-    const float *restrict const r153 = t153;
-    float *restrict const r158 = t158;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v154 = r153[i];
-        const float v41 = r41[i];
-        const float v158 = v154 * v41;
-        r158[i] = v158;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r158 = t158;
-    float *restrict const r159 = t159;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r158 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r159[o++] = (float)acc;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05), k1 = (double)r9[c] * rstd;
+            const float mu = r14[c], a = (float)k1, mdy = (float)((double)r116[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r116[c] / M);
+            const float *xr = r7 + (b * C + c) * L, *dr = r114 + (b * C + c) * L;
+            float *yr = r121 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r157 = t157;
-    float *restrict const r162 = t162;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v157 = r157[i];
-        const float v17 = r17[i];
-        const float v162 = v157 * v17;
-        r162[i] = v162;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r162 = t162;
-    float *restrict const r163 = t163;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r162 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r163[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r40 = t40;
-    const float *restrict const r163 = t163;
-    float *restrict const r168 = t168;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v163 = r163[i];
-        const float v40 = r40[i];
-        const float v164 = v40 * v40;
-        const float v165 = v40 * v164;
-        const float v167 = -0.5f * v165;
-        const float v168 = v163 * v167;
-        r168[i] = v168;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r168 = t168;
-    float *restrict const r171 = t171;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v168 = r168[i1 * 1];
-        const float v169 = v168;
-        const float v171 = v169 * (float)(0.015625f / (double)n);
-        r171[i] = v171;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    const float *restrict const r157 = t157;
-    const float *restrict const r171 = t171;
-    float *restrict const r175 = t175;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v157 = r157[i];
-        const float v40 = r40[i1 * 1];
-        const float v161 = v157 * v40;
-        const float v171 = r171[i];
-        const float v17 = r17[i];
-        const float v172 = v171 * v17;
-        const float v173 = v161 + v172;
-        const float v174 = v171 * v17;
-        const float v175 = v173 + v174;
-        r175[i] = v175;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - (backward) */
-    {
-    const float *restrict const r175 = t175;
-    float *restrict const r176 = t176;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v175 = r175[i];
-        const float v176 = -v175;
-        r176[i] = v176;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - (backward) */
-    {
-    const float *restrict const r176 = t176;
-    float *restrict const r177 = t177;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r176 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r177[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r175 = t175;
-    const float *restrict const r177 = t177;
-    float *restrict const r181 = t181;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v175 = r175[i];
-        const float v177 = r177[i1 * 1];
-        const float v178 = v177;
-        const float v180 = v178 * (float)(0.015625f / (double)n);
-        const float v181 = v175 + v180;
-        r181[i] = v181;
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -1579,16 +1099,16 @@ void digits_cnn_backward(digits_cnn *m)
         for (int64_t i0 = 0; i0 < 32; i0++)
         for (int64_t i1 = 0; i1 < n; i1++)
         for (int64_t i2 = 0; i2 < 64; i2++)
-            t186[o++] = t181[i0 * 64 + i1 * 2048 + i2 * 1];
+            t124[o++] = t121[i0 * 64 + i1 * 2048 + i2 * 1];
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(9), (int)(64 * n), 1.0f, t186, (int)(64 * n), t3, (int)(64 * n), 0.0f, t188, (int)(9));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(9), (int)(64 * n), 1.0f, t124, (int)(64 * n), t3, (int)(64 * n), 0.0f, t126, (int)(9));
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;

@@ -104,7 +104,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 1792u + 1436672u * (size_t)max_batch;
+    const size_t arena = 2368u + 1293312u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -218,7 +218,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1641,7 +1641,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1657,293 +1657,248 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t10 = P + 448; /* bn.bias [16] */
     const float *const t11 = S + 0; /* bn.running_mean [16] */
     const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t16 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t17 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t18 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t19 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t25 = (float *)(A + 32); /* [16] */
-    float *const t35 = (float *)(A + 0); /* [] */
-    float *const t37 = (float *)(A + 48); /* [16] */
-    float *const t40 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t41 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t43 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t45 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    const float *const t46 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t47 = (float *)(A + SB + 93184 * MB); /* [144, 1024*N] */
-    float *const t49 = (float *)(A + SB + 240640 * MB); /* [16, 1024*N] */
-    float *const t51 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    const float *const t53 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t54 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t55 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t56 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t60 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t61 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    float *const t62 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t63 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t69 = (float *)(A + 80); /* [16] */
-    float *const t79 = (float *)(A + 16); /* [] */
-    float *const t81 = (float *)(A + 96); /* [16] */
-    float *const t84 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t85 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t87 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t89 = (float *)(A + SB + 289792 * MB); /* [N, 16, 32, 32] */
-    const float *const t90 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t91 = (float *)(A + SB + 306176 * MB); /* [144, 1024*N] */
-    float *const t93 = (float *)(A + SB + 289792 * MB); /* [16, 1024*N] */
-    float *const t95 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    const float *const t97 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t98 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t99 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t100 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t104 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t105 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
-    float *const t106 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t107 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t113 = (float *)(A + 128); /* [16] */
-    float *const t123 = (float *)(A + 64); /* [] */
-    float *const t125 = (float *)(A + 144); /* [16] */
-    float *const t128 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t129 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t131 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t133 = (float *)(A + SB + 486400 * MB); /* [N, 16, 32, 32] */
-    float *const t134 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    const float *const t135 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t136 = (float *)(A + SB + 502784 * MB); /* [144, 1024*N] */
-    float *const t138 = (float *)(A + SB + 470016 * MB); /* [16, 1024*N] */
-    float *const t140 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
-    const float *const t142 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t143 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t144 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t145 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t149 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t150 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t151 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
-    float *const t152 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t158 = (float *)(A + 176); /* [16] */
-    float *const t168 = (float *)(A + 112); /* [] */
-    float *const t170 = (float *)(A + 192); /* [16] */
-    float *const t173 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t174 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
-    float *const t176 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t178 = (float *)(A + SB + 683008 * MB); /* [N, 16, 32, 32] */
-    const float *const t179 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t180 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    float *const t182 = (float *)(A + SB + 683008 * MB); /* [16, 1024*N] */
-    float *const t184 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    const float *const t186 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t187 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t188 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t189 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t193 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t194 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
-    float *const t195 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t196 = (float *)(A + 208); /* [1, 16, 1] */
-    float *const t202 = (float *)(A + 224); /* [16] */
-    float *const t212 = (float *)(A + 160); /* [] */
-    float *const t214 = (float *)(A + 240); /* [16] */
-    float *const t217 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t218 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t220 = (float *)(A + SB + 863232 * MB); /* [N, 16, 1024] */
-    float *const t222 = (float *)(A + SB + 879616 * MB); /* [N, 16, 32, 32] */
-    float *const t223 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    const float *const t224 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t225 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
-    float *const t227 = (float *)(A + SB + 863232 * MB); /* [32, 256*N] */
-    float *const t229 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    const float *const t231 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t232 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t233 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t234 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t238 = (float *)(A + 256); /* [1, 32, 1] */
-    float *const t239 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    float *const t240 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t241 = (float *)(A + 288); /* [1, 32, 1] */
-    float *const t247 = (float *)(A + 320); /* [32] */
-    float *const t257 = (float *)(A + 208); /* [] */
-    float *const t259 = (float *)(A + 256); /* [32] */
-    float *const t262 = (float *)(A + 352); /* [1, 32, 1] */
-    float *const t263 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t265 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
-    float *const t267 = (float *)(A + SB + 941056 * MB); /* [N, 32, 16, 16] */
-    const float *const t268 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t269 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
-    float *const t271 = (float *)(A + SB + 941056 * MB); /* [32, 256*N] */
-    float *const t273 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    const float *const t275 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t276 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t277 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t278 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t282 = (float *)(A + 288); /* [1, 32, 1] */
-    float *const t283 = (float *)(A + SB + 941056 * MB); /* [N, 32, 256] */
-    float *const t284 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    float *const t285 = (float *)(A + 384); /* [1, 32, 1] */
-    float *const t291 = (float *)(A + 416); /* [32] */
-    float *const t301 = (float *)(A + 208); /* [] */
-    float *const t303 = (float *)(A + 288); /* [32] */
-    float *const t306 = (float *)(A + 448); /* [1, 32, 1] */
-    float *const t307 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    float *const t309 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    const float *const t311 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t312 = (float *)(A + SB + 1039360 * MB); /* [16, 256*N] */
-    float *const t314 = (float *)(A + SB + 76800 * MB); /* [32, 256*N] */
-    float *const t316 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    const float *const t318 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t319 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t320 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t321 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t325 = (float *)(A + 384); /* [1, 32, 1] */
-    float *const t326 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t327 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t328 = (float *)(A + 480); /* [1, 32, 1] */
-    float *const t334 = (float *)(A + 512); /* [32] */
-    float *const t344 = (float *)(A + 208); /* [] */
-    float *const t346 = (float *)(A + 384); /* [32] */
-    float *const t349 = (float *)(A + 544); /* [1, 32, 1] */
-    float *const t350 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t352 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t354 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 16, 16] */
-    float *const t355 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
-    const float *const t356 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t357 = (float *)(A + SB + 1059840 * MB); /* [288, 256*N] */
-    float *const t359 = (float *)(A + SB + 1043456 * MB); /* [32, 256*N] */
-    float *const t361 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
-    const float *const t363 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t364 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t365 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t366 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t370 = (float *)(A + 480); /* [1, 32, 1] */
-    float *const t371 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t372 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
-    float *const t373 = (float *)(A + 576); /* [1, 32, 1] */
-    float *const t379 = (float *)(A + 608); /* [32] */
-    float *const t389 = (float *)(A + 208); /* [] */
-    float *const t391 = (float *)(A + 480); /* [32] */
-    float *const t394 = (float *)(A + 640); /* [1, 32, 1] */
-    float *const t395 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
-    float *const t397 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t399 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 16, 16] */
-    const float *const t400 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t401 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    float *const t403 = (float *)(A + SB + 1149952 * MB); /* [32, 256*N] */
-    float *const t405 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    const float *const t407 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t408 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t409 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t410 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t414 = (float *)(A + 576); /* [1, 32, 1] */
-    float *const t415 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
-    float *const t416 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t417 = (float *)(A + 672); /* [1, 32, 1] */
-    float *const t423 = (float *)(A + 704); /* [32] */
-    float *const t433 = (float *)(A + 208); /* [] */
-    float *const t435 = (float *)(A + 576); /* [32] */
-    float *const t438 = (float *)(A + 736); /* [1, 32, 1] */
-    float *const t439 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t441 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 256] */
-    float *const t443 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 16, 16] */
-    float *const t444 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
-    const float *const t445 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t446 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
-    float *const t448 = (float *)(A + SB + 1240064 * MB); /* [64, 64*N] */
-    float *const t450 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    const float *const t452 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t453 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t454 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t455 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t459 = (float *)(A + 768); /* [1, 64, 1] */
-    float *const t460 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    float *const t461 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t462 = (float *)(A + 832); /* [1, 64, 1] */
-    float *const t468 = (float *)(A + 896); /* [64] */
-    float *const t478 = (float *)(A + 208); /* [] */
-    float *const t480 = (float *)(A + 768); /* [64] */
-    float *const t483 = (float *)(A + 960); /* [1, 64, 1] */
-    float *const t484 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 1274880 * MB); /* [N, 64, 64] */
-    float *const t488 = (float *)(A + SB + 1278976 * MB); /* [N, 64, 8, 8] */
-    const float *const t489 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t490 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
-    float *const t492 = (float *)(A + SB + 1278976 * MB); /* [64, 64*N] */
-    float *const t494 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    const float *const t496 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t497 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t498 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t499 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t503 = (float *)(A + 832); /* [1, 64, 1] */
-    float *const t504 = (float *)(A + SB + 1278976 * MB); /* [N, 64, 64] */
-    float *const t505 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    float *const t506 = (float *)(A + 1024); /* [1, 64, 1] */
-    float *const t512 = (float *)(A + 1088); /* [64] */
-    float *const t522 = (float *)(A + 208); /* [] */
-    float *const t524 = (float *)(A + 832); /* [64] */
-    float *const t527 = (float *)(A + 1152); /* [1, 64, 1] */
-    float *const t528 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    float *const t530 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    const float *const t532 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t533 = (float *)(A + SB + 1328128 * MB); /* [32, 64*N] */
-    float *const t535 = (float *)(A + SB + 1031168 * MB); /* [64, 64*N] */
-    float *const t537 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    const float *const t539 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t540 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t541 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t542 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t546 = (float *)(A + 1024); /* [1, 64, 1] */
-    float *const t547 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t548 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t549 = (float *)(A + 1216); /* [1, 64, 1] */
-    float *const t555 = (float *)(A + 1280); /* [64] */
-    float *const t565 = (float *)(A + 208); /* [] */
-    float *const t567 = (float *)(A + 1024); /* [64] */
-    float *const t570 = (float *)(A + 1344); /* [1, 64, 1] */
-    float *const t571 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t573 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t575 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 8, 8] */
-    float *const t576 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
-    const float *const t577 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t578 = (float *)(A + SB + 1338368 * MB); /* [576, 64*N] */
-    float *const t580 = (float *)(A + SB + 1330176 * MB); /* [64, 64*N] */
-    float *const t582 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
-    const float *const t584 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t585 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t586 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t587 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t591 = (float *)(A + 1216); /* [1, 64, 1] */
-    float *const t592 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t593 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
-    float *const t594 = (float *)(A + 1408); /* [1, 64, 1] */
-    float *const t600 = (float *)(A + 1472); /* [64] */
-    float *const t610 = (float *)(A + 208); /* [] */
-    float *const t612 = (float *)(A + 1216); /* [64] */
-    float *const t615 = (float *)(A + 1536); /* [1, 64, 1] */
-    float *const t616 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
-    float *const t618 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t620 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 8, 8] */
-    const float *const t621 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t622 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    float *const t624 = (float *)(A + SB + 1383424 * MB); /* [64, 64*N] */
-    float *const t626 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    const float *const t628 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t629 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t630 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t631 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t635 = (float *)(A + 1408); /* [1, 64, 1] */
-    float *const t636 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
-    float *const t637 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t638 = (float *)(A + 1600); /* [1, 64, 1] */
-    float *const t644 = (float *)(A + 1664); /* [64] */
-    float *const t654 = (float *)(A + 208); /* [] */
-    float *const t656 = (float *)(A + 1408); /* [64] */
-    float *const t659 = (float *)(A + 1728); /* [1, 64, 1] */
-    float *const t660 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t662 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 64] */
-    float *const t664 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 8, 8] */
-    float *const t665 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
-    float *const t666 = (float *)(A + SB + 1428480 * MB); /* [N, 64] */
-    const float *const t667 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t668 = P + 175248; /* fc.bias [10] */
-    float *const t670 = (float *)(A + SB + 1324032 * MB); /* [N, 10] */
-    float *const t671 = (float *)(A + SB + 1324048 * MB); /* [N, 10] */
-    float *const t672 = (float *)(A + 208); /* [] */
+    float *const t14 = (float *)(A + 0); /* [2, 16] */
+    float *const t15 = (float *)(A + 32); /* [1, 16] */
+    float *const t17 = (float *)(A + 48); /* [1, 16] */
+    float *const t23 = (float *)(A + 64); /* [16] */
+    float *const t32 = (float *)(A + 32); /* [] */
+    float *const t34 = (float *)(A + 80); /* [16] */
+    float *const t35 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
+    float *const t37 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    const float *const t38 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t39 = (float *)(A + SB + 76800 * MB); /* [144, 1024*N] */
+    float *const t41 = (float *)(A + SB + 224256 * MB); /* [16, 1024*N] */
+    float *const t43 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
+    const float *const t45 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t46 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t47 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t48 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t50 = (float *)(A + 32); /* [2, 16] */
+    float *const t51 = (float *)(A + 96); /* [1, 16] */
+    float *const t53 = (float *)(A + 112); /* [1, 16] */
+    float *const t59 = (float *)(A + 128); /* [16] */
+    float *const t68 = (float *)(A + 96); /* [] */
+    float *const t70 = (float *)(A + 144); /* [16] */
+    float *const t71 = (float *)(A + SB + 224256 * MB); /* [N, 16, 1024] */
+    float *const t73 = (float *)(A + SB + 257024 * MB); /* [N, 16, 32, 32] */
+    const float *const t74 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t75 = (float *)(A + SB + 273408 * MB); /* [144, 1024*N] */
+    float *const t77 = (float *)(A + SB + 257024 * MB); /* [16, 1024*N] */
+    float *const t79 = (float *)(A + SB + 420864 * MB); /* [N, 16, 1024] */
+    const float *const t81 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t82 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t83 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t84 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t86 = (float *)(A + 96); /* [2, 16] */
+    float *const t87 = (float *)(A + 160); /* [1, 16] */
+    float *const t89 = (float *)(A + 176); /* [1, 16] */
+    float *const t95 = (float *)(A + 192); /* [16] */
+    float *const t104 = (float *)(A + 160); /* [] */
+    float *const t106 = (float *)(A + 208); /* [16] */
+    float *const t107 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
+    float *const t109 = (float *)(A + SB + 437248 * MB); /* [N, 16, 32, 32] */
+    float *const t110 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    const float *const t111 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t112 = (float *)(A + SB + 453632 * MB); /* [144, 1024*N] */
+    float *const t114 = (float *)(A + SB + 257024 * MB); /* [16, 1024*N] */
+    float *const t116 = (float *)(A + SB + 601088 * MB); /* [N, 16, 1024] */
+    const float *const t118 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t119 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t120 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t121 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t123 = (float *)(A + 160); /* [2, 16] */
+    float *const t124 = (float *)(A + 224); /* [1, 16] */
+    float *const t126 = (float *)(A + 240); /* [1, 16] */
+    float *const t132 = (float *)(A + 256); /* [16] */
+    float *const t141 = (float *)(A + 224); /* [] */
+    float *const t143 = (float *)(A + 272); /* [16] */
+    float *const t144 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
+    float *const t146 = (float *)(A + SB + 617472 * MB); /* [N, 16, 32, 32] */
+    const float *const t147 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t148 = (float *)(A + SB + 633856 * MB); /* [144, 1024*N] */
+    float *const t150 = (float *)(A + SB + 617472 * MB); /* [16, 1024*N] */
+    float *const t152 = (float *)(A + SB + 781312 * MB); /* [N, 16, 1024] */
+    const float *const t154 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t155 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t156 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t157 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t159 = (float *)(A + 224); /* [2, 16] */
+    float *const t160 = (float *)(A + 288); /* [1, 16] */
+    float *const t162 = (float *)(A + 304); /* [1, 16] */
+    float *const t168 = (float *)(A + 320); /* [16] */
+    float *const t177 = (float *)(A + 288); /* [] */
+    float *const t179 = (float *)(A + 336); /* [16] */
+    float *const t180 = (float *)(A + SB + 617472 * MB); /* [N, 16, 1024] */
+    float *const t182 = (float *)(A + SB + 797696 * MB); /* [N, 16, 32, 32] */
+    float *const t183 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    const float *const t184 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t185 = (float *)(A + SB + 814080 * MB); /* [144, 256*N] */
+    float *const t187 = (float *)(A + SB + 617472 * MB); /* [32, 256*N] */
+    float *const t189 = (float *)(A + SB + 625664 * MB); /* [N, 32, 256] */
+    const float *const t191 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t192 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t193 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t194 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t196 = (float *)(A + 352); /* [2, 32] */
+    float *const t197 = (float *)(A + 288); /* [1, 32] */
+    float *const t199 = (float *)(A + 416); /* [1, 32] */
+    float *const t205 = (float *)(A + 448); /* [32] */
+    float *const t214 = (float *)(A + 288); /* [] */
+    float *const t216 = (float *)(A + 480); /* [32] */
+    float *const t217 = (float *)(A + SB + 617472 * MB); /* [N, 32, 256] */
+    float *const t219 = (float *)(A + SB + 850944 * MB); /* [N, 32, 16, 16] */
+    const float *const t220 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t221 = (float *)(A + SB + 859136 * MB); /* [288, 256*N] */
+    float *const t223 = (float *)(A + SB + 850944 * MB); /* [32, 256*N] */
+    float *const t225 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
+    const float *const t227 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t228 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t229 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t230 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t232 = (float *)(A + 512); /* [2, 32] */
+    float *const t233 = (float *)(A + 288); /* [1, 32] */
+    float *const t235 = (float *)(A + 416); /* [1, 32] */
+    float *const t241 = (float *)(A + 576); /* [32] */
+    float *const t250 = (float *)(A + 288); /* [] */
+    float *const t252 = (float *)(A + 608); /* [32] */
+    float *const t253 = (float *)(A + SB + 850944 * MB); /* [N, 32, 256] */
+    const float *const t255 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t256 = (float *)(A + SB + 941056 * MB); /* [16, 256*N] */
+    float *const t258 = (float *)(A + SB + 60416 * MB); /* [32, 256*N] */
+    float *const t260 = (float *)(A + SB + 68608 * MB); /* [N, 32, 256] */
+    const float *const t262 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t263 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t264 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t265 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t267 = (float *)(A + 640); /* [2, 32] */
+    float *const t268 = (float *)(A + 288); /* [1, 32] */
+    float *const t270 = (float *)(A + 416); /* [1, 32] */
+    float *const t276 = (float *)(A + 704); /* [32] */
+    float *const t285 = (float *)(A + 288); /* [] */
+    float *const t287 = (float *)(A + 736); /* [32] */
+    float *const t288 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
+    float *const t290 = (float *)(A + SB + 945152 * MB); /* [N, 32, 16, 16] */
+    float *const t291 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
+    const float *const t292 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t293 = (float *)(A + SB + 953344 * MB); /* [288, 256*N] */
+    float *const t295 = (float *)(A + SB + 850944 * MB); /* [32, 256*N] */
+    float *const t297 = (float *)(A + SB + 1027072 * MB); /* [N, 32, 256] */
+    const float *const t299 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t300 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t301 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t302 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t304 = (float *)(A + 768); /* [2, 32] */
+    float *const t305 = (float *)(A + 288); /* [1, 32] */
+    float *const t307 = (float *)(A + 416); /* [1, 32] */
+    float *const t313 = (float *)(A + 832); /* [32] */
+    float *const t322 = (float *)(A + 288); /* [] */
+    float *const t324 = (float *)(A + 864); /* [32] */
+    float *const t325 = (float *)(A + SB + 850944 * MB); /* [N, 32, 256] */
+    float *const t327 = (float *)(A + SB + 1035264 * MB); /* [N, 32, 16, 16] */
+    const float *const t328 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t329 = (float *)(A + SB + 1043456 * MB); /* [288, 256*N] */
+    float *const t331 = (float *)(A + SB + 1035264 * MB); /* [32, 256*N] */
+    float *const t333 = (float *)(A + SB + 1117184 * MB); /* [N, 32, 256] */
+    const float *const t335 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t336 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t337 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t338 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t340 = (float *)(A + 896); /* [2, 32] */
+    float *const t341 = (float *)(A + 288); /* [1, 32] */
+    float *const t343 = (float *)(A + 416); /* [1, 32] */
+    float *const t349 = (float *)(A + 960); /* [32] */
+    float *const t358 = (float *)(A + 288); /* [] */
+    float *const t360 = (float *)(A + 992); /* [32] */
+    float *const t361 = (float *)(A + SB + 1035264 * MB); /* [N, 32, 256] */
+    float *const t363 = (float *)(A + SB + 1125376 * MB); /* [N, 32, 16, 16] */
+    float *const t364 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
+    const float *const t365 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t366 = (float *)(A + SB + 1133568 * MB); /* [288, 64*N] */
+    float *const t368 = (float *)(A + SB + 1035264 * MB); /* [64, 64*N] */
+    float *const t370 = (float *)(A + SB + 1039360 * MB); /* [N, 64, 64] */
+    const float *const t372 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t373 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t374 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t375 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t377 = (float *)(A + 1024); /* [2, 64] */
+    float *const t378 = (float *)(A + 1152); /* [1, 64] */
+    float *const t380 = (float *)(A + 1216); /* [1, 64] */
+    float *const t386 = (float *)(A + 1280); /* [64] */
+    float *const t395 = (float *)(A + 288); /* [] */
+    float *const t397 = (float *)(A + 1152); /* [64] */
+    float *const t398 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    float *const t400 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 8, 8] */
+    const float *const t401 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t402 = (float *)(A + SB + 1156096 * MB); /* [576, 64*N] */
+    float *const t404 = (float *)(A + SB + 1152000 * MB); /* [64, 64*N] */
+    float *const t406 = (float *)(A + SB + 1192960 * MB); /* [N, 64, 64] */
+    const float *const t408 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t409 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t410 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t411 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t413 = (float *)(A + 1344); /* [2, 64] */
+    float *const t414 = (float *)(A + 1216); /* [1, 64] */
+    float *const t416 = (float *)(A + 1472); /* [1, 64] */
+    float *const t422 = (float *)(A + 1536); /* [64] */
+    float *const t431 = (float *)(A + 288); /* [] */
+    float *const t433 = (float *)(A + 1216); /* [64] */
+    float *const t434 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 64] */
+    const float *const t436 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t437 = (float *)(A + SB + 1197056 * MB); /* [32, 64*N] */
+    float *const t439 = (float *)(A + SB + 60416 * MB); /* [64, 64*N] */
+    float *const t441 = (float *)(A + SB + 64512 * MB); /* [N, 64, 64] */
+    const float *const t443 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t444 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t445 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t446 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t448 = (float *)(A + 1600); /* [2, 64] */
+    float *const t449 = (float *)(A + 1472); /* [1, 64] */
+    float *const t451 = (float *)(A + 1728); /* [1, 64] */
+    float *const t457 = (float *)(A + 1792); /* [64] */
+    float *const t466 = (float *)(A + 288); /* [] */
+    float *const t468 = (float *)(A + 1472); /* [64] */
+    float *const t469 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
+    float *const t471 = (float *)(A + SB + 1199104 * MB); /* [N, 64, 8, 8] */
+    float *const t472 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
+    const float *const t473 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t474 = (float *)(A + SB + 1203200 * MB); /* [576, 64*N] */
+    float *const t476 = (float *)(A + SB + 1152000 * MB); /* [64, 64*N] */
+    float *const t478 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
+    const float *const t480 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t481 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t482 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t483 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t485 = (float *)(A + 1856); /* [2, 64] */
+    float *const t486 = (float *)(A + 1728); /* [1, 64] */
+    float *const t488 = (float *)(A + 1984); /* [1, 64] */
+    float *const t494 = (float *)(A + 2048); /* [64] */
+    float *const t503 = (float *)(A + 288); /* [] */
+    float *const t505 = (float *)(A + 1728); /* [64] */
+    float *const t506 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 64] */
+    float *const t508 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
+    const float *const t509 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t510 = (float *)(A + SB + 1248256 * MB); /* [576, 64*N] */
+    float *const t512 = (float *)(A + SB + 1244160 * MB); /* [64, 64*N] */
+    float *const t514 = (float *)(A + SB + 1285120 * MB); /* [N, 64, 64] */
+    const float *const t516 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t517 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t518 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t519 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t521 = (float *)(A + 2112); /* [2, 64] */
+    float *const t522 = (float *)(A + 1984); /* [1, 64] */
+    float *const t524 = (float *)(A + 2240); /* [1, 64] */
+    float *const t530 = (float *)(A + 2304); /* [64] */
+    float *const t539 = (float *)(A + 288); /* [] */
+    float *const t541 = (float *)(A + 1984); /* [64] */
+    float *const t542 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
+    float *const t544 = (float *)(A + SB + 1289216 * MB); /* [N, 64, 8, 8] */
+    float *const t545 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
+    float *const t546 = (float *)(A + SB + 1244160 * MB); /* [N, 64] */
+    const float *const t547 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t548 = P + 175248; /* fc.bias [10] */
+    float *const t550 = (float *)(A + SB + 60416 * MB); /* [N, 10] */
+    float *const t551 = (float *)(A + SB + 60432 * MB); /* [N, 10] */
+    float *const t552 = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
@@ -1981,176 +1936,111 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         for (int64_t i2 = 0; i2 < 1024; i2++)
             t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:46  bn(stem(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
     const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
+    float *restrict const r14 = t14;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r7 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r7 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r16[o++] = (float)(acc / (1024.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r7 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r14[c] = mu;
+            r14[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:46  bn(stem(x)): - */
-    {
-    const float *restrict const r7 = t7;
-    const float *restrict const r16 = t16;
-    float *restrict const r17 = t17;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v13 = r7[i];
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 - v16;
-        r17[i] = v17;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * */
-    {
-    const float *restrict const r17 = t17;
-    float *restrict const r18 = t18;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v17 = r17[i];
-        const float v18 = v17 * v17;
-        r18[i] = v18;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r18 = t18;
-    float *restrict const r19 = t19;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r18 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r19[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t15 + o * 16, t14 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t17 + o * 16, t14 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): + */
     {
     const float *restrict const r11 = t11;
-    const float *restrict const r16 = t16;
-    float *restrict const r25 = t25;
+    const float *restrict const r15 = t15;
+    float *restrict const r23 = t23;
     for (int64_t i = 0; i < 16; i++) {
         const float v11 = r11[i];
-        const float v21 = 0.9f * v11;
-        const float v22 = r16[i];
-        const float v24 = 0.1f * v22;
-        const float v25 = v21 + v24;
-        r25[i] = v25;
+        const float v20 = 0.9f * v11;
+        const float v16 = r15[i];
+        const float v22 = 0.1f * v16;
+        const float v23 = v20 + v22;
+        r23[i] = v23;
     }
     }
     /* resnet.nn:46  bn(stem(x)): / */
     {
-    float *restrict const r35 = t35;
+    float *restrict const r32 = t32;
     for (int64_t i = 0; i < 1; i++) {
-        const float v33 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v35 = (float)(1024.0f * (double)n) / v33;
-        r35[i] = v35;
+        const float v30 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v32 = (float)(1024.0f * (double)n) / v30;
+        r32[i] = v32;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
     const float *restrict const r12 = t12;
-    const float *restrict const r19 = t19;
-    const float *restrict const r35 = t35;
-    float *restrict const r37 = t37;
+    const float *restrict const r17 = t17;
+    const float *restrict const r32 = t32;
+    float *restrict const r34 = t34;
     for (int64_t i = 0; i < 16; i++) {
         const float v12 = r12[i];
-        const float v27 = 0.9f * v12;
-        const float v28 = r19[i];
-        const float v30 = 0.1f * v28;
-        const float v35 = r35[0];
-        const float v36 = v30 * v35;
-        const float v37 = v27 + v36;
-        r37[i] = v37;
+        const float v25 = 0.9f * v12;
+        const float v18 = r17[i];
+        const float v27 = 0.1f * v18;
+        const float v32 = r32[0];
+        const float v33 = v27 * v32;
+        const float v34 = v25 + v33;
+        r34[i] = v34;
     }
     }
-    /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r19 = t19;
-    float *restrict const r40 = t40;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v19 = r19[i];
-        const float v39 = v19 + 1e-05f;
-        const float v40 = 1.0f / sqrtf(v39);
-        r40[i] = v40;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    float *restrict const r41 = t41;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v17 = r17[i];
-        const float v40 = r40[i1 * 1];
-        const float v41 = v17 * v40;
-        r41[i] = v41;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): + */
-    {
+    const float *restrict const r7 = t7;
     const float *restrict const r9 = t9;
     const float *restrict const r10 = t10;
-    const float *restrict const r41 = t41;
-    float *restrict const r43 = t43;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r14 = t14;
+    float *restrict const r35 = t35;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v41 = r41[i];
-        const float v14 = r9[i1 * 1];
-        const float v42 = v41 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v43 = v42 + v15;
-        r43[i] = v43;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r14[c], sc = (float)(1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05)) * r9[c], sh = r10[c];
+            const float *xr = r7 + (b * C + c) * L;
+            float *yr = r35 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r43 = t43;
-    float *restrict const r45 = t45;
+    const float *restrict const r35 = t35;
+    float *restrict const r37 = t37;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v45 = v44 > 0.0f ? v44 : 0.0f;
-        r45[i] = v45;
+        const float v36 = r35[i];
+        const float v37 = v36 > 0.0f ? v36 : 0.0f;
+        r37[i] = v37;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2168,195 +2058,130 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t47 + row * cols + col0 + oh * OW;
+                float *crow = t39 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t45[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t37[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t46, (int)(144), t47, (int)(1024 * n), 0.0f, t49, (int)(1024 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t38, (int)(144), t39, (int)(1024 * n), 0.0f, t41, (int)(1024 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 1024; i2++)
-            t51[o++] = t49[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
+            t43[o++] = t41[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r51 = t51;
-    float *restrict const r60 = t60;
+    const float *restrict const r43 = t43;
+    float *restrict const r50 = t50;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r51 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r43 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r60[o++] = (float)(acc / (1024.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r43 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r50[c] = mu;
+            r50[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
-    {
-    const float *restrict const r51 = t51;
-    const float *restrict const r60 = t60;
-    float *restrict const r61 = t61;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v57 = r51[i];
-        const float v60 = r60[i1 * 1];
-        const float v61 = v57 - v60;
-        r61[i] = v61;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r61 = t61;
-    float *restrict const r62 = t62;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v61 = r61[i];
-        const float v62 = v61 * v61;
-        r62[i] = v62;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r62 = t62;
-    float *restrict const r63 = t63;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r62 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r63[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t51 + o * 16, t50 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t53 + o * 16, t50 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r55 = t55;
-    const float *restrict const r60 = t60;
-    float *restrict const r69 = t69;
+    const float *restrict const r47 = t47;
+    const float *restrict const r51 = t51;
+    float *restrict const r59 = t59;
     for (int64_t i = 0; i < 16; i++) {
-        const float v55 = r55[i];
-        const float v65 = 0.9f * v55;
-        const float v66 = r60[i];
-        const float v68 = 0.1f * v66;
-        const float v69 = v65 + v68;
-        r69[i] = v69;
+        const float v47 = r47[i];
+        const float v56 = 0.9f * v47;
+        const float v52 = r51[i];
+        const float v58 = 0.1f * v52;
+        const float v59 = v56 + v58;
+        r59[i] = v59;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r79 = t79;
+    float *restrict const r68 = t68;
     for (int64_t i = 0; i < 1; i++) {
-        const float v77 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v79 = (float)(1024.0f * (double)n) / v77;
-        r79[i] = v79;
+        const float v66 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v68 = (float)(1024.0f * (double)n) / v66;
+        r68[i] = v68;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r63 = t63;
-    const float *restrict const r79 = t79;
-    float *restrict const r81 = t81;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v56 = r56[i];
-        const float v71 = 0.9f * v56;
-        const float v72 = r63[i];
-        const float v74 = 0.1f * v72;
-        const float v79 = r79[0];
-        const float v80 = v74 * v79;
-        const float v81 = v71 + v80;
-        r81[i] = v81;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r63 = t63;
-    float *restrict const r84 = t84;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v63 = r63[i];
-        const float v83 = v63 + 1e-05f;
-        const float v84 = 1.0f / sqrtf(v83);
-        r84[i] = v84;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r61 = t61;
-    const float *restrict const r84 = t84;
-    float *restrict const r85 = t85;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v61 = r61[i];
-        const float v84 = r84[i1 * 1];
-        const float v85 = v61 * v84;
-        r85[i] = v85;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
+    const float *restrict const r48 = t48;
     const float *restrict const r53 = t53;
-    const float *restrict const r54 = t54;
-    const float *restrict const r85 = t85;
-    float *restrict const r87 = t87;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r68 = t68;
+    float *restrict const r70 = t70;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v48 = r48[i];
+        const float v61 = 0.9f * v48;
+        const float v54 = r53[i];
+        const float v63 = 0.1f * v54;
+        const float v68 = r68[0];
+        const float v69 = v63 * v68;
+        const float v70 = v61 + v69;
+        r70[i] = v70;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v85 = r85[i];
-        const float v58 = r53[i1 * 1];
-        const float v86 = v85 * v58;
-        const float v59 = r54[i1 * 1];
-        const float v87 = v86 + v59;
-        r87[i] = v87;
+    const float *restrict const r43 = t43;
+    const float *restrict const r45 = t45;
+    const float *restrict const r46 = t46;
+    const float *restrict const r50 = t50;
+    float *restrict const r71 = t71;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r50[c], sc = (float)(1.0 / sqrt((double)r50[C + c] + 1.0000000000000001e-05)) * r45[c], sh = r46[c];
+            const float *xr = r43 + (b * C + c) * L;
+            float *yr = r71 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r87 = t87;
-    float *restrict const r89 = t89;
+    const float *restrict const r71 = t71;
+    float *restrict const r73 = t73;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v88 = r87[i];
-        const float v89 = v88 > 0.0f ? v88 : 0.0f;
-        r89[i] = v89;
+        const float v72 = r71[i];
+        const float v73 = v72 > 0.0f ? v72 : 0.0f;
+        r73[i] = v73;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2374,207 +2199,142 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t91 + row * cols + col0 + oh * OW;
+                float *crow = t75 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t89[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t73[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t90, (int)(144), t91, (int)(1024 * n), 0.0f, t93, (int)(1024 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t74, (int)(144), t75, (int)(1024 * n), 0.0f, t77, (int)(1024 * n));
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 1024; i2++)
-            t95[o++] = t93[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
+            t79[o++] = t77[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r95 = t95;
-    float *restrict const r104 = t104;
+    const float *restrict const r79 = t79;
+    float *restrict const r86 = t86;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r95 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r79 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r104[o++] = (float)(acc / (1024.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r79 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r86[c] = mu;
+            r86[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t87 + o * 16, t86 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t89 + o * 16, t86 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r95 = t95;
+    const float *restrict const r83 = t83;
+    const float *restrict const r87 = t87;
+    float *restrict const r95 = t95;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v83 = r83[i];
+        const float v92 = 0.9f * v83;
+        const float v88 = r87[i];
+        const float v94 = 0.1f * v88;
+        const float v95 = v92 + v94;
+        r95[i] = v95;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r104 = t104;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v102 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v104 = (float)(1024.0f * (double)n) / v102;
+        r104[i] = v104;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r84 = t84;
+    const float *restrict const r89 = t89;
     const float *restrict const r104 = t104;
-    float *restrict const r105 = t105;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v101 = r95[i];
-        const float v104 = r104[i1 * 1];
-        const float v105 = v101 - v104;
-        r105[i] = v105;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r105 = t105;
     float *restrict const r106 = t106;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v105 = r105[i];
-        const float v106 = v105 * v105;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v84 = r84[i];
+        const float v97 = 0.9f * v84;
+        const float v90 = r89[i];
+        const float v99 = 0.1f * v90;
+        const float v104 = r104[0];
+        const float v105 = v99 * v104;
+        const float v106 = v97 + v105;
         r106[i] = v106;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r106 = t106;
+    const float *restrict const r79 = t79;
+    const float *restrict const r81 = t81;
+    const float *restrict const r82 = t82;
+    const float *restrict const r86 = t86;
     float *restrict const r107 = t107;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r106 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r107[o++] = (float)(acc / (1024.0f * (double)n));
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r86[c], sc = (float)(1.0 / sqrt((double)r86[C + c] + 1.0000000000000001e-05)) * r81[c], sh = r82[c];
+            const float *xr = r79 + (b * C + c) * L;
+            float *yr = r107 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r99 = t99;
-    const float *restrict const r104 = t104;
-    float *restrict const r113 = t113;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v99 = r99[i];
-        const float v109 = 0.9f * v99;
-        const float v110 = r104[i];
-        const float v112 = 0.1f * v110;
-        const float v113 = v109 + v112;
-        r113[i] = v113;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): / */
-    {
-    float *restrict const r123 = t123;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v121 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v123 = (float)(1024.0f * (double)n) / v121;
-        r123[i] = v123;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r100 = t100;
-    const float *restrict const r107 = t107;
-    const float *restrict const r123 = t123;
-    float *restrict const r125 = t125;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v100 = r100[i];
-        const float v115 = 0.9f * v100;
-        const float v116 = r107[i];
-        const float v118 = 0.1f * v116;
-        const float v123 = r123[0];
-        const float v124 = v118 * v123;
-        const float v125 = v115 + v124;
-        r125[i] = v125;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r107 = t107;
-    float *restrict const r128 = t128;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v107 = r107[i];
-        const float v127 = v107 + 1e-05f;
-        const float v128 = 1.0f / sqrtf(v127);
-        r128[i] = v128;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r105 = t105;
-    const float *restrict const r128 = t128;
-    float *restrict const r129 = t129;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v105 = r105[i];
-        const float v128 = r128[i1 * 1];
-        const float v129 = v105 * v128;
-        r129[i] = v129;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r97 = t97;
-    const float *restrict const r98 = t98;
-    const float *restrict const r129 = t129;
-    float *restrict const r131 = t131;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v129 = r129[i];
-        const float v102 = r97[i1 * 1];
-        const float v130 = v129 * v102;
-        const float v103 = r98[i1 * 1];
-        const float v131 = v130 + v103;
-        r131[i] = v131;
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r45 = t45;
-    const float *restrict const r131 = t131;
-    float *restrict const r133 = t133;
+    const float *restrict const r37 = t37;
+    const float *restrict const r107 = t107;
+    float *restrict const r109 = t109;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v132 = r131[i];
-        const float v45 = r45[i];
-        const float v133 = v132 + v45;
-        r133[i] = v133;
+        const float v108 = r107[i];
+        const float v37 = r37[i];
+        const float v109 = v108 + v37;
+        r109[i] = v109;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r133 = t133;
-    float *restrict const r134 = t134;
+    const float *restrict const r109 = t109;
+    float *restrict const r110 = t110;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v133 = r133[i];
-        const float v134 = v133 > 0.0f ? v133 : 0.0f;
-        r134[i] = v134;
+        const float v109 = r109[i];
+        const float v110 = v109 > 0.0f ? v109 : 0.0f;
+        r110[i] = v110;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2592,195 +2352,130 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t136 + row * cols + col0 + oh * OW;
+                float *crow = t112 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t134[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t110[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t135, (int)(144), t136, (int)(1024 * n), 0.0f, t138, (int)(1024 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t111, (int)(144), t112, (int)(1024 * n), 0.0f, t114, (int)(1024 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 1024; i2++)
-            t140[o++] = t138[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
+            t116[o++] = t114[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r140 = t140;
-    float *restrict const r149 = t149;
+    const float *restrict const r116 = t116;
+    float *restrict const r123 = t123;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r140 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r116 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r149[o++] = (float)(acc / (1024.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r116 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r123[c] = mu;
+            r123[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
-    {
-    const float *restrict const r140 = t140;
-    const float *restrict const r149 = t149;
-    float *restrict const r150 = t150;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v146 = r140[i];
-        const float v149 = r149[i1 * 1];
-        const float v150 = v146 - v149;
-        r150[i] = v150;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r150 = t150;
-    float *restrict const r151 = t151;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v150 = r150[i];
-        const float v151 = v150 * v150;
-        r151[i] = v151;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r151 = t151;
-    float *restrict const r152 = t152;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r151 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r152[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t124 + o * 16, t123 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t126 + o * 16, t123 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r144 = t144;
-    const float *restrict const r149 = t149;
-    float *restrict const r158 = t158;
+    const float *restrict const r120 = t120;
+    const float *restrict const r124 = t124;
+    float *restrict const r132 = t132;
     for (int64_t i = 0; i < 16; i++) {
-        const float v144 = r144[i];
-        const float v154 = 0.9f * v144;
-        const float v155 = r149[i];
-        const float v157 = 0.1f * v155;
-        const float v158 = v154 + v157;
-        r158[i] = v158;
+        const float v120 = r120[i];
+        const float v129 = 0.9f * v120;
+        const float v125 = r124[i];
+        const float v131 = 0.1f * v125;
+        const float v132 = v129 + v131;
+        r132[i] = v132;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r168 = t168;
+    float *restrict const r141 = t141;
     for (int64_t i = 0; i < 1; i++) {
-        const float v166 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v168 = (float)(1024.0f * (double)n) / v166;
-        r168[i] = v168;
+        const float v139 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v141 = (float)(1024.0f * (double)n) / v139;
+        r141[i] = v141;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r145 = t145;
-    const float *restrict const r152 = t152;
-    const float *restrict const r168 = t168;
-    float *restrict const r170 = t170;
+    const float *restrict const r121 = t121;
+    const float *restrict const r126 = t126;
+    const float *restrict const r141 = t141;
+    float *restrict const r143 = t143;
     for (int64_t i = 0; i < 16; i++) {
-        const float v145 = r145[i];
-        const float v160 = 0.9f * v145;
-        const float v161 = r152[i];
-        const float v163 = 0.1f * v161;
-        const float v168 = r168[0];
-        const float v169 = v163 * v168;
-        const float v170 = v160 + v169;
-        r170[i] = v170;
+        const float v121 = r121[i];
+        const float v134 = 0.9f * v121;
+        const float v127 = r126[i];
+        const float v136 = 0.1f * v127;
+        const float v141 = r141[0];
+        const float v142 = v136 * v141;
+        const float v143 = v134 + v142;
+        r143[i] = v143;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r152 = t152;
-    float *restrict const r173 = t173;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v152 = r152[i];
-        const float v172 = v152 + 1e-05f;
-        const float v173 = 1.0f / sqrtf(v172);
-        r173[i] = v173;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    const float *restrict const r116 = t116;
+    const float *restrict const r118 = t118;
+    const float *restrict const r119 = t119;
+    const float *restrict const r123 = t123;
+    float *restrict const r144 = t144;
     {
-    const float *restrict const r150 = t150;
-    const float *restrict const r173 = t173;
-    float *restrict const r174 = t174;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v150 = r150[i];
-        const float v173 = r173[i1 * 1];
-        const float v174 = v150 * v173;
-        r174[i] = v174;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r142 = t142;
-    const float *restrict const r143 = t143;
-    const float *restrict const r174 = t174;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v174 = r174[i];
-        const float v147 = r142[i1 * 1];
-        const float v175 = v174 * v147;
-        const float v148 = r143[i1 * 1];
-        const float v176 = v175 + v148;
-        r176[i] = v176;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r123[c], sc = (float)(1.0 / sqrt((double)r123[C + c] + 1.0000000000000001e-05)) * r118[c], sh = r119[c];
+            const float *xr = r116 + (b * C + c) * L;
+            float *yr = r144 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r176 = t176;
-    float *restrict const r178 = t178;
+    const float *restrict const r144 = t144;
+    float *restrict const r146 = t146;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v178 = v177 > 0.0f ? v177 : 0.0f;
-        r178[i] = v178;
+        const float v145 = r144[i];
+        const float v146 = v145 > 0.0f ? v145 : 0.0f;
+        r146[i] = v146;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2798,207 +2493,142 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t180 + row * cols + col0 + oh * OW;
+                float *crow = t148 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t178[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t146[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t179, (int)(144), t180, (int)(1024 * n), 0.0f, t182, (int)(1024 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t147, (int)(144), t148, (int)(1024 * n), 0.0f, t150, (int)(1024 * n));
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 1024; i2++)
-            t184[o++] = t182[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
+            t152[o++] = t150[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r184 = t184;
-    float *restrict const r193 = t193;
+    const float *restrict const r152 = t152;
+    float *restrict const r159 = t159;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r184 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r152 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r193[o++] = (float)(acc / (1024.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r152 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r159[c] = mu;
+            r159[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
-    {
-    const float *restrict const r184 = t184;
-    const float *restrict const r193 = t193;
-    float *restrict const r194 = t194;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v190 = r184[i];
-        const float v193 = r193[i1 * 1];
-        const float v194 = v190 - v193;
-        r194[i] = v194;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r194 = t194;
-    float *restrict const r195 = t195;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v194 = r194[i];
-        const float v195 = v194 * v194;
-        r195[i] = v195;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r195 = t195;
-    float *restrict const r196 = t196;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r195 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r196[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t160 + o * 16, t159 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t162 + o * 16, t159 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r188 = t188;
-    const float *restrict const r193 = t193;
-    float *restrict const r202 = t202;
+    const float *restrict const r156 = t156;
+    const float *restrict const r160 = t160;
+    float *restrict const r168 = t168;
     for (int64_t i = 0; i < 16; i++) {
-        const float v188 = r188[i];
-        const float v198 = 0.9f * v188;
-        const float v199 = r193[i];
-        const float v201 = 0.1f * v199;
-        const float v202 = v198 + v201;
-        r202[i] = v202;
+        const float v156 = r156[i];
+        const float v165 = 0.9f * v156;
+        const float v161 = r160[i];
+        const float v167 = 0.1f * v161;
+        const float v168 = v165 + v167;
+        r168[i] = v168;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r212 = t212;
+    float *restrict const r177 = t177;
     for (int64_t i = 0; i < 1; i++) {
-        const float v210 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v212 = (float)(1024.0f * (double)n) / v210;
-        r212[i] = v212;
+        const float v175 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v177 = (float)(1024.0f * (double)n) / v175;
+        r177[i] = v177;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r189 = t189;
-    const float *restrict const r196 = t196;
-    const float *restrict const r212 = t212;
-    float *restrict const r214 = t214;
+    const float *restrict const r157 = t157;
+    const float *restrict const r162 = t162;
+    const float *restrict const r177 = t177;
+    float *restrict const r179 = t179;
     for (int64_t i = 0; i < 16; i++) {
-        const float v189 = r189[i];
-        const float v204 = 0.9f * v189;
-        const float v205 = r196[i];
-        const float v207 = 0.1f * v205;
-        const float v212 = r212[0];
-        const float v213 = v207 * v212;
-        const float v214 = v204 + v213;
-        r214[i] = v214;
+        const float v157 = r157[i];
+        const float v170 = 0.9f * v157;
+        const float v163 = r162[i];
+        const float v172 = 0.1f * v163;
+        const float v177 = r177[0];
+        const float v178 = v172 * v177;
+        const float v179 = v170 + v178;
+        r179[i] = v179;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r196 = t196;
-    float *restrict const r217 = t217;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v196 = r196[i];
-        const float v216 = v196 + 1e-05f;
-        const float v217 = 1.0f / sqrtf(v216);
-        r217[i] = v217;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    const float *restrict const r152 = t152;
+    const float *restrict const r154 = t154;
+    const float *restrict const r155 = t155;
+    const float *restrict const r159 = t159;
+    float *restrict const r180 = t180;
     {
-    const float *restrict const r194 = t194;
-    const float *restrict const r217 = t217;
-    float *restrict const r218 = t218;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v194 = r194[i];
-        const float v217 = r217[i1 * 1];
-        const float v218 = v194 * v217;
-        r218[i] = v218;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r218 = t218;
-    float *restrict const r220 = t220;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v218 = r218[i];
-        const float v191 = r186[i1 * 1];
-        const float v219 = v218 * v191;
-        const float v192 = r187[i1 * 1];
-        const float v220 = v219 + v192;
-        r220[i] = v220;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r159[c], sc = (float)(1.0 / sqrt((double)r159[C + c] + 1.0000000000000001e-05)) * r154[c], sh = r155[c];
+            const float *xr = r152 + (b * C + c) * L;
+            float *yr = r180 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r134 = t134;
-    const float *restrict const r220 = t220;
-    float *restrict const r222 = t222;
+    const float *restrict const r110 = t110;
+    const float *restrict const r180 = t180;
+    float *restrict const r182 = t182;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v221 = r220[i];
-        const float v134 = r134[i];
-        const float v222 = v221 + v134;
-        r222[i] = v222;
+        const float v181 = r180[i];
+        const float v110 = r110[i];
+        const float v182 = v181 + v110;
+        r182[i] = v182;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r222 = t222;
-    float *restrict const r223 = t223;
+    const float *restrict const r182 = t182;
+    float *restrict const r183 = t183;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v222 = r222[i];
-        const float v223 = v222 > 0.0f ? v222 : 0.0f;
-        r223[i] = v223;
+        const float v182 = r182[i];
+        const float v183 = v182 > 0.0f ? v182 : 0.0f;
+        r183[i] = v183;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -3016,195 +2646,130 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t225 + row * cols + col0 + oh * OW;
+                float *crow = t185 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t223[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t183[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t224, (int)(144), t225, (int)(256 * n), 0.0f, t227, (int)(256 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t184, (int)(144), t185, (int)(256 * n), 0.0f, t187, (int)(256 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 32; i1++)
         for (int64_t i2 = 0; i2 < 256; i2++)
-            t229[o++] = t227[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
+            t189[o++] = t187[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r229 = t229;
-    float *restrict const r238 = t238;
+    const float *restrict const r189 = t189;
+    float *restrict const r196 = t196;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r229 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r189 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r238[o++] = (float)(acc / (256.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r189 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r196[c] = mu;
+            r196[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
-    {
-    const float *restrict const r229 = t229;
-    const float *restrict const r238 = t238;
-    float *restrict const r239 = t239;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v235 = r229[i];
-        const float v238 = r238[i1 * 1];
-        const float v239 = v235 - v238;
-        r239[i] = v239;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r239 = t239;
-    float *restrict const r240 = t240;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v239 = r239[i];
-        const float v240 = v239 * v239;
-        r240[i] = v240;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r240 = t240;
-    float *restrict const r241 = t241;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r240 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r241[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t197 + o * 32, t196 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t199 + o * 32, t196 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r233 = t233;
-    const float *restrict const r238 = t238;
-    float *restrict const r247 = t247;
+    const float *restrict const r193 = t193;
+    const float *restrict const r197 = t197;
+    float *restrict const r205 = t205;
     for (int64_t i = 0; i < 32; i++) {
-        const float v233 = r233[i];
-        const float v243 = 0.9f * v233;
-        const float v244 = r238[i];
-        const float v246 = 0.1f * v244;
-        const float v247 = v243 + v246;
-        r247[i] = v247;
+        const float v193 = r193[i];
+        const float v202 = 0.9f * v193;
+        const float v198 = r197[i];
+        const float v204 = 0.1f * v198;
+        const float v205 = v202 + v204;
+        r205[i] = v205;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r257 = t257;
+    float *restrict const r214 = t214;
     for (int64_t i = 0; i < 1; i++) {
-        const float v255 = (float)(256.0f * (double)n) - 1.0f;
-        const float v257 = (float)(256.0f * (double)n) / v255;
-        r257[i] = v257;
+        const float v212 = (float)(256.0f * (double)n) - 1.0f;
+        const float v214 = (float)(256.0f * (double)n) / v212;
+        r214[i] = v214;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r234 = t234;
-    const float *restrict const r241 = t241;
-    const float *restrict const r257 = t257;
-    float *restrict const r259 = t259;
+    const float *restrict const r194 = t194;
+    const float *restrict const r199 = t199;
+    const float *restrict const r214 = t214;
+    float *restrict const r216 = t216;
     for (int64_t i = 0; i < 32; i++) {
-        const float v234 = r234[i];
-        const float v249 = 0.9f * v234;
-        const float v250 = r241[i];
-        const float v252 = 0.1f * v250;
-        const float v257 = r257[0];
-        const float v258 = v252 * v257;
-        const float v259 = v249 + v258;
-        r259[i] = v259;
+        const float v194 = r194[i];
+        const float v207 = 0.9f * v194;
+        const float v200 = r199[i];
+        const float v209 = 0.1f * v200;
+        const float v214 = r214[0];
+        const float v215 = v209 * v214;
+        const float v216 = v207 + v215;
+        r216[i] = v216;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r241 = t241;
-    float *restrict const r262 = t262;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v241 = r241[i];
-        const float v261 = v241 + 1e-05f;
-        const float v262 = 1.0f / sqrtf(v261);
-        r262[i] = v262;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    const float *restrict const r189 = t189;
+    const float *restrict const r191 = t191;
+    const float *restrict const r192 = t192;
+    const float *restrict const r196 = t196;
+    float *restrict const r217 = t217;
     {
-    const float *restrict const r239 = t239;
-    const float *restrict const r262 = t262;
-    float *restrict const r263 = t263;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v239 = r239[i];
-        const float v262 = r262[i1 * 1];
-        const float v263 = v239 * v262;
-        r263[i] = v263;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r231 = t231;
-    const float *restrict const r232 = t232;
-    const float *restrict const r263 = t263;
-    float *restrict const r265 = t265;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v263 = r263[i];
-        const float v236 = r231[i1 * 1];
-        const float v264 = v263 * v236;
-        const float v237 = r232[i1 * 1];
-        const float v265 = v264 + v237;
-        r265[i] = v265;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r196[c], sc = (float)(1.0 / sqrt((double)r196[C + c] + 1.0000000000000001e-05)) * r191[c], sh = r192[c];
+            const float *xr = r189 + (b * C + c) * L;
+            float *yr = r217 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r265 = t265;
-    float *restrict const r267 = t267;
+    const float *restrict const r217 = t217;
+    float *restrict const r219 = t219;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v266 = r265[i];
-        const float v267 = v266 > 0.0f ? v266 : 0.0f;
-        r267[i] = v267;
+        const float v218 = r217[i];
+        const float v219 = v218 > 0.0f ? v218 : 0.0f;
+        r219[i] = v219;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -3222,185 +2787,120 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t269 + row * cols + col0 + oh * OW;
+                float *crow = t221 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t267[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t219[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t268, (int)(288), t269, (int)(256 * n), 0.0f, t271, (int)(256 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t220, (int)(288), t221, (int)(256 * n), 0.0f, t223, (int)(256 * n));
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 32; i1++)
         for (int64_t i2 = 0; i2 < 256; i2++)
-            t273[o++] = t271[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
+            t225[o++] = t223[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r273 = t273;
-    float *restrict const r282 = t282;
+    const float *restrict const r225 = t225;
+    float *restrict const r232 = t232;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r273 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r225 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r282[o++] = (float)(acc / (256.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r225 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r232[c] = mu;
+            r232[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
-    {
-    const float *restrict const r273 = t273;
-    const float *restrict const r282 = t282;
-    float *restrict const r283 = t283;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v279 = r273[i];
-        const float v282 = r282[i1 * 1];
-        const float v283 = v279 - v282;
-        r283[i] = v283;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r283 = t283;
-    float *restrict const r284 = t284;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v283 = r283[i];
-        const float v284 = v283 * v283;
-        r284[i] = v284;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r284 = t284;
-    float *restrict const r285 = t285;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r284 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r285[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t233 + o * 32, t232 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t235 + o * 32, t232 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r277 = t277;
-    const float *restrict const r282 = t282;
-    float *restrict const r291 = t291;
+    const float *restrict const r229 = t229;
+    const float *restrict const r233 = t233;
+    float *restrict const r241 = t241;
     for (int64_t i = 0; i < 32; i++) {
-        const float v277 = r277[i];
-        const float v287 = 0.9f * v277;
-        const float v288 = r282[i];
-        const float v290 = 0.1f * v288;
-        const float v291 = v287 + v290;
-        r291[i] = v291;
+        const float v229 = r229[i];
+        const float v238 = 0.9f * v229;
+        const float v234 = r233[i];
+        const float v240 = 0.1f * v234;
+        const float v241 = v238 + v240;
+        r241[i] = v241;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r301 = t301;
+    float *restrict const r250 = t250;
     for (int64_t i = 0; i < 1; i++) {
-        const float v299 = (float)(256.0f * (double)n) - 1.0f;
-        const float v301 = (float)(256.0f * (double)n) / v299;
-        r301[i] = v301;
+        const float v248 = (float)(256.0f * (double)n) - 1.0f;
+        const float v250 = (float)(256.0f * (double)n) / v248;
+        r250[i] = v250;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r278 = t278;
-    const float *restrict const r285 = t285;
-    const float *restrict const r301 = t301;
-    float *restrict const r303 = t303;
+    const float *restrict const r230 = t230;
+    const float *restrict const r235 = t235;
+    const float *restrict const r250 = t250;
+    float *restrict const r252 = t252;
     for (int64_t i = 0; i < 32; i++) {
-        const float v278 = r278[i];
-        const float v293 = 0.9f * v278;
-        const float v294 = r285[i];
-        const float v296 = 0.1f * v294;
-        const float v301 = r301[0];
-        const float v302 = v296 * v301;
-        const float v303 = v293 + v302;
-        r303[i] = v303;
+        const float v230 = r230[i];
+        const float v243 = 0.9f * v230;
+        const float v236 = r235[i];
+        const float v245 = 0.1f * v236;
+        const float v250 = r250[0];
+        const float v251 = v245 * v250;
+        const float v252 = v243 + v251;
+        r252[i] = v252;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r285 = t285;
-    float *restrict const r306 = t306;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v285 = r285[i];
-        const float v305 = v285 + 1e-05f;
-        const float v306 = 1.0f / sqrtf(v305);
-        r306[i] = v306;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    const float *restrict const r225 = t225;
+    const float *restrict const r227 = t227;
+    const float *restrict const r228 = t228;
+    const float *restrict const r232 = t232;
+    float *restrict const r253 = t253;
     {
-    const float *restrict const r283 = t283;
-    const float *restrict const r306 = t306;
-    float *restrict const r307 = t307;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v283 = r283[i];
-        const float v306 = r306[i1 * 1];
-        const float v307 = v283 * v306;
-        r307[i] = v307;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r275 = t275;
-    const float *restrict const r276 = t276;
-    const float *restrict const r307 = t307;
-    float *restrict const r309 = t309;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v307 = r307[i];
-        const float v280 = r275[i1 * 1];
-        const float v308 = v307 * v280;
-        const float v281 = r276[i1 * 1];
-        const float v309 = v308 + v281;
-        r309[i] = v309;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r232[c], sc = (float)(1.0 / sqrt((double)r232[C + c] + 1.0000000000000001e-05)) * r227[c], sh = r228[c];
+            const float *xr = r225 + (b * C + c) * L;
+            float *yr = r253 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -3418,207 +2918,142 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t312 + row * cols + col0 + oh * OW;
+                float *crow = t256 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t223[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t183[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t311, (int)(16), t312, (int)(256 * n), 0.0f, t314, (int)(256 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t255, (int)(16), t256, (int)(256 * n), 0.0f, t258, (int)(256 * n));
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 32; i1++)
         for (int64_t i2 = 0; i2 < 256; i2++)
-            t316[o++] = t314[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
+            t260[o++] = t258[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r316 = t316;
-    float *restrict const r325 = t325;
+    const float *restrict const r260 = t260;
+    float *restrict const r267 = t267;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r316 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r260 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r325[o++] = (float)(acc / (256.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r260 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r267[c] = mu;
+            r267[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): - */
-    {
-    const float *restrict const r316 = t316;
-    const float *restrict const r325 = t325;
-    float *restrict const r326 = t326;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v322 = r316[i];
-        const float v325 = r325[i1 * 1];
-        const float v326 = v322 - v325;
-        r326[i] = v326;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r326 = t326;
-    float *restrict const r327 = t327;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v326 = r326[i];
-        const float v327 = v326 * v326;
-        r327[i] = v327;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r327 = t327;
-    float *restrict const r328 = t328;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r327 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r328[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t268 + o * 32, t267 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t270 + o * 32, t267 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r320 = t320;
-    const float *restrict const r325 = t325;
-    float *restrict const r334 = t334;
+    const float *restrict const r264 = t264;
+    const float *restrict const r268 = t268;
+    float *restrict const r276 = t276;
     for (int64_t i = 0; i < 32; i++) {
-        const float v320 = r320[i];
-        const float v330 = 0.9f * v320;
-        const float v331 = r325[i];
-        const float v333 = 0.1f * v331;
-        const float v334 = v330 + v333;
-        r334[i] = v334;
+        const float v264 = r264[i];
+        const float v273 = 0.9f * v264;
+        const float v269 = r268[i];
+        const float v275 = 0.1f * v269;
+        const float v276 = v273 + v275;
+        r276[i] = v276;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r344 = t344;
+    float *restrict const r285 = t285;
     for (int64_t i = 0; i < 1; i++) {
-        const float v342 = (float)(256.0f * (double)n) - 1.0f;
-        const float v344 = (float)(256.0f * (double)n) / v342;
-        r344[i] = v344;
+        const float v283 = (float)(256.0f * (double)n) - 1.0f;
+        const float v285 = (float)(256.0f * (double)n) / v283;
+        r285[i] = v285;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r321 = t321;
-    const float *restrict const r328 = t328;
-    const float *restrict const r344 = t344;
-    float *restrict const r346 = t346;
+    const float *restrict const r265 = t265;
+    const float *restrict const r270 = t270;
+    const float *restrict const r285 = t285;
+    float *restrict const r287 = t287;
     for (int64_t i = 0; i < 32; i++) {
-        const float v321 = r321[i];
-        const float v336 = 0.9f * v321;
-        const float v337 = r328[i];
-        const float v339 = 0.1f * v337;
-        const float v344 = r344[0];
-        const float v345 = v339 * v344;
-        const float v346 = v336 + v345;
-        r346[i] = v346;
+        const float v265 = r265[i];
+        const float v278 = 0.9f * v265;
+        const float v271 = r270[i];
+        const float v280 = 0.1f * v271;
+        const float v285 = r285[0];
+        const float v286 = v280 * v285;
+        const float v287 = v278 + v286;
+        r287[i] = v287;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r328 = t328;
-    float *restrict const r349 = t349;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v328 = r328[i];
-        const float v348 = v328 + 1e-05f;
-        const float v349 = 1.0f / sqrtf(v348);
-        r349[i] = v349;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
+    const float *restrict const r260 = t260;
+    const float *restrict const r262 = t262;
+    const float *restrict const r263 = t263;
+    const float *restrict const r267 = t267;
+    float *restrict const r288 = t288;
     {
-    const float *restrict const r326 = t326;
-    const float *restrict const r349 = t349;
-    float *restrict const r350 = t350;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v326 = r326[i];
-        const float v349 = r349[i1 * 1];
-        const float v350 = v326 * v349;
-        r350[i] = v350;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r318 = t318;
-    const float *restrict const r319 = t319;
-    const float *restrict const r350 = t350;
-    float *restrict const r352 = t352;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v350 = r350[i];
-        const float v323 = r318[i1 * 1];
-        const float v351 = v350 * v323;
-        const float v324 = r319[i1 * 1];
-        const float v352 = v351 + v324;
-        r352[i] = v352;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r267[c], sc = (float)(1.0 / sqrt((double)r267[C + c] + 1.0000000000000001e-05)) * r262[c], sh = r263[c];
+            const float *xr = r260 + (b * C + c) * L;
+            float *yr = r288 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r309 = t309;
-    const float *restrict const r352 = t352;
-    float *restrict const r354 = t354;
+    const float *restrict const r253 = t253;
+    const float *restrict const r288 = t288;
+    float *restrict const r290 = t290;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v310 = r309[i];
-        const float v353 = r352[i];
-        const float v354 = v310 + v353;
-        r354[i] = v354;
+        const float v254 = r253[i];
+        const float v289 = r288[i];
+        const float v290 = v254 + v289;
+        r290[i] = v290;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r354 = t354;
-    float *restrict const r355 = t355;
+    const float *restrict const r290 = t290;
+    float *restrict const r291 = t291;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v354 = r354[i];
-        const float v355 = v354 > 0.0f ? v354 : 0.0f;
-        r355[i] = v355;
+        const float v290 = r290[i];
+        const float v291 = v290 > 0.0f ? v290 : 0.0f;
+        r291[i] = v291;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -3636,619 +3071,424 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t357 + row * cols + col0 + oh * OW;
+                float *crow = t293 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t355[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t291[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t356, (int)(288), t357, (int)(256 * n), 0.0f, t359, (int)(256 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t292, (int)(288), t293, (int)(256 * n), 0.0f, t295, (int)(256 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 32; i1++)
         for (int64_t i2 = 0; i2 < 256; i2++)
-            t361[o++] = t359[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
+            t297[o++] = t295[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r361 = t361;
-    float *restrict const r370 = t370;
+    const float *restrict const r297 = t297;
+    float *restrict const r304 = t304;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r361 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r297 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r370[o++] = (float)(acc / (256.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r297 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r304[c] = mu;
+            r304[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
-    {
-    const float *restrict const r361 = t361;
-    const float *restrict const r370 = t370;
-    float *restrict const r371 = t371;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v367 = r361[i];
-        const float v370 = r370[i1 * 1];
-        const float v371 = v367 - v370;
-        r371[i] = v371;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r371 = t371;
-    float *restrict const r372 = t372;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v371 = r371[i];
-        const float v372 = v371 * v371;
-        r372[i] = v372;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r372 = t372;
-    float *restrict const r373 = t373;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r372 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r373[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t305 + o * 32, t304 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t307 + o * 32, t304 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r365 = t365;
-    const float *restrict const r370 = t370;
-    float *restrict const r379 = t379;
+    const float *restrict const r301 = t301;
+    const float *restrict const r305 = t305;
+    float *restrict const r313 = t313;
     for (int64_t i = 0; i < 32; i++) {
-        const float v365 = r365[i];
-        const float v375 = 0.9f * v365;
-        const float v376 = r370[i];
-        const float v378 = 0.1f * v376;
-        const float v379 = v375 + v378;
-        r379[i] = v379;
+        const float v301 = r301[i];
+        const float v310 = 0.9f * v301;
+        const float v306 = r305[i];
+        const float v312 = 0.1f * v306;
+        const float v313 = v310 + v312;
+        r313[i] = v313;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r389 = t389;
+    float *restrict const r322 = t322;
     for (int64_t i = 0; i < 1; i++) {
-        const float v387 = (float)(256.0f * (double)n) - 1.0f;
-        const float v389 = (float)(256.0f * (double)n) / v387;
-        r389[i] = v389;
+        const float v320 = (float)(256.0f * (double)n) - 1.0f;
+        const float v322 = (float)(256.0f * (double)n) / v320;
+        r322[i] = v322;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r366 = t366;
-    const float *restrict const r373 = t373;
-    const float *restrict const r389 = t389;
-    float *restrict const r391 = t391;
+    const float *restrict const r302 = t302;
+    const float *restrict const r307 = t307;
+    const float *restrict const r322 = t322;
+    float *restrict const r324 = t324;
     for (int64_t i = 0; i < 32; i++) {
-        const float v366 = r366[i];
-        const float v381 = 0.9f * v366;
-        const float v382 = r373[i];
-        const float v384 = 0.1f * v382;
-        const float v389 = r389[0];
-        const float v390 = v384 * v389;
-        const float v391 = v381 + v390;
-        r391[i] = v391;
+        const float v302 = r302[i];
+        const float v315 = 0.9f * v302;
+        const float v308 = r307[i];
+        const float v317 = 0.1f * v308;
+        const float v322 = r322[0];
+        const float v323 = v317 * v322;
+        const float v324 = v315 + v323;
+        r324[i] = v324;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r373 = t373;
-    float *restrict const r394 = t394;
+    const float *restrict const r297 = t297;
+    const float *restrict const r299 = t299;
+    const float *restrict const r300 = t300;
+    const float *restrict const r304 = t304;
+    float *restrict const r325 = t325;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r304[c], sc = (float)(1.0 / sqrt((double)r304[C + c] + 1.0000000000000001e-05)) * r299[c], sh = r300[c];
+            const float *xr = r297 + (b * C + c) * L;
+            float *yr = r325 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r325 = t325;
+    float *restrict const r327 = t327;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v326 = r325[i];
+        const float v327 = v326 > 0.0f ? v326 : 0.0f;
+        r327[i] = v327;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                float *crow = t329 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t327[base + ow * S];
+                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t328, (int)(288), t329, (int)(256 * n), 0.0f, t331, (int)(256 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 32; i1++)
+        for (int64_t i2 = 0; i2 < 256; i2++)
+            t333[o++] = t331[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r333 = t333;
+    float *restrict const r340 = t340;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r333 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r333 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r340[c] = mu;
+            r340[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t341 + o * 32, t340 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t343 + o * 32, t340 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r337 = t337;
+    const float *restrict const r341 = t341;
+    float *restrict const r349 = t349;
     for (int64_t i = 0; i < 32; i++) {
-        const float v373 = r373[i];
-        const float v393 = v373 + 1e-05f;
-        const float v394 = 1.0f / sqrtf(v393);
-        r394[i] = v394;
+        const float v337 = r337[i];
+        const float v346 = 0.9f * v337;
+        const float v342 = r341[i];
+        const float v348 = 0.1f * v342;
+        const float v349 = v346 + v348;
+        r349[i] = v349;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    const float *restrict const r371 = t371;
-    const float *restrict const r394 = t394;
+    float *restrict const r358 = t358;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v356 = (float)(256.0f * (double)n) - 1.0f;
+        const float v358 = (float)(256.0f * (double)n) / v356;
+        r358[i] = v358;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r338 = t338;
+    const float *restrict const r343 = t343;
+    const float *restrict const r358 = t358;
+    float *restrict const r360 = t360;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v338 = r338[i];
+        const float v351 = 0.9f * v338;
+        const float v344 = r343[i];
+        const float v353 = 0.1f * v344;
+        const float v358 = r358[0];
+        const float v359 = v353 * v358;
+        const float v360 = v351 + v359;
+        r360[i] = v360;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r333 = t333;
+    const float *restrict const r335 = t335;
+    const float *restrict const r336 = t336;
+    const float *restrict const r340 = t340;
+    float *restrict const r361 = t361;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r340[c], sc = (float)(1.0 / sqrt((double)r340[C + c] + 1.0000000000000001e-05)) * r335[c], sh = r336[c];
+            const float *xr = r333 + (b * C + c) * L;
+            float *yr = r361 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:24  + */
+    {
+    const float *restrict const r291 = t291;
+    const float *restrict const r361 = t361;
+    float *restrict const r363 = t363;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v362 = r361[i];
+        const float v291 = r291[i];
+        const float v363 = v362 + v291;
+        r363[i] = v363;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r363 = t363;
+    float *restrict const r364 = t364;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v363 = r363[i];
+        const float v364 = v363 > 0.0f ? v363 : 0.0f;
+        r364[i] = v364;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
+        (void)PD;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                float *crow = t366 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t364[base + ow * S];
+                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+            }
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t365, (int)(288), t366, (int)(64 * n), 0.0f, t368, (int)(64 * n));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i2 = 0; i2 < 64; i2++)
+            t370[o++] = t368[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r370 = t370;
+    float *restrict const r377 = t377;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r370 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r370 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r377[c] = mu;
+            r377[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t378 + o * 64, t377 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t380 + o * 64, t377 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r374 = t374;
+    const float *restrict const r378 = t378;
+    float *restrict const r386 = t386;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v374 = r374[i];
+        const float v383 = 0.9f * v374;
+        const float v379 = r378[i];
+        const float v385 = 0.1f * v379;
+        const float v386 = v383 + v385;
+        r386[i] = v386;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
     float *restrict const r395 = t395;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v371 = r371[i];
-        const float v394 = r394[i1 * 1];
-        const float v395 = v371 * v394;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v393 = (float)(64.0f * (double)n) - 1.0f;
+        const float v395 = (float)(64.0f * (double)n) / v393;
         r395[i] = v395;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r363 = t363;
-    const float *restrict const r364 = t364;
+    const float *restrict const r375 = t375;
+    const float *restrict const r380 = t380;
     const float *restrict const r395 = t395;
     float *restrict const r397 = t397;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v395 = r395[i];
-        const float v368 = r363[i1 * 1];
-        const float v396 = v395 * v368;
-        const float v369 = r364[i1 * 1];
-        const float v397 = v396 + v369;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v375 = r375[i];
+        const float v388 = 0.9f * v375;
+        const float v381 = r380[i];
+        const float v390 = 0.1f * v381;
+        const float v395 = r395[0];
+        const float v396 = v390 * v395;
+        const float v397 = v388 + v396;
         r397[i] = v397;
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r397 = t397;
-    float *restrict const r399 = t399;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v398 = r397[i];
-        const float v399 = v398 > 0.0f ? v398 : 0.0f;
-        r399[i] = v399;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    const float *restrict const r370 = t370;
+    const float *restrict const r372 = t372;
+    const float *restrict const r373 = t373;
+    const float *restrict const r377 = t377;
+    float *restrict const r398 = t398;
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t401 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t399[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r377[c], sc = (float)(1.0 / sqrt((double)r377[C + c] + 1.0000000000000001e-05)) * r372[c], sh = r373[c];
+            const float *xr = r370 + (b * C + c) * L;
+            float *yr = r398 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t400, (int)(288), t401, (int)(256 * n), 0.0f, t403, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t405[o++] = t403[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r405 = t405;
-    float *restrict const r414 = t414;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r405 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r414[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - */
-    {
-    const float *restrict const r405 = t405;
-    const float *restrict const r414 = t414;
-    float *restrict const r415 = t415;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v411 = r405[i];
-        const float v414 = r414[i1 * 1];
-        const float v415 = v411 - v414;
-        r415[i] = v415;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r415 = t415;
-    float *restrict const r416 = t416;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v415 = r415[i];
-        const float v416 = v415 * v415;
-        r416[i] = v416;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r416 = t416;
-    float *restrict const r417 = t417;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r416 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r417[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r409 = t409;
-    const float *restrict const r414 = t414;
-    float *restrict const r423 = t423;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v409 = r409[i];
-        const float v419 = 0.9f * v409;
-        const float v420 = r414[i];
-        const float v422 = 0.1f * v420;
-        const float v423 = v419 + v422;
-        r423[i] = v423;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): / */
-    {
-    float *restrict const r433 = t433;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v431 = (float)(256.0f * (double)n) - 1.0f;
-        const float v433 = (float)(256.0f * (double)n) / v431;
-        r433[i] = v433;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r410 = t410;
-    const float *restrict const r417 = t417;
-    const float *restrict const r433 = t433;
-    float *restrict const r435 = t435;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v410 = r410[i];
-        const float v425 = 0.9f * v410;
-        const float v426 = r417[i];
-        const float v428 = 0.1f * v426;
-        const float v433 = r433[0];
-        const float v434 = v428 * v433;
-        const float v435 = v425 + v434;
-        r435[i] = v435;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r417 = t417;
-    float *restrict const r438 = t438;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v417 = r417[i];
-        const float v437 = v417 + 1e-05f;
-        const float v438 = 1.0f / sqrtf(v437);
-        r438[i] = v438;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r415 = t415;
-    const float *restrict const r438 = t438;
-    float *restrict const r439 = t439;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v415 = r415[i];
-        const float v438 = r438[i1 * 1];
-        const float v439 = v415 * v438;
-        r439[i] = v439;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r407 = t407;
-    const float *restrict const r408 = t408;
-    const float *restrict const r439 = t439;
-    float *restrict const r441 = t441;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v439 = r439[i];
-        const float v412 = r407[i1 * 1];
-        const float v440 = v439 * v412;
-        const float v413 = r408[i1 * 1];
-        const float v441 = v440 + v413;
-        r441[i] = v441;
-    }
-    }
-    /* resnet.nn:24  + */
-    {
-    const float *restrict const r355 = t355;
-    const float *restrict const r441 = t441;
-    float *restrict const r443 = t443;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v442 = r441[i];
-        const float v355 = r355[i];
-        const float v443 = v442 + v355;
-        r443[i] = v443;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r443 = t443;
-    float *restrict const r444 = t444;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v443 = r443[i];
-        const float v444 = v443 > 0.0f ? v443 : 0.0f;
-        r444[i] = v444;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t446 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t444[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t445, (int)(288), t446, (int)(64 * n), 0.0f, t448, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t450[o++] = t448[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r450 = t450;
-    float *restrict const r459 = t459;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r450 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r459[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - */
-    {
-    const float *restrict const r450 = t450;
-    const float *restrict const r459 = t459;
-    float *restrict const r460 = t460;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v456 = r450[i];
-        const float v459 = r459[i1 * 1];
-        const float v460 = v456 - v459;
-        r460[i] = v460;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r460 = t460;
-    float *restrict const r461 = t461;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v460 = r460[i];
-        const float v461 = v460 * v460;
-        r461[i] = v461;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r461 = t461;
-    float *restrict const r462 = t462;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r461 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r462[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r454 = t454;
-    const float *restrict const r459 = t459;
-    float *restrict const r468 = t468;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v454 = r454[i];
-        const float v464 = 0.9f * v454;
-        const float v465 = r459[i];
-        const float v467 = 0.1f * v465;
-        const float v468 = v464 + v467;
-        r468[i] = v468;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r478 = t478;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v476 = (float)(64.0f * (double)n) - 1.0f;
-        const float v478 = (float)(64.0f * (double)n) / v476;
-        r478[i] = v478;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r455 = t455;
-    const float *restrict const r462 = t462;
-    const float *restrict const r478 = t478;
-    float *restrict const r480 = t480;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v455 = r455[i];
-        const float v470 = 0.9f * v455;
-        const float v471 = r462[i];
-        const float v473 = 0.1f * v471;
-        const float v478 = r478[0];
-        const float v479 = v473 * v478;
-        const float v480 = v470 + v479;
-        r480[i] = v480;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r462 = t462;
-    float *restrict const r483 = t483;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v462 = r462[i];
-        const float v482 = v462 + 1e-05f;
-        const float v483 = 1.0f / sqrtf(v482);
-        r483[i] = v483;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r460 = t460;
-    const float *restrict const r483 = t483;
-    float *restrict const r484 = t484;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v460 = r460[i];
-        const float v483 = r483[i1 * 1];
-        const float v484 = v460 * v483;
-        r484[i] = v484;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r452 = t452;
-    const float *restrict const r453 = t453;
-    const float *restrict const r484 = t484;
-    float *restrict const r486 = t486;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v484 = r484[i];
-        const float v457 = r452[i1 * 1];
-        const float v485 = v484 * v457;
-        const float v458 = r453[i1 * 1];
-        const float v486 = v485 + v458;
-        r486[i] = v486;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r486 = t486;
-    float *restrict const r488 = t488;
+    const float *restrict const r398 = t398;
+    float *restrict const r400 = t400;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v487 = r486[i];
-        const float v488 = v487 > 0.0f ? v487 : 0.0f;
-        r488[i] = v488;
+        const float v399 = r398[i];
+        const float v400 = v399 > 0.0f ? v399 : 0.0f;
+        r400[i] = v400;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -4266,185 +3506,120 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t490 + row * cols + col0 + oh * OW;
+                float *crow = t402 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t488[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t400[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t489, (int)(576), t490, (int)(64 * n), 0.0f, t492, (int)(64 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t401, (int)(576), t402, (int)(64 * n), 0.0f, t404, (int)(64 * n));
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 64; i1++)
         for (int64_t i2 = 0; i2 < 64; i2++)
-            t494[o++] = t492[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
+            t406[o++] = t404[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r494 = t494;
-    float *restrict const r503 = t503;
+    const float *restrict const r406 = t406;
+    float *restrict const r413 = t413;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r494 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r406 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r503[o++] = (float)(acc / (64.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r406 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r413[c] = mu;
+            r413[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
-    {
-    const float *restrict const r494 = t494;
-    const float *restrict const r503 = t503;
-    float *restrict const r504 = t504;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v500 = r494[i];
-        const float v503 = r503[i1 * 1];
-        const float v504 = v500 - v503;
-        r504[i] = v504;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r504 = t504;
-    float *restrict const r505 = t505;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v504 = r504[i];
-        const float v505 = v504 * v504;
-        r505[i] = v505;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r505 = t505;
-    float *restrict const r506 = t506;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r505 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r506[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t414 + o * 64, t413 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t416 + o * 64, t413 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r498 = t498;
-    const float *restrict const r503 = t503;
-    float *restrict const r512 = t512;
+    const float *restrict const r410 = t410;
+    const float *restrict const r414 = t414;
+    float *restrict const r422 = t422;
     for (int64_t i = 0; i < 64; i++) {
-        const float v498 = r498[i];
-        const float v508 = 0.9f * v498;
-        const float v509 = r503[i];
-        const float v511 = 0.1f * v509;
-        const float v512 = v508 + v511;
-        r512[i] = v512;
+        const float v410 = r410[i];
+        const float v419 = 0.9f * v410;
+        const float v415 = r414[i];
+        const float v421 = 0.1f * v415;
+        const float v422 = v419 + v421;
+        r422[i] = v422;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r522 = t522;
+    float *restrict const r431 = t431;
     for (int64_t i = 0; i < 1; i++) {
-        const float v520 = (float)(64.0f * (double)n) - 1.0f;
-        const float v522 = (float)(64.0f * (double)n) / v520;
-        r522[i] = v522;
+        const float v429 = (float)(64.0f * (double)n) - 1.0f;
+        const float v431 = (float)(64.0f * (double)n) / v429;
+        r431[i] = v431;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r499 = t499;
-    const float *restrict const r506 = t506;
-    const float *restrict const r522 = t522;
-    float *restrict const r524 = t524;
+    const float *restrict const r411 = t411;
+    const float *restrict const r416 = t416;
+    const float *restrict const r431 = t431;
+    float *restrict const r433 = t433;
     for (int64_t i = 0; i < 64; i++) {
-        const float v499 = r499[i];
-        const float v514 = 0.9f * v499;
-        const float v515 = r506[i];
-        const float v517 = 0.1f * v515;
-        const float v522 = r522[0];
-        const float v523 = v517 * v522;
-        const float v524 = v514 + v523;
-        r524[i] = v524;
+        const float v411 = r411[i];
+        const float v424 = 0.9f * v411;
+        const float v417 = r416[i];
+        const float v426 = 0.1f * v417;
+        const float v431 = r431[0];
+        const float v432 = v426 * v431;
+        const float v433 = v424 + v432;
+        r433[i] = v433;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r506 = t506;
-    float *restrict const r527 = t527;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v506 = r506[i];
-        const float v526 = v506 + 1e-05f;
-        const float v527 = 1.0f / sqrtf(v526);
-        r527[i] = v527;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    const float *restrict const r406 = t406;
+    const float *restrict const r408 = t408;
+    const float *restrict const r409 = t409;
+    const float *restrict const r413 = t413;
+    float *restrict const r434 = t434;
     {
-    const float *restrict const r504 = t504;
-    const float *restrict const r527 = t527;
-    float *restrict const r528 = t528;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v504 = r504[i];
-        const float v527 = r527[i1 * 1];
-        const float v528 = v504 * v527;
-        r528[i] = v528;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r496 = t496;
-    const float *restrict const r497 = t497;
-    const float *restrict const r528 = t528;
-    float *restrict const r530 = t530;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v528 = r528[i];
-        const float v501 = r496[i1 * 1];
-        const float v529 = v528 * v501;
-        const float v502 = r497[i1 * 1];
-        const float v530 = v529 + v502;
-        r530[i] = v530;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r413[c], sc = (float)(1.0 / sqrt((double)r413[C + c] + 1.0000000000000001e-05)) * r408[c], sh = r409[c];
+            const float *xr = r406 + (b * C + c) * L;
+            float *yr = r434 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -4462,207 +3637,142 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t533 + row * cols + col0 + oh * OW;
+                float *crow = t437 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t444[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t364[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t532, (int)(32), t533, (int)(64 * n), 0.0f, t535, (int)(64 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t436, (int)(32), t437, (int)(64 * n), 0.0f, t439, (int)(64 * n));
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 64; i1++)
         for (int64_t i2 = 0; i2 < 64; i2++)
-            t537[o++] = t535[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
+            t441[o++] = t439[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r537 = t537;
-    float *restrict const r546 = t546;
+    const float *restrict const r441 = t441;
+    float *restrict const r448 = t448;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r537 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r441 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r546[o++] = (float)(acc / (64.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r441 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r448[c] = mu;
+            r448[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): - */
-    {
-    const float *restrict const r537 = t537;
-    const float *restrict const r546 = t546;
-    float *restrict const r547 = t547;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v543 = r537[i];
-        const float v546 = r546[i1 * 1];
-        const float v547 = v543 - v546;
-        r547[i] = v547;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r547 = t547;
-    float *restrict const r548 = t548;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v547 = r547[i];
-        const float v548 = v547 * v547;
-        r548[i] = v548;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r548 = t548;
-    float *restrict const r549 = t549;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r548 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r549[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t449 + o * 64, t448 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t451 + o * 64, t448 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r541 = t541;
-    const float *restrict const r546 = t546;
-    float *restrict const r555 = t555;
+    const float *restrict const r445 = t445;
+    const float *restrict const r449 = t449;
+    float *restrict const r457 = t457;
     for (int64_t i = 0; i < 64; i++) {
-        const float v541 = r541[i];
-        const float v551 = 0.9f * v541;
-        const float v552 = r546[i];
-        const float v554 = 0.1f * v552;
-        const float v555 = v551 + v554;
-        r555[i] = v555;
+        const float v445 = r445[i];
+        const float v454 = 0.9f * v445;
+        const float v450 = r449[i];
+        const float v456 = 0.1f * v450;
+        const float v457 = v454 + v456;
+        r457[i] = v457;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r565 = t565;
+    float *restrict const r466 = t466;
     for (int64_t i = 0; i < 1; i++) {
-        const float v563 = (float)(64.0f * (double)n) - 1.0f;
-        const float v565 = (float)(64.0f * (double)n) / v563;
-        r565[i] = v565;
+        const float v464 = (float)(64.0f * (double)n) - 1.0f;
+        const float v466 = (float)(64.0f * (double)n) / v464;
+        r466[i] = v466;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r542 = t542;
-    const float *restrict const r549 = t549;
-    const float *restrict const r565 = t565;
-    float *restrict const r567 = t567;
+    const float *restrict const r446 = t446;
+    const float *restrict const r451 = t451;
+    const float *restrict const r466 = t466;
+    float *restrict const r468 = t468;
     for (int64_t i = 0; i < 64; i++) {
-        const float v542 = r542[i];
-        const float v557 = 0.9f * v542;
-        const float v558 = r549[i];
-        const float v560 = 0.1f * v558;
-        const float v565 = r565[0];
-        const float v566 = v560 * v565;
-        const float v567 = v557 + v566;
-        r567[i] = v567;
+        const float v446 = r446[i];
+        const float v459 = 0.9f * v446;
+        const float v452 = r451[i];
+        const float v461 = 0.1f * v452;
+        const float v466 = r466[0];
+        const float v467 = v461 * v466;
+        const float v468 = v459 + v467;
+        r468[i] = v468;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r549 = t549;
-    float *restrict const r570 = t570;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v549 = r549[i];
-        const float v569 = v549 + 1e-05f;
-        const float v570 = 1.0f / sqrtf(v569);
-        r570[i] = v570;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
+    const float *restrict const r441 = t441;
+    const float *restrict const r443 = t443;
+    const float *restrict const r444 = t444;
+    const float *restrict const r448 = t448;
+    float *restrict const r469 = t469;
     {
-    const float *restrict const r547 = t547;
-    const float *restrict const r570 = t570;
-    float *restrict const r571 = t571;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v547 = r547[i];
-        const float v570 = r570[i1 * 1];
-        const float v571 = v547 * v570;
-        r571[i] = v571;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r539 = t539;
-    const float *restrict const r540 = t540;
-    const float *restrict const r571 = t571;
-    float *restrict const r573 = t573;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v571 = r571[i];
-        const float v544 = r539[i1 * 1];
-        const float v572 = v571 * v544;
-        const float v545 = r540[i1 * 1];
-        const float v573 = v572 + v545;
-        r573[i] = v573;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r448[c], sc = (float)(1.0 / sqrt((double)r448[C + c] + 1.0000000000000001e-05)) * r443[c], sh = r444[c];
+            const float *xr = r441 + (b * C + c) * L;
+            float *yr = r469 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r530 = t530;
-    const float *restrict const r573 = t573;
-    float *restrict const r575 = t575;
+    const float *restrict const r434 = t434;
+    const float *restrict const r469 = t469;
+    float *restrict const r471 = t471;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v531 = r530[i];
-        const float v574 = r573[i];
-        const float v575 = v531 + v574;
-        r575[i] = v575;
+        const float v435 = r434[i];
+        const float v470 = r469[i];
+        const float v471 = v435 + v470;
+        r471[i] = v471;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r575 = t575;
-    float *restrict const r576 = t576;
+    const float *restrict const r471 = t471;
+    float *restrict const r472 = t472;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v575 = r575[i];
-        const float v576 = v575 > 0.0f ? v575 : 0.0f;
-        r576[i] = v576;
+        const float v471 = r471[i];
+        const float v472 = v471 > 0.0f ? v471 : 0.0f;
+        r472[i] = v472;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -4680,195 +3790,130 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t578 + row * cols + col0 + oh * OW;
+                float *crow = t474 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t576[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t472[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t577, (int)(576), t578, (int)(64 * n), 0.0f, t580, (int)(64 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t473, (int)(576), t474, (int)(64 * n), 0.0f, t476, (int)(64 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 64; i1++)
         for (int64_t i2 = 0; i2 < 64; i2++)
-            t582[o++] = t580[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
+            t478[o++] = t476[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r582 = t582;
-    float *restrict const r591 = t591;
+    const float *restrict const r478 = t478;
+    float *restrict const r485 = t485;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r582 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r478 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r591[o++] = (float)(acc / (64.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r478 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r485[c] = mu;
+            r485[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): - */
-    {
-    const float *restrict const r582 = t582;
-    const float *restrict const r591 = t591;
-    float *restrict const r592 = t592;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v588 = r582[i];
-        const float v591 = r591[i1 * 1];
-        const float v592 = v588 - v591;
-        r592[i] = v592;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r592 = t592;
-    float *restrict const r593 = t593;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v592 = r592[i];
-        const float v593 = v592 * v592;
-        r593[i] = v593;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r593 = t593;
-    float *restrict const r594 = t594;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r593 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r594[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t486 + o * 64, t485 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t488 + o * 64, t485 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r586 = t586;
-    const float *restrict const r591 = t591;
-    float *restrict const r600 = t600;
+    const float *restrict const r482 = t482;
+    const float *restrict const r486 = t486;
+    float *restrict const r494 = t494;
     for (int64_t i = 0; i < 64; i++) {
-        const float v586 = r586[i];
-        const float v596 = 0.9f * v586;
-        const float v597 = r591[i];
-        const float v599 = 0.1f * v597;
-        const float v600 = v596 + v599;
-        r600[i] = v600;
+        const float v482 = r482[i];
+        const float v491 = 0.9f * v482;
+        const float v487 = r486[i];
+        const float v493 = 0.1f * v487;
+        const float v494 = v491 + v493;
+        r494[i] = v494;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r610 = t610;
+    float *restrict const r503 = t503;
     for (int64_t i = 0; i < 1; i++) {
-        const float v608 = (float)(64.0f * (double)n) - 1.0f;
-        const float v610 = (float)(64.0f * (double)n) / v608;
-        r610[i] = v610;
+        const float v501 = (float)(64.0f * (double)n) - 1.0f;
+        const float v503 = (float)(64.0f * (double)n) / v501;
+        r503[i] = v503;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r587 = t587;
-    const float *restrict const r594 = t594;
-    const float *restrict const r610 = t610;
-    float *restrict const r612 = t612;
+    const float *restrict const r483 = t483;
+    const float *restrict const r488 = t488;
+    const float *restrict const r503 = t503;
+    float *restrict const r505 = t505;
     for (int64_t i = 0; i < 64; i++) {
-        const float v587 = r587[i];
-        const float v602 = 0.9f * v587;
-        const float v603 = r594[i];
-        const float v605 = 0.1f * v603;
-        const float v610 = r610[0];
-        const float v611 = v605 * v610;
-        const float v612 = v602 + v611;
-        r612[i] = v612;
+        const float v483 = r483[i];
+        const float v496 = 0.9f * v483;
+        const float v489 = r488[i];
+        const float v498 = 0.1f * v489;
+        const float v503 = r503[0];
+        const float v504 = v498 * v503;
+        const float v505 = v496 + v504;
+        r505[i] = v505;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r594 = t594;
-    float *restrict const r615 = t615;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v594 = r594[i];
-        const float v614 = v594 + 1e-05f;
-        const float v615 = 1.0f / sqrtf(v614);
-        r615[i] = v615;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    const float *restrict const r478 = t478;
+    const float *restrict const r480 = t480;
+    const float *restrict const r481 = t481;
+    const float *restrict const r485 = t485;
+    float *restrict const r506 = t506;
     {
-    const float *restrict const r592 = t592;
-    const float *restrict const r615 = t615;
-    float *restrict const r616 = t616;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v592 = r592[i];
-        const float v615 = r615[i1 * 1];
-        const float v616 = v592 * v615;
-        r616[i] = v616;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r584 = t584;
-    const float *restrict const r585 = t585;
-    const float *restrict const r616 = t616;
-    float *restrict const r618 = t618;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v616 = r616[i];
-        const float v589 = r584[i1 * 1];
-        const float v617 = v616 * v589;
-        const float v590 = r585[i1 * 1];
-        const float v618 = v617 + v590;
-        r618[i] = v618;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r485[c], sc = (float)(1.0 / sqrt((double)r485[C + c] + 1.0000000000000001e-05)) * r480[c], sh = r481[c];
+            const float *xr = r478 + (b * C + c) * L;
+            float *yr = r506 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r618 = t618;
-    float *restrict const r620 = t620;
+    const float *restrict const r506 = t506;
+    float *restrict const r508 = t508;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v619 = r618[i];
-        const float v620 = v619 > 0.0f ? v619 : 0.0f;
-        r620[i] = v620;
+        const float v507 = r506[i];
+        const float v508 = v507 > 0.0f ? v507 : 0.0f;
+        r508[i] = v508;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -4886,213 +3931,148 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                float *crow = t622 + row * cols + col0 + oh * OW;
+                float *crow = t510 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                 for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t620[base + ow * S];
+                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t508[base + ow * S];
                 for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
             }
         }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t621, (int)(576), t622, (int)(64 * n), 0.0f, t624, (int)(64 * n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t509, (int)(576), t510, (int)(64 * n), 0.0f, t512, (int)(64 * n));
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
         for (int64_t i1 = 0; i1 < 64; i1++)
         for (int64_t i2 = 0; i2 < 64; i2++)
-            t626[o++] = t624[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
+            t514[o++] = t512[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r626 = t626;
-    float *restrict const r635 = t635;
+    const float *restrict const r514 = t514;
+    float *restrict const r521 = t521;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r626 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r514 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r635[o++] = (float)(acc / (64.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r514 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r521[c] = mu;
+            r521[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): - */
-    {
-    const float *restrict const r626 = t626;
-    const float *restrict const r635 = t635;
-    float *restrict const r636 = t636;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v632 = r626[i];
-        const float v635 = r635[i1 * 1];
-        const float v636 = v632 - v635;
-        r636[i] = v636;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r636 = t636;
-    float *restrict const r637 = t637;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v636 = r636[i];
-        const float v637 = v636 * v636;
-        r637[i] = v637;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r637 = t637;
-    float *restrict const r638 = t638;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r637 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r638[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t522 + o * 64, t521 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t524 + o * 64, t521 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r630 = t630;
-    const float *restrict const r635 = t635;
-    float *restrict const r644 = t644;
+    const float *restrict const r518 = t518;
+    const float *restrict const r522 = t522;
+    float *restrict const r530 = t530;
     for (int64_t i = 0; i < 64; i++) {
-        const float v630 = r630[i];
-        const float v640 = 0.9f * v630;
-        const float v641 = r635[i];
-        const float v643 = 0.1f * v641;
-        const float v644 = v640 + v643;
-        r644[i] = v644;
+        const float v518 = r518[i];
+        const float v527 = 0.9f * v518;
+        const float v523 = r522[i];
+        const float v529 = 0.1f * v523;
+        const float v530 = v527 + v529;
+        r530[i] = v530;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r654 = t654;
+    float *restrict const r539 = t539;
     for (int64_t i = 0; i < 1; i++) {
-        const float v652 = (float)(64.0f * (double)n) - 1.0f;
-        const float v654 = (float)(64.0f * (double)n) / v652;
-        r654[i] = v654;
+        const float v537 = (float)(64.0f * (double)n) - 1.0f;
+        const float v539 = (float)(64.0f * (double)n) / v537;
+        r539[i] = v539;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r631 = t631;
-    const float *restrict const r638 = t638;
-    const float *restrict const r654 = t654;
-    float *restrict const r656 = t656;
+    const float *restrict const r519 = t519;
+    const float *restrict const r524 = t524;
+    const float *restrict const r539 = t539;
+    float *restrict const r541 = t541;
     for (int64_t i = 0; i < 64; i++) {
-        const float v631 = r631[i];
-        const float v646 = 0.9f * v631;
-        const float v647 = r638[i];
-        const float v649 = 0.1f * v647;
-        const float v654 = r654[0];
-        const float v655 = v649 * v654;
-        const float v656 = v646 + v655;
-        r656[i] = v656;
+        const float v519 = r519[i];
+        const float v532 = 0.9f * v519;
+        const float v525 = r524[i];
+        const float v534 = 0.1f * v525;
+        const float v539 = r539[0];
+        const float v540 = v534 * v539;
+        const float v541 = v532 + v540;
+        r541[i] = v541;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r638 = t638;
-    float *restrict const r659 = t659;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v638 = r638[i];
-        const float v658 = v638 + 1e-05f;
-        const float v659 = 1.0f / sqrtf(v658);
-        r659[i] = v659;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    const float *restrict const r514 = t514;
+    const float *restrict const r516 = t516;
+    const float *restrict const r517 = t517;
+    const float *restrict const r521 = t521;
+    float *restrict const r542 = t542;
     {
-    const float *restrict const r636 = t636;
-    const float *restrict const r659 = t659;
-    float *restrict const r660 = t660;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v636 = r636[i];
-        const float v659 = r659[i1 * 1];
-        const float v660 = v636 * v659;
-        r660[i] = v660;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r628 = t628;
-    const float *restrict const r629 = t629;
-    const float *restrict const r660 = t660;
-    float *restrict const r662 = t662;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v660 = r660[i];
-        const float v633 = r628[i1 * 1];
-        const float v661 = v660 * v633;
-        const float v634 = r629[i1 * 1];
-        const float v662 = v661 + v634;
-        r662[i] = v662;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r521[c], sc = (float)(1.0 / sqrt((double)r521[C + c] + 1.0000000000000001e-05)) * r516[c], sh = r517[c];
+            const float *xr = r514 + (b * C + c) * L;
+            float *yr = r542 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r576 = t576;
-    const float *restrict const r662 = t662;
-    float *restrict const r664 = t664;
+    const float *restrict const r472 = t472;
+    const float *restrict const r542 = t542;
+    float *restrict const r544 = t544;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v663 = r662[i];
-        const float v576 = r576[i];
-        const float v664 = v663 + v576;
-        r664[i] = v664;
+        const float v543 = r542[i];
+        const float v472 = r472[i];
+        const float v544 = v543 + v472;
+        r544[i] = v544;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r664 = t664;
-    float *restrict const r665 = t665;
+    const float *restrict const r544 = t544;
+    float *restrict const r545 = t545;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v664 = r664[i];
-        const float v665 = v664 > 0.0f ? v664 : 0.0f;
-        r665[i] = v665;
+        const float v544 = r544[i];
+        const float v545 = v544 > 0.0f ? v544 : 0.0f;
+        r545[i] = v545;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r665 = t665;
-    float *restrict const r666 = t666;
+    const float *restrict const r545 = t545;
+    float *restrict const r546 = t546;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
@@ -5101,7 +4081,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r665 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r545 + i0 * 4096 + i1 * 64 + i2 * 8;
                 float lane[16] = {0};
                 int64_t k = 0;
                 for (; k + 16 <= 8; k += 16)
@@ -5111,25 +4091,25 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r666[o++] = (float)(acc / (64.0f));
+            r546[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t666, (int)(64), t667, (int)(64), 0.0f, t670, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t546, (int)(64), t547, (int)(64), 0.0f, t550, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r668 = t668;
-    const float *restrict const r670 = t670;
-    float *restrict const r671 = t671;
+    const float *restrict const r548 = t548;
+    const float *restrict const r550 = t550;
+    float *restrict const r551 = t551;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v670 = r670[i];
-        const float v668 = r668[i1 * 1];
-        const float v671 = v670 + v668;
-        r671[i] = v671;
+        const float v550 = r550[i];
+        const float v548 = r548[i1 * 1];
+        const float v551 = v550 + v548;
+        r551[i] = v551;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -5146,82 +4126,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t671 + r * C;
+            const float *row = t551 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
             for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
-        t672[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t552[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn.running_mean */
-    memmove(S + 0, t25, sizeof(float) * 16);
+    memmove(S + 0, t23, sizeof(float) * 16);
     /* update bn.running_var */
-    memmove(S + 16, t37, sizeof(float) * 16);
+    memmove(S + 16, t34, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, t69, sizeof(float) * 16);
+    memmove(S + 32, t59, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, t81, sizeof(float) * 16);
+    memmove(S + 48, t70, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, t113, sizeof(float) * 16);
+    memmove(S + 64, t95, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, t125, sizeof(float) * 16);
+    memmove(S + 80, t106, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, t158, sizeof(float) * 16);
+    memmove(S + 96, t132, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, t170, sizeof(float) * 16);
+    memmove(S + 112, t143, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, t202, sizeof(float) * 16);
+    memmove(S + 128, t168, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, t214, sizeof(float) * 16);
+    memmove(S + 144, t179, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, t247, sizeof(float) * 32);
+    memmove(S + 160, t205, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, t259, sizeof(float) * 32);
+    memmove(S + 192, t216, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, t291, sizeof(float) * 32);
+    memmove(S + 224, t241, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, t303, sizeof(float) * 32);
+    memmove(S + 256, t252, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, t334, sizeof(float) * 32);
+    memmove(S + 288, t276, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, t346, sizeof(float) * 32);
+    memmove(S + 320, t287, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, t379, sizeof(float) * 32);
+    memmove(S + 352, t313, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, t391, sizeof(float) * 32);
+    memmove(S + 384, t324, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, t423, sizeof(float) * 32);
+    memmove(S + 416, t349, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, t435, sizeof(float) * 32);
+    memmove(S + 448, t360, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, t468, sizeof(float) * 64);
+    memmove(S + 480, t386, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, t480, sizeof(float) * 64);
+    memmove(S + 544, t397, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, t512, sizeof(float) * 64);
+    memmove(S + 608, t422, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, t524, sizeof(float) * 64);
+    memmove(S + 672, t433, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, t555, sizeof(float) * 64);
+    memmove(S + 736, t457, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, t567, sizeof(float) * 64);
+    memmove(S + 800, t468, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, t600, sizeof(float) * 64);
+    memmove(S + 864, t494, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, t612, sizeof(float) * 64);
+    memmove(S + 928, t505, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, t644, sizeof(float) * 64);
+    memmove(S + 992, t530, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, t656, sizeof(float) * 64);
-    return t672[0];
+    memmove(S + 1056, t541, sizeof(float) * 64);
+    return t552[0];
 }
 
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -5229,365 +4209,230 @@ void res_net_backward(res_net *m)
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
     float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
+    float *const t7 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
     const float *const t9 = P + 432; /* bn.weight [16] */
-    float *const t17 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t40 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t41 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t43 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    const float *const t46 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t47 = (float *)(A + SB + 93184 * MB); /* [144, 1024*N] */
-    const float *const t53 = P + 2768; /* stage1.0.bn1.weight [16] */
-    float *const t61 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    float *const t84 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t85 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t87 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    const float *const t90 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t91 = (float *)(A + SB + 306176 * MB); /* [144, 1024*N] */
-    const float *const t97 = P + 5104; /* stage1.0.bn2.weight [16] */
-    float *const t105 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
-    float *const t128 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t129 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t133 = (float *)(A + SB + 486400 * MB); /* [N, 16, 32, 32] */
-    const float *const t135 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t136 = (float *)(A + SB + 502784 * MB); /* [144, 1024*N] */
-    const float *const t142 = P + 7440; /* stage1.1.bn1.weight [16] */
-    float *const t150 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t173 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t174 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
-    float *const t176 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    const float *const t179 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t180 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    const float *const t186 = P + 9776; /* stage1.1.bn2.weight [16] */
-    float *const t194 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
-    float *const t217 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t218 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t222 = (float *)(A + SB + 879616 * MB); /* [N, 16, 32, 32] */
-    const float *const t224 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t225 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
-    const float *const t231 = P + 14416; /* stage2.0.bn1.weight [32] */
-    float *const t239 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    float *const t262 = (float *)(A + 352); /* [1, 32, 1] */
-    float *const t263 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t265 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
-    const float *const t268 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t269 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
-    const float *const t275 = P + 23696; /* stage2.0.bn2.weight [32] */
-    float *const t283 = (float *)(A + SB + 941056 * MB); /* [N, 32, 256] */
-    float *const t306 = (float *)(A + 448); /* [1, 32, 1] */
-    float *const t307 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    const float *const t311 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t312 = (float *)(A + SB + 1039360 * MB); /* [16, 256*N] */
-    const float *const t318 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    float *const t326 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t349 = (float *)(A + 544); /* [1, 32, 1] */
-    float *const t350 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t354 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 16, 16] */
-    const float *const t356 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t357 = (float *)(A + SB + 1059840 * MB); /* [288, 256*N] */
-    const float *const t363 = P + 33552; /* stage2.1.bn1.weight [32] */
-    float *const t371 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t394 = (float *)(A + 640); /* [1, 32, 1] */
-    float *const t395 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
-    float *const t397 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    const float *const t400 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t401 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    const float *const t407 = P + 42832; /* stage2.1.bn2.weight [32] */
-    float *const t415 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
-    float *const t438 = (float *)(A + 736); /* [1, 32, 1] */
-    float *const t439 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t443 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 16, 16] */
-    const float *const t445 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t446 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
-    const float *const t452 = P + 61328; /* stage3.0.bn1.weight [64] */
-    float *const t460 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    float *const t483 = (float *)(A + 960); /* [1, 64, 1] */
-    float *const t484 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 1274880 * MB); /* [N, 64, 64] */
-    const float *const t489 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t490 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
-    const float *const t496 = P + 98320; /* stage3.0.bn2.weight [64] */
-    float *const t504 = (float *)(A + SB + 1278976 * MB); /* [N, 64, 64] */
-    float *const t527 = (float *)(A + 1152); /* [1, 64, 1] */
-    float *const t528 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    const float *const t532 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t533 = (float *)(A + SB + 1328128 * MB); /* [32, 64*N] */
-    const float *const t539 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    float *const t547 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t570 = (float *)(A + 1344); /* [1, 64, 1] */
-    float *const t571 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t575 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 8, 8] */
-    const float *const t577 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t578 = (float *)(A + SB + 1338368 * MB); /* [576, 64*N] */
-    const float *const t584 = P + 137488; /* stage3.1.bn1.weight [64] */
-    float *const t592 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t615 = (float *)(A + 1536); /* [1, 64, 1] */
-    float *const t616 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
-    float *const t618 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    const float *const t621 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t622 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    const float *const t628 = P + 174480; /* stage3.1.bn2.weight [64] */
-    float *const t636 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
-    float *const t659 = (float *)(A + 1728); /* [1, 64, 1] */
-    float *const t660 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t664 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 8, 8] */
-    float *const t666 = (float *)(A + SB + 1428480 * MB); /* [N, 64] */
-    const float *const t667 = P + 174608; /* fc.weight [10, 64] */
-    float *const t671 = (float *)(A + SB + 1324048 * MB); /* [N, 10] */
-    float *const t674 = (float *)(A + SB + 1324032 * MB); /* [N, 10] */
-    float *const t675 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t677 = (float *)(A + SB + 1324048 * MB); /* [N, 64] */
-    float *const t679 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t685 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 8, 8] */
-    float *const t687 = G + 174544; /* d stage3.1.bn2.bias [1, 64, 1] */
-    float *const t689 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t690 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 64] */
-    float *const t691 = G + 174480; /* d stage3.1.bn2.weight [1, 64, 1] */
-    float *const t694 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t695 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t700 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t703 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t707 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 64] */
-    float *const t708 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t709 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t713 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t718 = (float *)(A + SB + 1383424 * MB); /* [64, N, 64] */
-    float *const t720 = G + 137616; /* d stage3.1.conv2.weight [64, 576] */
-    float *const t721 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    float *const t723 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
-    float *const t725 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 8, 8] */
-    float *const t727 = G + 137552; /* d stage3.1.bn1.bias [1, 64, 1] */
-    float *const t729 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t730 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t731 = G + 137488; /* d stage3.1.bn1.weight [1, 64, 1] */
-    float *const t734 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
-    float *const t735 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t740 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t743 = (float *)(A + SB + 1375232 * MB); /* [N, 64, 64] */
-    float *const t747 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t748 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t749 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t753 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t758 = (float *)(A + SB + 1330176 * MB); /* [64, N, 64] */
-    float *const t760 = G + 100624; /* d stage3.1.conv1.weight [64, 576] */
-    float *const t761 = (float *)(A + SB + 1338368 * MB); /* [576, 64*N] */
-    float *const t763 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
-    float *const t766 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 8, 8] */
-    float *const t768 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64, 1] */
-    float *const t770 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t771 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 64] */
-    float *const t772 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64, 1] */
-    float *const t775 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t776 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t781 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t784 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t788 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 64] */
-    float *const t789 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t790 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t794 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t799 = (float *)(A + SB + 1035264 * MB); /* [64, N, 64] */
-    float *const t801 = G + 98448; /* d stage3.0.proj.weight [64, 32] */
-    float *const t802 = (float *)(A + SB + 1031168 * MB); /* [32, 64*N] */
-    float *const t804 = (float *)(A + SB + 1334272 * MB); /* [N, 32, 16, 16] */
-    float *const t806 = G + 98384; /* d stage3.0.bn2.bias [1, 64, 1] */
-    float *const t808 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t809 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t810 = G + 98320; /* d stage3.0.bn2.weight [1, 64, 1] */
-    float *const t813 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t814 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t819 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t822 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t826 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    float *const t827 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t828 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t832 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t837 = (float *)(A + SB + 1035264 * MB); /* [64, N, 64] */
-    float *const t839 = G + 61456; /* d stage3.0.conv2.weight [64, 576] */
-    float *const t840 = (float *)(A + SB + 1278976 * MB); /* [576, 64*N] */
-    float *const t842 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 8, 8] */
-    float *const t844 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 8, 8] */
-    float *const t846 = G + 61392; /* d stage3.0.bn1.bias [1, 64, 1] */
-    float *const t848 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t849 = (float *)(A + SB + 1274880 * MB); /* [N, 64, 64] */
-    float *const t850 = G + 61328; /* d stage3.0.bn1.weight [1, 64, 1] */
-    float *const t853 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t854 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t859 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t862 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t866 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t867 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t868 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t872 = (float *)(A + SB + 1031168 * MB); /* [N, 64, 64] */
-    float *const t877 = (float *)(A + SB + 1035264 * MB); /* [64, N, 64] */
-    float *const t879 = G + 42896; /* d stage3.0.conv1.weight [64, 288] */
-    float *const t880 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
-    float *const t882 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
-    float *const t885 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 16, 16] */
-    float *const t887 = G + 42864; /* d stage2.1.bn2.bias [1, 32, 1] */
-    float *const t889 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t890 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 256] */
-    float *const t891 = G + 42832; /* d stage2.1.bn2.weight [1, 32, 1] */
-    float *const t894 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t895 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t900 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t903 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t907 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 256] */
-    float *const t908 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t909 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t913 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t918 = (float *)(A + SB + 1149952 * MB); /* [32, N, 256] */
-    float *const t920 = G + 33616; /* d stage2.1.conv2.weight [32, 288] */
-    float *const t921 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    float *const t923 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
-    float *const t925 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 16, 16] */
-    float *const t927 = G + 33584; /* d stage2.1.bn1.bias [1, 32, 1] */
-    float *const t929 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t930 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t931 = G + 33552; /* d stage2.1.bn1.weight [1, 32, 1] */
-    float *const t934 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
-    float *const t935 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t940 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t943 = (float *)(A + SB + 1133568 * MB); /* [N, 32, 256] */
-    float *const t947 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t948 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t949 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t953 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t958 = (float *)(A + SB + 1043456 * MB); /* [32, N, 256] */
-    float *const t960 = G + 24336; /* d stage2.1.conv1.weight [32, 288] */
-    float *const t961 = (float *)(A + SB + 1059840 * MB); /* [288, 256*N] */
-    float *const t963 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
-    float *const t966 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 16, 16] */
-    float *const t968 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32, 1] */
-    float *const t970 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t971 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 256] */
-    float *const t972 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32, 1] */
-    float *const t975 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t976 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t981 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t984 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t988 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 256] */
-    float *const t989 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t990 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t994 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t999 = (float *)(A + SB + 84992 * MB); /* [32, N, 256] */
-    float *const t1001 = G + 23760; /* d stage2.0.proj.weight [32, 16] */
-    float *const t1002 = (float *)(A + SB + 76800 * MB); /* [16, 256*N] */
-    float *const t1004 = (float *)(A + SB + 1051648 * MB); /* [N, 16, 32, 32] */
-    float *const t1006 = G + 23728; /* d stage2.0.bn2.bias [1, 32, 1] */
-    float *const t1008 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1009 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t1010 = G + 23696; /* d stage2.0.bn2.weight [1, 32, 1] */
-    float *const t1013 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t1014 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1019 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t1022 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t1026 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    float *const t1027 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1028 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1032 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1037 = (float *)(A + SB + 84992 * MB); /* [32, N, 256] */
-    float *const t1039 = G + 14480; /* d stage2.0.conv2.weight [32, 288] */
-    float *const t1040 = (float *)(A + SB + 941056 * MB); /* [288, 256*N] */
-    float *const t1042 = (float *)(A + SB + 76800 * MB); /* [N, 32, 16, 16] */
-    float *const t1044 = (float *)(A + SB + 84992 * MB); /* [N, 32, 16, 16] */
-    float *const t1046 = G + 14448; /* d stage2.0.bn1.bias [1, 32, 1] */
-    float *const t1048 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1049 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
-    float *const t1050 = G + 14416; /* d stage2.0.bn1.weight [1, 32, 1] */
-    float *const t1053 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t1054 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1059 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t1062 = (float *)(A + SB + 84992 * MB); /* [N, 32, 256] */
-    float *const t1066 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t1067 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1068 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1072 = (float *)(A + SB + 76800 * MB); /* [N, 32, 256] */
-    float *const t1077 = (float *)(A + SB + 84992 * MB); /* [32, N, 256] */
-    float *const t1079 = G + 9808; /* d stage2.0.conv1.weight [32, 144] */
-    float *const t1080 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
-    float *const t1082 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1085 = (float *)(A + SB + 863232 * MB); /* [N, 16, 32, 32] */
-    float *const t1087 = G + 9792; /* d stage1.1.bn2.bias [1, 16, 1] */
-    float *const t1089 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1090 = (float *)(A + SB + 879616 * MB); /* [N, 16, 1024] */
-    float *const t1091 = G + 9776; /* d stage1.1.bn2.weight [1, 16, 1] */
-    float *const t1094 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t1095 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1100 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1103 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t1107 = (float *)(A + SB + 879616 * MB); /* [N, 16, 1024] */
-    float *const t1108 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1109 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1113 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1118 = (float *)(A + SB + 683008 * MB); /* [16, N, 1024] */
-    float *const t1120 = G + 7472; /* d stage1.1.conv2.weight [16, 144] */
-    float *const t1121 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    float *const t1123 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1125 = (float *)(A + SB + 683008 * MB); /* [N, 16, 32, 32] */
-    float *const t1127 = G + 7456; /* d stage1.1.bn1.bias [1, 16, 1] */
-    float *const t1129 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1130 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t1131 = G + 7440; /* d stage1.1.bn1.weight [1, 16, 1] */
-    float *const t1134 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
-    float *const t1135 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1140 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1143 = (float *)(A + SB + 650240 * MB); /* [N, 16, 1024] */
-    float *const t1147 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t1148 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1149 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1153 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1158 = (float *)(A + SB + 470016 * MB); /* [16, N, 1024] */
-    float *const t1160 = G + 5136; /* d stage1.1.conv1.weight [16, 144] */
-    float *const t1161 = (float *)(A + SB + 502784 * MB); /* [144, 1024*N] */
-    float *const t1163 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1166 = (float *)(A + SB + 470016 * MB); /* [N, 16, 32, 32] */
-    float *const t1168 = G + 5120; /* d stage1.0.bn2.bias [1, 16, 1] */
-    float *const t1170 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1171 = (float *)(A + SB + 486400 * MB); /* [N, 16, 1024] */
-    float *const t1172 = G + 5104; /* d stage1.0.bn2.weight [1, 16, 1] */
-    float *const t1175 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t1176 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1181 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1184 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t1188 = (float *)(A + SB + 486400 * MB); /* [N, 16, 1024] */
-    float *const t1189 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1190 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1194 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1199 = (float *)(A + SB + 289792 * MB); /* [16, N, 1024] */
-    float *const t1201 = G + 2800; /* d stage1.0.conv2.weight [16, 144] */
-    float *const t1202 = (float *)(A + SB + 306176 * MB); /* [144, 1024*N] */
-    float *const t1204 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1206 = (float *)(A + SB + 289792 * MB); /* [N, 16, 32, 32] */
-    float *const t1208 = G + 2784; /* d stage1.0.bn1.bias [1, 16, 1] */
-    float *const t1210 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1211 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t1212 = G + 2768; /* d stage1.0.bn1.weight [1, 16, 1] */
-    float *const t1215 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t1216 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1221 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1224 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t1228 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t1229 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1230 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t1234 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1239 = (float *)(A + SB + 240640 * MB); /* [16, N, 1024] */
-    float *const t1241 = G + 464; /* d stage1.0.conv1.weight [16, 144] */
-    float *const t1242 = (float *)(A + SB + 76800 * MB); /* [144, 1024*N] */
-    float *const t1244 = (float *)(A + SB + 224256 * MB); /* [N, 16, 32, 32] */
-    float *const t1247 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1249 = G + 448; /* d bn.bias [1, 16, 1] */
-    float *const t1251 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t1252 = (float *)(A + SB + 93184 * MB); /* [N, 16, 1024] */
-    float *const t1253 = G + 432; /* d bn.weight [1, 16, 1] */
-    float *const t1256 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t1257 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t1262 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1265 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t1269 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1270 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t1271 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t1275 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t1280 = (float *)(A + SB + 44032 * MB); /* [16, N, 1024] */
-    float *const t1282 = G + 0; /* d stem.weight [16, 27] */
+    float *const t14 = (float *)(A + 0); /* [2, 16] */
+    float *const t35 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
+    const float *const t38 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t39 = (float *)(A + SB + 76800 * MB); /* [144, 1024*N] */
+    float *const t43 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
+    const float *const t45 = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const t50 = (float *)(A + 32); /* [2, 16] */
+    float *const t71 = (float *)(A + SB + 224256 * MB); /* [N, 16, 1024] */
+    const float *const t74 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t75 = (float *)(A + SB + 273408 * MB); /* [144, 1024*N] */
+    float *const t79 = (float *)(A + SB + 420864 * MB); /* [N, 16, 1024] */
+    const float *const t81 = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const t86 = (float *)(A + 96); /* [2, 16] */
+    float *const t109 = (float *)(A + SB + 437248 * MB); /* [N, 16, 32, 32] */
+    const float *const t111 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t112 = (float *)(A + SB + 453632 * MB); /* [144, 1024*N] */
+    float *const t116 = (float *)(A + SB + 601088 * MB); /* [N, 16, 1024] */
+    const float *const t118 = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const t123 = (float *)(A + 160); /* [2, 16] */
+    float *const t144 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
+    const float *const t147 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t148 = (float *)(A + SB + 633856 * MB); /* [144, 1024*N] */
+    float *const t152 = (float *)(A + SB + 781312 * MB); /* [N, 16, 1024] */
+    const float *const t154 = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const t159 = (float *)(A + 224); /* [2, 16] */
+    float *const t182 = (float *)(A + SB + 797696 * MB); /* [N, 16, 32, 32] */
+    const float *const t184 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t185 = (float *)(A + SB + 814080 * MB); /* [144, 256*N] */
+    float *const t189 = (float *)(A + SB + 625664 * MB); /* [N, 32, 256] */
+    const float *const t191 = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const t196 = (float *)(A + 352); /* [2, 32] */
+    float *const t217 = (float *)(A + SB + 617472 * MB); /* [N, 32, 256] */
+    const float *const t220 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t221 = (float *)(A + SB + 859136 * MB); /* [288, 256*N] */
+    float *const t225 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
+    const float *const t227 = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const t232 = (float *)(A + 512); /* [2, 32] */
+    const float *const t255 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t256 = (float *)(A + SB + 941056 * MB); /* [16, 256*N] */
+    float *const t260 = (float *)(A + SB + 68608 * MB); /* [N, 32, 256] */
+    const float *const t262 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const t267 = (float *)(A + 640); /* [2, 32] */
+    float *const t290 = (float *)(A + SB + 945152 * MB); /* [N, 32, 16, 16] */
+    const float *const t292 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t293 = (float *)(A + SB + 953344 * MB); /* [288, 256*N] */
+    float *const t297 = (float *)(A + SB + 1027072 * MB); /* [N, 32, 256] */
+    const float *const t299 = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const t304 = (float *)(A + 768); /* [2, 32] */
+    float *const t325 = (float *)(A + SB + 850944 * MB); /* [N, 32, 256] */
+    const float *const t328 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t329 = (float *)(A + SB + 1043456 * MB); /* [288, 256*N] */
+    float *const t333 = (float *)(A + SB + 1117184 * MB); /* [N, 32, 256] */
+    const float *const t335 = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const t340 = (float *)(A + 896); /* [2, 32] */
+    float *const t363 = (float *)(A + SB + 1125376 * MB); /* [N, 32, 16, 16] */
+    const float *const t365 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t366 = (float *)(A + SB + 1133568 * MB); /* [288, 64*N] */
+    float *const t370 = (float *)(A + SB + 1039360 * MB); /* [N, 64, 64] */
+    const float *const t372 = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const t377 = (float *)(A + 1024); /* [2, 64] */
+    float *const t398 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
+    const float *const t401 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t402 = (float *)(A + SB + 1156096 * MB); /* [576, 64*N] */
+    float *const t406 = (float *)(A + SB + 1192960 * MB); /* [N, 64, 64] */
+    const float *const t408 = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const t413 = (float *)(A + 1344); /* [2, 64] */
+    const float *const t436 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t437 = (float *)(A + SB + 1197056 * MB); /* [32, 64*N] */
+    float *const t441 = (float *)(A + SB + 64512 * MB); /* [N, 64, 64] */
+    const float *const t443 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const t448 = (float *)(A + 1600); /* [2, 64] */
+    float *const t471 = (float *)(A + SB + 1199104 * MB); /* [N, 64, 8, 8] */
+    const float *const t473 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t474 = (float *)(A + SB + 1203200 * MB); /* [576, 64*N] */
+    float *const t478 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
+    const float *const t480 = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const t485 = (float *)(A + 1856); /* [2, 64] */
+    float *const t506 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 64] */
+    const float *const t509 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t510 = (float *)(A + SB + 1248256 * MB); /* [576, 64*N] */
+    float *const t514 = (float *)(A + SB + 1285120 * MB); /* [N, 64, 64] */
+    const float *const t516 = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const t521 = (float *)(A + 2112); /* [2, 64] */
+    float *const t544 = (float *)(A + SB + 1289216 * MB); /* [N, 64, 8, 8] */
+    float *const t546 = (float *)(A + SB + 1244160 * MB); /* [N, 64] */
+    const float *const t547 = P + 174608; /* fc.weight [10, 64] */
+    float *const t551 = (float *)(A + SB + 60432 * MB); /* [N, 10] */
+    float *const t554 = (float *)(A + SB + 60416 * MB); /* [N, 10] */
+    float *const t555 = G + 175248; /* d fc.bias [1, 10] */
+    float *const t557 = (float *)(A + SB + 60432 * MB); /* [N, 64] */
+    float *const t559 = G + 174608; /* d fc.weight [10, 64] */
+    float *const t565 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
+    float *const t567 = (float *)(A + 1152); /* [2, 64] */
+    float *const t568 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const t570 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const t572 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
+    float *const t575 = (float *)(A + SB + 1285120 * MB); /* [64, N, 64] */
+    float *const t577 = G + 137616; /* d stage3.1.conv2.weight [64, 576] */
+    float *const t578 = (float *)(A + SB + 1248256 * MB); /* [576, 64*N] */
+    float *const t580 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
+    float *const t582 = (float *)(A + SB + 1248256 * MB); /* [N, 64, 8, 8] */
+    float *const t584 = (float *)(A + 1152); /* [2, 64] */
+    float *const t585 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const t587 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const t589 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
+    float *const t592 = (float *)(A + SB + 1152000 * MB); /* [64, N, 64] */
+    float *const t594 = G + 100624; /* d stage3.1.conv1.weight [64, 576] */
+    float *const t595 = (float *)(A + SB + 1203200 * MB); /* [576, 64*N] */
+    float *const t597 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
+    float *const t600 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 8, 8] */
+    float *const t602 = (float *)(A + 1152); /* [2, 64] */
+    float *const t603 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const t605 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const t607 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
+    float *const t610 = (float *)(A + SB + 64512 * MB); /* [64, N, 64] */
+    float *const t612 = G + 98448; /* d stage3.0.proj.weight [64, 32] */
+    float *const t613 = (float *)(A + SB + 60416 * MB); /* [32, 64*N] */
+    float *const t615 = (float *)(A + SB + 1197056 * MB); /* [N, 32, 16, 16] */
+    float *const t617 = (float *)(A + 1152); /* [2, 64] */
+    float *const t618 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const t620 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const t622 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
+    float *const t625 = (float *)(A + SB + 64512 * MB); /* [64, N, 64] */
+    float *const t627 = G + 61456; /* d stage3.0.conv2.weight [64, 576] */
+    float *const t628 = (float *)(A + SB + 1152000 * MB); /* [576, 64*N] */
+    float *const t630 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
+    float *const t632 = (float *)(A + SB + 64512 * MB); /* [N, 64, 8, 8] */
+    float *const t634 = (float *)(A + 1152); /* [2, 64] */
+    float *const t635 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const t637 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const t639 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
+    float *const t642 = (float *)(A + SB + 64512 * MB); /* [64, N, 64] */
+    float *const t644 = G + 42896; /* d stage3.0.conv1.weight [64, 288] */
+    float *const t645 = (float *)(A + SB + 1133568 * MB); /* [288, 64*N] */
+    float *const t647 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
+    float *const t650 = (float *)(A + SB + 1035264 * MB); /* [N, 32, 16, 16] */
+    float *const t652 = (float *)(A + 256); /* [2, 32] */
+    float *const t653 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const t655 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const t657 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
+    float *const t660 = (float *)(A + SB + 1117184 * MB); /* [32, N, 256] */
+    float *const t662 = G + 33616; /* d stage2.1.conv2.weight [32, 288] */
+    float *const t663 = (float *)(A + SB + 1043456 * MB); /* [288, 256*N] */
+    float *const t665 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
+    float *const t667 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 16, 16] */
+    float *const t669 = (float *)(A + 256); /* [2, 32] */
+    float *const t670 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const t672 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const t674 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
+    float *const t677 = (float *)(A + SB + 850944 * MB); /* [32, N, 256] */
+    float *const t679 = G + 24336; /* d stage2.1.conv1.weight [32, 288] */
+    float *const t680 = (float *)(A + SB + 953344 * MB); /* [288, 256*N] */
+    float *const t682 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
+    float *const t685 = (float *)(A + SB + 850944 * MB); /* [N, 32, 16, 16] */
+    float *const t687 = (float *)(A + 256); /* [2, 32] */
+    float *const t688 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const t690 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const t692 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
+    float *const t695 = (float *)(A + SB + 68608 * MB); /* [32, N, 256] */
+    float *const t697 = G + 23760; /* d stage2.0.proj.weight [32, 16] */
+    float *const t698 = (float *)(A + SB + 60416 * MB); /* [16, 256*N] */
+    float *const t700 = (float *)(A + SB + 941056 * MB); /* [N, 16, 32, 32] */
+    float *const t702 = (float *)(A + 256); /* [2, 32] */
+    float *const t703 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const t705 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const t707 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
+    float *const t710 = (float *)(A + SB + 68608 * MB); /* [32, N, 256] */
+    float *const t712 = G + 14480; /* d stage2.0.conv2.weight [32, 288] */
+    float *const t713 = (float *)(A + SB + 850944 * MB); /* [288, 256*N] */
+    float *const t715 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
+    float *const t717 = (float *)(A + SB + 68608 * MB); /* [N, 32, 16, 16] */
+    float *const t719 = (float *)(A + 256); /* [2, 32] */
+    float *const t720 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const t722 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const t724 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
+    float *const t727 = (float *)(A + SB + 68608 * MB); /* [32, N, 256] */
+    float *const t729 = G + 9808; /* d stage2.0.conv1.weight [32, 144] */
+    float *const t730 = (float *)(A + SB + 814080 * MB); /* [144, 256*N] */
+    float *const t732 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    float *const t735 = (float *)(A + SB + 617472 * MB); /* [N, 16, 32, 32] */
+    float *const t737 = (float *)(A + 64); /* [2, 16] */
+    float *const t738 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const t740 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const t742 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
+    float *const t745 = (float *)(A + SB + 781312 * MB); /* [16, N, 1024] */
+    float *const t747 = G + 7472; /* d stage1.1.conv2.weight [16, 144] */
+    float *const t748 = (float *)(A + SB + 633856 * MB); /* [144, 1024*N] */
+    float *const t750 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    float *const t752 = (float *)(A + SB + 633856 * MB); /* [N, 16, 32, 32] */
+    float *const t754 = (float *)(A + 64); /* [2, 16] */
+    float *const t755 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const t757 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const t759 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
+    float *const t762 = (float *)(A + SB + 257024 * MB); /* [16, N, 1024] */
+    float *const t764 = G + 5136; /* d stage1.1.conv1.weight [16, 144] */
+    float *const t765 = (float *)(A + SB + 453632 * MB); /* [144, 1024*N] */
+    float *const t767 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    float *const t770 = (float *)(A + SB + 257024 * MB); /* [N, 16, 32, 32] */
+    float *const t772 = (float *)(A + 64); /* [2, 16] */
+    float *const t773 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const t775 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const t777 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
+    float *const t780 = (float *)(A + SB + 420864 * MB); /* [16, N, 1024] */
+    float *const t782 = G + 2800; /* d stage1.0.conv2.weight [16, 144] */
+    float *const t783 = (float *)(A + SB + 273408 * MB); /* [144, 1024*N] */
+    float *const t785 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    float *const t787 = (float *)(A + SB + 273408 * MB); /* [N, 16, 32, 32] */
+    float *const t789 = (float *)(A + 64); /* [2, 16] */
+    float *const t790 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const t792 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const t794 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
+    float *const t797 = (float *)(A + SB + 224256 * MB); /* [16, N, 1024] */
+    float *const t799 = G + 464; /* d stage1.0.conv1.weight [16, 144] */
+    float *const t800 = (float *)(A + SB + 60416 * MB); /* [144, 1024*N] */
+    float *const t802 = (float *)(A + SB + 207872 * MB); /* [N, 16, 32, 32] */
+    float *const t805 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
+    float *const t807 = (float *)(A + 32); /* [2, 16] */
+    float *const t808 = G + 432; /* d bn.weight [1, 16] */
+    float *const t810 = G + 448; /* d bn.bias [1, 16] */
+    float *const t812 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
+    float *const t815 = (float *)(A + SB + 44032 * MB); /* [16, N, 1024] */
+    float *const t817 = G + 0; /* d stem.weight [16, 27] */
     const int n = m->n_;
     (void)n;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
@@ -5603,8 +4448,8 @@ void res_net_backward(res_net *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t671 + r * C;
-            float *d = t674 + r * C;
+            const float *row = t551 + r * C;
+            float *d = t554 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -5617,279 +4462,855 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r674 = t674;
-    float *restrict const r675 = t675;
+    const float *restrict const r554 = t554;
+    float *restrict const r555 = t555;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r675, 0, sizeof(float) * (size_t)K);
+        memset(r555, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r675[k] += r674[r * K + k];
+                r555[k] += r554[r * K + k];
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t674, (int)(10), t667, (int)(64), 0.0f, t677, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t554, (int)(10), t547, (int)(64), 0.0f, t557, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t674, (int)(10), t666, (int)(64), 0.0f, t679, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t554, (int)(10), t546, (int)(64), 0.0f, t559, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r664 = t664;
-    const float *restrict const r677 = t677;
-    float *restrict const r685 = t685;
+    const float *restrict const r544 = t544;
+    const float *restrict const r557 = t557;
+    float *restrict const r565 = t565;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v664 = r664[i];
-        const float v680 = r677[i1 * 1 + i0 * 64];
-        const float v681 = v680;
-        const float v683 = v681 * 0.015625f;
-        const float v685 = v664 > 0.0f ? v683 : 0.0f;
+        const float v544 = r544[i];
+        const float v560 = r557[i1 * 1 + i0 * 64];
+        const float v561 = v560;
+        const float v563 = v561 * 0.015625f;
+        const float v565 = v544 > 0.0f ? v563 : 0.0f;
+        r565[i] = v565;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r514 = t514;
+    const float *restrict const r521 = t521;
+    const float *restrict const r565 = t565;
+    float *restrict const r567 = t567;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r521[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r514 + (b * C + c) * L, *dr = r565 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r567[c] = (float)(sdx / sqrt((double)r521[C + c] + 1.0000000000000001e-05));
+            r567[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t568 + o * 64, t567 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t570 + o * 64, t567 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r514 = t514;
+    const float *restrict const r516 = t516;
+    const float *restrict const r521 = t521;
+    const float *restrict const r565 = t565;
+    const float *restrict const r567 = t567;
+    float *restrict const r572 = t572;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r521[C + c] + 1.0000000000000001e-05), k1 = (double)r516[c] * rstd;
+            const float mu = r521[c], a = (float)k1, mdy = (float)((double)r567[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r567[c] / M);
+            const float *xr = r514 + (b * C + c) * L, *dr = r565 + (b * C + c) * L;
+            float *yr = r572 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 64; i2++)
+            t575[o++] = t572[i0 * 64 + i1 * 4096 + i2 * 1];
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t575, (int)(64 * n), t510, (int)(64 * n), 0.0f, t577, (int)(576));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t509, (int)(576), t575, (int)(64 * n), 0.0f, t578, (int)(64 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t580, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t578 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t580[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r506 = t506;
+    const float *restrict const r580 = t580;
+    float *restrict const r582 = t582;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v507 = r506[i];
+        const float v580 = r580[i];
+        const float v582 = v507 > 0.0f ? v580 : 0.0f;
+        r582[i] = v582;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r478 = t478;
+    const float *restrict const r485 = t485;
+    const float *restrict const r582 = t582;
+    float *restrict const r584 = t584;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r485[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r478 + (b * C + c) * L, *dr = r582 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r584[c] = (float)(sdx / sqrt((double)r485[C + c] + 1.0000000000000001e-05));
+            r584[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t585 + o * 64, t584 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t587 + o * 64, t584 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r478 = t478;
+    const float *restrict const r480 = t480;
+    const float *restrict const r485 = t485;
+    const float *restrict const r582 = t582;
+    const float *restrict const r584 = t584;
+    float *restrict const r589 = t589;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r485[C + c] + 1.0000000000000001e-05), k1 = (double)r480[c] * rstd;
+            const float mu = r485[c], a = (float)k1, mdy = (float)((double)r584[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r584[c] / M);
+            const float *xr = r478 + (b * C + c) * L, *dr = r582 + (b * C + c) * L;
+            float *yr = r589 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 64; i2++)
+            t592[o++] = t589[i0 * 64 + i1 * 4096 + i2 * 1];
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t592, (int)(64 * n), t474, (int)(64 * n), 0.0f, t594, (int)(576));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t473, (int)(576), t592, (int)(64 * n), 0.0f, t595, (int)(64 * n));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t597, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t595 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t597[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r471 = t471;
+    const float *restrict const r565 = t565;
+    const float *restrict const r597 = t597;
+    float *restrict const r600 = t600;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v471 = r471[i];
+        const float v565 = r565[i];
+        const float v597 = r597[i];
+        const float v598 = v565 + v597;
+        const float v600 = v471 > 0.0f ? v598 : 0.0f;
+        r600[i] = v600;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r441 = t441;
+    const float *restrict const r448 = t448;
+    const float *restrict const r600 = t600;
+    float *restrict const r602 = t602;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r448[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r441 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r602[c] = (float)(sdx / sqrt((double)r448[C + c] + 1.0000000000000001e-05));
+            r602[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t603 + o * 64, t602 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t605 + o * 64, t602 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r441 = t441;
+    const float *restrict const r443 = t443;
+    const float *restrict const r448 = t448;
+    const float *restrict const r600 = t600;
+    const float *restrict const r602 = t602;
+    float *restrict const r607 = t607;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r448[C + c] + 1.0000000000000001e-05), k1 = (double)r443[c] * rstd;
+            const float mu = r448[c], a = (float)k1, mdy = (float)((double)r602[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r602[c] / M);
+            const float *xr = r441 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
+            float *yr = r607 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 64; i2++)
+            t610[o++] = t607[i0 * 64 + i1 * 4096 + i2 * 1];
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(32), (int)(64 * n), 1.0f, t610, (int)(64 * n), t437, (int)(64 * n), 0.0f, t612, (int)(32));
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(64), 1.0f, t436, (int)(32), t610, (int)(64 * n), 0.0f, t613, (int)(64 * n));
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
+        (void)PD;
+        memset(t615, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t613 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t615[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r406 = t406;
+    const float *restrict const r413 = t413;
+    const float *restrict const r600 = t600;
+    float *restrict const r617 = t617;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r413[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r406 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r617[c] = (float)(sdx / sqrt((double)r413[C + c] + 1.0000000000000001e-05));
+            r617[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t618 + o * 64, t617 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t620 + o * 64, t617 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r406 = t406;
+    const float *restrict const r408 = t408;
+    const float *restrict const r413 = t413;
+    const float *restrict const r600 = t600;
+    const float *restrict const r617 = t617;
+    float *restrict const r622 = t622;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r413[C + c] + 1.0000000000000001e-05), k1 = (double)r408[c] * rstd;
+            const float mu = r413[c], a = (float)k1, mdy = (float)((double)r617[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r617[c] / M);
+            const float *xr = r406 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
+            float *yr = r622 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 64; i2++)
+            t625[o++] = t622[i0 * 64 + i1 * 4096 + i2 * 1];
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t625, (int)(64 * n), t402, (int)(64 * n), 0.0f, t627, (int)(576));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t401, (int)(576), t625, (int)(64 * n), 0.0f, t628, (int)(64 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t630, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t628 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t630[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r398 = t398;
+    const float *restrict const r630 = t630;
+    float *restrict const r632 = t632;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v399 = r398[i];
+        const float v630 = r630[i];
+        const float v632 = v399 > 0.0f ? v630 : 0.0f;
+        r632[i] = v632;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r370 = t370;
+    const float *restrict const r377 = t377;
+    const float *restrict const r632 = t632;
+    float *restrict const r634 = t634;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r377[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r370 + (b * C + c) * L, *dr = r632 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r634[c] = (float)(sdx / sqrt((double)r377[C + c] + 1.0000000000000001e-05));
+            r634[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t635 + o * 64, t634 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t637 + o * 64, t634 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r370 = t370;
+    const float *restrict const r372 = t372;
+    const float *restrict const r377 = t377;
+    const float *restrict const r632 = t632;
+    const float *restrict const r634 = t634;
+    float *restrict const r639 = t639;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r377[C + c] + 1.0000000000000001e-05), k1 = (double)r372[c] * rstd;
+            const float mu = r377[c], a = (float)k1, mdy = (float)((double)r634[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r634[c] / M);
+            const float *xr = r370 + (b * C + c) * L, *dr = r632 + (b * C + c) * L;
+            float *yr = r639 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 64; i2++)
+            t642[o++] = t639[i0 * 64 + i1 * 4096 + i2 * 1];
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(64 * n), 1.0f, t642, (int)(64 * n), t366, (int)(64 * n), 0.0f, t644, (int)(288));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(64 * n), (int)(64), 1.0f, t365, (int)(288), t642, (int)(64 * n), 0.0f, t645, (int)(64 * n));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
+        (void)PD;
+        memset(t647, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t645 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t647[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r363 = t363;
+    const float *restrict const r615 = t615;
+    const float *restrict const r647 = t647;
+    float *restrict const r650 = t650;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v363 = r363[i];
+        const float v615 = r615[i];
+        const float v647 = r647[i];
+        const float v648 = v615 + v647;
+        const float v650 = v363 > 0.0f ? v648 : 0.0f;
+        r650[i] = v650;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r333 = t333;
+    const float *restrict const r340 = t340;
+    const float *restrict const r650 = t650;
+    float *restrict const r652 = t652;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r340[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r333 + (b * C + c) * L, *dr = r650 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r652[c] = (float)(sdx / sqrt((double)r340[C + c] + 1.0000000000000001e-05));
+            r652[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t653 + o * 32, t652 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t655 + o * 32, t652 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r333 = t333;
+    const float *restrict const r335 = t335;
+    const float *restrict const r340 = t340;
+    const float *restrict const r650 = t650;
+    const float *restrict const r652 = t652;
+    float *restrict const r657 = t657;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r340[C + c] + 1.0000000000000001e-05), k1 = (double)r335[c] * rstd;
+            const float mu = r340[c], a = (float)k1, mdy = (float)((double)r652[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r652[c] / M);
+            const float *xr = r333 + (b * C + c) * L, *dr = r650 + (b * C + c) * L;
+            float *yr = r657 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 32; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 256; i2++)
+            t660[o++] = t657[i0 * 256 + i1 * 8192 + i2 * 1];
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t660, (int)(256 * n), t329, (int)(256 * n), 0.0f, t662, (int)(288));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t328, (int)(288), t660, (int)(256 * n), 0.0f, t663, (int)(256 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t665, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t663 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t665[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r325 = t325;
+    const float *restrict const r665 = t665;
+    float *restrict const r667 = t667;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v326 = r325[i];
+        const float v665 = r665[i];
+        const float v667 = v326 > 0.0f ? v665 : 0.0f;
+        r667[i] = v667;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r297 = t297;
+    const float *restrict const r304 = t304;
+    const float *restrict const r667 = t667;
+    float *restrict const r669 = t669;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r304[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r297 + (b * C + c) * L, *dr = r667 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r669[c] = (float)(sdx / sqrt((double)r304[C + c] + 1.0000000000000001e-05));
+            r669[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t670 + o * 32, t669 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t672 + o * 32, t669 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r297 = t297;
+    const float *restrict const r299 = t299;
+    const float *restrict const r304 = t304;
+    const float *restrict const r667 = t667;
+    const float *restrict const r669 = t669;
+    float *restrict const r674 = t674;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r304[C + c] + 1.0000000000000001e-05), k1 = (double)r299[c] * rstd;
+            const float mu = r304[c], a = (float)k1, mdy = (float)((double)r669[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r669[c] / M);
+            const float *xr = r297 + (b * C + c) * L, *dr = r667 + (b * C + c) * L;
+            float *yr = r674 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 32; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 256; i2++)
+            t677[o++] = t674[i0 * 256 + i1 * 8192 + i2 * 1];
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t677, (int)(256 * n), t293, (int)(256 * n), 0.0f, t679, (int)(288));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t292, (int)(288), t677, (int)(256 * n), 0.0f, t680, (int)(256 * n));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t682, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t680 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t682[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r290 = t290;
+    const float *restrict const r650 = t650;
+    const float *restrict const r682 = t682;
+    float *restrict const r685 = t685;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v290 = r290[i];
+        const float v650 = r650[i];
+        const float v682 = r682[i];
+        const float v683 = v650 + v682;
+        const float v685 = v290 > 0.0f ? v683 : 0.0f;
         r685[i] = v685;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
+    const float *restrict const r260 = t260;
+    const float *restrict const r267 = t267;
     const float *restrict const r685 = t685;
     float *restrict const r687 = t687;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r685 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r267[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r260 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r687[o++] = (float)acc;
+            r687[c] = (float)(sdx / sqrt((double)r267[C + c] + 1.0000000000000001e-05));
+            r687[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t688 + o * 32, t687 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t690 + o * 32, t687 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r628 = t628;
+    const float *restrict const r260 = t260;
+    const float *restrict const r262 = t262;
+    const float *restrict const r267 = t267;
     const float *restrict const r685 = t685;
-    float *restrict const r689 = t689;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    const float *restrict const r687 = t687;
+    float *restrict const r692 = t692;
     {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v686 = r685[i];
-        const float v633 = r628[i1 * 1];
-        const float v689 = v686 * v633;
-        r689[i] = v689;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r660 = t660;
-    const float *restrict const r685 = t685;
-    float *restrict const r690 = t690;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v686 = r685[i];
-        const float v660 = r660[i];
-        const float v690 = v686 * v660;
-        r690[i] = v690;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r690 = t690;
-    float *restrict const r691 = t691;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r690 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r691[o++] = (float)acc;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r267[C + c] + 1.0000000000000001e-05), k1 = (double)r262[c] * rstd;
+            const float mu = r267[c], a = (float)k1, mdy = (float)((double)r687[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r687[c] / M);
+            const float *xr = r260 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
+            float *yr = r692 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r636 = t636;
-    const float *restrict const r689 = t689;
-    float *restrict const r694 = t694;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v689 = r689[i];
-        const float v636 = r636[i];
-        const float v694 = v689 * v636;
-        r694[i] = v694;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r694 = t694;
-    float *restrict const r695 = t695;
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
         int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r694 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r695[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r659 = t659;
-    const float *restrict const r695 = t695;
-    float *restrict const r700 = t700;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v695 = r695[i];
-        const float v659 = r659[i];
-        const float v696 = v659 * v659;
-        const float v697 = v659 * v696;
-        const float v699 = -0.5f * v697;
-        const float v700 = v695 * v699;
-        r700[i] = v700;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r700 = t700;
-    float *restrict const r703 = t703;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v700 = r700[i1 * 1];
-        const float v701 = v700;
-        const float v703 = v701 * (float)(0.015625f / (double)n);
-        r703[i] = v703;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r636 = t636;
-    const float *restrict const r659 = t659;
-    const float *restrict const r689 = t689;
-    const float *restrict const r703 = t703;
-    float *restrict const r707 = t707;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v689 = r689[i];
-        const float v659 = r659[i1 * 1];
-        const float v693 = v689 * v659;
-        const float v703 = r703[i];
-        const float v636 = r636[i];
-        const float v704 = v703 * v636;
-        const float v705 = v693 + v704;
-        const float v706 = v703 * v636;
-        const float v707 = v705 + v706;
-        r707[i] = v707;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r707 = t707;
-    float *restrict const r708 = t708;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v707 = r707[i];
-        const float v708 = -v707;
-        r708[i] = v708;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r708 = t708;
-    float *restrict const r709 = t709;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r708 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r709[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r707 = t707;
-    const float *restrict const r709 = t709;
-    float *restrict const r713 = t713;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v707 = r707[i];
-        const float v709 = r709[i1 * 1];
-        const float v710 = v709;
-        const float v712 = v710 * (float)(0.015625f / (double)n);
-        const float v713 = v707 + v712;
-        r713[i] = v713;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i0 = 0; i0 < 32; i0++)
         for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t718[o++] = t713[i0 * 64 + i1 * 4096 + i2 * 1];
+        for (int64_t i2 = 0; i2 < 256; i2++)
+            t695[o++] = t692[i0 * 256 + i1 * 8192 + i2 * 1];
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t718, (int)(64 * n), t622, (int)(64 * n), 0.0f, t720, (int)(576));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t621, (int)(576), t718, (int)(64 * n), 0.0f, t721, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(16), (int)(256 * n), 1.0f, t695, (int)(256 * n), t256, (int)(256 * n), 0.0f, t697, (int)(16));
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(256 * n), (int)(32), 1.0f, t255, (int)(16), t695, (int)(256 * n), 0.0f, t698, (int)(256 * n));
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
         (void)PD;
-        memset(t723, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t700, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++)
         for (int64_t ki = 0; ki < KH; ki++)
@@ -5900,265 +5321,196 @@ void res_net_backward(res_net *m)
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                const float *crow = t721 + row * cols + col0 + oh * OW;
+                const float *crow = t698 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t723[base + ow * S] += crow[ow];
+                for (int64_t ow = lo; ow < hi; ow++) t700[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r225 = t225;
+    const float *restrict const r232 = t232;
+    const float *restrict const r685 = t685;
+    float *restrict const r702 = t702;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r232[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r225 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r702[c] = (float)(sdx / sqrt((double)r232[C + c] + 1.0000000000000001e-05));
+            r702[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t703 + o * 32, t702 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t705 + o * 32, t702 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r225 = t225;
+    const float *restrict const r227 = t227;
+    const float *restrict const r232 = t232;
+    const float *restrict const r685 = t685;
+    const float *restrict const r702 = t702;
+    float *restrict const r707 = t707;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r232[C + c] + 1.0000000000000001e-05), k1 = (double)r227[c] * rstd;
+            const float mu = r232[c], a = (float)k1, mdy = (float)((double)r702[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r702[c] / M);
+            const float *xr = r225 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
+            float *yr = r707 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 32; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 256; i2++)
+            t710[o++] = t707[i0 * 256 + i1 * 8192 + i2 * 1];
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t710, (int)(256 * n), t221, (int)(256 * n), 0.0f, t712, (int)(288));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t220, (int)(288), t710, (int)(256 * n), 0.0f, t713, (int)(256 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t715, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t713 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t715[base + ow * S] += crow[ow];
             }
         }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r618 = t618;
-    const float *restrict const r723 = t723;
-    float *restrict const r725 = t725;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v619 = r618[i];
-        const float v723 = r723[i];
-        const float v725 = v619 > 0.0f ? v723 : 0.0f;
-        r725[i] = v725;
+    const float *restrict const r217 = t217;
+    const float *restrict const r715 = t715;
+    float *restrict const r717 = t717;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v218 = r217[i];
+        const float v715 = r715[i];
+        const float v717 = v218 > 0.0f ? v715 : 0.0f;
+        r717[i] = v717;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r725 = t725;
-    float *restrict const r727 = t727;
+    const float *restrict const r189 = t189;
+    const float *restrict const r196 = t196;
+    const float *restrict const r717 = t717;
+    float *restrict const r719 = t719;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r725 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r196[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r189 + (b * C + c) * L, *dr = r717 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r727[o++] = (float)acc;
+            r719[c] = (float)(sdx / sqrt((double)r196[C + c] + 1.0000000000000001e-05));
+            r719[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t720 + o * 32, t719 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t722 + o * 32, t719 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r584 = t584;
-    const float *restrict const r725 = t725;
-    float *restrict const r729 = t729;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    const float *restrict const r189 = t189;
+    const float *restrict const r191 = t191;
+    const float *restrict const r196 = t196;
+    const float *restrict const r717 = t717;
+    const float *restrict const r719 = t719;
+    float *restrict const r724 = t724;
     {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v726 = r725[i];
-        const float v589 = r584[i1 * 1];
-        const float v729 = v726 * v589;
-        r729[i] = v729;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r616 = t616;
-    const float *restrict const r725 = t725;
-    float *restrict const r730 = t730;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v726 = r725[i];
-        const float v616 = r616[i];
-        const float v730 = v726 * v616;
-        r730[i] = v730;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r730 = t730;
-    float *restrict const r731 = t731;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r730 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r731[o++] = (float)acc;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r196[C + c] + 1.0000000000000001e-05), k1 = (double)r191[c] * rstd;
+            const float mu = r196[c], a = (float)k1, mdy = (float)((double)r719[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r719[c] / M);
+            const float *xr = r189 + (b * C + c) * L, *dr = r717 + (b * C + c) * L;
+            float *yr = r724 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r592 = t592;
-    const float *restrict const r729 = t729;
-    float *restrict const r734 = t734;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v729 = r729[i];
-        const float v592 = r592[i];
-        const float v734 = v729 * v592;
-        r734[i] = v734;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r734 = t734;
-    float *restrict const r735 = t735;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r734 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r735[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r615 = t615;
-    const float *restrict const r735 = t735;
-    float *restrict const r740 = t740;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v735 = r735[i];
-        const float v615 = r615[i];
-        const float v736 = v615 * v615;
-        const float v737 = v615 * v736;
-        const float v739 = -0.5f * v737;
-        const float v740 = v735 * v739;
-        r740[i] = v740;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r740 = t740;
-    float *restrict const r743 = t743;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v740 = r740[i1 * 1];
-        const float v741 = v740;
-        const float v743 = v741 * (float)(0.015625f / (double)n);
-        r743[i] = v743;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r592 = t592;
-    const float *restrict const r615 = t615;
-    const float *restrict const r729 = t729;
-    const float *restrict const r743 = t743;
-    float *restrict const r747 = t747;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v729 = r729[i];
-        const float v615 = r615[i1 * 1];
-        const float v733 = v729 * v615;
-        const float v743 = r743[i];
-        const float v592 = r592[i];
-        const float v744 = v743 * v592;
-        const float v745 = v733 + v744;
-        const float v746 = v743 * v592;
-        const float v747 = v745 + v746;
-        r747[i] = v747;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r747 = t747;
-    float *restrict const r748 = t748;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v747 = r747[i];
-        const float v748 = -v747;
-        r748[i] = v748;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r748 = t748;
-    float *restrict const r749 = t749;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r748 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r749[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r747 = t747;
-    const float *restrict const r749 = t749;
-    float *restrict const r753 = t753;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v747 = r747[i];
-        const float v749 = r749[i1 * 1];
-        const float v750 = v749;
-        const float v752 = v750 * (float)(0.015625f / (double)n);
-        const float v753 = v747 + v752;
-        r753[i] = v753;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
+        for (int64_t i0 = 0; i0 < 32; i0++)
         for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t758[o++] = t753[i0 * 64 + i1 * 4096 + i2 * 1];
+        for (int64_t i2 = 0; i2 < 256; i2++)
+            t727[o++] = t724[i0 * 256 + i1 * 8192 + i2 * 1];
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t758, (int)(64 * n), t578, (int)(64 * n), 0.0f, t760, (int)(576));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(144), (int)(256 * n), 1.0f, t727, (int)(256 * n), t185, (int)(256 * n), 0.0f, t729, (int)(144));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t577, (int)(576), t758, (int)(64 * n), 0.0f, t761, (int)(64 * n));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(256 * n), (int)(32), 1.0f, t184, (int)(144), t727, (int)(256 * n), 0.0f, t730, (int)(256 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
         (void)PD;
-        memset(t763, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t732, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++)
         for (int64_t ki = 0; ki < KH; ki++)
@@ -6169,2654 +5521,406 @@ void res_net_backward(res_net *m)
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                const float *crow = t761 + row * cols + col0 + oh * OW;
+                const float *crow = t730 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t763[base + ow * S] += crow[ow];
+                for (int64_t ow = lo; ow < hi; ow++) t732[base + ow * S] += crow[ow];
             }
         }
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r575 = t575;
-    const float *restrict const r685 = t685;
-    const float *restrict const r763 = t763;
-    float *restrict const r766 = t766;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v575 = r575[i];
-        const float v685 = r685[i];
-        const float v763 = r763[i];
-        const float v764 = v685 + v763;
-        const float v766 = v575 > 0.0f ? v764 : 0.0f;
-        r766[i] = v766;
+    const float *restrict const r182 = t182;
+    const float *restrict const r700 = t700;
+    const float *restrict const r732 = t732;
+    float *restrict const r735 = t735;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v182 = r182[i];
+        const float v700 = r700[i];
+        const float v732 = r732[i];
+        const float v733 = v700 + v732;
+        const float v735 = v182 > 0.0f ? v733 : 0.0f;
+        r735[i] = v735;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): + (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r766 = t766;
-    float *restrict const r768 = t768;
+    const float *restrict const r152 = t152;
+    const float *restrict const r159 = t159;
+    const float *restrict const r735 = t735;
+    float *restrict const r737 = t737;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r766 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r159[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r152 + (b * C + c) * L, *dr = r735 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r768[o++] = (float)acc;
+            r737[c] = (float)(sdx / sqrt((double)r159[C + c] + 1.0000000000000001e-05));
+            r737[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t738 + o * 16, t737 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t740 + o * 16, t737 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r539 = t539;
-    const float *restrict const r766 = t766;
+    const float *restrict const r152 = t152;
+    const float *restrict const r154 = t154;
+    const float *restrict const r159 = t159;
+    const float *restrict const r735 = t735;
+    const float *restrict const r737 = t737;
+    float *restrict const r742 = t742;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r159[C + c] + 1.0000000000000001e-05), k1 = (double)r154[c] * rstd;
+            const float mu = r159[c], a = (float)k1, mdy = (float)((double)r737[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r737[c] / M);
+            const float *xr = r152 + (b * C + c) * L, *dr = r735 + (b * C + c) * L;
+            float *yr = r742 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 16; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 1024; i2++)
+            t745[o++] = t742[i0 * 1024 + i1 * 16384 + i2 * 1];
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t745, (int)(1024 * n), t148, (int)(1024 * n), 0.0f, t747, (int)(144));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t147, (int)(144), t745, (int)(1024 * n), 0.0f, t748, (int)(1024 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t750, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t748 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t750[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r144 = t144;
+    const float *restrict const r750 = t750;
+    float *restrict const r752 = t752;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v145 = r144[i];
+        const float v750 = r750[i];
+        const float v752 = v145 > 0.0f ? v750 : 0.0f;
+        r752[i] = v752;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r116 = t116;
+    const float *restrict const r123 = t123;
+    const float *restrict const r752 = t752;
+    float *restrict const r754 = t754;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r123[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r116 + (b * C + c) * L, *dr = r752 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r754[c] = (float)(sdx / sqrt((double)r123[C + c] + 1.0000000000000001e-05));
+            r754[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t755 + o * 16, t754 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t757 + o * 16, t754 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r116 = t116;
+    const float *restrict const r118 = t118;
+    const float *restrict const r123 = t123;
+    const float *restrict const r752 = t752;
+    const float *restrict const r754 = t754;
+    float *restrict const r759 = t759;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r123[C + c] + 1.0000000000000001e-05), k1 = (double)r118[c] * rstd;
+            const float mu = r123[c], a = (float)k1, mdy = (float)((double)r754[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r754[c] / M);
+            const float *xr = r116 + (b * C + c) * L, *dr = r752 + (b * C + c) * L;
+            float *yr = r759 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 16; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 1024; i2++)
+            t762[o++] = t759[i0 * 1024 + i1 * 16384 + i2 * 1];
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t762, (int)(1024 * n), t112, (int)(1024 * n), 0.0f, t764, (int)(144));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t111, (int)(144), t762, (int)(1024 * n), 0.0f, t765, (int)(1024 * n));
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t767, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t765 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t767[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r109 = t109;
+    const float *restrict const r735 = t735;
+    const float *restrict const r767 = t767;
     float *restrict const r770 = t770;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v767 = r766[i];
-        const float v544 = r539[i1 * 1];
-        const float v770 = v767 * v544;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v109 = r109[i];
+        const float v735 = r735[i];
+        const float v767 = r767[i];
+        const float v768 = v735 + v767;
+        const float v770 = v109 > 0.0f ? v768 : 0.0f;
         r770[i] = v770;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r571 = t571;
-    const float *restrict const r766 = t766;
-    float *restrict const r771 = t771;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v767 = r766[i];
-        const float v571 = r571[i];
-        const float v771 = v767 * v571;
-        r771[i] = v771;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r771 = t771;
+    const float *restrict const r79 = t79;
+    const float *restrict const r86 = t86;
+    const float *restrict const r770 = t770;
     float *restrict const r772 = t772;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r771 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r86[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r79 + (b * C + c) * L, *dr = r770 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r772[o++] = (float)acc;
+            r772[c] = (float)(sdx / sqrt((double)r86[C + c] + 1.0000000000000001e-05));
+            r772[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t773 + o * 16, t772 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t775 + o * 16, t772 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r547 = t547;
+    const float *restrict const r79 = t79;
+    const float *restrict const r81 = t81;
+    const float *restrict const r86 = t86;
     const float *restrict const r770 = t770;
-    float *restrict const r775 = t775;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v770 = r770[i];
-        const float v547 = r547[i];
-        const float v775 = v770 * v547;
-        r775[i] = v775;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
+    const float *restrict const r772 = t772;
+    float *restrict const r777 = t777;
     {
-    const float *restrict const r775 = t775;
-    float *restrict const r776 = t776;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r775 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r776[o++] = (float)acc;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r86[C + c] + 1.0000000000000001e-05), k1 = (double)r81[c] * rstd;
+            const float mu = r86[c], a = (float)k1, mdy = (float)((double)r772[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r772[c] / M);
+            const float *xr = r79 + (b * C + c) * L, *dr = r770 + (b * C + c) * L;
+            float *yr = r777 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) (backward) */
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-    const float *restrict const r570 = t570;
-    const float *restrict const r776 = t776;
-    float *restrict const r781 = t781;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v776 = r776[i];
-        const float v570 = r570[i];
-        const float v777 = v570 * v570;
-        const float v778 = v570 * v777;
-        const float v780 = -0.5f * v778;
-        const float v781 = v776 * v780;
-        r781[i] = v781;
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 16; i0++)
+        for (int64_t i1 = 0; i1 < n; i1++)
+        for (int64_t i2 = 0; i2 < 1024; i2++)
+            t780[o++] = t777[i0 * 1024 + i1 * 16384 + i2 * 1];
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t780, (int)(1024 * n), t75, (int)(1024 * n), 0.0f, t782, (int)(144));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t74, (int)(144), t780, (int)(1024 * n), 0.0f, t783, (int)(1024 * n));
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
+        (void)PD;
+        memset(t785, 0, sizeof(float) * (size_t)(N * C * H * W));
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+        for (int64_t ki = 0; ki < KH; ki++)
+        for (int64_t kj = 0; kj < KW; kj++) {
+            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
+            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+            if (hi > OW) hi = OW;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                const int64_t ih = oh * S - PD + ki;
+                const float *crow = t783 + row * cols + col0 + oh * OW;
+                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t ow = lo; ow < hi; ow++) t785[base + ow * S] += crow[ow];
+            }
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r71 = t71;
+    const float *restrict const r785 = t785;
+    float *restrict const r787 = t787;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v72 = r71[i];
+        const float v785 = r785[i];
+        const float v787 = v72 > 0.0f ? v785 : 0.0f;
+        r787[i] = v787;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r781 = t781;
-    float *restrict const r784 = t784;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v781 = r781[i1 * 1];
-        const float v782 = v781;
-        const float v784 = v782 * (float)(0.015625f / (double)n);
-        r784[i] = v784;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r547 = t547;
-    const float *restrict const r570 = t570;
-    const float *restrict const r770 = t770;
-    const float *restrict const r784 = t784;
-    float *restrict const r788 = t788;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v770 = r770[i];
-        const float v570 = r570[i1 * 1];
-        const float v774 = v770 * v570;
-        const float v784 = r784[i];
-        const float v547 = r547[i];
-        const float v785 = v784 * v547;
-        const float v786 = v774 + v785;
-        const float v787 = v784 * v547;
-        const float v788 = v786 + v787;
-        r788[i] = v788;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r788 = t788;
+    const float *restrict const r43 = t43;
+    const float *restrict const r50 = t50;
+    const float *restrict const r787 = t787;
     float *restrict const r789 = t789;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v788 = r788[i];
-        const float v789 = -v788;
-        r789[i] = v789;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
     {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r50[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r43 + (b * C + c) * L, *dr = r787 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r789[c] = (float)(sdx / sqrt((double)r50[C + c] + 1.0000000000000001e-05));
+            r789[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t790 + o * 16, t789 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t792 + o * 16, t789 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r43 = t43;
+    const float *restrict const r45 = t45;
+    const float *restrict const r50 = t50;
+    const float *restrict const r787 = t787;
     const float *restrict const r789 = t789;
-    float *restrict const r790 = t790;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r789 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r790[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r788 = t788;
-    const float *restrict const r790 = t790;
     float *restrict const r794 = t794;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
     {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v788 = r788[i];
-        const float v790 = r790[i1 * 1];
-        const float v791 = v790;
-        const float v793 = v791 * (float)(0.015625f / (double)n);
-        const float v794 = v788 + v793;
-        r794[i] = v794;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t799[o++] = t794[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(32), (int)(64 * n), 1.0f, t799, (int)(64 * n), t533, (int)(64 * n), 0.0f, t801, (int)(32));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(64), 1.0f, t532, (int)(32), t799, (int)(64 * n), 0.0f, t802, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        memset(t804, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t802 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t804[base + ow * S] += crow[ow];
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r50[C + c] + 1.0000000000000001e-05), k1 = (double)r45[c] * rstd;
+            const float mu = r50[c], a = (float)k1, mdy = (float)((double)r789[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r789[c] / M);
+            const float *xr = r43 + (b * C + c) * L, *dr = r787 + (b * C + c) * L;
+            float *yr = r794 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r766 = t766;
-    float *restrict const r806 = t806;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r766 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r806[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r496 = t496;
-    const float *restrict const r766 = t766;
-    float *restrict const r808 = t808;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v805 = r766[i];
-        const float v501 = r496[i1 * 1];
-        const float v808 = v805 * v501;
-        r808[i] = v808;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r528 = t528;
-    const float *restrict const r766 = t766;
-    float *restrict const r809 = t809;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v805 = r766[i];
-        const float v528 = r528[i];
-        const float v809 = v805 * v528;
-        r809[i] = v809;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r809 = t809;
-    float *restrict const r810 = t810;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r809 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r810[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r504 = t504;
-    const float *restrict const r808 = t808;
-    float *restrict const r813 = t813;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v808 = r808[i];
-        const float v504 = r504[i];
-        const float v813 = v808 * v504;
-        r813[i] = v813;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r813 = t813;
-    float *restrict const r814 = t814;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r813 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r814[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r527 = t527;
-    const float *restrict const r814 = t814;
-    float *restrict const r819 = t819;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v814 = r814[i];
-        const float v527 = r527[i];
-        const float v815 = v527 * v527;
-        const float v816 = v527 * v815;
-        const float v818 = -0.5f * v816;
-        const float v819 = v814 * v818;
-        r819[i] = v819;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r819 = t819;
-    float *restrict const r822 = t822;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v819 = r819[i1 * 1];
-        const float v820 = v819;
-        const float v822 = v820 * (float)(0.015625f / (double)n);
-        r822[i] = v822;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r504 = t504;
-    const float *restrict const r527 = t527;
-    const float *restrict const r808 = t808;
-    const float *restrict const r822 = t822;
-    float *restrict const r826 = t826;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v808 = r808[i];
-        const float v527 = r527[i1 * 1];
-        const float v812 = v808 * v527;
-        const float v822 = r822[i];
-        const float v504 = r504[i];
-        const float v823 = v822 * v504;
-        const float v824 = v812 + v823;
-        const float v825 = v822 * v504;
-        const float v826 = v824 + v825;
-        r826[i] = v826;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r826 = t826;
-    float *restrict const r827 = t827;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v826 = r826[i];
-        const float v827 = -v826;
-        r827[i] = v827;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r827 = t827;
-    float *restrict const r828 = t828;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r827 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r828[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r826 = t826;
-    const float *restrict const r828 = t828;
-    float *restrict const r832 = t832;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v826 = r826[i];
-        const float v828 = r828[i1 * 1];
-        const float v829 = v828;
-        const float v831 = v829 * (float)(0.015625f / (double)n);
-        const float v832 = v826 + v831;
-        r832[i] = v832;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t837[o++] = t832[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t837, (int)(64 * n), t490, (int)(64 * n), 0.0f, t839, (int)(576));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t489, (int)(576), t837, (int)(64 * n), 0.0f, t840, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t842, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t840 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t842[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r486 = t486;
-    const float *restrict const r842 = t842;
-    float *restrict const r844 = t844;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v487 = r486[i];
-        const float v842 = r842[i];
-        const float v844 = v487 > 0.0f ? v842 : 0.0f;
-        r844[i] = v844;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r844 = t844;
-    float *restrict const r846 = t846;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r844 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r846[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r452 = t452;
-    const float *restrict const r844 = t844;
-    float *restrict const r848 = t848;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v845 = r844[i];
-        const float v457 = r452[i1 * 1];
-        const float v848 = v845 * v457;
-        r848[i] = v848;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r484 = t484;
-    const float *restrict const r844 = t844;
-    float *restrict const r849 = t849;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v845 = r844[i];
-        const float v484 = r484[i];
-        const float v849 = v845 * v484;
-        r849[i] = v849;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r849 = t849;
-    float *restrict const r850 = t850;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r849 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r850[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r460 = t460;
-    const float *restrict const r848 = t848;
-    float *restrict const r853 = t853;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v848 = r848[i];
-        const float v460 = r460[i];
-        const float v853 = v848 * v460;
-        r853[i] = v853;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r853 = t853;
-    float *restrict const r854 = t854;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r853 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r854[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r483 = t483;
-    const float *restrict const r854 = t854;
-    float *restrict const r859 = t859;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v854 = r854[i];
-        const float v483 = r483[i];
-        const float v855 = v483 * v483;
-        const float v856 = v483 * v855;
-        const float v858 = -0.5f * v856;
-        const float v859 = v854 * v858;
-        r859[i] = v859;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r859 = t859;
-    float *restrict const r862 = t862;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v859 = r859[i1 * 1];
-        const float v860 = v859;
-        const float v862 = v860 * (float)(0.015625f / (double)n);
-        r862[i] = v862;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r460 = t460;
-    const float *restrict const r483 = t483;
-    const float *restrict const r848 = t848;
-    const float *restrict const r862 = t862;
-    float *restrict const r866 = t866;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v848 = r848[i];
-        const float v483 = r483[i1 * 1];
-        const float v852 = v848 * v483;
-        const float v862 = r862[i];
-        const float v460 = r460[i];
-        const float v863 = v862 * v460;
-        const float v864 = v852 + v863;
-        const float v865 = v862 * v460;
-        const float v866 = v864 + v865;
-        r866[i] = v866;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r866 = t866;
-    float *restrict const r867 = t867;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v866 = r866[i];
-        const float v867 = -v866;
-        r867[i] = v867;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r867 = t867;
-    float *restrict const r868 = t868;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r867 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r868[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r866 = t866;
-    const float *restrict const r868 = t868;
-    float *restrict const r872 = t872;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v866 = r866[i];
-        const float v868 = r868[i1 * 1];
-        const float v869 = v868;
-        const float v871 = v869 * (float)(0.015625f / (double)n);
-        const float v872 = v866 + v871;
-        r872[i] = v872;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t877[o++] = t872[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(64 * n), 1.0f, t877, (int)(64 * n), t446, (int)(64 * n), 0.0f, t879, (int)(288));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(64 * n), (int)(64), 1.0f, t445, (int)(288), t877, (int)(64 * n), 0.0f, t880, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        memset(t882, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t880 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t882[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r443 = t443;
-    const float *restrict const r804 = t804;
-    const float *restrict const r882 = t882;
-    float *restrict const r885 = t885;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v443 = r443[i];
-        const float v804 = r804[i];
-        const float v882 = r882[i];
-        const float v883 = v804 + v882;
-        const float v885 = v443 > 0.0f ? v883 : 0.0f;
-        r885[i] = v885;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r885 = t885;
-    float *restrict const r887 = t887;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r885 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r887[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r407 = t407;
-    const float *restrict const r885 = t885;
-    float *restrict const r889 = t889;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v886 = r885[i];
-        const float v412 = r407[i1 * 1];
-        const float v889 = v886 * v412;
-        r889[i] = v889;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r439 = t439;
-    const float *restrict const r885 = t885;
-    float *restrict const r890 = t890;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v886 = r885[i];
-        const float v439 = r439[i];
-        const float v890 = v886 * v439;
-        r890[i] = v890;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r890 = t890;
-    float *restrict const r891 = t891;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r890 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r891[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r415 = t415;
-    const float *restrict const r889 = t889;
-    float *restrict const r894 = t894;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v889 = r889[i];
-        const float v415 = r415[i];
-        const float v894 = v889 * v415;
-        r894[i] = v894;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r894 = t894;
-    float *restrict const r895 = t895;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r894 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r895[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r438 = t438;
-    const float *restrict const r895 = t895;
-    float *restrict const r900 = t900;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v895 = r895[i];
-        const float v438 = r438[i];
-        const float v896 = v438 * v438;
-        const float v897 = v438 * v896;
-        const float v899 = -0.5f * v897;
-        const float v900 = v895 * v899;
-        r900[i] = v900;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r900 = t900;
-    float *restrict const r903 = t903;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v900 = r900[i1 * 1];
-        const float v901 = v900;
-        const float v903 = v901 * (float)(0.00390625f / (double)n);
-        r903[i] = v903;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r415 = t415;
-    const float *restrict const r438 = t438;
-    const float *restrict const r889 = t889;
-    const float *restrict const r903 = t903;
-    float *restrict const r907 = t907;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v889 = r889[i];
-        const float v438 = r438[i1 * 1];
-        const float v893 = v889 * v438;
-        const float v903 = r903[i];
-        const float v415 = r415[i];
-        const float v904 = v903 * v415;
-        const float v905 = v893 + v904;
-        const float v906 = v903 * v415;
-        const float v907 = v905 + v906;
-        r907[i] = v907;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r907 = t907;
-    float *restrict const r908 = t908;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v907 = r907[i];
-        const float v908 = -v907;
-        r908[i] = v908;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r908 = t908;
-    float *restrict const r909 = t909;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r908 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r909[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r907 = t907;
-    const float *restrict const r909 = t909;
-    float *restrict const r913 = t913;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v907 = r907[i];
-        const float v909 = r909[i1 * 1];
-        const float v910 = v909;
-        const float v912 = v910 * (float)(0.00390625f / (double)n);
-        const float v913 = v907 + v912;
-        r913[i] = v913;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t918[o++] = t913[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t918, (int)(256 * n), t401, (int)(256 * n), 0.0f, t920, (int)(288));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t400, (int)(288), t918, (int)(256 * n), 0.0f, t921, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t923, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t921 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t923[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r397 = t397;
-    const float *restrict const r923 = t923;
-    float *restrict const r925 = t925;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v398 = r397[i];
-        const float v923 = r923[i];
-        const float v925 = v398 > 0.0f ? v923 : 0.0f;
-        r925[i] = v925;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r925 = t925;
-    float *restrict const r927 = t927;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r925 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r927[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r363 = t363;
-    const float *restrict const r925 = t925;
-    float *restrict const r929 = t929;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v926 = r925[i];
-        const float v368 = r363[i1 * 1];
-        const float v929 = v926 * v368;
-        r929[i] = v929;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r395 = t395;
-    const float *restrict const r925 = t925;
-    float *restrict const r930 = t930;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v926 = r925[i];
-        const float v395 = r395[i];
-        const float v930 = v926 * v395;
-        r930[i] = v930;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r930 = t930;
-    float *restrict const r931 = t931;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r930 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r931[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r371 = t371;
-    const float *restrict const r929 = t929;
-    float *restrict const r934 = t934;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v929 = r929[i];
-        const float v371 = r371[i];
-        const float v934 = v929 * v371;
-        r934[i] = v934;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r934 = t934;
-    float *restrict const r935 = t935;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r934 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r935[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r394 = t394;
-    const float *restrict const r935 = t935;
-    float *restrict const r940 = t940;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v935 = r935[i];
-        const float v394 = r394[i];
-        const float v936 = v394 * v394;
-        const float v937 = v394 * v936;
-        const float v939 = -0.5f * v937;
-        const float v940 = v935 * v939;
-        r940[i] = v940;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r940 = t940;
-    float *restrict const r943 = t943;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v940 = r940[i1 * 1];
-        const float v941 = v940;
-        const float v943 = v941 * (float)(0.00390625f / (double)n);
-        r943[i] = v943;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r371 = t371;
-    const float *restrict const r394 = t394;
-    const float *restrict const r929 = t929;
-    const float *restrict const r943 = t943;
-    float *restrict const r947 = t947;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v929 = r929[i];
-        const float v394 = r394[i1 * 1];
-        const float v933 = v929 * v394;
-        const float v943 = r943[i];
-        const float v371 = r371[i];
-        const float v944 = v943 * v371;
-        const float v945 = v933 + v944;
-        const float v946 = v943 * v371;
-        const float v947 = v945 + v946;
-        r947[i] = v947;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r947 = t947;
-    float *restrict const r948 = t948;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v947 = r947[i];
-        const float v948 = -v947;
-        r948[i] = v948;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r948 = t948;
-    float *restrict const r949 = t949;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r948 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r949[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r947 = t947;
-    const float *restrict const r949 = t949;
-    float *restrict const r953 = t953;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v947 = r947[i];
-        const float v949 = r949[i1 * 1];
-        const float v950 = v949;
-        const float v952 = v950 * (float)(0.00390625f / (double)n);
-        const float v953 = v947 + v952;
-        r953[i] = v953;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t958[o++] = t953[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t958, (int)(256 * n), t357, (int)(256 * n), 0.0f, t960, (int)(288));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t356, (int)(288), t958, (int)(256 * n), 0.0f, t961, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t963, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t961 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t963[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r354 = t354;
-    const float *restrict const r885 = t885;
-    const float *restrict const r963 = t963;
-    float *restrict const r966 = t966;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v354 = r354[i];
-        const float v885 = r885[i];
-        const float v963 = r963[i];
-        const float v964 = v885 + v963;
-        const float v966 = v354 > 0.0f ? v964 : 0.0f;
-        r966[i] = v966;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + (backward) */
-    {
-    const float *restrict const r966 = t966;
-    float *restrict const r968 = t968;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r966 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r968[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r318 = t318;
-    const float *restrict const r966 = t966;
-    float *restrict const r970 = t970;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v967 = r966[i];
-        const float v323 = r318[i1 * 1];
-        const float v970 = v967 * v323;
-        r970[i] = v970;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r350 = t350;
-    const float *restrict const r966 = t966;
-    float *restrict const r971 = t971;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v967 = r966[i];
-        const float v350 = r350[i];
-        const float v971 = v967 * v350;
-        r971[i] = v971;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r971 = t971;
-    float *restrict const r972 = t972;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r971 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r972[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r326 = t326;
-    const float *restrict const r970 = t970;
-    float *restrict const r975 = t975;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v970 = r970[i];
-        const float v326 = r326[i];
-        const float v975 = v970 * v326;
-        r975[i] = v975;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r975 = t975;
-    float *restrict const r976 = t976;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r975 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r976[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r349 = t349;
-    const float *restrict const r976 = t976;
-    float *restrict const r981 = t981;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v976 = r976[i];
-        const float v349 = r349[i];
-        const float v977 = v349 * v349;
-        const float v978 = v349 * v977;
-        const float v980 = -0.5f * v978;
-        const float v981 = v976 * v980;
-        r981[i] = v981;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r981 = t981;
-    float *restrict const r984 = t984;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v981 = r981[i1 * 1];
-        const float v982 = v981;
-        const float v984 = v982 * (float)(0.00390625f / (double)n);
-        r984[i] = v984;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r326 = t326;
-    const float *restrict const r349 = t349;
-    const float *restrict const r970 = t970;
-    const float *restrict const r984 = t984;
-    float *restrict const r988 = t988;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v970 = r970[i];
-        const float v349 = r349[i1 * 1];
-        const float v974 = v970 * v349;
-        const float v984 = r984[i];
-        const float v326 = r326[i];
-        const float v985 = v984 * v326;
-        const float v986 = v974 + v985;
-        const float v987 = v984 * v326;
-        const float v988 = v986 + v987;
-        r988[i] = v988;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r988 = t988;
-    float *restrict const r989 = t989;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v988 = r988[i];
-        const float v989 = -v988;
-        r989[i] = v989;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r989 = t989;
-    float *restrict const r990 = t990;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r989 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r990[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r988 = t988;
-    const float *restrict const r990 = t990;
-    float *restrict const r994 = t994;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v988 = r988[i];
-        const float v990 = r990[i1 * 1];
-        const float v991 = v990;
-        const float v993 = v991 * (float)(0.00390625f / (double)n);
-        const float v994 = v988 + v993;
-        r994[i] = v994;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t999[o++] = t994[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(16), (int)(256 * n), 1.0f, t999, (int)(256 * n), t312, (int)(256 * n), 0.0f, t1001, (int)(16));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(256 * n), (int)(32), 1.0f, t311, (int)(16), t999, (int)(256 * n), 0.0f, t1002, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        memset(t1004, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1002 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1004[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r966 = t966;
-    float *restrict const r1006 = t1006;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r966 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1006[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r275 = t275;
-    const float *restrict const r966 = t966;
-    float *restrict const r1008 = t1008;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1005 = r966[i];
-        const float v280 = r275[i1 * 1];
-        const float v1008 = v1005 * v280;
-        r1008[i] = v1008;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r307 = t307;
-    const float *restrict const r966 = t966;
-    float *restrict const r1009 = t1009;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1005 = r966[i];
-        const float v307 = r307[i];
-        const float v1009 = v1005 * v307;
-        r1009[i] = v1009;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1009 = t1009;
-    float *restrict const r1010 = t1010;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1009 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1010[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r283 = t283;
-    const float *restrict const r1008 = t1008;
-    float *restrict const r1013 = t1013;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1008 = r1008[i];
-        const float v283 = r283[i];
-        const float v1013 = v1008 * v283;
-        r1013[i] = v1013;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1013 = t1013;
-    float *restrict const r1014 = t1014;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1013 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1014[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r306 = t306;
-    const float *restrict const r1014 = t1014;
-    float *restrict const r1019 = t1019;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v1014 = r1014[i];
-        const float v306 = r306[i];
-        const float v1015 = v306 * v306;
-        const float v1016 = v306 * v1015;
-        const float v1018 = -0.5f * v1016;
-        const float v1019 = v1014 * v1018;
-        r1019[i] = v1019;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1019 = t1019;
-    float *restrict const r1022 = t1022;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1019 = r1019[i1 * 1];
-        const float v1020 = v1019;
-        const float v1022 = v1020 * (float)(0.00390625f / (double)n);
-        r1022[i] = v1022;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r283 = t283;
-    const float *restrict const r306 = t306;
-    const float *restrict const r1008 = t1008;
-    const float *restrict const r1022 = t1022;
-    float *restrict const r1026 = t1026;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1008 = r1008[i];
-        const float v306 = r306[i1 * 1];
-        const float v1012 = v1008 * v306;
-        const float v1022 = r1022[i];
-        const float v283 = r283[i];
-        const float v1023 = v1022 * v283;
-        const float v1024 = v1012 + v1023;
-        const float v1025 = v1022 * v283;
-        const float v1026 = v1024 + v1025;
-        r1026[i] = v1026;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1026 = t1026;
-    float *restrict const r1027 = t1027;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1026 = r1026[i];
-        const float v1027 = -v1026;
-        r1027[i] = v1027;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1027 = t1027;
-    float *restrict const r1028 = t1028;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1027 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1028[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1026 = t1026;
-    const float *restrict const r1028 = t1028;
-    float *restrict const r1032 = t1032;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1026 = r1026[i];
-        const float v1028 = r1028[i1 * 1];
-        const float v1029 = v1028;
-        const float v1031 = v1029 * (float)(0.00390625f / (double)n);
-        const float v1032 = v1026 + v1031;
-        r1032[i] = v1032;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t1037[o++] = t1032[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t1037, (int)(256 * n), t269, (int)(256 * n), 0.0f, t1039, (int)(288));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t268, (int)(288), t1037, (int)(256 * n), 0.0f, t1040, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1042, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1040 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1042[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r265 = t265;
-    const float *restrict const r1042 = t1042;
-    float *restrict const r1044 = t1044;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v266 = r265[i];
-        const float v1042 = r1042[i];
-        const float v1044 = v266 > 0.0f ? v1042 : 0.0f;
-        r1044[i] = v1044;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r1044 = t1044;
-    float *restrict const r1046 = t1046;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1044 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1046[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r231 = t231;
-    const float *restrict const r1044 = t1044;
-    float *restrict const r1048 = t1048;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1045 = r1044[i];
-        const float v236 = r231[i1 * 1];
-        const float v1048 = v1045 * v236;
-        r1048[i] = v1048;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r263 = t263;
-    const float *restrict const r1044 = t1044;
-    float *restrict const r1049 = t1049;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1045 = r1044[i];
-        const float v263 = r263[i];
-        const float v1049 = v1045 * v263;
-        r1049[i] = v1049;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1049 = t1049;
-    float *restrict const r1050 = t1050;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1049 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1050[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r239 = t239;
-    const float *restrict const r1048 = t1048;
-    float *restrict const r1053 = t1053;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1048 = r1048[i];
-        const float v239 = r239[i];
-        const float v1053 = v1048 * v239;
-        r1053[i] = v1053;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1053 = t1053;
-    float *restrict const r1054 = t1054;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1053 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1054[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r262 = t262;
-    const float *restrict const r1054 = t1054;
-    float *restrict const r1059 = t1059;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v1054 = r1054[i];
-        const float v262 = r262[i];
-        const float v1055 = v262 * v262;
-        const float v1056 = v262 * v1055;
-        const float v1058 = -0.5f * v1056;
-        const float v1059 = v1054 * v1058;
-        r1059[i] = v1059;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1059 = t1059;
-    float *restrict const r1062 = t1062;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1059 = r1059[i1 * 1];
-        const float v1060 = v1059;
-        const float v1062 = v1060 * (float)(0.00390625f / (double)n);
-        r1062[i] = v1062;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r239 = t239;
-    const float *restrict const r262 = t262;
-    const float *restrict const r1048 = t1048;
-    const float *restrict const r1062 = t1062;
-    float *restrict const r1066 = t1066;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1048 = r1048[i];
-        const float v262 = r262[i1 * 1];
-        const float v1052 = v1048 * v262;
-        const float v1062 = r1062[i];
-        const float v239 = r239[i];
-        const float v1063 = v1062 * v239;
-        const float v1064 = v1052 + v1063;
-        const float v1065 = v1062 * v239;
-        const float v1066 = v1064 + v1065;
-        r1066[i] = v1066;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1066 = t1066;
-    float *restrict const r1067 = t1067;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1066 = r1066[i];
-        const float v1067 = -v1066;
-        r1067[i] = v1067;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1067 = t1067;
-    float *restrict const r1068 = t1068;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1067 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1068[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1066 = t1066;
-    const float *restrict const r1068 = t1068;
-    float *restrict const r1072 = t1072;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1066 = r1066[i];
-        const float v1068 = r1068[i1 * 1];
-        const float v1069 = v1068;
-        const float v1071 = v1069 * (float)(0.00390625f / (double)n);
-        const float v1072 = v1066 + v1071;
-        r1072[i] = v1072;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t1077[o++] = t1072[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(144), (int)(256 * n), 1.0f, t1077, (int)(256 * n), t225, (int)(256 * n), 0.0f, t1079, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(256 * n), (int)(32), 1.0f, t224, (int)(144), t1077, (int)(256 * n), 0.0f, t1080, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        memset(t1082, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1080 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1082[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r222 = t222;
-    const float *restrict const r1004 = t1004;
-    const float *restrict const r1082 = t1082;
-    float *restrict const r1085 = t1085;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v222 = r222[i];
-        const float v1004 = r1004[i];
-        const float v1082 = r1082[i];
-        const float v1083 = v1004 + v1082;
-        const float v1085 = v222 > 0.0f ? v1083 : 0.0f;
-        r1085[i] = v1085;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r1085 = t1085;
-    float *restrict const r1087 = t1087;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1085 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1087[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r186 = t186;
-    const float *restrict const r1085 = t1085;
-    float *restrict const r1089 = t1089;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1086 = r1085[i];
-        const float v191 = r186[i1 * 1];
-        const float v1089 = v1086 * v191;
-        r1089[i] = v1089;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r218 = t218;
-    const float *restrict const r1085 = t1085;
-    float *restrict const r1090 = t1090;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1086 = r1085[i];
-        const float v218 = r218[i];
-        const float v1090 = v1086 * v218;
-        r1090[i] = v1090;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1090 = t1090;
-    float *restrict const r1091 = t1091;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1090 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1091[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r194 = t194;
-    const float *restrict const r1089 = t1089;
-    float *restrict const r1094 = t1094;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1089 = r1089[i];
-        const float v194 = r194[i];
-        const float v1094 = v1089 * v194;
-        r1094[i] = v1094;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1094 = t1094;
-    float *restrict const r1095 = t1095;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1094 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1095[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r217 = t217;
-    const float *restrict const r1095 = t1095;
-    float *restrict const r1100 = t1100;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1095 = r1095[i];
-        const float v217 = r217[i];
-        const float v1096 = v217 * v217;
-        const float v1097 = v217 * v1096;
-        const float v1099 = -0.5f * v1097;
-        const float v1100 = v1095 * v1099;
-        r1100[i] = v1100;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1100 = t1100;
-    float *restrict const r1103 = t1103;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1100 = r1100[i1 * 1];
-        const float v1101 = v1100;
-        const float v1103 = v1101 * (float)(0.0009765625f / (double)n);
-        r1103[i] = v1103;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r194 = t194;
-    const float *restrict const r217 = t217;
-    const float *restrict const r1089 = t1089;
-    const float *restrict const r1103 = t1103;
-    float *restrict const r1107 = t1107;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1089 = r1089[i];
-        const float v217 = r217[i1 * 1];
-        const float v1093 = v1089 * v217;
-        const float v1103 = r1103[i];
-        const float v194 = r194[i];
-        const float v1104 = v1103 * v194;
-        const float v1105 = v1093 + v1104;
-        const float v1106 = v1103 * v194;
-        const float v1107 = v1105 + v1106;
-        r1107[i] = v1107;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1107 = t1107;
-    float *restrict const r1108 = t1108;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1107 = r1107[i];
-        const float v1108 = -v1107;
-        r1108[i] = v1108;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1108 = t1108;
-    float *restrict const r1109 = t1109;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1108 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1109[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1107 = t1107;
-    const float *restrict const r1109 = t1109;
-    float *restrict const r1113 = t1113;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1107 = r1107[i];
-        const float v1109 = r1109[i1 * 1];
-        const float v1110 = v1109;
-        const float v1112 = v1110 * (float)(0.0009765625f / (double)n);
-        const float v1113 = v1107 + v1112;
-        r1113[i] = v1113;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1118[o++] = t1113[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1118, (int)(1024 * n), t180, (int)(1024 * n), 0.0f, t1120, (int)(144));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t179, (int)(144), t1118, (int)(1024 * n), 0.0f, t1121, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1123, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1121 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1123[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r176 = t176;
-    const float *restrict const r1123 = t1123;
-    float *restrict const r1125 = t1125;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v1123 = r1123[i];
-        const float v1125 = v177 > 0.0f ? v1123 : 0.0f;
-        r1125[i] = v1125;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r1125 = t1125;
-    float *restrict const r1127 = t1127;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1125 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1127[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r142 = t142;
-    const float *restrict const r1125 = t1125;
-    float *restrict const r1129 = t1129;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1126 = r1125[i];
-        const float v147 = r142[i1 * 1];
-        const float v1129 = v1126 * v147;
-        r1129[i] = v1129;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r174 = t174;
-    const float *restrict const r1125 = t1125;
-    float *restrict const r1130 = t1130;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1126 = r1125[i];
-        const float v174 = r174[i];
-        const float v1130 = v1126 * v174;
-        r1130[i] = v1130;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1130 = t1130;
-    float *restrict const r1131 = t1131;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1130 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1131[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r150 = t150;
-    const float *restrict const r1129 = t1129;
-    float *restrict const r1134 = t1134;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1129 = r1129[i];
-        const float v150 = r150[i];
-        const float v1134 = v1129 * v150;
-        r1134[i] = v1134;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1134 = t1134;
-    float *restrict const r1135 = t1135;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1134 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1135[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r173 = t173;
-    const float *restrict const r1135 = t1135;
-    float *restrict const r1140 = t1140;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1135 = r1135[i];
-        const float v173 = r173[i];
-        const float v1136 = v173 * v173;
-        const float v1137 = v173 * v1136;
-        const float v1139 = -0.5f * v1137;
-        const float v1140 = v1135 * v1139;
-        r1140[i] = v1140;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1140 = t1140;
-    float *restrict const r1143 = t1143;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1140 = r1140[i1 * 1];
-        const float v1141 = v1140;
-        const float v1143 = v1141 * (float)(0.0009765625f / (double)n);
-        r1143[i] = v1143;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r150 = t150;
-    const float *restrict const r173 = t173;
-    const float *restrict const r1129 = t1129;
-    const float *restrict const r1143 = t1143;
-    float *restrict const r1147 = t1147;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1129 = r1129[i];
-        const float v173 = r173[i1 * 1];
-        const float v1133 = v1129 * v173;
-        const float v1143 = r1143[i];
-        const float v150 = r150[i];
-        const float v1144 = v1143 * v150;
-        const float v1145 = v1133 + v1144;
-        const float v1146 = v1143 * v150;
-        const float v1147 = v1145 + v1146;
-        r1147[i] = v1147;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1147 = t1147;
-    float *restrict const r1148 = t1148;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1147 = r1147[i];
-        const float v1148 = -v1147;
-        r1148[i] = v1148;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1148 = t1148;
-    float *restrict const r1149 = t1149;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1148 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1149[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1147 = t1147;
-    const float *restrict const r1149 = t1149;
-    float *restrict const r1153 = t1153;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1147 = r1147[i];
-        const float v1149 = r1149[i1 * 1];
-        const float v1150 = v1149;
-        const float v1152 = v1150 * (float)(0.0009765625f / (double)n);
-        const float v1153 = v1147 + v1152;
-        r1153[i] = v1153;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -8825,18 +5929,18 @@ void res_net_backward(res_net *m)
         for (int64_t i0 = 0; i0 < 16; i0++)
         for (int64_t i1 = 0; i1 < n; i1++)
         for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1158[o++] = t1153[i0 * 1024 + i1 * 16384 + i2 * 1];
+            t797[o++] = t794[i0 * 1024 + i1 * 16384 + i2 * 1];
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1158, (int)(1024 * n), t136, (int)(1024 * n), 0.0f, t1160, (int)(144));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t797, (int)(1024 * n), t39, (int)(1024 * n), 0.0f, t799, (int)(144));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t135, (int)(144), t1158, (int)(1024 * n), 0.0f, t1161, (int)(1024 * n));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t38, (int)(144), t797, (int)(1024 * n), 0.0f, t800, (int)(1024 * n));
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
         const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1;
         (void)PD;
-        memset(t1163, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t802, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++)
         for (int64_t ki = 0; ki < KH; ki++)
@@ -8847,789 +5951,85 @@ void res_net_backward(res_net *m)
             if (hi > OW) hi = OW;
             for (int64_t oh = 0; oh < OH; oh++) {
                 const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1161 + row * cols + col0 + oh * OW;
+                const float *crow = t800 + row * cols + col0 + oh * OW;
                 const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
                 if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1163[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r133 = t133;
-    const float *restrict const r1085 = t1085;
-    const float *restrict const r1163 = t1163;
-    float *restrict const r1166 = t1166;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v133 = r133[i];
-        const float v1085 = r1085[i];
-        const float v1163 = r1163[i];
-        const float v1164 = v1085 + v1163;
-        const float v1166 = v133 > 0.0f ? v1164 : 0.0f;
-        r1166[i] = v1166;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r1166 = t1166;
-    float *restrict const r1168 = t1168;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1166 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1168[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r97 = t97;
-    const float *restrict const r1166 = t1166;
-    float *restrict const r1170 = t1170;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1167 = r1166[i];
-        const float v102 = r97[i1 * 1];
-        const float v1170 = v1167 * v102;
-        r1170[i] = v1170;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r129 = t129;
-    const float *restrict const r1166 = t1166;
-    float *restrict const r1171 = t1171;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1167 = r1166[i];
-        const float v129 = r129[i];
-        const float v1171 = v1167 * v129;
-        r1171[i] = v1171;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1171 = t1171;
-    float *restrict const r1172 = t1172;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1171 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1172[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r105 = t105;
-    const float *restrict const r1170 = t1170;
-    float *restrict const r1175 = t1175;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1170 = r1170[i];
-        const float v105 = r105[i];
-        const float v1175 = v1170 * v105;
-        r1175[i] = v1175;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1175 = t1175;
-    float *restrict const r1176 = t1176;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1175 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1176[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r128 = t128;
-    const float *restrict const r1176 = t1176;
-    float *restrict const r1181 = t1181;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1176 = r1176[i];
-        const float v128 = r128[i];
-        const float v1177 = v128 * v128;
-        const float v1178 = v128 * v1177;
-        const float v1180 = -0.5f * v1178;
-        const float v1181 = v1176 * v1180;
-        r1181[i] = v1181;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1181 = t1181;
-    float *restrict const r1184 = t1184;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1181 = r1181[i1 * 1];
-        const float v1182 = v1181;
-        const float v1184 = v1182 * (float)(0.0009765625f / (double)n);
-        r1184[i] = v1184;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r105 = t105;
-    const float *restrict const r128 = t128;
-    const float *restrict const r1170 = t1170;
-    const float *restrict const r1184 = t1184;
-    float *restrict const r1188 = t1188;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1170 = r1170[i];
-        const float v128 = r128[i1 * 1];
-        const float v1174 = v1170 * v128;
-        const float v1184 = r1184[i];
-        const float v105 = r105[i];
-        const float v1185 = v1184 * v105;
-        const float v1186 = v1174 + v1185;
-        const float v1187 = v1184 * v105;
-        const float v1188 = v1186 + v1187;
-        r1188[i] = v1188;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1188 = t1188;
-    float *restrict const r1189 = t1189;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1188 = r1188[i];
-        const float v1189 = -v1188;
-        r1189[i] = v1189;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1189 = t1189;
-    float *restrict const r1190 = t1190;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1189 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1190[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1188 = t1188;
-    const float *restrict const r1190 = t1190;
-    float *restrict const r1194 = t1194;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1188 = r1188[i];
-        const float v1190 = r1190[i1 * 1];
-        const float v1191 = v1190;
-        const float v1193 = v1191 * (float)(0.0009765625f / (double)n);
-        const float v1194 = v1188 + v1193;
-        r1194[i] = v1194;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1199[o++] = t1194[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1199, (int)(1024 * n), t91, (int)(1024 * n), 0.0f, t1201, (int)(144));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t90, (int)(144), t1199, (int)(1024 * n), 0.0f, t1202, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1204, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1202 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1204[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r87 = t87;
-    const float *restrict const r1204 = t1204;
-    float *restrict const r1206 = t1206;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v88 = r87[i];
-        const float v1204 = r1204[i];
-        const float v1206 = v88 > 0.0f ? v1204 : 0.0f;
-        r1206[i] = v1206;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r1206 = t1206;
-    float *restrict const r1208 = t1208;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1206 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1208[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r53 = t53;
-    const float *restrict const r1206 = t1206;
-    float *restrict const r1210 = t1210;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1207 = r1206[i];
-        const float v58 = r53[i1 * 1];
-        const float v1210 = v1207 * v58;
-        r1210[i] = v1210;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r85 = t85;
-    const float *restrict const r1206 = t1206;
-    float *restrict const r1211 = t1211;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1207 = r1206[i];
-        const float v85 = r85[i];
-        const float v1211 = v1207 * v85;
-        r1211[i] = v1211;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1211 = t1211;
-    float *restrict const r1212 = t1212;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1211 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1212[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r61 = t61;
-    const float *restrict const r1210 = t1210;
-    float *restrict const r1215 = t1215;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1210 = r1210[i];
-        const float v61 = r61[i];
-        const float v1215 = v1210 * v61;
-        r1215[i] = v1215;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1215 = t1215;
-    float *restrict const r1216 = t1216;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1215 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1216[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r84 = t84;
-    const float *restrict const r1216 = t1216;
-    float *restrict const r1221 = t1221;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1216 = r1216[i];
-        const float v84 = r84[i];
-        const float v1217 = v84 * v84;
-        const float v1218 = v84 * v1217;
-        const float v1220 = -0.5f * v1218;
-        const float v1221 = v1216 * v1220;
-        r1221[i] = v1221;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1221 = t1221;
-    float *restrict const r1224 = t1224;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1221 = r1221[i1 * 1];
-        const float v1222 = v1221;
-        const float v1224 = v1222 * (float)(0.0009765625f / (double)n);
-        r1224[i] = v1224;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r61 = t61;
-    const float *restrict const r84 = t84;
-    const float *restrict const r1210 = t1210;
-    const float *restrict const r1224 = t1224;
-    float *restrict const r1228 = t1228;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1210 = r1210[i];
-        const float v84 = r84[i1 * 1];
-        const float v1214 = v1210 * v84;
-        const float v1224 = r1224[i];
-        const float v61 = r61[i];
-        const float v1225 = v1224 * v61;
-        const float v1226 = v1214 + v1225;
-        const float v1227 = v1224 * v61;
-        const float v1228 = v1226 + v1227;
-        r1228[i] = v1228;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1228 = t1228;
-    float *restrict const r1229 = t1229;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1228 = r1228[i];
-        const float v1229 = -v1228;
-        r1229[i] = v1229;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1229 = t1229;
-    float *restrict const r1230 = t1230;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1229 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1230[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1228 = t1228;
-    const float *restrict const r1230 = t1230;
-    float *restrict const r1234 = t1234;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1228 = r1228[i];
-        const float v1230 = r1230[i1 * 1];
-        const float v1231 = v1230;
-        const float v1233 = v1231 * (float)(0.0009765625f / (double)n);
-        const float v1234 = v1228 + v1233;
-        r1234[i] = v1234;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1239[o++] = t1234[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1239, (int)(1024 * n), t47, (int)(1024 * n), 0.0f, t1241, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t46, (int)(144), t1239, (int)(1024 * n), 0.0f, t1242, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1244, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1242 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1244[base + ow * S] += crow[ow];
+                for (int64_t ow = lo; ow < hi; ow++) t802[base + ow * S] += crow[ow];
             }
         }
     }
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
-    const float *restrict const r43 = t43;
-    const float *restrict const r1166 = t1166;
-    const float *restrict const r1244 = t1244;
-    float *restrict const r1247 = t1247;
+    const float *restrict const r35 = t35;
+    const float *restrict const r770 = t770;
+    const float *restrict const r802 = t802;
+    float *restrict const r805 = t805;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v1166 = r1166[i];
-        const float v1244 = r1244[i];
-        const float v1245 = v1166 + v1244;
-        const float v1247 = v44 > 0.0f ? v1245 : 0.0f;
-        r1247[i] = v1247;
+        const float v36 = r35[i];
+        const float v770 = r770[i];
+        const float v802 = r802[i];
+        const float v803 = v770 + v802;
+        const float v805 = v36 > 0.0f ? v803 : 0.0f;
+        r805[i] = v805;
     }
     }
-    /* resnet.nn:46  bn(stem(x)): + (backward) */
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r1247 = t1247;
-    float *restrict const r1249 = t1249;
+    const float *restrict const r7 = t7;
+    const float *restrict const r14 = t14;
+    const float *restrict const r805 = t805;
+    float *restrict const r807 = t807;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1247 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r14[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r7 + (b * C + c) * L, *dr = r805 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1249[o++] = (float)acc;
+            r807[c] = (float)(sdx / sqrt((double)r14[C + c] + 1.0000000000000001e-05));
+            r807[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t808 + o * 16, t807 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t810 + o * 16, t807 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
+    const float *restrict const r7 = t7;
     const float *restrict const r9 = t9;
-    const float *restrict const r1247 = t1247;
-    float *restrict const r1251 = t1251;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r14 = t14;
+    const float *restrict const r805 = t805;
+    const float *restrict const r807 = t807;
+    float *restrict const r812 = t812;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1248 = r1247[i];
-        const float v14 = r9[i1 * 1];
-        const float v1251 = v1248 * v14;
-        r1251[i] = v1251;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r41 = t41;
-    const float *restrict const r1247 = t1247;
-    float *restrict const r1252 = t1252;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1248 = r1247[i];
-        const float v41 = r41[i];
-        const float v1252 = v1248 * v41;
-        r1252[i] = v1252;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r1252 = t1252;
-    float *restrict const r1253 = t1253;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1252 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1253[o++] = (float)acc;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05), k1 = (double)r9[c] * rstd;
+            const float mu = r14[c], a = (float)k1, mdy = (float)((double)r807[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r807[c] / M);
+            const float *xr = r7 + (b * C + c) * L, *dr = r805 + (b * C + c) * L;
+            float *yr = r812 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r1251 = t1251;
-    float *restrict const r1256 = t1256;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1251 = r1251[i];
-        const float v17 = r17[i];
-        const float v1256 = v1251 * v17;
-        r1256[i] = v1256;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r1256 = t1256;
-    float *restrict const r1257 = t1257;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1256 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1257[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r40 = t40;
-    const float *restrict const r1257 = t1257;
-    float *restrict const r1262 = t1262;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1257 = r1257[i];
-        const float v40 = r40[i];
-        const float v1258 = v40 * v40;
-        const float v1259 = v40 * v1258;
-        const float v1261 = -0.5f * v1259;
-        const float v1262 = v1257 * v1261;
-        r1262[i] = v1262;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1262 = t1262;
-    float *restrict const r1265 = t1265;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1262 = r1262[i1 * 1];
-        const float v1263 = v1262;
-        const float v1265 = v1263 * (float)(0.0009765625f / (double)n);
-        r1265[i] = v1265;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): - (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    const float *restrict const r1251 = t1251;
-    const float *restrict const r1265 = t1265;
-    float *restrict const r1269 = t1269;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1251 = r1251[i];
-        const float v40 = r40[i1 * 1];
-        const float v1255 = v1251 * v40;
-        const float v1265 = r1265[i];
-        const float v17 = r17[i];
-        const float v1266 = v1265 * v17;
-        const float v1267 = v1255 + v1266;
-        const float v1268 = v1265 * v17;
-        const float v1269 = v1267 + v1268;
-        r1269[i] = v1269;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): - (backward) */
-    {
-    const float *restrict const r1269 = t1269;
-    float *restrict const r1270 = t1270;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1269 = r1269[i];
-        const float v1270 = -v1269;
-        r1270[i] = v1270;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): - (backward) */
-    {
-    const float *restrict const r1270 = t1270;
-    float *restrict const r1271 = t1271;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1270 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1271[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1269 = t1269;
-    const float *restrict const r1271 = t1271;
-    float *restrict const r1275 = t1275;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1269 = r1269[i];
-        const float v1271 = r1271[i1 * 1];
-        const float v1272 = v1271;
-        const float v1274 = v1272 * (float)(0.0009765625f / (double)n);
-        const float v1275 = v1269 + v1274;
-        r1275[i] = v1275;
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -9638,16 +6038,16 @@ void res_net_backward(res_net *m)
         for (int64_t i0 = 0; i0 < 16; i0++)
         for (int64_t i1 = 0; i1 < n; i1++)
         for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1280[o++] = t1275[i0 * 1024 + i1 * 16384 + i2 * 1];
+            t815[o++] = t812[i0 * 1024 + i1 * 16384 + i2 * 1];
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(27), (int)(1024 * n), 1.0f, t1280, (int)(1024 * n), t3, (int)(1024 * n), 0.0f, t1282, (int)(27));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(27), (int)(1024 * n), 1.0f, t815, (int)(1024 * n), t3, (int)(1024 * n), 0.0f, t817, (int)(27));
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
