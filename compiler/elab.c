@@ -1389,22 +1389,15 @@ static Value prim_call(const char *name, Args *a)
                        (long long)w.d[2], (long long)w.d[3], sstr(x));
             return none();
         }
-        /* the whole batch in one GEMM: col is [C*KH*KW, N*OH*OW] (the batch
-         * in its columns), W[F, CKK] @ col = [F, N*OH*OW]; a permute then
-         * gives NCHW.  Autodiff makes dW and dcol one GEMM each, too. */
+        /* one example at a time: its columns [C*KH*KW, OH*OW] (a work
+         * buffer that stays in cache) and one GEMM W[F, CKK] @ col, whose
+         * [F, OH*OW] result is the example's NCHW output as it is */
         int64_t ckk = x.d[1] * w.d[2] * w.d[3];
-        int xb = x.bd == 0;
-        IrNode c = ir_node(IR_IM2COL, DT_F32,
-                           ir_shape(2, (int64_t[]){ckk, oh * ow * x.d[0]}, xb ? 1 : -1), 1, &v[0].t);
-        c.kh = (int)w.d[2], c.kw = (int)w.d[3], c.stride = (int)st, c.pad = (int)pd;
-        int col = add(c);
-        int w2 = mk_reshape(v[1].t, ir_shape(2, (int64_t[]){w.d[0], ckk}, -1));
-        Value yf = matmul(vtensor(w2), vtensor(col), a->loc);          /* [F, N*OH*OW] */
-        if (yf.k == VK_NONE)
-            return yf;
-        int y3 = mk_reshape(yf.t, ir_shape(3, (int64_t[]){w.d[0], x.d[0], oh * ow}, xb ? 1 : -1));
-        Value y = vtensor(mk_permute(y3, (int[]){1, 0, 2}));            /* [N, F, OH*OW] */
-        Value out = vtensor(mk_reshape(y.t, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd)));
+        int sc = mk(IR_CONV_SCRATCH, ir_shape(2, (int64_t[]){ckk, oh * ow}, -1), 0, NULL);
+        int cin[3] = {v[0].t, v[1].t, sc};
+        int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 3, cin);
+        node(ct)->kh = (int)w.d[2], node(ct)->kw = (int)w.d[3], node(ct)->stride = (int)st, node(ct)->pad = (int)pd;
+        Value out = vtensor(ct);
         if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
             return out;
         if (!need_tensor(v[2], l[2], "bias") || ir_numel(shape_of(v[2].t)) != w.d[0] || shape_of(v[2].t).bd >= 0) {

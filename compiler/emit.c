@@ -942,11 +942,104 @@ static void emit_bn_op(int t)
     loop_end(t);
 }
 
+/* Convolution one example at a time (elab.c's conv2d): the example's
+ * columns [C*KH*KW, OH*OW] go to a work buffer that stays in cache (the
+ * whole batch's, tens of MB, were written to memory and read back), and
+ * its GEMM writes [F, OH*OW], the example's part of NCHW, so no permute.
+ * A 1x1 convolution of stride 1 without padding reads the image as its
+ * columns.  Backward makes the columns again for dW instead of keeping
+ * them. */
+static void conv_cols(int add, const char *img, const char *col)
+{
+    /* add 0: im2col, img -> col; add 1: col2im, img += col.  The in-bounds
+     * columns of each row are a range [lo, hi): no test per element */
+    P("            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
+    P("            for (int64_t kj = 0; kj < KW; kj++) {\n");
+    P("                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
+    P("                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+    P("                if (lo > OW) lo = OW;\n                if (hi > OW) hi = OW;\n                if (hi < lo) hi = lo;\n");
+    P("                for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P("                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;\n");
+    P("                    %s%s *crow = %s + ((c * KH + ki) * KW + kj) * P + oh * OW;\n", add ? "const " : "", R(), col);
+    if (!add) {
+        P("                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", R());
+        P("                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", lit(0));
+        P("                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", img);
+        P("                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", lit(0));
+    } else {
+        P("                    if (ih < 0 || ih >= H) continue;\n");
+        P("                    for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", img);
+    }
+    P("                }\n            }\n");
+}
+
+static void emit_conv_op(int t)
+{
+    const IrNode *n = nd(t);
+    int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    /* x: the image side, yv: the output side [N, F, OH, OW] */
+    Shape x = fwd || !data ? nd(n->in[fwd ? 0 : 1])->shape : n->shape;
+    Shape yv = fwd ? n->shape : nd(n->in[0])->shape;
+    Shape w = fwd || data ? nd(n->in[1])->shape : n->shape;
+    int direct = n->kh == 1 && n->kw == 1 && n->stride == 1 && n->pad == 0;
+    P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
+      dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
+      (long long)yv.d[3]);
+    P("        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
+      n->stride, n->pad);
+    P("        (void)KH, (void)KW, (void)S, (void)PD;\n");
+    const char *scr = direct ? NULL : ref(n->in[2]);
+    switch (n->op) {
+    case IR_CONV2D: {
+        const char *xp = ref(n->in[0]), *wp = ref(n->in[1]), *y = ref(t);
+        P("        for (int64_t b = 0; b < N; b++) {\n");
+        P("            const %s *img = %s + b * C * H * W;\n", R(), xp);
+        if (!direct)
+            conv_cols(0, "img", scr);
+        P("            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
+          gemm(), lit(1), wp, direct ? "img" : scr, lit(0), y);
+        P("        }\n");
+        break;
+    }
+    case IR_CONV2D_BWD_DATA: {
+        /* dcol = Wᵀ dy (the example's), then col2im */
+        const char *dy = ref(n->in[0]), *wp = ref(n->in[1]), *dx = ref(t);
+        P("        for (int64_t b = 0; b < N; b++) {\n");
+        P("            %s *img = %s + b * C * H * W;\n", R(), dx);
+        P("            %s(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, %s, %s, (int)CKK, %s + b * F * P, (int)P, %s, %s, (int)P);\n",
+          gemm(), lit(1), wp, dy, lit(0), direct ? "img" : scr);
+        if (!direct) {
+            P("            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", R());
+            conv_cols(1, "img", scr);
+        }
+        P("        }\n");
+        break;
+    }
+    case IR_CONV2D_BWD_FILTER: {
+        /* dW = sum over the examples of dy colᵀ (n >= 1: the first one sets it) */
+        const char *dy = ref(n->in[0]), *xp = ref(n->in[1]), *dw = ref(t);
+        P("        for (int64_t b = 0; b < N; b++) {\n");
+        P("            const %s *img = %s + b * C * H * W;\n", R(), xp);
+        if (!direct)
+            conv_cols(0, "img", scr);
+        P("            %s(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, %s, %s + b * F * P, (int)P, %s, (int)P, b ? %s : %s, %s, (int)CKK);\n",
+          gemm(), lit(1), dy, direct ? "img" : scr, lit(1), lit(0), dw);
+        P("        }\n");
+        break;
+    }
+    default:
+        abort();
+    }
+    P("    }\n");
+}
+
 static void emit_node(int t)
 {
     const IrNode *n = nd(t);
     if (n->fused || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
         return;
+    if (n->op == IR_CONV_SCRATCH)
+        return;                         /* storage only: the conv op fills it */
     comment(n);
     if (ir_is_elementwise(n->op)) {
         emit_elementwise(t);
@@ -980,6 +1073,9 @@ static void emit_node(int t)
         break;
     case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
         emit_bn_op(t);
+        break;
+    case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
+        emit_conv_op(t);
         break;
     default:
         fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));

@@ -40,6 +40,8 @@ static const struct {
     {"avg_pool2d", OC_OTHER}, {"avg_pool2d_bwd", OC_OTHER},
     {"batch_stats", OC_OTHER}, {"batch_norm", OC_OTHER}, {"batch_norm_grads", OC_OTHER},
     {"batch_norm_bwd", OC_OTHER},
+    {"conv_scratch", OC_OTHER}, {"conv2d", OC_OTHER}, {"conv2d_bwd_data", OC_OTHER},
+    {"conv2d_bwd_filter", OC_OTHER},
 };
 
 const char *ir_op_name(IrOp op) { return op_table[op].name; }
@@ -65,6 +67,12 @@ double ir_node_flops(const Graph *g, int i)
         return 0;
     case IR_EMBEDDING: case IR_CAUSAL_MASK: case IR_IM2COL:
         return 0;
+    case IR_CONV_SCRATCH:
+        return 0;
+    case IR_CONV2D: {
+        Shape w = g->nodes[n->in[1]].shape;
+        return 2.0 * (double)ir_numel(n->shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
+    }
     case IR_BN_STATS:
         return 3.0 * (double)ir_numel(g->nodes[n->in[0]].shape);
     case IR_BN_NORM:

@@ -39,7 +39,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 512u + 16704u * (size_t)max_batch;
+    const size_t arena = 4800u + 11520u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -88,7 +88,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 512;
+    const int64_t MB = m->max_batch, SB = 4800;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -96,112 +96,103 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t5 = (float *)(A + SB + 576 * MB); /* [32, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    const float *const t10 = P + 320; /* bn1.bias [32] */
-    const float *const t11 = S + 0; /* bn1.running_mean [32] */
-    const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t21 = (float *)(A + 0); /* [32, 1] */
-    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 32, 64] */
-    float *const t26 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
-    float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 32, 4, 4] */
-    const float *const t28 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t29 = (float *)(A + SB + 512 * MB); /* [288, 16*N] */
-    float *const t31 = (float *)(A + SB + 5120 * MB); /* [64, 16*N] */
-    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 64, 16] */
-    const float *const t35 = P + 18784; /* bn2.weight [64] */
-    const float *const t36 = P + 18848; /* bn2.bias [64] */
-    const float *const t37 = S + 64; /* bn2.running_mean [64] */
-    const float *const t38 = S + 128; /* bn2.running_var [64] */
-    float *const t47 = (float *)(A + 0); /* [64, 1] */
-    float *const t50 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t52 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t53 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t55 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t56 = P + 21472; /* fc.bias [10] */
-    float *const t58 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t59 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    const float *const t6 = P + 320; /* bn1.bias [32] */
+    const float *const t7 = S + 0; /* bn1.running_mean [32] */
+    const float *const t8 = S + 32; /* bn1.running_var [32] */
+    float *const t17 = (float *)(A + 0); /* [32, 1] */
+    float *const t20 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t25 = (float *)(A + 0); /* [288, 16] */
+    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const t27 = P + 18784; /* bn2.weight [64] */
+    const float *const t28 = P + 18848; /* bn2.bias [64] */
+    const float *const t29 = S + 64; /* bn2.running_mean [64] */
+    const float *const t30 = S + 128; /* bn2.running_var [64] */
+    float *const t39 = (float *)(A + 0); /* [64, 1] */
+    float *const t42 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const t44 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const t45 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const t47 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t48 = P + 21472; /* fc.bias [10] */
+    float *const t50 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 1, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(9), 1.0f, t2, (int)(9), t3, (int)(64 * n), 0.0f, t5, (int)(64 * n));
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 32; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -213,92 +204,85 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t26 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t22 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t27[op] = win[best];
+            t23[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t29 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t27[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t23 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t25 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t28, (int)(288), t29, (int)(16 * n), 0.0f, t31, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t33[o++] = t31[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r38 = t38;
-    float *restrict const r47 = t47;
+    const float *restrict const r30 = t30;
+    float *restrict const r39 = t39;
     for (int64_t i = 0; i < 64; i++) {
-        const float v43 = r38[i];
-        const float v46 = v43 + 1e-05f;
-        const float v47 = 1.0f / sqrtf(v46);
-        r47[i] = v47;
+        const float v35 = r30[i];
+        const float v38 = v35 + 1e-05f;
+        const float v39 = 1.0f / sqrtf(v38);
+        r39[i] = v39;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r33 = t33;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r47 = t47;
-    float *restrict const r50 = t50;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r29 = t29;
+    const float *restrict const r39 = t39;
+    float *restrict const r42 = t42;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v39 = r33[i];
-        const float v42 = r37[i1 * 1];
-        const float v44 = v39 - v42;
-        const float v47 = r47[i1 * 1];
-        const float v48 = v44 * v47;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 * v40;
-        const float v41 = r36[i1 * 1];
-        const float v50 = v49 + v41;
-        r50[i] = v50;
+        const float v31 = r26[i];
+        const float v34 = r29[i1 * 1];
+        const float v36 = v31 - v34;
+        const float v39 = r39[i1 * 1];
+        const float v40 = v36 * v39;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 * v32;
+        const float v33 = r28[i1 * 1];
+        const float v42 = v41 + v33;
+        r42[i] = v42;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r50 = t50;
-    float *restrict const r52 = t52;
+    const float *restrict const r42 = t42;
+    float *restrict const r44 = t44;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v51 = r50[i];
-        const float v52 = v51 > 0.0f ? v51 : 0.0f;
-        r52[i] = v52;
+        const float v43 = r42[i];
+        const float v44 = v43 > 0.0f ? v43 : 0.0f;
+        r44[i] = v44;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -310,38 +294,38 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t52 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t44 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t53[op] = win[best];
+            t45[op] = win[best];
         }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t53, (int)(256), t55, (int)(256), 0.0f, t58, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r58 = t58;
-    float *restrict const r59 = t59;
+    const float *restrict const r48 = t48;
+    const float *restrict const r50 = t50;
+    float *restrict const r51 = t51;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v58 = r58[i];
-        const float v56 = r56[i1 * 1];
-        const float v59 = v58 + v56;
-        r59[i] = v59;
+        const float v50 = r50[i];
+        const float v48 = r48[i1 * 1];
+        const float v51 = v50 + v48;
+        r51[i] = v51;
     }
     }
-    memcpy(out, t59, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, t51, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 512;
+    const int64_t MB = m->max_batch, SB = 4800;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -350,94 +334,85 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t5 = (float *)(A + SB + 576 * MB); /* [32, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    const float *const t10 = P + 320; /* bn1.bias [32] */
-    const float *const t11 = S + 0; /* bn1.running_mean [32] */
-    const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t14 = (float *)(A + 0); /* [2, 32] */
-    float *const t15 = (float *)(A + 64); /* [1, 32] */
-    float *const t17 = (float *)(A + 96); /* [1, 32] */
-    float *const t23 = (float *)(A + 128); /* [32] */
-    float *const t32 = (float *)(A + 64); /* [] */
-    float *const t34 = (float *)(A + 160); /* [32] */
-    float *const t35 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t37 = (float *)(A + SB + 4672 * MB); /* [N, 32, 8, 8] */
-    float *const t38 = (float *)(A + SB + 6720 * MB); /* [N, 32, 4, 4] */
-    const float *const t39 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t40 = (float *)(A + SB + 7232 * MB); /* [288, 16*N] */
-    float *const t42 = (float *)(A + SB + 11840 * MB); /* [64, 16*N] */
-    float *const t44 = (float *)(A + SB + 12864 * MB); /* [N, 64, 16] */
-    const float *const t46 = P + 18784; /* bn2.weight [64] */
-    const float *const t47 = P + 18848; /* bn2.bias [64] */
-    const float *const t48 = S + 64; /* bn2.running_mean [64] */
-    const float *const t49 = S + 128; /* bn2.running_var [64] */
-    float *const t51 = (float *)(A + 192); /* [2, 64] */
-    float *const t52 = (float *)(A + 64); /* [1, 64] */
-    float *const t54 = (float *)(A + 320); /* [1, 64] */
-    float *const t60 = (float *)(A + 384); /* [64] */
-    float *const t69 = (float *)(A + 64); /* [] */
-    float *const t71 = (float *)(A + 448); /* [64] */
-    float *const t72 = (float *)(A + SB + 11840 * MB); /* [N, 64, 16] */
-    float *const t74 = (float *)(A + SB + 13888 * MB); /* [N, 64, 4, 4] */
-    float *const t75 = (float *)(A + SB + 14912 * MB); /* [N, 64, 2, 2] */
-    float *const t77 = (float *)(A + SB + 15168 * MB); /* [N, 256] */
-    float *const t78 = (float *)(A + SB + 15424 * MB); /* [N, 256] */
-    const float *const t79 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t80 = P + 21472; /* fc.bias [10] */
-    float *const t82 = (float *)(A + SB + 15680 * MB); /* [N, 10] */
-    float *const t83 = (float *)(A + SB + 15696 * MB); /* [N, 10] */
-    float *const t84 = (float *)(A + 64); /* [] */
+    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    const float *const t6 = P + 320; /* bn1.bias [32] */
+    const float *const t7 = S + 0; /* bn1.running_mean [32] */
+    const float *const t8 = S + 32; /* bn1.running_var [32] */
+    float *const t10 = (float *)(A + 0); /* [2, 32] */
+    float *const t11 = (float *)(A + 64); /* [1, 32] */
+    float *const t13 = (float *)(A + 96); /* [1, 32] */
+    float *const t19 = (float *)(A + 128); /* [32] */
+    float *const t28 = (float *)(A + 64); /* [] */
+    float *const t30 = (float *)(A + 160); /* [32] */
+    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
+    float *const t34 = (float *)(A + SB + 6144 * MB); /* [N, 32, 4, 4] */
+    const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t36 = (float *)(A + 192); /* [288, 16] */
+    float *const t37 = (float *)(A + SB + 6656 * MB); /* [N, 64, 4, 4] */
+    const float *const t38 = P + 18784; /* bn2.weight [64] */
+    const float *const t39 = P + 18848; /* bn2.bias [64] */
+    const float *const t40 = S + 64; /* bn2.running_mean [64] */
+    const float *const t41 = S + 128; /* bn2.running_var [64] */
+    float *const t43 = (float *)(A + 192); /* [2, 64] */
+    float *const t44 = (float *)(A + 64); /* [1, 64] */
+    float *const t46 = (float *)(A + 320); /* [1, 64] */
+    float *const t52 = (float *)(A + 384); /* [64] */
+    float *const t61 = (float *)(A + 64); /* [] */
+    float *const t63 = (float *)(A + 448); /* [64] */
+    float *const t64 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
+    float *const t66 = (float *)(A + SB + 8704 * MB); /* [N, 64, 4, 4] */
+    float *const t67 = (float *)(A + SB + 9728 * MB); /* [N, 64, 2, 2] */
+    float *const t69 = (float *)(A + SB + 9984 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 10240 * MB); /* [N, 256] */
+    const float *const t71 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t72 = P + 21472; /* fc.bias [10] */
+    float *const t74 = (float *)(A + SB + 10496 * MB); /* [N, 10] */
+    float *const t75 = (float *)(A + SB + 10512 * MB); /* [N, 10] */
+    float *const t76 = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 1, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(9), 1.0f, t2, (int)(9), t3, (int)(64 * n), 0.0f, t5, (int)(64 * n));
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r7 = t7;
-    float *restrict const r14 = t14;
+    const float *restrict const r4 = t4;
+    float *restrict const r10 = t10;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r7 + (b * C + c) * L;
+                const float *row = r4 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -446,92 +421,92 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r7 + (b * C + c) * L;
+                const float *row = r4 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r14[c] = mu;
-            r14[C + c] = (float)(sq / M);
+            r10[c] = mu;
+            r10[C + c] = (float)(sq / M);
         }
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t15 + o * 32, t14 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t11 + o * 32, t10 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t17 + o * 32, t14 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t13 + o * 32, t10 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r7 = t7;
     const float *restrict const r11 = t11;
-    const float *restrict const r15 = t15;
-    float *restrict const r23 = t23;
+    float *restrict const r19 = t19;
     for (int64_t i = 0; i < 32; i++) {
-        const float v11 = r11[i];
-        const float v20 = 0.9f * v11;
-        const float v16 = r15[i];
-        const float v22 = 0.1f * v16;
-        const float v23 = v20 + v22;
-        r23[i] = v23;
+        const float v7 = r7[i];
+        const float v16 = 0.9f * v7;
+        const float v12 = r11[i];
+        const float v18 = 0.1f * v12;
+        const float v19 = v16 + v18;
+        r19[i] = v19;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: / */
     {
-    float *restrict const r32 = t32;
+    float *restrict const r28 = t28;
     for (int64_t i = 0; i < 1; i++) {
-        const float v30 = (float)(64.0f * (double)n) - 1.0f;
-        const float v32 = (float)(64.0f * (double)n) / v30;
-        r32[i] = v32;
+        const float v26 = (float)(64.0f * (double)n) - 1.0f;
+        const float v28 = (float)(64.0f * (double)n) / v26;
+        r28[i] = v28;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r12 = t12;
-    const float *restrict const r17 = t17;
-    const float *restrict const r32 = t32;
-    float *restrict const r34 = t34;
+    const float *restrict const r8 = t8;
+    const float *restrict const r13 = t13;
+    const float *restrict const r28 = t28;
+    float *restrict const r30 = t30;
     for (int64_t i = 0; i < 32; i++) {
-        const float v12 = r12[i];
-        const float v25 = 0.9f * v12;
-        const float v18 = r17[i];
-        const float v27 = 0.1f * v18;
-        const float v32 = r32[0];
-        const float v33 = v27 * v32;
-        const float v34 = v25 + v33;
-        r34[i] = v34;
+        const float v8 = r8[i];
+        const float v21 = 0.9f * v8;
+        const float v14 = r13[i];
+        const float v23 = 0.1f * v14;
+        const float v28 = r28[0];
+        const float v29 = v23 * v28;
+        const float v30 = v21 + v29;
+        r30[i] = v30;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r10 = t10;
-    const float *restrict const r14 = t14;
-    float *restrict const r35 = t35;
+    float *restrict const r31 = t31;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r14[c], sc = (float)(1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05)) * r9[c], sh = r10[c];
-            const float *xr = r7 + (b * C + c) * L;
-            float *yr = r35 + (b * C + c) * L;
+            const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
+            const float *xr = r4 + (b * C + c) * L;
+            float *yr = r31 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r35 = t35;
-    float *restrict const r37 = t37;
+    const float *restrict const r31 = t31;
+    float *restrict const r33 = t33;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v36 = r35[i];
-        const float v37 = v36 > 0.0f ? v36 : 0.0f;
-        r37[i] = v37;
+        const float v32 = r31[i];
+        const float v33 = v32 > 0.0f ? v32 : 0.0f;
+        r33[i] = v33;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -543,59 +518,52 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t37 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t33 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t38[op] = win[best];
+            t34[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t40 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t38[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t34 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t36 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t39, (int)(288), t40, (int)(16 * n), 0.0f, t42, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t44[o++] = t42[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r44 = t44;
-    float *restrict const r51 = t51;
+    const float *restrict const r37 = t37;
+    float *restrict const r43 = t43;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r44 + (b * C + c) * L;
+                const float *row = r37 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -604,92 +572,92 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r44 + (b * C + c) * L;
+                const float *row = r37 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r51[c] = mu;
-            r51[C + c] = (float)(sq / M);
+            r43[c] = mu;
+            r43[C + c] = (float)(sq / M);
         }
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t52 + o * 64, t51 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t44 + o * 64, t43 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t54 + o * 64, t51 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t46 + o * 64, t43 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r48 = t48;
-    const float *restrict const r52 = t52;
-    float *restrict const r60 = t60;
+    const float *restrict const r40 = t40;
+    const float *restrict const r44 = t44;
+    float *restrict const r52 = t52;
     for (int64_t i = 0; i < 64; i++) {
-        const float v48 = r48[i];
-        const float v57 = 0.9f * v48;
-        const float v53 = r52[i];
-        const float v59 = 0.1f * v53;
-        const float v60 = v57 + v59;
-        r60[i] = v60;
+        const float v40 = r40[i];
+        const float v49 = 0.9f * v40;
+        const float v45 = r44[i];
+        const float v51 = 0.1f * v45;
+        const float v52 = v49 + v51;
+        r52[i] = v52;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: / */
     {
-    float *restrict const r69 = t69;
+    float *restrict const r61 = t61;
     for (int64_t i = 0; i < 1; i++) {
-        const float v67 = (float)(16.0f * (double)n) - 1.0f;
-        const float v69 = (float)(16.0f * (double)n) / v67;
-        r69[i] = v69;
+        const float v59 = (float)(16.0f * (double)n) - 1.0f;
+        const float v61 = (float)(16.0f * (double)n) / v59;
+        r61[i] = v61;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r49 = t49;
-    const float *restrict const r54 = t54;
-    const float *restrict const r69 = t69;
-    float *restrict const r71 = t71;
+    const float *restrict const r41 = t41;
+    const float *restrict const r46 = t46;
+    const float *restrict const r61 = t61;
+    float *restrict const r63 = t63;
     for (int64_t i = 0; i < 64; i++) {
-        const float v49 = r49[i];
-        const float v62 = 0.9f * v49;
-        const float v55 = r54[i];
-        const float v64 = 0.1f * v55;
-        const float v69 = r69[0];
-        const float v70 = v64 * v69;
-        const float v71 = v62 + v70;
-        r71[i] = v71;
+        const float v41 = r41[i];
+        const float v54 = 0.9f * v41;
+        const float v47 = r46[i];
+        const float v56 = 0.1f * v47;
+        const float v61 = r61[0];
+        const float v62 = v56 * v61;
+        const float v63 = v54 + v62;
+        r63[i] = v63;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r44 = t44;
-    const float *restrict const r46 = t46;
-    const float *restrict const r47 = t47;
-    const float *restrict const r51 = t51;
-    float *restrict const r72 = t72;
+    const float *restrict const r37 = t37;
+    const float *restrict const r38 = t38;
+    const float *restrict const r39 = t39;
+    const float *restrict const r43 = t43;
+    float *restrict const r64 = t64;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r51[c], sc = (float)(1.0 / sqrt((double)r51[C + c] + 1.0000000000000001e-05)) * r46[c], sh = r47[c];
-            const float *xr = r44 + (b * C + c) * L;
-            float *yr = r72 + (b * C + c) * L;
+            const float mu = r43[c], sc = (float)(1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05)) * r38[c], sh = r39[c];
+            const float *xr = r37 + (b * C + c) * L;
+            float *yr = r64 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r72 = t72;
-    float *restrict const r74 = t74;
+    const float *restrict const r64 = t64;
+    float *restrict const r66 = t66;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v73 = r72[i];
-        const float v74 = v73 > 0.0f ? v73 : 0.0f;
-        r74[i] = v74;
+        const float v65 = r64[i];
+        const float v66 = v65 > 0.0f ? v65 : 0.0f;
+        r66[i] = v66;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -701,44 +669,44 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t74 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t66 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t75[op] = win[best];
+            t67[op] = win[best];
         }
     }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        t77[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+        t69[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
-    const float *restrict const r75 = t75;
-    const float *restrict const r77 = t77;
-    float *restrict const r78 = t78;
+    const float *restrict const r67 = t67;
+    const float *restrict const r69 = t69;
+    float *restrict const r70 = t70;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v76 = r75[i];
-        const float v77 = r77[i];
-        const float v78 = v76 * v77;
-        r78[i] = v78;
+        const float v68 = r67[i];
+        const float v69 = r69[i];
+        const float v70 = v68 * v69;
+        r70[i] = v70;
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t78, (int)(256), t79, (int)(256), 0.0f, t82, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t70, (int)(256), t71, (int)(256), 0.0f, t74, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r80 = t80;
-    const float *restrict const r82 = t82;
-    float *restrict const r83 = t83;
+    const float *restrict const r72 = t72;
+    const float *restrict const r74 = t74;
+    float *restrict const r75 = t75;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v82 = r82[i];
-        const float v80 = r80[i1 * 1];
-        const float v83 = v82 + v80;
-        r83[i] = v83;
+        const float v74 = r74[i];
+        const float v72 = r72[i1 * 1];
+        const float v75 = v74 + v72;
+        r75[i] = v75;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -755,76 +723,76 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t83 + r * C;
+            const float *row = t75 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
             for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
-        t84[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t76[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn1.running_mean */
-    memmove(S + 0, t23, sizeof(float) * 32);
+    memmove(S + 0, t19, sizeof(float) * 32);
     /* update bn1.running_var */
-    memmove(S + 32, t34, sizeof(float) * 32);
+    memmove(S + 32, t30, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, t60, sizeof(float) * 64);
+    memmove(S + 64, t52, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, t71, sizeof(float) * 64);
-    return t84[0];
+    memmove(S + 128, t63, sizeof(float) * 64);
+    return t76[0];
 }
 
 void digits_cnn_backward(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 512;
+    const int64_t MB = m->max_batch, SB = 4800;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const t0 = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    float *const t14 = (float *)(A + 0); /* [2, 32] */
-    float *const t35 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t37 = (float *)(A + SB + 4672 * MB); /* [N, 32, 8, 8] */
-    const float *const t39 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t40 = (float *)(A + SB + 7232 * MB); /* [288, 16*N] */
-    float *const t44 = (float *)(A + SB + 12864 * MB); /* [N, 64, 16] */
-    const float *const t46 = P + 18784; /* bn2.weight [64] */
-    float *const t51 = (float *)(A + 192); /* [2, 64] */
-    float *const t72 = (float *)(A + SB + 11840 * MB); /* [N, 64, 16] */
-    float *const t74 = (float *)(A + SB + 13888 * MB); /* [N, 64, 4, 4] */
-    float *const t77 = (float *)(A + SB + 15168 * MB); /* [N, 256] */
-    float *const t78 = (float *)(A + SB + 15424 * MB); /* [N, 256] */
-    const float *const t79 = P + 18912; /* fc.weight [10, 256] */
-    float *const t83 = (float *)(A + SB + 15696 * MB); /* [N, 10] */
-    float *const t86 = (float *)(A + SB + 15680 * MB); /* [N, 10] */
-    float *const t87 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t89 = (float *)(A + SB + 15696 * MB); /* [N, 256] */
-    float *const t91 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t92 = (float *)(A + SB + 15424 * MB); /* [N, 256] */
-    float *const t94 = (float *)(A + SB + 15680 * MB); /* [N, 64, 4, 4] */
-    float *const t96 = (float *)(A + SB + 13888 * MB); /* [N, 64, 4, 4] */
-    float *const t98 = (float *)(A + 64); /* [2, 64] */
-    float *const t99 = G + 18784; /* d bn2.weight [1, 64] */
-    float *const t101 = G + 18848; /* d bn2.bias [1, 64] */
-    float *const t103 = (float *)(A + SB + 11840 * MB); /* [N, 64, 16] */
-    float *const t106 = (float *)(A + SB + 12864 * MB); /* [64, N, 16] */
-    float *const t108 = G + 352; /* d conv2.weight [64, 288] */
-    float *const t109 = (float *)(A + SB + 7232 * MB); /* [288, 16*N] */
-    float *const t111 = (float *)(A + SB + 11840 * MB); /* [N, 32, 4, 4] */
-    float *const t112 = (float *)(A + SB + 7232 * MB); /* [N, 32, 8, 8] */
-    float *const t114 = (float *)(A + SB + 4672 * MB); /* [N, 32, 8, 8] */
-    float *const t116 = (float *)(A + 64); /* [2, 32] */
-    float *const t117 = G + 288; /* d bn1.weight [1, 32] */
-    float *const t119 = G + 320; /* d bn1.bias [1, 32] */
-    float *const t121 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t124 = (float *)(A + SB + 2624 * MB); /* [32, N, 64] */
-    float *const t126 = G + 0; /* d conv1.weight [32, 9] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    float *const t10 = (float *)(A + 0); /* [2, 32] */
+    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
+    float *const t34 = (float *)(A + SB + 6144 * MB); /* [N, 32, 4, 4] */
+    const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t37 = (float *)(A + SB + 6656 * MB); /* [N, 64, 4, 4] */
+    const float *const t38 = P + 18784; /* bn2.weight [64] */
+    float *const t43 = (float *)(A + 192); /* [2, 64] */
+    float *const t64 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
+    float *const t66 = (float *)(A + SB + 8704 * MB); /* [N, 64, 4, 4] */
+    float *const t69 = (float *)(A + SB + 9984 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 10240 * MB); /* [N, 256] */
+    const float *const t71 = P + 18912; /* fc.weight [10, 256] */
+    float *const t75 = (float *)(A + SB + 10512 * MB); /* [N, 10] */
+    float *const t78 = (float *)(A + SB + 10496 * MB); /* [N, 10] */
+    float *const t79 = G + 21472; /* d fc.bias [1, 10] */
+    float *const t81 = (float *)(A + SB + 10512 * MB); /* [N, 256] */
+    float *const t83 = G + 18912; /* d fc.weight [10, 256] */
+    float *const t84 = (float *)(A + SB + 10240 * MB); /* [N, 256] */
+    float *const t86 = (float *)(A + SB + 10496 * MB); /* [N, 64, 4, 4] */
+    float *const t88 = (float *)(A + SB + 8704 * MB); /* [N, 64, 4, 4] */
+    float *const t90 = (float *)(A + 64); /* [2, 64] */
+    float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
+    float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
+    float *const t95 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
+    float *const t97 = (float *)(A + 64); /* [288, 16] */
+    float *const t98 = (float *)(A + SB + 6656 * MB); /* [N, 32, 4, 4] */
+    float *const t99 = (float *)(A + 64); /* [288, 16] */
+    float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
+    float *const t101 = (float *)(A + SB + 7168 * MB); /* [N, 32, 8, 8] */
+    float *const t103 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
+    float *const t105 = (float *)(A + 64); /* [2, 32] */
+    float *const t106 = G + 288; /* d bn1.weight [1, 32] */
+    float *const t108 = G + 320; /* d bn1.bias [1, 32] */
+    float *const t110 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t112 = (float *)(A + 0); /* [9, 64] */
+    float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
@@ -840,8 +808,8 @@ void digits_cnn_backward(digits_cnn *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t83 + r * C;
-            float *d = t86 + r * C;
+            const float *row = t75 + r * C;
+            float *d = t78 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -854,30 +822,30 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r86 = t86;
-    float *restrict const r87 = t87;
+    const float *restrict const r78 = t78;
+    float *restrict const r79 = t79;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r87, 0, sizeof(float) * (size_t)K);
+        memset(r79, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r87[k] += r86[r * K + k];
+                r79[k] += r78[r * K + k];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t86, (int)(10), t79, (int)(256), 0.0f, t89, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t78, (int)(10), t71, (int)(256), 0.0f, t81, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t86, (int)(10), t78, (int)(256), 0.0f, t91, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t78, (int)(10), t70, (int)(256), 0.0f, t83, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
-    const float *restrict const r77 = t77;
-    const float *restrict const r89 = t89;
-    float *restrict const r92 = t92;
+    const float *restrict const r69 = t69;
+    const float *restrict const r81 = t81;
+    float *restrict const r84 = t84;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v89 = r89[i];
-        const float v77 = r77[i];
-        const float v92 = v89 * v77;
-        r92[i] = v92;
+        const float v81 = r81[i];
+        const float v69 = r69[i];
+        const float v84 = v81 * v69;
+        r84[i] = v84;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
@@ -885,46 +853,46 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
         const int64_t KH = 2, KW = 2, S = 2, PD = 0;
         (void)PD;
-        memset(t94, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t86, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t bc = 0; bc < N * C; bc++)
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t74 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t66 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t94[(bc * H + oh * S) * W + ow * S + best] += t92[op];
+            t86[(bc * H + oh * S) * W + ow * S + best] += t84[op];
         }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r72 = t72;
-    const float *restrict const r94 = t94;
-    float *restrict const r96 = t96;
+    const float *restrict const r64 = t64;
+    const float *restrict const r86 = t86;
+    float *restrict const r88 = t88;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v73 = r72[i];
-        const float v94 = r94[i];
-        const float v96 = v73 > 0.0f ? v94 : 0.0f;
-        r96[i] = v96;
+        const float v65 = r64[i];
+        const float v86 = r86[i];
+        const float v88 = v65 > 0.0f ? v86 : 0.0f;
+        r88[i] = v88;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r44 = t44;
-    const float *restrict const r51 = t51;
-    const float *restrict const r96 = t96;
-    float *restrict const r98 = t98;
+    const float *restrict const r37 = t37;
+    const float *restrict const r43 = t43;
+    const float *restrict const r88 = t88;
+    float *restrict const r90 = t90;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r51[c];
+            const float mu = r43[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r44 + (b * C + c) * L, *dr = r96 + (b * C + c) * L;
+                const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -936,72 +904,90 @@ void digits_cnn_backward(digits_cnn *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r98[c] = (float)(sdx / sqrt((double)r51[C + c] + 1.0000000000000001e-05));
-            r98[C + c] = (float)sd;
+            r90[c] = (float)(sdx / sqrt((double)r43[C + c] + 1.0000000000000001e-05));
+            r90[C + c] = (float)sd;
         }
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t99 + o * 64, t98 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t91 + o * 64, t90 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t101 + o * 64, t98 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t93 + o * 64, t90 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r44 = t44;
-    const float *restrict const r46 = t46;
-    const float *restrict const r51 = t51;
-    const float *restrict const r96 = t96;
-    const float *restrict const r98 = t98;
-    float *restrict const r103 = t103;
+    const float *restrict const r37 = t37;
+    const float *restrict const r38 = t38;
+    const float *restrict const r43 = t43;
+    const float *restrict const r88 = t88;
+    const float *restrict const r90 = t90;
+    float *restrict const r95 = t95;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r51[C + c] + 1.0000000000000001e-05), k1 = (double)r46[c] * rstd;
-            const float mu = r51[c], a = (float)k1, mdy = (float)((double)r98[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r98[c] / M);
-            const float *xr = r44 + (b * C + c) * L, *dr = r96 + (b * C + c) * L;
-            float *yr = r103 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05), k1 = (double)r38[c] * rstd;
+            const float mu = r43[c], a = (float)k1, mdy = (float)((double)r90[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r90[c] / M);
+            const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
+            float *yr = r95 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t106[o++] = t103[i0 * 16 + i1 * 1024 + i2 * 1];
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t98 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t35, (int)CKK, t95 + b * F * P, (int)P, 0.0f, t97, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t97 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(16 * n), 1.0f, t106, (int)(16 * n), t40, (int)(16 * n), 0.0f, t108, (int)(288));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(16 * n), (int)(64), 1.0f, t39, (int)(288), t106, (int)(16 * n), 0.0f, t109, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t111, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t109 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t111[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t34 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t99 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t95 + b * F * P, (int)P, t99, (int)P, b ? 1.0f : 0.0f, t100, (int)CKK);
         }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
@@ -1009,46 +995,46 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
         const int64_t KH = 2, KW = 2, S = 2, PD = 0;
         (void)PD;
-        memset(t112, 0, sizeof(float) * (size_t)(N * C * H * W));
+        memset(t101, 0, sizeof(float) * (size_t)(N * C * H * W));
         for (int64_t bc = 0; bc < N * C; bc++)
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t37 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t33 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t112[(bc * H + oh * S) * W + ow * S + best] += t111[op];
+            t101[(bc * H + oh * S) * W + ow * S + best] += t98[op];
         }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r35 = t35;
-    const float *restrict const r112 = t112;
-    float *restrict const r114 = t114;
+    const float *restrict const r31 = t31;
+    const float *restrict const r101 = t101;
+    float *restrict const r103 = t103;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v36 = r35[i];
-        const float v112 = r112[i];
-        const float v114 = v36 > 0.0f ? v112 : 0.0f;
-        r114[i] = v114;
+        const float v32 = r31[i];
+        const float v101 = r101[i];
+        const float v103 = v32 > 0.0f ? v101 : 0.0f;
+        r103[i] = v103;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r14 = t14;
-    const float *restrict const r114 = t114;
-    float *restrict const r116 = t116;
+    const float *restrict const r4 = t4;
+    const float *restrict const r10 = t10;
+    const float *restrict const r103 = t103;
+    float *restrict const r105 = t105;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r14[c];
+            const float mu = r10[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r7 + (b * C + c) * L, *dr = r114 + (b * C + c) * L;
+                const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -1060,55 +1046,72 @@ void digits_cnn_backward(digits_cnn *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r116[c] = (float)(sdx / sqrt((double)r14[C + c] + 1.0000000000000001e-05));
-            r116[C + c] = (float)sd;
+            r105[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
+            r105[C + c] = (float)sd;
         }
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t117 + o * 32, t116 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t106 + o * 32, t105 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t119 + o * 32, t116 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t108 + o * 32, t105 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r14 = t14;
-    const float *restrict const r114 = t114;
-    const float *restrict const r116 = t116;
-    float *restrict const r121 = t121;
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r10 = t10;
+    const float *restrict const r103 = t103;
+    const float *restrict const r105 = t105;
+    float *restrict const r110 = t110;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05), k1 = (double)r9[c] * rstd;
-            const float mu = r14[c], a = (float)k1, mdy = (float)((double)r116[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r116[c] / M);
-            const float *xr = r7 + (b * C + c) * L, *dr = r114 + (b * C + c) * L;
-            float *yr = r121 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
+            const float mu = r10[c], a = (float)k1, mdy = (float)((double)r105[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r105[c] / M);
+            const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
+            float *yr = r110 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t124[o++] = t121[i0 * 64 + i1 * 2048 + i2 * 1];
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t112 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t110 + b * F * P, (int)P, t112, (int)P, b ? 1.0f : 0.0f, t113, (int)CKK);
+        }
     }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(9), (int)(64 * n), 1.0f, t124, (int)(64 * n), t3, (int)(64 * n), 0.0f, t126, (int)(9));
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 512;
+    const int64_t MB = m->max_batch, SB = 4800;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1117,115 +1120,106 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t5 = (float *)(A + SB + 576 * MB); /* [32, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    const float *const t10 = P + 320; /* bn1.bias [32] */
-    const float *const t11 = S + 0; /* bn1.running_mean [32] */
-    const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t21 = (float *)(A + 0); /* [32, 1] */
-    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 32, 64] */
-    float *const t26 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
-    float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 32, 4, 4] */
-    const float *const t28 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t29 = (float *)(A + SB + 512 * MB); /* [288, 16*N] */
-    float *const t31 = (float *)(A + SB + 5120 * MB); /* [64, 16*N] */
-    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 64, 16] */
-    const float *const t35 = P + 18784; /* bn2.weight [64] */
-    const float *const t36 = P + 18848; /* bn2.bias [64] */
-    const float *const t37 = S + 64; /* bn2.running_mean [64] */
-    const float *const t38 = S + 128; /* bn2.running_var [64] */
-    float *const t47 = (float *)(A + 0); /* [64, 1] */
-    float *const t50 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t52 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t53 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t55 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t56 = P + 21472; /* fc.bias [10] */
-    float *const t58 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t59 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t60 = (float *)(A + 0); /* [] */
-    float *const t61 = (float *)(A + 16); /* [] */
+    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    const float *const t6 = P + 320; /* bn1.bias [32] */
+    const float *const t7 = S + 0; /* bn1.running_mean [32] */
+    const float *const t8 = S + 32; /* bn1.running_var [32] */
+    float *const t17 = (float *)(A + 0); /* [32, 1] */
+    float *const t20 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t25 = (float *)(A + 0); /* [288, 16] */
+    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const t27 = P + 18784; /* bn2.weight [64] */
+    const float *const t28 = P + 18848; /* bn2.bias [64] */
+    const float *const t29 = S + 64; /* bn2.running_mean [64] */
+    const float *const t30 = S + 128; /* bn2.running_var [64] */
+    float *const t39 = (float *)(A + 0); /* [64, 1] */
+    float *const t42 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const t44 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const t45 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const t47 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t48 = P + 21472; /* fc.bias [10] */
+    float *const t50 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const t52 = (float *)(A + 0); /* [] */
+    float *const t53 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 1, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(9), 1.0f, t2, (int)(9), t3, (int)(64 * n), 0.0f, t5, (int)(64 * n));
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 32; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -1237,92 +1231,85 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t26 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t22 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t27[op] = win[best];
+            t23[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t29 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t27[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t23 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t25 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t28, (int)(288), t29, (int)(16 * n), 0.0f, t31, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t33[o++] = t31[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r38 = t38;
-    float *restrict const r47 = t47;
+    const float *restrict const r30 = t30;
+    float *restrict const r39 = t39;
     for (int64_t i = 0; i < 64; i++) {
-        const float v43 = r38[i];
-        const float v46 = v43 + 1e-05f;
-        const float v47 = 1.0f / sqrtf(v46);
-        r47[i] = v47;
+        const float v35 = r30[i];
+        const float v38 = v35 + 1e-05f;
+        const float v39 = 1.0f / sqrtf(v38);
+        r39[i] = v39;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r33 = t33;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r47 = t47;
-    float *restrict const r50 = t50;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r29 = t29;
+    const float *restrict const r39 = t39;
+    float *restrict const r42 = t42;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v39 = r33[i];
-        const float v42 = r37[i1 * 1];
-        const float v44 = v39 - v42;
-        const float v47 = r47[i1 * 1];
-        const float v48 = v44 * v47;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 * v40;
-        const float v41 = r36[i1 * 1];
-        const float v50 = v49 + v41;
-        r50[i] = v50;
+        const float v31 = r26[i];
+        const float v34 = r29[i1 * 1];
+        const float v36 = v31 - v34;
+        const float v39 = r39[i1 * 1];
+        const float v40 = v36 * v39;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 * v32;
+        const float v33 = r28[i1 * 1];
+        const float v42 = v41 + v33;
+        r42[i] = v42;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r50 = t50;
-    float *restrict const r52 = t52;
+    const float *restrict const r42 = t42;
+    float *restrict const r44 = t44;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v51 = r50[i];
-        const float v52 = v51 > 0.0f ? v51 : 0.0f;
-        r52[i] = v52;
+        const float v43 = r42[i];
+        const float v44 = v43 > 0.0f ? v43 : 0.0f;
+        r44[i] = v44;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -1334,29 +1321,29 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t52 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t44 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t53[op] = win[best];
+            t45[op] = win[best];
         }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t53, (int)(256), t55, (int)(256), 0.0f, t58, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r58 = t58;
-    float *restrict const r59 = t59;
+    const float *restrict const r48 = t48;
+    const float *restrict const r50 = t50;
+    float *restrict const r51 = t51;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v58 = r58[i];
-        const float v56 = r56[i1 * 1];
-        const float v59 = v58 + v56;
-        r59[i] = v59;
+        const float v50 = r50[i];
+        const float v48 = r48[i1 * 1];
+        const float v51 = v50 + v48;
+        r51[i] = v51;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -1373,28 +1360,28 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t59 + r * C;
+            const float *row = t51 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
             for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
-        t60[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t52[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t59 + r * C;
+            const float *row = t51 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == t1[r];
         }
-        t61[0] = (float)((double)hits / (double)rows);
+        t53[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t60[0];
-    metrics[0] = t61[0];
+    *loss = t52[0];
+    metrics[0] = t53[0];
 }
 

@@ -104,7 +104,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 2368u + 1293312u * (size_t)max_batch;
+    const size_t arena = 147744u + 409600u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -218,7 +218,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 2368;
+    const int64_t MB = m->max_batch, SB = 147744;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -226,1376 +226,1256 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t5 = (float *)(A + SB + 27648 * MB); /* [16, 1024*N] */
-    float *const t7 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    const float *const t10 = P + 448; /* bn.bias [16] */
-    const float *const t11 = S + 0; /* bn.running_mean [16] */
-    const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t21 = (float *)(A + 0); /* [16, 1] */
-    float *const t24 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t27 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t28 = (float *)(A + SB + 16384 * MB); /* [144, 1024*N] */
-    float *const t30 = (float *)(A + SB + 163840 * MB); /* [16, 1024*N] */
-    float *const t32 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t34 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t35 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t36 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t37 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t46 = (float *)(A + 0); /* [16, 1] */
-    float *const t49 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t51 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t52 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t53 = (float *)(A + SB + 32768 * MB); /* [144, 1024*N] */
-    float *const t55 = (float *)(A + SB + 16384 * MB); /* [16, 1024*N] */
-    float *const t57 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    const float *const t59 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t60 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t61 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t62 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t71 = (float *)(A + 0); /* [16, 1] */
-    float *const t74 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t77 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t78 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t79 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t81 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t83 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t85 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t86 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t87 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t88 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t97 = (float *)(A + 0); /* [16, 1] */
-    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t102 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t103 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t104 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t106 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t110 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t111 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t112 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t113 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t122 = (float *)(A + 0); /* [16, 1] */
-    float *const t125 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t128 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t129 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t130 = (float *)(A + SB + 32768 * MB); /* [144, 256*N] */
-    float *const t132 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t134 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t136 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t137 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t138 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t139 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t148 = (float *)(A + 0); /* [32, 1] */
-    float *const t151 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t153 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t154 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t155 = (float *)(A + SB + 32768 * MB); /* [288, 256*N] */
-    float *const t157 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t159 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t161 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t162 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t163 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t164 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t173 = (float *)(A + 0); /* [32, 1] */
-    float *const t176 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t178 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t179 = (float *)(A + SB + 8192 * MB); /* [16, 256*N] */
-    float *const t181 = (float *)(A + SB + 12288 * MB); /* [32, 256*N] */
-    float *const t183 = (float *)(A + SB + 20480 * MB); /* [N, 32, 256] */
-    const float *const t185 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t186 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t187 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t188 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t197 = (float *)(A + 0); /* [32, 1] */
-    float *const t200 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t203 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t204 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t205 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t207 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t209 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t211 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t212 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t213 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t214 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t223 = (float *)(A + 0); /* [32, 1] */
-    float *const t226 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t228 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t229 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t230 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t232 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t234 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t236 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t237 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t238 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t239 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t248 = (float *)(A + 0); /* [32, 1] */
-    float *const t251 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t254 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t255 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t256 = (float *)(A + SB + 16384 * MB); /* [288, 64*N] */
-    float *const t258 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t260 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t262 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t263 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t264 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t265 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t274 = (float *)(A + 0); /* [64, 1] */
-    float *const t277 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t279 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t280 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t281 = (float *)(A + SB + 16384 * MB); /* [576, 64*N] */
-    float *const t283 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t285 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t287 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t288 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t289 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t290 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t299 = (float *)(A + 0); /* [64, 1] */
-    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t304 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t305 = (float *)(A + SB + 4096 * MB); /* [32, 64*N] */
-    float *const t307 = (float *)(A + SB + 6144 * MB); /* [64, 64*N] */
-    float *const t309 = (float *)(A + SB + 10240 * MB); /* [N, 64, 64] */
-    const float *const t311 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t312 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t313 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t314 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t323 = (float *)(A + 0); /* [64, 1] */
-    float *const t326 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t329 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t330 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t331 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t333 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t335 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t337 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t338 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t339 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t340 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t349 = (float *)(A + 0); /* [64, 1] */
-    float *const t352 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t354 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t355 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t356 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t358 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t360 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t362 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t363 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t364 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t365 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t374 = (float *)(A + 0); /* [64, 1] */
-    float *const t377 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t380 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    float *const t381 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t382 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t383 = P + 175248; /* fc.bias [10] */
-    float *const t385 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t386 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    const float *const t6 = P + 448; /* bn.bias [16] */
+    const float *const t7 = S + 0; /* bn.running_mean [16] */
+    const float *const t8 = S + 16; /* bn.running_var [16] */
+    float *const t17 = (float *)(A + 0); /* [16, 1] */
+    float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t24 = (float *)(A + 0); /* [144, 1024] */
+    float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t28 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t29 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t38 = (float *)(A + 0); /* [16, 1] */
+    float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t45 = (float *)(A + 0); /* [144, 1024] */
+    float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t49 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t50 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t59 = (float *)(A + 0); /* [16, 1] */
+    float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t67 = (float *)(A + 0); /* [144, 1024] */
+    float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t71 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t72 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t81 = (float *)(A + 0); /* [16, 1] */
+    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t88 = (float *)(A + 0); /* [144, 1024] */
+    float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t92 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t93 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t102 = (float *)(A + 0); /* [16, 1] */
+    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t110 = (float *)(A + 0); /* [144, 256] */
+    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t114 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t115 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t124 = (float *)(A + 0); /* [32, 1] */
+    float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t131 = (float *)(A + 0); /* [288, 256] */
+    float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t135 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t136 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t145 = (float *)(A + 0); /* [32, 1] */
+    float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t151 = (float *)(A + 0); /* [16, 256] */
+    float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t155 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t156 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t165 = (float *)(A + 0); /* [32, 1] */
+    float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t173 = (float *)(A + 0); /* [288, 256] */
+    float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t177 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t178 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t187 = (float *)(A + 0); /* [32, 1] */
+    float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t194 = (float *)(A + 0); /* [288, 256] */
+    float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t198 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t199 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t208 = (float *)(A + 0); /* [32, 1] */
+    float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t216 = (float *)(A + 0); /* [288, 64] */
+    float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t220 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t221 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t230 = (float *)(A + 0); /* [64, 1] */
+    float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t237 = (float *)(A + 0); /* [576, 64] */
+    float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t241 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t242 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t251 = (float *)(A + 0); /* [64, 1] */
+    float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t257 = (float *)(A + 0); /* [32, 64] */
+    float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t261 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t262 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t271 = (float *)(A + 0); /* [64, 1] */
+    float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t279 = (float *)(A + 0); /* [576, 64] */
+    float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t283 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t284 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t293 = (float *)(A + 0); /* [64, 1] */
+    float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t300 = (float *)(A + 0); /* [576, 64] */
+    float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t304 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t305 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t314 = (float *)(A + 0); /* [64, 1] */
+    float *const t317 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const t320 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const t321 = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const t322 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t323 = P + 175248; /* fc.bias [10] */
+    float *const t325 = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 3, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(27), 1.0f, t2, (int)(27), t3, (int)(1024 * n), 0.0f, t5, (int)(1024 * n));
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 16; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t28 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t26[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t22 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t27, (int)(144), t28, (int)(1024 * n), 0.0f, t30, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t32[o++] = t30[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r37 = t37;
-    float *restrict const r46 = t46;
+    const float *restrict const r29 = t29;
+    float *restrict const r38 = t38;
     for (int64_t i = 0; i < 16; i++) {
-        const float v42 = r37[i];
-        const float v45 = v42 + 1e-05f;
-        const float v46 = 1.0f / sqrtf(v45);
-        r46[i] = v46;
+        const float v34 = r29[i];
+        const float v37 = v34 + 1e-05f;
+        const float v38 = 1.0f / sqrtf(v37);
+        r38[i] = v38;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r32 = t32;
-    const float *restrict const r34 = t34;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r46 = t46;
-    float *restrict const r49 = t49;
+    const float *restrict const r25 = t25;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r38 = t38;
+    float *restrict const r41 = t41;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v38 = r32[i];
-        const float v41 = r36[i1 * 1];
-        const float v43 = v38 - v41;
-        const float v46 = r46[i1 * 1];
-        const float v47 = v43 * v46;
-        const float v39 = r34[i1 * 1];
-        const float v48 = v47 * v39;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 + v40;
-        r49[i] = v49;
+        const float v30 = r25[i];
+        const float v33 = r28[i1 * 1];
+        const float v35 = v30 - v33;
+        const float v38 = r38[i1 * 1];
+        const float v39 = v35 * v38;
+        const float v31 = r26[i1 * 1];
+        const float v40 = v39 * v31;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 + v32;
+        r41[i] = v41;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r49 = t49;
-    float *restrict const r51 = t51;
+    const float *restrict const r41 = t41;
+    float *restrict const r43 = t43;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v50 = r49[i];
-        const float v51 = v50 > 0.0f ? v50 : 0.0f;
-        r51[i] = v51;
+        const float v42 = r41[i];
+        const float v43 = v42 > 0.0f ? v42 : 0.0f;
+        r43[i] = v43;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t53 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t51[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t43 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t52, (int)(144), t53, (int)(1024 * n), 0.0f, t55, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t57[o++] = t55[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r62 = t62;
-    float *restrict const r71 = t71;
+    const float *restrict const r50 = t50;
+    float *restrict const r59 = t59;
     for (int64_t i = 0; i < 16; i++) {
-        const float v67 = r62[i];
-        const float v70 = v67 + 1e-05f;
-        const float v71 = 1.0f / sqrtf(v70);
-        r71[i] = v71;
+        const float v55 = r50[i];
+        const float v58 = v55 + 1e-05f;
+        const float v59 = 1.0f / sqrtf(v58);
+        r59[i] = v59;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r57 = t57;
+    const float *restrict const r46 = t46;
+    const float *restrict const r47 = t47;
+    const float *restrict const r48 = t48;
+    const float *restrict const r49 = t49;
     const float *restrict const r59 = t59;
-    const float *restrict const r60 = t60;
-    const float *restrict const r61 = t61;
-    const float *restrict const r71 = t71;
-    float *restrict const r74 = t74;
+    float *restrict const r62 = t62;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v63 = r57[i];
-        const float v66 = r61[i1 * 1];
-        const float v68 = v63 - v66;
-        const float v71 = r71[i1 * 1];
-        const float v72 = v68 * v71;
-        const float v64 = r59[i1 * 1];
-        const float v73 = v72 * v64;
-        const float v65 = r60[i1 * 1];
-        const float v74 = v73 + v65;
-        r74[i] = v74;
+        const float v51 = r46[i];
+        const float v54 = r49[i1 * 1];
+        const float v56 = v51 - v54;
+        const float v59 = r59[i1 * 1];
+        const float v60 = v56 * v59;
+        const float v52 = r47[i1 * 1];
+        const float v61 = v60 * v52;
+        const float v53 = r48[i1 * 1];
+        const float v62 = v61 + v53;
+        r62[i] = v62;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r26 = t26;
-    const float *restrict const r74 = t74;
-    float *restrict const r77 = t77;
+    const float *restrict const r22 = t22;
+    const float *restrict const r62 = t62;
+    float *restrict const r65 = t65;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v75 = r74[i];
-        const float v26 = r26[i];
-        const float v76 = v75 + v26;
-        const float v77 = v76 > 0.0f ? v76 : 0.0f;
-        r77[i] = v77;
+        const float v63 = r62[i];
+        const float v22 = r22[i];
+        const float v64 = v63 + v22;
+        const float v65 = v64 > 0.0f ? v64 : 0.0f;
+        r65[i] = v65;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t79 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t77[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t78, (int)(144), t79, (int)(1024 * n), 0.0f, t81, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t83[o++] = t81[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r97 = t97;
+    const float *restrict const r72 = t72;
+    float *restrict const r81 = t81;
     for (int64_t i = 0; i < 16; i++) {
-        const float v93 = r88[i];
-        const float v96 = v93 + 1e-05f;
-        const float v97 = 1.0f / sqrtf(v96);
-        r97[i] = v97;
+        const float v77 = r72[i];
+        const float v80 = v77 + 1e-05f;
+        const float v81 = 1.0f / sqrtf(v80);
+        r81[i] = v81;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r83 = t83;
-    const float *restrict const r85 = t85;
-    const float *restrict const r86 = t86;
-    const float *restrict const r87 = t87;
-    const float *restrict const r97 = t97;
-    float *restrict const r100 = t100;
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r70 = t70;
+    const float *restrict const r71 = t71;
+    const float *restrict const r81 = t81;
+    float *restrict const r84 = t84;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v89 = r83[i];
-        const float v92 = r87[i1 * 1];
-        const float v94 = v89 - v92;
-        const float v97 = r97[i1 * 1];
-        const float v98 = v94 * v97;
-        const float v90 = r85[i1 * 1];
-        const float v99 = v98 * v90;
-        const float v91 = r86[i1 * 1];
-        const float v100 = v99 + v91;
-        r100[i] = v100;
+        const float v73 = r68[i];
+        const float v76 = r71[i1 * 1];
+        const float v78 = v73 - v76;
+        const float v81 = r81[i1 * 1];
+        const float v82 = v78 * v81;
+        const float v74 = r69[i1 * 1];
+        const float v83 = v82 * v74;
+        const float v75 = r70[i1 * 1];
+        const float v84 = v83 + v75;
+        r84[i] = v84;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r100 = t100;
-    float *restrict const r102 = t102;
+    const float *restrict const r84 = t84;
+    float *restrict const r86 = t86;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v101 = r100[i];
-        const float v102 = v101 > 0.0f ? v101 : 0.0f;
+        const float v85 = r84[i];
+        const float v86 = v85 > 0.0f ? v85 : 0.0f;
+        r86[i] = v86;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t86 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r93 = t93;
+    float *restrict const r102 = t102;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v98 = r93[i];
+        const float v101 = v98 + 1e-05f;
+        const float v102 = 1.0f / sqrtf(v101);
         r102[i] = v102;
     }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t104 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t102[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t103, (int)(144), t104, (int)(1024 * n), 0.0f, t106, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t108[o++] = t106[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r113 = t113;
-    float *restrict const r122 = t122;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v118 = r113[i];
-        const float v121 = v118 + 1e-05f;
-        const float v122 = 1.0f / sqrtf(v121);
-        r122[i] = v122;
-    }
-    }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r108 = t108;
-    const float *restrict const r110 = t110;
-    const float *restrict const r111 = t111;
-    const float *restrict const r112 = t112;
-    const float *restrict const r122 = t122;
-    float *restrict const r125 = t125;
+    const float *restrict const r89 = t89;
+    const float *restrict const r90 = t90;
+    const float *restrict const r91 = t91;
+    const float *restrict const r92 = t92;
+    const float *restrict const r102 = t102;
+    float *restrict const r105 = t105;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v114 = r108[i];
-        const float v117 = r112[i1 * 1];
-        const float v119 = v114 - v117;
-        const float v122 = r122[i1 * 1];
-        const float v123 = v119 * v122;
-        const float v115 = r110[i1 * 1];
-        const float v124 = v123 * v115;
-        const float v116 = r111[i1 * 1];
-        const float v125 = v124 + v116;
-        r125[i] = v125;
+        const float v94 = r89[i];
+        const float v97 = r92[i1 * 1];
+        const float v99 = v94 - v97;
+        const float v102 = r102[i1 * 1];
+        const float v103 = v99 * v102;
+        const float v95 = r90[i1 * 1];
+        const float v104 = v103 * v95;
+        const float v96 = r91[i1 * 1];
+        const float v105 = v104 + v96;
+        r105[i] = v105;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r77 = t77;
-    const float *restrict const r125 = t125;
-    float *restrict const r128 = t128;
+    const float *restrict const r65 = t65;
+    const float *restrict const r105 = t105;
+    float *restrict const r108 = t108;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v126 = r125[i];
-        const float v77 = r77[i];
-        const float v127 = v126 + v77;
-        const float v128 = v127 > 0.0f ? v127 : 0.0f;
-        r128[i] = v128;
+        const float v106 = r105[i];
+        const float v65 = r65[i];
+        const float v107 = v106 + v65;
+        const float v108 = v107 > 0.0f ? v107 : 0.0f;
+        r108[i] = v108;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t130 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t129, (int)(144), t130, (int)(256 * n), 0.0f, t132, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t134[o++] = t132[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r139 = t139;
-    float *restrict const r148 = t148;
+    const float *restrict const r115 = t115;
+    float *restrict const r124 = t124;
     for (int64_t i = 0; i < 32; i++) {
-        const float v144 = r139[i];
-        const float v147 = v144 + 1e-05f;
-        const float v148 = 1.0f / sqrtf(v147);
+        const float v120 = r115[i];
+        const float v123 = v120 + 1e-05f;
+        const float v124 = 1.0f / sqrtf(v123);
+        r124[i] = v124;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r111 = t111;
+    const float *restrict const r112 = t112;
+    const float *restrict const r113 = t113;
+    const float *restrict const r114 = t114;
+    const float *restrict const r124 = t124;
+    float *restrict const r127 = t127;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v116 = r111[i];
+        const float v119 = r114[i1 * 1];
+        const float v121 = v116 - v119;
+        const float v124 = r124[i1 * 1];
+        const float v125 = v121 * v124;
+        const float v117 = r112[i1 * 1];
+        const float v126 = v125 * v117;
+        const float v118 = r113[i1 * 1];
+        const float v127 = v126 + v118;
+        r127[i] = v127;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r127 = t127;
+    float *restrict const r129 = t129;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v128 = r127[i];
+        const float v129 = v128 > 0.0f ? v128 : 0.0f;
+        r129[i] = v129;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t129 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t131 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r136 = t136;
+    float *restrict const r145 = t145;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v141 = r136[i];
+        const float v144 = v141 + 1e-05f;
+        const float v145 = 1.0f / sqrtf(v144);
+        r145[i] = v145;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r132 = t132;
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r135 = t135;
+    const float *restrict const r145 = t145;
+    float *restrict const r148 = t148;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v137 = r132[i];
+        const float v140 = r135[i1 * 1];
+        const float v142 = v137 - v140;
+        const float v145 = r145[i1 * 1];
+        const float v146 = v142 * v145;
+        const float v138 = r133[i1 * 1];
+        const float v147 = v146 * v138;
+        const float v139 = r134[i1 * 1];
+        const float v148 = v147 + v139;
         r148[i] = v148;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r134 = t134;
-    const float *restrict const r136 = t136;
-    const float *restrict const r137 = t137;
-    const float *restrict const r138 = t138;
-    const float *restrict const r148 = t148;
-    float *restrict const r151 = t151;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v140 = r134[i];
-        const float v143 = r138[i1 * 1];
-        const float v145 = v140 - v143;
-        const float v148 = r148[i1 * 1];
-        const float v149 = v145 * v148;
-        const float v141 = r136[i1 * 1];
-        const float v150 = v149 * v141;
-        const float v142 = r137[i1 * 1];
-        const float v151 = v150 + v142;
-        r151[i] = v151;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r151 = t151;
-    float *restrict const r153 = t153;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v152 = r151[i];
-        const float v153 = v152 > 0.0f ? v152 : 0.0f;
-        r153[i] = v153;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t155 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t153[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t151 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t150, (int)CKK, t151, (int)P, 0.0f, t152 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t154, (int)(288), t155, (int)(256 * n), 0.0f, t157, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t159[o++] = t157[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r164 = t164;
-    float *restrict const r173 = t173;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v169 = r164[i];
-        const float v172 = v169 + 1e-05f;
-        const float v173 = 1.0f / sqrtf(v172);
-        r173[i] = v173;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r159 = t159;
-    const float *restrict const r161 = t161;
-    const float *restrict const r162 = t162;
-    const float *restrict const r163 = t163;
-    const float *restrict const r173 = t173;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v165 = r159[i];
-        const float v168 = r163[i1 * 1];
-        const float v170 = v165 - v168;
-        const float v173 = r173[i1 * 1];
-        const float v174 = v170 * v173;
-        const float v166 = r161[i1 * 1];
-        const float v175 = v174 * v166;
-        const float v167 = r162[i1 * 1];
-        const float v176 = v175 + v167;
-        r176[i] = v176;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t179 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t178, (int)(16), t179, (int)(256 * n), 0.0f, t181, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t183[o++] = t181[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r188 = t188;
-    float *restrict const r197 = t197;
+    const float *restrict const r156 = t156;
+    float *restrict const r165 = t165;
     for (int64_t i = 0; i < 32; i++) {
-        const float v193 = r188[i];
-        const float v196 = v193 + 1e-05f;
-        const float v197 = 1.0f / sqrtf(v196);
-        r197[i] = v197;
+        const float v161 = r156[i];
+        const float v164 = v161 + 1e-05f;
+        const float v165 = 1.0f / sqrtf(v164);
+        r165[i] = v165;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r183 = t183;
-    const float *restrict const r185 = t185;
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r197 = t197;
-    float *restrict const r200 = t200;
+    const float *restrict const r152 = t152;
+    const float *restrict const r153 = t153;
+    const float *restrict const r154 = t154;
+    const float *restrict const r155 = t155;
+    const float *restrict const r165 = t165;
+    float *restrict const r168 = t168;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v189 = r183[i];
-        const float v192 = r187[i1 * 1];
-        const float v194 = v189 - v192;
-        const float v197 = r197[i1 * 1];
-        const float v198 = v194 * v197;
-        const float v190 = r185[i1 * 1];
-        const float v199 = v198 * v190;
-        const float v191 = r186[i1 * 1];
-        const float v200 = v199 + v191;
-        r200[i] = v200;
+        const float v157 = r152[i];
+        const float v160 = r155[i1 * 1];
+        const float v162 = v157 - v160;
+        const float v165 = r165[i1 * 1];
+        const float v166 = v162 * v165;
+        const float v158 = r153[i1 * 1];
+        const float v167 = v166 * v158;
+        const float v159 = r154[i1 * 1];
+        const float v168 = v167 + v159;
+        r168[i] = v168;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r176 = t176;
-    const float *restrict const r200 = t200;
-    float *restrict const r203 = t203;
+    const float *restrict const r148 = t148;
+    const float *restrict const r168 = t168;
+    float *restrict const r171 = t171;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v201 = r200[i];
-        const float v202 = v177 + v201;
-        const float v203 = v202 > 0.0f ? v202 : 0.0f;
-        r203[i] = v203;
+        const float v149 = r148[i];
+        const float v169 = r168[i];
+        const float v170 = v149 + v169;
+        const float v171 = v170 > 0.0f ? v170 : 0.0f;
+        r171[i] = v171;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t205 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t203[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t171 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t173 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t204, (int)(288), t205, (int)(256 * n), 0.0f, t207, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t209[o++] = t207[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r214 = t214;
-    float *restrict const r223 = t223;
+    const float *restrict const r178 = t178;
+    float *restrict const r187 = t187;
     for (int64_t i = 0; i < 32; i++) {
-        const float v219 = r214[i];
-        const float v222 = v219 + 1e-05f;
-        const float v223 = 1.0f / sqrtf(v222);
-        r223[i] = v223;
+        const float v183 = r178[i];
+        const float v186 = v183 + 1e-05f;
+        const float v187 = 1.0f / sqrtf(v186);
+        r187[i] = v187;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r209 = t209;
-    const float *restrict const r211 = t211;
-    const float *restrict const r212 = t212;
-    const float *restrict const r213 = t213;
-    const float *restrict const r223 = t223;
-    float *restrict const r226 = t226;
+    const float *restrict const r174 = t174;
+    const float *restrict const r175 = t175;
+    const float *restrict const r176 = t176;
+    const float *restrict const r177 = t177;
+    const float *restrict const r187 = t187;
+    float *restrict const r190 = t190;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v215 = r209[i];
-        const float v218 = r213[i1 * 1];
-        const float v220 = v215 - v218;
-        const float v223 = r223[i1 * 1];
-        const float v224 = v220 * v223;
-        const float v216 = r211[i1 * 1];
-        const float v225 = v224 * v216;
-        const float v217 = r212[i1 * 1];
-        const float v226 = v225 + v217;
-        r226[i] = v226;
+        const float v179 = r174[i];
+        const float v182 = r177[i1 * 1];
+        const float v184 = v179 - v182;
+        const float v187 = r187[i1 * 1];
+        const float v188 = v184 * v187;
+        const float v180 = r175[i1 * 1];
+        const float v189 = v188 * v180;
+        const float v181 = r176[i1 * 1];
+        const float v190 = v189 + v181;
+        r190[i] = v190;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r226 = t226;
-    float *restrict const r228 = t228;
+    const float *restrict const r190 = t190;
+    float *restrict const r192 = t192;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v227 = r226[i];
-        const float v228 = v227 > 0.0f ? v227 : 0.0f;
-        r228[i] = v228;
+        const float v191 = r190[i];
+        const float v192 = v191 > 0.0f ? v191 : 0.0f;
+        r192[i] = v192;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t230 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t228[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t192 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t194 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t229, (int)(288), t230, (int)(256 * n), 0.0f, t232, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t234[o++] = t232[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r239 = t239;
-    float *restrict const r248 = t248;
+    const float *restrict const r199 = t199;
+    float *restrict const r208 = t208;
     for (int64_t i = 0; i < 32; i++) {
-        const float v244 = r239[i];
-        const float v247 = v244 + 1e-05f;
-        const float v248 = 1.0f / sqrtf(v247);
-        r248[i] = v248;
+        const float v204 = r199[i];
+        const float v207 = v204 + 1e-05f;
+        const float v208 = 1.0f / sqrtf(v207);
+        r208[i] = v208;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r234 = t234;
-    const float *restrict const r236 = t236;
-    const float *restrict const r237 = t237;
-    const float *restrict const r238 = t238;
-    const float *restrict const r248 = t248;
-    float *restrict const r251 = t251;
+    const float *restrict const r195 = t195;
+    const float *restrict const r196 = t196;
+    const float *restrict const r197 = t197;
+    const float *restrict const r198 = t198;
+    const float *restrict const r208 = t208;
+    float *restrict const r211 = t211;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v240 = r234[i];
-        const float v243 = r238[i1 * 1];
-        const float v245 = v240 - v243;
-        const float v248 = r248[i1 * 1];
-        const float v249 = v245 * v248;
-        const float v241 = r236[i1 * 1];
-        const float v250 = v249 * v241;
-        const float v242 = r237[i1 * 1];
-        const float v251 = v250 + v242;
+        const float v200 = r195[i];
+        const float v203 = r198[i1 * 1];
+        const float v205 = v200 - v203;
+        const float v208 = r208[i1 * 1];
+        const float v209 = v205 * v208;
+        const float v201 = r196[i1 * 1];
+        const float v210 = v209 * v201;
+        const float v202 = r197[i1 * 1];
+        const float v211 = v210 + v202;
+        r211[i] = v211;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r171 = t171;
+    const float *restrict const r211 = t211;
+    float *restrict const r214 = t214;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v212 = r211[i];
+        const float v171 = r171[i];
+        const float v213 = v212 + v171;
+        const float v214 = v213 > 0.0f ? v213 : 0.0f;
+        r214[i] = v214;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r221 = t221;
+    float *restrict const r230 = t230;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v226 = r221[i];
+        const float v229 = v226 + 1e-05f;
+        const float v230 = 1.0f / sqrtf(v229);
+        r230[i] = v230;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r217 = t217;
+    const float *restrict const r218 = t218;
+    const float *restrict const r219 = t219;
+    const float *restrict const r220 = t220;
+    const float *restrict const r230 = t230;
+    float *restrict const r233 = t233;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v222 = r217[i];
+        const float v225 = r220[i1 * 1];
+        const float v227 = v222 - v225;
+        const float v230 = r230[i1 * 1];
+        const float v231 = v227 * v230;
+        const float v223 = r218[i1 * 1];
+        const float v232 = v231 * v223;
+        const float v224 = r219[i1 * 1];
+        const float v233 = v232 + v224;
+        r233[i] = v233;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r233 = t233;
+    float *restrict const r235 = t235;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v234 = r233[i];
+        const float v235 = v234 > 0.0f ? v234 : 0.0f;
+        r235[i] = v235;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t235 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t237 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r242 = t242;
+    float *restrict const r251 = t251;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v247 = r242[i];
+        const float v250 = v247 + 1e-05f;
+        const float v251 = 1.0f / sqrtf(v250);
         r251[i] = v251;
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r203 = t203;
+    const float *restrict const r238 = t238;
+    const float *restrict const r239 = t239;
+    const float *restrict const r240 = t240;
+    const float *restrict const r241 = t241;
     const float *restrict const r251 = t251;
     float *restrict const r254 = t254;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v252 = r251[i];
-        const float v203 = r203[i];
-        const float v253 = v252 + v203;
-        const float v254 = v253 > 0.0f ? v253 : 0.0f;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v243 = r238[i];
+        const float v246 = r241[i1 * 1];
+        const float v248 = v243 - v246;
+        const float v251 = r251[i1 * 1];
+        const float v252 = v248 * v251;
+        const float v244 = r239[i1 * 1];
+        const float v253 = v252 * v244;
+        const float v245 = r240[i1 * 1];
+        const float v254 = v253 + v245;
         r254[i] = v254;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t256 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t255, (int)(288), t256, (int)(64 * n), 0.0f, t258, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t260[o++] = t258[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r265 = t265;
-    float *restrict const r274 = t274;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v270 = r265[i];
-        const float v273 = v270 + 1e-05f;
-        const float v274 = 1.0f / sqrtf(v273);
-        r274[i] = v274;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r260 = t260;
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r264 = t264;
-    const float *restrict const r274 = t274;
-    float *restrict const r277 = t277;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v266 = r260[i];
-        const float v269 = r264[i1 * 1];
-        const float v271 = v266 - v269;
-        const float v274 = r274[i1 * 1];
-        const float v275 = v271 * v274;
-        const float v267 = r262[i1 * 1];
-        const float v276 = v275 * v267;
-        const float v268 = r263[i1 * 1];
-        const float v277 = v276 + v268;
-        r277[i] = v277;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r277 = t277;
-    float *restrict const r279 = t279;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v278 = r277[i];
-        const float v279 = v278 > 0.0f ? v278 : 0.0f;
-        r279[i] = v279;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t281 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t279[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t280, (int)(576), t281, (int)(64 * n), 0.0f, t283, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t285[o++] = t283[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r290 = t290;
-    float *restrict const r299 = t299;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v295 = r290[i];
-        const float v298 = v295 + 1e-05f;
-        const float v299 = 1.0f / sqrtf(v298);
-        r299[i] = v299;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r285 = t285;
-    const float *restrict const r287 = t287;
-    const float *restrict const r288 = t288;
-    const float *restrict const r289 = t289;
-    const float *restrict const r299 = t299;
-    float *restrict const r302 = t302;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v291 = r285[i];
-        const float v294 = r289[i1 * 1];
-        const float v296 = v291 - v294;
-        const float v299 = r299[i1 * 1];
-        const float v300 = v296 * v299;
-        const float v292 = r287[i1 * 1];
-        const float v301 = v300 * v292;
-        const float v293 = r288[i1 * 1];
-        const float v302 = v301 + v293;
-        r302[i] = v302;
-    }
-    }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t305 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t257 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t256, (int)CKK, t257, (int)P, 0.0f, t258 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t304, (int)(32), t305, (int)(64 * n), 0.0f, t307, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t309[o++] = t307[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r314 = t314;
-    float *restrict const r323 = t323;
+    const float *restrict const r262 = t262;
+    float *restrict const r271 = t271;
     for (int64_t i = 0; i < 64; i++) {
-        const float v319 = r314[i];
-        const float v322 = v319 + 1e-05f;
-        const float v323 = 1.0f / sqrtf(v322);
-        r323[i] = v323;
+        const float v267 = r262[i];
+        const float v270 = v267 + 1e-05f;
+        const float v271 = 1.0f / sqrtf(v270);
+        r271[i] = v271;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r309 = t309;
-    const float *restrict const r311 = t311;
-    const float *restrict const r312 = t312;
-    const float *restrict const r313 = t313;
-    const float *restrict const r323 = t323;
-    float *restrict const r326 = t326;
+    const float *restrict const r258 = t258;
+    const float *restrict const r259 = t259;
+    const float *restrict const r260 = t260;
+    const float *restrict const r261 = t261;
+    const float *restrict const r271 = t271;
+    float *restrict const r274 = t274;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v315 = r309[i];
-        const float v318 = r313[i1 * 1];
-        const float v320 = v315 - v318;
-        const float v323 = r323[i1 * 1];
-        const float v324 = v320 * v323;
-        const float v316 = r311[i1 * 1];
-        const float v325 = v324 * v316;
-        const float v317 = r312[i1 * 1];
-        const float v326 = v325 + v317;
-        r326[i] = v326;
+        const float v263 = r258[i];
+        const float v266 = r261[i1 * 1];
+        const float v268 = v263 - v266;
+        const float v271 = r271[i1 * 1];
+        const float v272 = v268 * v271;
+        const float v264 = r259[i1 * 1];
+        const float v273 = v272 * v264;
+        const float v265 = r260[i1 * 1];
+        const float v274 = v273 + v265;
+        r274[i] = v274;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r302 = t302;
-    const float *restrict const r326 = t326;
-    float *restrict const r329 = t329;
+    const float *restrict const r254 = t254;
+    const float *restrict const r274 = t274;
+    float *restrict const r277 = t277;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v303 = r302[i];
-        const float v327 = r326[i];
-        const float v328 = v303 + v327;
-        const float v329 = v328 > 0.0f ? v328 : 0.0f;
-        r329[i] = v329;
+        const float v255 = r254[i];
+        const float v275 = r274[i];
+        const float v276 = v255 + v275;
+        const float v277 = v276 > 0.0f ? v276 : 0.0f;
+        r277[i] = v277;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t331 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t329[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t277 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t279 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t330, (int)(576), t331, (int)(64 * n), 0.0f, t333, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t335[o++] = t333[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r340 = t340;
-    float *restrict const r349 = t349;
+    const float *restrict const r284 = t284;
+    float *restrict const r293 = t293;
     for (int64_t i = 0; i < 64; i++) {
-        const float v345 = r340[i];
-        const float v348 = v345 + 1e-05f;
-        const float v349 = 1.0f / sqrtf(v348);
-        r349[i] = v349;
+        const float v289 = r284[i];
+        const float v292 = v289 + 1e-05f;
+        const float v293 = 1.0f / sqrtf(v292);
+        r293[i] = v293;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r335 = t335;
-    const float *restrict const r337 = t337;
-    const float *restrict const r338 = t338;
-    const float *restrict const r339 = t339;
-    const float *restrict const r349 = t349;
-    float *restrict const r352 = t352;
+    const float *restrict const r280 = t280;
+    const float *restrict const r281 = t281;
+    const float *restrict const r282 = t282;
+    const float *restrict const r283 = t283;
+    const float *restrict const r293 = t293;
+    float *restrict const r296 = t296;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v341 = r335[i];
-        const float v344 = r339[i1 * 1];
-        const float v346 = v341 - v344;
-        const float v349 = r349[i1 * 1];
-        const float v350 = v346 * v349;
-        const float v342 = r337[i1 * 1];
-        const float v351 = v350 * v342;
-        const float v343 = r338[i1 * 1];
-        const float v352 = v351 + v343;
-        r352[i] = v352;
+        const float v285 = r280[i];
+        const float v288 = r283[i1 * 1];
+        const float v290 = v285 - v288;
+        const float v293 = r293[i1 * 1];
+        const float v294 = v290 * v293;
+        const float v286 = r281[i1 * 1];
+        const float v295 = v294 * v286;
+        const float v287 = r282[i1 * 1];
+        const float v296 = v295 + v287;
+        r296[i] = v296;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r352 = t352;
-    float *restrict const r354 = t354;
+    const float *restrict const r296 = t296;
+    float *restrict const r298 = t298;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v353 = r352[i];
-        const float v354 = v353 > 0.0f ? v353 : 0.0f;
-        r354[i] = v354;
+        const float v297 = r296[i];
+        const float v298 = v297 > 0.0f ? v297 : 0.0f;
+        r298[i] = v298;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t356 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t354[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t298 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t300 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t355, (int)(576), t356, (int)(64 * n), 0.0f, t358, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t360[o++] = t358[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r365 = t365;
-    float *restrict const r374 = t374;
+    const float *restrict const r305 = t305;
+    float *restrict const r314 = t314;
     for (int64_t i = 0; i < 64; i++) {
-        const float v370 = r365[i];
-        const float v373 = v370 + 1e-05f;
-        const float v374 = 1.0f / sqrtf(v373);
-        r374[i] = v374;
+        const float v310 = r305[i];
+        const float v313 = v310 + 1e-05f;
+        const float v314 = 1.0f / sqrtf(v313);
+        r314[i] = v314;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r360 = t360;
-    const float *restrict const r362 = t362;
-    const float *restrict const r363 = t363;
-    const float *restrict const r364 = t364;
-    const float *restrict const r374 = t374;
-    float *restrict const r377 = t377;
+    const float *restrict const r301 = t301;
+    const float *restrict const r302 = t302;
+    const float *restrict const r303 = t303;
+    const float *restrict const r304 = t304;
+    const float *restrict const r314 = t314;
+    float *restrict const r317 = t317;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v366 = r360[i];
-        const float v369 = r364[i1 * 1];
-        const float v371 = v366 - v369;
-        const float v374 = r374[i1 * 1];
-        const float v375 = v371 * v374;
-        const float v367 = r362[i1 * 1];
-        const float v376 = v375 * v367;
-        const float v368 = r363[i1 * 1];
-        const float v377 = v376 + v368;
-        r377[i] = v377;
+        const float v306 = r301[i];
+        const float v309 = r304[i1 * 1];
+        const float v311 = v306 - v309;
+        const float v314 = r314[i1 * 1];
+        const float v315 = v311 * v314;
+        const float v307 = r302[i1 * 1];
+        const float v316 = v315 * v307;
+        const float v308 = r303[i1 * 1];
+        const float v317 = v316 + v308;
+        r317[i] = v317;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r329 = t329;
-    const float *restrict const r377 = t377;
-    float *restrict const r380 = t380;
+    const float *restrict const r277 = t277;
+    const float *restrict const r317 = t317;
+    float *restrict const r320 = t320;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v378 = r377[i];
-        const float v329 = r329[i];
-        const float v379 = v378 + v329;
-        const float v380 = v379 > 0.0f ? v379 : 0.0f;
-        r380[i] = v380;
+        const float v318 = r317[i];
+        const float v277 = r277[i];
+        const float v319 = v318 + v277;
+        const float v320 = v319 > 0.0f ? v319 : 0.0f;
+        r320[i] = v320;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r380 = t380;
-    float *restrict const r381 = t381;
+    const float *restrict const r320 = t320;
+    float *restrict const r321 = t321;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
@@ -1604,7 +1484,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r380 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r320 + i0 * 4096 + i1 * 64 + i2 * 8;
                 float lane[16] = {0};
                 int64_t k = 0;
                 for (; k + 16 <= 8; k += 16)
@@ -1614,34 +1494,34 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r381[o++] = (float)(acc / (64.0f));
+            r321[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t381, (int)(64), t382, (int)(64), 0.0f, t385, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t321, (int)(64), t322, (int)(64), 0.0f, t325, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r383 = t383;
-    const float *restrict const r385 = t385;
-    float *restrict const r386 = t386;
+    const float *restrict const r323 = t323;
+    const float *restrict const r325 = t325;
+    float *restrict const r326 = t326;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v385 = r385[i];
-        const float v383 = r383[i1 * 1];
-        const float v386 = v385 + v383;
-        r386[i] = v386;
+        const float v325 = r325[i];
+        const float v323 = r323[i1 * 1];
+        const float v326 = v325 + v323;
+        r326[i] = v326;
     }
     }
-    memcpy(out, t386, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, t326, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 2368;
+    const int64_t MB = m->max_batch, SB = 147744;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1650,303 +1530,281 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t5 = (float *)(A + SB + 27648 * MB); /* [16, 1024*N] */
-    float *const t7 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    const float *const t10 = P + 448; /* bn.bias [16] */
-    const float *const t11 = S + 0; /* bn.running_mean [16] */
-    const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t14 = (float *)(A + 0); /* [2, 16] */
-    float *const t15 = (float *)(A + 32); /* [1, 16] */
-    float *const t17 = (float *)(A + 48); /* [1, 16] */
-    float *const t23 = (float *)(A + 64); /* [16] */
-    float *const t32 = (float *)(A + 32); /* [] */
-    float *const t34 = (float *)(A + 80); /* [16] */
-    float *const t35 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t37 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    const float *const t38 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t39 = (float *)(A + SB + 76800 * MB); /* [144, 1024*N] */
-    float *const t41 = (float *)(A + SB + 224256 * MB); /* [16, 1024*N] */
-    float *const t43 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    const float *const t45 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t46 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t47 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t48 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t50 = (float *)(A + 32); /* [2, 16] */
-    float *const t51 = (float *)(A + 96); /* [1, 16] */
-    float *const t53 = (float *)(A + 112); /* [1, 16] */
-    float *const t59 = (float *)(A + 128); /* [16] */
-    float *const t68 = (float *)(A + 96); /* [] */
-    float *const t70 = (float *)(A + 144); /* [16] */
-    float *const t71 = (float *)(A + SB + 224256 * MB); /* [N, 16, 1024] */
-    float *const t73 = (float *)(A + SB + 257024 * MB); /* [N, 16, 32, 32] */
-    const float *const t74 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t75 = (float *)(A + SB + 273408 * MB); /* [144, 1024*N] */
-    float *const t77 = (float *)(A + SB + 257024 * MB); /* [16, 1024*N] */
-    float *const t79 = (float *)(A + SB + 420864 * MB); /* [N, 16, 1024] */
-    const float *const t81 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t82 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t83 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t84 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t86 = (float *)(A + 96); /* [2, 16] */
-    float *const t87 = (float *)(A + 160); /* [1, 16] */
-    float *const t89 = (float *)(A + 176); /* [1, 16] */
-    float *const t95 = (float *)(A + 192); /* [16] */
-    float *const t104 = (float *)(A + 160); /* [] */
-    float *const t106 = (float *)(A + 208); /* [16] */
-    float *const t107 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t109 = (float *)(A + SB + 437248 * MB); /* [N, 16, 32, 32] */
-    float *const t110 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    const float *const t111 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t112 = (float *)(A + SB + 453632 * MB); /* [144, 1024*N] */
-    float *const t114 = (float *)(A + SB + 257024 * MB); /* [16, 1024*N] */
-    float *const t116 = (float *)(A + SB + 601088 * MB); /* [N, 16, 1024] */
-    const float *const t118 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t119 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t120 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t121 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t123 = (float *)(A + 160); /* [2, 16] */
-    float *const t124 = (float *)(A + 224); /* [1, 16] */
-    float *const t126 = (float *)(A + 240); /* [1, 16] */
-    float *const t132 = (float *)(A + 256); /* [16] */
-    float *const t141 = (float *)(A + 224); /* [] */
-    float *const t143 = (float *)(A + 272); /* [16] */
-    float *const t144 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t146 = (float *)(A + SB + 617472 * MB); /* [N, 16, 32, 32] */
-    const float *const t147 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t148 = (float *)(A + SB + 633856 * MB); /* [144, 1024*N] */
-    float *const t150 = (float *)(A + SB + 617472 * MB); /* [16, 1024*N] */
-    float *const t152 = (float *)(A + SB + 781312 * MB); /* [N, 16, 1024] */
-    const float *const t154 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t155 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t156 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t157 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t159 = (float *)(A + 224); /* [2, 16] */
-    float *const t160 = (float *)(A + 288); /* [1, 16] */
-    float *const t162 = (float *)(A + 304); /* [1, 16] */
-    float *const t168 = (float *)(A + 320); /* [16] */
-    float *const t177 = (float *)(A + 288); /* [] */
-    float *const t179 = (float *)(A + 336); /* [16] */
-    float *const t180 = (float *)(A + SB + 617472 * MB); /* [N, 16, 1024] */
-    float *const t182 = (float *)(A + SB + 797696 * MB); /* [N, 16, 32, 32] */
-    float *const t183 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    const float *const t184 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t185 = (float *)(A + SB + 814080 * MB); /* [144, 256*N] */
-    float *const t187 = (float *)(A + SB + 617472 * MB); /* [32, 256*N] */
-    float *const t189 = (float *)(A + SB + 625664 * MB); /* [N, 32, 256] */
-    const float *const t191 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t192 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t193 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t194 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t196 = (float *)(A + 352); /* [2, 32] */
-    float *const t197 = (float *)(A + 288); /* [1, 32] */
-    float *const t199 = (float *)(A + 416); /* [1, 32] */
-    float *const t205 = (float *)(A + 448); /* [32] */
-    float *const t214 = (float *)(A + 288); /* [] */
-    float *const t216 = (float *)(A + 480); /* [32] */
-    float *const t217 = (float *)(A + SB + 617472 * MB); /* [N, 32, 256] */
-    float *const t219 = (float *)(A + SB + 850944 * MB); /* [N, 32, 16, 16] */
-    const float *const t220 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t221 = (float *)(A + SB + 859136 * MB); /* [288, 256*N] */
-    float *const t223 = (float *)(A + SB + 850944 * MB); /* [32, 256*N] */
-    float *const t225 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
-    const float *const t227 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t228 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t229 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t230 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t232 = (float *)(A + 512); /* [2, 32] */
-    float *const t233 = (float *)(A + 288); /* [1, 32] */
-    float *const t235 = (float *)(A + 416); /* [1, 32] */
-    float *const t241 = (float *)(A + 576); /* [32] */
-    float *const t250 = (float *)(A + 288); /* [] */
-    float *const t252 = (float *)(A + 608); /* [32] */
-    float *const t253 = (float *)(A + SB + 850944 * MB); /* [N, 32, 256] */
-    const float *const t255 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t256 = (float *)(A + SB + 941056 * MB); /* [16, 256*N] */
-    float *const t258 = (float *)(A + SB + 60416 * MB); /* [32, 256*N] */
-    float *const t260 = (float *)(A + SB + 68608 * MB); /* [N, 32, 256] */
-    const float *const t262 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t263 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t264 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t265 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t267 = (float *)(A + 640); /* [2, 32] */
-    float *const t268 = (float *)(A + 288); /* [1, 32] */
-    float *const t270 = (float *)(A + 416); /* [1, 32] */
-    float *const t276 = (float *)(A + 704); /* [32] */
-    float *const t285 = (float *)(A + 288); /* [] */
-    float *const t287 = (float *)(A + 736); /* [32] */
-    float *const t288 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
-    float *const t290 = (float *)(A + SB + 945152 * MB); /* [N, 32, 16, 16] */
-    float *const t291 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
-    const float *const t292 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t293 = (float *)(A + SB + 953344 * MB); /* [288, 256*N] */
-    float *const t295 = (float *)(A + SB + 850944 * MB); /* [32, 256*N] */
-    float *const t297 = (float *)(A + SB + 1027072 * MB); /* [N, 32, 256] */
-    const float *const t299 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t300 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t301 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t302 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t304 = (float *)(A + 768); /* [2, 32] */
-    float *const t305 = (float *)(A + 288); /* [1, 32] */
-    float *const t307 = (float *)(A + 416); /* [1, 32] */
-    float *const t313 = (float *)(A + 832); /* [32] */
-    float *const t322 = (float *)(A + 288); /* [] */
-    float *const t324 = (float *)(A + 864); /* [32] */
-    float *const t325 = (float *)(A + SB + 850944 * MB); /* [N, 32, 256] */
-    float *const t327 = (float *)(A + SB + 1035264 * MB); /* [N, 32, 16, 16] */
-    const float *const t328 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t329 = (float *)(A + SB + 1043456 * MB); /* [288, 256*N] */
-    float *const t331 = (float *)(A + SB + 1035264 * MB); /* [32, 256*N] */
-    float *const t333 = (float *)(A + SB + 1117184 * MB); /* [N, 32, 256] */
-    const float *const t335 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t336 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t337 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t338 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t340 = (float *)(A + 896); /* [2, 32] */
-    float *const t341 = (float *)(A + 288); /* [1, 32] */
-    float *const t343 = (float *)(A + 416); /* [1, 32] */
-    float *const t349 = (float *)(A + 960); /* [32] */
-    float *const t358 = (float *)(A + 288); /* [] */
-    float *const t360 = (float *)(A + 992); /* [32] */
-    float *const t361 = (float *)(A + SB + 1035264 * MB); /* [N, 32, 256] */
-    float *const t363 = (float *)(A + SB + 1125376 * MB); /* [N, 32, 16, 16] */
-    float *const t364 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
-    const float *const t365 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t366 = (float *)(A + SB + 1133568 * MB); /* [288, 64*N] */
-    float *const t368 = (float *)(A + SB + 1035264 * MB); /* [64, 64*N] */
-    float *const t370 = (float *)(A + SB + 1039360 * MB); /* [N, 64, 64] */
-    const float *const t372 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t373 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t374 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t375 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t377 = (float *)(A + 1024); /* [2, 64] */
-    float *const t378 = (float *)(A + 1152); /* [1, 64] */
-    float *const t380 = (float *)(A + 1216); /* [1, 64] */
-    float *const t386 = (float *)(A + 1280); /* [64] */
-    float *const t395 = (float *)(A + 288); /* [] */
-    float *const t397 = (float *)(A + 1152); /* [64] */
-    float *const t398 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    float *const t400 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 8, 8] */
-    const float *const t401 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t402 = (float *)(A + SB + 1156096 * MB); /* [576, 64*N] */
-    float *const t404 = (float *)(A + SB + 1152000 * MB); /* [64, 64*N] */
-    float *const t406 = (float *)(A + SB + 1192960 * MB); /* [N, 64, 64] */
-    const float *const t408 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t409 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t410 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t411 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t413 = (float *)(A + 1344); /* [2, 64] */
-    float *const t414 = (float *)(A + 1216); /* [1, 64] */
-    float *const t416 = (float *)(A + 1472); /* [1, 64] */
-    float *const t422 = (float *)(A + 1536); /* [64] */
-    float *const t431 = (float *)(A + 288); /* [] */
-    float *const t433 = (float *)(A + 1216); /* [64] */
-    float *const t434 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 64] */
-    const float *const t436 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t437 = (float *)(A + SB + 1197056 * MB); /* [32, 64*N] */
-    float *const t439 = (float *)(A + SB + 60416 * MB); /* [64, 64*N] */
-    float *const t441 = (float *)(A + SB + 64512 * MB); /* [N, 64, 64] */
-    const float *const t443 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t444 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t445 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t446 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t448 = (float *)(A + 1600); /* [2, 64] */
-    float *const t449 = (float *)(A + 1472); /* [1, 64] */
-    float *const t451 = (float *)(A + 1728); /* [1, 64] */
-    float *const t457 = (float *)(A + 1792); /* [64] */
-    float *const t466 = (float *)(A + 288); /* [] */
-    float *const t468 = (float *)(A + 1472); /* [64] */
-    float *const t469 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
-    float *const t471 = (float *)(A + SB + 1199104 * MB); /* [N, 64, 8, 8] */
-    float *const t472 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
-    const float *const t473 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t474 = (float *)(A + SB + 1203200 * MB); /* [576, 64*N] */
-    float *const t476 = (float *)(A + SB + 1152000 * MB); /* [64, 64*N] */
-    float *const t478 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    const float *const t480 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t481 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t482 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t483 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t485 = (float *)(A + 1856); /* [2, 64] */
-    float *const t486 = (float *)(A + 1728); /* [1, 64] */
-    float *const t488 = (float *)(A + 1984); /* [1, 64] */
-    float *const t494 = (float *)(A + 2048); /* [64] */
-    float *const t503 = (float *)(A + 288); /* [] */
-    float *const t505 = (float *)(A + 1728); /* [64] */
-    float *const t506 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 64] */
-    float *const t508 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
-    const float *const t509 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t510 = (float *)(A + SB + 1248256 * MB); /* [576, 64*N] */
-    float *const t512 = (float *)(A + SB + 1244160 * MB); /* [64, 64*N] */
-    float *const t514 = (float *)(A + SB + 1285120 * MB); /* [N, 64, 64] */
-    const float *const t516 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t517 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t518 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t519 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t521 = (float *)(A + 2112); /* [2, 64] */
-    float *const t522 = (float *)(A + 1984); /* [1, 64] */
-    float *const t524 = (float *)(A + 2240); /* [1, 64] */
-    float *const t530 = (float *)(A + 2304); /* [64] */
-    float *const t539 = (float *)(A + 288); /* [] */
-    float *const t541 = (float *)(A + 1984); /* [64] */
-    float *const t542 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t544 = (float *)(A + SB + 1289216 * MB); /* [N, 64, 8, 8] */
-    float *const t545 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
-    float *const t546 = (float *)(A + SB + 1244160 * MB); /* [N, 64] */
-    const float *const t547 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t548 = P + 175248; /* fc.bias [10] */
-    float *const t550 = (float *)(A + SB + 60416 * MB); /* [N, 10] */
-    float *const t551 = (float *)(A + SB + 60432 * MB); /* [N, 10] */
-    float *const t552 = (float *)(A + 288); /* [] */
+    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    const float *const t6 = P + 448; /* bn.bias [16] */
+    const float *const t7 = S + 0; /* bn.running_mean [16] */
+    const float *const t8 = S + 16; /* bn.running_var [16] */
+    float *const t10 = (float *)(A + 0); /* [2, 16] */
+    float *const t11 = (float *)(A + 32); /* [1, 16] */
+    float *const t13 = (float *)(A + 48); /* [1, 16] */
+    float *const t19 = (float *)(A + 64); /* [16] */
+    float *const t28 = (float *)(A + 32); /* [] */
+    float *const t30 = (float *)(A + 80); /* [16] */
+    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t35 = (float *)(A + 96); /* [144, 1024] */
+    float *const t36 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t38 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t39 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t40 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t42 = (float *)(A + 32); /* [2, 16] */
+    float *const t43 = (float *)(A + 96); /* [1, 16] */
+    float *const t45 = (float *)(A + 112); /* [1, 16] */
+    float *const t51 = (float *)(A + 128); /* [16] */
+    float *const t60 = (float *)(A + 96); /* [] */
+    float *const t62 = (float *)(A + 144); /* [16] */
+    float *const t63 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t67 = (float *)(A + 160); /* [144, 1024] */
+    float *const t68 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t70 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t71 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t72 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t74 = (float *)(A + 96); /* [2, 16] */
+    float *const t75 = (float *)(A + 160); /* [1, 16] */
+    float *const t77 = (float *)(A + 176); /* [1, 16] */
+    float *const t83 = (float *)(A + 192); /* [16] */
+    float *const t92 = (float *)(A + 160); /* [] */
+    float *const t94 = (float *)(A + 208); /* [16] */
+    float *const t95 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    float *const t97 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const t98 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t100 = (float *)(A + 224); /* [144, 1024] */
+    float *const t101 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t103 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t104 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t105 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t107 = (float *)(A + 160); /* [2, 16] */
+    float *const t108 = (float *)(A + 224); /* [1, 16] */
+    float *const t110 = (float *)(A + 240); /* [1, 16] */
+    float *const t116 = (float *)(A + 256); /* [16] */
+    float *const t125 = (float *)(A + 224); /* [] */
+    float *const t127 = (float *)(A + 272); /* [16] */
+    float *const t128 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
+    float *const t130 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t132 = (float *)(A + 288); /* [144, 1024] */
+    float *const t133 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t135 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t136 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t137 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t139 = (float *)(A + 224); /* [2, 16] */
+    float *const t140 = (float *)(A + 288); /* [1, 16] */
+    float *const t142 = (float *)(A + 304); /* [1, 16] */
+    float *const t148 = (float *)(A + 320); /* [16] */
+    float *const t157 = (float *)(A + 288); /* [] */
+    float *const t159 = (float *)(A + 336); /* [16] */
+    float *const t160 = (float *)(A + SB + 212992 * MB); /* [N, 16, 1024] */
+    float *const t162 = (float *)(A + SB + 229376 * MB); /* [N, 16, 32, 32] */
+    float *const t163 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t165 = (float *)(A + 352); /* [144, 256] */
+    float *const t166 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t168 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t169 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t170 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t172 = (float *)(A + 352); /* [2, 32] */
+    float *const t173 = (float *)(A + 288); /* [1, 32] */
+    float *const t175 = (float *)(A + 416); /* [1, 32] */
+    float *const t181 = (float *)(A + 448); /* [32] */
+    float *const t190 = (float *)(A + 288); /* [] */
+    float *const t192 = (float *)(A + 480); /* [32] */
+    float *const t193 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
+    float *const t195 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t197 = (float *)(A + 512); /* [288, 256] */
+    float *const t198 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
+    const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t201 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t202 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t204 = (float *)(A + 512); /* [2, 32] */
+    float *const t205 = (float *)(A + 288); /* [1, 32] */
+    float *const t207 = (float *)(A + 416); /* [1, 32] */
+    float *const t213 = (float *)(A + 576); /* [32] */
+    float *const t222 = (float *)(A + 288); /* [] */
+    float *const t224 = (float *)(A + 608); /* [32] */
+    float *const t225 = (float *)(A + SB + 278528 * MB); /* [N, 32, 256] */
+    const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t228 = (float *)(A + 640); /* [16, 256] */
+    float *const t229 = (float *)(A + SB + 286720 * MB); /* [N, 32, 16, 16] */
+    const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t231 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t232 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t233 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t235 = (float *)(A + 640); /* [2, 32] */
+    float *const t236 = (float *)(A + 288); /* [1, 32] */
+    float *const t238 = (float *)(A + 416); /* [1, 32] */
+    float *const t244 = (float *)(A + 704); /* [32] */
+    float *const t253 = (float *)(A + 288); /* [] */
+    float *const t255 = (float *)(A + 736); /* [32] */
+    float *const t256 = (float *)(A + SB + 294912 * MB); /* [N, 32, 256] */
+    float *const t258 = (float *)(A + SB + 303104 * MB); /* [N, 32, 16, 16] */
+    float *const t259 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
+    const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t261 = (float *)(A + 768); /* [288, 256] */
+    float *const t262 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
+    const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t264 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t265 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t266 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t268 = (float *)(A + 768); /* [2, 32] */
+    float *const t269 = (float *)(A + 288); /* [1, 32] */
+    float *const t271 = (float *)(A + 416); /* [1, 32] */
+    float *const t277 = (float *)(A + 832); /* [32] */
+    float *const t286 = (float *)(A + 288); /* [] */
+    float *const t288 = (float *)(A + 864); /* [32] */
+    float *const t289 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
+    float *const t291 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
+    const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t293 = (float *)(A + 896); /* [288, 256] */
+    float *const t294 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
+    const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t297 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t298 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t300 = (float *)(A + 896); /* [2, 32] */
+    float *const t301 = (float *)(A + 288); /* [1, 32] */
+    float *const t303 = (float *)(A + 416); /* [1, 32] */
+    float *const t309 = (float *)(A + 960); /* [32] */
+    float *const t318 = (float *)(A + 288); /* [] */
+    float *const t320 = (float *)(A + 992); /* [32] */
+    float *const t321 = (float *)(A + SB + 335872 * MB); /* [N, 32, 256] */
+    float *const t323 = (float *)(A + SB + 344064 * MB); /* [N, 32, 16, 16] */
+    float *const t324 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
+    const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t326 = (float *)(A + 1024); /* [288, 64] */
+    float *const t327 = (float *)(A + SB + 352256 * MB); /* [N, 64, 8, 8] */
+    const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t329 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t330 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t331 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t333 = (float *)(A + 1024); /* [2, 64] */
+    float *const t334 = (float *)(A + 1152); /* [1, 64] */
+    float *const t336 = (float *)(A + 1216); /* [1, 64] */
+    float *const t342 = (float *)(A + 1280); /* [64] */
+    float *const t351 = (float *)(A + 288); /* [] */
+    float *const t353 = (float *)(A + 1152); /* [64] */
+    float *const t354 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
+    float *const t356 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
+    const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t358 = (float *)(A + 1344); /* [576, 64] */
+    float *const t359 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
+    const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t362 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t363 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t365 = (float *)(A + 1344); /* [2, 64] */
+    float *const t366 = (float *)(A + 1216); /* [1, 64] */
+    float *const t368 = (float *)(A + 1472); /* [1, 64] */
+    float *const t374 = (float *)(A + 1536); /* [64] */
+    float *const t383 = (float *)(A + 288); /* [] */
+    float *const t385 = (float *)(A + 1216); /* [64] */
+    float *const t386 = (float *)(A + SB + 368640 * MB); /* [N, 64, 64] */
+    const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t389 = (float *)(A + 1600); /* [32, 64] */
+    float *const t390 = (float *)(A + SB + 372736 * MB); /* [N, 64, 8, 8] */
+    const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t392 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t393 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t394 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t396 = (float *)(A + 1600); /* [2, 64] */
+    float *const t397 = (float *)(A + 1472); /* [1, 64] */
+    float *const t399 = (float *)(A + 1728); /* [1, 64] */
+    float *const t405 = (float *)(A + 1792); /* [64] */
+    float *const t414 = (float *)(A + 288); /* [] */
+    float *const t416 = (float *)(A + 1472); /* [64] */
+    float *const t417 = (float *)(A + SB + 376832 * MB); /* [N, 64, 64] */
+    float *const t419 = (float *)(A + SB + 380928 * MB); /* [N, 64, 8, 8] */
+    float *const t420 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
+    const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t422 = (float *)(A + 1856); /* [576, 64] */
+    float *const t423 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
+    const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t426 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t427 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t429 = (float *)(A + 1856); /* [2, 64] */
+    float *const t430 = (float *)(A + 1728); /* [1, 64] */
+    float *const t432 = (float *)(A + 1984); /* [1, 64] */
+    float *const t438 = (float *)(A + 2048); /* [64] */
+    float *const t447 = (float *)(A + 288); /* [] */
+    float *const t449 = (float *)(A + 1728); /* [64] */
+    float *const t450 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
+    float *const t452 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
+    const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t454 = (float *)(A + 2112); /* [576, 64] */
+    float *const t455 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
+    const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t458 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t459 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t461 = (float *)(A + 2112); /* [2, 64] */
+    float *const t462 = (float *)(A + 1984); /* [1, 64] */
+    float *const t464 = (float *)(A + 2240); /* [1, 64] */
+    float *const t470 = (float *)(A + 2304); /* [64] */
+    float *const t479 = (float *)(A + 288); /* [] */
+    float *const t481 = (float *)(A + 1984); /* [64] */
+    float *const t482 = (float *)(A + SB + 397312 * MB); /* [N, 64, 64] */
+    float *const t484 = (float *)(A + SB + 401408 * MB); /* [N, 64, 8, 8] */
+    float *const t485 = (float *)(A + SB + 397312 * MB); /* [N, 64, 8, 8] */
+    float *const t486 = (float *)(A + SB + 405504 * MB); /* [N, 64] */
+    const float *const t487 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t488 = P + 175248; /* fc.bias [10] */
+    float *const t490 = (float *)(A + SB + 397312 * MB); /* [N, 10] */
+    float *const t491 = (float *)(A + SB + 397328 * MB); /* [N, 10] */
+    float *const t492 = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 3, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(27), 1.0f, t2, (int)(27), t3, (int)(1024 * n), 0.0f, t5, (int)(1024 * n));
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
-    const float *restrict const r7 = t7;
-    float *restrict const r14 = t14;
+    const float *restrict const r4 = t4;
+    float *restrict const r10 = t10;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r7 + (b * C + c) * L;
+                const float *row = r4 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -1955,139 +1813,132 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r7 + (b * C + c) * L;
+                const float *row = r4 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r14[c] = mu;
-            r14[C + c] = (float)(sq / M);
+            r10[c] = mu;
+            r10[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t15 + o * 16, t14 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t11 + o * 16, t10 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t17 + o * 16, t14 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t13 + o * 16, t10 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r7 = t7;
     const float *restrict const r11 = t11;
-    const float *restrict const r15 = t15;
-    float *restrict const r23 = t23;
+    float *restrict const r19 = t19;
     for (int64_t i = 0; i < 16; i++) {
-        const float v11 = r11[i];
-        const float v20 = 0.9f * v11;
-        const float v16 = r15[i];
-        const float v22 = 0.1f * v16;
-        const float v23 = v20 + v22;
-        r23[i] = v23;
+        const float v7 = r7[i];
+        const float v16 = 0.9f * v7;
+        const float v12 = r11[i];
+        const float v18 = 0.1f * v12;
+        const float v19 = v16 + v18;
+        r19[i] = v19;
     }
     }
     /* resnet.nn:46  bn(stem(x)): / */
     {
-    float *restrict const r32 = t32;
+    float *restrict const r28 = t28;
     for (int64_t i = 0; i < 1; i++) {
-        const float v30 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v32 = (float)(1024.0f * (double)n) / v30;
-        r32[i] = v32;
+        const float v26 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v28 = (float)(1024.0f * (double)n) / v26;
+        r28[i] = v28;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r12 = t12;
-    const float *restrict const r17 = t17;
-    const float *restrict const r32 = t32;
-    float *restrict const r34 = t34;
+    const float *restrict const r8 = t8;
+    const float *restrict const r13 = t13;
+    const float *restrict const r28 = t28;
+    float *restrict const r30 = t30;
     for (int64_t i = 0; i < 16; i++) {
-        const float v12 = r12[i];
-        const float v25 = 0.9f * v12;
-        const float v18 = r17[i];
-        const float v27 = 0.1f * v18;
-        const float v32 = r32[0];
-        const float v33 = v27 * v32;
-        const float v34 = v25 + v33;
-        r34[i] = v34;
+        const float v8 = r8[i];
+        const float v21 = 0.9f * v8;
+        const float v14 = r13[i];
+        const float v23 = 0.1f * v14;
+        const float v28 = r28[0];
+        const float v29 = v23 * v28;
+        const float v30 = v21 + v29;
+        r30[i] = v30;
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r10 = t10;
-    const float *restrict const r14 = t14;
-    float *restrict const r35 = t35;
+    float *restrict const r31 = t31;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r14[c], sc = (float)(1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05)) * r9[c], sh = r10[c];
-            const float *xr = r7 + (b * C + c) * L;
-            float *yr = r35 + (b * C + c) * L;
+            const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
+            const float *xr = r4 + (b * C + c) * L;
+            float *yr = r31 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r35 = t35;
-    float *restrict const r37 = t37;
+    const float *restrict const r31 = t31;
+    float *restrict const r33 = t33;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v36 = r35[i];
-        const float v37 = v36 > 0.0f ? v36 : 0.0f;
-        r37[i] = v37;
+        const float v32 = r31[i];
+        const float v33 = v32 > 0.0f ? v32 : 0.0f;
+        r33[i] = v33;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t39 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t37[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t33 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t35 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, t35, (int)P, 0.0f, t36 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t38, (int)(144), t39, (int)(1024 * n), 0.0f, t41, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t43[o++] = t41[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r43 = t43;
-    float *restrict const r50 = t50;
+    const float *restrict const r36 = t36;
+    float *restrict const r42 = t42;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r43 + (b * C + c) * L;
+                const float *row = r36 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2096,139 +1947,132 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r43 + (b * C + c) * L;
+                const float *row = r36 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r50[c] = mu;
-            r50[C + c] = (float)(sq / M);
+            r42[c] = mu;
+            r42[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t51 + o * 16, t50 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t43 + o * 16, t42 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t53 + o * 16, t50 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t45 + o * 16, t42 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r47 = t47;
-    const float *restrict const r51 = t51;
-    float *restrict const r59 = t59;
+    const float *restrict const r39 = t39;
+    const float *restrict const r43 = t43;
+    float *restrict const r51 = t51;
     for (int64_t i = 0; i < 16; i++) {
-        const float v47 = r47[i];
-        const float v56 = 0.9f * v47;
-        const float v52 = r51[i];
-        const float v58 = 0.1f * v52;
-        const float v59 = v56 + v58;
-        r59[i] = v59;
+        const float v39 = r39[i];
+        const float v48 = 0.9f * v39;
+        const float v44 = r43[i];
+        const float v50 = 0.1f * v44;
+        const float v51 = v48 + v50;
+        r51[i] = v51;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r68 = t68;
+    float *restrict const r60 = t60;
     for (int64_t i = 0; i < 1; i++) {
-        const float v66 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v68 = (float)(1024.0f * (double)n) / v66;
-        r68[i] = v68;
+        const float v58 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v60 = (float)(1024.0f * (double)n) / v58;
+        r60[i] = v60;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r48 = t48;
-    const float *restrict const r53 = t53;
-    const float *restrict const r68 = t68;
-    float *restrict const r70 = t70;
+    const float *restrict const r40 = t40;
+    const float *restrict const r45 = t45;
+    const float *restrict const r60 = t60;
+    float *restrict const r62 = t62;
     for (int64_t i = 0; i < 16; i++) {
-        const float v48 = r48[i];
-        const float v61 = 0.9f * v48;
-        const float v54 = r53[i];
-        const float v63 = 0.1f * v54;
-        const float v68 = r68[0];
-        const float v69 = v63 * v68;
-        const float v70 = v61 + v69;
-        r70[i] = v70;
+        const float v40 = r40[i];
+        const float v53 = 0.9f * v40;
+        const float v46 = r45[i];
+        const float v55 = 0.1f * v46;
+        const float v60 = r60[0];
+        const float v61 = v55 * v60;
+        const float v62 = v53 + v61;
+        r62[i] = v62;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r43 = t43;
-    const float *restrict const r45 = t45;
-    const float *restrict const r46 = t46;
-    const float *restrict const r50 = t50;
-    float *restrict const r71 = t71;
+    const float *restrict const r36 = t36;
+    const float *restrict const r37 = t37;
+    const float *restrict const r38 = t38;
+    const float *restrict const r42 = t42;
+    float *restrict const r63 = t63;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r50[c], sc = (float)(1.0 / sqrt((double)r50[C + c] + 1.0000000000000001e-05)) * r45[c], sh = r46[c];
-            const float *xr = r43 + (b * C + c) * L;
-            float *yr = r71 + (b * C + c) * L;
+            const float mu = r42[c], sc = (float)(1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05)) * r37[c], sh = r38[c];
+            const float *xr = r36 + (b * C + c) * L;
+            float *yr = r63 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r71 = t71;
-    float *restrict const r73 = t73;
+    const float *restrict const r63 = t63;
+    float *restrict const r65 = t65;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v72 = r71[i];
-        const float v73 = v72 > 0.0f ? v72 : 0.0f;
-        r73[i] = v73;
+        const float v64 = r63[i];
+        const float v65 = v64 > 0.0f ? v64 : 0.0f;
+        r65[i] = v65;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t75 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t73[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t74, (int)(144), t75, (int)(1024 * n), 0.0f, t77, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t79[o++] = t77[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r79 = t79;
-    float *restrict const r86 = t86;
+    const float *restrict const r68 = t68;
+    float *restrict const r74 = t74;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r79 + (b * C + c) * L;
+                const float *row = r68 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2237,151 +2081,144 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r79 + (b * C + c) * L;
+                const float *row = r68 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r86[c] = mu;
-            r86[C + c] = (float)(sq / M);
+            r74[c] = mu;
+            r74[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t87 + o * 16, t86 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t75 + o * 16, t74 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t89 + o * 16, t86 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t77 + o * 16, t74 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r83 = t83;
-    const float *restrict const r87 = t87;
-    float *restrict const r95 = t95;
+    const float *restrict const r71 = t71;
+    const float *restrict const r75 = t75;
+    float *restrict const r83 = t83;
     for (int64_t i = 0; i < 16; i++) {
-        const float v83 = r83[i];
-        const float v92 = 0.9f * v83;
-        const float v88 = r87[i];
-        const float v94 = 0.1f * v88;
-        const float v95 = v92 + v94;
-        r95[i] = v95;
+        const float v71 = r71[i];
+        const float v80 = 0.9f * v71;
+        const float v76 = r75[i];
+        const float v82 = 0.1f * v76;
+        const float v83 = v80 + v82;
+        r83[i] = v83;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r104 = t104;
+    float *restrict const r92 = t92;
     for (int64_t i = 0; i < 1; i++) {
-        const float v102 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v104 = (float)(1024.0f * (double)n) / v102;
-        r104[i] = v104;
+        const float v90 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v92 = (float)(1024.0f * (double)n) / v90;
+        r92[i] = v92;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r84 = t84;
-    const float *restrict const r89 = t89;
-    const float *restrict const r104 = t104;
-    float *restrict const r106 = t106;
+    const float *restrict const r72 = t72;
+    const float *restrict const r77 = t77;
+    const float *restrict const r92 = t92;
+    float *restrict const r94 = t94;
     for (int64_t i = 0; i < 16; i++) {
-        const float v84 = r84[i];
-        const float v97 = 0.9f * v84;
-        const float v90 = r89[i];
-        const float v99 = 0.1f * v90;
-        const float v104 = r104[0];
-        const float v105 = v99 * v104;
-        const float v106 = v97 + v105;
-        r106[i] = v106;
+        const float v72 = r72[i];
+        const float v85 = 0.9f * v72;
+        const float v78 = r77[i];
+        const float v87 = 0.1f * v78;
+        const float v92 = r92[0];
+        const float v93 = v87 * v92;
+        const float v94 = v85 + v93;
+        r94[i] = v94;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r79 = t79;
-    const float *restrict const r81 = t81;
-    const float *restrict const r82 = t82;
-    const float *restrict const r86 = t86;
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r70 = t70;
+    const float *restrict const r74 = t74;
+    float *restrict const r95 = t95;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r74[c], sc = (float)(1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05)) * r69[c], sh = r70[c];
+            const float *xr = r68 + (b * C + c) * L;
+            float *yr = r95 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:24  + */
+    {
+    const float *restrict const r33 = t33;
+    const float *restrict const r95 = t95;
+    float *restrict const r97 = t97;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v96 = r95[i];
+        const float v33 = r33[i];
+        const float v97 = v96 + v33;
+        r97[i] = v97;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r97 = t97;
+    float *restrict const r98 = t98;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v97 = r97[i];
+        const float v98 = v97 > 0.0f ? v97 : 0.0f;
+        r98[i] = v98;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t98 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t100 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t99, (int)CKK, t100, (int)P, 0.0f, t101 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r101 = t101;
     float *restrict const r107 = t107;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const float mu = r86[c], sc = (float)(1.0 / sqrt((double)r86[C + c] + 1.0000000000000001e-05)) * r81[c], sh = r82[c];
-            const float *xr = r79 + (b * C + c) * L;
-            float *yr = r107 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
-        }
-    }
-    }
-    /* resnet.nn:24  + */
-    {
-    const float *restrict const r37 = t37;
-    const float *restrict const r107 = t107;
-    float *restrict const r109 = t109;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v108 = r107[i];
-        const float v37 = r37[i];
-        const float v109 = v108 + v37;
-        r109[i] = v109;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r109 = t109;
-    float *restrict const r110 = t110;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v109 = r109[i];
-        const float v110 = v109 > 0.0f ? v109 : 0.0f;
-        r110[i] = v110;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t112 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t110[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t111, (int)(144), t112, (int)(1024 * n), 0.0f, t114, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t116[o++] = t114[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
-    {
-    const float *restrict const r116 = t116;
-    float *restrict const r123 = t123;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r116 + (b * C + c) * L;
+                const float *row = r101 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2390,139 +2227,132 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r116 + (b * C + c) * L;
+                const float *row = r101 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r123[c] = mu;
-            r123[C + c] = (float)(sq / M);
+            r107[c] = mu;
+            r107[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t124 + o * 16, t123 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t108 + o * 16, t107 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t126 + o * 16, t123 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t110 + o * 16, t107 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r120 = t120;
-    const float *restrict const r124 = t124;
-    float *restrict const r132 = t132;
+    const float *restrict const r104 = t104;
+    const float *restrict const r108 = t108;
+    float *restrict const r116 = t116;
     for (int64_t i = 0; i < 16; i++) {
-        const float v120 = r120[i];
-        const float v129 = 0.9f * v120;
-        const float v125 = r124[i];
-        const float v131 = 0.1f * v125;
-        const float v132 = v129 + v131;
-        r132[i] = v132;
+        const float v104 = r104[i];
+        const float v113 = 0.9f * v104;
+        const float v109 = r108[i];
+        const float v115 = 0.1f * v109;
+        const float v116 = v113 + v115;
+        r116[i] = v116;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r141 = t141;
+    float *restrict const r125 = t125;
     for (int64_t i = 0; i < 1; i++) {
-        const float v139 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v141 = (float)(1024.0f * (double)n) / v139;
-        r141[i] = v141;
+        const float v123 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v125 = (float)(1024.0f * (double)n) / v123;
+        r125[i] = v125;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r121 = t121;
-    const float *restrict const r126 = t126;
-    const float *restrict const r141 = t141;
-    float *restrict const r143 = t143;
+    const float *restrict const r105 = t105;
+    const float *restrict const r110 = t110;
+    const float *restrict const r125 = t125;
+    float *restrict const r127 = t127;
     for (int64_t i = 0; i < 16; i++) {
-        const float v121 = r121[i];
-        const float v134 = 0.9f * v121;
-        const float v127 = r126[i];
-        const float v136 = 0.1f * v127;
-        const float v141 = r141[0];
-        const float v142 = v136 * v141;
-        const float v143 = v134 + v142;
-        r143[i] = v143;
+        const float v105 = r105[i];
+        const float v118 = 0.9f * v105;
+        const float v111 = r110[i];
+        const float v120 = 0.1f * v111;
+        const float v125 = r125[0];
+        const float v126 = v120 * v125;
+        const float v127 = v118 + v126;
+        r127[i] = v127;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r116 = t116;
-    const float *restrict const r118 = t118;
-    const float *restrict const r119 = t119;
-    const float *restrict const r123 = t123;
-    float *restrict const r144 = t144;
+    const float *restrict const r101 = t101;
+    const float *restrict const r102 = t102;
+    const float *restrict const r103 = t103;
+    const float *restrict const r107 = t107;
+    float *restrict const r128 = t128;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r123[c], sc = (float)(1.0 / sqrt((double)r123[C + c] + 1.0000000000000001e-05)) * r118[c], sh = r119[c];
-            const float *xr = r116 + (b * C + c) * L;
-            float *yr = r144 + (b * C + c) * L;
+            const float mu = r107[c], sc = (float)(1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05)) * r102[c], sh = r103[c];
+            const float *xr = r101 + (b * C + c) * L;
+            float *yr = r128 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r144 = t144;
-    float *restrict const r146 = t146;
+    const float *restrict const r128 = t128;
+    float *restrict const r130 = t130;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v145 = r144[i];
-        const float v146 = v145 > 0.0f ? v145 : 0.0f;
-        r146[i] = v146;
+        const float v129 = r128[i];
+        const float v130 = v129 > 0.0f ? v129 : 0.0f;
+        r130[i] = v130;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t148 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t146[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t130 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t132 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t131, (int)CKK, t132, (int)P, 0.0f, t133 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t147, (int)(144), t148, (int)(1024 * n), 0.0f, t150, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t152[o++] = t150[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r152 = t152;
-    float *restrict const r159 = t159;
+    const float *restrict const r133 = t133;
+    float *restrict const r139 = t139;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r152 + (b * C + c) * L;
+                const float *row = r133 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2531,151 +2361,144 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r152 + (b * C + c) * L;
+                const float *row = r133 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r159[c] = mu;
-            r159[C + c] = (float)(sq / M);
+            r139[c] = mu;
+            r139[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t160 + o * 16, t159 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t140 + o * 16, t139 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t162 + o * 16, t159 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t142 + o * 16, t139 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r156 = t156;
-    const float *restrict const r160 = t160;
-    float *restrict const r168 = t168;
+    const float *restrict const r136 = t136;
+    const float *restrict const r140 = t140;
+    float *restrict const r148 = t148;
     for (int64_t i = 0; i < 16; i++) {
-        const float v156 = r156[i];
-        const float v165 = 0.9f * v156;
-        const float v161 = r160[i];
-        const float v167 = 0.1f * v161;
-        const float v168 = v165 + v167;
-        r168[i] = v168;
+        const float v136 = r136[i];
+        const float v145 = 0.9f * v136;
+        const float v141 = r140[i];
+        const float v147 = 0.1f * v141;
+        const float v148 = v145 + v147;
+        r148[i] = v148;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r177 = t177;
+    float *restrict const r157 = t157;
     for (int64_t i = 0; i < 1; i++) {
-        const float v175 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v177 = (float)(1024.0f * (double)n) / v175;
-        r177[i] = v177;
+        const float v155 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v157 = (float)(1024.0f * (double)n) / v155;
+        r157[i] = v157;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
+    const float *restrict const r137 = t137;
+    const float *restrict const r142 = t142;
     const float *restrict const r157 = t157;
-    const float *restrict const r162 = t162;
-    const float *restrict const r177 = t177;
-    float *restrict const r179 = t179;
+    float *restrict const r159 = t159;
     for (int64_t i = 0; i < 16; i++) {
-        const float v157 = r157[i];
-        const float v170 = 0.9f * v157;
-        const float v163 = r162[i];
-        const float v172 = 0.1f * v163;
-        const float v177 = r177[0];
-        const float v178 = v172 * v177;
-        const float v179 = v170 + v178;
-        r179[i] = v179;
+        const float v137 = r137[i];
+        const float v150 = 0.9f * v137;
+        const float v143 = r142[i];
+        const float v152 = 0.1f * v143;
+        const float v157 = r157[0];
+        const float v158 = v152 * v157;
+        const float v159 = v150 + v158;
+        r159[i] = v159;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r152 = t152;
-    const float *restrict const r154 = t154;
-    const float *restrict const r155 = t155;
-    const float *restrict const r159 = t159;
-    float *restrict const r180 = t180;
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r135 = t135;
+    const float *restrict const r139 = t139;
+    float *restrict const r160 = t160;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r159[c], sc = (float)(1.0 / sqrt((double)r159[C + c] + 1.0000000000000001e-05)) * r154[c], sh = r155[c];
-            const float *xr = r152 + (b * C + c) * L;
-            float *yr = r180 + (b * C + c) * L;
+            const float mu = r139[c], sc = (float)(1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05)) * r134[c], sh = r135[c];
+            const float *xr = r133 + (b * C + c) * L;
+            float *yr = r160 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r110 = t110;
-    const float *restrict const r180 = t180;
-    float *restrict const r182 = t182;
+    const float *restrict const r98 = t98;
+    const float *restrict const r160 = t160;
+    float *restrict const r162 = t162;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v181 = r180[i];
-        const float v110 = r110[i];
-        const float v182 = v181 + v110;
-        r182[i] = v182;
+        const float v161 = r160[i];
+        const float v98 = r98[i];
+        const float v162 = v161 + v98;
+        r162[i] = v162;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r182 = t182;
-    float *restrict const r183 = t183;
+    const float *restrict const r162 = t162;
+    float *restrict const r163 = t163;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v182 = r182[i];
-        const float v183 = v182 > 0.0f ? v182 : 0.0f;
-        r183[i] = v183;
+        const float v162 = r162[i];
+        const float v163 = v162 > 0.0f ? v162 : 0.0f;
+        r163[i] = v163;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t185 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t183[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t165 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, t165, (int)P, 0.0f, t166 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t184, (int)(144), t185, (int)(256 * n), 0.0f, t187, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t189[o++] = t187[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r189 = t189;
-    float *restrict const r196 = t196;
+    const float *restrict const r166 = t166;
+    float *restrict const r172 = t172;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r189 + (b * C + c) * L;
+                const float *row = r166 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2684,139 +2507,132 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r189 + (b * C + c) * L;
+                const float *row = r166 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r196[c] = mu;
-            r196[C + c] = (float)(sq / M);
+            r172[c] = mu;
+            r172[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t197 + o * 32, t196 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t173 + o * 32, t172 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t199 + o * 32, t196 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t175 + o * 32, t172 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r169 = t169;
+    const float *restrict const r173 = t173;
+    float *restrict const r181 = t181;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v169 = r169[i];
+        const float v178 = 0.9f * v169;
+        const float v174 = r173[i];
+        const float v180 = 0.1f * v174;
+        const float v181 = v178 + v180;
+        r181[i] = v181;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r190 = t190;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v188 = (float)(256.0f * (double)n) - 1.0f;
+        const float v190 = (float)(256.0f * (double)n) / v188;
+        r190[i] = v190;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r170 = t170;
+    const float *restrict const r175 = t175;
+    const float *restrict const r190 = t190;
+    float *restrict const r192 = t192;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v170 = r170[i];
+        const float v183 = 0.9f * v170;
+        const float v176 = r175[i];
+        const float v185 = 0.1f * v176;
+        const float v190 = r190[0];
+        const float v191 = v185 * v190;
+        const float v192 = v183 + v191;
+        r192[i] = v192;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r166 = t166;
+    const float *restrict const r167 = t167;
+    const float *restrict const r168 = t168;
+    const float *restrict const r172 = t172;
+    float *restrict const r193 = t193;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r172[c], sc = (float)(1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05)) * r167[c], sh = r168[c];
+            const float *xr = r166 + (b * C + c) * L;
+            float *yr = r193 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
     const float *restrict const r193 = t193;
-    const float *restrict const r197 = t197;
-    float *restrict const r205 = t205;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v193 = r193[i];
-        const float v202 = 0.9f * v193;
-        const float v198 = r197[i];
-        const float v204 = 0.1f * v198;
-        const float v205 = v202 + v204;
-        r205[i] = v205;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r214 = t214;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v212 = (float)(256.0f * (double)n) - 1.0f;
-        const float v214 = (float)(256.0f * (double)n) / v212;
-        r214[i] = v214;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r194 = t194;
-    const float *restrict const r199 = t199;
-    const float *restrict const r214 = t214;
-    float *restrict const r216 = t216;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v194 = r194[i];
-        const float v207 = 0.9f * v194;
-        const float v200 = r199[i];
-        const float v209 = 0.1f * v200;
-        const float v214 = r214[0];
-        const float v215 = v209 * v214;
-        const float v216 = v207 + v215;
-        r216[i] = v216;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
-    {
-    const float *restrict const r189 = t189;
-    const float *restrict const r191 = t191;
-    const float *restrict const r192 = t192;
-    const float *restrict const r196 = t196;
-    float *restrict const r217 = t217;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const float mu = r196[c], sc = (float)(1.0 / sqrt((double)r196[C + c] + 1.0000000000000001e-05)) * r191[c], sh = r192[c];
-            const float *xr = r189 + (b * C + c) * L;
-            float *yr = r217 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
-        }
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r217 = t217;
-    float *restrict const r219 = t219;
+    float *restrict const r195 = t195;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v218 = r217[i];
-        const float v219 = v218 > 0.0f ? v218 : 0.0f;
-        r219[i] = v219;
+        const float v194 = r193[i];
+        const float v195 = v194 > 0.0f ? v194 : 0.0f;
+        r195[i] = v195;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t221 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t219[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t195 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t197 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t220, (int)(288), t221, (int)(256 * n), 0.0f, t223, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t225[o++] = t223[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r225 = t225;
-    float *restrict const r232 = t232;
+    const float *restrict const r198 = t198;
+    float *restrict const r204 = t204;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r225 + (b * C + c) * L;
+                const float *row = r198 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2825,129 +2641,122 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r225 + (b * C + c) * L;
+                const float *row = r198 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r232[c] = mu;
-            r232[C + c] = (float)(sq / M);
+            r204[c] = mu;
+            r204[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t233 + o * 32, t232 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t205 + o * 32, t204 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t235 + o * 32, t232 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t207 + o * 32, t204 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r229 = t229;
-    const float *restrict const r233 = t233;
-    float *restrict const r241 = t241;
+    const float *restrict const r201 = t201;
+    const float *restrict const r205 = t205;
+    float *restrict const r213 = t213;
     for (int64_t i = 0; i < 32; i++) {
-        const float v229 = r229[i];
-        const float v238 = 0.9f * v229;
-        const float v234 = r233[i];
-        const float v240 = 0.1f * v234;
-        const float v241 = v238 + v240;
-        r241[i] = v241;
+        const float v201 = r201[i];
+        const float v210 = 0.9f * v201;
+        const float v206 = r205[i];
+        const float v212 = 0.1f * v206;
+        const float v213 = v210 + v212;
+        r213[i] = v213;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r250 = t250;
+    float *restrict const r222 = t222;
     for (int64_t i = 0; i < 1; i++) {
-        const float v248 = (float)(256.0f * (double)n) - 1.0f;
-        const float v250 = (float)(256.0f * (double)n) / v248;
-        r250[i] = v250;
+        const float v220 = (float)(256.0f * (double)n) - 1.0f;
+        const float v222 = (float)(256.0f * (double)n) / v220;
+        r222[i] = v222;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r230 = t230;
-    const float *restrict const r235 = t235;
-    const float *restrict const r250 = t250;
-    float *restrict const r252 = t252;
+    const float *restrict const r202 = t202;
+    const float *restrict const r207 = t207;
+    const float *restrict const r222 = t222;
+    float *restrict const r224 = t224;
     for (int64_t i = 0; i < 32; i++) {
-        const float v230 = r230[i];
-        const float v243 = 0.9f * v230;
-        const float v236 = r235[i];
-        const float v245 = 0.1f * v236;
-        const float v250 = r250[0];
-        const float v251 = v245 * v250;
-        const float v252 = v243 + v251;
-        r252[i] = v252;
+        const float v202 = r202[i];
+        const float v215 = 0.9f * v202;
+        const float v208 = r207[i];
+        const float v217 = 0.1f * v208;
+        const float v222 = r222[0];
+        const float v223 = v217 * v222;
+        const float v224 = v215 + v223;
+        r224[i] = v224;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r225 = t225;
-    const float *restrict const r227 = t227;
-    const float *restrict const r228 = t228;
-    const float *restrict const r232 = t232;
-    float *restrict const r253 = t253;
+    const float *restrict const r198 = t198;
+    const float *restrict const r199 = t199;
+    const float *restrict const r200 = t200;
+    const float *restrict const r204 = t204;
+    float *restrict const r225 = t225;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r232[c], sc = (float)(1.0 / sqrt((double)r232[C + c] + 1.0000000000000001e-05)) * r227[c], sh = r228[c];
-            const float *xr = r225 + (b * C + c) * L;
-            float *yr = r253 + (b * C + c) * L;
+            const float mu = r204[c], sc = (float)(1.0 / sqrt((double)r204[C + c] + 1.0000000000000001e-05)) * r199[c], sh = r200[c];
+            const float *xr = r198 + (b * C + c) * L;
+            float *yr = r225 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t256 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t183[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t228 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t227, (int)CKK, t228, (int)P, 0.0f, t229 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t255, (int)(16), t256, (int)(256 * n), 0.0f, t258, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t260[o++] = t258[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r260 = t260;
-    float *restrict const r267 = t267;
+    const float *restrict const r229 = t229;
+    float *restrict const r235 = t235;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r260 + (b * C + c) * L;
+                const float *row = r229 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -2956,292 +2765,278 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r260 + (b * C + c) * L;
+                const float *row = r229 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r267[c] = mu;
-            r267[C + c] = (float)(sq / M);
+            r235[c] = mu;
+            r235[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t268 + o * 32, t267 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t236 + o * 32, t235 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t270 + o * 32, t267 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t238 + o * 32, t235 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r264 = t264;
-    const float *restrict const r268 = t268;
-    float *restrict const r276 = t276;
+    const float *restrict const r232 = t232;
+    const float *restrict const r236 = t236;
+    float *restrict const r244 = t244;
     for (int64_t i = 0; i < 32; i++) {
-        const float v264 = r264[i];
-        const float v273 = 0.9f * v264;
-        const float v269 = r268[i];
-        const float v275 = 0.1f * v269;
-        const float v276 = v273 + v275;
-        r276[i] = v276;
+        const float v232 = r232[i];
+        const float v241 = 0.9f * v232;
+        const float v237 = r236[i];
+        const float v243 = 0.1f * v237;
+        const float v244 = v241 + v243;
+        r244[i] = v244;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r285 = t285;
+    float *restrict const r253 = t253;
     for (int64_t i = 0; i < 1; i++) {
-        const float v283 = (float)(256.0f * (double)n) - 1.0f;
-        const float v285 = (float)(256.0f * (double)n) / v283;
-        r285[i] = v285;
+        const float v251 = (float)(256.0f * (double)n) - 1.0f;
+        const float v253 = (float)(256.0f * (double)n) / v251;
+        r253[i] = v253;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r265 = t265;
-    const float *restrict const r270 = t270;
-    const float *restrict const r285 = t285;
-    float *restrict const r287 = t287;
+    const float *restrict const r233 = t233;
+    const float *restrict const r238 = t238;
+    const float *restrict const r253 = t253;
+    float *restrict const r255 = t255;
     for (int64_t i = 0; i < 32; i++) {
-        const float v265 = r265[i];
-        const float v278 = 0.9f * v265;
-        const float v271 = r270[i];
-        const float v280 = 0.1f * v271;
-        const float v285 = r285[0];
-        const float v286 = v280 * v285;
-        const float v287 = v278 + v286;
-        r287[i] = v287;
+        const float v233 = r233[i];
+        const float v246 = 0.9f * v233;
+        const float v239 = r238[i];
+        const float v248 = 0.1f * v239;
+        const float v253 = r253[0];
+        const float v254 = v248 * v253;
+        const float v255 = v246 + v254;
+        r255[i] = v255;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r260 = t260;
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r267 = t267;
-    float *restrict const r288 = t288;
+    const float *restrict const r229 = t229;
+    const float *restrict const r230 = t230;
+    const float *restrict const r231 = t231;
+    const float *restrict const r235 = t235;
+    float *restrict const r256 = t256;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r267[c], sc = (float)(1.0 / sqrt((double)r267[C + c] + 1.0000000000000001e-05)) * r262[c], sh = r263[c];
-            const float *xr = r260 + (b * C + c) * L;
-            float *yr = r288 + (b * C + c) * L;
+            const float mu = r235[c], sc = (float)(1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05)) * r230[c], sh = r231[c];
+            const float *xr = r229 + (b * C + c) * L;
+            float *yr = r256 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r253 = t253;
-    const float *restrict const r288 = t288;
-    float *restrict const r290 = t290;
+    const float *restrict const r225 = t225;
+    const float *restrict const r256 = t256;
+    float *restrict const r258 = t258;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v254 = r253[i];
-        const float v289 = r288[i];
-        const float v290 = v254 + v289;
-        r290[i] = v290;
+        const float v226 = r225[i];
+        const float v257 = r256[i];
+        const float v258 = v226 + v257;
+        r258[i] = v258;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r290 = t290;
+    const float *restrict const r258 = t258;
+    float *restrict const r259 = t259;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v258 = r258[i];
+        const float v259 = v258 > 0.0f ? v258 : 0.0f;
+        r259[i] = v259;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t259 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t261 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r262 = t262;
+    float *restrict const r268 = t268;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r262 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r262 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r268[c] = mu;
+            r268[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t269 + o * 32, t268 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t271 + o * 32, t268 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r265 = t265;
+    const float *restrict const r269 = t269;
+    float *restrict const r277 = t277;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v265 = r265[i];
+        const float v274 = 0.9f * v265;
+        const float v270 = r269[i];
+        const float v276 = 0.1f * v270;
+        const float v277 = v274 + v276;
+        r277[i] = v277;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r286 = t286;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v284 = (float)(256.0f * (double)n) - 1.0f;
+        const float v286 = (float)(256.0f * (double)n) / v284;
+        r286[i] = v286;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r266 = t266;
+    const float *restrict const r271 = t271;
+    const float *restrict const r286 = t286;
+    float *restrict const r288 = t288;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v266 = r266[i];
+        const float v279 = 0.9f * v266;
+        const float v272 = r271[i];
+        const float v281 = 0.1f * v272;
+        const float v286 = r286[0];
+        const float v287 = v281 * v286;
+        const float v288 = v279 + v287;
+        r288[i] = v288;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r262 = t262;
+    const float *restrict const r263 = t263;
+    const float *restrict const r264 = t264;
+    const float *restrict const r268 = t268;
+    float *restrict const r289 = t289;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r268[c], sc = (float)(1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05)) * r263[c], sh = r264[c];
+            const float *xr = r262 + (b * C + c) * L;
+            float *yr = r289 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r289 = t289;
     float *restrict const r291 = t291;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v290 = r290[i];
+        const float v290 = r289[i];
         const float v291 = v290 > 0.0f ? v290 : 0.0f;
         r291[i] = v291;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t293 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t291[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t292, (int)(288), t293, (int)(256 * n), 0.0f, t295, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t297[o++] = t295[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
-    {
-    const float *restrict const r297 = t297;
-    float *restrict const r304 = t304;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r297 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r297 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
-            }
-            r304[c] = mu;
-            r304[C + c] = (float)(sq / M);
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t305 + o * 32, t304 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t307 + o * 32, t304 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r301 = t301;
-    const float *restrict const r305 = t305;
-    float *restrict const r313 = t313;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v301 = r301[i];
-        const float v310 = 0.9f * v301;
-        const float v306 = r305[i];
-        const float v312 = 0.1f * v306;
-        const float v313 = v310 + v312;
-        r313[i] = v313;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r322 = t322;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v320 = (float)(256.0f * (double)n) - 1.0f;
-        const float v322 = (float)(256.0f * (double)n) / v320;
-        r322[i] = v322;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r302 = t302;
-    const float *restrict const r307 = t307;
-    const float *restrict const r322 = t322;
-    float *restrict const r324 = t324;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v302 = r302[i];
-        const float v315 = 0.9f * v302;
-        const float v308 = r307[i];
-        const float v317 = 0.1f * v308;
-        const float v322 = r322[0];
-        const float v323 = v317 * v322;
-        const float v324 = v315 + v323;
-        r324[i] = v324;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
-    {
-    const float *restrict const r297 = t297;
-    const float *restrict const r299 = t299;
-    const float *restrict const r300 = t300;
-    const float *restrict const r304 = t304;
-    float *restrict const r325 = t325;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const float mu = r304[c], sc = (float)(1.0 / sqrt((double)r304[C + c] + 1.0000000000000001e-05)) * r299[c], sh = r300[c];
-            const float *xr = r297 + (b * C + c) * L;
-            float *yr = r325 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
-        }
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r325 = t325;
-    float *restrict const r327 = t327;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v326 = r325[i];
-        const float v327 = v326 > 0.0f ? v326 : 0.0f;
-        r327[i] = v327;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t329 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t327[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t291 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t293 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t328, (int)(288), t329, (int)(256 * n), 0.0f, t331, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t333[o++] = t331[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r333 = t333;
-    float *restrict const r340 = t340;
+    const float *restrict const r294 = t294;
+    float *restrict const r300 = t300;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r333 + (b * C + c) * L;
+                const float *row = r294 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -3250,151 +3045,144 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r333 + (b * C + c) * L;
+                const float *row = r294 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r340[c] = mu;
-            r340[C + c] = (float)(sq / M);
+            r300[c] = mu;
+            r300[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t341 + o * 32, t340 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t301 + o * 32, t300 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t343 + o * 32, t340 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t303 + o * 32, t300 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r337 = t337;
-    const float *restrict const r341 = t341;
-    float *restrict const r349 = t349;
+    const float *restrict const r297 = t297;
+    const float *restrict const r301 = t301;
+    float *restrict const r309 = t309;
     for (int64_t i = 0; i < 32; i++) {
-        const float v337 = r337[i];
-        const float v346 = 0.9f * v337;
-        const float v342 = r341[i];
-        const float v348 = 0.1f * v342;
-        const float v349 = v346 + v348;
-        r349[i] = v349;
+        const float v297 = r297[i];
+        const float v306 = 0.9f * v297;
+        const float v302 = r301[i];
+        const float v308 = 0.1f * v302;
+        const float v309 = v306 + v308;
+        r309[i] = v309;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r358 = t358;
+    float *restrict const r318 = t318;
     for (int64_t i = 0; i < 1; i++) {
-        const float v356 = (float)(256.0f * (double)n) - 1.0f;
-        const float v358 = (float)(256.0f * (double)n) / v356;
-        r358[i] = v358;
+        const float v316 = (float)(256.0f * (double)n) - 1.0f;
+        const float v318 = (float)(256.0f * (double)n) / v316;
+        r318[i] = v318;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r338 = t338;
-    const float *restrict const r343 = t343;
-    const float *restrict const r358 = t358;
-    float *restrict const r360 = t360;
+    const float *restrict const r298 = t298;
+    const float *restrict const r303 = t303;
+    const float *restrict const r318 = t318;
+    float *restrict const r320 = t320;
     for (int64_t i = 0; i < 32; i++) {
-        const float v338 = r338[i];
-        const float v351 = 0.9f * v338;
-        const float v344 = r343[i];
-        const float v353 = 0.1f * v344;
-        const float v358 = r358[0];
-        const float v359 = v353 * v358;
-        const float v360 = v351 + v359;
-        r360[i] = v360;
+        const float v298 = r298[i];
+        const float v311 = 0.9f * v298;
+        const float v304 = r303[i];
+        const float v313 = 0.1f * v304;
+        const float v318 = r318[0];
+        const float v319 = v313 * v318;
+        const float v320 = v311 + v319;
+        r320[i] = v320;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r333 = t333;
-    const float *restrict const r335 = t335;
-    const float *restrict const r336 = t336;
-    const float *restrict const r340 = t340;
-    float *restrict const r361 = t361;
+    const float *restrict const r294 = t294;
+    const float *restrict const r295 = t295;
+    const float *restrict const r296 = t296;
+    const float *restrict const r300 = t300;
+    float *restrict const r321 = t321;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r340[c], sc = (float)(1.0 / sqrt((double)r340[C + c] + 1.0000000000000001e-05)) * r335[c], sh = r336[c];
-            const float *xr = r333 + (b * C + c) * L;
-            float *yr = r361 + (b * C + c) * L;
+            const float mu = r300[c], sc = (float)(1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05)) * r295[c], sh = r296[c];
+            const float *xr = r294 + (b * C + c) * L;
+            float *yr = r321 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r291 = t291;
-    const float *restrict const r361 = t361;
-    float *restrict const r363 = t363;
+    const float *restrict const r259 = t259;
+    const float *restrict const r321 = t321;
+    float *restrict const r323 = t323;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v362 = r361[i];
-        const float v291 = r291[i];
-        const float v363 = v362 + v291;
-        r363[i] = v363;
+        const float v322 = r321[i];
+        const float v259 = r259[i];
+        const float v323 = v322 + v259;
+        r323[i] = v323;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r363 = t363;
-    float *restrict const r364 = t364;
+    const float *restrict const r323 = t323;
+    float *restrict const r324 = t324;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v363 = r363[i];
-        const float v364 = v363 > 0.0f ? v363 : 0.0f;
-        r364[i] = v364;
+        const float v323 = r323[i];
+        const float v324 = v323 > 0.0f ? v323 : 0.0f;
+        r324[i] = v324;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t366 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t364[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t326 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t325, (int)CKK, t326, (int)P, 0.0f, t327 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t365, (int)(288), t366, (int)(64 * n), 0.0f, t368, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t370[o++] = t368[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r370 = t370;
-    float *restrict const r377 = t377;
+    const float *restrict const r327 = t327;
+    float *restrict const r333 = t333;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r370 + (b * C + c) * L;
+                const float *row = r327 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -3403,139 +3191,132 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r370 + (b * C + c) * L;
+                const float *row = r327 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r377[c] = mu;
-            r377[C + c] = (float)(sq / M);
+            r333[c] = mu;
+            r333[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t378 + o * 64, t377 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t334 + o * 64, t333 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t380 + o * 64, t377 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t336 + o * 64, t333 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r374 = t374;
-    const float *restrict const r378 = t378;
-    float *restrict const r386 = t386;
+    const float *restrict const r330 = t330;
+    const float *restrict const r334 = t334;
+    float *restrict const r342 = t342;
     for (int64_t i = 0; i < 64; i++) {
-        const float v374 = r374[i];
-        const float v383 = 0.9f * v374;
-        const float v379 = r378[i];
-        const float v385 = 0.1f * v379;
-        const float v386 = v383 + v385;
-        r386[i] = v386;
+        const float v330 = r330[i];
+        const float v339 = 0.9f * v330;
+        const float v335 = r334[i];
+        const float v341 = 0.1f * v335;
+        const float v342 = v339 + v341;
+        r342[i] = v342;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r395 = t395;
+    float *restrict const r351 = t351;
     for (int64_t i = 0; i < 1; i++) {
-        const float v393 = (float)(64.0f * (double)n) - 1.0f;
-        const float v395 = (float)(64.0f * (double)n) / v393;
-        r395[i] = v395;
+        const float v349 = (float)(64.0f * (double)n) - 1.0f;
+        const float v351 = (float)(64.0f * (double)n) / v349;
+        r351[i] = v351;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r375 = t375;
-    const float *restrict const r380 = t380;
-    const float *restrict const r395 = t395;
-    float *restrict const r397 = t397;
+    const float *restrict const r331 = t331;
+    const float *restrict const r336 = t336;
+    const float *restrict const r351 = t351;
+    float *restrict const r353 = t353;
     for (int64_t i = 0; i < 64; i++) {
-        const float v375 = r375[i];
-        const float v388 = 0.9f * v375;
-        const float v381 = r380[i];
-        const float v390 = 0.1f * v381;
-        const float v395 = r395[0];
-        const float v396 = v390 * v395;
-        const float v397 = v388 + v396;
-        r397[i] = v397;
+        const float v331 = r331[i];
+        const float v344 = 0.9f * v331;
+        const float v337 = r336[i];
+        const float v346 = 0.1f * v337;
+        const float v351 = r351[0];
+        const float v352 = v346 * v351;
+        const float v353 = v344 + v352;
+        r353[i] = v353;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r370 = t370;
-    const float *restrict const r372 = t372;
-    const float *restrict const r373 = t373;
-    const float *restrict const r377 = t377;
-    float *restrict const r398 = t398;
+    const float *restrict const r327 = t327;
+    const float *restrict const r328 = t328;
+    const float *restrict const r329 = t329;
+    const float *restrict const r333 = t333;
+    float *restrict const r354 = t354;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r377[c], sc = (float)(1.0 / sqrt((double)r377[C + c] + 1.0000000000000001e-05)) * r372[c], sh = r373[c];
-            const float *xr = r370 + (b * C + c) * L;
-            float *yr = r398 + (b * C + c) * L;
+            const float mu = r333[c], sc = (float)(1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05)) * r328[c], sh = r329[c];
+            const float *xr = r327 + (b * C + c) * L;
+            float *yr = r354 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r398 = t398;
-    float *restrict const r400 = t400;
+    const float *restrict const r354 = t354;
+    float *restrict const r356 = t356;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v399 = r398[i];
-        const float v400 = v399 > 0.0f ? v399 : 0.0f;
-        r400[i] = v400;
+        const float v355 = r354[i];
+        const float v356 = v355 > 0.0f ? v355 : 0.0f;
+        r356[i] = v356;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t402 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t400[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t356 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t358 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t401, (int)(576), t402, (int)(64 * n), 0.0f, t404, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t406[o++] = t404[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r406 = t406;
-    float *restrict const r413 = t413;
+    const float *restrict const r359 = t359;
+    float *restrict const r365 = t365;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r406 + (b * C + c) * L;
+                const float *row = r359 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -3544,129 +3325,122 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r406 + (b * C + c) * L;
+                const float *row = r359 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r413[c] = mu;
-            r413[C + c] = (float)(sq / M);
+            r365[c] = mu;
+            r365[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t414 + o * 64, t413 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t366 + o * 64, t365 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t416 + o * 64, t413 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t368 + o * 64, t365 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r410 = t410;
-    const float *restrict const r414 = t414;
-    float *restrict const r422 = t422;
+    const float *restrict const r362 = t362;
+    const float *restrict const r366 = t366;
+    float *restrict const r374 = t374;
     for (int64_t i = 0; i < 64; i++) {
-        const float v410 = r410[i];
-        const float v419 = 0.9f * v410;
-        const float v415 = r414[i];
-        const float v421 = 0.1f * v415;
-        const float v422 = v419 + v421;
-        r422[i] = v422;
+        const float v362 = r362[i];
+        const float v371 = 0.9f * v362;
+        const float v367 = r366[i];
+        const float v373 = 0.1f * v367;
+        const float v374 = v371 + v373;
+        r374[i] = v374;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r431 = t431;
+    float *restrict const r383 = t383;
     for (int64_t i = 0; i < 1; i++) {
-        const float v429 = (float)(64.0f * (double)n) - 1.0f;
-        const float v431 = (float)(64.0f * (double)n) / v429;
-        r431[i] = v431;
+        const float v381 = (float)(64.0f * (double)n) - 1.0f;
+        const float v383 = (float)(64.0f * (double)n) / v381;
+        r383[i] = v383;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r411 = t411;
-    const float *restrict const r416 = t416;
-    const float *restrict const r431 = t431;
-    float *restrict const r433 = t433;
+    const float *restrict const r363 = t363;
+    const float *restrict const r368 = t368;
+    const float *restrict const r383 = t383;
+    float *restrict const r385 = t385;
     for (int64_t i = 0; i < 64; i++) {
-        const float v411 = r411[i];
-        const float v424 = 0.9f * v411;
-        const float v417 = r416[i];
-        const float v426 = 0.1f * v417;
-        const float v431 = r431[0];
-        const float v432 = v426 * v431;
-        const float v433 = v424 + v432;
-        r433[i] = v433;
+        const float v363 = r363[i];
+        const float v376 = 0.9f * v363;
+        const float v369 = r368[i];
+        const float v378 = 0.1f * v369;
+        const float v383 = r383[0];
+        const float v384 = v378 * v383;
+        const float v385 = v376 + v384;
+        r385[i] = v385;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r406 = t406;
-    const float *restrict const r408 = t408;
-    const float *restrict const r409 = t409;
-    const float *restrict const r413 = t413;
-    float *restrict const r434 = t434;
+    const float *restrict const r359 = t359;
+    const float *restrict const r360 = t360;
+    const float *restrict const r361 = t361;
+    const float *restrict const r365 = t365;
+    float *restrict const r386 = t386;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r413[c], sc = (float)(1.0 / sqrt((double)r413[C + c] + 1.0000000000000001e-05)) * r408[c], sh = r409[c];
-            const float *xr = r406 + (b * C + c) * L;
-            float *yr = r434 + (b * C + c) * L;
+            const float mu = r365[c], sc = (float)(1.0 / sqrt((double)r365[C + c] + 1.0000000000000001e-05)) * r360[c], sh = r361[c];
+            const float *xr = r359 + (b * C + c) * L;
+            float *yr = r386 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t437 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t364[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t389 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t388, (int)CKK, t389, (int)P, 0.0f, t390 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t436, (int)(32), t437, (int)(64 * n), 0.0f, t439, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t441[o++] = t439[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r441 = t441;
-    float *restrict const r448 = t448;
+    const float *restrict const r390 = t390;
+    float *restrict const r396 = t396;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r441 + (b * C + c) * L;
+                const float *row = r390 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -3675,151 +3449,144 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r441 + (b * C + c) * L;
+                const float *row = r390 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r448[c] = mu;
-            r448[C + c] = (float)(sq / M);
+            r396[c] = mu;
+            r396[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t449 + o * 64, t448 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t397 + o * 64, t396 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t451 + o * 64, t448 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t399 + o * 64, t396 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r445 = t445;
-    const float *restrict const r449 = t449;
-    float *restrict const r457 = t457;
+    const float *restrict const r393 = t393;
+    const float *restrict const r397 = t397;
+    float *restrict const r405 = t405;
     for (int64_t i = 0; i < 64; i++) {
-        const float v445 = r445[i];
-        const float v454 = 0.9f * v445;
-        const float v450 = r449[i];
-        const float v456 = 0.1f * v450;
-        const float v457 = v454 + v456;
-        r457[i] = v457;
+        const float v393 = r393[i];
+        const float v402 = 0.9f * v393;
+        const float v398 = r397[i];
+        const float v404 = 0.1f * v398;
+        const float v405 = v402 + v404;
+        r405[i] = v405;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r466 = t466;
+    float *restrict const r414 = t414;
     for (int64_t i = 0; i < 1; i++) {
-        const float v464 = (float)(64.0f * (double)n) - 1.0f;
-        const float v466 = (float)(64.0f * (double)n) / v464;
-        r466[i] = v466;
+        const float v412 = (float)(64.0f * (double)n) - 1.0f;
+        const float v414 = (float)(64.0f * (double)n) / v412;
+        r414[i] = v414;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r446 = t446;
-    const float *restrict const r451 = t451;
-    const float *restrict const r466 = t466;
-    float *restrict const r468 = t468;
+    const float *restrict const r394 = t394;
+    const float *restrict const r399 = t399;
+    const float *restrict const r414 = t414;
+    float *restrict const r416 = t416;
     for (int64_t i = 0; i < 64; i++) {
-        const float v446 = r446[i];
-        const float v459 = 0.9f * v446;
-        const float v452 = r451[i];
-        const float v461 = 0.1f * v452;
-        const float v466 = r466[0];
-        const float v467 = v461 * v466;
-        const float v468 = v459 + v467;
-        r468[i] = v468;
+        const float v394 = r394[i];
+        const float v407 = 0.9f * v394;
+        const float v400 = r399[i];
+        const float v409 = 0.1f * v400;
+        const float v414 = r414[0];
+        const float v415 = v409 * v414;
+        const float v416 = v407 + v415;
+        r416[i] = v416;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r441 = t441;
-    const float *restrict const r443 = t443;
-    const float *restrict const r444 = t444;
-    const float *restrict const r448 = t448;
-    float *restrict const r469 = t469;
+    const float *restrict const r390 = t390;
+    const float *restrict const r391 = t391;
+    const float *restrict const r392 = t392;
+    const float *restrict const r396 = t396;
+    float *restrict const r417 = t417;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r448[c], sc = (float)(1.0 / sqrt((double)r448[C + c] + 1.0000000000000001e-05)) * r443[c], sh = r444[c];
-            const float *xr = r441 + (b * C + c) * L;
-            float *yr = r469 + (b * C + c) * L;
+            const float mu = r396[c], sc = (float)(1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05)) * r391[c], sh = r392[c];
+            const float *xr = r390 + (b * C + c) * L;
+            float *yr = r417 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r434 = t434;
-    const float *restrict const r469 = t469;
-    float *restrict const r471 = t471;
+    const float *restrict const r386 = t386;
+    const float *restrict const r417 = t417;
+    float *restrict const r419 = t419;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v435 = r434[i];
-        const float v470 = r469[i];
-        const float v471 = v435 + v470;
-        r471[i] = v471;
+        const float v387 = r386[i];
+        const float v418 = r417[i];
+        const float v419 = v387 + v418;
+        r419[i] = v419;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r471 = t471;
-    float *restrict const r472 = t472;
+    const float *restrict const r419 = t419;
+    float *restrict const r420 = t420;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v471 = r471[i];
-        const float v472 = v471 > 0.0f ? v471 : 0.0f;
-        r472[i] = v472;
+        const float v419 = r419[i];
+        const float v420 = v419 > 0.0f ? v419 : 0.0f;
+        r420[i] = v420;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t474 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t472[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t420 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t422 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t473, (int)(576), t474, (int)(64 * n), 0.0f, t476, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t478[o++] = t476[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r478 = t478;
-    float *restrict const r485 = t485;
+    const float *restrict const r423 = t423;
+    float *restrict const r429 = t429;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r478 + (b * C + c) * L;
+                const float *row = r423 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -3828,139 +3595,132 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r478 + (b * C + c) * L;
+                const float *row = r423 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r485[c] = mu;
-            r485[C + c] = (float)(sq / M);
+            r429[c] = mu;
+            r429[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t486 + o * 64, t485 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t430 + o * 64, t429 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t488 + o * 64, t485 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t432 + o * 64, t429 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r482 = t482;
-    const float *restrict const r486 = t486;
-    float *restrict const r494 = t494;
+    const float *restrict const r426 = t426;
+    const float *restrict const r430 = t430;
+    float *restrict const r438 = t438;
     for (int64_t i = 0; i < 64; i++) {
-        const float v482 = r482[i];
-        const float v491 = 0.9f * v482;
-        const float v487 = r486[i];
-        const float v493 = 0.1f * v487;
-        const float v494 = v491 + v493;
-        r494[i] = v494;
+        const float v426 = r426[i];
+        const float v435 = 0.9f * v426;
+        const float v431 = r430[i];
+        const float v437 = 0.1f * v431;
+        const float v438 = v435 + v437;
+        r438[i] = v438;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r503 = t503;
+    float *restrict const r447 = t447;
     for (int64_t i = 0; i < 1; i++) {
-        const float v501 = (float)(64.0f * (double)n) - 1.0f;
-        const float v503 = (float)(64.0f * (double)n) / v501;
-        r503[i] = v503;
+        const float v445 = (float)(64.0f * (double)n) - 1.0f;
+        const float v447 = (float)(64.0f * (double)n) / v445;
+        r447[i] = v447;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r483 = t483;
-    const float *restrict const r488 = t488;
-    const float *restrict const r503 = t503;
-    float *restrict const r505 = t505;
+    const float *restrict const r427 = t427;
+    const float *restrict const r432 = t432;
+    const float *restrict const r447 = t447;
+    float *restrict const r449 = t449;
     for (int64_t i = 0; i < 64; i++) {
-        const float v483 = r483[i];
-        const float v496 = 0.9f * v483;
-        const float v489 = r488[i];
-        const float v498 = 0.1f * v489;
-        const float v503 = r503[0];
-        const float v504 = v498 * v503;
-        const float v505 = v496 + v504;
-        r505[i] = v505;
+        const float v427 = r427[i];
+        const float v440 = 0.9f * v427;
+        const float v433 = r432[i];
+        const float v442 = 0.1f * v433;
+        const float v447 = r447[0];
+        const float v448 = v442 * v447;
+        const float v449 = v440 + v448;
+        r449[i] = v449;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r478 = t478;
-    const float *restrict const r480 = t480;
-    const float *restrict const r481 = t481;
-    const float *restrict const r485 = t485;
-    float *restrict const r506 = t506;
+    const float *restrict const r423 = t423;
+    const float *restrict const r424 = t424;
+    const float *restrict const r425 = t425;
+    const float *restrict const r429 = t429;
+    float *restrict const r450 = t450;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r485[c], sc = (float)(1.0 / sqrt((double)r485[C + c] + 1.0000000000000001e-05)) * r480[c], sh = r481[c];
-            const float *xr = r478 + (b * C + c) * L;
-            float *yr = r506 + (b * C + c) * L;
+            const float mu = r429[c], sc = (float)(1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05)) * r424[c], sh = r425[c];
+            const float *xr = r423 + (b * C + c) * L;
+            float *yr = r450 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r506 = t506;
-    float *restrict const r508 = t508;
+    const float *restrict const r450 = t450;
+    float *restrict const r452 = t452;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v507 = r506[i];
-        const float v508 = v507 > 0.0f ? v507 : 0.0f;
-        r508[i] = v508;
+        const float v451 = r450[i];
+        const float v452 = v451 > 0.0f ? v451 : 0.0f;
+        r452[i] = v452;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t510 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t508[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t452 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t454 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t509, (int)(576), t510, (int)(64 * n), 0.0f, t512, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t514[o++] = t512[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r514 = t514;
-    float *restrict const r521 = t521;
+    const float *restrict const r455 = t455;
+    float *restrict const r461 = t461;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t c = 0; c < C; c++) {
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r514 + (b * C + c) * L;
+                const float *row = r455 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                   for (; k < L; k++) s += row[k];
@@ -3969,110 +3729,110 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
-                const float *row = r514 + (b * C + c) * L;
+                const float *row = r455 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
                   for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sq += s; }
             }
-            r521[c] = mu;
-            r521[C + c] = (float)(sq / M);
+            r461[c] = mu;
+            r461[C + c] = (float)(sq / M);
         }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t522 + o * 64, t521 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t462 + o * 64, t461 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t524 + o * 64, t521 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t464 + o * 64, t461 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r518 = t518;
-    const float *restrict const r522 = t522;
-    float *restrict const r530 = t530;
+    const float *restrict const r458 = t458;
+    const float *restrict const r462 = t462;
+    float *restrict const r470 = t470;
     for (int64_t i = 0; i < 64; i++) {
-        const float v518 = r518[i];
-        const float v527 = 0.9f * v518;
-        const float v523 = r522[i];
-        const float v529 = 0.1f * v523;
-        const float v530 = v527 + v529;
-        r530[i] = v530;
+        const float v458 = r458[i];
+        const float v467 = 0.9f * v458;
+        const float v463 = r462[i];
+        const float v469 = 0.1f * v463;
+        const float v470 = v467 + v469;
+        r470[i] = v470;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r539 = t539;
+    float *restrict const r479 = t479;
     for (int64_t i = 0; i < 1; i++) {
-        const float v537 = (float)(64.0f * (double)n) - 1.0f;
-        const float v539 = (float)(64.0f * (double)n) / v537;
-        r539[i] = v539;
+        const float v477 = (float)(64.0f * (double)n) - 1.0f;
+        const float v479 = (float)(64.0f * (double)n) / v477;
+        r479[i] = v479;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r519 = t519;
-    const float *restrict const r524 = t524;
-    const float *restrict const r539 = t539;
-    float *restrict const r541 = t541;
+    const float *restrict const r459 = t459;
+    const float *restrict const r464 = t464;
+    const float *restrict const r479 = t479;
+    float *restrict const r481 = t481;
     for (int64_t i = 0; i < 64; i++) {
-        const float v519 = r519[i];
-        const float v532 = 0.9f * v519;
-        const float v525 = r524[i];
-        const float v534 = 0.1f * v525;
-        const float v539 = r539[0];
-        const float v540 = v534 * v539;
-        const float v541 = v532 + v540;
-        r541[i] = v541;
+        const float v459 = r459[i];
+        const float v472 = 0.9f * v459;
+        const float v465 = r464[i];
+        const float v474 = 0.1f * v465;
+        const float v479 = r479[0];
+        const float v480 = v474 * v479;
+        const float v481 = v472 + v480;
+        r481[i] = v481;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r514 = t514;
-    const float *restrict const r516 = t516;
-    const float *restrict const r517 = t517;
-    const float *restrict const r521 = t521;
-    float *restrict const r542 = t542;
+    const float *restrict const r455 = t455;
+    const float *restrict const r456 = t456;
+    const float *restrict const r457 = t457;
+    const float *restrict const r461 = t461;
+    float *restrict const r482 = t482;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r521[c], sc = (float)(1.0 / sqrt((double)r521[C + c] + 1.0000000000000001e-05)) * r516[c], sh = r517[c];
-            const float *xr = r514 + (b * C + c) * L;
-            float *yr = r542 + (b * C + c) * L;
+            const float mu = r461[c], sc = (float)(1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05)) * r456[c], sh = r457[c];
+            const float *xr = r455 + (b * C + c) * L;
+            float *yr = r482 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
     /* resnet.nn:24  + */
     {
-    const float *restrict const r472 = t472;
-    const float *restrict const r542 = t542;
-    float *restrict const r544 = t544;
+    const float *restrict const r420 = t420;
+    const float *restrict const r482 = t482;
+    float *restrict const r484 = t484;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v543 = r542[i];
-        const float v472 = r472[i];
-        const float v544 = v543 + v472;
-        r544[i] = v544;
+        const float v483 = r482[i];
+        const float v420 = r420[i];
+        const float v484 = v483 + v420;
+        r484[i] = v484;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r544 = t544;
-    float *restrict const r545 = t545;
+    const float *restrict const r484 = t484;
+    float *restrict const r485 = t485;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v544 = r544[i];
-        const float v545 = v544 > 0.0f ? v544 : 0.0f;
-        r545[i] = v545;
+        const float v484 = r484[i];
+        const float v485 = v484 > 0.0f ? v484 : 0.0f;
+        r485[i] = v485;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r545 = t545;
-    float *restrict const r546 = t546;
+    const float *restrict const r485 = t485;
+    float *restrict const r486 = t486;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
@@ -4081,7 +3841,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r545 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r485 + i0 * 4096 + i1 * 64 + i2 * 8;
                 float lane[16] = {0};
                 int64_t k = 0;
                 for (; k + 16 <= 8; k += 16)
@@ -4091,25 +3851,25 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r546[o++] = (float)(acc / (64.0f));
+            r486[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t546, (int)(64), t547, (int)(64), 0.0f, t550, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t486, (int)(64), t487, (int)(64), 0.0f, t490, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r548 = t548;
-    const float *restrict const r550 = t550;
-    float *restrict const r551 = t551;
+    const float *restrict const r488 = t488;
+    const float *restrict const r490 = t490;
+    float *restrict const r491 = t491;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v550 = r550[i];
-        const float v548 = r548[i1 * 1];
-        const float v551 = v550 + v548;
-        r551[i] = v551;
+        const float v490 = r490[i];
+        const float v488 = r488[i1 * 1];
+        const float v491 = v490 + v488;
+        r491[i] = v491;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -4126,313 +3886,311 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t551 + r * C;
+            const float *row = t491 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
             for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
-        t552[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t492[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn.running_mean */
-    memmove(S + 0, t23, sizeof(float) * 16);
+    memmove(S + 0, t19, sizeof(float) * 16);
     /* update bn.running_var */
-    memmove(S + 16, t34, sizeof(float) * 16);
+    memmove(S + 16, t30, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, t59, sizeof(float) * 16);
+    memmove(S + 32, t51, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, t70, sizeof(float) * 16);
+    memmove(S + 48, t62, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, t95, sizeof(float) * 16);
+    memmove(S + 64, t83, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, t106, sizeof(float) * 16);
+    memmove(S + 80, t94, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, t132, sizeof(float) * 16);
+    memmove(S + 96, t116, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, t143, sizeof(float) * 16);
+    memmove(S + 112, t127, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, t168, sizeof(float) * 16);
+    memmove(S + 128, t148, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, t179, sizeof(float) * 16);
+    memmove(S + 144, t159, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, t205, sizeof(float) * 32);
+    memmove(S + 160, t181, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, t216, sizeof(float) * 32);
+    memmove(S + 192, t192, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, t241, sizeof(float) * 32);
+    memmove(S + 224, t213, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, t252, sizeof(float) * 32);
+    memmove(S + 256, t224, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, t276, sizeof(float) * 32);
+    memmove(S + 288, t244, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, t287, sizeof(float) * 32);
+    memmove(S + 320, t255, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, t313, sizeof(float) * 32);
+    memmove(S + 352, t277, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, t324, sizeof(float) * 32);
+    memmove(S + 384, t288, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, t349, sizeof(float) * 32);
+    memmove(S + 416, t309, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, t360, sizeof(float) * 32);
+    memmove(S + 448, t320, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, t386, sizeof(float) * 64);
+    memmove(S + 480, t342, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, t397, sizeof(float) * 64);
+    memmove(S + 544, t353, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, t422, sizeof(float) * 64);
+    memmove(S + 608, t374, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, t433, sizeof(float) * 64);
+    memmove(S + 672, t385, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, t457, sizeof(float) * 64);
+    memmove(S + 736, t405, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, t468, sizeof(float) * 64);
+    memmove(S + 800, t416, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, t494, sizeof(float) * 64);
+    memmove(S + 864, t438, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, t505, sizeof(float) * 64);
+    memmove(S + 928, t449, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, t530, sizeof(float) * 64);
+    memmove(S + 992, t470, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, t541, sizeof(float) * 64);
-    return t552[0];
+    memmove(S + 1056, t481, sizeof(float) * 64);
+    return t492[0];
 }
 
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 2368;
+    const int64_t MB = m->max_batch, SB = 147744;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const t0 = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t7 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    float *const t14 = (float *)(A + 0); /* [2, 16] */
-    float *const t35 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    const float *const t38 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t39 = (float *)(A + SB + 76800 * MB); /* [144, 1024*N] */
-    float *const t43 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    const float *const t45 = P + 2768; /* stage1.0.bn1.weight [16] */
-    float *const t50 = (float *)(A + 32); /* [2, 16] */
-    float *const t71 = (float *)(A + SB + 224256 * MB); /* [N, 16, 1024] */
-    const float *const t74 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t75 = (float *)(A + SB + 273408 * MB); /* [144, 1024*N] */
-    float *const t79 = (float *)(A + SB + 420864 * MB); /* [N, 16, 1024] */
-    const float *const t81 = P + 5104; /* stage1.0.bn2.weight [16] */
-    float *const t86 = (float *)(A + 96); /* [2, 16] */
-    float *const t109 = (float *)(A + SB + 437248 * MB); /* [N, 16, 32, 32] */
-    const float *const t111 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t112 = (float *)(A + SB + 453632 * MB); /* [144, 1024*N] */
-    float *const t116 = (float *)(A + SB + 601088 * MB); /* [N, 16, 1024] */
-    const float *const t118 = P + 7440; /* stage1.1.bn1.weight [16] */
-    float *const t123 = (float *)(A + 160); /* [2, 16] */
-    float *const t144 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    const float *const t147 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t148 = (float *)(A + SB + 633856 * MB); /* [144, 1024*N] */
-    float *const t152 = (float *)(A + SB + 781312 * MB); /* [N, 16, 1024] */
-    const float *const t154 = P + 9776; /* stage1.1.bn2.weight [16] */
-    float *const t159 = (float *)(A + 224); /* [2, 16] */
-    float *const t182 = (float *)(A + SB + 797696 * MB); /* [N, 16, 32, 32] */
-    const float *const t184 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t185 = (float *)(A + SB + 814080 * MB); /* [144, 256*N] */
-    float *const t189 = (float *)(A + SB + 625664 * MB); /* [N, 32, 256] */
-    const float *const t191 = P + 14416; /* stage2.0.bn1.weight [32] */
-    float *const t196 = (float *)(A + 352); /* [2, 32] */
-    float *const t217 = (float *)(A + SB + 617472 * MB); /* [N, 32, 256] */
-    const float *const t220 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t221 = (float *)(A + SB + 859136 * MB); /* [288, 256*N] */
-    float *const t225 = (float *)(A + SB + 932864 * MB); /* [N, 32, 256] */
-    const float *const t227 = P + 23696; /* stage2.0.bn2.weight [32] */
-    float *const t232 = (float *)(A + 512); /* [2, 32] */
-    const float *const t255 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t256 = (float *)(A + SB + 941056 * MB); /* [16, 256*N] */
-    float *const t260 = (float *)(A + SB + 68608 * MB); /* [N, 32, 256] */
-    const float *const t262 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    float *const t267 = (float *)(A + 640); /* [2, 32] */
-    float *const t290 = (float *)(A + SB + 945152 * MB); /* [N, 32, 16, 16] */
-    const float *const t292 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t293 = (float *)(A + SB + 953344 * MB); /* [288, 256*N] */
-    float *const t297 = (float *)(A + SB + 1027072 * MB); /* [N, 32, 256] */
-    const float *const t299 = P + 33552; /* stage2.1.bn1.weight [32] */
-    float *const t304 = (float *)(A + 768); /* [2, 32] */
-    float *const t325 = (float *)(A + SB + 850944 * MB); /* [N, 32, 256] */
-    const float *const t328 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t329 = (float *)(A + SB + 1043456 * MB); /* [288, 256*N] */
-    float *const t333 = (float *)(A + SB + 1117184 * MB); /* [N, 32, 256] */
-    const float *const t335 = P + 42832; /* stage2.1.bn2.weight [32] */
-    float *const t340 = (float *)(A + 896); /* [2, 32] */
-    float *const t363 = (float *)(A + SB + 1125376 * MB); /* [N, 32, 16, 16] */
-    const float *const t365 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t366 = (float *)(A + SB + 1133568 * MB); /* [288, 64*N] */
-    float *const t370 = (float *)(A + SB + 1039360 * MB); /* [N, 64, 64] */
-    const float *const t372 = P + 61328; /* stage3.0.bn1.weight [64] */
-    float *const t377 = (float *)(A + 1024); /* [2, 64] */
-    float *const t398 = (float *)(A + SB + 1035264 * MB); /* [N, 64, 64] */
-    const float *const t401 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t402 = (float *)(A + SB + 1156096 * MB); /* [576, 64*N] */
-    float *const t406 = (float *)(A + SB + 1192960 * MB); /* [N, 64, 64] */
-    const float *const t408 = P + 98320; /* stage3.0.bn2.weight [64] */
-    float *const t413 = (float *)(A + 1344); /* [2, 64] */
-    const float *const t436 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t437 = (float *)(A + SB + 1197056 * MB); /* [32, 64*N] */
-    float *const t441 = (float *)(A + SB + 64512 * MB); /* [N, 64, 64] */
-    const float *const t443 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    float *const t448 = (float *)(A + 1600); /* [2, 64] */
-    float *const t471 = (float *)(A + SB + 1199104 * MB); /* [N, 64, 8, 8] */
-    const float *const t473 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t474 = (float *)(A + SB + 1203200 * MB); /* [576, 64*N] */
-    float *const t478 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    const float *const t480 = P + 137488; /* stage3.1.bn1.weight [64] */
-    float *const t485 = (float *)(A + 1856); /* [2, 64] */
-    float *const t506 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 64] */
-    const float *const t509 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t510 = (float *)(A + SB + 1248256 * MB); /* [576, 64*N] */
-    float *const t514 = (float *)(A + SB + 1285120 * MB); /* [N, 64, 64] */
-    const float *const t516 = P + 174480; /* stage3.1.bn2.weight [64] */
-    float *const t521 = (float *)(A + 2112); /* [2, 64] */
-    float *const t544 = (float *)(A + SB + 1289216 * MB); /* [N, 64, 8, 8] */
-    float *const t546 = (float *)(A + SB + 1244160 * MB); /* [N, 64] */
-    const float *const t547 = P + 174608; /* fc.weight [10, 64] */
-    float *const t551 = (float *)(A + SB + 60432 * MB); /* [N, 10] */
-    float *const t554 = (float *)(A + SB + 60416 * MB); /* [N, 10] */
-    float *const t555 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t557 = (float *)(A + SB + 60432 * MB); /* [N, 64] */
-    float *const t559 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t565 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
-    float *const t567 = (float *)(A + 1152); /* [2, 64] */
-    float *const t568 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
-    float *const t570 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
-    float *const t572 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
-    float *const t575 = (float *)(A + SB + 1285120 * MB); /* [64, N, 64] */
-    float *const t577 = G + 137616; /* d stage3.1.conv2.weight [64, 576] */
-    float *const t578 = (float *)(A + SB + 1248256 * MB); /* [576, 64*N] */
-    float *const t580 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
-    float *const t582 = (float *)(A + SB + 1248256 * MB); /* [N, 64, 8, 8] */
-    float *const t584 = (float *)(A + 1152); /* [2, 64] */
-    float *const t585 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
-    float *const t587 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
-    float *const t589 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
-    float *const t592 = (float *)(A + SB + 1152000 * MB); /* [64, N, 64] */
-    float *const t594 = G + 100624; /* d stage3.1.conv1.weight [64, 576] */
-    float *const t595 = (float *)(A + SB + 1203200 * MB); /* [576, 64*N] */
-    float *const t597 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
-    float *const t600 = (float *)(A + SB + 1152000 * MB); /* [N, 64, 8, 8] */
-    float *const t602 = (float *)(A + 1152); /* [2, 64] */
-    float *const t603 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
-    float *const t605 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
-    float *const t607 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
-    float *const t610 = (float *)(A + SB + 64512 * MB); /* [64, N, 64] */
-    float *const t612 = G + 98448; /* d stage3.0.proj.weight [64, 32] */
-    float *const t613 = (float *)(A + SB + 60416 * MB); /* [32, 64*N] */
-    float *const t615 = (float *)(A + SB + 1197056 * MB); /* [N, 32, 16, 16] */
-    float *const t617 = (float *)(A + 1152); /* [2, 64] */
-    float *const t618 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
-    float *const t620 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
-    float *const t622 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
-    float *const t625 = (float *)(A + SB + 64512 * MB); /* [64, N, 64] */
-    float *const t627 = G + 61456; /* d stage3.0.conv2.weight [64, 576] */
-    float *const t628 = (float *)(A + SB + 1152000 * MB); /* [576, 64*N] */
-    float *const t630 = (float *)(A + SB + 60416 * MB); /* [N, 64, 8, 8] */
-    float *const t632 = (float *)(A + SB + 64512 * MB); /* [N, 64, 8, 8] */
-    float *const t634 = (float *)(A + 1152); /* [2, 64] */
-    float *const t635 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
-    float *const t637 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
-    float *const t639 = (float *)(A + SB + 60416 * MB); /* [N, 64, 64] */
-    float *const t642 = (float *)(A + SB + 64512 * MB); /* [64, N, 64] */
-    float *const t644 = G + 42896; /* d stage3.0.conv1.weight [64, 288] */
-    float *const t645 = (float *)(A + SB + 1133568 * MB); /* [288, 64*N] */
-    float *const t647 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
-    float *const t650 = (float *)(A + SB + 1035264 * MB); /* [N, 32, 16, 16] */
-    float *const t652 = (float *)(A + 256); /* [2, 32] */
-    float *const t653 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
-    float *const t655 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
-    float *const t657 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
-    float *const t660 = (float *)(A + SB + 1117184 * MB); /* [32, N, 256] */
-    float *const t662 = G + 33616; /* d stage2.1.conv2.weight [32, 288] */
-    float *const t663 = (float *)(A + SB + 1043456 * MB); /* [288, 256*N] */
-    float *const t665 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
-    float *const t667 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 16, 16] */
-    float *const t669 = (float *)(A + 256); /* [2, 32] */
-    float *const t670 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
-    float *const t672 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
-    float *const t674 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
-    float *const t677 = (float *)(A + SB + 850944 * MB); /* [32, N, 256] */
-    float *const t679 = G + 24336; /* d stage2.1.conv1.weight [32, 288] */
-    float *const t680 = (float *)(A + SB + 953344 * MB); /* [288, 256*N] */
-    float *const t682 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
-    float *const t685 = (float *)(A + SB + 850944 * MB); /* [N, 32, 16, 16] */
-    float *const t687 = (float *)(A + 256); /* [2, 32] */
-    float *const t688 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
-    float *const t690 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
-    float *const t692 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
-    float *const t695 = (float *)(A + SB + 68608 * MB); /* [32, N, 256] */
-    float *const t697 = G + 23760; /* d stage2.0.proj.weight [32, 16] */
-    float *const t698 = (float *)(A + SB + 60416 * MB); /* [16, 256*N] */
-    float *const t700 = (float *)(A + SB + 941056 * MB); /* [N, 16, 32, 32] */
-    float *const t702 = (float *)(A + 256); /* [2, 32] */
-    float *const t703 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
-    float *const t705 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
-    float *const t707 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
-    float *const t710 = (float *)(A + SB + 68608 * MB); /* [32, N, 256] */
-    float *const t712 = G + 14480; /* d stage2.0.conv2.weight [32, 288] */
-    float *const t713 = (float *)(A + SB + 850944 * MB); /* [288, 256*N] */
-    float *const t715 = (float *)(A + SB + 60416 * MB); /* [N, 32, 16, 16] */
-    float *const t717 = (float *)(A + SB + 68608 * MB); /* [N, 32, 16, 16] */
-    float *const t719 = (float *)(A + 256); /* [2, 32] */
-    float *const t720 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
-    float *const t722 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
-    float *const t724 = (float *)(A + SB + 60416 * MB); /* [N, 32, 256] */
-    float *const t727 = (float *)(A + SB + 68608 * MB); /* [32, N, 256] */
-    float *const t729 = G + 9808; /* d stage2.0.conv1.weight [32, 144] */
-    float *const t730 = (float *)(A + SB + 814080 * MB); /* [144, 256*N] */
-    float *const t732 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    float *const t735 = (float *)(A + SB + 617472 * MB); /* [N, 16, 32, 32] */
-    float *const t737 = (float *)(A + 64); /* [2, 16] */
-    float *const t738 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
-    float *const t740 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
-    float *const t742 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t745 = (float *)(A + SB + 781312 * MB); /* [16, N, 1024] */
-    float *const t747 = G + 7472; /* d stage1.1.conv2.weight [16, 144] */
-    float *const t748 = (float *)(A + SB + 633856 * MB); /* [144, 1024*N] */
-    float *const t750 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    float *const t752 = (float *)(A + SB + 633856 * MB); /* [N, 16, 32, 32] */
-    float *const t754 = (float *)(A + 64); /* [2, 16] */
-    float *const t755 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
-    float *const t757 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
-    float *const t759 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t762 = (float *)(A + SB + 257024 * MB); /* [16, N, 1024] */
-    float *const t764 = G + 5136; /* d stage1.1.conv1.weight [16, 144] */
-    float *const t765 = (float *)(A + SB + 453632 * MB); /* [144, 1024*N] */
-    float *const t767 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    float *const t770 = (float *)(A + SB + 257024 * MB); /* [N, 16, 32, 32] */
-    float *const t772 = (float *)(A + 64); /* [2, 16] */
-    float *const t773 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
-    float *const t775 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
-    float *const t777 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t780 = (float *)(A + SB + 420864 * MB); /* [16, N, 1024] */
-    float *const t782 = G + 2800; /* d stage1.0.conv2.weight [16, 144] */
-    float *const t783 = (float *)(A + SB + 273408 * MB); /* [144, 1024*N] */
-    float *const t785 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    float *const t787 = (float *)(A + SB + 273408 * MB); /* [N, 16, 32, 32] */
-    float *const t789 = (float *)(A + 64); /* [2, 16] */
-    float *const t790 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
-    float *const t792 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
-    float *const t794 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t797 = (float *)(A + SB + 224256 * MB); /* [16, N, 1024] */
-    float *const t799 = G + 464; /* d stage1.0.conv1.weight [16, 144] */
-    float *const t800 = (float *)(A + SB + 60416 * MB); /* [144, 1024*N] */
-    float *const t802 = (float *)(A + SB + 207872 * MB); /* [N, 16, 32, 32] */
-    float *const t805 = (float *)(A + SB + 60416 * MB); /* [N, 16, 32, 32] */
-    float *const t807 = (float *)(A + 32); /* [2, 16] */
-    float *const t808 = G + 432; /* d bn.weight [1, 16] */
-    float *const t810 = G + 448; /* d bn.bias [1, 16] */
-    float *const t812 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t815 = (float *)(A + SB + 44032 * MB); /* [16, N, 1024] */
-    float *const t817 = G + 0; /* d stem.weight [16, 27] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    float *const t10 = (float *)(A + 0); /* [2, 16] */
+    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t36 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const t42 = (float *)(A + 32); /* [2, 16] */
+    float *const t63 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t68 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const t74 = (float *)(A + 96); /* [2, 16] */
+    float *const t97 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const t98 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t101 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const t107 = (float *)(A + 160); /* [2, 16] */
+    float *const t128 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
+    float *const t130 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t133 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const t139 = (float *)(A + 224); /* [2, 16] */
+    float *const t162 = (float *)(A + SB + 229376 * MB); /* [N, 16, 32, 32] */
+    float *const t163 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t166 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const t172 = (float *)(A + 352); /* [2, 32] */
+    float *const t193 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
+    float *const t195 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t198 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
+    const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const t204 = (float *)(A + 512); /* [2, 32] */
+    const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t229 = (float *)(A + SB + 286720 * MB); /* [N, 32, 16, 16] */
+    const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const t235 = (float *)(A + 640); /* [2, 32] */
+    float *const t258 = (float *)(A + SB + 303104 * MB); /* [N, 32, 16, 16] */
+    float *const t259 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
+    const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t262 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
+    const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const t268 = (float *)(A + 768); /* [2, 32] */
+    float *const t289 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
+    float *const t291 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
+    const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t294 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
+    const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const t300 = (float *)(A + 896); /* [2, 32] */
+    float *const t323 = (float *)(A + SB + 344064 * MB); /* [N, 32, 16, 16] */
+    float *const t324 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
+    const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t327 = (float *)(A + SB + 352256 * MB); /* [N, 64, 8, 8] */
+    const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const t333 = (float *)(A + 1024); /* [2, 64] */
+    float *const t354 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
+    float *const t356 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
+    const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t359 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
+    const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const t365 = (float *)(A + 1344); /* [2, 64] */
+    const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t390 = (float *)(A + SB + 372736 * MB); /* [N, 64, 8, 8] */
+    const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const t396 = (float *)(A + 1600); /* [2, 64] */
+    float *const t419 = (float *)(A + SB + 380928 * MB); /* [N, 64, 8, 8] */
+    float *const t420 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
+    const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t423 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
+    const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const t429 = (float *)(A + 1856); /* [2, 64] */
+    float *const t450 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
+    float *const t452 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
+    const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t455 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
+    const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const t461 = (float *)(A + 2112); /* [2, 64] */
+    float *const t484 = (float *)(A + SB + 401408 * MB); /* [N, 64, 8, 8] */
+    float *const t486 = (float *)(A + SB + 405504 * MB); /* [N, 64] */
+    const float *const t487 = P + 174608; /* fc.weight [10, 64] */
+    float *const t491 = (float *)(A + SB + 397328 * MB); /* [N, 10] */
+    float *const t494 = (float *)(A + SB + 397312 * MB); /* [N, 10] */
+    float *const t495 = G + 175248; /* d fc.bias [1, 10] */
+    float *const t497 = (float *)(A + SB + 397328 * MB); /* [N, 64] */
+    float *const t499 = G + 174608; /* d fc.weight [10, 64] */
+    float *const t505 = (float *)(A + SB + 405504 * MB); /* [N, 64, 8, 8] */
+    float *const t507 = (float *)(A + 1152); /* [2, 64] */
+    float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const t512 = (float *)(A + SB + 397312 * MB); /* [N, 64, 64] */
+    float *const t514 = (float *)(A + 1984); /* [576, 64] */
+    float *const t515 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
+    float *const t516 = (float *)(A + 1984); /* [576, 64] */
+    float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t519 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
+    float *const t521 = (float *)(A + 1152); /* [2, 64] */
+    float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const t526 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
+    float *const t528 = (float *)(A + 1728); /* [576, 64] */
+    float *const t529 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
+    float *const t531 = (float *)(A + 1728); /* [576, 64] */
+    float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t534 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
+    float *const t536 = (float *)(A + 1152); /* [2, 64] */
+    float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const t541 = (float *)(A + SB + 376832 * MB); /* [N, 64, 64] */
+    float *const t543 = (float *)(A + 1472); /* [32, 64] */
+    float *const t544 = (float *)(A + SB + 380928 * MB); /* [N, 32, 16, 16] */
+    float *const t545 = (float *)(A + 1472); /* [32, 64] */
+    float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t548 = (float *)(A + 1152); /* [2, 64] */
+    float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const t553 = (float *)(A + SB + 372736 * MB); /* [N, 64, 64] */
+    float *const t555 = (float *)(A + 1152); /* [576, 64] */
+    float *const t556 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
+    float *const t557 = (float *)(A + 1152); /* [576, 64] */
+    float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t560 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
+    float *const t562 = (float *)(A + 1152); /* [2, 64] */
+    float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const t567 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
+    float *const t569 = (float *)(A + 960); /* [288, 64] */
+    float *const t570 = (float *)(A + SB + 360448 * MB); /* [N, 32, 16, 16] */
+    float *const t572 = (float *)(A + 960); /* [288, 64] */
+    float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t575 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
+    float *const t577 = (float *)(A + 256); /* [2, 32] */
+    float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const t582 = (float *)(A + SB + 344064 * MB); /* [N, 32, 256] */
+    float *const t584 = (float *)(A + 832); /* [288, 256] */
+    float *const t585 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
+    float *const t586 = (float *)(A + 832); /* [288, 256] */
+    float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t589 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
+    float *const t591 = (float *)(A + 256); /* [2, 32] */
+    float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const t596 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
+    float *const t598 = (float *)(A + 704); /* [288, 256] */
+    float *const t599 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
+    float *const t601 = (float *)(A + 704); /* [288, 256] */
+    float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t604 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
+    float *const t606 = (float *)(A + 256); /* [2, 32] */
+    float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const t611 = (float *)(A + SB + 294912 * MB); /* [N, 32, 256] */
+    float *const t613 = (float *)(A + 576); /* [16, 256] */
+    float *const t614 = (float *)(A + SB + 303104 * MB); /* [N, 16, 32, 32] */
+    float *const t615 = (float *)(A + 576); /* [16, 256] */
+    float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t618 = (float *)(A + 256); /* [2, 32] */
+    float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const t623 = (float *)(A + SB + 286720 * MB); /* [N, 32, 256] */
+    float *const t625 = (float *)(A + 416); /* [288, 256] */
+    float *const t626 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
+    float *const t627 = (float *)(A + 416); /* [288, 256] */
+    float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t630 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    float *const t632 = (float *)(A + 256); /* [2, 32] */
+    float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const t637 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
+    float *const t639 = (float *)(A + 256); /* [144, 256] */
+    float *const t640 = (float *)(A + SB + 262144 * MB); /* [N, 16, 32, 32] */
+    float *const t642 = (float *)(A + 256); /* [144, 256] */
+    float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t645 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    float *const t647 = (float *)(A + 64); /* [2, 16] */
+    float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const t652 = (float *)(A + SB + 229376 * MB); /* [N, 16, 1024] */
+    float *const t654 = (float *)(A + 192); /* [144, 1024] */
+    float *const t655 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const t656 = (float *)(A + 192); /* [144, 1024] */
+    float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t659 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t661 = (float *)(A + 64); /* [2, 16] */
+    float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const t666 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
+    float *const t668 = (float *)(A + 128); /* [144, 1024] */
+    float *const t669 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    float *const t671 = (float *)(A + 128); /* [144, 1024] */
+    float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t676 = (float *)(A + 64); /* [2, 16] */
+    float *const t677 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const t679 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const t681 = (float *)(A + SB + 131072 * MB); /* [N, 16, 1024] */
+    float *const t683 = (float *)(A + 64); /* [144, 1024] */
+    float *const t684 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const t685 = (float *)(A + 64); /* [144, 1024] */
+    float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t690 = (float *)(A + 64); /* [2, 16] */
+    float *const t691 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const t695 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
+    float *const t697 = (float *)(A + 32); /* [144, 1024] */
+    float *const t698 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t700 = (float *)(A + 32); /* [144, 1024] */
+    float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t703 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const t705 = (float *)(A + 32); /* [2, 16] */
+    float *const t706 = G + 432; /* d bn.weight [1, 16] */
+    float *const t708 = G + 448; /* d bn.bias [1, 16] */
+    float *const t710 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t712 = (float *)(A + 0); /* [27, 1024] */
+    float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
@@ -4448,8 +4206,8 @@ void res_net_backward(res_net *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t551 + r * C;
-            float *d = t554 + r * C;
+            const float *row = t491 + r * C;
+            float *d = t494 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -4462,269 +4220,668 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r554 = t554;
-    float *restrict const r555 = t555;
+    const float *restrict const r494 = t494;
+    float *restrict const r495 = t495;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r555, 0, sizeof(float) * (size_t)K);
+        memset(r495, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r555[k] += r554[r * K + k];
+                r495[k] += r494[r * K + k];
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t554, (int)(10), t547, (int)(64), 0.0f, t557, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t494, (int)(10), t487, (int)(64), 0.0f, t497, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t554, (int)(10), t546, (int)(64), 0.0f, t559, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t494, (int)(10), t486, (int)(64), 0.0f, t499, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r544 = t544;
-    const float *restrict const r557 = t557;
-    float *restrict const r565 = t565;
+    const float *restrict const r484 = t484;
+    const float *restrict const r497 = t497;
+    float *restrict const r505 = t505;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v544 = r544[i];
-        const float v560 = r557[i1 * 1 + i0 * 64];
-        const float v561 = v560;
-        const float v563 = v561 * 0.015625f;
-        const float v565 = v544 > 0.0f ? v563 : 0.0f;
-        r565[i] = v565;
+        const float v484 = r484[i];
+        const float v500 = r497[i1 * 1 + i0 * 64];
+        const float v501 = v500;
+        const float v503 = v501 * 0.015625f;
+        const float v505 = v484 > 0.0f ? v503 : 0.0f;
+        r505[i] = v505;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r514 = t514;
+    const float *restrict const r455 = t455;
+    const float *restrict const r461 = t461;
+    const float *restrict const r505 = t505;
+    float *restrict const r507 = t507;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r461[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r507[c] = (float)(sdx / sqrt((double)r461[C + c] + 1.0000000000000001e-05));
+            r507[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t508 + o * 64, t507 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t510 + o * 64, t507 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r455 = t455;
+    const float *restrict const r456 = t456;
+    const float *restrict const r461 = t461;
+    const float *restrict const r505 = t505;
+    const float *restrict const r507 = t507;
+    float *restrict const r512 = t512;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05), k1 = (double)r456[c] * rstd;
+            const float mu = r461[c], a = (float)k1, mdy = (float)((double)r507[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r507[c] / M);
+            const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
+            float *yr = r512 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t515 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t453, (int)CKK, t512 + b * F * P, (int)P, 0.0f, t514, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t514 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t452 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t516 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t512 + b * F * P, (int)P, t516, (int)P, b ? 1.0f : 0.0f, t517, (int)CKK);
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r450 = t450;
+    const float *restrict const r515 = t515;
+    float *restrict const r519 = t519;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v451 = r450[i];
+        const float v515 = r515[i];
+        const float v519 = v451 > 0.0f ? v515 : 0.0f;
+        r519[i] = v519;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r423 = t423;
+    const float *restrict const r429 = t429;
+    const float *restrict const r519 = t519;
+    float *restrict const r521 = t521;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r429[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r521[c] = (float)(sdx / sqrt((double)r429[C + c] + 1.0000000000000001e-05));
+            r521[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t522 + o * 64, t521 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t524 + o * 64, t521 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r423 = t423;
+    const float *restrict const r424 = t424;
+    const float *restrict const r429 = t429;
+    const float *restrict const r519 = t519;
     const float *restrict const r521 = t521;
-    const float *restrict const r565 = t565;
+    float *restrict const r526 = t526;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05), k1 = (double)r424[c] * rstd;
+            const float mu = r429[c], a = (float)k1, mdy = (float)((double)r521[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r521[c] / M);
+            const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
+            float *yr = r526 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t529 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t421, (int)CKK, t526 + b * F * P, (int)P, 0.0f, t528, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t528 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t420 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t531 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t526 + b * F * P, (int)P, t531, (int)P, b ? 1.0f : 0.0f, t532, (int)CKK);
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r419 = t419;
+    const float *restrict const r505 = t505;
+    const float *restrict const r529 = t529;
+    float *restrict const r534 = t534;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v419 = r419[i];
+        const float v505 = r505[i];
+        const float v529 = r529[i];
+        const float v530 = v505 + v529;
+        const float v534 = v419 > 0.0f ? v530 : 0.0f;
+        r534[i] = v534;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r390 = t390;
+    const float *restrict const r396 = t396;
+    const float *restrict const r534 = t534;
+    float *restrict const r536 = t536;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r396[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r536[c] = (float)(sdx / sqrt((double)r396[C + c] + 1.0000000000000001e-05));
+            r536[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t537 + o * 64, t536 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t539 + o * 64, t536 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r390 = t390;
+    const float *restrict const r391 = t391;
+    const float *restrict const r396 = t396;
+    const float *restrict const r534 = t534;
+    const float *restrict const r536 = t536;
+    float *restrict const r541 = t541;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05), k1 = (double)r391[c] * rstd;
+            const float mu = r396[c], a = (float)k1, mdy = (float)((double)r536[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r536[c] / M);
+            const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+            float *yr = r541 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t544 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t388, (int)CKK, t541 + b * F * P, (int)P, 0.0f, t543, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t543 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t545 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t541 + b * F * P, (int)P, t545, (int)P, b ? 1.0f : 0.0f, t546, (int)CKK);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r359 = t359;
+    const float *restrict const r365 = t365;
+    const float *restrict const r534 = t534;
+    float *restrict const r548 = t548;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r365[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r548[c] = (float)(sdx / sqrt((double)r365[C + c] + 1.0000000000000001e-05));
+            r548[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t549 + o * 64, t548 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t551 + o * 64, t548 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r359 = t359;
+    const float *restrict const r360 = t360;
+    const float *restrict const r365 = t365;
+    const float *restrict const r534 = t534;
+    const float *restrict const r548 = t548;
+    float *restrict const r553 = t553;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r365[C + c] + 1.0000000000000001e-05), k1 = (double)r360[c] * rstd;
+            const float mu = r365[c], a = (float)k1, mdy = (float)((double)r548[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r548[c] / M);
+            const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+            float *yr = r553 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t556 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t357, (int)CKK, t553 + b * F * P, (int)P, 0.0f, t555, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t555 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t356 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t557 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t553 + b * F * P, (int)P, t557, (int)P, b ? 1.0f : 0.0f, t558, (int)CKK);
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r354 = t354;
+    const float *restrict const r556 = t556;
+    float *restrict const r560 = t560;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v355 = r354[i];
+        const float v556 = r556[i];
+        const float v560 = v355 > 0.0f ? v556 : 0.0f;
+        r560[i] = v560;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r327 = t327;
+    const float *restrict const r333 = t333;
+    const float *restrict const r560 = t560;
+    float *restrict const r562 = t562;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r333[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r562[c] = (float)(sdx / sqrt((double)r333[C + c] + 1.0000000000000001e-05));
+            r562[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t563 + o * 64, t562 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t565 + o * 64, t562 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r327 = t327;
+    const float *restrict const r328 = t328;
+    const float *restrict const r333 = t333;
+    const float *restrict const r560 = t560;
+    const float *restrict const r562 = t562;
     float *restrict const r567 = t567;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r521[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r514 + (b * C + c) * L, *dr = r565 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r567[c] = (float)(sdx / sqrt((double)r521[C + c] + 1.0000000000000001e-05));
-            r567[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t568 + o * 64, t567 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t570 + o * 64, t567 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r514 = t514;
-    const float *restrict const r516 = t516;
-    const float *restrict const r521 = t521;
-    const float *restrict const r565 = t565;
-    const float *restrict const r567 = t567;
-    float *restrict const r572 = t572;
-    {
-        const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r521[C + c] + 1.0000000000000001e-05), k1 = (double)r516[c] * rstd;
-            const float mu = r521[c], a = (float)k1, mdy = (float)((double)r567[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r567[c] / M);
-            const float *xr = r514 + (b * C + c) * L, *dr = r565 + (b * C + c) * L;
-            float *yr = r572 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t575[o++] = t572[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t575, (int)(64 * n), t510, (int)(64 * n), 0.0f, t577, (int)(576));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t509, (int)(576), t575, (int)(64 * n), 0.0f, t578, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t580, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t578 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t580[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r506 = t506;
-    const float *restrict const r580 = t580;
-    float *restrict const r582 = t582;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v507 = r506[i];
-        const float v580 = r580[i];
-        const float v582 = v507 > 0.0f ? v580 : 0.0f;
-        r582[i] = v582;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r478 = t478;
-    const float *restrict const r485 = t485;
-    const float *restrict const r582 = t582;
-    float *restrict const r584 = t584;
-    {
-        const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r485[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r478 + (b * C + c) * L, *dr = r582 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r584[c] = (float)(sdx / sqrt((double)r485[C + c] + 1.0000000000000001e-05));
-            r584[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t585 + o * 64, t584 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t587 + o * 64, t584 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r478 = t478;
-    const float *restrict const r480 = t480;
-    const float *restrict const r485 = t485;
-    const float *restrict const r582 = t582;
-    const float *restrict const r584 = t584;
-    float *restrict const r589 = t589;
-    {
-        const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r485[C + c] + 1.0000000000000001e-05), k1 = (double)r480[c] * rstd;
-            const float mu = r485[c], a = (float)k1, mdy = (float)((double)r584[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r584[c] / M);
-            const float *xr = r478 + (b * C + c) * L, *dr = r582 + (b * C + c) * L;
-            float *yr = r589 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05), k1 = (double)r328[c] * rstd;
+            const float mu = r333[c], a = (float)k1, mdy = (float)((double)r562[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r562[c] / M);
+            const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
+            float *yr = r567 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t592[o++] = t589[i0 * 64 + i1 * 4096 + i2 * 1];
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t570 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t325, (int)CKK, t567 + b * F * P, (int)P, 0.0f, t569, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t569 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t592, (int)(64 * n), t474, (int)(64 * n), 0.0f, t594, (int)(576));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t473, (int)(576), t592, (int)(64 * n), 0.0f, t595, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t597, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t595 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t597[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t572 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t567 + b * F * P, (int)P, t572, (int)P, b ? 1.0f : 0.0f, t573, (int)CKK);
         }
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r471 = t471;
-    const float *restrict const r565 = t565;
-    const float *restrict const r597 = t597;
-    float *restrict const r600 = t600;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v471 = r471[i];
-        const float v565 = r565[i];
-        const float v597 = r597[i];
-        const float v598 = v565 + v597;
-        const float v600 = v471 > 0.0f ? v598 : 0.0f;
-        r600[i] = v600;
+    const float *restrict const r323 = t323;
+    const float *restrict const r544 = t544;
+    const float *restrict const r570 = t570;
+    float *restrict const r575 = t575;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v323 = r323[i];
+        const float v544 = r544[i];
+        const float v570 = r570[i];
+        const float v571 = v544 + v570;
+        const float v575 = v323 > 0.0f ? v571 : 0.0f;
+        r575[i] = v575;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r441 = t441;
-    const float *restrict const r448 = t448;
-    const float *restrict const r600 = t600;
-    float *restrict const r602 = t602;
+    const float *restrict const r294 = t294;
+    const float *restrict const r300 = t300;
+    const float *restrict const r575 = t575;
+    float *restrict const r577 = t577;
     {
-        const int64_t N = n, C = 64, L = 64;
+        const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r448[c];
+            const float mu = r300[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r441 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
+                const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -4736,195 +4893,482 @@ void res_net_backward(res_net *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r602[c] = (float)(sdx / sqrt((double)r448[C + c] + 1.0000000000000001e-05));
-            r602[C + c] = (float)sd;
+            r577[c] = (float)(sdx / sqrt((double)r300[C + c] + 1.0000000000000001e-05));
+            r577[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t603 + o * 64, t602 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t578 + o * 32, t577 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t605 + o * 64, t602 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t580 + o * 32, t577 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r441 = t441;
-    const float *restrict const r443 = t443;
-    const float *restrict const r448 = t448;
-    const float *restrict const r600 = t600;
-    const float *restrict const r602 = t602;
-    float *restrict const r607 = t607;
+    const float *restrict const r294 = t294;
+    const float *restrict const r295 = t295;
+    const float *restrict const r300 = t300;
+    const float *restrict const r575 = t575;
+    const float *restrict const r577 = t577;
+    float *restrict const r582 = t582;
     {
-        const int64_t N = n, C = 64, L = 64;
+        const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r448[C + c] + 1.0000000000000001e-05), k1 = (double)r443[c] * rstd;
-            const float mu = r448[c], a = (float)k1, mdy = (float)((double)r602[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r602[c] / M);
-            const float *xr = r441 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
-            float *yr = r607 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t610[o++] = t607[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(32), (int)(64 * n), 1.0f, t610, (int)(64 * n), t437, (int)(64 * n), 0.0f, t612, (int)(32));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(64), 1.0f, t436, (int)(32), t610, (int)(64 * n), 0.0f, t613, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        memset(t615, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t613 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t615[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r406 = t406;
-    const float *restrict const r413 = t413;
-    const float *restrict const r600 = t600;
-    float *restrict const r617 = t617;
-    {
-        const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r413[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r406 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r617[c] = (float)(sdx / sqrt((double)r413[C + c] + 1.0000000000000001e-05));
-            r617[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t618 + o * 64, t617 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t620 + o * 64, t617 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r406 = t406;
-    const float *restrict const r408 = t408;
-    const float *restrict const r413 = t413;
-    const float *restrict const r600 = t600;
-    const float *restrict const r617 = t617;
-    float *restrict const r622 = t622;
-    {
-        const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r413[C + c] + 1.0000000000000001e-05), k1 = (double)r408[c] * rstd;
-            const float mu = r413[c], a = (float)k1, mdy = (float)((double)r617[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r617[c] / M);
-            const float *xr = r406 + (b * C + c) * L, *dr = r600 + (b * C + c) * L;
-            float *yr = r622 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05), k1 = (double)r295[c] * rstd;
+            const float mu = r300[c], a = (float)k1, mdy = (float)((double)r577[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r577[c] / M);
+            const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
+            float *yr = r582 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t625[o++] = t622[i0 * 64 + i1 * 4096 + i2 * 1];
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t585 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t292, (int)CKK, t582 + b * F * P, (int)P, 0.0f, t584, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t584 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t625, (int)(64 * n), t402, (int)(64 * n), 0.0f, t627, (int)(576));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t401, (int)(576), t625, (int)(64 * n), 0.0f, t628, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t630, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t628 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t630[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t291 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t586 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t582 + b * F * P, (int)P, t586, (int)P, b ? 1.0f : 0.0f, t587, (int)CKK);
         }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r398 = t398;
+    const float *restrict const r289 = t289;
+    const float *restrict const r585 = t585;
+    float *restrict const r589 = t589;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v290 = r289[i];
+        const float v585 = r585[i];
+        const float v589 = v290 > 0.0f ? v585 : 0.0f;
+        r589[i] = v589;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r262 = t262;
+    const float *restrict const r268 = t268;
+    const float *restrict const r589 = t589;
+    float *restrict const r591 = t591;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r268[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r591[c] = (float)(sdx / sqrt((double)r268[C + c] + 1.0000000000000001e-05));
+            r591[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t592 + o * 32, t591 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t594 + o * 32, t591 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r262 = t262;
+    const float *restrict const r263 = t263;
+    const float *restrict const r268 = t268;
+    const float *restrict const r589 = t589;
+    const float *restrict const r591 = t591;
+    float *restrict const r596 = t596;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05), k1 = (double)r263[c] * rstd;
+            const float mu = r268[c], a = (float)k1, mdy = (float)((double)r591[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r591[c] / M);
+            const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
+            float *yr = r596 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t599 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t260, (int)CKK, t596 + b * F * P, (int)P, 0.0f, t598, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t598 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t259 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t601 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t596 + b * F * P, (int)P, t601, (int)P, b ? 1.0f : 0.0f, t602, (int)CKK);
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r258 = t258;
+    const float *restrict const r575 = t575;
+    const float *restrict const r599 = t599;
+    float *restrict const r604 = t604;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v258 = r258[i];
+        const float v575 = r575[i];
+        const float v599 = r599[i];
+        const float v600 = v575 + v599;
+        const float v604 = v258 > 0.0f ? v600 : 0.0f;
+        r604[i] = v604;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r229 = t229;
+    const float *restrict const r235 = t235;
+    const float *restrict const r604 = t604;
+    float *restrict const r606 = t606;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r235[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r606[c] = (float)(sdx / sqrt((double)r235[C + c] + 1.0000000000000001e-05));
+            r606[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t607 + o * 32, t606 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t609 + o * 32, t606 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r229 = t229;
+    const float *restrict const r230 = t230;
+    const float *restrict const r235 = t235;
+    const float *restrict const r604 = t604;
+    const float *restrict const r606 = t606;
+    float *restrict const r611 = t611;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05), k1 = (double)r230[c] * rstd;
+            const float mu = r235[c], a = (float)k1, mdy = (float)((double)r606[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r606[c] / M);
+            const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+            float *yr = r611 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t614 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t227, (int)CKK, t611 + b * F * P, (int)P, 0.0f, t613, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t613 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t615 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t611 + b * F * P, (int)P, t615, (int)P, b ? 1.0f : 0.0f, t616, (int)CKK);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r198 = t198;
+    const float *restrict const r204 = t204;
+    const float *restrict const r604 = t604;
+    float *restrict const r618 = t618;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r204[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r618[c] = (float)(sdx / sqrt((double)r204[C + c] + 1.0000000000000001e-05));
+            r618[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t619 + o * 32, t618 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t621 + o * 32, t618 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r198 = t198;
+    const float *restrict const r199 = t199;
+    const float *restrict const r204 = t204;
+    const float *restrict const r604 = t604;
+    const float *restrict const r618 = t618;
+    float *restrict const r623 = t623;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r204[C + c] + 1.0000000000000001e-05), k1 = (double)r199[c] * rstd;
+            const float mu = r204[c], a = (float)k1, mdy = (float)((double)r618[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r618[c] / M);
+            const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+            float *yr = r623 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t626 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t196, (int)CKK, t623 + b * F * P, (int)P, 0.0f, t625, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t625 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t195 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t627 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t623 + b * F * P, (int)P, t627, (int)P, b ? 1.0f : 0.0f, t628, (int)CKK);
+        }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r193 = t193;
+    const float *restrict const r626 = t626;
+    float *restrict const r630 = t630;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v194 = r193[i];
+        const float v626 = r626[i];
+        const float v630 = v194 > 0.0f ? v626 : 0.0f;
+        r630[i] = v630;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r166 = t166;
+    const float *restrict const r172 = t172;
     const float *restrict const r630 = t630;
     float *restrict const r632 = t632;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v399 = r398[i];
-        const float v630 = r630[i];
-        const float v632 = v399 > 0.0f ? v630 : 0.0f;
-        r632[i] = v632;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r370 = t370;
-    const float *restrict const r377 = t377;
-    const float *restrict const r632 = t632;
-    float *restrict const r634 = t634;
-    {
-        const int64_t N = n, C = 64, L = 64;
+        const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r377[c];
+            const float mu = r172[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r370 + (b * C + c) * L, *dr = r632 + (b * C + c) * L;
+                const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -4936,210 +5380,246 @@ void res_net_backward(res_net *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r634[c] = (float)(sdx / sqrt((double)r377[C + c] + 1.0000000000000001e-05));
-            r634[C + c] = (float)sd;
+            r632[c] = (float)(sdx / sqrt((double)r172[C + c] + 1.0000000000000001e-05));
+            r632[C + c] = (float)sd;
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t635 + o * 64, t634 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t633 + o * 32, t632 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t637 + o * 64, t634 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t635 + o * 32, t632 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r370 = t370;
-    const float *restrict const r372 = t372;
-    const float *restrict const r377 = t377;
+    const float *restrict const r166 = t166;
+    const float *restrict const r167 = t167;
+    const float *restrict const r172 = t172;
+    const float *restrict const r630 = t630;
     const float *restrict const r632 = t632;
-    const float *restrict const r634 = t634;
-    float *restrict const r639 = t639;
+    float *restrict const r637 = t637;
     {
-        const int64_t N = n, C = 64, L = 64;
+        const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r377[C + c] + 1.0000000000000001e-05), k1 = (double)r372[c] * rstd;
-            const float mu = r377[c], a = (float)k1, mdy = (float)((double)r634[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r634[c] / M);
-            const float *xr = r370 + (b * C + c) * L, *dr = r632 + (b * C + c) * L;
-            float *yr = r639 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05), k1 = (double)r167[c] * rstd;
+            const float mu = r172[c], a = (float)k1, mdy = (float)((double)r632[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r632[c] / M);
+            const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
+            float *yr = r637 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t642[o++] = t639[i0 * 64 + i1 * 4096 + i2 * 1];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t640 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t164, (int)CKK, t637 + b * F * P, (int)P, 0.0f, t639, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t639 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(64 * n), 1.0f, t642, (int)(64 * n), t366, (int)(64 * n), 0.0f, t644, (int)(288));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(64 * n), (int)(64), 1.0f, t365, (int)(288), t642, (int)(64 * n), 0.0f, t645, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        memset(t647, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t645 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t647[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t642 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t637 + b * F * P, (int)P, t642, (int)P, b ? 1.0f : 0.0f, t643, (int)CKK);
         }
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r363 = t363;
-    const float *restrict const r615 = t615;
-    const float *restrict const r647 = t647;
-    float *restrict const r650 = t650;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v363 = r363[i];
-        const float v615 = r615[i];
-        const float v647 = r647[i];
-        const float v648 = v615 + v647;
-        const float v650 = v363 > 0.0f ? v648 : 0.0f;
-        r650[i] = v650;
+    const float *restrict const r162 = t162;
+    const float *restrict const r614 = t614;
+    const float *restrict const r640 = t640;
+    float *restrict const r645 = t645;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v162 = r162[i];
+        const float v614 = r614[i];
+        const float v640 = r640[i];
+        const float v641 = v614 + v640;
+        const float v645 = v162 > 0.0f ? v641 : 0.0f;
+        r645[i] = v645;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r333 = t333;
-    const float *restrict const r340 = t340;
-    const float *restrict const r650 = t650;
+    const float *restrict const r133 = t133;
+    const float *restrict const r139 = t139;
+    const float *restrict const r645 = t645;
+    float *restrict const r647 = t647;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r139[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r647[c] = (float)(sdx / sqrt((double)r139[C + c] + 1.0000000000000001e-05));
+            r647[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t648 + o * 16, t647 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t650 + o * 16, t647 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r139 = t139;
+    const float *restrict const r645 = t645;
+    const float *restrict const r647 = t647;
     float *restrict const r652 = t652;
     {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r340[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r333 + (b * C + c) * L, *dr = r650 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r652[c] = (float)(sdx / sqrt((double)r340[C + c] + 1.0000000000000001e-05));
-            r652[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t653 + o * 32, t652 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t655 + o * 32, t652 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r333 = t333;
-    const float *restrict const r335 = t335;
-    const float *restrict const r340 = t340;
-    const float *restrict const r650 = t650;
-    const float *restrict const r652 = t652;
-    float *restrict const r657 = t657;
-    {
-        const int64_t N = n, C = 32, L = 256;
+        const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r340[C + c] + 1.0000000000000001e-05), k1 = (double)r335[c] * rstd;
-            const float mu = r340[c], a = (float)k1, mdy = (float)((double)r652[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r652[c] / M);
-            const float *xr = r333 + (b * C + c) * L, *dr = r650 + (b * C + c) * L;
-            float *yr = r657 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05), k1 = (double)r134[c] * rstd;
+            const float mu = r139[c], a = (float)k1, mdy = (float)((double)r647[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r647[c] / M);
+            const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
+            float *yr = r652 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t660[o++] = t657[i0 * 256 + i1 * 8192 + i2 * 1];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t655 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t131, (int)CKK, t652 + b * F * P, (int)P, 0.0f, t654, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t654 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t660, (int)(256 * n), t329, (int)(256 * n), 0.0f, t662, (int)(288));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t328, (int)(288), t660, (int)(256 * n), 0.0f, t663, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t665, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t663 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t665[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t130 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t656 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t652 + b * F * P, (int)P, t656, (int)P, b ? 1.0f : 0.0f, t657, (int)CKK);
         }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r325 = t325;
-    const float *restrict const r665 = t665;
-    float *restrict const r667 = t667;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v326 = r325[i];
-        const float v665 = r665[i];
-        const float v667 = v326 > 0.0f ? v665 : 0.0f;
-        r667[i] = v667;
+    const float *restrict const r128 = t128;
+    const float *restrict const r655 = t655;
+    float *restrict const r659 = t659;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v129 = r128[i];
+        const float v655 = r655[i];
+        const float v659 = v129 > 0.0f ? v655 : 0.0f;
+        r659[i] = v659;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r297 = t297;
-    const float *restrict const r304 = t304;
-    const float *restrict const r667 = t667;
-    float *restrict const r669 = t669;
+    const float *restrict const r101 = t101;
+    const float *restrict const r107 = t107;
+    const float *restrict const r659 = t659;
+    float *restrict const r661 = t661;
     {
-        const int64_t N = n, C = 32, L = 256;
+        const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r304[c];
+            const float mu = r107[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r297 + (b * C + c) * L, *dr = r667 + (b * C + c) * L;
+                const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -5151,104 +5631,122 @@ void res_net_backward(res_net *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r669[c] = (float)(sdx / sqrt((double)r304[C + c] + 1.0000000000000001e-05));
-            r669[C + c] = (float)sd;
+            r661[c] = (float)(sdx / sqrt((double)r107[C + c] + 1.0000000000000001e-05));
+            r661[C + c] = (float)sd;
         }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t670 + o * 32, t669 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t662 + o * 16, t661 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t672 + o * 32, t669 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t664 + o * 16, t661 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r297 = t297;
-    const float *restrict const r299 = t299;
-    const float *restrict const r304 = t304;
-    const float *restrict const r667 = t667;
+    const float *restrict const r101 = t101;
+    const float *restrict const r102 = t102;
+    const float *restrict const r107 = t107;
+    const float *restrict const r659 = t659;
+    const float *restrict const r661 = t661;
+    float *restrict const r666 = t666;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05), k1 = (double)r102[c] * rstd;
+            const float mu = r107[c], a = (float)k1, mdy = (float)((double)r661[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r661[c] / M);
+            const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
+            float *yr = r666 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t669 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t99, (int)CKK, t666 + b * F * P, (int)P, 0.0f, t668, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t668 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t98 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t671 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t666 + b * F * P, (int)P, t671, (int)P, b ? 1.0f : 0.0f, t672, (int)CKK);
+        }
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r97 = t97;
+    const float *restrict const r645 = t645;
     const float *restrict const r669 = t669;
     float *restrict const r674 = t674;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r304[C + c] + 1.0000000000000001e-05), k1 = (double)r299[c] * rstd;
-            const float mu = r304[c], a = (float)k1, mdy = (float)((double)r669[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r669[c] / M);
-            const float *xr = r297 + (b * C + c) * L, *dr = r667 + (b * C + c) * L;
-            float *yr = r674 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v97 = r97[i];
+        const float v645 = r645[i];
+        const float v669 = r669[i];
+        const float v670 = v645 + v669;
+        const float v674 = v97 > 0.0f ? v670 : 0.0f;
+        r674[i] = v674;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t677[o++] = t674[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t677, (int)(256 * n), t293, (int)(256 * n), 0.0f, t679, (int)(288));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t292, (int)(288), t677, (int)(256 * n), 0.0f, t680, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    const float *restrict const r68 = t68;
+    const float *restrict const r74 = t74;
+    const float *restrict const r674 = t674;
+    float *restrict const r676 = t676;
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t682, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t680 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t682[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r290 = t290;
-    const float *restrict const r650 = t650;
-    const float *restrict const r682 = t682;
-    float *restrict const r685 = t685;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v290 = r290[i];
-        const float v650 = r650[i];
-        const float v682 = r682[i];
-        const float v683 = v650 + v682;
-        const float v685 = v290 > 0.0f ? v683 : 0.0f;
-        r685[i] = v685;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r260 = t260;
-    const float *restrict const r267 = t267;
-    const float *restrict const r685 = t685;
-    float *restrict const r687 = t687;
-    {
-        const int64_t N = n, C = 32, L = 256;
+        const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r267[c];
+            const float mu = r74[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r260 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
+                const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -5260,304 +5758,119 @@ void res_net_backward(res_net *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r687[c] = (float)(sdx / sqrt((double)r267[C + c] + 1.0000000000000001e-05));
-            r687[C + c] = (float)sd;
+            r676[c] = (float)(sdx / sqrt((double)r74[C + c] + 1.0000000000000001e-05));
+            r676[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t688 + o * 32, t687 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t677 + o * 16, t676 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t690 + o * 32, t687 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t679 + o * 16, t676 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r260 = t260;
-    const float *restrict const r262 = t262;
-    const float *restrict const r267 = t267;
-    const float *restrict const r685 = t685;
-    const float *restrict const r687 = t687;
-    float *restrict const r692 = t692;
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r74 = t74;
+    const float *restrict const r674 = t674;
+    const float *restrict const r676 = t676;
+    float *restrict const r681 = t681;
     {
-        const int64_t N = n, C = 32, L = 256;
+        const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r267[C + c] + 1.0000000000000001e-05), k1 = (double)r262[c] * rstd;
-            const float mu = r267[c], a = (float)k1, mdy = (float)((double)r687[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r687[c] / M);
-            const float *xr = r260 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
-            float *yr = r692 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t695[o++] = t692[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(16), (int)(256 * n), 1.0f, t695, (int)(256 * n), t256, (int)(256 * n), 0.0f, t697, (int)(16));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(256 * n), (int)(32), 1.0f, t255, (int)(16), t695, (int)(256 * n), 0.0f, t698, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        memset(t700, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t698 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t700[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r225 = t225;
-    const float *restrict const r232 = t232;
-    const float *restrict const r685 = t685;
-    float *restrict const r702 = t702;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r232[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r225 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r702[c] = (float)(sdx / sqrt((double)r232[C + c] + 1.0000000000000001e-05));
-            r702[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t703 + o * 32, t702 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t705 + o * 32, t702 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r225 = t225;
-    const float *restrict const r227 = t227;
-    const float *restrict const r232 = t232;
-    const float *restrict const r685 = t685;
-    const float *restrict const r702 = t702;
-    float *restrict const r707 = t707;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r232[C + c] + 1.0000000000000001e-05), k1 = (double)r227[c] * rstd;
-            const float mu = r232[c], a = (float)k1, mdy = (float)((double)r702[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r702[c] / M);
-            const float *xr = r225 + (b * C + c) * L, *dr = r685 + (b * C + c) * L;
-            float *yr = r707 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05), k1 = (double)r69[c] * rstd;
+            const float mu = r74[c], a = (float)k1, mdy = (float)((double)r676[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r676[c] / M);
+            const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
+            float *yr = r681 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t710[o++] = t707[i0 * 256 + i1 * 8192 + i2 * 1];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t684 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t66, (int)CKK, t681 + b * F * P, (int)P, 0.0f, t683, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t683 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t710, (int)(256 * n), t221, (int)(256 * n), 0.0f, t712, (int)(288));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t220, (int)(288), t710, (int)(256 * n), 0.0f, t713, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t715, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t713 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t715[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t685 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t681 + b * F * P, (int)P, t685, (int)P, b ? 1.0f : 0.0f, t686, (int)CKK);
         }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r217 = t217;
-    const float *restrict const r715 = t715;
-    float *restrict const r717 = t717;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v218 = r217[i];
-        const float v715 = r715[i];
-        const float v717 = v218 > 0.0f ? v715 : 0.0f;
-        r717[i] = v717;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r189 = t189;
-    const float *restrict const r196 = t196;
-    const float *restrict const r717 = t717;
-    float *restrict const r719 = t719;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r196[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r189 + (b * C + c) * L, *dr = r717 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r719[c] = (float)(sdx / sqrt((double)r196[C + c] + 1.0000000000000001e-05));
-            r719[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t720 + o * 32, t719 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t722 + o * 32, t719 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r189 = t189;
-    const float *restrict const r191 = t191;
-    const float *restrict const r196 = t196;
-    const float *restrict const r717 = t717;
-    const float *restrict const r719 = t719;
-    float *restrict const r724 = t724;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r196[C + c] + 1.0000000000000001e-05), k1 = (double)r191[c] * rstd;
-            const float mu = r196[c], a = (float)k1, mdy = (float)((double)r719[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r719[c] / M);
-            const float *xr = r189 + (b * C + c) * L, *dr = r717 + (b * C + c) * L;
-            float *yr = r724 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t727[o++] = t724[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(144), (int)(256 * n), 1.0f, t727, (int)(256 * n), t185, (int)(256 * n), 0.0f, t729, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(256 * n), (int)(32), 1.0f, t184, (int)(144), t727, (int)(256 * n), 0.0f, t730, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        memset(t732, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t730 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t732[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r182 = t182;
-    const float *restrict const r700 = t700;
-    const float *restrict const r732 = t732;
-    float *restrict const r735 = t735;
+    const float *restrict const r63 = t63;
+    const float *restrict const r684 = t684;
+    float *restrict const r688 = t688;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v182 = r182[i];
-        const float v700 = r700[i];
-        const float v732 = r732[i];
-        const float v733 = v700 + v732;
-        const float v735 = v182 > 0.0f ? v733 : 0.0f;
-        r735[i] = v735;
+        const float v64 = r63[i];
+        const float v684 = r684[i];
+        const float v688 = v64 > 0.0f ? v684 : 0.0f;
+        r688[i] = v688;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r152 = t152;
-    const float *restrict const r159 = t159;
-    const float *restrict const r735 = t735;
-    float *restrict const r737 = t737;
+    const float *restrict const r36 = t36;
+    const float *restrict const r42 = t42;
+    const float *restrict const r688 = t688;
+    float *restrict const r690 = t690;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r159[c];
+            const float mu = r42[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r152 + (b * C + c) * L, *dr = r735 + (b * C + c) * L;
+                const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -5569,425 +5882,122 @@ void res_net_backward(res_net *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r737[c] = (float)(sdx / sqrt((double)r159[C + c] + 1.0000000000000001e-05));
-            r737[C + c] = (float)sd;
+            r690[c] = (float)(sdx / sqrt((double)r42[C + c] + 1.0000000000000001e-05));
+            r690[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t738 + o * 16, t737 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t691 + o * 16, t690 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t740 + o * 16, t737 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t693 + o * 16, t690 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r152 = t152;
-    const float *restrict const r154 = t154;
-    const float *restrict const r159 = t159;
-    const float *restrict const r735 = t735;
-    const float *restrict const r737 = t737;
-    float *restrict const r742 = t742;
+    const float *restrict const r36 = t36;
+    const float *restrict const r37 = t37;
+    const float *restrict const r42 = t42;
+    const float *restrict const r688 = t688;
+    const float *restrict const r690 = t690;
+    float *restrict const r695 = t695;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r159[C + c] + 1.0000000000000001e-05), k1 = (double)r154[c] * rstd;
-            const float mu = r159[c], a = (float)k1, mdy = (float)((double)r737[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r737[c] / M);
-            const float *xr = r152 + (b * C + c) * L, *dr = r735 + (b * C + c) * L;
-            float *yr = r742 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t745[o++] = t742[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t745, (int)(1024 * n), t148, (int)(1024 * n), 0.0f, t747, (int)(144));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t147, (int)(144), t745, (int)(1024 * n), 0.0f, t748, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t750, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t748 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t750[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r144 = t144;
-    const float *restrict const r750 = t750;
-    float *restrict const r752 = t752;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v145 = r144[i];
-        const float v750 = r750[i];
-        const float v752 = v145 > 0.0f ? v750 : 0.0f;
-        r752[i] = v752;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r116 = t116;
-    const float *restrict const r123 = t123;
-    const float *restrict const r752 = t752;
-    float *restrict const r754 = t754;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r123[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r116 + (b * C + c) * L, *dr = r752 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r754[c] = (float)(sdx / sqrt((double)r123[C + c] + 1.0000000000000001e-05));
-            r754[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t755 + o * 16, t754 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t757 + o * 16, t754 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r116 = t116;
-    const float *restrict const r118 = t118;
-    const float *restrict const r123 = t123;
-    const float *restrict const r752 = t752;
-    const float *restrict const r754 = t754;
-    float *restrict const r759 = t759;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r123[C + c] + 1.0000000000000001e-05), k1 = (double)r118[c] * rstd;
-            const float mu = r123[c], a = (float)k1, mdy = (float)((double)r754[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r754[c] / M);
-            const float *xr = r116 + (b * C + c) * L, *dr = r752 + (b * C + c) * L;
-            float *yr = r759 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05), k1 = (double)r37[c] * rstd;
+            const float mu = r42[c], a = (float)k1, mdy = (float)((double)r690[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r690[c] / M);
+            const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
+            float *yr = r695 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t762[o++] = t759[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t762, (int)(1024 * n), t112, (int)(1024 * n), 0.0f, t764, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t111, (int)(144), t762, (int)(1024 * n), 0.0f, t765, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t767, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t765 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t767[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t698 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t695 + b * F * P, (int)P, 0.0f, t697, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t697 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
     }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r109 = t109;
-    const float *restrict const r735 = t735;
-    const float *restrict const r767 = t767;
-    float *restrict const r770 = t770;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v109 = r109[i];
-        const float v735 = r735[i];
-        const float v767 = r767[i];
-        const float v768 = v735 + v767;
-        const float v770 = v109 > 0.0f ? v768 : 0.0f;
-        r770[i] = v770;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r79 = t79;
-    const float *restrict const r86 = t86;
-    const float *restrict const r770 = t770;
-    float *restrict const r772 = t772;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r86[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r79 + (b * C + c) * L, *dr = r770 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r772[c] = (float)(sdx / sqrt((double)r86[C + c] + 1.0000000000000001e-05));
-            r772[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t773 + o * 16, t772 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t775 + o * 16, t772 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r79 = t79;
-    const float *restrict const r81 = t81;
-    const float *restrict const r86 = t86;
-    const float *restrict const r770 = t770;
-    const float *restrict const r772 = t772;
-    float *restrict const r777 = t777;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r86[C + c] + 1.0000000000000001e-05), k1 = (double)r81[c] * rstd;
-            const float mu = r86[c], a = (float)k1, mdy = (float)((double)r772[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r772[c] / M);
-            const float *xr = r79 + (b * C + c) * L, *dr = r770 + (b * C + c) * L;
-            float *yr = r777 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t780[o++] = t777[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t780, (int)(1024 * n), t75, (int)(1024 * n), 0.0f, t782, (int)(144));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t74, (int)(144), t780, (int)(1024 * n), 0.0f, t783, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t785, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t783 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t785[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r71 = t71;
-    const float *restrict const r785 = t785;
-    float *restrict const r787 = t787;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v72 = r71[i];
-        const float v785 = r785[i];
-        const float v787 = v72 > 0.0f ? v785 : 0.0f;
-        r787[i] = v787;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r43 = t43;
-    const float *restrict const r50 = t50;
-    const float *restrict const r787 = t787;
-    float *restrict const r789 = t789;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r50[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r43 + (b * C + c) * L, *dr = r787 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
-            }
-            r789[c] = (float)(sdx / sqrt((double)r50[C + c] + 1.0000000000000001e-05));
-            r789[C + c] = (float)sd;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t790 + o * 16, t789 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t792 + o * 16, t789 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r43 = t43;
-    const float *restrict const r45 = t45;
-    const float *restrict const r50 = t50;
-    const float *restrict const r787 = t787;
-    const float *restrict const r789 = t789;
-    float *restrict const r794 = t794;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r50[C + c] + 1.0000000000000001e-05), k1 = (double)r45[c] * rstd;
-            const float mu = r50[c], a = (float)k1, mdy = (float)((double)r789[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r789[c] / M);
-            const float *xr = r43 + (b * C + c) * L, *dr = r787 + (b * C + c) * L;
-            float *yr = r794 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t797[o++] = t794[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t797, (int)(1024 * n), t39, (int)(1024 * n), 0.0f, t799, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t38, (int)(144), t797, (int)(1024 * n), 0.0f, t800, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t802, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t800 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t802[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t33 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t700 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t695 + b * F * P, (int)P, t700, (int)P, b ? 1.0f : 0.0f, t701, (int)CKK);
         }
     }
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
-    const float *restrict const r35 = t35;
-    const float *restrict const r770 = t770;
-    const float *restrict const r802 = t802;
-    float *restrict const r805 = t805;
+    const float *restrict const r31 = t31;
+    const float *restrict const r674 = t674;
+    const float *restrict const r698 = t698;
+    float *restrict const r703 = t703;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v36 = r35[i];
-        const float v770 = r770[i];
-        const float v802 = r802[i];
-        const float v803 = v770 + v802;
-        const float v805 = v36 > 0.0f ? v803 : 0.0f;
-        r805[i] = v805;
+        const float v32 = r31[i];
+        const float v674 = r674[i];
+        const float v698 = r698[i];
+        const float v699 = v674 + v698;
+        const float v703 = v32 > 0.0f ? v699 : 0.0f;
+        r703[i] = v703;
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r14 = t14;
-    const float *restrict const r805 = t805;
-    float *restrict const r807 = t807;
+    const float *restrict const r4 = t4;
+    const float *restrict const r10 = t10;
+    const float *restrict const r703 = t703;
+    float *restrict const r705 = t705;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t c = 0; c < C; c++) {
             double sdx = 0, sd = 0;
-            const float mu = r14[c];
+            const float mu = r10[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r7 + (b * C + c) * L, *dr = r805 + (b * C + c) * L;
+                const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
                 { float lane[16] = {0}; int64_t k = 0; double s = 0;
                   for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
                   for (; k < L; k++) s += dr[k] * (xr[k] - mu);
@@ -5999,55 +6009,72 @@ void res_net_backward(res_net *m)
                   for (int j = 0; j < 16; j++) s += lane[j];
                   sd += s; }
             }
-            r807[c] = (float)(sdx / sqrt((double)r14[C + c] + 1.0000000000000001e-05));
-            r807[C + c] = (float)sd;
+            r705[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
+            r705[C + c] = (float)sd;
         }
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t808 + o * 16, t807 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t706 + o * 16, t705 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t810 + o * 16, t807 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t708 + o * 16, t705 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r14 = t14;
-    const float *restrict const r805 = t805;
-    const float *restrict const r807 = t807;
-    float *restrict const r812 = t812;
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r10 = t10;
+    const float *restrict const r703 = t703;
+    const float *restrict const r705 = t705;
+    float *restrict const r710 = t710;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r14[C + c] + 1.0000000000000001e-05), k1 = (double)r9[c] * rstd;
-            const float mu = r14[c], a = (float)k1, mdy = (float)((double)r807[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r807[c] / M);
-            const float *xr = r7 + (b * C + c) * L, *dr = r805 + (b * C + c) * L;
-            float *yr = r812 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
+            const float mu = r10[c], a = (float)k1, mdy = (float)((double)r705[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r705[c] / M);
+            const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
+            float *yr = r710 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t815[o++] = t812[i0 * 1024 + i1 * 16384 + i2 * 1];
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t712 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t710 + b * F * P, (int)P, t712, (int)P, b ? 1.0f : 0.0f, t713, (int)CKK);
+        }
     }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(27), (int)(1024 * n), 1.0f, t815, (int)(1024 * n), t3, (int)(1024 * n), 0.0f, t817, (int)(27));
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 2368;
+    const int64_t MB = m->max_batch, SB = 147744;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -6056,1379 +6083,1259 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t5 = (float *)(A + SB + 27648 * MB); /* [16, 1024*N] */
-    float *const t7 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    const float *const t10 = P + 448; /* bn.bias [16] */
-    const float *const t11 = S + 0; /* bn.running_mean [16] */
-    const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t21 = (float *)(A + 0); /* [16, 1] */
-    float *const t24 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t27 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t28 = (float *)(A + SB + 16384 * MB); /* [144, 1024*N] */
-    float *const t30 = (float *)(A + SB + 163840 * MB); /* [16, 1024*N] */
-    float *const t32 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t34 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t35 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t36 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t37 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t46 = (float *)(A + 0); /* [16, 1] */
-    float *const t49 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t51 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t52 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t53 = (float *)(A + SB + 32768 * MB); /* [144, 1024*N] */
-    float *const t55 = (float *)(A + SB + 16384 * MB); /* [16, 1024*N] */
-    float *const t57 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    const float *const t59 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t60 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t61 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t62 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t71 = (float *)(A + 0); /* [16, 1] */
-    float *const t74 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t77 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t78 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t79 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t81 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t83 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t85 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t86 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t87 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t88 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t97 = (float *)(A + 0); /* [16, 1] */
-    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t102 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t103 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t104 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t106 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t110 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t111 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t112 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t113 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t122 = (float *)(A + 0); /* [16, 1] */
-    float *const t125 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t128 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t129 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t130 = (float *)(A + SB + 32768 * MB); /* [144, 256*N] */
-    float *const t132 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t134 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t136 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t137 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t138 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t139 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t148 = (float *)(A + 0); /* [32, 1] */
-    float *const t151 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t153 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t154 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t155 = (float *)(A + SB + 32768 * MB); /* [288, 256*N] */
-    float *const t157 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t159 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t161 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t162 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t163 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t164 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t173 = (float *)(A + 0); /* [32, 1] */
-    float *const t176 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t178 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t179 = (float *)(A + SB + 8192 * MB); /* [16, 256*N] */
-    float *const t181 = (float *)(A + SB + 12288 * MB); /* [32, 256*N] */
-    float *const t183 = (float *)(A + SB + 20480 * MB); /* [N, 32, 256] */
-    const float *const t185 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t186 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t187 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t188 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t197 = (float *)(A + 0); /* [32, 1] */
-    float *const t200 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t203 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t204 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t205 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t207 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t209 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t211 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t212 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t213 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t214 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t223 = (float *)(A + 0); /* [32, 1] */
-    float *const t226 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t228 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t229 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t230 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t232 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t234 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t236 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t237 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t238 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t239 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t248 = (float *)(A + 0); /* [32, 1] */
-    float *const t251 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t254 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t255 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t256 = (float *)(A + SB + 16384 * MB); /* [288, 64*N] */
-    float *const t258 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t260 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t262 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t263 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t264 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t265 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t274 = (float *)(A + 0); /* [64, 1] */
-    float *const t277 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t279 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t280 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t281 = (float *)(A + SB + 16384 * MB); /* [576, 64*N] */
-    float *const t283 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t285 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t287 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t288 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t289 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t290 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t299 = (float *)(A + 0); /* [64, 1] */
-    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t304 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t305 = (float *)(A + SB + 4096 * MB); /* [32, 64*N] */
-    float *const t307 = (float *)(A + SB + 6144 * MB); /* [64, 64*N] */
-    float *const t309 = (float *)(A + SB + 10240 * MB); /* [N, 64, 64] */
-    const float *const t311 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t312 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t313 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t314 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t323 = (float *)(A + 0); /* [64, 1] */
-    float *const t326 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t329 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t330 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t331 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t333 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t335 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t337 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t338 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t339 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t340 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t349 = (float *)(A + 0); /* [64, 1] */
-    float *const t352 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t354 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t355 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t356 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t358 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t360 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t362 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t363 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t364 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t365 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t374 = (float *)(A + 0); /* [64, 1] */
-    float *const t377 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t380 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    float *const t381 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t382 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t383 = P + 175248; /* fc.bias [10] */
-    float *const t385 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t386 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t387 = (float *)(A + 0); /* [] */
-    float *const t388 = (float *)(A + 16); /* [] */
+    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    const float *const t6 = P + 448; /* bn.bias [16] */
+    const float *const t7 = S + 0; /* bn.running_mean [16] */
+    const float *const t8 = S + 16; /* bn.running_var [16] */
+    float *const t17 = (float *)(A + 0); /* [16, 1] */
+    float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t24 = (float *)(A + 0); /* [144, 1024] */
+    float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t28 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t29 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t38 = (float *)(A + 0); /* [16, 1] */
+    float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t45 = (float *)(A + 0); /* [144, 1024] */
+    float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t49 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t50 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t59 = (float *)(A + 0); /* [16, 1] */
+    float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t67 = (float *)(A + 0); /* [144, 1024] */
+    float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t71 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t72 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t81 = (float *)(A + 0); /* [16, 1] */
+    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t88 = (float *)(A + 0); /* [144, 1024] */
+    float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t92 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t93 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t102 = (float *)(A + 0); /* [16, 1] */
+    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t110 = (float *)(A + 0); /* [144, 256] */
+    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t114 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t115 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t124 = (float *)(A + 0); /* [32, 1] */
+    float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t131 = (float *)(A + 0); /* [288, 256] */
+    float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t135 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t136 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t145 = (float *)(A + 0); /* [32, 1] */
+    float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t151 = (float *)(A + 0); /* [16, 256] */
+    float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t155 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t156 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t165 = (float *)(A + 0); /* [32, 1] */
+    float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t173 = (float *)(A + 0); /* [288, 256] */
+    float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t177 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t178 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t187 = (float *)(A + 0); /* [32, 1] */
+    float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t194 = (float *)(A + 0); /* [288, 256] */
+    float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t198 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t199 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t208 = (float *)(A + 0); /* [32, 1] */
+    float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t216 = (float *)(A + 0); /* [288, 64] */
+    float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t220 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t221 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t230 = (float *)(A + 0); /* [64, 1] */
+    float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t237 = (float *)(A + 0); /* [576, 64] */
+    float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t241 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t242 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t251 = (float *)(A + 0); /* [64, 1] */
+    float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t257 = (float *)(A + 0); /* [32, 64] */
+    float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t261 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t262 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t271 = (float *)(A + 0); /* [64, 1] */
+    float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t279 = (float *)(A + 0); /* [576, 64] */
+    float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t283 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t284 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t293 = (float *)(A + 0); /* [64, 1] */
+    float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t300 = (float *)(A + 0); /* [576, 64] */
+    float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t304 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t305 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t314 = (float *)(A + 0); /* [64, 1] */
+    float *const t317 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const t320 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const t321 = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const t322 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t323 = P + 175248; /* fc.bias [10] */
+    float *const t325 = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t327 = (float *)(A + 0); /* [] */
+    float *const t328 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 3, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(27), 1.0f, t2, (int)(27), t3, (int)(1024 * n), 0.0f, t5, (int)(1024 * n));
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 16; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t28 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t26[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t22 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t27, (int)(144), t28, (int)(1024 * n), 0.0f, t30, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t32[o++] = t30[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r37 = t37;
-    float *restrict const r46 = t46;
+    const float *restrict const r29 = t29;
+    float *restrict const r38 = t38;
     for (int64_t i = 0; i < 16; i++) {
-        const float v42 = r37[i];
-        const float v45 = v42 + 1e-05f;
-        const float v46 = 1.0f / sqrtf(v45);
-        r46[i] = v46;
+        const float v34 = r29[i];
+        const float v37 = v34 + 1e-05f;
+        const float v38 = 1.0f / sqrtf(v37);
+        r38[i] = v38;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r32 = t32;
-    const float *restrict const r34 = t34;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r46 = t46;
-    float *restrict const r49 = t49;
+    const float *restrict const r25 = t25;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r38 = t38;
+    float *restrict const r41 = t41;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v38 = r32[i];
-        const float v41 = r36[i1 * 1];
-        const float v43 = v38 - v41;
-        const float v46 = r46[i1 * 1];
-        const float v47 = v43 * v46;
-        const float v39 = r34[i1 * 1];
-        const float v48 = v47 * v39;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 + v40;
-        r49[i] = v49;
+        const float v30 = r25[i];
+        const float v33 = r28[i1 * 1];
+        const float v35 = v30 - v33;
+        const float v38 = r38[i1 * 1];
+        const float v39 = v35 * v38;
+        const float v31 = r26[i1 * 1];
+        const float v40 = v39 * v31;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 + v32;
+        r41[i] = v41;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r49 = t49;
-    float *restrict const r51 = t51;
+    const float *restrict const r41 = t41;
+    float *restrict const r43 = t43;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v50 = r49[i];
-        const float v51 = v50 > 0.0f ? v50 : 0.0f;
-        r51[i] = v51;
+        const float v42 = r41[i];
+        const float v43 = v42 > 0.0f ? v42 : 0.0f;
+        r43[i] = v43;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t53 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t51[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t43 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t52, (int)(144), t53, (int)(1024 * n), 0.0f, t55, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t57[o++] = t55[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r62 = t62;
-    float *restrict const r71 = t71;
+    const float *restrict const r50 = t50;
+    float *restrict const r59 = t59;
     for (int64_t i = 0; i < 16; i++) {
-        const float v67 = r62[i];
-        const float v70 = v67 + 1e-05f;
-        const float v71 = 1.0f / sqrtf(v70);
-        r71[i] = v71;
+        const float v55 = r50[i];
+        const float v58 = v55 + 1e-05f;
+        const float v59 = 1.0f / sqrtf(v58);
+        r59[i] = v59;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r57 = t57;
+    const float *restrict const r46 = t46;
+    const float *restrict const r47 = t47;
+    const float *restrict const r48 = t48;
+    const float *restrict const r49 = t49;
     const float *restrict const r59 = t59;
-    const float *restrict const r60 = t60;
-    const float *restrict const r61 = t61;
-    const float *restrict const r71 = t71;
-    float *restrict const r74 = t74;
+    float *restrict const r62 = t62;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v63 = r57[i];
-        const float v66 = r61[i1 * 1];
-        const float v68 = v63 - v66;
-        const float v71 = r71[i1 * 1];
-        const float v72 = v68 * v71;
-        const float v64 = r59[i1 * 1];
-        const float v73 = v72 * v64;
-        const float v65 = r60[i1 * 1];
-        const float v74 = v73 + v65;
-        r74[i] = v74;
+        const float v51 = r46[i];
+        const float v54 = r49[i1 * 1];
+        const float v56 = v51 - v54;
+        const float v59 = r59[i1 * 1];
+        const float v60 = v56 * v59;
+        const float v52 = r47[i1 * 1];
+        const float v61 = v60 * v52;
+        const float v53 = r48[i1 * 1];
+        const float v62 = v61 + v53;
+        r62[i] = v62;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r26 = t26;
-    const float *restrict const r74 = t74;
-    float *restrict const r77 = t77;
+    const float *restrict const r22 = t22;
+    const float *restrict const r62 = t62;
+    float *restrict const r65 = t65;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v75 = r74[i];
-        const float v26 = r26[i];
-        const float v76 = v75 + v26;
-        const float v77 = v76 > 0.0f ? v76 : 0.0f;
-        r77[i] = v77;
+        const float v63 = r62[i];
+        const float v22 = r22[i];
+        const float v64 = v63 + v22;
+        const float v65 = v64 > 0.0f ? v64 : 0.0f;
+        r65[i] = v65;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t79 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t77[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t78, (int)(144), t79, (int)(1024 * n), 0.0f, t81, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t83[o++] = t81[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r97 = t97;
+    const float *restrict const r72 = t72;
+    float *restrict const r81 = t81;
     for (int64_t i = 0; i < 16; i++) {
-        const float v93 = r88[i];
-        const float v96 = v93 + 1e-05f;
-        const float v97 = 1.0f / sqrtf(v96);
-        r97[i] = v97;
+        const float v77 = r72[i];
+        const float v80 = v77 + 1e-05f;
+        const float v81 = 1.0f / sqrtf(v80);
+        r81[i] = v81;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r83 = t83;
-    const float *restrict const r85 = t85;
-    const float *restrict const r86 = t86;
-    const float *restrict const r87 = t87;
-    const float *restrict const r97 = t97;
-    float *restrict const r100 = t100;
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r70 = t70;
+    const float *restrict const r71 = t71;
+    const float *restrict const r81 = t81;
+    float *restrict const r84 = t84;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v89 = r83[i];
-        const float v92 = r87[i1 * 1];
-        const float v94 = v89 - v92;
-        const float v97 = r97[i1 * 1];
-        const float v98 = v94 * v97;
-        const float v90 = r85[i1 * 1];
-        const float v99 = v98 * v90;
-        const float v91 = r86[i1 * 1];
-        const float v100 = v99 + v91;
-        r100[i] = v100;
+        const float v73 = r68[i];
+        const float v76 = r71[i1 * 1];
+        const float v78 = v73 - v76;
+        const float v81 = r81[i1 * 1];
+        const float v82 = v78 * v81;
+        const float v74 = r69[i1 * 1];
+        const float v83 = v82 * v74;
+        const float v75 = r70[i1 * 1];
+        const float v84 = v83 + v75;
+        r84[i] = v84;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r100 = t100;
-    float *restrict const r102 = t102;
+    const float *restrict const r84 = t84;
+    float *restrict const r86 = t86;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v101 = r100[i];
-        const float v102 = v101 > 0.0f ? v101 : 0.0f;
+        const float v85 = r84[i];
+        const float v86 = v85 > 0.0f ? v85 : 0.0f;
+        r86[i] = v86;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t86 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r93 = t93;
+    float *restrict const r102 = t102;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v98 = r93[i];
+        const float v101 = v98 + 1e-05f;
+        const float v102 = 1.0f / sqrtf(v101);
         r102[i] = v102;
     }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t104 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t102[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t103, (int)(144), t104, (int)(1024 * n), 0.0f, t106, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t108[o++] = t106[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r113 = t113;
-    float *restrict const r122 = t122;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v118 = r113[i];
-        const float v121 = v118 + 1e-05f;
-        const float v122 = 1.0f / sqrtf(v121);
-        r122[i] = v122;
-    }
-    }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r108 = t108;
-    const float *restrict const r110 = t110;
-    const float *restrict const r111 = t111;
-    const float *restrict const r112 = t112;
-    const float *restrict const r122 = t122;
-    float *restrict const r125 = t125;
+    const float *restrict const r89 = t89;
+    const float *restrict const r90 = t90;
+    const float *restrict const r91 = t91;
+    const float *restrict const r92 = t92;
+    const float *restrict const r102 = t102;
+    float *restrict const r105 = t105;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v114 = r108[i];
-        const float v117 = r112[i1 * 1];
-        const float v119 = v114 - v117;
-        const float v122 = r122[i1 * 1];
-        const float v123 = v119 * v122;
-        const float v115 = r110[i1 * 1];
-        const float v124 = v123 * v115;
-        const float v116 = r111[i1 * 1];
-        const float v125 = v124 + v116;
-        r125[i] = v125;
+        const float v94 = r89[i];
+        const float v97 = r92[i1 * 1];
+        const float v99 = v94 - v97;
+        const float v102 = r102[i1 * 1];
+        const float v103 = v99 * v102;
+        const float v95 = r90[i1 * 1];
+        const float v104 = v103 * v95;
+        const float v96 = r91[i1 * 1];
+        const float v105 = v104 + v96;
+        r105[i] = v105;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r77 = t77;
-    const float *restrict const r125 = t125;
-    float *restrict const r128 = t128;
+    const float *restrict const r65 = t65;
+    const float *restrict const r105 = t105;
+    float *restrict const r108 = t108;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v126 = r125[i];
-        const float v77 = r77[i];
-        const float v127 = v126 + v77;
-        const float v128 = v127 > 0.0f ? v127 : 0.0f;
-        r128[i] = v128;
+        const float v106 = r105[i];
+        const float v65 = r65[i];
+        const float v107 = v106 + v65;
+        const float v108 = v107 > 0.0f ? v107 : 0.0f;
+        r108[i] = v108;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t130 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t129, (int)(144), t130, (int)(256 * n), 0.0f, t132, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t134[o++] = t132[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r139 = t139;
-    float *restrict const r148 = t148;
+    const float *restrict const r115 = t115;
+    float *restrict const r124 = t124;
     for (int64_t i = 0; i < 32; i++) {
-        const float v144 = r139[i];
-        const float v147 = v144 + 1e-05f;
-        const float v148 = 1.0f / sqrtf(v147);
+        const float v120 = r115[i];
+        const float v123 = v120 + 1e-05f;
+        const float v124 = 1.0f / sqrtf(v123);
+        r124[i] = v124;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r111 = t111;
+    const float *restrict const r112 = t112;
+    const float *restrict const r113 = t113;
+    const float *restrict const r114 = t114;
+    const float *restrict const r124 = t124;
+    float *restrict const r127 = t127;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v116 = r111[i];
+        const float v119 = r114[i1 * 1];
+        const float v121 = v116 - v119;
+        const float v124 = r124[i1 * 1];
+        const float v125 = v121 * v124;
+        const float v117 = r112[i1 * 1];
+        const float v126 = v125 * v117;
+        const float v118 = r113[i1 * 1];
+        const float v127 = v126 + v118;
+        r127[i] = v127;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r127 = t127;
+    float *restrict const r129 = t129;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v128 = r127[i];
+        const float v129 = v128 > 0.0f ? v128 : 0.0f;
+        r129[i] = v129;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t129 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t131 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r136 = t136;
+    float *restrict const r145 = t145;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v141 = r136[i];
+        const float v144 = v141 + 1e-05f;
+        const float v145 = 1.0f / sqrtf(v144);
+        r145[i] = v145;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r132 = t132;
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r135 = t135;
+    const float *restrict const r145 = t145;
+    float *restrict const r148 = t148;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v137 = r132[i];
+        const float v140 = r135[i1 * 1];
+        const float v142 = v137 - v140;
+        const float v145 = r145[i1 * 1];
+        const float v146 = v142 * v145;
+        const float v138 = r133[i1 * 1];
+        const float v147 = v146 * v138;
+        const float v139 = r134[i1 * 1];
+        const float v148 = v147 + v139;
         r148[i] = v148;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r134 = t134;
-    const float *restrict const r136 = t136;
-    const float *restrict const r137 = t137;
-    const float *restrict const r138 = t138;
-    const float *restrict const r148 = t148;
-    float *restrict const r151 = t151;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v140 = r134[i];
-        const float v143 = r138[i1 * 1];
-        const float v145 = v140 - v143;
-        const float v148 = r148[i1 * 1];
-        const float v149 = v145 * v148;
-        const float v141 = r136[i1 * 1];
-        const float v150 = v149 * v141;
-        const float v142 = r137[i1 * 1];
-        const float v151 = v150 + v142;
-        r151[i] = v151;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r151 = t151;
-    float *restrict const r153 = t153;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v152 = r151[i];
-        const float v153 = v152 > 0.0f ? v152 : 0.0f;
-        r153[i] = v153;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t155 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t153[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t151 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t150, (int)CKK, t151, (int)P, 0.0f, t152 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t154, (int)(288), t155, (int)(256 * n), 0.0f, t157, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t159[o++] = t157[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r164 = t164;
-    float *restrict const r173 = t173;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v169 = r164[i];
-        const float v172 = v169 + 1e-05f;
-        const float v173 = 1.0f / sqrtf(v172);
-        r173[i] = v173;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r159 = t159;
-    const float *restrict const r161 = t161;
-    const float *restrict const r162 = t162;
-    const float *restrict const r163 = t163;
-    const float *restrict const r173 = t173;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v165 = r159[i];
-        const float v168 = r163[i1 * 1];
-        const float v170 = v165 - v168;
-        const float v173 = r173[i1 * 1];
-        const float v174 = v170 * v173;
-        const float v166 = r161[i1 * 1];
-        const float v175 = v174 * v166;
-        const float v167 = r162[i1 * 1];
-        const float v176 = v175 + v167;
-        r176[i] = v176;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t179 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t178, (int)(16), t179, (int)(256 * n), 0.0f, t181, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t183[o++] = t181[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r188 = t188;
-    float *restrict const r197 = t197;
+    const float *restrict const r156 = t156;
+    float *restrict const r165 = t165;
     for (int64_t i = 0; i < 32; i++) {
-        const float v193 = r188[i];
-        const float v196 = v193 + 1e-05f;
-        const float v197 = 1.0f / sqrtf(v196);
-        r197[i] = v197;
+        const float v161 = r156[i];
+        const float v164 = v161 + 1e-05f;
+        const float v165 = 1.0f / sqrtf(v164);
+        r165[i] = v165;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r183 = t183;
-    const float *restrict const r185 = t185;
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r197 = t197;
-    float *restrict const r200 = t200;
+    const float *restrict const r152 = t152;
+    const float *restrict const r153 = t153;
+    const float *restrict const r154 = t154;
+    const float *restrict const r155 = t155;
+    const float *restrict const r165 = t165;
+    float *restrict const r168 = t168;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v189 = r183[i];
-        const float v192 = r187[i1 * 1];
-        const float v194 = v189 - v192;
-        const float v197 = r197[i1 * 1];
-        const float v198 = v194 * v197;
-        const float v190 = r185[i1 * 1];
-        const float v199 = v198 * v190;
-        const float v191 = r186[i1 * 1];
-        const float v200 = v199 + v191;
-        r200[i] = v200;
+        const float v157 = r152[i];
+        const float v160 = r155[i1 * 1];
+        const float v162 = v157 - v160;
+        const float v165 = r165[i1 * 1];
+        const float v166 = v162 * v165;
+        const float v158 = r153[i1 * 1];
+        const float v167 = v166 * v158;
+        const float v159 = r154[i1 * 1];
+        const float v168 = v167 + v159;
+        r168[i] = v168;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r176 = t176;
-    const float *restrict const r200 = t200;
-    float *restrict const r203 = t203;
+    const float *restrict const r148 = t148;
+    const float *restrict const r168 = t168;
+    float *restrict const r171 = t171;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v201 = r200[i];
-        const float v202 = v177 + v201;
-        const float v203 = v202 > 0.0f ? v202 : 0.0f;
-        r203[i] = v203;
+        const float v149 = r148[i];
+        const float v169 = r168[i];
+        const float v170 = v149 + v169;
+        const float v171 = v170 > 0.0f ? v170 : 0.0f;
+        r171[i] = v171;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t205 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t203[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t171 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t173 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t204, (int)(288), t205, (int)(256 * n), 0.0f, t207, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t209[o++] = t207[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r214 = t214;
-    float *restrict const r223 = t223;
+    const float *restrict const r178 = t178;
+    float *restrict const r187 = t187;
     for (int64_t i = 0; i < 32; i++) {
-        const float v219 = r214[i];
-        const float v222 = v219 + 1e-05f;
-        const float v223 = 1.0f / sqrtf(v222);
-        r223[i] = v223;
+        const float v183 = r178[i];
+        const float v186 = v183 + 1e-05f;
+        const float v187 = 1.0f / sqrtf(v186);
+        r187[i] = v187;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r209 = t209;
-    const float *restrict const r211 = t211;
-    const float *restrict const r212 = t212;
-    const float *restrict const r213 = t213;
-    const float *restrict const r223 = t223;
-    float *restrict const r226 = t226;
+    const float *restrict const r174 = t174;
+    const float *restrict const r175 = t175;
+    const float *restrict const r176 = t176;
+    const float *restrict const r177 = t177;
+    const float *restrict const r187 = t187;
+    float *restrict const r190 = t190;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v215 = r209[i];
-        const float v218 = r213[i1 * 1];
-        const float v220 = v215 - v218;
-        const float v223 = r223[i1 * 1];
-        const float v224 = v220 * v223;
-        const float v216 = r211[i1 * 1];
-        const float v225 = v224 * v216;
-        const float v217 = r212[i1 * 1];
-        const float v226 = v225 + v217;
-        r226[i] = v226;
+        const float v179 = r174[i];
+        const float v182 = r177[i1 * 1];
+        const float v184 = v179 - v182;
+        const float v187 = r187[i1 * 1];
+        const float v188 = v184 * v187;
+        const float v180 = r175[i1 * 1];
+        const float v189 = v188 * v180;
+        const float v181 = r176[i1 * 1];
+        const float v190 = v189 + v181;
+        r190[i] = v190;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r226 = t226;
-    float *restrict const r228 = t228;
+    const float *restrict const r190 = t190;
+    float *restrict const r192 = t192;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v227 = r226[i];
-        const float v228 = v227 > 0.0f ? v227 : 0.0f;
-        r228[i] = v228;
+        const float v191 = r190[i];
+        const float v192 = v191 > 0.0f ? v191 : 0.0f;
+        r192[i] = v192;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t230 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t228[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t192 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t194 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t229, (int)(288), t230, (int)(256 * n), 0.0f, t232, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t234[o++] = t232[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r239 = t239;
-    float *restrict const r248 = t248;
+    const float *restrict const r199 = t199;
+    float *restrict const r208 = t208;
     for (int64_t i = 0; i < 32; i++) {
-        const float v244 = r239[i];
-        const float v247 = v244 + 1e-05f;
-        const float v248 = 1.0f / sqrtf(v247);
-        r248[i] = v248;
+        const float v204 = r199[i];
+        const float v207 = v204 + 1e-05f;
+        const float v208 = 1.0f / sqrtf(v207);
+        r208[i] = v208;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r234 = t234;
-    const float *restrict const r236 = t236;
-    const float *restrict const r237 = t237;
-    const float *restrict const r238 = t238;
-    const float *restrict const r248 = t248;
-    float *restrict const r251 = t251;
+    const float *restrict const r195 = t195;
+    const float *restrict const r196 = t196;
+    const float *restrict const r197 = t197;
+    const float *restrict const r198 = t198;
+    const float *restrict const r208 = t208;
+    float *restrict const r211 = t211;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v240 = r234[i];
-        const float v243 = r238[i1 * 1];
-        const float v245 = v240 - v243;
-        const float v248 = r248[i1 * 1];
-        const float v249 = v245 * v248;
-        const float v241 = r236[i1 * 1];
-        const float v250 = v249 * v241;
-        const float v242 = r237[i1 * 1];
-        const float v251 = v250 + v242;
+        const float v200 = r195[i];
+        const float v203 = r198[i1 * 1];
+        const float v205 = v200 - v203;
+        const float v208 = r208[i1 * 1];
+        const float v209 = v205 * v208;
+        const float v201 = r196[i1 * 1];
+        const float v210 = v209 * v201;
+        const float v202 = r197[i1 * 1];
+        const float v211 = v210 + v202;
+        r211[i] = v211;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r171 = t171;
+    const float *restrict const r211 = t211;
+    float *restrict const r214 = t214;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v212 = r211[i];
+        const float v171 = r171[i];
+        const float v213 = v212 + v171;
+        const float v214 = v213 > 0.0f ? v213 : 0.0f;
+        r214[i] = v214;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r221 = t221;
+    float *restrict const r230 = t230;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v226 = r221[i];
+        const float v229 = v226 + 1e-05f;
+        const float v230 = 1.0f / sqrtf(v229);
+        r230[i] = v230;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r217 = t217;
+    const float *restrict const r218 = t218;
+    const float *restrict const r219 = t219;
+    const float *restrict const r220 = t220;
+    const float *restrict const r230 = t230;
+    float *restrict const r233 = t233;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v222 = r217[i];
+        const float v225 = r220[i1 * 1];
+        const float v227 = v222 - v225;
+        const float v230 = r230[i1 * 1];
+        const float v231 = v227 * v230;
+        const float v223 = r218[i1 * 1];
+        const float v232 = v231 * v223;
+        const float v224 = r219[i1 * 1];
+        const float v233 = v232 + v224;
+        r233[i] = v233;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r233 = t233;
+    float *restrict const r235 = t235;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v234 = r233[i];
+        const float v235 = v234 > 0.0f ? v234 : 0.0f;
+        r235[i] = v235;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t235 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t237 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r242 = t242;
+    float *restrict const r251 = t251;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v247 = r242[i];
+        const float v250 = v247 + 1e-05f;
+        const float v251 = 1.0f / sqrtf(v250);
         r251[i] = v251;
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r203 = t203;
+    const float *restrict const r238 = t238;
+    const float *restrict const r239 = t239;
+    const float *restrict const r240 = t240;
+    const float *restrict const r241 = t241;
     const float *restrict const r251 = t251;
     float *restrict const r254 = t254;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v252 = r251[i];
-        const float v203 = r203[i];
-        const float v253 = v252 + v203;
-        const float v254 = v253 > 0.0f ? v253 : 0.0f;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v243 = r238[i];
+        const float v246 = r241[i1 * 1];
+        const float v248 = v243 - v246;
+        const float v251 = r251[i1 * 1];
+        const float v252 = v248 * v251;
+        const float v244 = r239[i1 * 1];
+        const float v253 = v252 * v244;
+        const float v245 = r240[i1 * 1];
+        const float v254 = v253 + v245;
         r254[i] = v254;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t256 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t255, (int)(288), t256, (int)(64 * n), 0.0f, t258, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t260[o++] = t258[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r265 = t265;
-    float *restrict const r274 = t274;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v270 = r265[i];
-        const float v273 = v270 + 1e-05f;
-        const float v274 = 1.0f / sqrtf(v273);
-        r274[i] = v274;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r260 = t260;
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r264 = t264;
-    const float *restrict const r274 = t274;
-    float *restrict const r277 = t277;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v266 = r260[i];
-        const float v269 = r264[i1 * 1];
-        const float v271 = v266 - v269;
-        const float v274 = r274[i1 * 1];
-        const float v275 = v271 * v274;
-        const float v267 = r262[i1 * 1];
-        const float v276 = v275 * v267;
-        const float v268 = r263[i1 * 1];
-        const float v277 = v276 + v268;
-        r277[i] = v277;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r277 = t277;
-    float *restrict const r279 = t279;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v278 = r277[i];
-        const float v279 = v278 > 0.0f ? v278 : 0.0f;
-        r279[i] = v279;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t281 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t279[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t280, (int)(576), t281, (int)(64 * n), 0.0f, t283, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t285[o++] = t283[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r290 = t290;
-    float *restrict const r299 = t299;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v295 = r290[i];
-        const float v298 = v295 + 1e-05f;
-        const float v299 = 1.0f / sqrtf(v298);
-        r299[i] = v299;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r285 = t285;
-    const float *restrict const r287 = t287;
-    const float *restrict const r288 = t288;
-    const float *restrict const r289 = t289;
-    const float *restrict const r299 = t299;
-    float *restrict const r302 = t302;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v291 = r285[i];
-        const float v294 = r289[i1 * 1];
-        const float v296 = v291 - v294;
-        const float v299 = r299[i1 * 1];
-        const float v300 = v296 * v299;
-        const float v292 = r287[i1 * 1];
-        const float v301 = v300 * v292;
-        const float v293 = r288[i1 * 1];
-        const float v302 = v301 + v293;
-        r302[i] = v302;
-    }
-    }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t305 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t257 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t256, (int)CKK, t257, (int)P, 0.0f, t258 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t304, (int)(32), t305, (int)(64 * n), 0.0f, t307, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t309[o++] = t307[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r314 = t314;
-    float *restrict const r323 = t323;
+    const float *restrict const r262 = t262;
+    float *restrict const r271 = t271;
     for (int64_t i = 0; i < 64; i++) {
-        const float v319 = r314[i];
-        const float v322 = v319 + 1e-05f;
-        const float v323 = 1.0f / sqrtf(v322);
-        r323[i] = v323;
+        const float v267 = r262[i];
+        const float v270 = v267 + 1e-05f;
+        const float v271 = 1.0f / sqrtf(v270);
+        r271[i] = v271;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r309 = t309;
-    const float *restrict const r311 = t311;
-    const float *restrict const r312 = t312;
-    const float *restrict const r313 = t313;
-    const float *restrict const r323 = t323;
-    float *restrict const r326 = t326;
+    const float *restrict const r258 = t258;
+    const float *restrict const r259 = t259;
+    const float *restrict const r260 = t260;
+    const float *restrict const r261 = t261;
+    const float *restrict const r271 = t271;
+    float *restrict const r274 = t274;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v315 = r309[i];
-        const float v318 = r313[i1 * 1];
-        const float v320 = v315 - v318;
-        const float v323 = r323[i1 * 1];
-        const float v324 = v320 * v323;
-        const float v316 = r311[i1 * 1];
-        const float v325 = v324 * v316;
-        const float v317 = r312[i1 * 1];
-        const float v326 = v325 + v317;
-        r326[i] = v326;
+        const float v263 = r258[i];
+        const float v266 = r261[i1 * 1];
+        const float v268 = v263 - v266;
+        const float v271 = r271[i1 * 1];
+        const float v272 = v268 * v271;
+        const float v264 = r259[i1 * 1];
+        const float v273 = v272 * v264;
+        const float v265 = r260[i1 * 1];
+        const float v274 = v273 + v265;
+        r274[i] = v274;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r302 = t302;
-    const float *restrict const r326 = t326;
-    float *restrict const r329 = t329;
+    const float *restrict const r254 = t254;
+    const float *restrict const r274 = t274;
+    float *restrict const r277 = t277;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v303 = r302[i];
-        const float v327 = r326[i];
-        const float v328 = v303 + v327;
-        const float v329 = v328 > 0.0f ? v328 : 0.0f;
-        r329[i] = v329;
+        const float v255 = r254[i];
+        const float v275 = r274[i];
+        const float v276 = v255 + v275;
+        const float v277 = v276 > 0.0f ? v276 : 0.0f;
+        r277[i] = v277;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t331 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t329[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t277 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t279 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t330, (int)(576), t331, (int)(64 * n), 0.0f, t333, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t335[o++] = t333[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r340 = t340;
-    float *restrict const r349 = t349;
+    const float *restrict const r284 = t284;
+    float *restrict const r293 = t293;
     for (int64_t i = 0; i < 64; i++) {
-        const float v345 = r340[i];
-        const float v348 = v345 + 1e-05f;
-        const float v349 = 1.0f / sqrtf(v348);
-        r349[i] = v349;
+        const float v289 = r284[i];
+        const float v292 = v289 + 1e-05f;
+        const float v293 = 1.0f / sqrtf(v292);
+        r293[i] = v293;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r335 = t335;
-    const float *restrict const r337 = t337;
-    const float *restrict const r338 = t338;
-    const float *restrict const r339 = t339;
-    const float *restrict const r349 = t349;
-    float *restrict const r352 = t352;
+    const float *restrict const r280 = t280;
+    const float *restrict const r281 = t281;
+    const float *restrict const r282 = t282;
+    const float *restrict const r283 = t283;
+    const float *restrict const r293 = t293;
+    float *restrict const r296 = t296;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v341 = r335[i];
-        const float v344 = r339[i1 * 1];
-        const float v346 = v341 - v344;
-        const float v349 = r349[i1 * 1];
-        const float v350 = v346 * v349;
-        const float v342 = r337[i1 * 1];
-        const float v351 = v350 * v342;
-        const float v343 = r338[i1 * 1];
-        const float v352 = v351 + v343;
-        r352[i] = v352;
+        const float v285 = r280[i];
+        const float v288 = r283[i1 * 1];
+        const float v290 = v285 - v288;
+        const float v293 = r293[i1 * 1];
+        const float v294 = v290 * v293;
+        const float v286 = r281[i1 * 1];
+        const float v295 = v294 * v286;
+        const float v287 = r282[i1 * 1];
+        const float v296 = v295 + v287;
+        r296[i] = v296;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r352 = t352;
-    float *restrict const r354 = t354;
+    const float *restrict const r296 = t296;
+    float *restrict const r298 = t298;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v353 = r352[i];
-        const float v354 = v353 > 0.0f ? v353 : 0.0f;
-        r354[i] = v354;
+        const float v297 = r296[i];
+        const float v298 = v297 > 0.0f ? v297 : 0.0f;
+        r298[i] = v298;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t356 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t354[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t298 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t300 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t355, (int)(576), t356, (int)(64 * n), 0.0f, t358, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t360[o++] = t358[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r365 = t365;
-    float *restrict const r374 = t374;
+    const float *restrict const r305 = t305;
+    float *restrict const r314 = t314;
     for (int64_t i = 0; i < 64; i++) {
-        const float v370 = r365[i];
-        const float v373 = v370 + 1e-05f;
-        const float v374 = 1.0f / sqrtf(v373);
-        r374[i] = v374;
+        const float v310 = r305[i];
+        const float v313 = v310 + 1e-05f;
+        const float v314 = 1.0f / sqrtf(v313);
+        r314[i] = v314;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r360 = t360;
-    const float *restrict const r362 = t362;
-    const float *restrict const r363 = t363;
-    const float *restrict const r364 = t364;
-    const float *restrict const r374 = t374;
-    float *restrict const r377 = t377;
+    const float *restrict const r301 = t301;
+    const float *restrict const r302 = t302;
+    const float *restrict const r303 = t303;
+    const float *restrict const r304 = t304;
+    const float *restrict const r314 = t314;
+    float *restrict const r317 = t317;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v366 = r360[i];
-        const float v369 = r364[i1 * 1];
-        const float v371 = v366 - v369;
-        const float v374 = r374[i1 * 1];
-        const float v375 = v371 * v374;
-        const float v367 = r362[i1 * 1];
-        const float v376 = v375 * v367;
-        const float v368 = r363[i1 * 1];
-        const float v377 = v376 + v368;
-        r377[i] = v377;
+        const float v306 = r301[i];
+        const float v309 = r304[i1 * 1];
+        const float v311 = v306 - v309;
+        const float v314 = r314[i1 * 1];
+        const float v315 = v311 * v314;
+        const float v307 = r302[i1 * 1];
+        const float v316 = v315 * v307;
+        const float v308 = r303[i1 * 1];
+        const float v317 = v316 + v308;
+        r317[i] = v317;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r329 = t329;
-    const float *restrict const r377 = t377;
-    float *restrict const r380 = t380;
+    const float *restrict const r277 = t277;
+    const float *restrict const r317 = t317;
+    float *restrict const r320 = t320;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v378 = r377[i];
-        const float v329 = r329[i];
-        const float v379 = v378 + v329;
-        const float v380 = v379 > 0.0f ? v379 : 0.0f;
-        r380[i] = v380;
+        const float v318 = r317[i];
+        const float v277 = r277[i];
+        const float v319 = v318 + v277;
+        const float v320 = v319 > 0.0f ? v319 : 0.0f;
+        r320[i] = v320;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r380 = t380;
-    float *restrict const r381 = t381;
+    const float *restrict const r320 = t320;
+    float *restrict const r321 = t321;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < n; i0++)
@@ -7437,7 +7344,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             double acc = 0;
             for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r380 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r320 + i0 * 4096 + i1 * 64 + i2 * 8;
                 float lane[16] = {0};
                 int64_t k = 0;
                 for (; k + 16 <= 8; k += 16)
@@ -7447,25 +7354,25 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r381[o++] = (float)(acc / (64.0f));
+            r321[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t381, (int)(64), t382, (int)(64), 0.0f, t385, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t321, (int)(64), t322, (int)(64), 0.0f, t325, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r383 = t383;
-    const float *restrict const r385 = t385;
-    float *restrict const r386 = t386;
+    const float *restrict const r323 = t323;
+    const float *restrict const r325 = t325;
+    float *restrict const r326 = t326;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v385 = r385[i];
-        const float v383 = r383[i1 * 1];
-        const float v386 = v385 + v383;
-        r386[i] = v386;
+        const float v325 = r325[i];
+        const float v323 = r323[i1 * 1];
+        const float v326 = v325 + v323;
+        r326[i] = v326;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -7482,28 +7389,28 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t386 + r * C;
+            const float *row = t326 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             double sum = 0;
             for (int64_t k = 0; k < C; k++) sum += expf(row[k] - mx);
             total += log(sum) + (double)mx - (double)row[c];
         }
-        t387[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t327[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t386 + r * C;
+            const float *row = t326 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == t1[r];
         }
-        t388[0] = (float)((double)hits / (double)rows);
+        t328[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t387[0];
-    metrics[0] = t388[0];
+    *loss = t327[0];
+    metrics[0] = t328[0];
 }
 
