@@ -409,12 +409,16 @@ static void rule(int i, const int *needs)
         break;
     case IR_CONV2D: {
         /* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the
-         * columns made again (not kept from the forward pass) */
+         * columns made again (not kept from the forward pass); the work
+         * buffer of dW also holds dWᵀ (see emit_conv_op) */
         Shape cs = shp(n->in[2]);
         for (int k = 0; k < 2; k++) {
             if (!NEED(k))
                 continue;
-            int sc = bw(IR_CONV_SCRATCH, cs, 0, NULL);
+            Shape ss = cs;
+            if (k == 1)
+                ss.d[1] += shp(n->in[1]).d[0];  /* and dWᵀ [CKK, F] after the columns */
+            int sc = bw(IR_CONV_SCRATCH, ss, 0, NULL);
             int in[3] = {dy, k == 0 ? n->in[1] : x, sc};
             int r = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 3, in);
             G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;

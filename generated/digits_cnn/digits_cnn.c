@@ -8,6 +8,15 @@
 
 _Static_assert(sizeof(digits_cnn_params) == sizeof(float) * DIGITS_CNN_NUM_PARAMS, "params must be a flat float array");
 
+static inline float nnc_keep_float(float g, int keep)
+{
+    uint32_t u;
+    memcpy(&u, &g, sizeof u);
+    u &= (uint32_t)0 - (uint32_t)keep;
+    memcpy(&g, &u, sizeof g);
+    return g;
+}
+
 const char *const digits_cnn_metric_names[1] = {"accuracy"};
 
 static const nnc_tensor_info tensor_info_[12] = {
@@ -39,7 +48,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 4800u + 11520u * (size_t)max_batch;
+    const size_t arena = 23104u + 11520u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -88,7 +97,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 4800;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -325,7 +334,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 4800;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -746,7 +755,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
 void digits_cnn_backward(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 4800;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -783,7 +792,7 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t95 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
     float *const t97 = (float *)(A + 64); /* [288, 16] */
     float *const t98 = (float *)(A + SB + 6656 * MB); /* [N, 32, 4, 4] */
-    float *const t99 = (float *)(A + 64); /* [288, 16] */
+    float *const t99 = (float *)(A + 64); /* [288, 80] */
     float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
     float *const t101 = (float *)(A + SB + 7168 * MB); /* [N, 32, 8, 8] */
     float *const t103 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
@@ -791,7 +800,7 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t106 = G + 288; /* d bn1.weight [1, 32] */
     float *const t108 = G + 320; /* d bn1.bias [1, 32] */
     float *const t110 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t112 = (float *)(A + 0); /* [9, 64] */
+    float *const t112 = (float *)(A + 0); /* [9, 96] */
     float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
@@ -850,20 +859,29 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     {
-        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        memset(t86, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t66 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t86[(bc * H + oh * S) * W + ow * S + best] += t84[op];
+        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2, K = 2;
+        for (int64_t bc = 0; bc < N * C; bc++) {
+            const float *img = t66 + bc * H * W;
+            float *dimg = t86 + bc * H * W;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    const float *win = img + oh * K * W + ow * K;
+                    float m = win[0];
+                    int64_t best = 0;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++) {
+                        const float v = win[ki * W + kj];
+                        const int64_t s = v > m;
+                        m = s ? v : m;
+                        best ^= (best ^ (ki * K + kj)) & -s;
+                    }
+                    const float g = t84[(bc * OH + oh) * OW + ow];
+                    float *dwin = dimg + oh * K * W + ow * K;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++)
+                        dwin[ki * W + kj] = nnc_keep_float(g, ki * K + kj == best);
+                }
+            }
         }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) (backward) */
@@ -968,6 +986,7 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t99 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t34 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -987,25 +1006,37 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t95 + b * F * P, (int)P, t99, (int)P, b ? 1.0f : 0.0f, t100, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t100[f * CKK + k] = dwt[k * F + f];
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     {
-        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        memset(t101, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t33 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t101[(bc * H + oh * S) * W + ow * S + best] += t98[op];
+        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4, K = 2;
+        for (int64_t bc = 0; bc < N * C; bc++) {
+            const float *img = t33 + bc * H * W;
+            float *dimg = t101 + bc * H * W;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    const float *win = img + oh * K * W + ow * K;
+                    float m = win[0];
+                    int64_t best = 0;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++) {
+                        const float v = win[ki * W + kj];
+                        const int64_t s = v > m;
+                        m = s ? v : m;
+                        best ^= (best ^ (ki * K + kj)) & -s;
+                    }
+                    const float g = t98[(bc * OH + oh) * OW + ow];
+                    float *dwin = dimg + oh * K * W + ow * K;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++)
+                        dwin[ki * W + kj] = nnc_keep_float(g, ki * K + kj == best);
+                }
+            }
         }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) (backward) */
@@ -1084,6 +1115,7 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t112 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -1103,15 +1135,18 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t110 + b * F * P, (int)P, t112, (int)P, b ? 1.0f : 0.0f, t113, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t113[f * CKK + k] = dwt[k * F + f];
     }
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 4800;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;

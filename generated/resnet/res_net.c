@@ -104,7 +104,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 147744u + 409600u * (size_t)max_batch;
+    const size_t arena = 149952u + 409600u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -218,7 +218,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 147744;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1521,7 +1521,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 147744;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -3961,7 +3961,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 147744;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -4067,7 +4067,7 @@ void res_net_backward(res_net *m)
     float *const t512 = (float *)(A + SB + 397312 * MB); /* [N, 64, 64] */
     float *const t514 = (float *)(A + 1984); /* [576, 64] */
     float *const t515 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
-    float *const t516 = (float *)(A + 1984); /* [576, 64] */
+    float *const t516 = (float *)(A + 1984); /* [576, 128] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t519 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
@@ -4076,7 +4076,7 @@ void res_net_backward(res_net *m)
     float *const t526 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
     float *const t528 = (float *)(A + 1728); /* [576, 64] */
     float *const t529 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
-    float *const t531 = (float *)(A + 1728); /* [576, 64] */
+    float *const t531 = (float *)(A + 1728); /* [576, 128] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t534 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
     float *const t536 = (float *)(A + 1152); /* [2, 64] */
@@ -4085,7 +4085,7 @@ void res_net_backward(res_net *m)
     float *const t541 = (float *)(A + SB + 376832 * MB); /* [N, 64, 64] */
     float *const t543 = (float *)(A + 1472); /* [32, 64] */
     float *const t544 = (float *)(A + SB + 380928 * MB); /* [N, 32, 16, 16] */
-    float *const t545 = (float *)(A + 1472); /* [32, 64] */
+    float *const t545 = (float *)(A + 1472); /* [32, 128] */
     float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t548 = (float *)(A + 1152); /* [2, 64] */
     float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
@@ -4093,7 +4093,7 @@ void res_net_backward(res_net *m)
     float *const t553 = (float *)(A + SB + 372736 * MB); /* [N, 64, 64] */
     float *const t555 = (float *)(A + 1152); /* [576, 64] */
     float *const t556 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
-    float *const t557 = (float *)(A + 1152); /* [576, 64] */
+    float *const t557 = (float *)(A + 1152); /* [576, 128] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t560 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
@@ -4102,7 +4102,7 @@ void res_net_backward(res_net *m)
     float *const t567 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
     float *const t569 = (float *)(A + 960); /* [288, 64] */
     float *const t570 = (float *)(A + SB + 360448 * MB); /* [N, 32, 16, 16] */
-    float *const t572 = (float *)(A + 960); /* [288, 64] */
+    float *const t572 = (float *)(A + 960); /* [288, 128] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const t575 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
     float *const t577 = (float *)(A + 256); /* [2, 32] */
@@ -4111,7 +4111,7 @@ void res_net_backward(res_net *m)
     float *const t582 = (float *)(A + SB + 344064 * MB); /* [N, 32, 256] */
     float *const t584 = (float *)(A + 832); /* [288, 256] */
     float *const t585 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
-    float *const t586 = (float *)(A + 832); /* [288, 256] */
+    float *const t586 = (float *)(A + 832); /* [288, 288] */
     float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const t589 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
     float *const t591 = (float *)(A + 256); /* [2, 32] */
@@ -4120,7 +4120,7 @@ void res_net_backward(res_net *m)
     float *const t596 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
     float *const t598 = (float *)(A + 704); /* [288, 256] */
     float *const t599 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
-    float *const t601 = (float *)(A + 704); /* [288, 256] */
+    float *const t601 = (float *)(A + 704); /* [288, 288] */
     float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const t604 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
     float *const t606 = (float *)(A + 256); /* [2, 32] */
@@ -4129,7 +4129,7 @@ void res_net_backward(res_net *m)
     float *const t611 = (float *)(A + SB + 294912 * MB); /* [N, 32, 256] */
     float *const t613 = (float *)(A + 576); /* [16, 256] */
     float *const t614 = (float *)(A + SB + 303104 * MB); /* [N, 16, 32, 32] */
-    float *const t615 = (float *)(A + 576); /* [16, 256] */
+    float *const t615 = (float *)(A + 576); /* [16, 288] */
     float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t618 = (float *)(A + 256); /* [2, 32] */
     float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
@@ -4137,7 +4137,7 @@ void res_net_backward(res_net *m)
     float *const t623 = (float *)(A + SB + 286720 * MB); /* [N, 32, 256] */
     float *const t625 = (float *)(A + 416); /* [288, 256] */
     float *const t626 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
-    float *const t627 = (float *)(A + 416); /* [288, 256] */
+    float *const t627 = (float *)(A + 416); /* [288, 288] */
     float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t630 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
     float *const t632 = (float *)(A + 256); /* [2, 32] */
@@ -4146,7 +4146,7 @@ void res_net_backward(res_net *m)
     float *const t637 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
     float *const t639 = (float *)(A + 256); /* [144, 256] */
     float *const t640 = (float *)(A + SB + 262144 * MB); /* [N, 16, 32, 32] */
-    float *const t642 = (float *)(A + 256); /* [144, 256] */
+    float *const t642 = (float *)(A + 256); /* [144, 288] */
     float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const t645 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
     float *const t647 = (float *)(A + 64); /* [2, 16] */
@@ -4155,7 +4155,7 @@ void res_net_backward(res_net *m)
     float *const t652 = (float *)(A + SB + 229376 * MB); /* [N, 16, 1024] */
     float *const t654 = (float *)(A + 192); /* [144, 1024] */
     float *const t655 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
-    float *const t656 = (float *)(A + 192); /* [144, 1024] */
+    float *const t656 = (float *)(A + 192); /* [144, 1040] */
     float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const t659 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const t661 = (float *)(A + 64); /* [2, 16] */
@@ -4164,7 +4164,7 @@ void res_net_backward(res_net *m)
     float *const t666 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
     float *const t668 = (float *)(A + 128); /* [144, 1024] */
     float *const t669 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
-    float *const t671 = (float *)(A + 128); /* [144, 1024] */
+    float *const t671 = (float *)(A + 128); /* [144, 1040] */
     float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const t676 = (float *)(A + 64); /* [2, 16] */
@@ -4173,7 +4173,7 @@ void res_net_backward(res_net *m)
     float *const t681 = (float *)(A + SB + 131072 * MB); /* [N, 16, 1024] */
     float *const t683 = (float *)(A + 64); /* [144, 1024] */
     float *const t684 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    float *const t685 = (float *)(A + 64); /* [144, 1024] */
+    float *const t685 = (float *)(A + 64); /* [144, 1040] */
     float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     float *const t690 = (float *)(A + 64); /* [2, 16] */
@@ -4182,14 +4182,14 @@ void res_net_backward(res_net *m)
     float *const t695 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
     float *const t697 = (float *)(A + 32); /* [144, 1024] */
     float *const t698 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
-    float *const t700 = (float *)(A + 32); /* [144, 1024] */
+    float *const t700 = (float *)(A + 32); /* [144, 1040] */
     float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const t703 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     float *const t705 = (float *)(A + 32); /* [2, 16] */
     float *const t706 = G + 432; /* d bn.weight [1, 16] */
     float *const t708 = G + 448; /* d bn.bias [1, 16] */
     float *const t710 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t712 = (float *)(A + 0); /* [27, 1024] */
+    float *const t712 = (float *)(A + 0); /* [27, 1040] */
     float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
@@ -4343,6 +4343,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t516 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t452 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -4362,8 +4363,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t512 + b * F * P, (int)P, t516, (int)P, b ? 1.0f : 0.0f, t517, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t517[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
@@ -4467,6 +4471,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t531 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t420 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -4486,8 +4491,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t526 + b * F * P, (int)P, t531, (int)P, b ? 1.0f : 0.0f, t532, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t532[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -4594,6 +4602,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t545 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t324 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -4613,8 +4622,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t541 + b * F * P, (int)P, t545, (int)P, b ? 1.0f : 0.0f, t546, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t545, (int)P, t541 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t546[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -4706,6 +4718,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t557 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t356 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -4725,8 +4738,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t553 + b * F * P, (int)P, t557, (int)P, b ? 1.0f : 0.0f, t558, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t558[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
@@ -4830,6 +4846,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t572 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t324 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -4849,8 +4866,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t567 + b * F * P, (int)P, t572, (int)P, b ? 1.0f : 0.0f, t573, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t572, (int)P, t567 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t573[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -4957,6 +4977,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t586 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t291 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -4976,8 +4997,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t582 + b * F * P, (int)P, t586, (int)P, b ? 1.0f : 0.0f, t587, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t587[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
@@ -5081,6 +5105,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t601 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t259 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5100,8 +5125,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t596 + b * F * P, (int)P, t601, (int)P, b ? 1.0f : 0.0f, t602, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t602[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -5208,6 +5236,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t615 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t163 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5227,8 +5256,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t611 + b * F * P, (int)P, t615, (int)P, b ? 1.0f : 0.0f, t616, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t615, (int)P, t611 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t616[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -5320,6 +5352,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t627 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t195 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5339,8 +5372,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t623 + b * F * P, (int)P, t627, (int)P, b ? 1.0f : 0.0f, t628, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t628[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
@@ -5444,6 +5480,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t642 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t163 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5463,8 +5500,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t637 + b * F * P, (int)P, t642, (int)P, b ? 1.0f : 0.0f, t643, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t642, (int)P, t637 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t643[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -5571,6 +5611,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t656 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t130 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5590,8 +5631,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t652 + b * F * P, (int)P, t656, (int)P, b ? 1.0f : 0.0f, t657, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t656, (int)P, t652 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t657[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
@@ -5695,6 +5739,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t671 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t98 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5714,8 +5759,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t666 + b * F * P, (int)P, t671, (int)P, b ? 1.0f : 0.0f, t672, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t671, (int)P, t666 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t672[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
@@ -5822,6 +5870,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t685 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t65 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5841,8 +5890,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t681 + b * F * P, (int)P, t685, (int)P, b ? 1.0f : 0.0f, t686, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t685, (int)P, t681 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t686[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
@@ -5946,6 +5998,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t700 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t33 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5965,8 +6018,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t695 + b * F * P, (int)P, t700, (int)P, b ? 1.0f : 0.0f, t701, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t700, (int)P, t695 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t701[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
@@ -6047,6 +6103,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t712 + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -6066,15 +6123,18 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)F, (int)CKK, (int)P, 1.0f, t710 + b * F * P, (int)P, t712, (int)P, b ? 1.0f : 0.0f, t713, (int)CKK);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t712, (int)P, t710 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t713[f * CKK + k] = dwt[k * F + f];
     }
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 147744;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
