@@ -141,18 +141,18 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
@@ -231,18 +231,18 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t25 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
@@ -394,18 +394,18 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
@@ -545,18 +545,18 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t36 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t36 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
@@ -967,17 +967,17 @@ void digits_cnn_backward(digits_cnn *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t97 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t97 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -992,18 +992,18 @@ void digits_cnn_backward(digits_cnn *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t99 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t99 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -1121,18 +1121,18 @@ void digits_cnn_backward(digits_cnn *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t112 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t112 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -1194,18 +1194,18 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
@@ -1284,18 +1284,18 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t25 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);

@@ -833,18 +833,18 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t131 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
@@ -972,18 +972,18 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t173 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
@@ -1045,18 +1045,18 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t194 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
@@ -1194,18 +1194,18 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t237 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
@@ -1333,18 +1333,18 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t279 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
@@ -1406,18 +1406,18 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t300 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
@@ -2605,18 +2605,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t197 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t197 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
@@ -2875,18 +2875,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t261 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t261 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
@@ -3009,18 +3009,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t293 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t293 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
@@ -3289,18 +3289,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t358 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t358 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
@@ -3559,18 +3559,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t422 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t422 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
@@ -3693,18 +3693,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t454 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t454 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
@@ -4324,17 +4324,17 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t514 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t514 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -4349,18 +4349,18 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t516 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t516 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -4452,17 +4452,17 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t528 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t528 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -4477,18 +4477,18 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t531 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t531 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -4699,17 +4699,17 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t555 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t555 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -4724,18 +4724,18 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t557 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t557 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -4958,17 +4958,17 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t584 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t584 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -4983,18 +4983,18 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t586 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t586 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -5086,17 +5086,17 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t598 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t598 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -5111,18 +5111,18 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t601 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t601 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -5333,17 +5333,17 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t625 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t625 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
     }
@@ -5358,18 +5358,18 @@ void res_net_backward(res_net *m)
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t627 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t627 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -6753,18 +6753,18 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t131 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
@@ -6892,18 +6892,18 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t173 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
@@ -6965,18 +6965,18 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t194 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
@@ -7114,18 +7114,18 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t237 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
@@ -7253,18 +7253,18 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t279 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
@@ -7326,18 +7326,18 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
+                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t300 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
