@@ -199,7 +199,9 @@ static void rule(int i, const int *needs)
 #define NEED(k) (needs[n->in[k]])
     switch (n->op) {
     case IR_NEG: acc(x, b1(IR_NEG, dy)); break;
-    case IR_RELU: acc(x, b2(IR_MUL, dy, b1(IR_STEP, x))); break;
+    /* step(y) = step(x) (relu(x) > 0 exactly when x > 0, NaN included):
+     * reading y lets x fuse into the loop that makes y (h + skip) */
+    case IR_RELU: acc(x, b2(IR_MUL, dy, b1(IR_STEP, y))); break;
     case IR_SIGMOID: acc(x, b2(IR_MUL, dy, b2(IR_MUL, y, b2(IR_SUB, cst(1, 0), y)))); break;
     case IR_TANH: acc(x, b2(IR_MUL, dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, y, y)))); break;
     case IR_GELU: acc(x, b2(IR_MUL, dy, b1(IR_DGELU, x))); break;

@@ -48,7 +48,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 23104u + 11520u * (size_t)max_batch;
+    const size_t arena = 23104u + 9216u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -357,10 +357,10 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const t30 = (float *)(A + 160); /* [32] */
     float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
     float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
-    float *const t34 = (float *)(A + SB + 6144 * MB); /* [N, 32, 4, 4] */
+    float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
     float *const t36 = (float *)(A + 192); /* [288, 16] */
-    float *const t37 = (float *)(A + SB + 6656 * MB); /* [N, 64, 4, 4] */
+    float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
     const float *const t38 = P + 18784; /* bn2.weight [64] */
     const float *const t39 = P + 18848; /* bn2.bias [64] */
     const float *const t40 = S + 64; /* bn2.running_mean [64] */
@@ -371,15 +371,15 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const t52 = (float *)(A + 384); /* [64] */
     float *const t61 = (float *)(A + 64); /* [] */
     float *const t63 = (float *)(A + 448); /* [64] */
-    float *const t64 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
-    float *const t66 = (float *)(A + SB + 8704 * MB); /* [N, 64, 4, 4] */
-    float *const t67 = (float *)(A + SB + 9728 * MB); /* [N, 64, 2, 2] */
-    float *const t69 = (float *)(A + SB + 9984 * MB); /* [N, 256] */
-    float *const t70 = (float *)(A + SB + 10240 * MB); /* [N, 256] */
+    float *const t64 = (float *)(A + SB + 6144 * MB); /* [N, 64, 16] */
+    float *const t66 = (float *)(A + SB + 7168 * MB); /* [N, 64, 4, 4] */
+    float *const t67 = (float *)(A + SB + 3584 * MB); /* [N, 64, 2, 2] */
+    float *const t69 = (float *)(A + SB + 3840 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
     const float *const t71 = P + 18912; /* fc.weight [10, 256] */
     const float *const t72 = P + 21472; /* fc.bias [10] */
-    float *const t74 = (float *)(A + SB + 10496 * MB); /* [N, 10] */
-    float *const t75 = (float *)(A + SB + 10512 * MB); /* [N, 10] */
+    float *const t74 = (float *)(A + SB + 6400 * MB); /* [N, 10] */
+    float *const t75 = (float *)(A + SB + 6416 * MB); /* [N, 10] */
     float *const t76 = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
@@ -766,40 +766,38 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     float *const t10 = (float *)(A + 0); /* [2, 32] */
-    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
     float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
-    float *const t34 = (float *)(A + SB + 6144 * MB); /* [N, 32, 4, 4] */
+    float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t37 = (float *)(A + SB + 6656 * MB); /* [N, 64, 4, 4] */
+    float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
     const float *const t38 = P + 18784; /* bn2.weight [64] */
     float *const t43 = (float *)(A + 192); /* [2, 64] */
-    float *const t64 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
-    float *const t66 = (float *)(A + SB + 8704 * MB); /* [N, 64, 4, 4] */
-    float *const t69 = (float *)(A + SB + 9984 * MB); /* [N, 256] */
-    float *const t70 = (float *)(A + SB + 10240 * MB); /* [N, 256] */
+    float *const t66 = (float *)(A + SB + 7168 * MB); /* [N, 64, 4, 4] */
+    float *const t69 = (float *)(A + SB + 3840 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
     const float *const t71 = P + 18912; /* fc.weight [10, 256] */
-    float *const t75 = (float *)(A + SB + 10512 * MB); /* [N, 10] */
-    float *const t78 = (float *)(A + SB + 10496 * MB); /* [N, 10] */
+    float *const t75 = (float *)(A + SB + 6416 * MB); /* [N, 10] */
+    float *const t78 = (float *)(A + SB + 6400 * MB); /* [N, 10] */
     float *const t79 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t81 = (float *)(A + SB + 10512 * MB); /* [N, 256] */
+    float *const t81 = (float *)(A + SB + 6416 * MB); /* [N, 256] */
     float *const t83 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t84 = (float *)(A + SB + 10240 * MB); /* [N, 256] */
-    float *const t86 = (float *)(A + SB + 10496 * MB); /* [N, 64, 4, 4] */
-    float *const t88 = (float *)(A + SB + 8704 * MB); /* [N, 64, 4, 4] */
+    float *const t84 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
+    float *const t86 = (float *)(A + SB + 8192 * MB); /* [N, 64, 4, 4] */
+    float *const t88 = (float *)(A + SB + 6144 * MB); /* [N, 64, 4, 4] */
     float *const t90 = (float *)(A + 64); /* [2, 64] */
     float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
     float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
-    float *const t95 = (float *)(A + SB + 7680 * MB); /* [N, 64, 16] */
+    float *const t95 = (float *)(A + SB + 7168 * MB); /* [N, 64, 16] */
     float *const t97 = (float *)(A + 64); /* [288, 16] */
-    float *const t98 = (float *)(A + SB + 6656 * MB); /* [N, 32, 4, 4] */
+    float *const t98 = (float *)(A + SB + 2560 * MB); /* [N, 32, 4, 4] */
     float *const t99 = (float *)(A + 64); /* [288, 80] */
     float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
-    float *const t101 = (float *)(A + SB + 7168 * MB); /* [N, 32, 8, 8] */
-    float *const t103 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
+    float *const t101 = (float *)(A + SB + 6144 * MB); /* [N, 32, 8, 8] */
+    float *const t103 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
     float *const t105 = (float *)(A + 64); /* [2, 32] */
     float *const t106 = G + 288; /* d bn1.weight [1, 32] */
     float *const t108 = G + 320; /* d bn1.bias [1, 32] */
-    float *const t110 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t110 = (float *)(A + SB + 4096 * MB); /* [N, 32, 64] */
     float *const t112 = (float *)(A + 0); /* [9, 96] */
     float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
@@ -886,13 +884,13 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r64 = t64;
+    const float *restrict const r66 = t66;
     const float *restrict const r86 = t86;
     float *restrict const r88 = t88;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v65 = r64[i];
+        const float v66 = r66[i];
         const float v86 = r86[i];
-        const float v88 = v65 > 0.0f ? v86 : 0.0f;
+        const float v88 = v66 > 0.0f ? v86 : 0.0f;
         r88[i] = v88;
     }
     }
@@ -1041,13 +1039,13 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r31 = t31;
+    const float *restrict const r33 = t33;
     const float *restrict const r101 = t101;
     float *restrict const r103 = t103;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v32 = r31[i];
+        const float v33 = r33[i];
         const float v101 = r101[i];
-        const float v103 = v32 > 0.0f ? v101 : 0.0f;
+        const float v103 = v33 > 0.0f ? v101 : 0.0f;
         r103[i] = v103;
     }
     }

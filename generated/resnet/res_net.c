@@ -104,7 +104,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 149952u + 409600u * (size_t)max_batch;
+    const size_t arena = 149952u + 282624u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -1546,7 +1546,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const t35 = (float *)(A + 96); /* [144, 1024] */
-    float *const t36 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const t38 = P + 2784; /* stage1.0.bn1.bias [16] */
     const float *const t39 = S + 32; /* stage1.0.bn1.running_mean [16] */
@@ -1557,11 +1557,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t51 = (float *)(A + 128); /* [16] */
     float *const t60 = (float *)(A + 96); /* [] */
     float *const t62 = (float *)(A + 144); /* [16] */
-    float *const t63 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
-    float *const t65 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const t67 = (float *)(A + 160); /* [144, 1024] */
-    float *const t68 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const t70 = P + 5120; /* stage1.0.bn2.bias [16] */
     const float *const t71 = S + 64; /* stage1.0.bn2.running_mean [16] */
@@ -1572,12 +1572,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t83 = (float *)(A + 192); /* [16] */
     float *const t92 = (float *)(A + 160); /* [] */
     float *const t94 = (float *)(A + 208); /* [16] */
-    float *const t95 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    float *const t97 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    float *const t98 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const t100 = (float *)(A + 224); /* [144, 1024] */
-    float *const t101 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const t103 = P + 7456; /* stage1.1.bn1.bias [16] */
     const float *const t104 = S + 96; /* stage1.1.bn1.running_mean [16] */
@@ -1588,11 +1587,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t116 = (float *)(A + 256); /* [16] */
     float *const t125 = (float *)(A + 224); /* [] */
     float *const t127 = (float *)(A + 272); /* [16] */
-    float *const t128 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
-    float *const t130 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const t132 = (float *)(A + 288); /* [144, 1024] */
-    float *const t133 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const t135 = P + 9792; /* stage1.1.bn2.bias [16] */
     const float *const t136 = S + 128; /* stage1.1.bn2.running_mean [16] */
@@ -1603,12 +1602,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t148 = (float *)(A + 320); /* [16] */
     float *const t157 = (float *)(A + 288); /* [] */
     float *const t159 = (float *)(A + 336); /* [16] */
-    float *const t160 = (float *)(A + SB + 212992 * MB); /* [N, 16, 1024] */
-    float *const t162 = (float *)(A + SB + 229376 * MB); /* [N, 16, 32, 32] */
-    float *const t163 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const t165 = (float *)(A + 352); /* [144, 256] */
-    float *const t166 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
     const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const t168 = P + 14448; /* stage2.0.bn1.bias [32] */
     const float *const t169 = S + 160; /* stage2.0.bn1.running_mean [32] */
@@ -1619,11 +1617,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t181 = (float *)(A + 448); /* [32] */
     float *const t190 = (float *)(A + 288); /* [] */
     float *const t192 = (float *)(A + 480); /* [32] */
-    float *const t193 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
-    float *const t195 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    float *const t193 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
+    float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t197 = (float *)(A + 512); /* [288, 256] */
-    float *const t198 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
+    float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
     const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
     const float *const t201 = S + 224; /* stage2.0.bn2.running_mean [32] */
@@ -1634,10 +1632,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t213 = (float *)(A + 576); /* [32] */
     float *const t222 = (float *)(A + 288); /* [] */
     float *const t224 = (float *)(A + 608); /* [32] */
-    float *const t225 = (float *)(A + SB + 278528 * MB); /* [N, 32, 256] */
+    float *const t225 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t228 = (float *)(A + 640); /* [16, 256] */
-    float *const t229 = (float *)(A + SB + 286720 * MB); /* [N, 32, 16, 16] */
+    float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t231 = P + 24304; /* stage2.0.proj_bn.bias [32] */
     const float *const t232 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
@@ -1648,12 +1646,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t244 = (float *)(A + 704); /* [32] */
     float *const t253 = (float *)(A + 288); /* [] */
     float *const t255 = (float *)(A + 736); /* [32] */
-    float *const t256 = (float *)(A + SB + 294912 * MB); /* [N, 32, 256] */
-    float *const t258 = (float *)(A + SB + 303104 * MB); /* [N, 32, 16, 16] */
-    float *const t259 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
+    float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const t261 = (float *)(A + 768); /* [288, 256] */
-    float *const t262 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
+    float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t264 = P + 33584; /* stage2.1.bn1.bias [32] */
     const float *const t265 = S + 352; /* stage2.1.bn1.running_mean [32] */
@@ -1664,11 +1661,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t277 = (float *)(A + 832); /* [32] */
     float *const t286 = (float *)(A + 288); /* [] */
     float *const t288 = (float *)(A + 864); /* [32] */
-    float *const t289 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
-    float *const t291 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
+    float *const t289 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const t293 = (float *)(A + 896); /* [288, 256] */
-    float *const t294 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
+    float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
     const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
     const float *const t297 = S + 416; /* stage2.1.bn2.running_mean [32] */
@@ -1679,12 +1676,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t309 = (float *)(A + 960); /* [32] */
     float *const t318 = (float *)(A + 288); /* [] */
     float *const t320 = (float *)(A + 992); /* [32] */
-    float *const t321 = (float *)(A + SB + 335872 * MB); /* [N, 32, 256] */
-    float *const t323 = (float *)(A + SB + 344064 * MB); /* [N, 32, 16, 16] */
-    float *const t324 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
+    float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const t326 = (float *)(A + 1024); /* [288, 64] */
-    float *const t327 = (float *)(A + SB + 352256 * MB); /* [N, 64, 8, 8] */
+    float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
     const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const t329 = P + 61392; /* stage3.0.bn1.bias [64] */
     const float *const t330 = S + 480; /* stage3.0.bn1.running_mean [64] */
@@ -1695,11 +1691,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t342 = (float *)(A + 1280); /* [64] */
     float *const t351 = (float *)(A + 288); /* [] */
     float *const t353 = (float *)(A + 1152); /* [64] */
-    float *const t354 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
-    float *const t356 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
+    float *const t354 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
+    float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t358 = (float *)(A + 1344); /* [576, 64] */
-    float *const t359 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
+    float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
     const float *const t362 = S + 608; /* stage3.0.bn2.running_mean [64] */
@@ -1710,10 +1706,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t374 = (float *)(A + 1536); /* [64] */
     float *const t383 = (float *)(A + 288); /* [] */
     float *const t385 = (float *)(A + 1216); /* [64] */
-    float *const t386 = (float *)(A + SB + 368640 * MB); /* [N, 64, 64] */
+    float *const t386 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t389 = (float *)(A + 1600); /* [32, 64] */
-    float *const t390 = (float *)(A + SB + 372736 * MB); /* [N, 64, 8, 8] */
+    float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t392 = P + 100560; /* stage3.0.proj_bn.bias [64] */
     const float *const t393 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
@@ -1724,12 +1720,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t405 = (float *)(A + 1792); /* [64] */
     float *const t414 = (float *)(A + 288); /* [] */
     float *const t416 = (float *)(A + 1472); /* [64] */
-    float *const t417 = (float *)(A + SB + 376832 * MB); /* [N, 64, 64] */
-    float *const t419 = (float *)(A + SB + 380928 * MB); /* [N, 64, 8, 8] */
-    float *const t420 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
+    float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t422 = (float *)(A + 1856); /* [576, 64] */
-    float *const t423 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
+    float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
     const float *const t426 = S + 864; /* stage3.1.bn1.running_mean [64] */
@@ -1740,11 +1735,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t438 = (float *)(A + 2048); /* [64] */
     float *const t447 = (float *)(A + 288); /* [] */
     float *const t449 = (float *)(A + 1728); /* [64] */
-    float *const t450 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
-    float *const t452 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
+    float *const t450 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t454 = (float *)(A + 2112); /* [576, 64] */
-    float *const t455 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
+    float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
     const float *const t458 = S + 992; /* stage3.1.bn2.running_mean [64] */
@@ -1755,14 +1750,13 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t470 = (float *)(A + 2304); /* [64] */
     float *const t479 = (float *)(A + 288); /* [] */
     float *const t481 = (float *)(A + 1984); /* [64] */
-    float *const t482 = (float *)(A + SB + 397312 * MB); /* [N, 64, 64] */
-    float *const t484 = (float *)(A + SB + 401408 * MB); /* [N, 64, 8, 8] */
-    float *const t485 = (float *)(A + SB + 397312 * MB); /* [N, 64, 8, 8] */
-    float *const t486 = (float *)(A + SB + 405504 * MB); /* [N, 64] */
+    float *const t482 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t485 = (float *)(A + SB + 274432 * MB); /* [N, 64, 8, 8] */
+    float *const t486 = (float *)(A + SB + 270336 * MB); /* [N, 64] */
     const float *const t487 = P + 174608; /* fc.weight [10, 64] */
     const float *const t488 = P + 175248; /* fc.bias [10] */
-    float *const t490 = (float *)(A + SB + 397312 * MB); /* [N, 10] */
-    float *const t491 = (float *)(A + SB + 397328 * MB); /* [N, 10] */
+    float *const t490 = (float *)(A + SB + 270400 * MB); /* [N, 10] */
+    float *const t491 = (float *)(A + SB + 270416 * MB); /* [N, 10] */
     float *const t492 = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
@@ -2159,24 +2153,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r33 = t33;
     const float *restrict const r95 = t95;
-    float *restrict const r97 = t97;
+    float *restrict const r98 = t98;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v96 = r95[i];
         const float v33 = r33[i];
         const float v97 = v96 + v33;
-        r97[i] = v97;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r97 = t97;
-    float *restrict const r98 = t98;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v97 = r97[i];
         const float v98 = v97 > 0.0f ? v97 : 0.0f;
         r98[i] = v98;
     }
@@ -2439,24 +2424,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r98 = t98;
     const float *restrict const r160 = t160;
-    float *restrict const r162 = t162;
+    float *restrict const r163 = t163;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v161 = r160[i];
         const float v98 = r98[i];
         const float v162 = v161 + v98;
-        r162[i] = v162;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r162 = t162;
-    float *restrict const r163 = t163;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v162 = r162[i];
         const float v163 = v162 > 0.0f ? v162 : 0.0f;
         r163[i] = v163;
     }
@@ -2843,24 +2819,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r225 = t225;
     const float *restrict const r256 = t256;
-    float *restrict const r258 = t258;
+    float *restrict const r259 = t259;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v226 = r225[i];
         const float v257 = r256[i];
         const float v258 = v226 + v257;
-        r258[i] = v258;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r258 = t258;
-    float *restrict const r259 = t259;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v258 = r258[i];
         const float v259 = v258 > 0.0f ? v258 : 0.0f;
         r259[i] = v259;
     }
@@ -3123,24 +3090,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r259 = t259;
     const float *restrict const r321 = t321;
-    float *restrict const r323 = t323;
+    float *restrict const r324 = t324;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v322 = r321[i];
         const float v259 = r259[i];
         const float v323 = v322 + v259;
-        r323[i] = v323;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r323 = t323;
-    float *restrict const r324 = t324;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v323 = r323[i];
         const float v324 = v323 > 0.0f ? v323 : 0.0f;
         r324[i] = v324;
     }
@@ -3527,24 +3485,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r386 = t386;
     const float *restrict const r417 = t417;
-    float *restrict const r419 = t419;
+    float *restrict const r420 = t420;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v387 = r386[i];
         const float v418 = r417[i];
         const float v419 = v387 + v418;
-        r419[i] = v419;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r419 = t419;
-    float *restrict const r420 = t420;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v419 = r419[i];
         const float v420 = v419 > 0.0f ? v419 : 0.0f;
         r420[i] = v420;
     }
@@ -3807,24 +3756,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         }
     }
     }
-    /* resnet.nn:24  + */
+    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r420 = t420;
     const float *restrict const r482 = t482;
-    float *restrict const r484 = t484;
+    float *restrict const r485 = t485;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v483 = r482[i];
         const float v420 = r420[i];
         const float v484 = v483 + v420;
-        r484[i] = v484;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r484 = t484;
-    float *restrict const r485 = t485;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v484 = r484[i];
         const float v485 = v484 > 0.0f ? v484 : 0.0f;
         r485[i] = v485;
     }
@@ -3972,219 +3912,207 @@ void res_net_backward(res_net *m)
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t5 = P + 432; /* bn.weight [16] */
     float *const t10 = (float *)(A + 0); /* [2, 16] */
-    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t36 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
     float *const t42 = (float *)(A + 32); /* [2, 16] */
-    float *const t63 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
-    float *const t65 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t68 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
     float *const t74 = (float *)(A + 96); /* [2, 16] */
-    float *const t97 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    float *const t98 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t101 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
     float *const t107 = (float *)(A + 160); /* [2, 16] */
-    float *const t128 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
-    float *const t130 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t133 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
     float *const t139 = (float *)(A + 224); /* [2, 16] */
-    float *const t162 = (float *)(A + SB + 229376 * MB); /* [N, 16, 32, 32] */
-    float *const t163 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t166 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
     const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
     float *const t172 = (float *)(A + 352); /* [2, 32] */
-    float *const t193 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
-    float *const t195 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t198 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
+    float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
     const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
     float *const t204 = (float *)(A + 512); /* [2, 32] */
     const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t229 = (float *)(A + SB + 286720 * MB); /* [N, 32, 16, 16] */
+    float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     float *const t235 = (float *)(A + 640); /* [2, 32] */
-    float *const t258 = (float *)(A + SB + 303104 * MB); /* [N, 32, 16, 16] */
-    float *const t259 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
+    float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t262 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
+    float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
     float *const t268 = (float *)(A + 768); /* [2, 32] */
-    float *const t289 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
-    float *const t291 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
+    float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t294 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
+    float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
     const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
     float *const t300 = (float *)(A + 896); /* [2, 32] */
-    float *const t323 = (float *)(A + SB + 344064 * MB); /* [N, 32, 16, 16] */
-    float *const t324 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
+    float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t327 = (float *)(A + SB + 352256 * MB); /* [N, 64, 8, 8] */
+    float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
     const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
     float *const t333 = (float *)(A + 1024); /* [2, 64] */
-    float *const t354 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
-    float *const t356 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
+    float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t359 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
+    float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     float *const t365 = (float *)(A + 1344); /* [2, 64] */
     const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t390 = (float *)(A + SB + 372736 * MB); /* [N, 64, 8, 8] */
+    float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     float *const t396 = (float *)(A + 1600); /* [2, 64] */
-    float *const t419 = (float *)(A + SB + 380928 * MB); /* [N, 64, 8, 8] */
-    float *const t420 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
+    float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t423 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
+    float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
     float *const t429 = (float *)(A + 1856); /* [2, 64] */
-    float *const t450 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
-    float *const t452 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
+    float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t455 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
+    float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     float *const t461 = (float *)(A + 2112); /* [2, 64] */
-    float *const t484 = (float *)(A + SB + 401408 * MB); /* [N, 64, 8, 8] */
-    float *const t486 = (float *)(A + SB + 405504 * MB); /* [N, 64] */
+    float *const t485 = (float *)(A + SB + 274432 * MB); /* [N, 64, 8, 8] */
+    float *const t486 = (float *)(A + SB + 270336 * MB); /* [N, 64] */
     const float *const t487 = P + 174608; /* fc.weight [10, 64] */
-    float *const t491 = (float *)(A + SB + 397328 * MB); /* [N, 10] */
-    float *const t494 = (float *)(A + SB + 397312 * MB); /* [N, 10] */
+    float *const t491 = (float *)(A + SB + 270416 * MB); /* [N, 10] */
+    float *const t494 = (float *)(A + SB + 270400 * MB); /* [N, 10] */
     float *const t495 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t497 = (float *)(A + SB + 397328 * MB); /* [N, 64] */
+    float *const t497 = (float *)(A + SB + 270416 * MB); /* [N, 64] */
     float *const t499 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t505 = (float *)(A + SB + 405504 * MB); /* [N, 64, 8, 8] */
+    float *const t505 = (float *)(A + SB + 278528 * MB); /* [N, 64, 8, 8] */
     float *const t507 = (float *)(A + 1152); /* [2, 64] */
     float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
-    float *const t512 = (float *)(A + SB + 397312 * MB); /* [N, 64, 64] */
+    float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const t514 = (float *)(A + 1984); /* [576, 64] */
-    float *const t515 = (float *)(A + SB + 393216 * MB); /* [N, 64, 8, 8] */
+    float *const t515 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     float *const t516 = (float *)(A + 1984); /* [576, 128] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t519 = (float *)(A + SB + 389120 * MB); /* [N, 64, 8, 8] */
+    float *const t519 = (float *)(A + SB + 270336 * MB); /* [N, 64, 8, 8] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
-    float *const t526 = (float *)(A + SB + 385024 * MB); /* [N, 64, 64] */
+    float *const t526 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
     float *const t528 = (float *)(A + 1728); /* [576, 64] */
-    float *const t529 = (float *)(A + SB + 376832 * MB); /* [N, 64, 8, 8] */
+    float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t531 = (float *)(A + 1728); /* [576, 128] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t534 = (float *)(A + SB + 368640 * MB); /* [N, 64, 8, 8] */
+    float *const t534 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     float *const t536 = (float *)(A + 1152); /* [2, 64] */
     float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
-    float *const t541 = (float *)(A + SB + 376832 * MB); /* [N, 64, 64] */
+    float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const t543 = (float *)(A + 1472); /* [32, 64] */
-    float *const t544 = (float *)(A + SB + 380928 * MB); /* [N, 32, 16, 16] */
+    float *const t544 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
     float *const t545 = (float *)(A + 1472); /* [32, 128] */
     float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t548 = (float *)(A + 1152); /* [2, 64] */
     float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
-    float *const t553 = (float *)(A + SB + 372736 * MB); /* [N, 64, 64] */
+    float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const t555 = (float *)(A + 1152); /* [576, 64] */
-    float *const t556 = (float *)(A + SB + 364544 * MB); /* [N, 64, 8, 8] */
+    float *const t556 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
     float *const t557 = (float *)(A + 1152); /* [576, 128] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t560 = (float *)(A + SB + 360448 * MB); /* [N, 64, 8, 8] */
+    float *const t560 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
-    float *const t567 = (float *)(A + SB + 356352 * MB); /* [N, 64, 64] */
+    float *const t567 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
     float *const t569 = (float *)(A + 960); /* [288, 64] */
-    float *const t570 = (float *)(A + SB + 360448 * MB); /* [N, 32, 16, 16] */
+    float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const t572 = (float *)(A + 960); /* [288, 128] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t575 = (float *)(A + SB + 335872 * MB); /* [N, 32, 16, 16] */
+    float *const t575 = (float *)(A + SB + 229376 * MB); /* [N, 32, 16, 16] */
     float *const t577 = (float *)(A + 256); /* [2, 32] */
     float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
-    float *const t582 = (float *)(A + SB + 344064 * MB); /* [N, 32, 256] */
+    float *const t582 = (float *)(A + SB + 237568 * MB); /* [N, 32, 256] */
     float *const t584 = (float *)(A + 832); /* [288, 256] */
-    float *const t585 = (float *)(A + SB + 327680 * MB); /* [N, 32, 16, 16] */
+    float *const t585 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
     float *const t586 = (float *)(A + 832); /* [288, 288] */
     float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t589 = (float *)(A + SB + 319488 * MB); /* [N, 32, 16, 16] */
+    float *const t589 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     float *const t591 = (float *)(A + 256); /* [2, 32] */
     float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
-    float *const t596 = (float *)(A + SB + 311296 * MB); /* [N, 32, 256] */
+    float *const t596 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
     float *const t598 = (float *)(A + 704); /* [288, 256] */
-    float *const t599 = (float *)(A + SB + 294912 * MB); /* [N, 32, 16, 16] */
+    float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t601 = (float *)(A + 704); /* [288, 288] */
     float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t604 = (float *)(A + SB + 278528 * MB); /* [N, 32, 16, 16] */
+    float *const t604 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
     float *const t606 = (float *)(A + 256); /* [2, 32] */
     float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
-    float *const t611 = (float *)(A + SB + 294912 * MB); /* [N, 32, 256] */
+    float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const t613 = (float *)(A + 576); /* [16, 256] */
-    float *const t614 = (float *)(A + SB + 303104 * MB); /* [N, 16, 32, 32] */
+    float *const t614 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
     float *const t615 = (float *)(A + 576); /* [16, 288] */
     float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t618 = (float *)(A + 256); /* [2, 32] */
     float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
     float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
-    float *const t623 = (float *)(A + SB + 286720 * MB); /* [N, 32, 256] */
+    float *const t623 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const t625 = (float *)(A + 416); /* [288, 256] */
-    float *const t626 = (float *)(A + SB + 270336 * MB); /* [N, 32, 16, 16] */
+    float *const t626 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
     float *const t627 = (float *)(A + 416); /* [288, 288] */
     float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t630 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    float *const t630 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t632 = (float *)(A + 256); /* [2, 32] */
     float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
-    float *const t637 = (float *)(A + SB + 253952 * MB); /* [N, 32, 256] */
+    float *const t637 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
     float *const t639 = (float *)(A + 256); /* [144, 256] */
-    float *const t640 = (float *)(A + SB + 262144 * MB); /* [N, 16, 32, 32] */
+    float *const t640 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const t642 = (float *)(A + 256); /* [144, 288] */
     float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t645 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    float *const t645 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
     float *const t647 = (float *)(A + 64); /* [2, 16] */
     float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
-    float *const t652 = (float *)(A + SB + 229376 * MB); /* [N, 16, 1024] */
+    float *const t652 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
     float *const t654 = (float *)(A + 192); /* [144, 1024] */
-    float *const t655 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const t655 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const t656 = (float *)(A + 192); /* [144, 1040] */
     float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t659 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t659 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     float *const t661 = (float *)(A + 64); /* [2, 16] */
     float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
-    float *const t666 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
+    float *const t666 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
     float *const t668 = (float *)(A + 128); /* [144, 1024] */
-    float *const t669 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    float *const t669 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     float *const t671 = (float *)(A + 128); /* [144, 1040] */
     float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const t676 = (float *)(A + 64); /* [2, 16] */
     float *const t677 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
     float *const t679 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
-    float *const t681 = (float *)(A + SB + 131072 * MB); /* [N, 16, 1024] */
+    float *const t681 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const t683 = (float *)(A + 64); /* [144, 1024] */
-    float *const t684 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const t684 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     float *const t685 = (float *)(A + 64); /* [144, 1040] */
     float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     float *const t690 = (float *)(A + 64); /* [2, 16] */
     float *const t691 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
     float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
-    float *const t695 = (float *)(A + SB + 65536 * MB); /* [N, 16, 1024] */
+    float *const t695 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const t697 = (float *)(A + 32); /* [144, 1024] */
-    float *const t698 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t698 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     float *const t700 = (float *)(A + 32); /* [144, 1040] */
     float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t703 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const t703 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     float *const t705 = (float *)(A + 32); /* [2, 16] */
     float *const t706 = G + 432; /* d bn.weight [1, 16] */
     float *const t708 = G + 448; /* d bn.bias [1, 16] */
@@ -4236,7 +4164,7 @@ void res_net_backward(res_net *m)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t494, (int)(10), t486, (int)(64), 0.0f, t499, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r484 = t484;
+    const float *restrict const r485 = t485;
     const float *restrict const r497 = t497;
     float *restrict const r505 = t505;
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4245,11 +4173,11 @@ void res_net_backward(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v484 = r484[i];
+        const float v485 = r485[i];
         const float v500 = r497[i1 * 1 + i0 * 64];
         const float v501 = v500;
         const float v503 = v501 * 0.015625f;
-        const float v505 = v484 > 0.0f ? v503 : 0.0f;
+        const float v505 = v485 > 0.0f ? v503 : 0.0f;
         r505[i] = v505;
     }
     }
@@ -4371,13 +4299,13 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r450 = t450;
+    const float *restrict const r452 = t452;
     const float *restrict const r515 = t515;
     float *restrict const r519 = t519;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v451 = r450[i];
+        const float v452 = r452[i];
         const float v515 = r515[i];
-        const float v519 = v451 > 0.0f ? v515 : 0.0f;
+        const float v519 = v452 > 0.0f ? v515 : 0.0f;
         r519[i] = v519;
     }
     }
@@ -4499,16 +4427,16 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r419 = t419;
+    const float *restrict const r420 = t420;
     const float *restrict const r505 = t505;
     const float *restrict const r529 = t529;
     float *restrict const r534 = t534;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v419 = r419[i];
+        const float v420 = r420[i];
         const float v505 = r505[i];
         const float v529 = r529[i];
         const float v530 = v505 + v529;
-        const float v534 = v419 > 0.0f ? v530 : 0.0f;
+        const float v534 = v420 > 0.0f ? v530 : 0.0f;
         r534[i] = v534;
     }
     }
@@ -4746,13 +4674,13 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r354 = t354;
+    const float *restrict const r356 = t356;
     const float *restrict const r556 = t556;
     float *restrict const r560 = t560;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v355 = r354[i];
+        const float v356 = r356[i];
         const float v556 = r556[i];
-        const float v560 = v355 > 0.0f ? v556 : 0.0f;
+        const float v560 = v356 > 0.0f ? v556 : 0.0f;
         r560[i] = v560;
     }
     }
@@ -4874,16 +4802,16 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r323 = t323;
+    const float *restrict const r324 = t324;
     const float *restrict const r544 = t544;
     const float *restrict const r570 = t570;
     float *restrict const r575 = t575;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v323 = r323[i];
+        const float v324 = r324[i];
         const float v544 = r544[i];
         const float v570 = r570[i];
         const float v571 = v544 + v570;
-        const float v575 = v323 > 0.0f ? v571 : 0.0f;
+        const float v575 = v324 > 0.0f ? v571 : 0.0f;
         r575[i] = v575;
     }
     }
@@ -5005,13 +4933,13 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r289 = t289;
+    const float *restrict const r291 = t291;
     const float *restrict const r585 = t585;
     float *restrict const r589 = t589;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v290 = r289[i];
+        const float v291 = r291[i];
         const float v585 = r585[i];
-        const float v589 = v290 > 0.0f ? v585 : 0.0f;
+        const float v589 = v291 > 0.0f ? v585 : 0.0f;
         r589[i] = v589;
     }
     }
@@ -5133,16 +5061,16 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r258 = t258;
+    const float *restrict const r259 = t259;
     const float *restrict const r575 = t575;
     const float *restrict const r599 = t599;
     float *restrict const r604 = t604;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v258 = r258[i];
+        const float v259 = r259[i];
         const float v575 = r575[i];
         const float v599 = r599[i];
         const float v600 = v575 + v599;
-        const float v604 = v258 > 0.0f ? v600 : 0.0f;
+        const float v604 = v259 > 0.0f ? v600 : 0.0f;
         r604[i] = v604;
     }
     }
@@ -5380,13 +5308,13 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r193 = t193;
+    const float *restrict const r195 = t195;
     const float *restrict const r626 = t626;
     float *restrict const r630 = t630;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v194 = r193[i];
+        const float v195 = r195[i];
         const float v626 = r626[i];
-        const float v630 = v194 > 0.0f ? v626 : 0.0f;
+        const float v630 = v195 > 0.0f ? v626 : 0.0f;
         r630[i] = v630;
     }
     }
@@ -5508,16 +5436,16 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r162 = t162;
+    const float *restrict const r163 = t163;
     const float *restrict const r614 = t614;
     const float *restrict const r640 = t640;
     float *restrict const r645 = t645;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v162 = r162[i];
+        const float v163 = r163[i];
         const float v614 = r614[i];
         const float v640 = r640[i];
         const float v641 = v614 + v640;
-        const float v645 = v162 > 0.0f ? v641 : 0.0f;
+        const float v645 = v163 > 0.0f ? v641 : 0.0f;
         r645[i] = v645;
     }
     }
@@ -5639,13 +5567,13 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r128 = t128;
+    const float *restrict const r130 = t130;
     const float *restrict const r655 = t655;
     float *restrict const r659 = t659;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v129 = r128[i];
+        const float v130 = r130[i];
         const float v655 = r655[i];
-        const float v659 = v129 > 0.0f ? v655 : 0.0f;
+        const float v659 = v130 > 0.0f ? v655 : 0.0f;
         r659[i] = v659;
     }
     }
@@ -5767,16 +5695,16 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r97 = t97;
+    const float *restrict const r98 = t98;
     const float *restrict const r645 = t645;
     const float *restrict const r669 = t669;
     float *restrict const r674 = t674;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v97 = r97[i];
+        const float v98 = r98[i];
         const float v645 = r645[i];
         const float v669 = r669[i];
         const float v670 = v645 + v669;
-        const float v674 = v97 > 0.0f ? v670 : 0.0f;
+        const float v674 = v98 > 0.0f ? v670 : 0.0f;
         r674[i] = v674;
     }
     }
@@ -5898,13 +5826,13 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r63 = t63;
+    const float *restrict const r65 = t65;
     const float *restrict const r684 = t684;
     float *restrict const r688 = t688;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v64 = r63[i];
+        const float v65 = r65[i];
         const float v684 = r684[i];
-        const float v688 = v64 > 0.0f ? v684 : 0.0f;
+        const float v688 = v65 > 0.0f ? v684 : 0.0f;
         r688[i] = v688;
     }
     }
@@ -6026,16 +5954,16 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
-    const float *restrict const r31 = t31;
+    const float *restrict const r33 = t33;
     const float *restrict const r674 = t674;
     const float *restrict const r698 = t698;
     float *restrict const r703 = t703;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v32 = r31[i];
+        const float v33 = r33[i];
         const float v674 = r674[i];
         const float v698 = r698[i];
         const float v699 = v674 + v698;
-        const float v703 = v32 > 0.0f ? v699 : 0.0f;
+        const float v703 = v33 > 0.0f ? v699 : 0.0f;
         r703[i] = v703;
     }
     }
