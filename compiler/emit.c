@@ -475,6 +475,32 @@ static void emit_slice(int t, int pad)
     }
 }
 
+/* Merges neighbouring dims of s that are both reduced or both kept (a
+ * row-major view of the same data), so that a sum over H and W of
+ * [N, C, H, W] runs over rows of H*W, long enough for the 16 lanes below;
+ * returns the reduced dims of the new shape. */
+static uint32_t collapse_dims(Shape *s, uint32_t axes)
+{
+    Shape c = *s;
+    uint32_t cax = 0;
+    c.nd = 0;
+    c.bd = -1;
+    for (int i = 0; i < s->nd; i++) {
+        int red = (axes >> i) & 1;
+        if (c.nd > 0 && red == (int)((cax >> (c.nd - 1)) & 1)) {
+            c.d[c.nd - 1] *= s->d[i];
+        } else {
+            c.d[c.nd] = s->d[i];
+            cax |= (uint32_t)red << c.nd;
+            c.nd++;
+        }
+        if (i == s->bd)
+            c.bd = c.nd - 1;
+    }
+    *s = c;
+    return cax;
+}
+
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
 static void emit_reduce(int t)
@@ -483,10 +509,11 @@ static void emit_reduce(int t)
     loop_begin();
     Shape si = nd(n->in[0])->shape;
     const char *y = ref(t), *x = ref(n->in[0]);
+    uint32_t axes = collapse_dims(&si, n->axes);
     int lead = 0;                      /* reduced dims [0, lead), kept dims after */
-    while (lead < si.nd && (n->axes & (1u << lead)))
+    while (lead < si.nd && (axes & (1u << lead)))
         lead++;
-    int prefix = lead > 0 && lead < si.nd && (n->axes >> lead) == 0 && n->op == IR_SUM;
+    int prefix = lead > 0 && lead < si.nd && (axes >> lead) == 0 && n->op == IR_SUM;
     if (prefix) {
         /* a sum over leading dims (a bias gradient): row by row into the
          * output, so the inner loop is contiguous and vectorizes */
@@ -505,14 +532,14 @@ static void emit_reduce(int t)
     int last = si.nd - 1;
     /* a sum over a contiguous last dim: 16 float lanes per row, row totals
      * in double, so the adds are not one serial chain */
-    int lanes = n->op != IR_MAX && (n->axes & (1u << last)) && last != si.bd;
+    int lanes = n->op != IR_MAX && (axes & (1u << last)) && last != si.bd;
     P("    {\n        int64_t o = 0;\n");
     for (int i = 0; i < si.nd; i++)
-        if (!(n->axes & (1u << i)))
+        if (!(axes & (1u << i)))
             P("        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
     P("        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
     for (int i = 0; i < (lanes ? last : si.nd); i++)
-        if (n->axes & (1u << i))
+        if (axes & (1u << i))
             P("            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
     if (lanes) {
         const char *rowbase = "";
@@ -532,7 +559,7 @@ static void emit_reduce(int t)
         double c = 1;
         int npow = 0;
         for (int i = 0; i < si.nd; i++)
-            if (n->axes & (1u << i)) {
+            if (axes & (1u << i)) {
                 c *= (double)si.d[i];
                 npow |= i == si.bd;
             }

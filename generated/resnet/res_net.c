@@ -1478,19 +1478,17 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *restrict const r321 = t321;
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
-            for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r320 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r320 + i0 * 64;
                 float lane[16] = {0};
                 int64_t k = 0;
-                for (; k + 16 <= 8; k += 16)
+                for (; k + 16 <= 64; k += 16)
                     for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                 double s = 0;
-                for (; k < 8; k++) s += row[k];
+                for (; k < 64; k++) s += row[k];
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
@@ -3775,19 +3773,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *restrict const r486 = t486;
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
-            for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r485 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r485 + i0 * 64;
                 float lane[16] = {0};
                 int64_t k = 0;
-                for (; k + 16 <= 8; k += 16)
+                for (; k + 16 <= 64; k += 16)
                     for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                 double s = 0;
-                for (; k < 8; k++) s += row[k];
+                for (; k < 64; k++) s += row[k];
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
@@ -7326,19 +7322,17 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *restrict const r321 = t321;
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
-            for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r320 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r320 + i0 * 64;
                 float lane[16] = {0};
                 int64_t k = 0;
-                for (; k + 16 <= 8; k += 16)
+                for (; k + 16 <= 64; k += 16)
                     for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                 double s = 0;
-                for (; k < 8; k++) s += row[k];
+                for (; k < 64; k++) s += row[k];
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
