@@ -79,7 +79,7 @@ def category(src, code="", bn_fields=frozenset()):
     """The category of one operation from its source comment and the code
     that follows it (up to the next operation)."""
     head, tail = split_source(src.replace(" (backward)", ""))
-    is_reduction = "double acc" in code or "double sum, sq" in code or "double sdx" in code
+    is_reduction = "double acc" in code or "double sum = 0, sq = 0" in code or "double sdx" in code
     if tail.startswith("conv2d("):
         if "cblas_sgemm" in code:
             return "conv GEMM"
