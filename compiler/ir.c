@@ -219,7 +219,7 @@ static void dump_attrs(const IrNode *n, FILE *out)
         if (n->ival2)
             fprintf(out, "*n^%d", n->ival2);
         break;
-    case IR_POWC: case IR_RNG_MASK:
+    case IR_POWC: case IR_RNG_MASK: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
         fprintf(out, " %.9g", n->fval);
         break;
     case IR_PERMUTE:
@@ -236,6 +236,7 @@ static void dump_attrs(const IrNode *n, FILE *out)
         fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
         break;
     case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+    case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
         break;
     case IR_MATMUL:
