@@ -432,6 +432,7 @@ static const char *other_prims[] = {
     "cross_entropy", "mse", "bce_with_logits", "argmax", "accuracy", "linear",
     "len", "min", "size", "reshape_as", "conv2d", "max_pool2d", "avg_pool2d", "embedding", "layer_norm",
     "causal_mask",
+    "batch_stats", "batch_norm",
 };
 
 /* ORDER InitKind */
@@ -1143,8 +1144,70 @@ static int tensor_and_axis(Args *a, Value *v, Loc *l, int *axis)
            get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
 }
 
+/* batch_stats(x) and batch_norm(x, stats, weight, bias, eps:), our
+ * extension for the std BatchNorm: x is [N, C, ...] with the batch (if
+ * any) in dim 0; the statistics run over every dim but 1.  batch_stats
+ * gives [2, C] (the mean, then the biased variance), computed channel by
+ * channel in one node instead of two reductions and their elementwise
+ * passes; batch_norm normalizes x with them.  Its stats must be
+ * batch_stats of the same x: its gradient is then the fused BatchNorm
+ * backward (two passes over dy and x per channel), which includes the
+ * path through the statistics. */
+static int bn_shape_ok(Shape s)
+{
+    return s.nd >= 2 && s.bd <= 0 && s.nd <= IR_MAXD;
+}
+
+static Value batch_norm_prim(const char *name, Args *a)
+{
+    Value v[5];
+    Loc l[5];
+    if (!strcmp(name, "batch_stats")) {
+        if (!bind_args(a, SPEC("x"), v, l) || !need_tensor(v[0], l[0], "x"))
+            return none();
+        Shape s = shape_of(v[0].t);
+        if (!bn_shape_ok(s)) {
+            diag_error(l[0], "'batch_stats' needs x [N, C, ...] with the batch in dim 0, got %s", sstr(s));
+            return none();
+        }
+        return vtensor(mk(IR_BN_STATS, ir_shape(2, (int64_t[]){2, s.d[1]}, -1), 1, &v[0].t));
+    }
+    double eps = 1e-5;
+    if (!bind_args(a, SPEC("x", "stats", "weight", "bias", "eps?"), v, l) || !need_tensor(v[0], l[0], "x") ||
+        !need_tensor(v[1], l[1], "stats") || !need_tensor(v[2], l[2], "weight") || !need_tensor(v[3], l[3], "bias"))
+        return none();
+    if (v[4].k != VK_ABSENT && !get_number(v[4], l[4], "eps", &eps))
+        return none();
+    if (eps <= 0) {
+        diag_error(l[4], "'batch_norm' needs eps > 0, got %g", eps);
+        return none();
+    }
+    Shape s = shape_of(v[0].t);
+    if (!bn_shape_ok(s)) {
+        diag_error(l[0], "'batch_norm' needs x [N, C, ...] with the batch in dim 0, got %s", sstr(s));
+        return none();
+    }
+    const IrNode *st = node(v[1].t);
+    if (st->op != IR_BN_STATS || st->in[0] != v[0].t) {
+        diag_error(l[1], "the stats of 'batch_norm' must be batch_stats(x) of the same x");
+        return none();
+    }
+    Shape want = ir_shape(1, (int64_t[]){s.d[1]}, -1);
+    if (!ir_shape_eq(shape_of(v[2].t), want) || !ir_shape_eq(shape_of(v[3].t), want)) {
+        diag_error(a->loc, "'batch_norm' of x %s needs weight and bias %s, got %s and %s", sstr(s), sstr(want),
+                   sstr(shape_of(v[2].t)), sstr(shape_of(v[3].t)));
+        return none();
+    }
+    int in[4] = {v[0].t, v[1].t, v[2].t, v[3].t};
+    int t = mk(IR_BN_NORM, s, 4, in);
+    node(t)->fval = eps;
+    return vtensor(t);
+}
+
 static Value prim_call(const char *name, Args *a)
 {
+    if (!strcmp(name, "batch_stats") || !strcmp(name, "batch_norm"))
+        return batch_norm_prim(name, a);
     IrOp op;
     Value v[6];
     Loc l[6];
@@ -1326,22 +1389,15 @@ static Value prim_call(const char *name, Args *a)
                        (long long)w.d[2], (long long)w.d[3], sstr(x));
             return none();
         }
-        /* the whole batch in one GEMM: col is [C*KH*KW, N*OH*OW] (the batch
-         * in its columns), W[F, CKK] @ col = [F, N*OH*OW]; a permute then
-         * gives NCHW.  Autodiff makes dW and dcol one GEMM each, too. */
+        /* one example at a time: its columns [C*KH*KW, OH*OW] (a work
+         * buffer that stays in cache) and one GEMM W[F, CKK] @ col, whose
+         * [F, OH*OW] result is the example's NCHW output as it is */
         int64_t ckk = x.d[1] * w.d[2] * w.d[3];
-        int xb = x.bd == 0;
-        IrNode c = ir_node(IR_IM2COL, DT_F32,
-                           ir_shape(2, (int64_t[]){ckk, oh * ow * x.d[0]}, xb ? 1 : -1), 1, &v[0].t);
-        c.kh = (int)w.d[2], c.kw = (int)w.d[3], c.stride = (int)st, c.pad = (int)pd;
-        int col = add(c);
-        int w2 = mk_reshape(v[1].t, ir_shape(2, (int64_t[]){w.d[0], ckk}, -1));
-        Value yf = matmul(vtensor(w2), vtensor(col), a->loc);          /* [F, N*OH*OW] */
-        if (yf.k == VK_NONE)
-            return yf;
-        int y3 = mk_reshape(yf.t, ir_shape(3, (int64_t[]){w.d[0], x.d[0], oh * ow}, xb ? 1 : -1));
-        Value y = vtensor(mk_permute(y3, (int[]){1, 0, 2}));            /* [N, F, OH*OW] */
-        Value out = vtensor(mk_reshape(y.t, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd)));
+        int sc = mk(IR_CONV_SCRATCH, ir_shape(2, (int64_t[]){ckk, oh * ow}, -1), 0, NULL);
+        int cin[3] = {v[0].t, v[1].t, sc};
+        int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 3, cin);
+        node(ct)->kh = (int)w.d[2], node(ct)->kw = (int)w.d[3], node(ct)->stride = (int)st, node(ct)->pad = (int)pd;
+        Value out = vtensor(ct);
         if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
             return out;
         if (!need_tensor(v[2], l[2], "bias") || ir_numel(shape_of(v[2].t)) != w.d[0] || shape_of(v[2].t).bd >= 0) {

@@ -134,6 +134,58 @@ static int inv_count(Shape s, uint32_t mask)
     return cst(1.0 / c, npow);
 }
 
+/* Row r of a [2, C] statistics tensor, shaped as `k` (x with every dim
+ * but the channels set to 1) so that it broadcasts against x. */
+static int stats_row(int t, int r, Shape k)
+{
+    Shape s = shp(t);
+    s.d[0] = 1;
+    int sl = bw(IR_SLICE, s, 1, &t);
+    G->nodes[sl].axis = 0;
+    G->nodes[sl].start = r;
+    G->nodes[sl].end = r + 1;
+    return reshape(sl, k);
+}
+
+/* batch_stats and batch_norm (elab.c's batch_norm_prim).  batch_norm's
+ * stats are batch_stats of its own x, so its dx is the whole BatchNorm
+ * backward, dx = w rstd (dy - mean(dy) - xhat mean(dy xhat)): the path
+ * through the statistics is in it and nothing is pushed to them.  The
+ * stats get an adjoint only from other uses, with the plain rule
+ * d/dx of (mean, var) = (1/M, 2 (x - mean) / M). */
+static void bn_rule(int y, const IrNode *n, int dy, const int *needs)
+{
+    int x = n->in[0];
+    Shape xs = shp(x), k = xs;
+    uint32_t mask = 0;
+    for (int i = 0; i < xs.nd; i++)
+        if (i != 1) {
+            k.d[i] = 1;
+            mask |= 1u << i;
+        }
+    k.bd = -1;
+    if (n->op == IR_BN_STATS) {
+        int dmean = stats_row(dy, 0, k), dvar = stats_row(dy, 1, k), mean = stats_row(y, 0, k);
+        int dv = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, x, mean), dvar), cst(2, 0));
+        acc(x, b2(IR_MUL, b2(IR_ADD, dv, dmean), inv_count(xs, mask)));
+        return;
+    }
+    int w = n->in[2], b = n->in[3];
+    int in[5] = {dy, x, n->in[1], w, -1};
+    int gr = bw(IR_BN_GRADS, shp(n->in[1]), 3, in);
+    G->nodes[gr].fval = n->fval;
+    if (needs[w])
+        acc(w, reshape(stats_row(gr, 0, ir_shape(2, (int64_t[]){1, xs.d[1]}, -1)), shp(w)));
+    if (needs[b])
+        acc(b, reshape(stats_row(gr, 1, ir_shape(2, (int64_t[]){1, xs.d[1]}, -1)), shp(b)));
+    if (needs[x]) {
+        in[4] = gr;
+        int r = bw(IR_BN_BWD, xs, 5, in);
+        G->nodes[r].fval = n->fval;
+        acc(x, r);
+    }
+}
+
 static void rule(int i, const int *needs)
 {
     /* a copy: building backward nodes may move G->nodes */
@@ -147,7 +199,9 @@ static void rule(int i, const int *needs)
 #define NEED(k) (needs[n->in[k]])
     switch (n->op) {
     case IR_NEG: acc(x, b1(IR_NEG, dy)); break;
-    case IR_RELU: acc(x, b2(IR_MUL, dy, b1(IR_STEP, x))); break;
+    /* step(y) = step(x) (relu(x) > 0 exactly when x > 0, NaN included):
+     * reading y lets x fuse into the loop that makes y (h + skip) */
+    case IR_RELU: acc(x, b2(IR_MUL, dy, b1(IR_STEP, y))); break;
     case IR_SIGMOID: acc(x, b2(IR_MUL, dy, b2(IR_MUL, y, b2(IR_SUB, cst(1, 0), y)))); break;
     case IR_TANH: acc(x, b2(IR_MUL, dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, y, y)))); break;
     case IR_GELU: acc(x, b2(IR_MUL, dy, b1(IR_DGELU, x))); break;
@@ -349,6 +403,29 @@ static void rule(int i, const int *needs)
         int r = bw(op, shp(x), op == IR_MAXPOOL_BWD ? 3 : 1, in);
         G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;
         acc(x, r);
+        break;
+    }
+    case IR_BN_STATS:
+    case IR_BN_NORM:
+        bn_rule(y, n, dy, needs);
+        break;
+    case IR_CONV2D: {
+        /* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the
+         * columns made again (not kept from the forward pass); the work
+         * buffer of dW also holds dWᵀ (see emit_conv_op) */
+        Shape cs = shp(n->in[2]);
+        for (int k = 0; k < 2; k++) {
+            if (!NEED(k))
+                continue;
+            Shape ss = cs;
+            if (k == 1)
+                ss.d[1] += shp(n->in[1]).d[0];  /* and dWᵀ [CKK, F] after the columns */
+            int sc = bw(IR_CONV_SCRATCH, ss, 0, NULL);
+            int in[3] = {dy, k == 0 ? n->in[1] : x, sc};
+            int r = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 3, in);
+            G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;
+            acc(n->in[k], r);
+        }
         break;
     }
     case IR_CAUSAL_MASK: {

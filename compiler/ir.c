@@ -38,6 +38,10 @@ static const struct {
     {"layer_norm_bwd", OC_OTHER}, {"layer_norm_wgrad", OC_OTHER}, {"causal_mask", OC_OTHER},
     {"im2col", OC_OTHER}, {"col2im", OC_OTHER}, {"max_pool2d", OC_OTHER}, {"max_pool2d_bwd", OC_OTHER},
     {"avg_pool2d", OC_OTHER}, {"avg_pool2d_bwd", OC_OTHER},
+    {"batch_stats", OC_OTHER}, {"batch_norm", OC_OTHER}, {"batch_norm_grads", OC_OTHER},
+    {"batch_norm_bwd", OC_OTHER},
+    {"conv_scratch", OC_OTHER}, {"conv2d", OC_OTHER}, {"conv2d_bwd_data", OC_OTHER},
+    {"conv2d_bwd_filter", OC_OTHER},
 };
 
 const char *ir_op_name(IrOp op) { return op_table[op].name; }
@@ -63,6 +67,16 @@ double ir_node_flops(const Graph *g, int i)
         return 0;
     case IR_EMBEDDING: case IR_CAUSAL_MASK: case IR_IM2COL:
         return 0;
+    case IR_CONV_SCRATCH:
+        return 0;
+    case IR_CONV2D: {
+        Shape w = g->nodes[n->in[1]].shape;
+        return 2.0 * (double)ir_numel(n->shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
+    }
+    case IR_BN_STATS:
+        return 3.0 * (double)ir_numel(g->nodes[n->in[0]].shape);
+    case IR_BN_NORM:
+        return 2.0 * (double)ir_numel(n->shape);
     case IR_MAXPOOL: case IR_AVGPOOL:
         return (double)ir_numel(n->shape) * n->kh * n->kw;
     case IR_LAYER_NORM:
@@ -206,7 +220,7 @@ static void dump_attrs(const IrNode *n, FILE *out)
         if (n->ival2)
             fprintf(out, "*n^%d", n->ival2);
         break;
-    case IR_POWC: case IR_RNG_MASK:
+    case IR_POWC: case IR_RNG_MASK: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
         fprintf(out, " %.9g", n->fval);
         break;
     case IR_PERMUTE:
@@ -227,6 +241,7 @@ static void dump_attrs(const IrNode *n, FILE *out)
         fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
         break;
     case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+    case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
         break;
     case IR_MATMUL:

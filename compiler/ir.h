@@ -85,6 +85,17 @@ typedef enum IrOp {
     IR_MAXPOOL_BWD,      /* in: dy, x, y -> dx (to the first maximum of each window) */
     IR_AVGPOOL,
     IR_AVGPOOL_BWD,      /* in: dy -> dx, the node's shape */
+    /* batch norm over x [N, C, ...] (batch in dim 0), per channel c = dim 1 */
+    IR_BN_STATS,         /* x -> [2, C]: mean, biased variance */
+    IR_BN_NORM,          /* in: x, stats, weight [C], bias [C] -> (x - mean) * rsqrt(var + eps) * w + b; fval eps */
+    IR_BN_GRADS,         /* in: dy, x, stats -> [2, C]: sum of dy * xhat (d weight), sum of dy (d bias); fval eps */
+    IR_BN_BWD,           /* in: dy, x, stats, weight, grads -> dx, the statistics' path included; fval eps */
+    /* convolution one example at a time (kh, kw, stride, pad), through a
+     * [C*kh*kw, OH*OW] column buffer that stays in cache */
+    IR_CONV_SCRATCH,     /* no inputs: a work buffer of the node's shape for the conv op that reads it */
+    IR_CONV2D,           /* in: x [N, C, H, W], w [F, C, kh, kw], scratch -> [N, F, OH, OW] */
+    IR_CONV2D_BWD_DATA,  /* in: dy [N, F, OH, OW], w, scratch -> dx, the node's shape */
+    IR_CONV2D_BWD_FILTER,/* in: dy, x, scratch -> dw, the node's shape */
     IR_NUM_OPS
 } IrOp;
 

@@ -21,9 +21,11 @@ At exit, OUT.c prints to stderr one line per operation (per step, averaged
 over the training passes seen):
     OP <pass> <index> <ms/step> <sgemm ms/step> <sgemm calls/step> <category> | <source>
 and per-category totals.  The categories come from the source text and, for
-the operations that one source expression expands to (conv2d is im2col, a
-GEMM, a permute and a bias add forward; a permute, two GEMMs, col2im and a
-bias-gradient reduction backward), from the generated code itself: linear,
+the operations that one source expression expands to (conv2d is one
+per-example operation, im2col into a work buffer and a GEMM, and a bias add
+forward; a data-gradient operation, GEMM and col2im, a filter-gradient one,
+im2col and GEMM, and a bias-gradient reduction backward: so "conv GEMM"'s
+own loops are its im2col and col2im), from the generated code itself: linear,
 conv GEMM, conv im2col, conv col2im, conv permute, conv bias, pooling,
 batch_norm reductions, batch_norm elementwise, batched matmul @,
 transpose/reshape copy, softmax, causal_mask, layer_norm, activation,
@@ -77,7 +79,7 @@ def category(src, code="", bn_fields=frozenset()):
     """The category of one operation from its source comment and the code
     that follows it (up to the next operation)."""
     head, tail = split_source(src.replace(" (backward)", ""))
-    is_reduction = "double acc" in code
+    is_reduction = "double acc" in code or "double sum = 0, sq = 0" in code or "double sdx" in code
     if tail.startswith("conv2d("):
         if "cblas_sgemm" in code:
             return "conv GEMM"

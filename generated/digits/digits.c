@@ -48,7 +48,7 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 32u + 512u * (size_t)max_batch;
+    const size_t arena = 32u + 384u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_params));
     m->grads = calloc(1, sizeof(digits_params));
     m->arena_ = calloc(arena ? arena : 1, sizeof(float));
@@ -152,8 +152,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     const float *const t2 = P + 0; /* fc1.weight [128, 64] */
     const float *const t3 = P + 8192; /* fc1.bias [128] */
     float *const t5 = (float *)(A + SB + 0 * MB); /* [N, 128] */
-    float *const t6 = (float *)(A + SB + 128 * MB); /* [N, 128] */
-    float *const t7 = (float *)(A + SB + 256 * MB); /* [N, 128] */
+    float *const t7 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const t8 = P + 8320; /* fc2.weight [10, 128] */
     const float *const t9 = P + 9600; /* fc2.bias [10] */
     float *const t11 = (float *)(A + SB + 0 * MB); /* [N, 10] */
@@ -168,7 +167,6 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     {
     const float *restrict const r3 = t3;
     const float *restrict const r5 = t5;
-    float *restrict const r6 = t6;
     float *restrict const r7 = t7;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
@@ -177,7 +175,6 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
         const float v5 = r5[i];
         const float v3 = r3[i1 * 1];
         const float v6 = v5 + v3;
-        r6[i] = v6;
         const float v7 = v6 > 0.0f ? v6 : 0.0f;
         r7[i] = v7;
     }
@@ -243,13 +240,12 @@ void digits_backward(digits *m)
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)m->in_[0]; /* x [N, 64] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t6 = (float *)(A + SB + 128 * MB); /* [N, 128] */
-    float *const t7 = (float *)(A + SB + 256 * MB); /* [N, 128] */
+    float *const t7 = (float *)(A + SB + 128 * MB); /* [N, 128] */
     const float *const t8 = P + 8320; /* fc2.weight [10, 128] */
     float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const t15 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const t16 = G + 9600; /* d fc2.bias [1, 10] */
-    float *const t18 = (float *)(A + SB + 384 * MB); /* [N, 128] */
+    float *const t18 = (float *)(A + SB + 256 * MB); /* [N, 128] */
     float *const t20 = G + 8320; /* d fc2.weight [10, 128] */
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 128] */
     float *const t23 = G + 8192; /* d fc1.bias [1, 128] */
@@ -309,13 +305,13 @@ void digits_backward(digits *m)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, t15, (int)(10), t7, (int)(128), 0.0f, t20, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
     {
-    const float *restrict const r6 = t6;
+    const float *restrict const r7 = t7;
     const float *restrict const r18 = t18;
     float *restrict const r22 = t22;
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v6 = r6[i];
+        const float v7 = r7[i];
         const float v18 = r18[i];
-        const float v22 = v6 > 0.0f ? v18 : 0.0f;
+        const float v22 = v7 > 0.0f ? v18 : 0.0f;
         r22[i] = v22;
     }
     }

@@ -25,6 +25,15 @@ static inline float nnc_exp_float(float x)
     return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */
 }
 
+static inline float nnc_keep_float(float g, int keep)
+{
+    uint32_t u;
+    memcpy(&u, &g, sizeof u);
+    u &= (uint32_t)0 - (uint32_t)keep;
+    memcpy(&g, &u, sizeof g);
+    return g;
+}
+
 const char *const digits_cnn_metric_names[1] = {"accuracy"};
 
 static const nnc_tensor_info tensor_info_[12] = {
@@ -56,7 +65,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 384u + 19776u * (size_t)max_batch;
+    const size_t arena = 23104u + 9216u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -105,7 +114,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -113,112 +122,103 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t5 = (float *)(A + SB + 576 * MB); /* [32, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    const float *const t10 = P + 320; /* bn1.bias [32] */
-    const float *const t11 = S + 0; /* bn1.running_mean [32] */
-    const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t21 = (float *)(A + 0); /* [32, 1] */
-    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 32, 64] */
-    float *const t26 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
-    float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 32, 4, 4] */
-    const float *const t28 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t29 = (float *)(A + SB + 512 * MB); /* [288, 16*N] */
-    float *const t31 = (float *)(A + SB + 5120 * MB); /* [64, 16*N] */
-    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 64, 16] */
-    const float *const t35 = P + 18784; /* bn2.weight [64] */
-    const float *const t36 = P + 18848; /* bn2.bias [64] */
-    const float *const t37 = S + 64; /* bn2.running_mean [64] */
-    const float *const t38 = S + 128; /* bn2.running_var [64] */
-    float *const t47 = (float *)(A + 0); /* [64, 1] */
-    float *const t50 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t52 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t53 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t55 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t56 = P + 21472; /* fc.bias [10] */
-    float *const t58 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t59 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    const float *const t6 = P + 320; /* bn1.bias [32] */
+    const float *const t7 = S + 0; /* bn1.running_mean [32] */
+    const float *const t8 = S + 32; /* bn1.running_var [32] */
+    float *const t17 = (float *)(A + 0); /* [32, 1] */
+    float *const t20 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t25 = (float *)(A + 0); /* [288, 16] */
+    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const t27 = P + 18784; /* bn2.weight [64] */
+    const float *const t28 = P + 18848; /* bn2.bias [64] */
+    const float *const t29 = S + 64; /* bn2.running_mean [64] */
+    const float *const t30 = S + 128; /* bn2.running_var [64] */
+    float *const t39 = (float *)(A + 0); /* [64, 1] */
+    float *const t42 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const t44 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const t45 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const t47 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t48 = P + 21472; /* fc.bias [10] */
+    float *const t50 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 1, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(9), 1.0f, t2, (int)(9), t3, (int)(64 * n), 0.0f, t5, (int)(64 * n));
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 32; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -230,92 +230,85 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t26 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t22 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t27[op] = win[best];
+            t23[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t29 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t27[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t23 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t28, (int)(288), t29, (int)(16 * n), 0.0f, t31, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t33[o++] = t31[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r38 = t38;
-    float *restrict const r47 = t47;
+    const float *restrict const r30 = t30;
+    float *restrict const r39 = t39;
     for (int64_t i = 0; i < 64; i++) {
-        const float v43 = r38[i];
-        const float v46 = v43 + 1e-05f;
-        const float v47 = 1.0f / sqrtf(v46);
-        r47[i] = v47;
+        const float v35 = r30[i];
+        const float v38 = v35 + 1e-05f;
+        const float v39 = 1.0f / sqrtf(v38);
+        r39[i] = v39;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r33 = t33;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r47 = t47;
-    float *restrict const r50 = t50;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r29 = t29;
+    const float *restrict const r39 = t39;
+    float *restrict const r42 = t42;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v39 = r33[i];
-        const float v42 = r37[i1 * 1];
-        const float v44 = v39 - v42;
-        const float v47 = r47[i1 * 1];
-        const float v48 = v44 * v47;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 * v40;
-        const float v41 = r36[i1 * 1];
-        const float v50 = v49 + v41;
-        r50[i] = v50;
+        const float v31 = r26[i];
+        const float v34 = r29[i1 * 1];
+        const float v36 = v31 - v34;
+        const float v39 = r39[i1 * 1];
+        const float v40 = v36 * v39;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 * v32;
+        const float v33 = r28[i1 * 1];
+        const float v42 = v41 + v33;
+        r42[i] = v42;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r50 = t50;
-    float *restrict const r52 = t52;
+    const float *restrict const r42 = t42;
+    float *restrict const r44 = t44;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v51 = r50[i];
-        const float v52 = v51 > 0.0f ? v51 : 0.0f;
-        r52[i] = v52;
+        const float v43 = r42[i];
+        const float v44 = v43 > 0.0f ? v43 : 0.0f;
+        r44[i] = v44;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -327,38 +320,38 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t52 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t44 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t53[op] = win[best];
+            t45[op] = win[best];
         }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t53, (int)(256), t55, (int)(256), 0.0f, t58, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r58 = t58;
-    float *restrict const r59 = t59;
+    const float *restrict const r48 = t48;
+    const float *restrict const r50 = t50;
+    float *restrict const r51 = t51;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v58 = r58[i];
-        const float v56 = r56[i1 * 1];
-        const float v59 = v58 + v56;
-        r59[i] = v59;
+        const float v50 = r50[i];
+        const float v48 = r48[i1 * 1];
+        const float v51 = v50 + v48;
+        r51[i] = v51;
     }
     }
-    memcpy(out, t59, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, t51, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -367,252 +360,179 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t5 = (float *)(A + SB + 576 * MB); /* [32, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    const float *const t10 = P + 320; /* bn1.bias [32] */
-    const float *const t11 = S + 0; /* bn1.running_mean [32] */
-    const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t16 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t17 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t18 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t19 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t25 = (float *)(A + 64); /* [32] */
-    float *const t35 = (float *)(A + 0); /* [] */
-    float *const t37 = (float *)(A + 96); /* [32] */
-    float *const t40 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t41 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t43 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t45 = (float *)(A + SB + 6720 * MB); /* [N, 32, 8, 8] */
-    float *const t46 = (float *)(A + SB + 8768 * MB); /* [N, 32, 4, 4] */
-    const float *const t47 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t48 = (float *)(A + SB + 9280 * MB); /* [288, 16*N] */
-    float *const t50 = (float *)(A + SB + 13888 * MB); /* [64, 16*N] */
-    float *const t52 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    const float *const t54 = P + 18784; /* bn2.weight [64] */
-    const float *const t55 = P + 18848; /* bn2.bias [64] */
-    const float *const t56 = S + 64; /* bn2.running_mean [64] */
-    const float *const t57 = S + 128; /* bn2.running_var [64] */
-    float *const t61 = (float *)(A + 128); /* [1, 64, 1] */
-    float *const t62 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t63 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t64 = (float *)(A + 192); /* [1, 64, 1] */
-    float *const t70 = (float *)(A + 256); /* [64] */
-    float *const t80 = (float *)(A + 32); /* [] */
-    float *const t82 = (float *)(A + 128); /* [64] */
-    float *const t85 = (float *)(A + 320); /* [1, 64, 1] */
-    float *const t86 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t88 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t90 = (float *)(A + SB + 16960 * MB); /* [N, 64, 4, 4] */
-    float *const t91 = (float *)(A + SB + 17984 * MB); /* [N, 64, 2, 2] */
-    float *const t93 = (float *)(A + SB + 18240 * MB); /* [N, 256] */
-    float *const t94 = (float *)(A + SB + 18496 * MB); /* [N, 256] */
-    const float *const t95 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t96 = P + 21472; /* fc.bias [10] */
-    float *const t98 = (float *)(A + SB + 18752 * MB); /* [N, 10] */
-    float *const t99 = (float *)(A + SB + 18768 * MB); /* [N, 10] */
-    float *const t100 = (float *)(A + 32); /* [] */
+    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    const float *const t6 = P + 320; /* bn1.bias [32] */
+    const float *const t7 = S + 0; /* bn1.running_mean [32] */
+    const float *const t8 = S + 32; /* bn1.running_var [32] */
+    float *const t10 = (float *)(A + 0); /* [2, 32] */
+    float *const t11 = (float *)(A + 64); /* [1, 32] */
+    float *const t13 = (float *)(A + 96); /* [1, 32] */
+    float *const t19 = (float *)(A + 128); /* [32] */
+    float *const t28 = (float *)(A + 64); /* [] */
+    float *const t30 = (float *)(A + 160); /* [32] */
+    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
+    float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t36 = (float *)(A + 192); /* [288, 16] */
+    float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
+    const float *const t38 = P + 18784; /* bn2.weight [64] */
+    const float *const t39 = P + 18848; /* bn2.bias [64] */
+    const float *const t40 = S + 64; /* bn2.running_mean [64] */
+    const float *const t41 = S + 128; /* bn2.running_var [64] */
+    float *const t43 = (float *)(A + 192); /* [2, 64] */
+    float *const t44 = (float *)(A + 64); /* [1, 64] */
+    float *const t46 = (float *)(A + 320); /* [1, 64] */
+    float *const t52 = (float *)(A + 384); /* [64] */
+    float *const t61 = (float *)(A + 64); /* [] */
+    float *const t63 = (float *)(A + 448); /* [64] */
+    float *const t64 = (float *)(A + SB + 6144 * MB); /* [N, 64, 16] */
+    float *const t66 = (float *)(A + SB + 7168 * MB); /* [N, 64, 4, 4] */
+    float *const t67 = (float *)(A + SB + 3584 * MB); /* [N, 64, 2, 2] */
+    float *const t69 = (float *)(A + SB + 3840 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
+    const float *const t71 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t72 = P + 21472; /* fc.bias [10] */
+    float *const t74 = (float *)(A + SB + 6400 * MB); /* [N, 10] */
+    float *const t75 = (float *)(A + SB + 6416 * MB); /* [N, 10] */
+    float *const t76 = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 1, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
     }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(9), 1.0f, t2, (int)(9), t3, (int)(64 * n), 0.0f, t5, (int)(64 * n));
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: mean(v, axis: [0, 2], keepdim: true) */
+    const float *restrict const r4 = t4;
+    float *restrict const r10 = t10;
     {
-    const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r7 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r4 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r16[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * */
-    {
-    const float *restrict const r7 = t7;
-    const float *restrict const r16 = t16;
-    float *restrict const r17 = t17;
-    float *restrict const r18 = t18;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v13 = r7[i];
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 - v16;
-        r17[i] = v17;
-        const float v18 = v17 * v17;
-        r18[i] = v18;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r18 = t18;
-    float *restrict const r19 = t19;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r18 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r4 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
             }
-            r19[o++] = (float)(acc / (64.0f * (double)n));
+            r10[c] = mu;
+            r10[C + c] = (float)(sq / M);
         }
     }
     }
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t11 + o * 32, t10 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t13 + o * 32, t10 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r7 = t7;
     const float *restrict const r11 = t11;
-    const float *restrict const r16 = t16;
-    float *restrict const r25 = t25;
+    float *restrict const r19 = t19;
     for (int64_t i = 0; i < 32; i++) {
-        const float v11 = r11[i];
-        const float v21 = 0.9f * v11;
-        const float v22 = r16[i];
-        const float v24 = 0.1f * v22;
-        const float v25 = v21 + v24;
-        r25[i] = v25;
+        const float v7 = r7[i];
+        const float v16 = 0.9f * v7;
+        const float v12 = r11[i];
+        const float v18 = 0.1f * v12;
+        const float v19 = v16 + v18;
+        r19[i] = v19;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: / */
     {
-    float *restrict const r35 = t35;
+    float *restrict const r28 = t28;
     for (int64_t i = 0; i < 1; i++) {
-        const float v33 = (float)(64.0f * (double)n) - 1.0f;
-        const float v35 = (float)(64.0f * (double)n) / v33;
-        r35[i] = v35;
+        const float v26 = (float)(64.0f * (double)n) - 1.0f;
+        const float v28 = (float)(64.0f * (double)n) / v26;
+        r28[i] = v28;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r12 = t12;
-    const float *restrict const r19 = t19;
-    const float *restrict const r35 = t35;
-    float *restrict const r37 = t37;
+    const float *restrict const r8 = t8;
+    const float *restrict const r13 = t13;
+    const float *restrict const r28 = t28;
+    float *restrict const r30 = t30;
     for (int64_t i = 0; i < 32; i++) {
-        const float v12 = r12[i];
-        const float v27 = 0.9f * v12;
-        const float v28 = r19[i];
-        const float v30 = 0.1f * v28;
-        const float v35 = r35[0];
-        const float v36 = v30 * v35;
-        const float v37 = v27 + v36;
-        r37[i] = v37;
+        const float v8 = r8[i];
+        const float v21 = 0.9f * v8;
+        const float v14 = r13[i];
+        const float v23 = 0.1f * v14;
+        const float v28 = r28[0];
+        const float v29 = v23 * v28;
+        const float v30 = v21 + v29;
+        r30[i] = v30;
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r19 = t19;
-    float *restrict const r40 = t40;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v19 = r19[i];
-        const float v39 = v19 + 1e-05f;
-        const float v40 = 1.0f / sqrtf(v39);
-        r40[i] = v40;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    float *restrict const r41 = t41;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v17 = r17[i];
-        const float v40 = r40[i1 * 1];
-        const float v41 = v17 * v40;
-        r41[i] = v41;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: + */
-    {
-    const float *restrict const r9 = t9;
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r10 = t10;
-    const float *restrict const r41 = t41;
-    float *restrict const r43 = t43;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    float *restrict const r31 = t31;
     {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v41 = r41[i];
-        const float v14 = r9[i1 * 1];
-        const float v42 = v41 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v43 = v42 + v15;
-        r43[i] = v43;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
+            const float *xr = r4 + (b * C + c) * L;
+            float *yr = r31 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r43 = t43;
-    float *restrict const r45 = t45;
+    const float *restrict const r31 = t31;
+    float *restrict const r33 = t33;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v45 = v44 > 0.0f ? v44 : 0.0f;
-        r45[i] = v45;
+        const float v32 = r31[i];
+        const float v33 = v32 > 0.0f ? v32 : 0.0f;
+        r33[i] = v33;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -624,211 +544,146 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t45 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t33 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t46[op] = win[best];
+            t34[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t48 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t46[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t34 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t36 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
         }
     }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t47, (int)(288), t48, (int)(16 * n), 0.0f, t50, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t52[o++] = t50[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: mean(v, axis: [0, 2], keepdim: true) */
+    const float *restrict const r37 = t37;
+    float *restrict const r43 = t43;
     {
-    const float *restrict const r52 = t52;
-    float *restrict const r61 = t61;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r52 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r37 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r61[o++] = (float)(acc / (16.0f * (double)n));
-        }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * */
-    {
-    const float *restrict const r52 = t52;
-    const float *restrict const r61 = t61;
-    float *restrict const r62 = t62;
-    float *restrict const r63 = t63;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v58 = r52[i];
-        const float v61 = r61[i1 * 1];
-        const float v62 = v58 - v61;
-        r62[i] = v62;
-        const float v63 = v62 * v62;
-        r63[i] = v63;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r63 = t63;
-    float *restrict const r64 = t64;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r63 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r37 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
             }
-            r64[o++] = (float)(acc / (16.0f * (double)n));
+            r43[c] = mu;
+            r43[C + c] = (float)(sq / M);
         }
     }
     }
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t44 + o * 64, t43 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t46 + o * 64, t43 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r61 = t61;
-    float *restrict const r70 = t70;
+    const float *restrict const r40 = t40;
+    const float *restrict const r44 = t44;
+    float *restrict const r52 = t52;
     for (int64_t i = 0; i < 64; i++) {
-        const float v56 = r56[i];
-        const float v66 = 0.9f * v56;
-        const float v67 = r61[i];
-        const float v69 = 0.1f * v67;
-        const float v70 = v66 + v69;
-        r70[i] = v70;
+        const float v40 = r40[i];
+        const float v49 = 0.9f * v40;
+        const float v45 = r44[i];
+        const float v51 = 0.1f * v45;
+        const float v52 = v49 + v51;
+        r52[i] = v52;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: / */
     {
-    float *restrict const r80 = t80;
+    float *restrict const r61 = t61;
     for (int64_t i = 0; i < 1; i++) {
-        const float v78 = (float)(16.0f * (double)n) - 1.0f;
-        const float v80 = (float)(16.0f * (double)n) / v78;
-        r80[i] = v80;
+        const float v59 = (float)(16.0f * (double)n) - 1.0f;
+        const float v61 = (float)(16.0f * (double)n) / v59;
+        r61[i] = v61;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r57 = t57;
-    const float *restrict const r64 = t64;
-    const float *restrict const r80 = t80;
-    float *restrict const r82 = t82;
+    const float *restrict const r41 = t41;
+    const float *restrict const r46 = t46;
+    const float *restrict const r61 = t61;
+    float *restrict const r63 = t63;
     for (int64_t i = 0; i < 64; i++) {
-        const float v57 = r57[i];
-        const float v72 = 0.9f * v57;
-        const float v73 = r64[i];
-        const float v75 = 0.1f * v73;
-        const float v80 = r80[0];
-        const float v81 = v75 * v80;
-        const float v82 = v72 + v81;
-        r82[i] = v82;
+        const float v41 = r41[i];
+        const float v54 = 0.9f * v41;
+        const float v47 = r46[i];
+        const float v56 = 0.1f * v47;
+        const float v61 = r61[0];
+        const float v62 = v56 * v61;
+        const float v63 = v54 + v62;
+        r63[i] = v63;
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r64 = t64;
-    float *restrict const r85 = t85;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v64 = r64[i];
-        const float v84 = v64 + 1e-05f;
-        const float v85 = 1.0f / sqrtf(v84);
-        r85[i] = v85;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * */
+    const float *restrict const r37 = t37;
+    const float *restrict const r38 = t38;
+    const float *restrict const r39 = t39;
+    const float *restrict const r43 = t43;
+    float *restrict const r64 = t64;
     {
-    const float *restrict const r62 = t62;
-    const float *restrict const r85 = t85;
-    float *restrict const r86 = t86;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v62 = r62[i];
-        const float v85 = r85[i1 * 1];
-        const float v86 = v62 * v85;
-        r86[i] = v86;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: + */
-    {
-    const float *restrict const r54 = t54;
-    const float *restrict const r55 = t55;
-    const float *restrict const r86 = t86;
-    float *restrict const r88 = t88;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v86 = r86[i];
-        const float v59 = r54[i1 * 1];
-        const float v87 = v86 * v59;
-        const float v60 = r55[i1 * 1];
-        const float v88 = v87 + v60;
-        r88[i] = v88;
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r43[c], sc = (float)(1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05)) * r38[c], sh = r39[c];
+            const float *xr = r37 + (b * C + c) * L;
+            float *yr = r64 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r90 = t90;
+    const float *restrict const r64 = t64;
+    float *restrict const r66 = t66;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v89 = r88[i];
-        const float v90 = v89 > 0.0f ? v89 : 0.0f;
-        r90[i] = v90;
+        const float v65 = r64[i];
+        const float v66 = v65 > 0.0f ? v65 : 0.0f;
+        r66[i] = v66;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -840,44 +695,44 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t90 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t66 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t91[op] = win[best];
+            t67[op] = win[best];
         }
     }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        t93[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+        t69[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
-    const float *restrict const r91 = t91;
-    const float *restrict const r93 = t93;
-    float *restrict const r94 = t94;
+    const float *restrict const r67 = t67;
+    const float *restrict const r69 = t69;
+    float *restrict const r70 = t70;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v92 = r91[i];
-        const float v93 = r93[i];
-        const float v94 = v92 * v93;
-        r94[i] = v94;
+        const float v68 = r67[i];
+        const float v69 = r69[i];
+        const float v70 = v68 * v69;
+        r70[i] = v70;
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t94, (int)(256), t95, (int)(256), 0.0f, t98, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t70, (int)(256), t71, (int)(256), 0.0f, t74, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r96 = t96;
-    const float *restrict const r98 = t98;
-    float *restrict const r99 = t99;
+    const float *restrict const r72 = t72;
+    const float *restrict const r74 = t74;
+    float *restrict const r75 = t75;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v98 = r98[i];
-        const float v96 = r96[i1 * 1];
-        const float v99 = v98 + v96;
-        r99[i] = v99;
+        const float v74 = r74[i];
+        const float v72 = r72[i1 * 1];
+        const float v75 = v74 + v72;
+        r75[i] = v75;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -894,7 +749,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t99 + r * C;
+            const float *row = t75 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -910,87 +765,67 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t100[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t76[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn1.running_mean */
-    memmove(S + 0, t25, sizeof(float) * 32);
+    memmove(S + 0, t19, sizeof(float) * 32);
     /* update bn1.running_var */
-    memmove(S + 32, t37, sizeof(float) * 32);
+    memmove(S + 32, t30, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, t70, sizeof(float) * 64);
+    memmove(S + 64, t52, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, t82, sizeof(float) * 64);
-    return t100[0];
+    memmove(S + 128, t63, sizeof(float) * 64);
+    return t76[0];
 }
 
 void digits_cnn_backward(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const t0 = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    float *const t17 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t40 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t41 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t43 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t45 = (float *)(A + SB + 6720 * MB); /* [N, 32, 8, 8] */
-    const float *const t47 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t48 = (float *)(A + SB + 9280 * MB); /* [288, 16*N] */
-    const float *const t54 = P + 18784; /* bn2.weight [64] */
-    float *const t62 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t85 = (float *)(A + 320); /* [1, 64, 1] */
-    float *const t86 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t88 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t90 = (float *)(A + SB + 16960 * MB); /* [N, 64, 4, 4] */
-    float *const t93 = (float *)(A + SB + 18240 * MB); /* [N, 256] */
-    float *const t94 = (float *)(A + SB + 18496 * MB); /* [N, 256] */
-    const float *const t95 = P + 18912; /* fc.weight [10, 256] */
-    float *const t99 = (float *)(A + SB + 18768 * MB); /* [N, 10] */
-    float *const t102 = (float *)(A + SB + 18752 * MB); /* [N, 10] */
-    float *const t103 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t105 = (float *)(A + SB + 18768 * MB); /* [N, 256] */
-    float *const t107 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t108 = (float *)(A + SB + 18496 * MB); /* [N, 256] */
-    float *const t110 = (float *)(A + SB + 18752 * MB); /* [N, 64, 4, 4] */
-    float *const t112 = (float *)(A + SB + 16960 * MB); /* [N, 64, 4, 4] */
-    float *const t114 = G + 18848; /* d bn2.bias [1, 64, 1] */
-    float *const t116 = (float *)(A + SB + 15936 * MB); /* [N, 64, 16] */
-    float *const t117 = (float *)(A + SB + 17984 * MB); /* [N, 64, 16] */
-    float *const t118 = G + 18784; /* d bn2.weight [1, 64, 1] */
-    float *const t121 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t122 = (float *)(A + 32); /* [1, 64, 1] */
-    float *const t127 = (float *)(A + 96); /* [1, 64, 1] */
-    float *const t130 = (float *)(A + SB + 14912 * MB); /* [N, 64, 16] */
-    float *const t134 = (float *)(A + SB + 16960 * MB); /* [N, 64, 16] */
-    float *const t135 = (float *)(A + SB + 17984 * MB); /* [N, 64, 16] */
-    float *const t136 = (float *)(A + 32); /* [1, 64, 1] */
-    float *const t140 = (float *)(A + SB + 13888 * MB); /* [N, 64, 16] */
-    float *const t145 = (float *)(A + SB + 14912 * MB); /* [64, N, 16] */
-    float *const t147 = G + 352; /* d conv2.weight [64, 288] */
-    float *const t148 = (float *)(A + SB + 9280 * MB); /* [288, 16*N] */
-    float *const t150 = (float *)(A + SB + 13888 * MB); /* [N, 32, 4, 4] */
-    float *const t151 = (float *)(A + SB + 9280 * MB); /* [N, 32, 8, 8] */
-    float *const t153 = (float *)(A + SB + 6720 * MB); /* [N, 32, 8, 8] */
-    float *const t155 = G + 320; /* d bn1.bias [1, 32, 1] */
-    float *const t157 = (float *)(A + SB + 4672 * MB); /* [N, 32, 64] */
-    float *const t158 = (float *)(A + SB + 8768 * MB); /* [N, 32, 64] */
-    float *const t159 = G + 288; /* d bn1.weight [1, 32, 1] */
-    float *const t162 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t163 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t168 = (float *)(A + 64); /* [1, 32, 1] */
-    float *const t171 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    float *const t175 = (float *)(A + SB + 6720 * MB); /* [N, 32, 64] */
-    float *const t176 = (float *)(A + SB + 8768 * MB); /* [N, 32, 64] */
-    float *const t177 = (float *)(A + 0); /* [1, 32, 1] */
-    float *const t181 = (float *)(A + SB + 576 * MB); /* [N, 32, 64] */
-    float *const t186 = (float *)(A + SB + 2624 * MB); /* [32, N, 64] */
-    float *const t188 = G + 0; /* d conv1.weight [32, 9] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    float *const t10 = (float *)(A + 0); /* [2, 32] */
+    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
+    float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
+    const float *const t38 = P + 18784; /* bn2.weight [64] */
+    float *const t43 = (float *)(A + 192); /* [2, 64] */
+    float *const t66 = (float *)(A + SB + 7168 * MB); /* [N, 64, 4, 4] */
+    float *const t69 = (float *)(A + SB + 3840 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
+    const float *const t71 = P + 18912; /* fc.weight [10, 256] */
+    float *const t75 = (float *)(A + SB + 6416 * MB); /* [N, 10] */
+    float *const t78 = (float *)(A + SB + 6400 * MB); /* [N, 10] */
+    float *const t79 = G + 21472; /* d fc.bias [1, 10] */
+    float *const t81 = (float *)(A + SB + 6416 * MB); /* [N, 256] */
+    float *const t83 = G + 18912; /* d fc.weight [10, 256] */
+    float *const t84 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
+    float *const t86 = (float *)(A + SB + 8192 * MB); /* [N, 64, 4, 4] */
+    float *const t88 = (float *)(A + SB + 6144 * MB); /* [N, 64, 4, 4] */
+    float *const t90 = (float *)(A + 64); /* [2, 64] */
+    float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
+    float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
+    float *const t95 = (float *)(A + SB + 7168 * MB); /* [N, 64, 16] */
+    float *const t97 = (float *)(A + 64); /* [288, 16] */
+    float *const t98 = (float *)(A + SB + 2560 * MB); /* [N, 32, 4, 4] */
+    float *const t99 = (float *)(A + 64); /* [288, 80] */
+    float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
+    float *const t101 = (float *)(A + SB + 6144 * MB); /* [N, 32, 8, 8] */
+    float *const t103 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
+    float *const t105 = (float *)(A + 64); /* [2, 32] */
+    float *const t106 = G + 288; /* d bn1.weight [1, 32] */
+    float *const t108 = G + 320; /* d bn1.bias [1, 32] */
+    float *const t110 = (float *)(A + SB + 4096 * MB); /* [N, 32, 64] */
+    float *const t112 = (float *)(A + 0); /* [9, 96] */
+    float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
@@ -1006,8 +841,8 @@ void digits_cnn_backward(digits_cnn *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t99 + r * C;
-            float *d = t102 + r * C;
+            const float *row = t75 + r * C;
+            float *d = t78 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -1030,573 +865,322 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r102 = t102;
-    float *restrict const r103 = t103;
+    const float *restrict const r78 = t78;
+    float *restrict const r79 = t79;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r103, 0, sizeof(float) * (size_t)K);
+        memset(r79, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r103[k] += r102[r * K + k];
+                r79[k] += r78[r * K + k];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t102, (int)(10), t95, (int)(256), 0.0f, t105, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t78, (int)(10), t71, (int)(256), 0.0f, t81, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t102, (int)(10), t94, (int)(256), 0.0f, t107, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t78, (int)(10), t70, (int)(256), 0.0f, t83, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
-    const float *restrict const r93 = t93;
-    const float *restrict const r105 = t105;
-    float *restrict const r108 = t108;
+    const float *restrict const r69 = t69;
+    const float *restrict const r81 = t81;
+    float *restrict const r84 = t84;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v105 = r105[i];
-        const float v93 = r93[i];
-        const float v108 = v105 * v93;
-        r108[i] = v108;
+        const float v81 = r81[i];
+        const float v69 = r69[i];
+        const float v84 = v81 * v69;
+        r84[i] = v84;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     {
-        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        memset(t110, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t90 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t110[(bc * H + oh * S) * W + ow * S + best] += t108[op];
+        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2, K = 2;
+        for (int64_t bc = 0; bc < N * C; bc++) {
+            const float *img = t66 + bc * H * W;
+            float *dimg = t86 + bc * H * W;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    const float *win = img + oh * K * W + ow * K;
+                    float m = win[0];
+                    int64_t best = 0;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++) {
+                        const float v = win[ki * W + kj];
+                        const int64_t s = v > m;
+                        m = s ? v : m;
+                        best ^= (best ^ (ki * K + kj)) & -s;
+                    }
+                    const float g = t84[(bc * OH + oh) * OW + ow];
+                    float *dwin = dimg + oh * K * W + ow * K;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++)
+                        dwin[ki * W + kj] = nnc_keep_float(g, ki * K + kj == best);
+                }
+            }
         }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r88 = t88;
-    const float *restrict const r110 = t110;
-    float *restrict const r112 = t112;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v89 = r88[i];
-        const float v110 = r110[i];
-        const float v112 = v89 > 0.0f ? v110 : 0.0f;
-        r112[i] = v112;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: + (backward) */
-    {
-    const float *restrict const r112 = t112;
-    float *restrict const r114 = t114;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r112 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r114[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
-    {
-    const float *restrict const r54 = t54;
-    const float *restrict const r112 = t112;
-    float *restrict const r116 = t116;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v113 = r112[i];
-        const float v59 = r54[i1 * 1];
-        const float v116 = v113 * v59;
-        r116[i] = v116;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
-    {
+    const float *restrict const r66 = t66;
     const float *restrict const r86 = t86;
-    const float *restrict const r112 = t112;
-    float *restrict const r117 = t117;
+    float *restrict const r88 = t88;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v113 = r112[i];
+        const float v66 = r66[i];
         const float v86 = r86[i];
-        const float v117 = v113 * v86;
-        r117[i] = v117;
+        const float v88 = v66 > 0.0f ? v86 : 0.0f;
+        r88[i] = v88;
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r117 = t117;
-    float *restrict const r118 = t118;
+    const float *restrict const r37 = t37;
+    const float *restrict const r43 = t43;
+    const float *restrict const r88 = t88;
+    float *restrict const r90 = t90;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r117 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r43[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r118[o++] = (float)acc;
+            r90[c] = (float)(sdx / sqrt((double)r43[C + c] + 1.0000000000000001e-05));
+            r90[C + c] = (float)sd;
         }
     }
     }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t91 + o * 64, t90 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t93 + o * 64, t90 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r62 = t62;
-    const float *restrict const r116 = t116;
-    float *restrict const r121 = t121;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v116 = r116[i];
-        const float v62 = r62[i];
-        const float v121 = v116 * v62;
-        r121[i] = v121;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: * (backward) */
+    const float *restrict const r37 = t37;
+    const float *restrict const r38 = t38;
+    const float *restrict const r43 = t43;
+    const float *restrict const r88 = t88;
+    const float *restrict const r90 = t90;
+    float *restrict const r95 = t95;
     {
-    const float *restrict const r121 = t121;
-    float *restrict const r122 = t122;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r121 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r122[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r85 = t85;
-    const float *restrict const r122 = t122;
-    float *restrict const r127 = t127;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v122 = r122[i];
-        const float v85 = r85[i];
-        const float v123 = v85 * v85;
-        const float v124 = v85 * v123;
-        const float v126 = -0.5f * v124;
-        const float v127 = v122 * v126;
-        r127[i] = v127;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r127 = t127;
-    float *restrict const r130 = t130;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v127 = r127[i1 * 1];
-        const float v128 = v127;
-        const float v130 = v128 * (float)(0.0625f / (double)n);
-        r130[i] = v130;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - (backward) */
-    {
-    const float *restrict const r62 = t62;
-    const float *restrict const r85 = t85;
-    const float *restrict const r116 = t116;
-    const float *restrict const r130 = t130;
-    float *restrict const r134 = t134;
-    float *restrict const r135 = t135;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v116 = r116[i];
-        const float v85 = r85[i1 * 1];
-        const float v120 = v116 * v85;
-        const float v130 = r130[i];
-        const float v62 = r62[i];
-        const float v131 = v130 * v62;
-        const float v132 = v120 + v131;
-        const float v133 = v130 * v62;
-        const float v134 = v132 + v133;
-        r134[i] = v134;
-        const float v135 = -v134;
-        r135[i] = v135;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: - (backward) */
-    {
-    const float *restrict const r135 = t135;
-    float *restrict const r136 = t136;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r135 + i0 * 1024 + i1 * 16;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 16; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 16; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r136[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r134 = t134;
-    const float *restrict const r136 = t136;
-    float *restrict const r140 = t140;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v134 = r134[i];
-        const float v136 = r136[i1 * 1];
-        const float v137 = v136;
-        const float v139 = v137 * (float)(0.0625f / (double)n);
-        const float v140 = v134 + v139;
-        r140[i] = v140;
-    }
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t145[o++] = t140[i0 * 16 + i1 * 1024 + i2 * 1];
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(16 * n), 1.0f, t145, (int)(16 * n), t48, (int)(16 * n), 0.0f, t147, (int)(288));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(16 * n), (int)(64), 1.0f, t47, (int)(288), t145, (int)(16 * n), 0.0f, t148, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t150, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t148 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t150[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05), k1 = (double)r38[c] * rstd;
+            const float mu = r43[c], a = (float)k1, mdy = (float)((double)r90[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r90[c] / M);
+            const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
+            float *yr = r95 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t98 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t35, (int)CKK, t95 + b * F * P, (int)P, 0.0f, t97, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t97 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
+    }
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t99 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t34 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t99 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t100[f * CKK + k] = dwt[k * F + f];
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     {
-        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        memset(t151, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t45 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t151[(bc * H + oh * S) * W + ow * S + best] += t150[op];
+        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4, K = 2;
+        for (int64_t bc = 0; bc < N * C; bc++) {
+            const float *img = t33 + bc * H * W;
+            float *dimg = t101 + bc * H * W;
+            for (int64_t oh = 0; oh < OH; oh++) {
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    const float *win = img + oh * K * W + ow * K;
+                    float m = win[0];
+                    int64_t best = 0;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++) {
+                        const float v = win[ki * W + kj];
+                        const int64_t s = v > m;
+                        m = s ? v : m;
+                        best ^= (best ^ (ki * K + kj)) & -s;
+                    }
+                    const float g = t98[(bc * OH + oh) * OW + ow];
+                    float *dwin = dimg + oh * K * W + ow * K;
+                    for (int64_t ki = 0; ki < K; ki++)
+                    for (int64_t kj = 0; kj < K; kj++)
+                        dwin[ki * W + kj] = nnc_keep_float(g, ki * K + kj == best);
+                }
+            }
         }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) (backward) */
     {
-    const float *restrict const r43 = t43;
-    const float *restrict const r151 = t151;
-    float *restrict const r153 = t153;
+    const float *restrict const r33 = t33;
+    const float *restrict const r101 = t101;
+    float *restrict const r103 = t103;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v151 = r151[i];
-        const float v153 = v44 > 0.0f ? v151 : 0.0f;
-        r153[i] = v153;
+        const float v33 = r33[i];
+        const float v101 = r101[i];
+        const float v103 = v33 > 0.0f ? v101 : 0.0f;
+        r103[i] = v103;
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: + (backward) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r153 = t153;
-    float *restrict const r155 = t155;
+    const float *restrict const r4 = t4;
+    const float *restrict const r10 = t10;
+    const float *restrict const r103 = t103;
+    float *restrict const r105 = t105;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r153 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r10[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r155[o++] = (float)acc;
+            r105[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
+            r105[C + c] = (float)sd;
         }
     }
     }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t106 + o * 32, t105 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t108 + o * 32, t105 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r9 = t9;
-    const float *restrict const r153 = t153;
-    float *restrict const r157 = t157;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r10 = t10;
+    const float *restrict const r103 = t103;
+    const float *restrict const r105 = t105;
+    float *restrict const r110 = t110;
     {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v154 = r153[i];
-        const float v14 = r9[i1 * 1];
-        const float v157 = v154 * v14;
-        r157[i] = v157;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r41 = t41;
-    const float *restrict const r153 = t153;
-    float *restrict const r158 = t158;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v154 = r153[i];
-        const float v41 = r41[i];
-        const float v158 = v154 * v41;
-        r158[i] = v158;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r158 = t158;
-    float *restrict const r159 = t159;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r158 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r159[o++] = (float)acc;
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
+            const float mu = r10[c], a = (float)k1, mdy = (float)((double)r105[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r105[c] / M);
+            const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
+            float *yr = r110 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r157 = t157;
-    float *restrict const r162 = t162;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v157 = r157[i];
-        const float v17 = r17[i];
-        const float v162 = v157 * v17;
-        r162[i] = v162;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: * (backward) */
-    {
-    const float *restrict const r162 = t162;
-    float *restrict const r163 = t163;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r162 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r163[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r40 = t40;
-    const float *restrict const r163 = t163;
-    float *restrict const r168 = t168;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v163 = r163[i];
-        const float v40 = r40[i];
-        const float v164 = v40 * v40;
-        const float v165 = v40 * v164;
-        const float v167 = -0.5f * v165;
-        const float v168 = v163 * v167;
-        r168[i] = v168;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r168 = t168;
-    float *restrict const r171 = t171;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v168 = r168[i1 * 1];
-        const float v169 = v168;
-        const float v171 = v169 * (float)(0.015625f / (double)n);
-        r171[i] = v171;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    const float *restrict const r157 = t157;
-    const float *restrict const r171 = t171;
-    float *restrict const r175 = t175;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v157 = r157[i];
-        const float v40 = r40[i1 * 1];
-        const float v161 = v157 * v40;
-        const float v171 = r171[i];
-        const float v17 = r17[i];
-        const float v172 = v171 * v17;
-        const float v173 = v161 + v172;
-        const float v174 = v171 * v17;
-        const float v175 = v173 + v174;
-        r175[i] = v175;
-        const float v176 = -v175;
-        r176[i] = v176;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: - (backward) */
-    {
-    const float *restrict const r176 = t176;
-    float *restrict const r177 = t177;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r176 + i0 * 2048 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r177[o++] = (float)acc;
-        }
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r175 = t175;
-    const float *restrict const r177 = t177;
-    float *restrict const r181 = t181;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v175 = r175[i];
-        const float v177 = r177[i1 * 1];
-        const float v178 = v177;
-        const float v180 = v178 * (float)(0.015625f / (double)n);
-        const float v181 = v175 + v180;
-        r181[i] = v181;
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t186[o++] = t181[i0 * 64 + i1 * 2048 + i2 * 1];
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t112 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t112 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t113[f * CKK + k] = dwt[k * F + f];
     }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(9), (int)(64 * n), 1.0f, t186, (int)(64 * n), t3, (int)(64 * n), 0.0f, t188, (int)(9));
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 384;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1605,115 +1189,106 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [9, 64*N] */
-    float *const t5 = (float *)(A + SB + 576 * MB); /* [32, 64*N] */
-    float *const t7 = (float *)(A + SB + 2624 * MB); /* [N, 32, 64] */
-    const float *const t9 = P + 288; /* bn1.weight [32] */
-    const float *const t10 = P + 320; /* bn1.bias [32] */
-    const float *const t11 = S + 0; /* bn1.running_mean [32] */
-    const float *const t12 = S + 32; /* bn1.running_var [32] */
-    float *const t21 = (float *)(A + 0); /* [32, 1] */
-    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 32, 64] */
-    float *const t26 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
-    float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 32, 4, 4] */
-    const float *const t28 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t29 = (float *)(A + SB + 512 * MB); /* [288, 16*N] */
-    float *const t31 = (float *)(A + SB + 5120 * MB); /* [64, 16*N] */
-    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 64, 16] */
-    const float *const t35 = P + 18784; /* bn2.weight [64] */
-    const float *const t36 = P + 18848; /* bn2.bias [64] */
-    const float *const t37 = S + 64; /* bn2.running_mean [64] */
-    const float *const t38 = S + 128; /* bn2.running_var [64] */
-    float *const t47 = (float *)(A + 0); /* [64, 1] */
-    float *const t50 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t52 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t53 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t55 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t56 = P + 21472; /* fc.bias [10] */
-    float *const t58 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t59 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t60 = (float *)(A + 0); /* [] */
-    float *const t61 = (float *)(A + 16); /* [] */
+    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t5 = P + 288; /* bn1.weight [32] */
+    const float *const t6 = P + 320; /* bn1.bias [32] */
+    const float *const t7 = S + 0; /* bn1.running_mean [32] */
+    const float *const t8 = S + 32; /* bn1.running_var [32] */
+    float *const t17 = (float *)(A + 0); /* [32, 1] */
+    float *const t20 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t25 = (float *)(A + 0); /* [288, 16] */
+    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const t27 = P + 18784; /* bn2.weight [64] */
+    const float *const t28 = P + 18848; /* bn2.bias [64] */
+    const float *const t29 = S + 64; /* bn2.running_mean [64] */
+    const float *const t30 = S + 128; /* bn2.running_var [64] */
+    float *const t39 = (float *)(A + 0); /* [64, 1] */
+    float *const t42 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const t44 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const t45 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const t47 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t48 = P + 21472; /* fc.bias [10] */
+    float *const t50 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const t52 = (float *)(A + 0); /* [] */
+    float *const t53 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 1, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(9), 1.0f, t2, (int)(9), t3, (int)(64 * n), 0.0f, t5, (int)(64 * n));
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t7[o++] = t5[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 32; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -1725,92 +1300,85 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t26 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t22 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t27[op] = win[best];
+            t23[op] = win[best];
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 4, W = 4, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t29 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t27[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t23 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
         }
-    }
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(16 * n), (int)(288), 1.0f, t28, (int)(288), t29, (int)(16 * n), 0.0f, t31, (int)(16 * n));
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 16; i2++)
-            t33[o++] = t31[i0 * 16 + i1 * 16 * (int64_t)n + i2 * 1];
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r38 = t38;
-    float *restrict const r47 = t47;
+    const float *restrict const r30 = t30;
+    float *restrict const r39 = t39;
     for (int64_t i = 0; i < 64; i++) {
-        const float v43 = r38[i];
-        const float v46 = v43 + 1e-05f;
-        const float v47 = 1.0f / sqrtf(v46);
-        r47[i] = v47;
+        const float v35 = r30[i];
+        const float v38 = v35 + 1e-05f;
+        const float v39 = 1.0f / sqrtf(v38);
+        r39[i] = v39;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r33 = t33;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r47 = t47;
-    float *restrict const r50 = t50;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r29 = t29;
+    const float *restrict const r39 = t39;
+    float *restrict const r42 = t42;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v39 = r33[i];
-        const float v42 = r37[i1 * 1];
-        const float v44 = v39 - v42;
-        const float v47 = r47[i1 * 1];
-        const float v48 = v44 * v47;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 * v40;
-        const float v41 = r36[i1 * 1];
-        const float v50 = v49 + v41;
-        r50[i] = v50;
+        const float v31 = r26[i];
+        const float v34 = r29[i1 * 1];
+        const float v36 = v31 - v34;
+        const float v39 = r39[i1 * 1];
+        const float v40 = v36 * v39;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 * v32;
+        const float v33 = r28[i1 * 1];
+        const float v42 = v41 + v33;
+        r42[i] = v42;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r50 = t50;
-    float *restrict const r52 = t52;
+    const float *restrict const r42 = t42;
+    float *restrict const r44 = t44;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v51 = r50[i];
-        const float v52 = v51 > 0.0f ? v51 : 0.0f;
-        r52[i] = v52;
+        const float v43 = r42[i];
+        const float v44 = v43 > 0.0f ? v43 : 0.0f;
+        r44[i] = v44;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -1822,29 +1390,29 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t52 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t44 + (bc * H + oh * S) * W + ow * S;
             int64_t best = 0;
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++)
                 if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t53[op] = win[best];
+            t45[op] = win[best];
         }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t53, (int)(256), t55, (int)(256), 0.0f, t58, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r56 = t56;
-    const float *restrict const r58 = t58;
-    float *restrict const r59 = t59;
+    const float *restrict const r48 = t48;
+    const float *restrict const r50 = t50;
+    float *restrict const r51 = t51;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v58 = r58[i];
-        const float v56 = r56[i1 * 1];
-        const float v59 = v58 + v56;
-        r59[i] = v59;
+        const float v50 = r50[i];
+        const float v48 = r48[i1 * 1];
+        const float v51 = v50 + v48;
+        r51[i] = v51;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -1861,7 +1429,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t59 + r * C;
+            const float *row = t51 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -1877,21 +1445,21 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t60[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t52[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t59 + r * C;
+            const float *row = t51 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == t1[r];
         }
-        t61[0] = (float)((double)hits / (double)rows);
+        t53[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t60[0];
-    metrics[0] = t61[0];
+    *loss = t52[0];
+    metrics[0] = t53[0];
 }
 

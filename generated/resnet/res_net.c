@@ -121,7 +121,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 1792u + 1440768u * (size_t)max_batch;
+    const size_t arena = 149952u + 282624u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -235,7 +235,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -243,1422 +243,1300 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t5 = (float *)(A + SB + 27648 * MB); /* [16, 1024*N] */
-    float *const t7 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    const float *const t10 = P + 448; /* bn.bias [16] */
-    const float *const t11 = S + 0; /* bn.running_mean [16] */
-    const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t21 = (float *)(A + 0); /* [16, 1] */
-    float *const t24 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t27 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t28 = (float *)(A + SB + 16384 * MB); /* [144, 1024*N] */
-    float *const t30 = (float *)(A + SB + 163840 * MB); /* [16, 1024*N] */
-    float *const t32 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t34 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t35 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t36 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t37 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t46 = (float *)(A + 0); /* [16, 1] */
-    float *const t49 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t51 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t52 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t53 = (float *)(A + SB + 32768 * MB); /* [144, 1024*N] */
-    float *const t55 = (float *)(A + SB + 16384 * MB); /* [16, 1024*N] */
-    float *const t57 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    const float *const t59 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t60 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t61 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t62 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t71 = (float *)(A + 0); /* [16, 1] */
-    float *const t74 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t77 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t78 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t79 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t81 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t83 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t85 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t86 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t87 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t88 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t97 = (float *)(A + 0); /* [16, 1] */
-    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t102 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t103 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t104 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t106 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t110 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t111 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t112 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t113 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t122 = (float *)(A + 0); /* [16, 1] */
-    float *const t125 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t128 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t129 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t130 = (float *)(A + SB + 32768 * MB); /* [144, 256*N] */
-    float *const t132 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t134 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t136 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t137 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t138 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t139 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t148 = (float *)(A + 0); /* [32, 1] */
-    float *const t151 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t153 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t154 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t155 = (float *)(A + SB + 32768 * MB); /* [288, 256*N] */
-    float *const t157 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t159 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t161 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t162 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t163 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t164 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t173 = (float *)(A + 0); /* [32, 1] */
-    float *const t176 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t178 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t179 = (float *)(A + SB + 8192 * MB); /* [16, 256*N] */
-    float *const t181 = (float *)(A + SB + 12288 * MB); /* [32, 256*N] */
-    float *const t183 = (float *)(A + SB + 20480 * MB); /* [N, 32, 256] */
-    const float *const t185 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t186 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t187 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t188 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t197 = (float *)(A + 0); /* [32, 1] */
-    float *const t200 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t203 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t204 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t205 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t207 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t209 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t211 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t212 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t213 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t214 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t223 = (float *)(A + 0); /* [32, 1] */
-    float *const t226 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t228 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t229 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t230 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t232 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t234 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t236 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t237 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t238 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t239 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t248 = (float *)(A + 0); /* [32, 1] */
-    float *const t251 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t254 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t255 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t256 = (float *)(A + SB + 16384 * MB); /* [288, 64*N] */
-    float *const t258 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t260 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t262 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t263 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t264 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t265 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t274 = (float *)(A + 0); /* [64, 1] */
-    float *const t277 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t279 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t280 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t281 = (float *)(A + SB + 16384 * MB); /* [576, 64*N] */
-    float *const t283 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t285 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t287 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t288 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t289 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t290 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t299 = (float *)(A + 0); /* [64, 1] */
-    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t304 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t305 = (float *)(A + SB + 4096 * MB); /* [32, 64*N] */
-    float *const t307 = (float *)(A + SB + 6144 * MB); /* [64, 64*N] */
-    float *const t309 = (float *)(A + SB + 10240 * MB); /* [N, 64, 64] */
-    const float *const t311 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t312 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t313 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t314 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t323 = (float *)(A + 0); /* [64, 1] */
-    float *const t326 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t329 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t330 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t331 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t333 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t335 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t337 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t338 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t339 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t340 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t349 = (float *)(A + 0); /* [64, 1] */
-    float *const t352 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t354 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t355 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t356 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t358 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t360 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t362 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t363 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t364 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t365 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t374 = (float *)(A + 0); /* [64, 1] */
-    float *const t377 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t380 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    float *const t381 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t382 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t383 = P + 175248; /* fc.bias [10] */
-    float *const t385 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t386 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    const float *const t6 = P + 448; /* bn.bias [16] */
+    const float *const t7 = S + 0; /* bn.running_mean [16] */
+    const float *const t8 = S + 16; /* bn.running_var [16] */
+    float *const t17 = (float *)(A + 0); /* [16, 1] */
+    float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t24 = (float *)(A + 0); /* [144, 1024] */
+    float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t28 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t29 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t38 = (float *)(A + 0); /* [16, 1] */
+    float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t45 = (float *)(A + 0); /* [144, 1024] */
+    float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t49 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t50 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t59 = (float *)(A + 0); /* [16, 1] */
+    float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t67 = (float *)(A + 0); /* [144, 1024] */
+    float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t71 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t72 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t81 = (float *)(A + 0); /* [16, 1] */
+    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t88 = (float *)(A + 0); /* [144, 1024] */
+    float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t92 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t93 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t102 = (float *)(A + 0); /* [16, 1] */
+    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t110 = (float *)(A + 0); /* [144, 256] */
+    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t114 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t115 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t124 = (float *)(A + 0); /* [32, 1] */
+    float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t131 = (float *)(A + 0); /* [288, 256] */
+    float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t135 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t136 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t145 = (float *)(A + 0); /* [32, 1] */
+    float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t151 = (float *)(A + 0); /* [16, 256] */
+    float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t155 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t156 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t165 = (float *)(A + 0); /* [32, 1] */
+    float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t173 = (float *)(A + 0); /* [288, 256] */
+    float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t177 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t178 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t187 = (float *)(A + 0); /* [32, 1] */
+    float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t194 = (float *)(A + 0); /* [288, 256] */
+    float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t198 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t199 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t208 = (float *)(A + 0); /* [32, 1] */
+    float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t216 = (float *)(A + 0); /* [288, 64] */
+    float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t220 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t221 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t230 = (float *)(A + 0); /* [64, 1] */
+    float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t237 = (float *)(A + 0); /* [576, 64] */
+    float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t241 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t242 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t251 = (float *)(A + 0); /* [64, 1] */
+    float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t257 = (float *)(A + 0); /* [32, 64] */
+    float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t261 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t262 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t271 = (float *)(A + 0); /* [64, 1] */
+    float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t279 = (float *)(A + 0); /* [576, 64] */
+    float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t283 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t284 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t293 = (float *)(A + 0); /* [64, 1] */
+    float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t300 = (float *)(A + 0); /* [576, 64] */
+    float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t304 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t305 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t314 = (float *)(A + 0); /* [64, 1] */
+    float *const t317 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const t320 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const t321 = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const t322 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t323 = P + 175248; /* fc.bias [10] */
+    float *const t325 = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 3, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(27), 1.0f, t2, (int)(27), t3, (int)(1024 * n), 0.0f, t5, (int)(1024 * n));
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 16; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t28 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t26[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t22 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t27, (int)(144), t28, (int)(1024 * n), 0.0f, t30, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t32[o++] = t30[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r37 = t37;
-    float *restrict const r46 = t46;
+    const float *restrict const r29 = t29;
+    float *restrict const r38 = t38;
     for (int64_t i = 0; i < 16; i++) {
-        const float v42 = r37[i];
-        const float v45 = v42 + 1e-05f;
-        const float v46 = 1.0f / sqrtf(v45);
-        r46[i] = v46;
+        const float v34 = r29[i];
+        const float v37 = v34 + 1e-05f;
+        const float v38 = 1.0f / sqrtf(v37);
+        r38[i] = v38;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r32 = t32;
-    const float *restrict const r34 = t34;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r46 = t46;
-    float *restrict const r49 = t49;
+    const float *restrict const r25 = t25;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r38 = t38;
+    float *restrict const r41 = t41;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v38 = r32[i];
-        const float v41 = r36[i1 * 1];
-        const float v43 = v38 - v41;
-        const float v46 = r46[i1 * 1];
-        const float v47 = v43 * v46;
-        const float v39 = r34[i1 * 1];
-        const float v48 = v47 * v39;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 + v40;
-        r49[i] = v49;
+        const float v30 = r25[i];
+        const float v33 = r28[i1 * 1];
+        const float v35 = v30 - v33;
+        const float v38 = r38[i1 * 1];
+        const float v39 = v35 * v38;
+        const float v31 = r26[i1 * 1];
+        const float v40 = v39 * v31;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 + v32;
+        r41[i] = v41;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r49 = t49;
-    float *restrict const r51 = t51;
+    const float *restrict const r41 = t41;
+    float *restrict const r43 = t43;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v50 = r49[i];
-        const float v51 = v50 > 0.0f ? v50 : 0.0f;
-        r51[i] = v51;
+        const float v42 = r41[i];
+        const float v43 = v42 > 0.0f ? v42 : 0.0f;
+        r43[i] = v43;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t53 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t51[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t43 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t52, (int)(144), t53, (int)(1024 * n), 0.0f, t55, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t57[o++] = t55[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r62 = t62;
-    float *restrict const r71 = t71;
+    const float *restrict const r50 = t50;
+    float *restrict const r59 = t59;
     for (int64_t i = 0; i < 16; i++) {
-        const float v67 = r62[i];
-        const float v70 = v67 + 1e-05f;
-        const float v71 = 1.0f / sqrtf(v70);
-        r71[i] = v71;
+        const float v55 = r50[i];
+        const float v58 = v55 + 1e-05f;
+        const float v59 = 1.0f / sqrtf(v58);
+        r59[i] = v59;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r57 = t57;
+    const float *restrict const r46 = t46;
+    const float *restrict const r47 = t47;
+    const float *restrict const r48 = t48;
+    const float *restrict const r49 = t49;
     const float *restrict const r59 = t59;
-    const float *restrict const r60 = t60;
-    const float *restrict const r61 = t61;
-    const float *restrict const r71 = t71;
-    float *restrict const r74 = t74;
+    float *restrict const r62 = t62;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v63 = r57[i];
-        const float v66 = r61[i1 * 1];
-        const float v68 = v63 - v66;
-        const float v71 = r71[i1 * 1];
-        const float v72 = v68 * v71;
-        const float v64 = r59[i1 * 1];
-        const float v73 = v72 * v64;
-        const float v65 = r60[i1 * 1];
-        const float v74 = v73 + v65;
-        r74[i] = v74;
+        const float v51 = r46[i];
+        const float v54 = r49[i1 * 1];
+        const float v56 = v51 - v54;
+        const float v59 = r59[i1 * 1];
+        const float v60 = v56 * v59;
+        const float v52 = r47[i1 * 1];
+        const float v61 = v60 * v52;
+        const float v53 = r48[i1 * 1];
+        const float v62 = v61 + v53;
+        r62[i] = v62;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r26 = t26;
-    const float *restrict const r74 = t74;
-    float *restrict const r77 = t77;
+    const float *restrict const r22 = t22;
+    const float *restrict const r62 = t62;
+    float *restrict const r65 = t65;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v75 = r74[i];
-        const float v26 = r26[i];
-        const float v76 = v75 + v26;
-        const float v77 = v76 > 0.0f ? v76 : 0.0f;
-        r77[i] = v77;
+        const float v63 = r62[i];
+        const float v22 = r22[i];
+        const float v64 = v63 + v22;
+        const float v65 = v64 > 0.0f ? v64 : 0.0f;
+        r65[i] = v65;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t79 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t77[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t78, (int)(144), t79, (int)(1024 * n), 0.0f, t81, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t83[o++] = t81[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r97 = t97;
+    const float *restrict const r72 = t72;
+    float *restrict const r81 = t81;
     for (int64_t i = 0; i < 16; i++) {
-        const float v93 = r88[i];
-        const float v96 = v93 + 1e-05f;
-        const float v97 = 1.0f / sqrtf(v96);
-        r97[i] = v97;
+        const float v77 = r72[i];
+        const float v80 = v77 + 1e-05f;
+        const float v81 = 1.0f / sqrtf(v80);
+        r81[i] = v81;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r83 = t83;
-    const float *restrict const r85 = t85;
-    const float *restrict const r86 = t86;
-    const float *restrict const r87 = t87;
-    const float *restrict const r97 = t97;
-    float *restrict const r100 = t100;
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r70 = t70;
+    const float *restrict const r71 = t71;
+    const float *restrict const r81 = t81;
+    float *restrict const r84 = t84;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v89 = r83[i];
-        const float v92 = r87[i1 * 1];
-        const float v94 = v89 - v92;
-        const float v97 = r97[i1 * 1];
-        const float v98 = v94 * v97;
-        const float v90 = r85[i1 * 1];
-        const float v99 = v98 * v90;
-        const float v91 = r86[i1 * 1];
-        const float v100 = v99 + v91;
-        r100[i] = v100;
+        const float v73 = r68[i];
+        const float v76 = r71[i1 * 1];
+        const float v78 = v73 - v76;
+        const float v81 = r81[i1 * 1];
+        const float v82 = v78 * v81;
+        const float v74 = r69[i1 * 1];
+        const float v83 = v82 * v74;
+        const float v75 = r70[i1 * 1];
+        const float v84 = v83 + v75;
+        r84[i] = v84;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r100 = t100;
-    float *restrict const r102 = t102;
+    const float *restrict const r84 = t84;
+    float *restrict const r86 = t86;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v101 = r100[i];
-        const float v102 = v101 > 0.0f ? v101 : 0.0f;
+        const float v85 = r84[i];
+        const float v86 = v85 > 0.0f ? v85 : 0.0f;
+        r86[i] = v86;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t86 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r93 = t93;
+    float *restrict const r102 = t102;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v98 = r93[i];
+        const float v101 = v98 + 1e-05f;
+        const float v102 = 1.0f / sqrtf(v101);
         r102[i] = v102;
     }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t104 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t102[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t103, (int)(144), t104, (int)(1024 * n), 0.0f, t106, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t108[o++] = t106[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r113 = t113;
-    float *restrict const r122 = t122;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v118 = r113[i];
-        const float v121 = v118 + 1e-05f;
-        const float v122 = 1.0f / sqrtf(v121);
-        r122[i] = v122;
-    }
-    }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r108 = t108;
-    const float *restrict const r110 = t110;
-    const float *restrict const r111 = t111;
-    const float *restrict const r112 = t112;
-    const float *restrict const r122 = t122;
-    float *restrict const r125 = t125;
+    const float *restrict const r89 = t89;
+    const float *restrict const r90 = t90;
+    const float *restrict const r91 = t91;
+    const float *restrict const r92 = t92;
+    const float *restrict const r102 = t102;
+    float *restrict const r105 = t105;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v114 = r108[i];
-        const float v117 = r112[i1 * 1];
-        const float v119 = v114 - v117;
-        const float v122 = r122[i1 * 1];
-        const float v123 = v119 * v122;
-        const float v115 = r110[i1 * 1];
-        const float v124 = v123 * v115;
-        const float v116 = r111[i1 * 1];
-        const float v125 = v124 + v116;
-        r125[i] = v125;
+        const float v94 = r89[i];
+        const float v97 = r92[i1 * 1];
+        const float v99 = v94 - v97;
+        const float v102 = r102[i1 * 1];
+        const float v103 = v99 * v102;
+        const float v95 = r90[i1 * 1];
+        const float v104 = v103 * v95;
+        const float v96 = r91[i1 * 1];
+        const float v105 = v104 + v96;
+        r105[i] = v105;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r77 = t77;
-    const float *restrict const r125 = t125;
-    float *restrict const r128 = t128;
+    const float *restrict const r65 = t65;
+    const float *restrict const r105 = t105;
+    float *restrict const r108 = t108;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v126 = r125[i];
-        const float v77 = r77[i];
-        const float v127 = v126 + v77;
-        const float v128 = v127 > 0.0f ? v127 : 0.0f;
-        r128[i] = v128;
+        const float v106 = r105[i];
+        const float v65 = r65[i];
+        const float v107 = v106 + v65;
+        const float v108 = v107 > 0.0f ? v107 : 0.0f;
+        r108[i] = v108;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t130 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t129, (int)(144), t130, (int)(256 * n), 0.0f, t132, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t134[o++] = t132[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r139 = t139;
-    float *restrict const r148 = t148;
+    const float *restrict const r115 = t115;
+    float *restrict const r124 = t124;
     for (int64_t i = 0; i < 32; i++) {
-        const float v144 = r139[i];
-        const float v147 = v144 + 1e-05f;
-        const float v148 = 1.0f / sqrtf(v147);
+        const float v120 = r115[i];
+        const float v123 = v120 + 1e-05f;
+        const float v124 = 1.0f / sqrtf(v123);
+        r124[i] = v124;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r111 = t111;
+    const float *restrict const r112 = t112;
+    const float *restrict const r113 = t113;
+    const float *restrict const r114 = t114;
+    const float *restrict const r124 = t124;
+    float *restrict const r127 = t127;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v116 = r111[i];
+        const float v119 = r114[i1 * 1];
+        const float v121 = v116 - v119;
+        const float v124 = r124[i1 * 1];
+        const float v125 = v121 * v124;
+        const float v117 = r112[i1 * 1];
+        const float v126 = v125 * v117;
+        const float v118 = r113[i1 * 1];
+        const float v127 = v126 + v118;
+        r127[i] = v127;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r127 = t127;
+    float *restrict const r129 = t129;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v128 = r127[i];
+        const float v129 = v128 > 0.0f ? v128 : 0.0f;
+        r129[i] = v129;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t129 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r136 = t136;
+    float *restrict const r145 = t145;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v141 = r136[i];
+        const float v144 = v141 + 1e-05f;
+        const float v145 = 1.0f / sqrtf(v144);
+        r145[i] = v145;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r132 = t132;
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r135 = t135;
+    const float *restrict const r145 = t145;
+    float *restrict const r148 = t148;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v137 = r132[i];
+        const float v140 = r135[i1 * 1];
+        const float v142 = v137 - v140;
+        const float v145 = r145[i1 * 1];
+        const float v146 = v142 * v145;
+        const float v138 = r133[i1 * 1];
+        const float v147 = v146 * v138;
+        const float v139 = r134[i1 * 1];
+        const float v148 = v147 + v139;
         r148[i] = v148;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r134 = t134;
-    const float *restrict const r136 = t136;
-    const float *restrict const r137 = t137;
-    const float *restrict const r138 = t138;
-    const float *restrict const r148 = t148;
-    float *restrict const r151 = t151;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v140 = r134[i];
-        const float v143 = r138[i1 * 1];
-        const float v145 = v140 - v143;
-        const float v148 = r148[i1 * 1];
-        const float v149 = v145 * v148;
-        const float v141 = r136[i1 * 1];
-        const float v150 = v149 * v141;
-        const float v142 = r137[i1 * 1];
-        const float v151 = v150 + v142;
-        r151[i] = v151;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r151 = t151;
-    float *restrict const r153 = t153;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v152 = r151[i];
-        const float v153 = v152 > 0.0f ? v152 : 0.0f;
-        r153[i] = v153;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t155 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t153[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t151 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t150, (int)CKK, t151, (int)P, 0.0f, t152 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t154, (int)(288), t155, (int)(256 * n), 0.0f, t157, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t159[o++] = t157[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r164 = t164;
-    float *restrict const r173 = t173;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v169 = r164[i];
-        const float v172 = v169 + 1e-05f;
-        const float v173 = 1.0f / sqrtf(v172);
-        r173[i] = v173;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r159 = t159;
-    const float *restrict const r161 = t161;
-    const float *restrict const r162 = t162;
-    const float *restrict const r163 = t163;
-    const float *restrict const r173 = t173;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v165 = r159[i];
-        const float v168 = r163[i1 * 1];
-        const float v170 = v165 - v168;
-        const float v173 = r173[i1 * 1];
-        const float v174 = v170 * v173;
-        const float v166 = r161[i1 * 1];
-        const float v175 = v174 * v166;
-        const float v167 = r162[i1 * 1];
-        const float v176 = v175 + v167;
-        r176[i] = v176;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t179 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t178, (int)(16), t179, (int)(256 * n), 0.0f, t181, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t183[o++] = t181[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r188 = t188;
-    float *restrict const r197 = t197;
+    const float *restrict const r156 = t156;
+    float *restrict const r165 = t165;
     for (int64_t i = 0; i < 32; i++) {
-        const float v193 = r188[i];
-        const float v196 = v193 + 1e-05f;
-        const float v197 = 1.0f / sqrtf(v196);
-        r197[i] = v197;
+        const float v161 = r156[i];
+        const float v164 = v161 + 1e-05f;
+        const float v165 = 1.0f / sqrtf(v164);
+        r165[i] = v165;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r183 = t183;
-    const float *restrict const r185 = t185;
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r197 = t197;
-    float *restrict const r200 = t200;
+    const float *restrict const r152 = t152;
+    const float *restrict const r153 = t153;
+    const float *restrict const r154 = t154;
+    const float *restrict const r155 = t155;
+    const float *restrict const r165 = t165;
+    float *restrict const r168 = t168;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v189 = r183[i];
-        const float v192 = r187[i1 * 1];
-        const float v194 = v189 - v192;
-        const float v197 = r197[i1 * 1];
-        const float v198 = v194 * v197;
-        const float v190 = r185[i1 * 1];
-        const float v199 = v198 * v190;
-        const float v191 = r186[i1 * 1];
-        const float v200 = v199 + v191;
-        r200[i] = v200;
+        const float v157 = r152[i];
+        const float v160 = r155[i1 * 1];
+        const float v162 = v157 - v160;
+        const float v165 = r165[i1 * 1];
+        const float v166 = v162 * v165;
+        const float v158 = r153[i1 * 1];
+        const float v167 = v166 * v158;
+        const float v159 = r154[i1 * 1];
+        const float v168 = v167 + v159;
+        r168[i] = v168;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r176 = t176;
-    const float *restrict const r200 = t200;
-    float *restrict const r203 = t203;
+    const float *restrict const r148 = t148;
+    const float *restrict const r168 = t168;
+    float *restrict const r171 = t171;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v201 = r200[i];
-        const float v202 = v177 + v201;
-        const float v203 = v202 > 0.0f ? v202 : 0.0f;
-        r203[i] = v203;
+        const float v149 = r148[i];
+        const float v169 = r168[i];
+        const float v170 = v149 + v169;
+        const float v171 = v170 > 0.0f ? v170 : 0.0f;
+        r171[i] = v171;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t205 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t203[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t171 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t204, (int)(288), t205, (int)(256 * n), 0.0f, t207, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t209[o++] = t207[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r214 = t214;
-    float *restrict const r223 = t223;
+    const float *restrict const r178 = t178;
+    float *restrict const r187 = t187;
     for (int64_t i = 0; i < 32; i++) {
-        const float v219 = r214[i];
-        const float v222 = v219 + 1e-05f;
-        const float v223 = 1.0f / sqrtf(v222);
-        r223[i] = v223;
+        const float v183 = r178[i];
+        const float v186 = v183 + 1e-05f;
+        const float v187 = 1.0f / sqrtf(v186);
+        r187[i] = v187;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r209 = t209;
-    const float *restrict const r211 = t211;
-    const float *restrict const r212 = t212;
-    const float *restrict const r213 = t213;
-    const float *restrict const r223 = t223;
-    float *restrict const r226 = t226;
+    const float *restrict const r174 = t174;
+    const float *restrict const r175 = t175;
+    const float *restrict const r176 = t176;
+    const float *restrict const r177 = t177;
+    const float *restrict const r187 = t187;
+    float *restrict const r190 = t190;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v215 = r209[i];
-        const float v218 = r213[i1 * 1];
-        const float v220 = v215 - v218;
-        const float v223 = r223[i1 * 1];
-        const float v224 = v220 * v223;
-        const float v216 = r211[i1 * 1];
-        const float v225 = v224 * v216;
-        const float v217 = r212[i1 * 1];
-        const float v226 = v225 + v217;
-        r226[i] = v226;
+        const float v179 = r174[i];
+        const float v182 = r177[i1 * 1];
+        const float v184 = v179 - v182;
+        const float v187 = r187[i1 * 1];
+        const float v188 = v184 * v187;
+        const float v180 = r175[i1 * 1];
+        const float v189 = v188 * v180;
+        const float v181 = r176[i1 * 1];
+        const float v190 = v189 + v181;
+        r190[i] = v190;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r226 = t226;
-    float *restrict const r228 = t228;
+    const float *restrict const r190 = t190;
+    float *restrict const r192 = t192;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v227 = r226[i];
-        const float v228 = v227 > 0.0f ? v227 : 0.0f;
-        r228[i] = v228;
+        const float v191 = r190[i];
+        const float v192 = v191 > 0.0f ? v191 : 0.0f;
+        r192[i] = v192;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t230 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t228[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t192 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t229, (int)(288), t230, (int)(256 * n), 0.0f, t232, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t234[o++] = t232[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r239 = t239;
-    float *restrict const r248 = t248;
+    const float *restrict const r199 = t199;
+    float *restrict const r208 = t208;
     for (int64_t i = 0; i < 32; i++) {
-        const float v244 = r239[i];
-        const float v247 = v244 + 1e-05f;
-        const float v248 = 1.0f / sqrtf(v247);
-        r248[i] = v248;
+        const float v204 = r199[i];
+        const float v207 = v204 + 1e-05f;
+        const float v208 = 1.0f / sqrtf(v207);
+        r208[i] = v208;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r234 = t234;
-    const float *restrict const r236 = t236;
-    const float *restrict const r237 = t237;
-    const float *restrict const r238 = t238;
-    const float *restrict const r248 = t248;
-    float *restrict const r251 = t251;
+    const float *restrict const r195 = t195;
+    const float *restrict const r196 = t196;
+    const float *restrict const r197 = t197;
+    const float *restrict const r198 = t198;
+    const float *restrict const r208 = t208;
+    float *restrict const r211 = t211;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v240 = r234[i];
-        const float v243 = r238[i1 * 1];
-        const float v245 = v240 - v243;
-        const float v248 = r248[i1 * 1];
-        const float v249 = v245 * v248;
-        const float v241 = r236[i1 * 1];
-        const float v250 = v249 * v241;
-        const float v242 = r237[i1 * 1];
-        const float v251 = v250 + v242;
+        const float v200 = r195[i];
+        const float v203 = r198[i1 * 1];
+        const float v205 = v200 - v203;
+        const float v208 = r208[i1 * 1];
+        const float v209 = v205 * v208;
+        const float v201 = r196[i1 * 1];
+        const float v210 = v209 * v201;
+        const float v202 = r197[i1 * 1];
+        const float v211 = v210 + v202;
+        r211[i] = v211;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r171 = t171;
+    const float *restrict const r211 = t211;
+    float *restrict const r214 = t214;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v212 = r211[i];
+        const float v171 = r171[i];
+        const float v213 = v212 + v171;
+        const float v214 = v213 > 0.0f ? v213 : 0.0f;
+        r214[i] = v214;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r221 = t221;
+    float *restrict const r230 = t230;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v226 = r221[i];
+        const float v229 = v226 + 1e-05f;
+        const float v230 = 1.0f / sqrtf(v229);
+        r230[i] = v230;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r217 = t217;
+    const float *restrict const r218 = t218;
+    const float *restrict const r219 = t219;
+    const float *restrict const r220 = t220;
+    const float *restrict const r230 = t230;
+    float *restrict const r233 = t233;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v222 = r217[i];
+        const float v225 = r220[i1 * 1];
+        const float v227 = v222 - v225;
+        const float v230 = r230[i1 * 1];
+        const float v231 = v227 * v230;
+        const float v223 = r218[i1 * 1];
+        const float v232 = v231 * v223;
+        const float v224 = r219[i1 * 1];
+        const float v233 = v232 + v224;
+        r233[i] = v233;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r233 = t233;
+    float *restrict const r235 = t235;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v234 = r233[i];
+        const float v235 = v234 > 0.0f ? v234 : 0.0f;
+        r235[i] = v235;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t235 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r242 = t242;
+    float *restrict const r251 = t251;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v247 = r242[i];
+        const float v250 = v247 + 1e-05f;
+        const float v251 = 1.0f / sqrtf(v250);
         r251[i] = v251;
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r203 = t203;
+    const float *restrict const r238 = t238;
+    const float *restrict const r239 = t239;
+    const float *restrict const r240 = t240;
+    const float *restrict const r241 = t241;
     const float *restrict const r251 = t251;
     float *restrict const r254 = t254;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v252 = r251[i];
-        const float v203 = r203[i];
-        const float v253 = v252 + v203;
-        const float v254 = v253 > 0.0f ? v253 : 0.0f;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v243 = r238[i];
+        const float v246 = r241[i1 * 1];
+        const float v248 = v243 - v246;
+        const float v251 = r251[i1 * 1];
+        const float v252 = v248 * v251;
+        const float v244 = r239[i1 * 1];
+        const float v253 = v252 * v244;
+        const float v245 = r240[i1 * 1];
+        const float v254 = v253 + v245;
         r254[i] = v254;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t256 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t255, (int)(288), t256, (int)(64 * n), 0.0f, t258, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t260[o++] = t258[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r265 = t265;
-    float *restrict const r274 = t274;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v270 = r265[i];
-        const float v273 = v270 + 1e-05f;
-        const float v274 = 1.0f / sqrtf(v273);
-        r274[i] = v274;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r260 = t260;
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r264 = t264;
-    const float *restrict const r274 = t274;
-    float *restrict const r277 = t277;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v266 = r260[i];
-        const float v269 = r264[i1 * 1];
-        const float v271 = v266 - v269;
-        const float v274 = r274[i1 * 1];
-        const float v275 = v271 * v274;
-        const float v267 = r262[i1 * 1];
-        const float v276 = v275 * v267;
-        const float v268 = r263[i1 * 1];
-        const float v277 = v276 + v268;
-        r277[i] = v277;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r277 = t277;
-    float *restrict const r279 = t279;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v278 = r277[i];
-        const float v279 = v278 > 0.0f ? v278 : 0.0f;
-        r279[i] = v279;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t281 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t279[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t280, (int)(576), t281, (int)(64 * n), 0.0f, t283, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t285[o++] = t283[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r290 = t290;
-    float *restrict const r299 = t299;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v295 = r290[i];
-        const float v298 = v295 + 1e-05f;
-        const float v299 = 1.0f / sqrtf(v298);
-        r299[i] = v299;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r285 = t285;
-    const float *restrict const r287 = t287;
-    const float *restrict const r288 = t288;
-    const float *restrict const r289 = t289;
-    const float *restrict const r299 = t299;
-    float *restrict const r302 = t302;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v291 = r285[i];
-        const float v294 = r289[i1 * 1];
-        const float v296 = v291 - v294;
-        const float v299 = r299[i1 * 1];
-        const float v300 = v296 * v299;
-        const float v292 = r287[i1 * 1];
-        const float v301 = v300 * v292;
-        const float v293 = r288[i1 * 1];
-        const float v302 = v301 + v293;
-        r302[i] = v302;
-    }
-    }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t305 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t257 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t256, (int)CKK, t257, (int)P, 0.0f, t258 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t304, (int)(32), t305, (int)(64 * n), 0.0f, t307, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t309[o++] = t307[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r314 = t314;
-    float *restrict const r323 = t323;
+    const float *restrict const r262 = t262;
+    float *restrict const r271 = t271;
     for (int64_t i = 0; i < 64; i++) {
-        const float v319 = r314[i];
-        const float v322 = v319 + 1e-05f;
-        const float v323 = 1.0f / sqrtf(v322);
-        r323[i] = v323;
+        const float v267 = r262[i];
+        const float v270 = v267 + 1e-05f;
+        const float v271 = 1.0f / sqrtf(v270);
+        r271[i] = v271;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r309 = t309;
-    const float *restrict const r311 = t311;
-    const float *restrict const r312 = t312;
-    const float *restrict const r313 = t313;
-    const float *restrict const r323 = t323;
-    float *restrict const r326 = t326;
+    const float *restrict const r258 = t258;
+    const float *restrict const r259 = t259;
+    const float *restrict const r260 = t260;
+    const float *restrict const r261 = t261;
+    const float *restrict const r271 = t271;
+    float *restrict const r274 = t274;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v315 = r309[i];
-        const float v318 = r313[i1 * 1];
-        const float v320 = v315 - v318;
-        const float v323 = r323[i1 * 1];
-        const float v324 = v320 * v323;
-        const float v316 = r311[i1 * 1];
-        const float v325 = v324 * v316;
-        const float v317 = r312[i1 * 1];
-        const float v326 = v325 + v317;
-        r326[i] = v326;
+        const float v263 = r258[i];
+        const float v266 = r261[i1 * 1];
+        const float v268 = v263 - v266;
+        const float v271 = r271[i1 * 1];
+        const float v272 = v268 * v271;
+        const float v264 = r259[i1 * 1];
+        const float v273 = v272 * v264;
+        const float v265 = r260[i1 * 1];
+        const float v274 = v273 + v265;
+        r274[i] = v274;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r302 = t302;
-    const float *restrict const r326 = t326;
-    float *restrict const r329 = t329;
+    const float *restrict const r254 = t254;
+    const float *restrict const r274 = t274;
+    float *restrict const r277 = t277;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v303 = r302[i];
-        const float v327 = r326[i];
-        const float v328 = v303 + v327;
-        const float v329 = v328 > 0.0f ? v328 : 0.0f;
-        r329[i] = v329;
+        const float v255 = r254[i];
+        const float v275 = r274[i];
+        const float v276 = v255 + v275;
+        const float v277 = v276 > 0.0f ? v276 : 0.0f;
+        r277[i] = v277;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t331 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t329[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t277 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t330, (int)(576), t331, (int)(64 * n), 0.0f, t333, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t335[o++] = t333[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r340 = t340;
-    float *restrict const r349 = t349;
+    const float *restrict const r284 = t284;
+    float *restrict const r293 = t293;
     for (int64_t i = 0; i < 64; i++) {
-        const float v345 = r340[i];
-        const float v348 = v345 + 1e-05f;
-        const float v349 = 1.0f / sqrtf(v348);
-        r349[i] = v349;
+        const float v289 = r284[i];
+        const float v292 = v289 + 1e-05f;
+        const float v293 = 1.0f / sqrtf(v292);
+        r293[i] = v293;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r335 = t335;
-    const float *restrict const r337 = t337;
-    const float *restrict const r338 = t338;
-    const float *restrict const r339 = t339;
-    const float *restrict const r349 = t349;
-    float *restrict const r352 = t352;
+    const float *restrict const r280 = t280;
+    const float *restrict const r281 = t281;
+    const float *restrict const r282 = t282;
+    const float *restrict const r283 = t283;
+    const float *restrict const r293 = t293;
+    float *restrict const r296 = t296;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v341 = r335[i];
-        const float v344 = r339[i1 * 1];
-        const float v346 = v341 - v344;
-        const float v349 = r349[i1 * 1];
-        const float v350 = v346 * v349;
-        const float v342 = r337[i1 * 1];
-        const float v351 = v350 * v342;
-        const float v343 = r338[i1 * 1];
-        const float v352 = v351 + v343;
-        r352[i] = v352;
+        const float v285 = r280[i];
+        const float v288 = r283[i1 * 1];
+        const float v290 = v285 - v288;
+        const float v293 = r293[i1 * 1];
+        const float v294 = v290 * v293;
+        const float v286 = r281[i1 * 1];
+        const float v295 = v294 * v286;
+        const float v287 = r282[i1 * 1];
+        const float v296 = v295 + v287;
+        r296[i] = v296;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r352 = t352;
-    float *restrict const r354 = t354;
+    const float *restrict const r296 = t296;
+    float *restrict const r298 = t298;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v353 = r352[i];
-        const float v354 = v353 > 0.0f ? v353 : 0.0f;
-        r354[i] = v354;
+        const float v297 = r296[i];
+        const float v298 = v297 > 0.0f ? v297 : 0.0f;
+        r298[i] = v298;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t356 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t354[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t298 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t355, (int)(576), t356, (int)(64 * n), 0.0f, t358, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t360[o++] = t358[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r365 = t365;
-    float *restrict const r374 = t374;
+    const float *restrict const r305 = t305;
+    float *restrict const r314 = t314;
     for (int64_t i = 0; i < 64; i++) {
-        const float v370 = r365[i];
-        const float v373 = v370 + 1e-05f;
-        const float v374 = 1.0f / sqrtf(v373);
-        r374[i] = v374;
+        const float v310 = r305[i];
+        const float v313 = v310 + 1e-05f;
+        const float v314 = 1.0f / sqrtf(v313);
+        r314[i] = v314;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r360 = t360;
-    const float *restrict const r362 = t362;
-    const float *restrict const r363 = t363;
-    const float *restrict const r364 = t364;
-    const float *restrict const r374 = t374;
-    float *restrict const r377 = t377;
+    const float *restrict const r301 = t301;
+    const float *restrict const r302 = t302;
+    const float *restrict const r303 = t303;
+    const float *restrict const r304 = t304;
+    const float *restrict const r314 = t314;
+    float *restrict const r317 = t317;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v366 = r360[i];
-        const float v369 = r364[i1 * 1];
-        const float v371 = v366 - v369;
-        const float v374 = r374[i1 * 1];
-        const float v375 = v371 * v374;
-        const float v367 = r362[i1 * 1];
-        const float v376 = v375 * v367;
-        const float v368 = r363[i1 * 1];
-        const float v377 = v376 + v368;
-        r377[i] = v377;
+        const float v306 = r301[i];
+        const float v309 = r304[i1 * 1];
+        const float v311 = v306 - v309;
+        const float v314 = r314[i1 * 1];
+        const float v315 = v311 * v314;
+        const float v307 = r302[i1 * 1];
+        const float v316 = v315 * v307;
+        const float v308 = r303[i1 * 1];
+        const float v317 = v316 + v308;
+        r317[i] = v317;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r329 = t329;
-    const float *restrict const r377 = t377;
-    float *restrict const r380 = t380;
+    const float *restrict const r277 = t277;
+    const float *restrict const r317 = t317;
+    float *restrict const r320 = t320;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v378 = r377[i];
-        const float v329 = r329[i];
-        const float v379 = v378 + v329;
-        const float v380 = v379 > 0.0f ? v379 : 0.0f;
-        r380[i] = v380;
+        const float v318 = r317[i];
+        const float v277 = r277[i];
+        const float v319 = v318 + v277;
+        const float v320 = v319 > 0.0f ? v319 : 0.0f;
+        r320[i] = v320;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r380 = t380;
-    float *restrict const r381 = t381;
+    const float *restrict const r320 = t320;
+    float *restrict const r321 = t321;
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
-            for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r380 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r320 + i0 * 64;
                 float lane[16] = {0};
                 int64_t k = 0;
-                for (; k + 16 <= 8; k += 16)
+                for (; k + 16 <= 64; k += 16)
                     for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                 double s = 0;
-                for (; k < 8; k++) s += row[k];
+                for (; k < 64; k++) s += row[k];
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r381[o++] = (float)(acc / (64.0f));
+            r321[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t381, (int)(64), t382, (int)(64), 0.0f, t385, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t321, (int)(64), t322, (int)(64), 0.0f, t325, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r383 = t383;
-    const float *restrict const r385 = t385;
-    float *restrict const r386 = t386;
+    const float *restrict const r323 = t323;
+    const float *restrict const r325 = t325;
+    float *restrict const r326 = t326;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v385 = r385[i];
-        const float v383 = r383[i1 * 1];
-        const float v386 = v385 + v383;
-        r386[i] = v386;
+        const float v325 = r325[i];
+        const float v323 = r323[i1 * 1];
+        const float v326 = v325 + v323;
+        r326[i] = v326;
     }
     }
-    memcpy(out, t386, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, t326, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1667,3339 +1545,2284 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t5 = (float *)(A + SB + 27648 * MB); /* [16, 1024*N] */
-    float *const t7 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    const float *const t10 = P + 448; /* bn.bias [16] */
-    const float *const t11 = S + 0; /* bn.running_mean [16] */
-    const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t16 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t17 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t18 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t19 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t25 = (float *)(A + 32); /* [16] */
-    float *const t35 = (float *)(A + 0); /* [] */
-    float *const t37 = (float *)(A + 48); /* [16] */
-    float *const t40 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t41 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t43 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t45 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    const float *const t46 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t47 = (float *)(A + SB + 93184 * MB); /* [144, 1024*N] */
-    float *const t49 = (float *)(A + SB + 240640 * MB); /* [16, 1024*N] */
-    float *const t51 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    const float *const t53 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t54 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t55 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t56 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t60 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t61 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    float *const t62 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t63 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t69 = (float *)(A + 80); /* [16] */
-    float *const t79 = (float *)(A + 16); /* [] */
-    float *const t81 = (float *)(A + 96); /* [16] */
-    float *const t84 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t85 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t87 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t89 = (float *)(A + SB + 289792 * MB); /* [N, 16, 32, 32] */
-    const float *const t90 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t91 = (float *)(A + SB + 306176 * MB); /* [144, 1024*N] */
-    float *const t93 = (float *)(A + SB + 289792 * MB); /* [16, 1024*N] */
-    float *const t95 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    const float *const t97 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t98 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t99 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t100 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t104 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t105 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
-    float *const t106 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t107 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t113 = (float *)(A + 128); /* [16] */
-    float *const t123 = (float *)(A + 64); /* [] */
-    float *const t125 = (float *)(A + 144); /* [16] */
-    float *const t128 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t129 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t131 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t133 = (float *)(A + SB + 486400 * MB); /* [N, 16, 32, 32] */
-    float *const t134 = (float *)(A + SB + 502784 * MB); /* [N, 16, 32, 32] */
-    const float *const t135 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t136 = (float *)(A + SB + 519168 * MB); /* [144, 1024*N] */
-    float *const t138 = (float *)(A + SB + 76800 * MB); /* [16, 1024*N] */
-    float *const t140 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    const float *const t142 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t143 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t144 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t145 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t149 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t150 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t151 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t152 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t158 = (float *)(A + 176); /* [16] */
-    float *const t168 = (float *)(A + 112); /* [] */
-    float *const t170 = (float *)(A + 192); /* [16] */
-    float *const t173 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t174 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t176 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t178 = (float *)(A + SB + 683008 * MB); /* [N, 16, 32, 32] */
-    const float *const t179 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t180 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    float *const t182 = (float *)(A + SB + 683008 * MB); /* [16, 1024*N] */
-    float *const t184 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    const float *const t186 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t187 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t188 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t189 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t193 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t194 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
-    float *const t195 = (float *)(A + SB + 863232 * MB); /* [N, 16, 1024] */
-    float *const t196 = (float *)(A + 208); /* [1, 16, 1] */
-    float *const t202 = (float *)(A + 224); /* [16] */
-    float *const t212 = (float *)(A + 160); /* [] */
-    float *const t214 = (float *)(A + 240); /* [16] */
-    float *const t217 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t218 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t220 = (float *)(A + SB + 863232 * MB); /* [N, 16, 1024] */
-    float *const t222 = (float *)(A + SB + 879616 * MB); /* [N, 16, 32, 32] */
-    float *const t223 = (float *)(A + SB + 896000 * MB); /* [N, 16, 32, 32] */
-    const float *const t224 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t225 = (float *)(A + SB + 912384 * MB); /* [144, 256*N] */
-    float *const t227 = (float *)(A + SB + 502784 * MB); /* [32, 256*N] */
-    float *const t229 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
-    const float *const t231 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t232 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t233 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t234 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t238 = (float *)(A + 256); /* [1, 32, 1] */
-    float *const t239 = (float *)(A + SB + 502784 * MB); /* [N, 32, 256] */
-    float *const t240 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    float *const t241 = (float *)(A + 288); /* [1, 32, 1] */
-    float *const t247 = (float *)(A + 320); /* [32] */
-    float *const t257 = (float *)(A + 208); /* [] */
-    float *const t259 = (float *)(A + 256); /* [32] */
-    float *const t262 = (float *)(A + 352); /* [1, 32, 1] */
-    float *const t263 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
-    float *const t265 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    float *const t267 = (float *)(A + SB + 871424 * MB); /* [N, 32, 16, 16] */
-    const float *const t268 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t269 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
-    float *const t271 = (float *)(A + SB + 871424 * MB); /* [32, 256*N] */
-    float *const t273 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    const float *const t275 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t276 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t277 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t278 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t282 = (float *)(A + 288); /* [1, 32, 1] */
-    float *const t283 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t284 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t285 = (float *)(A + 384); /* [1, 32, 1] */
-    float *const t291 = (float *)(A + 416); /* [32] */
-    float *const t301 = (float *)(A + 208); /* [] */
-    float *const t303 = (float *)(A + 288); /* [32] */
-    float *const t306 = (float *)(A + 448); /* [1, 32, 1] */
-    float *const t307 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    float *const t309 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    const float *const t311 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t312 = (float *)(A + SB + 1039360 * MB); /* [16, 256*N] */
-    float *const t314 = (float *)(A + SB + 896000 * MB); /* [32, 256*N] */
-    float *const t316 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    const float *const t318 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t319 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t320 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t321 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t325 = (float *)(A + 384); /* [1, 32, 1] */
-    float *const t326 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
-    float *const t327 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t328 = (float *)(A + 480); /* [1, 32, 1] */
-    float *const t334 = (float *)(A + 512); /* [32] */
-    float *const t344 = (float *)(A + 208); /* [] */
-    float *const t346 = (float *)(A + 384); /* [32] */
-    float *const t349 = (float *)(A + 544); /* [1, 32, 1] */
-    float *const t350 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t352 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t354 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 16, 16] */
-    float *const t355 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 16, 16] */
-    const float *const t356 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t357 = (float *)(A + SB + 1068032 * MB); /* [288, 256*N] */
-    float *const t359 = (float *)(A + SB + 1031168 * MB); /* [32, 256*N] */
-    float *const t361 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    const float *const t363 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t364 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t365 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t366 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t370 = (float *)(A + 480); /* [1, 32, 1] */
-    float *const t371 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t372 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t373 = (float *)(A + 576); /* [1, 32, 1] */
-    float *const t379 = (float *)(A + 608); /* [32] */
-    float *const t389 = (float *)(A + 208); /* [] */
-    float *const t391 = (float *)(A + 480); /* [32] */
-    float *const t394 = (float *)(A + 640); /* [1, 32, 1] */
-    float *const t395 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t397 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t399 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 16, 16] */
-    const float *const t400 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t401 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    float *const t403 = (float *)(A + SB + 1149952 * MB); /* [32, 256*N] */
-    float *const t405 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    const float *const t407 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t408 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t409 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t410 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t414 = (float *)(A + 576); /* [1, 32, 1] */
-    float *const t415 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
-    float *const t416 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 256] */
-    float *const t417 = (float *)(A + 672); /* [1, 32, 1] */
-    float *const t423 = (float *)(A + 704); /* [32] */
-    float *const t433 = (float *)(A + 208); /* [] */
-    float *const t435 = (float *)(A + 576); /* [32] */
-    float *const t438 = (float *)(A + 736); /* [1, 32, 1] */
-    float *const t439 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t441 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 256] */
-    float *const t443 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 16, 16] */
-    float *const t444 = (float *)(A + SB + 1256448 * MB); /* [N, 32, 16, 16] */
-    const float *const t445 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t446 = (float *)(A + SB + 1264640 * MB); /* [288, 64*N] */
-    float *const t448 = (float *)(A + SB + 1059840 * MB); /* [64, 64*N] */
-    float *const t450 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
-    const float *const t452 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t453 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t454 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t455 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t459 = (float *)(A + 768); /* [1, 64, 1] */
-    float *const t460 = (float *)(A + SB + 1059840 * MB); /* [N, 64, 64] */
-    float *const t461 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    float *const t462 = (float *)(A + 832); /* [1, 64, 1] */
-    float *const t468 = (float *)(A + 896); /* [64] */
-    float *const t478 = (float *)(A + 208); /* [] */
-    float *const t480 = (float *)(A + 768); /* [64] */
-    float *const t483 = (float *)(A + 960); /* [1, 64, 1] */
-    float *const t484 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    float *const t488 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
-    const float *const t489 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t490 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
-    float *const t492 = (float *)(A + SB + 1244160 * MB); /* [64, 64*N] */
-    float *const t494 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    const float *const t496 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t497 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t498 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t499 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t503 = (float *)(A + 832); /* [1, 64, 1] */
-    float *const t504 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t505 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t506 = (float *)(A + 1024); /* [1, 64, 1] */
-    float *const t512 = (float *)(A + 1088); /* [64] */
-    float *const t522 = (float *)(A + 208); /* [] */
-    float *const t524 = (float *)(A + 832); /* [64] */
-    float *const t527 = (float *)(A + 1152); /* [1, 64, 1] */
-    float *const t528 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    float *const t530 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    const float *const t532 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t533 = (float *)(A + SB + 1328128 * MB); /* [32, 64*N] */
-    float *const t535 = (float *)(A + SB + 1256448 * MB); /* [64, 64*N] */
-    float *const t537 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    const float *const t539 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t540 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t541 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t542 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t546 = (float *)(A + 1024); /* [1, 64, 1] */
-    float *const t547 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
-    float *const t548 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t549 = (float *)(A + 1216); /* [1, 64, 1] */
-    float *const t555 = (float *)(A + 1280); /* [64] */
-    float *const t565 = (float *)(A + 208); /* [] */
-    float *const t567 = (float *)(A + 1024); /* [64] */
-    float *const t570 = (float *)(A + 1344); /* [1, 64, 1] */
-    float *const t571 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t573 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t575 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 8, 8] */
-    float *const t576 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 8, 8] */
-    const float *const t577 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t578 = (float *)(A + SB + 1342464 * MB); /* [576, 64*N] */
-    float *const t580 = (float *)(A + SB + 1324032 * MB); /* [64, 64*N] */
-    float *const t582 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    const float *const t584 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t585 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t586 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t587 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t591 = (float *)(A + 1216); /* [1, 64, 1] */
-    float *const t592 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t593 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t594 = (float *)(A + 1408); /* [1, 64, 1] */
-    float *const t600 = (float *)(A + 1472); /* [64] */
-    float *const t610 = (float *)(A + 208); /* [] */
-    float *const t612 = (float *)(A + 1216); /* [64] */
-    float *const t615 = (float *)(A + 1536); /* [1, 64, 1] */
-    float *const t616 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t618 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t620 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 8, 8] */
-    const float *const t621 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t622 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    float *const t624 = (float *)(A + SB + 1383424 * MB); /* [64, 64*N] */
-    float *const t626 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    const float *const t628 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t629 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t630 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t631 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t635 = (float *)(A + 1408); /* [1, 64, 1] */
-    float *const t636 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
-    float *const t637 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 64] */
-    float *const t638 = (float *)(A + 1600); /* [1, 64, 1] */
-    float *const t644 = (float *)(A + 1664); /* [64] */
-    float *const t654 = (float *)(A + 208); /* [] */
-    float *const t656 = (float *)(A + 1408); /* [64] */
-    float *const t659 = (float *)(A + 1728); /* [1, 64, 1] */
-    float *const t660 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t662 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 64] */
-    float *const t664 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 8, 8] */
-    float *const t665 = (float *)(A + SB + 1436672 * MB); /* [N, 64, 8, 8] */
-    float *const t666 = (float *)(A + SB + 1338368 * MB); /* [N, 64] */
-    const float *const t667 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t668 = P + 175248; /* fc.bias [10] */
-    float *const t670 = (float *)(A + SB + 1338432 * MB); /* [N, 10] */
-    float *const t671 = (float *)(A + SB + 1338448 * MB); /* [N, 10] */
-    float *const t672 = (float *)(A + 208); /* [] */
+    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    const float *const t6 = P + 448; /* bn.bias [16] */
+    const float *const t7 = S + 0; /* bn.running_mean [16] */
+    const float *const t8 = S + 16; /* bn.running_var [16] */
+    float *const t10 = (float *)(A + 0); /* [2, 16] */
+    float *const t11 = (float *)(A + 32); /* [1, 16] */
+    float *const t13 = (float *)(A + 48); /* [1, 16] */
+    float *const t19 = (float *)(A + 64); /* [16] */
+    float *const t28 = (float *)(A + 32); /* [] */
+    float *const t30 = (float *)(A + 80); /* [16] */
+    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t35 = (float *)(A + 96); /* [144, 1024] */
+    float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t38 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t39 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t40 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t42 = (float *)(A + 32); /* [2, 16] */
+    float *const t43 = (float *)(A + 96); /* [1, 16] */
+    float *const t45 = (float *)(A + 112); /* [1, 16] */
+    float *const t51 = (float *)(A + 128); /* [16] */
+    float *const t60 = (float *)(A + 96); /* [] */
+    float *const t62 = (float *)(A + 144); /* [16] */
+    float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t67 = (float *)(A + 160); /* [144, 1024] */
+    float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t70 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t71 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t72 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t74 = (float *)(A + 96); /* [2, 16] */
+    float *const t75 = (float *)(A + 160); /* [1, 16] */
+    float *const t77 = (float *)(A + 176); /* [1, 16] */
+    float *const t83 = (float *)(A + 192); /* [16] */
+    float *const t92 = (float *)(A + 160); /* [] */
+    float *const t94 = (float *)(A + 208); /* [16] */
+    float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t100 = (float *)(A + 224); /* [144, 1024] */
+    float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t103 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t104 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t105 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t107 = (float *)(A + 160); /* [2, 16] */
+    float *const t108 = (float *)(A + 224); /* [1, 16] */
+    float *const t110 = (float *)(A + 240); /* [1, 16] */
+    float *const t116 = (float *)(A + 256); /* [16] */
+    float *const t125 = (float *)(A + 224); /* [] */
+    float *const t127 = (float *)(A + 272); /* [16] */
+    float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t132 = (float *)(A + 288); /* [144, 1024] */
+    float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t135 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t136 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t137 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t139 = (float *)(A + 224); /* [2, 16] */
+    float *const t140 = (float *)(A + 288); /* [1, 16] */
+    float *const t142 = (float *)(A + 304); /* [1, 16] */
+    float *const t148 = (float *)(A + 320); /* [16] */
+    float *const t157 = (float *)(A + 288); /* [] */
+    float *const t159 = (float *)(A + 336); /* [16] */
+    float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t165 = (float *)(A + 352); /* [144, 256] */
+    float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
+    const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t168 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t169 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t170 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t172 = (float *)(A + 352); /* [2, 32] */
+    float *const t173 = (float *)(A + 288); /* [1, 32] */
+    float *const t175 = (float *)(A + 416); /* [1, 32] */
+    float *const t181 = (float *)(A + 448); /* [32] */
+    float *const t190 = (float *)(A + 288); /* [] */
+    float *const t192 = (float *)(A + 480); /* [32] */
+    float *const t193 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
+    float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t197 = (float *)(A + 512); /* [288, 256] */
+    float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
+    const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t201 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t202 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t204 = (float *)(A + 512); /* [2, 32] */
+    float *const t205 = (float *)(A + 288); /* [1, 32] */
+    float *const t207 = (float *)(A + 416); /* [1, 32] */
+    float *const t213 = (float *)(A + 576); /* [32] */
+    float *const t222 = (float *)(A + 288); /* [] */
+    float *const t224 = (float *)(A + 608); /* [32] */
+    float *const t225 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t228 = (float *)(A + 640); /* [16, 256] */
+    float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t231 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t232 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t233 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t235 = (float *)(A + 640); /* [2, 32] */
+    float *const t236 = (float *)(A + 288); /* [1, 32] */
+    float *const t238 = (float *)(A + 416); /* [1, 32] */
+    float *const t244 = (float *)(A + 704); /* [32] */
+    float *const t253 = (float *)(A + 288); /* [] */
+    float *const t255 = (float *)(A + 736); /* [32] */
+    float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
+    const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t261 = (float *)(A + 768); /* [288, 256] */
+    float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t264 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t265 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t266 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t268 = (float *)(A + 768); /* [2, 32] */
+    float *const t269 = (float *)(A + 288); /* [1, 32] */
+    float *const t271 = (float *)(A + 416); /* [1, 32] */
+    float *const t277 = (float *)(A + 832); /* [32] */
+    float *const t286 = (float *)(A + 288); /* [] */
+    float *const t288 = (float *)(A + 864); /* [32] */
+    float *const t289 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t293 = (float *)(A + 896); /* [288, 256] */
+    float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t297 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t298 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t300 = (float *)(A + 896); /* [2, 32] */
+    float *const t301 = (float *)(A + 288); /* [1, 32] */
+    float *const t303 = (float *)(A + 416); /* [1, 32] */
+    float *const t309 = (float *)(A + 960); /* [32] */
+    float *const t318 = (float *)(A + 288); /* [] */
+    float *const t320 = (float *)(A + 992); /* [32] */
+    float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t326 = (float *)(A + 1024); /* [288, 64] */
+    float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
+    const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t329 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t330 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t331 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t333 = (float *)(A + 1024); /* [2, 64] */
+    float *const t334 = (float *)(A + 1152); /* [1, 64] */
+    float *const t336 = (float *)(A + 1216); /* [1, 64] */
+    float *const t342 = (float *)(A + 1280); /* [64] */
+    float *const t351 = (float *)(A + 288); /* [] */
+    float *const t353 = (float *)(A + 1152); /* [64] */
+    float *const t354 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
+    float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t358 = (float *)(A + 1344); /* [576, 64] */
+    float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
+    const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t362 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t363 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t365 = (float *)(A + 1344); /* [2, 64] */
+    float *const t366 = (float *)(A + 1216); /* [1, 64] */
+    float *const t368 = (float *)(A + 1472); /* [1, 64] */
+    float *const t374 = (float *)(A + 1536); /* [64] */
+    float *const t383 = (float *)(A + 288); /* [] */
+    float *const t385 = (float *)(A + 1216); /* [64] */
+    float *const t386 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t389 = (float *)(A + 1600); /* [32, 64] */
+    float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t392 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t393 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t394 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t396 = (float *)(A + 1600); /* [2, 64] */
+    float *const t397 = (float *)(A + 1472); /* [1, 64] */
+    float *const t399 = (float *)(A + 1728); /* [1, 64] */
+    float *const t405 = (float *)(A + 1792); /* [64] */
+    float *const t414 = (float *)(A + 288); /* [] */
+    float *const t416 = (float *)(A + 1472); /* [64] */
+    float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t422 = (float *)(A + 1856); /* [576, 64] */
+    float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t426 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t427 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t429 = (float *)(A + 1856); /* [2, 64] */
+    float *const t430 = (float *)(A + 1728); /* [1, 64] */
+    float *const t432 = (float *)(A + 1984); /* [1, 64] */
+    float *const t438 = (float *)(A + 2048); /* [64] */
+    float *const t447 = (float *)(A + 288); /* [] */
+    float *const t449 = (float *)(A + 1728); /* [64] */
+    float *const t450 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t454 = (float *)(A + 2112); /* [576, 64] */
+    float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t458 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t459 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t461 = (float *)(A + 2112); /* [2, 64] */
+    float *const t462 = (float *)(A + 1984); /* [1, 64] */
+    float *const t464 = (float *)(A + 2240); /* [1, 64] */
+    float *const t470 = (float *)(A + 2304); /* [64] */
+    float *const t479 = (float *)(A + 288); /* [] */
+    float *const t481 = (float *)(A + 1984); /* [64] */
+    float *const t482 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t485 = (float *)(A + SB + 274432 * MB); /* [N, 64, 8, 8] */
+    float *const t486 = (float *)(A + SB + 270336 * MB); /* [N, 64] */
+    const float *const t487 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t488 = P + 175248; /* fc.bias [10] */
+    float *const t490 = (float *)(A + SB + 270400 * MB); /* [N, 10] */
+    float *const t491 = (float *)(A + SB + 270416 * MB); /* [N, 10] */
+    float *const t492 = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 3, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
     }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(27), 1.0f, t2, (int)(27), t3, (int)(1024 * n), 0.0f, t5, (int)(1024 * n));
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:46  bn(stem(x)): mean(v, axis: [0, 2], keepdim: true) */
+    const float *restrict const r4 = t4;
+    float *restrict const r10 = t10;
     {
-    const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r7 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r4 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r16[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * */
-    {
-    const float *restrict const r7 = t7;
-    const float *restrict const r16 = t16;
-    float *restrict const r17 = t17;
-    float *restrict const r18 = t18;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v13 = r7[i];
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 - v16;
-        r17[i] = v17;
-        const float v18 = v17 * v17;
-        r18[i] = v18;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r18 = t18;
-    float *restrict const r19 = t19;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r18 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r4 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
             }
-            r19[o++] = (float)(acc / (1024.0f * (double)n));
+            r10[c] = mu;
+            r10[C + c] = (float)(sq / M);
         }
     }
     }
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t11 + o * 16, t10 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t13 + o * 16, t10 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r7 = t7;
     const float *restrict const r11 = t11;
-    const float *restrict const r16 = t16;
-    float *restrict const r25 = t25;
+    float *restrict const r19 = t19;
     for (int64_t i = 0; i < 16; i++) {
-        const float v11 = r11[i];
-        const float v21 = 0.9f * v11;
-        const float v22 = r16[i];
-        const float v24 = 0.1f * v22;
-        const float v25 = v21 + v24;
-        r25[i] = v25;
+        const float v7 = r7[i];
+        const float v16 = 0.9f * v7;
+        const float v12 = r11[i];
+        const float v18 = 0.1f * v12;
+        const float v19 = v16 + v18;
+        r19[i] = v19;
     }
     }
     /* resnet.nn:46  bn(stem(x)): / */
     {
-    float *restrict const r35 = t35;
+    float *restrict const r28 = t28;
     for (int64_t i = 0; i < 1; i++) {
-        const float v33 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v35 = (float)(1024.0f * (double)n) / v33;
-        r35[i] = v35;
+        const float v26 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v28 = (float)(1024.0f * (double)n) / v26;
+        r28[i] = v28;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r12 = t12;
-    const float *restrict const r19 = t19;
-    const float *restrict const r35 = t35;
-    float *restrict const r37 = t37;
+    const float *restrict const r8 = t8;
+    const float *restrict const r13 = t13;
+    const float *restrict const r28 = t28;
+    float *restrict const r30 = t30;
     for (int64_t i = 0; i < 16; i++) {
-        const float v12 = r12[i];
-        const float v27 = 0.9f * v12;
-        const float v28 = r19[i];
-        const float v30 = 0.1f * v28;
-        const float v35 = r35[0];
-        const float v36 = v30 * v35;
-        const float v37 = v27 + v36;
-        r37[i] = v37;
+        const float v8 = r8[i];
+        const float v21 = 0.9f * v8;
+        const float v14 = r13[i];
+        const float v23 = 0.1f * v14;
+        const float v28 = r28[0];
+        const float v29 = v23 * v28;
+        const float v30 = v21 + v29;
+        r30[i] = v30;
     }
     }
-    /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r19 = t19;
-    float *restrict const r40 = t40;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v19 = r19[i];
-        const float v39 = v19 + 1e-05f;
-        const float v40 = 1.0f / sqrtf(v39);
-        r40[i] = v40;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    float *restrict const r41 = t41;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v17 = r17[i];
-        const float v40 = r40[i1 * 1];
-        const float v41 = v17 * v40;
-        r41[i] = v41;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): + */
-    {
-    const float *restrict const r9 = t9;
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r10 = t10;
-    const float *restrict const r41 = t41;
-    float *restrict const r43 = t43;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    float *restrict const r31 = t31;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v41 = r41[i];
-        const float v14 = r9[i1 * 1];
-        const float v42 = v41 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v43 = v42 + v15;
-        r43[i] = v43;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
+            const float *xr = r4 + (b * C + c) * L;
+            float *yr = r31 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r43 = t43;
-    float *restrict const r45 = t45;
+    const float *restrict const r31 = t31;
+    float *restrict const r33 = t33;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v32 = r31[i];
+        const float v33 = v32 > 0.0f ? v32 : 0.0f;
+        r33[i] = v33;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t33 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t35 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, t35, (int)P, 0.0f, t36 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r36 = t36;
+    float *restrict const r42 = t42;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r36 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r36 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r42[c] = mu;
+            r42[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t43 + o * 16, t42 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t45 + o * 16, t42 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r39 = t39;
+    const float *restrict const r43 = t43;
+    float *restrict const r51 = t51;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v39 = r39[i];
+        const float v48 = 0.9f * v39;
         const float v44 = r43[i];
-        const float v45 = v44 > 0.0f ? v44 : 0.0f;
-        r45[i] = v45;
+        const float v50 = 0.1f * v44;
+        const float v51 = v48 + v50;
+        r51[i] = v51;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:21  bn1(conv1(x)): / */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t47 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t45[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t46, (int)(144), t47, (int)(1024 * n), 0.0f, t49, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t51[o++] = t49[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r51 = t51;
     float *restrict const r60 = t60;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r51 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r60[o++] = (float)(acc / (1024.0f * (double)n));
-        }
+    for (int64_t i = 0; i < 1; i++) {
+        const float v58 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v60 = (float)(1024.0f * (double)n) / v58;
+        r60[i] = v60;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r51 = t51;
+    const float *restrict const r40 = t40;
+    const float *restrict const r45 = t45;
     const float *restrict const r60 = t60;
-    float *restrict const r61 = t61;
     float *restrict const r62 = t62;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v57 = r51[i];
-        const float v60 = r60[i1 * 1];
-        const float v61 = v57 - v60;
-        r61[i] = v61;
-        const float v62 = v61 * v61;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v40 = r40[i];
+        const float v53 = 0.9f * v40;
+        const float v46 = r45[i];
+        const float v55 = 0.1f * v46;
+        const float v60 = r60[0];
+        const float v61 = v55 * v60;
+        const float v62 = v53 + v61;
         r62[i] = v62;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r62 = t62;
+    const float *restrict const r36 = t36;
+    const float *restrict const r37 = t37;
+    const float *restrict const r38 = t38;
+    const float *restrict const r42 = t42;
     float *restrict const r63 = t63;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r62 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r63[o++] = (float)(acc / (1024.0f * (double)n));
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r42[c], sc = (float)(1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05)) * r37[c], sh = r38[c];
+            const float *xr = r36 + (b * C + c) * L;
+            float *yr = r63 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r55 = t55;
-    const float *restrict const r60 = t60;
-    float *restrict const r69 = t69;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v55 = r55[i];
-        const float v65 = 0.9f * v55;
-        const float v66 = r60[i];
-        const float v68 = 0.1f * v66;
-        const float v69 = v65 + v68;
-        r69[i] = v69;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r79 = t79;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v77 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v79 = (float)(1024.0f * (double)n) / v77;
-        r79[i] = v79;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r56 = t56;
-    const float *restrict const r63 = t63;
-    const float *restrict const r79 = t79;
-    float *restrict const r81 = t81;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v56 = r56[i];
-        const float v71 = 0.9f * v56;
-        const float v72 = r63[i];
-        const float v74 = 0.1f * v72;
-        const float v79 = r79[0];
-        const float v80 = v74 * v79;
-        const float v81 = v71 + v80;
-        r81[i] = v81;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r63 = t63;
-    float *restrict const r84 = t84;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v63 = r63[i];
-        const float v83 = v63 + 1e-05f;
-        const float v84 = 1.0f / sqrtf(v83);
-        r84[i] = v84;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r61 = t61;
-    const float *restrict const r84 = t84;
-    float *restrict const r85 = t85;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v61 = r61[i];
-        const float v84 = r84[i1 * 1];
-        const float v85 = v61 * v84;
-        r85[i] = v85;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r53 = t53;
-    const float *restrict const r54 = t54;
-    const float *restrict const r85 = t85;
-    float *restrict const r87 = t87;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v85 = r85[i];
-        const float v58 = r53[i1 * 1];
-        const float v86 = v85 * v58;
-        const float v59 = r54[i1 * 1];
-        const float v87 = v86 + v59;
-        r87[i] = v87;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r87 = t87;
-    float *restrict const r89 = t89;
+    const float *restrict const r63 = t63;
+    float *restrict const r65 = t65;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v88 = r87[i];
-        const float v89 = v88 > 0.0f ? v88 : 0.0f;
-        r89[i] = v89;
+        const float v64 = r63[i];
+        const float v65 = v64 > 0.0f ? v64 : 0.0f;
+        r65[i] = v65;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t91 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t89[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
         }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t90, (int)(144), t91, (int)(1024 * n), 0.0f, t93, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t95[o++] = t93[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    const float *restrict const r68 = t68;
+    float *restrict const r74 = t74;
     {
-    const float *restrict const r95 = t95;
-    float *restrict const r104 = t104;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r95 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r68 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r104[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r95 = t95;
-    const float *restrict const r104 = t104;
-    float *restrict const r105 = t105;
-    float *restrict const r106 = t106;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v101 = r95[i];
-        const float v104 = r104[i1 * 1];
-        const float v105 = v101 - v104;
-        r105[i] = v105;
-        const float v106 = v105 * v105;
-        r106[i] = v106;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r106 = t106;
-    float *restrict const r107 = t107;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r106 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r68 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
             }
-            r107[o++] = (float)(acc / (1024.0f * (double)n));
+            r74[c] = mu;
+            r74[C + c] = (float)(sq / M);
         }
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t75 + o * 16, t74 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t77 + o * 16, t74 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r99 = t99;
-    const float *restrict const r104 = t104;
-    float *restrict const r113 = t113;
+    const float *restrict const r71 = t71;
+    const float *restrict const r75 = t75;
+    float *restrict const r83 = t83;
     for (int64_t i = 0; i < 16; i++) {
-        const float v99 = r99[i];
-        const float v109 = 0.9f * v99;
-        const float v110 = r104[i];
-        const float v112 = 0.1f * v110;
-        const float v113 = v109 + v112;
-        r113[i] = v113;
+        const float v71 = r71[i];
+        const float v80 = 0.9f * v71;
+        const float v76 = r75[i];
+        const float v82 = 0.1f * v76;
+        const float v83 = v80 + v82;
+        r83[i] = v83;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r123 = t123;
+    float *restrict const r92 = t92;
     for (int64_t i = 0; i < 1; i++) {
-        const float v121 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v123 = (float)(1024.0f * (double)n) / v121;
-        r123[i] = v123;
+        const float v90 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v92 = (float)(1024.0f * (double)n) / v90;
+        r92[i] = v92;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r100 = t100;
-    const float *restrict const r107 = t107;
-    const float *restrict const r123 = t123;
-    float *restrict const r125 = t125;
+    const float *restrict const r72 = t72;
+    const float *restrict const r77 = t77;
+    const float *restrict const r92 = t92;
+    float *restrict const r94 = t94;
     for (int64_t i = 0; i < 16; i++) {
-        const float v100 = r100[i];
-        const float v115 = 0.9f * v100;
-        const float v116 = r107[i];
-        const float v118 = 0.1f * v116;
-        const float v123 = r123[0];
-        const float v124 = v118 * v123;
-        const float v125 = v115 + v124;
+        const float v72 = r72[i];
+        const float v85 = 0.9f * v72;
+        const float v78 = r77[i];
+        const float v87 = 0.1f * v78;
+        const float v92 = r92[0];
+        const float v93 = v87 * v92;
+        const float v94 = v85 + v93;
+        r94[i] = v94;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r70 = t70;
+    const float *restrict const r74 = t74;
+    float *restrict const r95 = t95;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r74[c], sc = (float)(1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05)) * r69[c], sh = r70[c];
+            const float *xr = r68 + (b * C + c) * L;
+            float *yr = r95 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r33 = t33;
+    const float *restrict const r95 = t95;
+    float *restrict const r98 = t98;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v96 = r95[i];
+        const float v33 = r33[i];
+        const float v97 = v96 + v33;
+        const float v98 = v97 > 0.0f ? v97 : 0.0f;
+        r98[i] = v98;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t98 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t100 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t99, (int)CKK, t100, (int)P, 0.0f, t101 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r101 = t101;
+    float *restrict const r107 = t107;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r101 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r101 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r107[c] = mu;
+            r107[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t108 + o * 16, t107 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t110 + o * 16, t107 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r104 = t104;
+    const float *restrict const r108 = t108;
+    float *restrict const r116 = t116;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v104 = r104[i];
+        const float v113 = 0.9f * v104;
+        const float v109 = r108[i];
+        const float v115 = 0.1f * v109;
+        const float v116 = v113 + v115;
+        r116[i] = v116;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r125 = t125;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v123 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v125 = (float)(1024.0f * (double)n) / v123;
         r125[i] = v125;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r107 = t107;
-    float *restrict const r128 = t128;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v107 = r107[i];
-        const float v127 = v107 + 1e-05f;
-        const float v128 = 1.0f / sqrtf(v127);
-        r128[i] = v128;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    /* resnet.nn:21  bn1(conv1(x)): + */
     {
     const float *restrict const r105 = t105;
-    const float *restrict const r128 = t128;
-    float *restrict const r129 = t129;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+    const float *restrict const r110 = t110;
+    const float *restrict const r125 = t125;
+    float *restrict const r127 = t127;
+    for (int64_t i = 0; i < 16; i++) {
         const float v105 = r105[i];
-        const float v128 = r128[i1 * 1];
-        const float v129 = v105 * v128;
-        r129[i] = v129;
+        const float v118 = 0.9f * v105;
+        const float v111 = r110[i];
+        const float v120 = 0.1f * v111;
+        const float v125 = r125[0];
+        const float v126 = v120 * v125;
+        const float v127 = v118 + v126;
+        r127[i] = v127;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r97 = t97;
-    const float *restrict const r98 = t98;
-    const float *restrict const r129 = t129;
-    float *restrict const r131 = t131;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r101 = t101;
+    const float *restrict const r102 = t102;
+    const float *restrict const r103 = t103;
+    const float *restrict const r107 = t107;
+    float *restrict const r128 = t128;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v129 = r129[i];
-        const float v102 = r97[i1 * 1];
-        const float v130 = v129 * v102;
-        const float v103 = r98[i1 * 1];
-        const float v131 = v130 + v103;
-        r131[i] = v131;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r45 = t45;
-    const float *restrict const r131 = t131;
-    float *restrict const r133 = t133;
-    float *restrict const r134 = t134;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v132 = r131[i];
-        const float v45 = r45[i];
-        const float v133 = v132 + v45;
-        r133[i] = v133;
-        const float v134 = v133 > 0.0f ? v133 : 0.0f;
-        r134[i] = v134;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t136 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t134[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r107[c], sc = (float)(1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05)) * r102[c], sh = r103[c];
+            const float *xr = r101 + (b * C + c) * L;
+            float *yr = r128 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t135, (int)(144), t136, (int)(1024 * n), 0.0f, t138, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t140[o++] = t138[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r140 = t140;
-    float *restrict const r149 = t149;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r140 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r149[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r140 = t140;
-    const float *restrict const r149 = t149;
-    float *restrict const r150 = t150;
-    float *restrict const r151 = t151;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v146 = r140[i];
-        const float v149 = r149[i1 * 1];
-        const float v150 = v146 - v149;
-        r150[i] = v150;
-        const float v151 = v150 * v150;
-        r151[i] = v151;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r151 = t151;
-    float *restrict const r152 = t152;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r151 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r152[o++] = (float)(acc / (1024.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r144 = t144;
-    const float *restrict const r149 = t149;
-    float *restrict const r158 = t158;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v144 = r144[i];
-        const float v154 = 0.9f * v144;
-        const float v155 = r149[i];
-        const float v157 = 0.1f * v155;
-        const float v158 = v154 + v157;
-        r158[i] = v158;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r168 = t168;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v166 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v168 = (float)(1024.0f * (double)n) / v166;
-        r168[i] = v168;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r145 = t145;
-    const float *restrict const r152 = t152;
-    const float *restrict const r168 = t168;
-    float *restrict const r170 = t170;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v145 = r145[i];
-        const float v160 = 0.9f * v145;
-        const float v161 = r152[i];
-        const float v163 = 0.1f * v161;
-        const float v168 = r168[0];
-        const float v169 = v163 * v168;
-        const float v170 = v160 + v169;
-        r170[i] = v170;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r152 = t152;
-    float *restrict const r173 = t173;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v152 = r152[i];
-        const float v172 = v152 + 1e-05f;
-        const float v173 = 1.0f / sqrtf(v172);
-        r173[i] = v173;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r150 = t150;
-    const float *restrict const r173 = t173;
-    float *restrict const r174 = t174;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v150 = r150[i];
-        const float v173 = r173[i1 * 1];
-        const float v174 = v150 * v173;
-        r174[i] = v174;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r142 = t142;
-    const float *restrict const r143 = t143;
-    const float *restrict const r174 = t174;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v174 = r174[i];
-        const float v147 = r142[i1 * 1];
-        const float v175 = v174 * v147;
-        const float v148 = r143[i1 * 1];
-        const float v176 = v175 + v148;
-        r176[i] = v176;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r176 = t176;
-    float *restrict const r178 = t178;
+    const float *restrict const r128 = t128;
+    float *restrict const r130 = t130;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v178 = v177 > 0.0f ? v177 : 0.0f;
-        r178[i] = v178;
+        const float v129 = r128[i];
+        const float v130 = v129 > 0.0f ? v129 : 0.0f;
+        r130[i] = v130;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t180 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t178[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t130 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t132 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t131, (int)CKK, t132, (int)P, 0.0f, t133 + b * F * P, (int)P);
         }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t179, (int)(144), t180, (int)(1024 * n), 0.0f, t182, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t184[o++] = t182[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
+    const float *restrict const r133 = t133;
+    float *restrict const r139 = t139;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r133 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r133 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r139[c] = mu;
+            r139[C + c] = (float)(sq / M);
+        }
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t140 + o * 16, t139 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t142 + o * 16, t139 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r184 = t184;
+    const float *restrict const r136 = t136;
+    const float *restrict const r140 = t140;
+    float *restrict const r148 = t148;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v136 = r136[i];
+        const float v145 = 0.9f * v136;
+        const float v141 = r140[i];
+        const float v147 = 0.1f * v141;
+        const float v148 = v145 + v147;
+        r148[i] = v148;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r157 = t157;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v155 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v157 = (float)(1024.0f * (double)n) / v155;
+        r157[i] = v157;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r137 = t137;
+    const float *restrict const r142 = t142;
+    const float *restrict const r157 = t157;
+    float *restrict const r159 = t159;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v137 = r137[i];
+        const float v150 = 0.9f * v137;
+        const float v143 = r142[i];
+        const float v152 = 0.1f * v143;
+        const float v157 = r157[0];
+        const float v158 = v152 * v157;
+        const float v159 = v150 + v158;
+        r159[i] = v159;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r135 = t135;
+    const float *restrict const r139 = t139;
+    float *restrict const r160 = t160;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r139[c], sc = (float)(1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05)) * r134[c], sh = r135[c];
+            const float *xr = r133 + (b * C + c) * L;
+            float *yr = r160 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r98 = t98;
+    const float *restrict const r160 = t160;
+    float *restrict const r163 = t163;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v161 = r160[i];
+        const float v98 = r98[i];
+        const float v162 = v161 + v98;
+        const float v163 = v162 > 0.0f ? v162 : 0.0f;
+        r163[i] = v163;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t165 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, t165, (int)P, 0.0f, t166 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r166 = t166;
+    float *restrict const r172 = t172;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r166 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r166 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r172[c] = mu;
+            r172[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t173 + o * 32, t172 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t175 + o * 32, t172 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r169 = t169;
+    const float *restrict const r173 = t173;
+    float *restrict const r181 = t181;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v169 = r169[i];
+        const float v178 = 0.9f * v169;
+        const float v174 = r173[i];
+        const float v180 = 0.1f * v174;
+        const float v181 = v178 + v180;
+        r181[i] = v181;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r190 = t190;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v188 = (float)(256.0f * (double)n) - 1.0f;
+        const float v190 = (float)(256.0f * (double)n) / v188;
+        r190[i] = v190;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r170 = t170;
+    const float *restrict const r175 = t175;
+    const float *restrict const r190 = t190;
+    float *restrict const r192 = t192;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v170 = r170[i];
+        const float v183 = 0.9f * v170;
+        const float v176 = r175[i];
+        const float v185 = 0.1f * v176;
+        const float v190 = r190[0];
+        const float v191 = v185 * v190;
+        const float v192 = v183 + v191;
+        r192[i] = v192;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r166 = t166;
+    const float *restrict const r167 = t167;
+    const float *restrict const r168 = t168;
+    const float *restrict const r172 = t172;
     float *restrict const r193 = t193;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r184 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r193[o++] = (float)(acc / (1024.0f * (double)n));
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r172[c], sc = (float)(1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05)) * r167[c], sh = r168[c];
+            const float *xr = r166 + (b * C + c) * L;
+            float *yr = r193 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r184 = t184;
     const float *restrict const r193 = t193;
-    float *restrict const r194 = t194;
     float *restrict const r195 = t195;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v190 = r184[i];
-        const float v193 = r193[i1 * 1];
-        const float v194 = v190 - v193;
-        r194[i] = v194;
-        const float v195 = v194 * v194;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v194 = r193[i];
+        const float v195 = v194 > 0.0f ? v194 : 0.0f;
         r195[i] = v195;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r195 = t195;
-    float *restrict const r196 = t196;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r195 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t195 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t197 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
-            r196[o++] = (float)(acc / (1024.0f * (double)n));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r198 = t198;
+    float *restrict const r204 = t204;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r198 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r198 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r204[c] = mu;
+            r204[C + c] = (float)(sq / M);
         }
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t205 + o * 32, t204 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t207 + o * 32, t204 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r188 = t188;
-    const float *restrict const r193 = t193;
-    float *restrict const r202 = t202;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v188 = r188[i];
-        const float v198 = 0.9f * v188;
-        const float v199 = r193[i];
-        const float v201 = 0.1f * v199;
-        const float v202 = v198 + v201;
-        r202[i] = v202;
+    const float *restrict const r201 = t201;
+    const float *restrict const r205 = t205;
+    float *restrict const r213 = t213;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v201 = r201[i];
+        const float v210 = 0.9f * v201;
+        const float v206 = r205[i];
+        const float v212 = 0.1f * v206;
+        const float v213 = v210 + v212;
+        r213[i] = v213;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r212 = t212;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v210 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v212 = (float)(1024.0f * (double)n) / v210;
-        r212[i] = v212;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r189 = t189;
-    const float *restrict const r196 = t196;
-    const float *restrict const r212 = t212;
-    float *restrict const r214 = t214;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v189 = r189[i];
-        const float v204 = 0.9f * v189;
-        const float v205 = r196[i];
-        const float v207 = 0.1f * v205;
-        const float v212 = r212[0];
-        const float v213 = v207 * v212;
-        const float v214 = v204 + v213;
-        r214[i] = v214;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r196 = t196;
-    float *restrict const r217 = t217;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v196 = r196[i];
-        const float v216 = v196 + 1e-05f;
-        const float v217 = 1.0f / sqrtf(v216);
-        r217[i] = v217;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r194 = t194;
-    const float *restrict const r217 = t217;
-    float *restrict const r218 = t218;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v194 = r194[i];
-        const float v217 = r217[i1 * 1];
-        const float v218 = v194 * v217;
-        r218[i] = v218;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r218 = t218;
-    float *restrict const r220 = t220;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v218 = r218[i];
-        const float v191 = r186[i1 * 1];
-        const float v219 = v218 * v191;
-        const float v192 = r187[i1 * 1];
-        const float v220 = v219 + v192;
-        r220[i] = v220;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r134 = t134;
-    const float *restrict const r220 = t220;
     float *restrict const r222 = t222;
-    float *restrict const r223 = t223;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v221 = r220[i];
-        const float v134 = r134[i];
-        const float v222 = v221 + v134;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v220 = (float)(256.0f * (double)n) - 1.0f;
+        const float v222 = (float)(256.0f * (double)n) / v220;
         r222[i] = v222;
-        const float v223 = v222 > 0.0f ? v222 : 0.0f;
-        r223[i] = v223;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
+    const float *restrict const r202 = t202;
+    const float *restrict const r207 = t207;
+    const float *restrict const r222 = t222;
+    float *restrict const r224 = t224;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v202 = r202[i];
+        const float v215 = 0.9f * v202;
+        const float v208 = r207[i];
+        const float v217 = 0.1f * v208;
+        const float v222 = r222[0];
+        const float v223 = v217 * v222;
+        const float v224 = v215 + v223;
+        r224[i] = v224;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r198 = t198;
+    const float *restrict const r199 = t199;
+    const float *restrict const r200 = t200;
+    const float *restrict const r204 = t204;
+    float *restrict const r225 = t225;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t225 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t223[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r204[c], sc = (float)(1.0 / sqrt((double)r204[C + c] + 1.0000000000000001e-05)) * r199[c], sh = r200[c];
+            const float *xr = r198 + (b * C + c) * L;
+            float *yr = r225 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t224, (int)(144), t225, (int)(256 * n), 0.0f, t227, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t229[o++] = t227[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t228 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t227, (int)CKK, t228, (int)P, 0.0f, t229 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
     const float *restrict const r229 = t229;
-    float *restrict const r238 = t238;
+    float *restrict const r235 = t235;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r229 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r229 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r238[o++] = (float)(acc / (256.0f * (double)n));
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r229 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r235[c] = mu;
+            r235[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t236 + o * 32, t235 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t238 + o * 32, t235 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r229 = t229;
-    const float *restrict const r238 = t238;
-    float *restrict const r239 = t239;
-    float *restrict const r240 = t240;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v235 = r229[i];
-        const float v238 = r238[i1 * 1];
-        const float v239 = v235 - v238;
-        r239[i] = v239;
-        const float v240 = v239 * v239;
-        r240[i] = v240;
+    const float *restrict const r232 = t232;
+    const float *restrict const r236 = t236;
+    float *restrict const r244 = t244;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v232 = r232[i];
+        const float v241 = 0.9f * v232;
+        const float v237 = r236[i];
+        const float v243 = 0.1f * v237;
+        const float v244 = v241 + v243;
+        r244[i] = v244;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    const float *restrict const r240 = t240;
-    float *restrict const r241 = t241;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r240 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r241[o++] = (float)(acc / (256.0f * (double)n));
-        }
+    float *restrict const r253 = t253;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v251 = (float)(256.0f * (double)n) - 1.0f;
+        const float v253 = (float)(256.0f * (double)n) / v251;
+        r253[i] = v253;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj_bn(proj(x)): + */
     {
     const float *restrict const r233 = t233;
     const float *restrict const r238 = t238;
-    float *restrict const r247 = t247;
+    const float *restrict const r253 = t253;
+    float *restrict const r255 = t255;
     for (int64_t i = 0; i < 32; i++) {
         const float v233 = r233[i];
-        const float v243 = 0.9f * v233;
-        const float v244 = r238[i];
-        const float v246 = 0.1f * v244;
-        const float v247 = v243 + v246;
-        r247[i] = v247;
+        const float v246 = 0.9f * v233;
+        const float v239 = r238[i];
+        const float v248 = 0.1f * v239;
+        const float v253 = r253[0];
+        const float v254 = v248 * v253;
+        const float v255 = v246 + v254;
+        r255[i] = v255;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): / */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    float *restrict const r257 = t257;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v255 = (float)(256.0f * (double)n) - 1.0f;
-        const float v257 = (float)(256.0f * (double)n) / v255;
-        r257[i] = v257;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    const float *restrict const r229 = t229;
+    const float *restrict const r230 = t230;
+    const float *restrict const r231 = t231;
+    const float *restrict const r235 = t235;
+    float *restrict const r256 = t256;
     {
-    const float *restrict const r234 = t234;
-    const float *restrict const r241 = t241;
-    const float *restrict const r257 = t257;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r235[c], sc = (float)(1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05)) * r230[c], sh = r231[c];
+            const float *xr = r229 + (b * C + c) * L;
+            float *yr = r256 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r225 = t225;
+    const float *restrict const r256 = t256;
     float *restrict const r259 = t259;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v234 = r234[i];
-        const float v249 = 0.9f * v234;
-        const float v250 = r241[i];
-        const float v252 = 0.1f * v250;
-        const float v257 = r257[0];
-        const float v258 = v252 * v257;
-        const float v259 = v249 + v258;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v226 = r225[i];
+        const float v257 = r256[i];
+        const float v258 = v226 + v257;
+        const float v259 = v258 > 0.0f ? v258 : 0.0f;
         r259[i] = v259;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r241 = t241;
-    float *restrict const r262 = t262;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v241 = r241[i];
-        const float v261 = v241 + 1e-05f;
-        const float v262 = 1.0f / sqrtf(v261);
-        r262[i] = v262;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t259 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t261 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
+        }
     }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r239 = t239;
     const float *restrict const r262 = t262;
-    float *restrict const r263 = t263;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
+    float *restrict const r268 = t268;
     {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v239 = r239[i];
-        const float v262 = r262[i1 * 1];
-        const float v263 = v239 * v262;
-        r263[i] = v263;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r262 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r262 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r268[c] = mu;
+            r268[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t269 + o * 32, t268 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t271 + o * 32, t268 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r265 = t265;
+    const float *restrict const r269 = t269;
+    float *restrict const r277 = t277;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v265 = r265[i];
+        const float v274 = 0.9f * v265;
+        const float v270 = r269[i];
+        const float v276 = 0.1f * v270;
+        const float v277 = v274 + v276;
+        r277[i] = v277;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r286 = t286;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v284 = (float)(256.0f * (double)n) - 1.0f;
+        const float v286 = (float)(256.0f * (double)n) / v284;
+        r286[i] = v286;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r231 = t231;
-    const float *restrict const r232 = t232;
-    const float *restrict const r263 = t263;
-    float *restrict const r265 = t265;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
+    const float *restrict const r266 = t266;
+    const float *restrict const r271 = t271;
+    const float *restrict const r286 = t286;
+    float *restrict const r288 = t288;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v266 = r266[i];
+        const float v279 = 0.9f * v266;
+        const float v272 = r271[i];
+        const float v281 = 0.1f * v272;
+        const float v286 = r286[0];
+        const float v287 = v281 * v286;
+        const float v288 = v279 + v287;
+        r288[i] = v288;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v263 = r263[i];
-        const float v236 = r231[i1 * 1];
-        const float v264 = v263 * v236;
-        const float v237 = r232[i1 * 1];
-        const float v265 = v264 + v237;
-        r265[i] = v265;
+    const float *restrict const r262 = t262;
+    const float *restrict const r263 = t263;
+    const float *restrict const r264 = t264;
+    const float *restrict const r268 = t268;
+    float *restrict const r289 = t289;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r268[c], sc = (float)(1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05)) * r263[c], sh = r264[c];
+            const float *xr = r262 + (b * C + c) * L;
+            float *yr = r289 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r265 = t265;
-    float *restrict const r267 = t267;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v266 = r265[i];
-        const float v267 = v266 > 0.0f ? v266 : 0.0f;
-        r267[i] = v267;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t269 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t267[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t268, (int)(288), t269, (int)(256 * n), 0.0f, t271, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t273[o++] = t271[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r273 = t273;
-    float *restrict const r282 = t282;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r273 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r282[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r273 = t273;
-    const float *restrict const r282 = t282;
-    float *restrict const r283 = t283;
-    float *restrict const r284 = t284;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v279 = r273[i];
-        const float v282 = r282[i1 * 1];
-        const float v283 = v279 - v282;
-        r283[i] = v283;
-        const float v284 = v283 * v283;
-        r284[i] = v284;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r284 = t284;
-    float *restrict const r285 = t285;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r284 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r285[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r277 = t277;
-    const float *restrict const r282 = t282;
+    const float *restrict const r289 = t289;
     float *restrict const r291 = t291;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v277 = r277[i];
-        const float v287 = 0.9f * v277;
-        const float v288 = r282[i];
-        const float v290 = 0.1f * v288;
-        const float v291 = v287 + v290;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v290 = r289[i];
+        const float v291 = v290 > 0.0f ? v290 : 0.0f;
         r291[i] = v291;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): / */
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    float *restrict const r301 = t301;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v299 = (float)(256.0f * (double)n) - 1.0f;
-        const float v301 = (float)(256.0f * (double)n) / v299;
-        r301[i] = v301;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t291 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t293 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r294 = t294;
+    float *restrict const r300 = t300;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r294 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r294 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r300[c] = mu;
+            r300[C + c] = (float)(sq / M);
+        }
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t301 + o * 32, t300 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t303 + o * 32, t300 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r278 = t278;
-    const float *restrict const r285 = t285;
+    const float *restrict const r297 = t297;
     const float *restrict const r301 = t301;
-    float *restrict const r303 = t303;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v278 = r278[i];
-        const float v293 = 0.9f * v278;
-        const float v294 = r285[i];
-        const float v296 = 0.1f * v294;
-        const float v301 = r301[0];
-        const float v302 = v296 * v301;
-        const float v303 = v293 + v302;
-        r303[i] = v303;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r285 = t285;
-    float *restrict const r306 = t306;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v285 = r285[i];
-        const float v305 = v285 + 1e-05f;
-        const float v306 = 1.0f / sqrtf(v305);
-        r306[i] = v306;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r283 = t283;
-    const float *restrict const r306 = t306;
-    float *restrict const r307 = t307;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v283 = r283[i];
-        const float v306 = r306[i1 * 1];
-        const float v307 = v283 * v306;
-        r307[i] = v307;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r275 = t275;
-    const float *restrict const r276 = t276;
-    const float *restrict const r307 = t307;
     float *restrict const r309 = t309;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v307 = r307[i];
-        const float v280 = r275[i1 * 1];
-        const float v308 = v307 * v280;
-        const float v281 = r276[i1 * 1];
-        const float v309 = v308 + v281;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v297 = r297[i];
+        const float v306 = 0.9f * v297;
+        const float v302 = r301[i];
+        const float v308 = 0.1f * v302;
+        const float v309 = v306 + v308;
         r309[i] = v309;
     }
     }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:22  bn2(conv2(h)): / */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t312 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t223[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t311, (int)(16), t312, (int)(256 * n), 0.0f, t314, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t316[o++] = t314[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r316 = t316;
-    float *restrict const r325 = t325;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r316 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r325[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r316 = t316;
-    const float *restrict const r325 = t325;
-    float *restrict const r326 = t326;
-    float *restrict const r327 = t327;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v322 = r316[i];
-        const float v325 = r325[i1 * 1];
-        const float v326 = v322 - v325;
-        r326[i] = v326;
-        const float v327 = v326 * v326;
-        r327[i] = v327;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r327 = t327;
-    float *restrict const r328 = t328;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r327 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r328[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r320 = t320;
-    const float *restrict const r325 = t325;
-    float *restrict const r334 = t334;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v320 = r320[i];
-        const float v330 = 0.9f * v320;
-        const float v331 = r325[i];
-        const float v333 = 0.1f * v331;
-        const float v334 = v330 + v333;
-        r334[i] = v334;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): / */
-    {
-    float *restrict const r344 = t344;
+    float *restrict const r318 = t318;
     for (int64_t i = 0; i < 1; i++) {
-        const float v342 = (float)(256.0f * (double)n) - 1.0f;
-        const float v344 = (float)(256.0f * (double)n) / v342;
-        r344[i] = v344;
+        const float v316 = (float)(256.0f * (double)n) - 1.0f;
+        const float v318 = (float)(256.0f * (double)n) / v316;
+        r318[i] = v318;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r321 = t321;
-    const float *restrict const r328 = t328;
-    const float *restrict const r344 = t344;
-    float *restrict const r346 = t346;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v321 = r321[i];
-        const float v336 = 0.9f * v321;
-        const float v337 = r328[i];
-        const float v339 = 0.1f * v337;
-        const float v344 = r344[0];
-        const float v345 = v339 * v344;
-        const float v346 = v336 + v345;
-        r346[i] = v346;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r328 = t328;
-    float *restrict const r349 = t349;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v328 = r328[i];
-        const float v348 = v328 + 1e-05f;
-        const float v349 = 1.0f / sqrtf(v348);
-        r349[i] = v349;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r326 = t326;
-    const float *restrict const r349 = t349;
-    float *restrict const r350 = t350;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v326 = r326[i];
-        const float v349 = r349[i1 * 1];
-        const float v350 = v326 * v349;
-        r350[i] = v350;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
+    const float *restrict const r298 = t298;
+    const float *restrict const r303 = t303;
     const float *restrict const r318 = t318;
-    const float *restrict const r319 = t319;
-    const float *restrict const r350 = t350;
-    float *restrict const r352 = t352;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
+    float *restrict const r320 = t320;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v298 = r298[i];
+        const float v311 = 0.9f * v298;
+        const float v304 = r303[i];
+        const float v313 = 0.1f * v304;
+        const float v318 = r318[0];
+        const float v319 = v313 * v318;
+        const float v320 = v311 + v319;
+        r320[i] = v320;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v350 = r350[i];
-        const float v323 = r318[i1 * 1];
-        const float v351 = v350 * v323;
-        const float v324 = r319[i1 * 1];
-        const float v352 = v351 + v324;
-        r352[i] = v352;
+    const float *restrict const r294 = t294;
+    const float *restrict const r295 = t295;
+    const float *restrict const r296 = t296;
+    const float *restrict const r300 = t300;
+    float *restrict const r321 = t321;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r300[c], sc = (float)(1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05)) * r295[c], sh = r296[c];
+            const float *xr = r294 + (b * C + c) * L;
+            float *yr = r321 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r309 = t309;
-    const float *restrict const r352 = t352;
-    float *restrict const r354 = t354;
-    float *restrict const r355 = t355;
+    const float *restrict const r259 = t259;
+    const float *restrict const r321 = t321;
+    float *restrict const r324 = t324;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v310 = r309[i];
-        const float v353 = r352[i];
-        const float v354 = v310 + v353;
-        r354[i] = v354;
-        const float v355 = v354 > 0.0f ? v354 : 0.0f;
-        r355[i] = v355;
+        const float v322 = r321[i];
+        const float v259 = r259[i];
+        const float v323 = v322 + v259;
+        const float v324 = v323 > 0.0f ? v323 : 0.0f;
+        r324[i] = v324;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t357 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t355[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t326 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t325, (int)CKK, t326, (int)P, 0.0f, t327 + b * F * P, (int)P);
         }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t356, (int)(288), t357, (int)(256 * n), 0.0f, t359, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t361[o++] = t359[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
+    const float *restrict const r327 = t327;
+    float *restrict const r333 = t333;
     {
-    const float *restrict const r361 = t361;
-    float *restrict const r370 = t370;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r361 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r327 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-            r370[o++] = (float)(acc / (256.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r361 = t361;
-    const float *restrict const r370 = t370;
-    float *restrict const r371 = t371;
-    float *restrict const r372 = t372;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v367 = r361[i];
-        const float v370 = r370[i1 * 1];
-        const float v371 = v367 - v370;
-        r371[i] = v371;
-        const float v372 = v371 * v371;
-        r372[i] = v372;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r372 = t372;
-    float *restrict const r373 = t373;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r372 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r327 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
             }
-            r373[o++] = (float)(acc / (256.0f * (double)n));
+            r333[c] = mu;
+            r333[C + c] = (float)(sq / M);
         }
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t334 + o * 64, t333 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t336 + o * 64, t333 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r365 = t365;
-    const float *restrict const r370 = t370;
-    float *restrict const r379 = t379;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v365 = r365[i];
-        const float v375 = 0.9f * v365;
-        const float v376 = r370[i];
-        const float v378 = 0.1f * v376;
-        const float v379 = v375 + v378;
-        r379[i] = v379;
+    const float *restrict const r330 = t330;
+    const float *restrict const r334 = t334;
+    float *restrict const r342 = t342;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v330 = r330[i];
+        const float v339 = 0.9f * v330;
+        const float v335 = r334[i];
+        const float v341 = 0.1f * v335;
+        const float v342 = v339 + v341;
+        r342[i] = v342;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r389 = t389;
+    float *restrict const r351 = t351;
     for (int64_t i = 0; i < 1; i++) {
-        const float v387 = (float)(256.0f * (double)n) - 1.0f;
-        const float v389 = (float)(256.0f * (double)n) / v387;
-        r389[i] = v389;
+        const float v349 = (float)(64.0f * (double)n) - 1.0f;
+        const float v351 = (float)(64.0f * (double)n) / v349;
+        r351[i] = v351;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r366 = t366;
-    const float *restrict const r373 = t373;
-    const float *restrict const r389 = t389;
-    float *restrict const r391 = t391;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v366 = r366[i];
-        const float v381 = 0.9f * v366;
-        const float v382 = r373[i];
-        const float v384 = 0.1f * v382;
-        const float v389 = r389[0];
-        const float v390 = v384 * v389;
-        const float v391 = v381 + v390;
-        r391[i] = v391;
+    const float *restrict const r331 = t331;
+    const float *restrict const r336 = t336;
+    const float *restrict const r351 = t351;
+    float *restrict const r353 = t353;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v331 = r331[i];
+        const float v344 = 0.9f * v331;
+        const float v337 = r336[i];
+        const float v346 = 0.1f * v337;
+        const float v351 = r351[0];
+        const float v352 = v346 * v351;
+        const float v353 = v344 + v352;
+        r353[i] = v353;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r373 = t373;
-    float *restrict const r394 = t394;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v373 = r373[i];
-        const float v393 = v373 + 1e-05f;
-        const float v394 = 1.0f / sqrtf(v393);
-        r394[i] = v394;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
+    const float *restrict const r327 = t327;
+    const float *restrict const r328 = t328;
+    const float *restrict const r329 = t329;
+    const float *restrict const r333 = t333;
+    float *restrict const r354 = t354;
     {
-    const float *restrict const r371 = t371;
-    const float *restrict const r394 = t394;
-    float *restrict const r395 = t395;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v371 = r371[i];
-        const float v394 = r394[i1 * 1];
-        const float v395 = v371 * v394;
-        r395[i] = v395;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r363 = t363;
-    const float *restrict const r364 = t364;
-    const float *restrict const r395 = t395;
-    float *restrict const r397 = t397;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v395 = r395[i];
-        const float v368 = r363[i1 * 1];
-        const float v396 = v395 * v368;
-        const float v369 = r364[i1 * 1];
-        const float v397 = v396 + v369;
-        r397[i] = v397;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r333[c], sc = (float)(1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05)) * r328[c], sh = r329[c];
+            const float *xr = r327 + (b * C + c) * L;
+            float *yr = r354 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r397 = t397;
-    float *restrict const r399 = t399;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v398 = r397[i];
-        const float v399 = v398 > 0.0f ? v398 : 0.0f;
-        r399[i] = v399;
+    const float *restrict const r354 = t354;
+    float *restrict const r356 = t356;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v355 = r354[i];
+        const float v356 = v355 > 0.0f ? v355 : 0.0f;
+        r356[i] = v356;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t356 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t358 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r359 = t359;
+    float *restrict const r365 = t365;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r359 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r359 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r365[c] = mu;
+            r365[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t366 + o * 64, t365 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t368 + o * 64, t365 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r362 = t362;
+    const float *restrict const r366 = t366;
+    float *restrict const r374 = t374;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v362 = r362[i];
+        const float v371 = 0.9f * v362;
+        const float v367 = r366[i];
+        const float v373 = 0.1f * v367;
+        const float v374 = v371 + v373;
+        r374[i] = v374;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r383 = t383;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v381 = (float)(64.0f * (double)n) - 1.0f;
+        const float v383 = (float)(64.0f * (double)n) / v381;
+        r383[i] = v383;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r363 = t363;
+    const float *restrict const r368 = t368;
+    const float *restrict const r383 = t383;
+    float *restrict const r385 = t385;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v363 = r363[i];
+        const float v376 = 0.9f * v363;
+        const float v369 = r368[i];
+        const float v378 = 0.1f * v369;
+        const float v383 = r383[0];
+        const float v384 = v378 * v383;
+        const float v385 = v376 + v384;
+        r385[i] = v385;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r359 = t359;
+    const float *restrict const r360 = t360;
+    const float *restrict const r361 = t361;
+    const float *restrict const r365 = t365;
+    float *restrict const r386 = t386;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t401 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t399[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r365[c], sc = (float)(1.0 / sqrt((double)r365[C + c] + 1.0000000000000001e-05)) * r360[c], sh = r361[c];
+            const float *xr = r359 + (b * C + c) * L;
+            float *yr = r386 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t400, (int)(288), t401, (int)(256 * n), 0.0f, t403, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t405[o++] = t403[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r405 = t405;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t389 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t388, (int)CKK, t389, (int)P, 0.0f, t390 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
+    {
+    const float *restrict const r390 = t390;
+    float *restrict const r396 = t396;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r390 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r390 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r396[c] = mu;
+            r396[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t397 + o * 64, t396 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t399 + o * 64, t396 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r393 = t393;
+    const float *restrict const r397 = t397;
+    float *restrict const r405 = t405;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v393 = r393[i];
+        const float v402 = 0.9f * v393;
+        const float v398 = r397[i];
+        const float v404 = 0.1f * v398;
+        const float v405 = v402 + v404;
+        r405[i] = v405;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): / */
+    {
     float *restrict const r414 = t414;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r405 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r414[o++] = (float)(acc / (256.0f * (double)n));
-        }
+    for (int64_t i = 0; i < 1; i++) {
+        const float v412 = (float)(64.0f * (double)n) - 1.0f;
+        const float v414 = (float)(64.0f * (double)n) / v412;
+        r414[i] = v414;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r405 = t405;
+    const float *restrict const r394 = t394;
+    const float *restrict const r399 = t399;
     const float *restrict const r414 = t414;
-    float *restrict const r415 = t415;
     float *restrict const r416 = t416;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v411 = r405[i];
-        const float v414 = r414[i1 * 1];
-        const float v415 = v411 - v414;
-        r415[i] = v415;
-        const float v416 = v415 * v415;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v394 = r394[i];
+        const float v407 = 0.9f * v394;
+        const float v400 = r399[i];
+        const float v409 = 0.1f * v400;
+        const float v414 = r414[0];
+        const float v415 = v409 * v414;
+        const float v416 = v407 + v415;
         r416[i] = v416;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r416 = t416;
+    const float *restrict const r390 = t390;
+    const float *restrict const r391 = t391;
+    const float *restrict const r392 = t392;
+    const float *restrict const r396 = t396;
     float *restrict const r417 = t417;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r416 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r417[o++] = (float)(acc / (256.0f * (double)n));
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r396[c], sc = (float)(1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05)) * r391[c], sh = r392[c];
+            const float *xr = r390 + (b * C + c) * L;
+            float *yr = r417 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + */
+    /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r409 = t409;
-    const float *restrict const r414 = t414;
-    float *restrict const r423 = t423;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v409 = r409[i];
-        const float v419 = 0.9f * v409;
-        const float v420 = r414[i];
-        const float v422 = 0.1f * v420;
-        const float v423 = v419 + v422;
-        r423[i] = v423;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): / */
-    {
-    float *restrict const r433 = t433;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v431 = (float)(256.0f * (double)n) - 1.0f;
-        const float v433 = (float)(256.0f * (double)n) / v431;
-        r433[i] = v433;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r410 = t410;
+    const float *restrict const r386 = t386;
     const float *restrict const r417 = t417;
-    const float *restrict const r433 = t433;
-    float *restrict const r435 = t435;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v410 = r410[i];
-        const float v425 = 0.9f * v410;
-        const float v426 = r417[i];
-        const float v428 = 0.1f * v426;
-        const float v433 = r433[0];
-        const float v434 = v428 * v433;
-        const float v435 = v425 + v434;
-        r435[i] = v435;
+    float *restrict const r420 = t420;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v387 = r386[i];
+        const float v418 = r417[i];
+        const float v419 = v387 + v418;
+        const float v420 = v419 > 0.0f ? v419 : 0.0f;
+        r420[i] = v420;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r417 = t417;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t420 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t422 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r423 = t423;
+    float *restrict const r429 = t429;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r423 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
+            }
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r423 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
+            }
+            r429[c] = mu;
+            r429[C + c] = (float)(sq / M);
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t430 + o * 64, t429 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t432 + o * 64, t429 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r426 = t426;
+    const float *restrict const r430 = t430;
     float *restrict const r438 = t438;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v417 = r417[i];
-        const float v437 = v417 + 1e-05f;
-        const float v438 = 1.0f / sqrtf(v437);
+    for (int64_t i = 0; i < 64; i++) {
+        const float v426 = r426[i];
+        const float v435 = 0.9f * v426;
+        const float v431 = r430[i];
+        const float v437 = 0.1f * v431;
+        const float v438 = v435 + v437;
         r438[i] = v438;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r415 = t415;
-    const float *restrict const r438 = t438;
-    float *restrict const r439 = t439;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v415 = r415[i];
-        const float v438 = r438[i1 * 1];
-        const float v439 = v415 * v438;
-        r439[i] = v439;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r407 = t407;
-    const float *restrict const r408 = t408;
-    const float *restrict const r439 = t439;
-    float *restrict const r441 = t441;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v439 = r439[i];
-        const float v412 = r407[i1 * 1];
-        const float v440 = v439 * v412;
-        const float v413 = r408[i1 * 1];
-        const float v441 = v440 + v413;
-        r441[i] = v441;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r355 = t355;
-    const float *restrict const r441 = t441;
-    float *restrict const r443 = t443;
-    float *restrict const r444 = t444;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v442 = r441[i];
-        const float v355 = r355[i];
-        const float v443 = v442 + v355;
-        r443[i] = v443;
-        const float v444 = v443 > 0.0f ? v443 : 0.0f;
-        r444[i] = v444;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t446 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t444[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t445, (int)(288), t446, (int)(64 * n), 0.0f, t448, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t450[o++] = t448[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r450 = t450;
-    float *restrict const r459 = t459;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r450 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r459[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r450 = t450;
-    const float *restrict const r459 = t459;
-    float *restrict const r460 = t460;
-    float *restrict const r461 = t461;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v456 = r450[i];
-        const float v459 = r459[i1 * 1];
-        const float v460 = v456 - v459;
-        r460[i] = v460;
-        const float v461 = v460 * v460;
-        r461[i] = v461;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r461 = t461;
-    float *restrict const r462 = t462;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r461 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r462[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r454 = t454;
-    const float *restrict const r459 = t459;
-    float *restrict const r468 = t468;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v454 = r454[i];
-        const float v464 = 0.9f * v454;
-        const float v465 = r459[i];
-        const float v467 = 0.1f * v465;
-        const float v468 = v464 + v467;
-        r468[i] = v468;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r478 = t478;
+    float *restrict const r447 = t447;
     for (int64_t i = 0; i < 1; i++) {
-        const float v476 = (float)(64.0f * (double)n) - 1.0f;
-        const float v478 = (float)(64.0f * (double)n) / v476;
-        r478[i] = v478;
+        const float v445 = (float)(64.0f * (double)n) - 1.0f;
+        const float v447 = (float)(64.0f * (double)n) / v445;
+        r447[i] = v447;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r427 = t427;
+    const float *restrict const r432 = t432;
+    const float *restrict const r447 = t447;
+    float *restrict const r449 = t449;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v427 = r427[i];
+        const float v440 = 0.9f * v427;
+        const float v433 = r432[i];
+        const float v442 = 0.1f * v433;
+        const float v447 = r447[0];
+        const float v448 = v442 * v447;
+        const float v449 = v440 + v448;
+        r449[i] = v449;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r423 = t423;
+    const float *restrict const r424 = t424;
+    const float *restrict const r425 = t425;
+    const float *restrict const r429 = t429;
+    float *restrict const r450 = t450;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r429[c], sc = (float)(1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05)) * r424[c], sh = r425[c];
+            const float *xr = r423 + (b * C + c) * L;
+            float *yr = r450 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r450 = t450;
+    float *restrict const r452 = t452;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v451 = r450[i];
+        const float v452 = v451 > 0.0f ? v451 : 0.0f;
+        r452[i] = v452;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t452 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t454 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r455 = t455;
-    const float *restrict const r462 = t462;
-    const float *restrict const r478 = t478;
-    float *restrict const r480 = t480;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v455 = r455[i];
-        const float v470 = 0.9f * v455;
-        const float v471 = r462[i];
-        const float v473 = 0.1f * v471;
-        const float v478 = r478[0];
-        const float v479 = v473 * v478;
-        const float v480 = v470 + v479;
-        r480[i] = v480;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    float *restrict const r461 = t461;
     {
-    const float *restrict const r462 = t462;
-    float *restrict const r483 = t483;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v462 = r462[i];
-        const float v482 = v462 + 1e-05f;
-        const float v483 = 1.0f / sqrtf(v482);
-        r483[i] = v483;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r460 = t460;
-    const float *restrict const r483 = t483;
-    float *restrict const r484 = t484;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v460 = r460[i];
-        const float v483 = r483[i1 * 1];
-        const float v484 = v460 * v483;
-        r484[i] = v484;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r452 = t452;
-    const float *restrict const r453 = t453;
-    const float *restrict const r484 = t484;
-    float *restrict const r486 = t486;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v484 = r484[i];
-        const float v457 = r452[i1 * 1];
-        const float v485 = v484 * v457;
-        const float v458 = r453[i1 * 1];
-        const float v486 = v485 + v458;
-        r486[i] = v486;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r486 = t486;
-    float *restrict const r488 = t488;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v487 = r486[i];
-        const float v488 = v487 > 0.0f ? v487 : 0.0f;
-        r488[i] = v488;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t490 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t488[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t c = 0; c < C; c++) {
+            double sum = 0, sq = 0;
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r455 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
+                  for (; k < L; k++) s += row[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sum += s; }
             }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t489, (int)(576), t490, (int)(64 * n), 0.0f, t492, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t494[o++] = t492[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r494 = t494;
-    float *restrict const r503 = t503;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r494 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+            const float mu = (float)(sum / M);
+            for (int64_t b = 0; b < N; b++) {
+                const float *row = r455 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
+                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sq += s; }
             }
-            r503[o++] = (float)(acc / (64.0f * (double)n));
+            r461[c] = mu;
+            r461[C + c] = (float)(sq / M);
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r494 = t494;
-    const float *restrict const r503 = t503;
-    float *restrict const r504 = t504;
-    float *restrict const r505 = t505;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v500 = r494[i];
-        const float v503 = r503[i1 * 1];
-        const float v504 = v500 - v503;
-        r504[i] = v504;
-        const float v505 = v504 * v504;
-        r505[i] = v505;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r505 = t505;
-    float *restrict const r506 = t506;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r505 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r506[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t462 + o * 64, t461 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t464 + o * 64, t461 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r498 = t498;
-    const float *restrict const r503 = t503;
-    float *restrict const r512 = t512;
+    const float *restrict const r458 = t458;
+    const float *restrict const r462 = t462;
+    float *restrict const r470 = t470;
     for (int64_t i = 0; i < 64; i++) {
-        const float v498 = r498[i];
-        const float v508 = 0.9f * v498;
-        const float v509 = r503[i];
-        const float v511 = 0.1f * v509;
-        const float v512 = v508 + v511;
-        r512[i] = v512;
+        const float v458 = r458[i];
+        const float v467 = 0.9f * v458;
+        const float v463 = r462[i];
+        const float v469 = 0.1f * v463;
+        const float v470 = v467 + v469;
+        r470[i] = v470;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r522 = t522;
+    float *restrict const r479 = t479;
     for (int64_t i = 0; i < 1; i++) {
-        const float v520 = (float)(64.0f * (double)n) - 1.0f;
-        const float v522 = (float)(64.0f * (double)n) / v520;
-        r522[i] = v522;
+        const float v477 = (float)(64.0f * (double)n) - 1.0f;
+        const float v479 = (float)(64.0f * (double)n) / v477;
+        r479[i] = v479;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r499 = t499;
-    const float *restrict const r506 = t506;
-    const float *restrict const r522 = t522;
-    float *restrict const r524 = t524;
+    const float *restrict const r459 = t459;
+    const float *restrict const r464 = t464;
+    const float *restrict const r479 = t479;
+    float *restrict const r481 = t481;
     for (int64_t i = 0; i < 64; i++) {
-        const float v499 = r499[i];
-        const float v514 = 0.9f * v499;
-        const float v515 = r506[i];
-        const float v517 = 0.1f * v515;
-        const float v522 = r522[0];
-        const float v523 = v517 * v522;
-        const float v524 = v514 + v523;
-        r524[i] = v524;
+        const float v459 = r459[i];
+        const float v472 = 0.9f * v459;
+        const float v465 = r464[i];
+        const float v474 = 0.1f * v465;
+        const float v479 = r479[0];
+        const float v480 = v474 * v479;
+        const float v481 = v472 + v480;
+        r481[i] = v481;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r506 = t506;
-    float *restrict const r527 = t527;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v506 = r506[i];
-        const float v526 = v506 + 1e-05f;
-        const float v527 = 1.0f / sqrtf(v526);
-        r527[i] = v527;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
+    const float *restrict const r455 = t455;
+    const float *restrict const r456 = t456;
+    const float *restrict const r457 = t457;
+    const float *restrict const r461 = t461;
+    float *restrict const r482 = t482;
     {
-    const float *restrict const r504 = t504;
-    const float *restrict const r527 = t527;
-    float *restrict const r528 = t528;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v504 = r504[i];
-        const float v527 = r527[i1 * 1];
-        const float v528 = v504 * v527;
-        r528[i] = v528;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r496 = t496;
-    const float *restrict const r497 = t497;
-    const float *restrict const r528 = t528;
-    float *restrict const r530 = t530;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v528 = r528[i];
-        const float v501 = r496[i1 * 1];
-        const float v529 = v528 * v501;
-        const float v502 = r497[i1 * 1];
-        const float v530 = v529 + v502;
-        r530[i] = v530;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t533 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t444[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r461[c], sc = (float)(1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05)) * r456[c], sh = r457[c];
+            const float *xr = r455 + (b * C + c) * L;
+            float *yr = r482 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t532, (int)(32), t533, (int)(64 * n), 0.0f, t535, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t537[o++] = t535[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r537 = t537;
-    float *restrict const r546 = t546;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r537 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r546[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r537 = t537;
-    const float *restrict const r546 = t546;
-    float *restrict const r547 = t547;
-    float *restrict const r548 = t548;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v543 = r537[i];
-        const float v546 = r546[i1 * 1];
-        const float v547 = v543 - v546;
-        r547[i] = v547;
-        const float v548 = v547 * v547;
-        r548[i] = v548;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r548 = t548;
-    float *restrict const r549 = t549;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r548 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r549[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r541 = t541;
-    const float *restrict const r546 = t546;
-    float *restrict const r555 = t555;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v541 = r541[i];
-        const float v551 = 0.9f * v541;
-        const float v552 = r546[i];
-        const float v554 = 0.1f * v552;
-        const float v555 = v551 + v554;
-        r555[i] = v555;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): / */
-    {
-    float *restrict const r565 = t565;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v563 = (float)(64.0f * (double)n) - 1.0f;
-        const float v565 = (float)(64.0f * (double)n) / v563;
-        r565[i] = v565;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r542 = t542;
-    const float *restrict const r549 = t549;
-    const float *restrict const r565 = t565;
-    float *restrict const r567 = t567;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v542 = r542[i];
-        const float v557 = 0.9f * v542;
-        const float v558 = r549[i];
-        const float v560 = 0.1f * v558;
-        const float v565 = r565[0];
-        const float v566 = v560 * v565;
-        const float v567 = v557 + v566;
-        r567[i] = v567;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r549 = t549;
-    float *restrict const r570 = t570;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v549 = r549[i];
-        const float v569 = v549 + 1e-05f;
-        const float v570 = 1.0f / sqrtf(v569);
-        r570[i] = v570;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * */
-    {
-    const float *restrict const r547 = t547;
-    const float *restrict const r570 = t570;
-    float *restrict const r571 = t571;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v547 = r547[i];
-        const float v570 = r570[i1 * 1];
-        const float v571 = v547 * v570;
-        r571[i] = v571;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r539 = t539;
-    const float *restrict const r540 = t540;
-    const float *restrict const r571 = t571;
-    float *restrict const r573 = t573;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v571 = r571[i];
-        const float v544 = r539[i1 * 1];
-        const float v572 = v571 * v544;
-        const float v545 = r540[i1 * 1];
-        const float v573 = v572 + v545;
-        r573[i] = v573;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r530 = t530;
-    const float *restrict const r573 = t573;
-    float *restrict const r575 = t575;
-    float *restrict const r576 = t576;
+    const float *restrict const r420 = t420;
+    const float *restrict const r482 = t482;
+    float *restrict const r485 = t485;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v531 = r530[i];
-        const float v574 = r573[i];
-        const float v575 = v531 + v574;
-        r575[i] = v575;
-        const float v576 = v575 > 0.0f ? v575 : 0.0f;
-        r576[i] = v576;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t578 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t576[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t577, (int)(576), t578, (int)(64 * n), 0.0f, t580, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t582[o++] = t580[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r582 = t582;
-    float *restrict const r591 = t591;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r582 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r591[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r582 = t582;
-    const float *restrict const r591 = t591;
-    float *restrict const r592 = t592;
-    float *restrict const r593 = t593;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v588 = r582[i];
-        const float v591 = r591[i1 * 1];
-        const float v592 = v588 - v591;
-        r592[i] = v592;
-        const float v593 = v592 * v592;
-        r593[i] = v593;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r593 = t593;
-    float *restrict const r594 = t594;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r593 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r594[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r586 = t586;
-    const float *restrict const r591 = t591;
-    float *restrict const r600 = t600;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v586 = r586[i];
-        const float v596 = 0.9f * v586;
-        const float v597 = r591[i];
-        const float v599 = 0.1f * v597;
-        const float v600 = v596 + v599;
-        r600[i] = v600;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r610 = t610;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v608 = (float)(64.0f * (double)n) - 1.0f;
-        const float v610 = (float)(64.0f * (double)n) / v608;
-        r610[i] = v610;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r587 = t587;
-    const float *restrict const r594 = t594;
-    const float *restrict const r610 = t610;
-    float *restrict const r612 = t612;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v587 = r587[i];
-        const float v602 = 0.9f * v587;
-        const float v603 = r594[i];
-        const float v605 = 0.1f * v603;
-        const float v610 = r610[0];
-        const float v611 = v605 * v610;
-        const float v612 = v602 + v611;
-        r612[i] = v612;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r594 = t594;
-    float *restrict const r615 = t615;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v594 = r594[i];
-        const float v614 = v594 + 1e-05f;
-        const float v615 = 1.0f / sqrtf(v614);
-        r615[i] = v615;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * */
-    {
-    const float *restrict const r592 = t592;
-    const float *restrict const r615 = t615;
-    float *restrict const r616 = t616;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v592 = r592[i];
-        const float v615 = r615[i1 * 1];
-        const float v616 = v592 * v615;
-        r616[i] = v616;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r584 = t584;
-    const float *restrict const r585 = t585;
-    const float *restrict const r616 = t616;
-    float *restrict const r618 = t618;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v616 = r616[i];
-        const float v589 = r584[i1 * 1];
-        const float v617 = v616 * v589;
-        const float v590 = r585[i1 * 1];
-        const float v618 = v617 + v590;
-        r618[i] = v618;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r618 = t618;
-    float *restrict const r620 = t620;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v619 = r618[i];
-        const float v620 = v619 > 0.0f ? v619 : 0.0f;
-        r620[i] = v620;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t622 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t620[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t621, (int)(576), t622, (int)(64 * n), 0.0f, t624, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t626[o++] = t624[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(v, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r626 = t626;
-    float *restrict const r635 = t635;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r626 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r635[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r626 = t626;
-    const float *restrict const r635 = t635;
-    float *restrict const r636 = t636;
-    float *restrict const r637 = t637;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v632 = r626[i];
-        const float v635 = r635[i1 * 1];
-        const float v636 = v632 - v635;
-        r636[i] = v636;
-        const float v637 = v636 * v636;
-        r637[i] = v637;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) */
-    {
-    const float *restrict const r637 = t637;
-    float *restrict const r638 = t638;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r637 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r638[o++] = (float)(acc / (64.0f * (double)n));
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r630 = t630;
-    const float *restrict const r635 = t635;
-    float *restrict const r644 = t644;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v630 = r630[i];
-        const float v640 = 0.9f * v630;
-        const float v641 = r635[i];
-        const float v643 = 0.1f * v641;
-        const float v644 = v640 + v643;
-        r644[i] = v644;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): / */
-    {
-    float *restrict const r654 = t654;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v652 = (float)(64.0f * (double)n) - 1.0f;
-        const float v654 = (float)(64.0f * (double)n) / v652;
-        r654[i] = v654;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r631 = t631;
-    const float *restrict const r638 = t638;
-    const float *restrict const r654 = t654;
-    float *restrict const r656 = t656;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v631 = r631[i];
-        const float v646 = 0.9f * v631;
-        const float v647 = r638[i];
-        const float v649 = 0.1f * v647;
-        const float v654 = r654[0];
-        const float v655 = v649 * v654;
-        const float v656 = v646 + v655;
-        r656[i] = v656;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r638 = t638;
-    float *restrict const r659 = t659;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v638 = r638[i];
-        const float v658 = v638 + 1e-05f;
-        const float v659 = 1.0f / sqrtf(v658);
-        r659[i] = v659;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * */
-    {
-    const float *restrict const r636 = t636;
-    const float *restrict const r659 = t659;
-    float *restrict const r660 = t660;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v636 = r636[i];
-        const float v659 = r659[i1 * 1];
-        const float v660 = v636 * v659;
-        r660[i] = v660;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r628 = t628;
-    const float *restrict const r629 = t629;
-    const float *restrict const r660 = t660;
-    float *restrict const r662 = t662;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v660 = r660[i];
-        const float v633 = r628[i1 * 1];
-        const float v661 = v660 * v633;
-        const float v634 = r629[i1 * 1];
-        const float v662 = v661 + v634;
-        r662[i] = v662;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r576 = t576;
-    const float *restrict const r662 = t662;
-    float *restrict const r664 = t664;
-    float *restrict const r665 = t665;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v663 = r662[i];
-        const float v576 = r576[i];
-        const float v664 = v663 + v576;
-        r664[i] = v664;
-        const float v665 = v664 > 0.0f ? v664 : 0.0f;
-        r665[i] = v665;
+        const float v483 = r482[i];
+        const float v420 = r420[i];
+        const float v484 = v483 + v420;
+        const float v485 = v484 > 0.0f ? v484 : 0.0f;
+        r485[i] = v485;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r665 = t665;
-    float *restrict const r666 = t666;
+    const float *restrict const r485 = t485;
+    float *restrict const r486 = t486;
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
-            for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r665 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r485 + i0 * 64;
                 float lane[16] = {0};
                 int64_t k = 0;
-                for (; k + 16 <= 8; k += 16)
+                for (; k + 16 <= 64; k += 16)
                     for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                 double s = 0;
-                for (; k < 8; k++) s += row[k];
+                for (; k < 64; k++) s += row[k];
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r666[o++] = (float)(acc / (64.0f));
+            r486[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t666, (int)(64), t667, (int)(64), 0.0f, t670, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t486, (int)(64), t487, (int)(64), 0.0f, t490, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r668 = t668;
-    const float *restrict const r670 = t670;
-    float *restrict const r671 = t671;
+    const float *restrict const r488 = t488;
+    const float *restrict const r490 = t490;
+    float *restrict const r491 = t491;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v670 = r670[i];
-        const float v668 = r668[i1 * 1];
-        const float v671 = v670 + v668;
-        r671[i] = v671;
+        const float v490 = r490[i];
+        const float v488 = r488[i1 * 1];
+        const float v491 = v490 + v488;
+        r491[i] = v491;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -5016,7 +3839,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t671 + r * C;
+            const float *row = t491 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -5032,441 +3855,292 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t672[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t492[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn.running_mean */
-    memmove(S + 0, t25, sizeof(float) * 16);
+    memmove(S + 0, t19, sizeof(float) * 16);
     /* update bn.running_var */
-    memmove(S + 16, t37, sizeof(float) * 16);
+    memmove(S + 16, t30, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, t69, sizeof(float) * 16);
+    memmove(S + 32, t51, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, t81, sizeof(float) * 16);
+    memmove(S + 48, t62, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, t113, sizeof(float) * 16);
+    memmove(S + 64, t83, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, t125, sizeof(float) * 16);
+    memmove(S + 80, t94, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, t158, sizeof(float) * 16);
+    memmove(S + 96, t116, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, t170, sizeof(float) * 16);
+    memmove(S + 112, t127, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, t202, sizeof(float) * 16);
+    memmove(S + 128, t148, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, t214, sizeof(float) * 16);
+    memmove(S + 144, t159, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, t247, sizeof(float) * 32);
+    memmove(S + 160, t181, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, t259, sizeof(float) * 32);
+    memmove(S + 192, t192, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, t291, sizeof(float) * 32);
+    memmove(S + 224, t213, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, t303, sizeof(float) * 32);
+    memmove(S + 256, t224, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, t334, sizeof(float) * 32);
+    memmove(S + 288, t244, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, t346, sizeof(float) * 32);
+    memmove(S + 320, t255, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, t379, sizeof(float) * 32);
+    memmove(S + 352, t277, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, t391, sizeof(float) * 32);
+    memmove(S + 384, t288, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, t423, sizeof(float) * 32);
+    memmove(S + 416, t309, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, t435, sizeof(float) * 32);
+    memmove(S + 448, t320, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, t468, sizeof(float) * 64);
+    memmove(S + 480, t342, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, t480, sizeof(float) * 64);
+    memmove(S + 544, t353, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, t512, sizeof(float) * 64);
+    memmove(S + 608, t374, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, t524, sizeof(float) * 64);
+    memmove(S + 672, t385, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, t555, sizeof(float) * 64);
+    memmove(S + 736, t405, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, t567, sizeof(float) * 64);
+    memmove(S + 800, t416, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, t600, sizeof(float) * 64);
+    memmove(S + 864, t438, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, t612, sizeof(float) * 64);
+    memmove(S + 928, t449, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, t644, sizeof(float) * 64);
+    memmove(S + 992, t470, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, t656, sizeof(float) * 64);
-    return t672[0];
+    memmove(S + 1056, t481, sizeof(float) * 64);
+    return t492[0];
 }
 
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const t0 = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    float *const t17 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t40 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t41 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t43 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    const float *const t46 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t47 = (float *)(A + SB + 93184 * MB); /* [144, 1024*N] */
-    const float *const t53 = P + 2768; /* stage1.0.bn1.weight [16] */
-    float *const t61 = (float *)(A + SB + 240640 * MB); /* [N, 16, 1024] */
-    float *const t84 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t85 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t87 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    const float *const t90 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t91 = (float *)(A + SB + 306176 * MB); /* [144, 1024*N] */
-    const float *const t97 = P + 5104; /* stage1.0.bn2.weight [16] */
-    float *const t105 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
-    float *const t128 = (float *)(A + 64); /* [1, 16, 1] */
-    float *const t129 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t133 = (float *)(A + SB + 486400 * MB); /* [N, 16, 32, 32] */
-    const float *const t135 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t136 = (float *)(A + SB + 519168 * MB); /* [144, 1024*N] */
-    const float *const t142 = P + 7440; /* stage1.1.bn1.weight [16] */
-    float *const t150 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t173 = (float *)(A + 112); /* [1, 16, 1] */
-    float *const t174 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t176 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    const float *const t179 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t180 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    const float *const t186 = P + 9776; /* stage1.1.bn2.weight [16] */
-    float *const t194 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
-    float *const t217 = (float *)(A + 160); /* [1, 16, 1] */
-    float *const t218 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t222 = (float *)(A + SB + 879616 * MB); /* [N, 16, 32, 32] */
-    const float *const t224 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t225 = (float *)(A + SB + 912384 * MB); /* [144, 256*N] */
-    const float *const t231 = P + 14416; /* stage2.0.bn1.weight [32] */
-    float *const t239 = (float *)(A + SB + 502784 * MB); /* [N, 32, 256] */
-    float *const t262 = (float *)(A + 352); /* [1, 32, 1] */
-    float *const t263 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
-    float *const t265 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    const float *const t268 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t269 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
-    const float *const t275 = P + 23696; /* stage2.0.bn2.weight [32] */
-    float *const t283 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t306 = (float *)(A + 448); /* [1, 32, 1] */
-    float *const t307 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    const float *const t311 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t312 = (float *)(A + SB + 1039360 * MB); /* [16, 256*N] */
-    const float *const t318 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    float *const t326 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
-    float *const t349 = (float *)(A + 544); /* [1, 32, 1] */
-    float *const t350 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t354 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 16, 16] */
-    const float *const t356 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t357 = (float *)(A + SB + 1068032 * MB); /* [288, 256*N] */
-    const float *const t363 = P + 33552; /* stage2.1.bn1.weight [32] */
-    float *const t371 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t394 = (float *)(A + 640); /* [1, 32, 1] */
-    float *const t395 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t397 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    const float *const t400 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t401 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    const float *const t407 = P + 42832; /* stage2.1.bn2.weight [32] */
-    float *const t415 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
-    float *const t438 = (float *)(A + 736); /* [1, 32, 1] */
-    float *const t439 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t443 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 16, 16] */
-    const float *const t445 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t446 = (float *)(A + SB + 1264640 * MB); /* [288, 64*N] */
-    const float *const t452 = P + 61328; /* stage3.0.bn1.weight [64] */
-    float *const t460 = (float *)(A + SB + 1059840 * MB); /* [N, 64, 64] */
-    float *const t483 = (float *)(A + 960); /* [1, 64, 1] */
-    float *const t484 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    const float *const t489 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t490 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
-    const float *const t496 = P + 98320; /* stage3.0.bn2.weight [64] */
-    float *const t504 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t527 = (float *)(A + 1152); /* [1, 64, 1] */
-    float *const t528 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    const float *const t532 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t533 = (float *)(A + SB + 1328128 * MB); /* [32, 64*N] */
-    const float *const t539 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    float *const t547 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
-    float *const t570 = (float *)(A + 1344); /* [1, 64, 1] */
-    float *const t571 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t575 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 8, 8] */
-    const float *const t577 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t578 = (float *)(A + SB + 1342464 * MB); /* [576, 64*N] */
-    const float *const t584 = P + 137488; /* stage3.1.bn1.weight [64] */
-    float *const t592 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t615 = (float *)(A + 1536); /* [1, 64, 1] */
-    float *const t616 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t618 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    const float *const t621 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t622 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    const float *const t628 = P + 174480; /* stage3.1.bn2.weight [64] */
-    float *const t636 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
-    float *const t659 = (float *)(A + 1728); /* [1, 64, 1] */
-    float *const t660 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t664 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 8, 8] */
-    float *const t666 = (float *)(A + SB + 1338368 * MB); /* [N, 64] */
-    const float *const t667 = P + 174608; /* fc.weight [10, 64] */
-    float *const t671 = (float *)(A + SB + 1338448 * MB); /* [N, 10] */
-    float *const t674 = (float *)(A + SB + 1338432 * MB); /* [N, 10] */
-    float *const t675 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t677 = (float *)(A + SB + 1338448 * MB); /* [N, 64] */
-    float *const t679 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t685 = (float *)(A + SB + 1428480 * MB); /* [N, 64, 8, 8] */
-    float *const t687 = G + 174544; /* d stage3.1.bn2.bias [1, 64, 1] */
-    float *const t689 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
-    float *const t690 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 64] */
-    float *const t691 = G + 174480; /* d stage3.1.bn2.weight [1, 64, 1] */
-    float *const t694 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t695 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t700 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t703 = (float *)(A + SB + 1424384 * MB); /* [N, 64, 64] */
-    float *const t707 = (float *)(A + SB + 1432576 * MB); /* [N, 64, 64] */
-    float *const t708 = (float *)(A + SB + 1436672 * MB); /* [N, 64, 64] */
-    float *const t709 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t713 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
-    float *const t718 = (float *)(A + SB + 1383424 * MB); /* [64, N, 64] */
-    float *const t720 = G + 137616; /* d stage3.1.conv2.weight [64, 576] */
-    float *const t721 = (float *)(A + SB + 1387520 * MB); /* [576, 64*N] */
-    float *const t723 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 8, 8] */
-    float *const t725 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 8, 8] */
-    float *const t727 = G + 137552; /* d stage3.1.bn1.bias [1, 64, 1] */
-    float *const t729 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
-    float *const t730 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t731 = G + 137488; /* d stage3.1.bn1.weight [1, 64, 1] */
-    float *const t734 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t735 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t740 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t743 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 64] */
-    float *const t747 = (float *)(A + SB + 1379328 * MB); /* [N, 64, 64] */
-    float *const t748 = (float *)(A + SB + 1383424 * MB); /* [N, 64, 64] */
-    float *const t749 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t753 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t758 = (float *)(A + SB + 1330176 * MB); /* [64, N, 64] */
-    float *const t760 = G + 100624; /* d stage3.1.conv1.weight [64, 576] */
-    float *const t761 = (float *)(A + SB + 1338368 * MB); /* [576, 64*N] */
-    float *const t763 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 8, 8] */
-    float *const t766 = (float *)(A + SB + 1330176 * MB); /* [N, 64, 8, 8] */
-    float *const t768 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64, 1] */
-    float *const t770 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t771 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 64] */
-    float *const t772 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64, 1] */
-    float *const t775 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t776 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t781 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t784 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t788 = (float *)(A + SB + 1334272 * MB); /* [N, 64, 64] */
-    float *const t789 = (float *)(A + SB + 1338368 * MB); /* [N, 64, 64] */
-    float *const t790 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t794 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
-    float *const t799 = (float *)(A + SB + 1260544 * MB); /* [64, N, 64] */
-    float *const t801 = G + 98448; /* d stage3.0.proj.weight [64, 32] */
-    float *const t802 = (float *)(A + SB + 1256448 * MB); /* [32, 64*N] */
-    float *const t804 = (float *)(A + SB + 1334272 * MB); /* [N, 32, 16, 16] */
-    float *const t806 = G + 98384; /* d stage3.0.bn2.bias [1, 64, 1] */
-    float *const t808 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
-    float *const t809 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t810 = G + 98320; /* d stage3.0.bn2.weight [1, 64, 1] */
-    float *const t813 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t814 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t819 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t822 = (float *)(A + SB + 1260544 * MB); /* [N, 64, 64] */
-    float *const t826 = (float *)(A + SB + 1319936 * MB); /* [N, 64, 64] */
-    float *const t827 = (float *)(A + SB + 1324032 * MB); /* [N, 64, 64] */
-    float *const t828 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t832 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t837 = (float *)(A + SB + 1256448 * MB); /* [64, N, 64] */
-    float *const t839 = G + 61456; /* d stage3.0.conv2.weight [64, 576] */
-    float *const t840 = (float *)(A + SB + 1283072 * MB); /* [576, 64*N] */
-    float *const t842 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 8, 8] */
-    float *const t844 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 8, 8] */
-    float *const t846 = G + 61392; /* d stage3.0.bn1.bias [1, 64, 1] */
-    float *const t848 = (float *)(A + SB + 1240064 * MB); /* [N, 64, 64] */
-    float *const t849 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t850 = G + 61328; /* d stage3.0.bn1.weight [1, 64, 1] */
-    float *const t853 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
-    float *const t854 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t859 = (float *)(A + 240); /* [1, 64, 1] */
-    float *const t862 = (float *)(A + SB + 1063936 * MB); /* [N, 64, 64] */
-    float *const t866 = (float *)(A + SB + 1244160 * MB); /* [N, 64, 64] */
-    float *const t867 = (float *)(A + SB + 1256448 * MB); /* [N, 64, 64] */
-    float *const t868 = (float *)(A + 176); /* [1, 64, 1] */
-    float *const t872 = (float *)(A + SB + 1059840 * MB); /* [N, 64, 64] */
-    float *const t877 = (float *)(A + SB + 1063936 * MB); /* [64, N, 64] */
-    float *const t879 = G + 42896; /* d stage3.0.conv1.weight [64, 288] */
-    float *const t880 = (float *)(A + SB + 1256448 * MB); /* [288, 64*N] */
-    float *const t882 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 16, 16] */
-    float *const t885 = (float *)(A + SB + 1240064 * MB); /* [N, 32, 16, 16] */
-    float *const t887 = G + 42864; /* d stage2.1.bn2.bias [1, 32, 1] */
-    float *const t889 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
-    float *const t890 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 256] */
-    float *const t891 = G + 42832; /* d stage2.1.bn2.weight [1, 32, 1] */
-    float *const t894 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t895 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t900 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t903 = (float *)(A + SB + 1231872 * MB); /* [N, 32, 256] */
-    float *const t907 = (float *)(A + SB + 1248256 * MB); /* [N, 32, 256] */
-    float *const t908 = (float *)(A + SB + 1256448 * MB); /* [N, 32, 256] */
-    float *const t909 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t913 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
-    float *const t918 = (float *)(A + SB + 1149952 * MB); /* [32, N, 256] */
-    float *const t920 = G + 33616; /* d stage2.1.conv2.weight [32, 288] */
-    float *const t921 = (float *)(A + SB + 1158144 * MB); /* [288, 256*N] */
-    float *const t923 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 16, 16] */
-    float *const t925 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 16, 16] */
-    float *const t927 = G + 33584; /* d stage2.1.bn1.bias [1, 32, 1] */
-    float *const t929 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
-    float *const t930 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t931 = G + 33552; /* d stage2.1.bn1.weight [1, 32, 1] */
-    float *const t934 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t935 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t940 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t943 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 256] */
-    float *const t947 = (float *)(A + SB + 1141760 * MB); /* [N, 32, 256] */
-    float *const t948 = (float *)(A + SB + 1149952 * MB); /* [N, 32, 256] */
-    float *const t949 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t953 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t958 = (float *)(A + SB + 1043456 * MB); /* [32, N, 256] */
-    float *const t960 = G + 24336; /* d stage2.1.conv1.weight [32, 288] */
-    float *const t961 = (float *)(A + SB + 1059840 * MB); /* [288, 256*N] */
-    float *const t963 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 16, 16] */
-    float *const t966 = (float *)(A + SB + 1043456 * MB); /* [N, 32, 16, 16] */
-    float *const t968 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32, 1] */
-    float *const t970 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t971 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 256] */
-    float *const t972 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32, 1] */
-    float *const t975 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t976 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t981 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t984 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t988 = (float *)(A + SB + 1051648 * MB); /* [N, 32, 256] */
-    float *const t989 = (float *)(A + SB + 1059840 * MB); /* [N, 32, 256] */
-    float *const t990 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t994 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
-    float *const t999 = (float *)(A + SB + 904192 * MB); /* [32, N, 256] */
-    float *const t1001 = G + 23760; /* d stage2.0.proj.weight [32, 16] */
-    float *const t1002 = (float *)(A + SB + 896000 * MB); /* [16, 256*N] */
-    float *const t1004 = (float *)(A + SB + 1051648 * MB); /* [N, 16, 32, 32] */
-    float *const t1006 = G + 23728; /* d stage2.0.bn2.bias [1, 32, 1] */
-    float *const t1008 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
-    float *const t1009 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t1010 = G + 23696; /* d stage2.0.bn2.weight [1, 32, 1] */
-    float *const t1013 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t1014 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1019 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t1022 = (float *)(A + SB + 904192 * MB); /* [N, 32, 256] */
-    float *const t1026 = (float *)(A + SB + 1022976 * MB); /* [N, 32, 256] */
-    float *const t1027 = (float *)(A + SB + 1031168 * MB); /* [N, 32, 256] */
-    float *const t1028 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1032 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t1037 = (float *)(A + SB + 896000 * MB); /* [32, N, 256] */
-    float *const t1039 = G + 14480; /* d stage2.0.conv2.weight [32, 288] */
-    float *const t1040 = (float *)(A + SB + 949248 * MB); /* [288, 256*N] */
-    float *const t1042 = (float *)(A + SB + 871424 * MB); /* [N, 32, 16, 16] */
-    float *const t1044 = (float *)(A + SB + 896000 * MB); /* [N, 32, 16, 16] */
-    float *const t1046 = G + 14448; /* d stage2.0.bn1.bias [1, 32, 1] */
-    float *const t1048 = (float *)(A + SB + 863232 * MB); /* [N, 32, 256] */
-    float *const t1049 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t1050 = G + 14416; /* d stage2.0.bn1.weight [1, 32, 1] */
-    float *const t1053 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
-    float *const t1054 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1059 = (float *)(A + 80); /* [1, 32, 1] */
-    float *const t1062 = (float *)(A + SB + 510976 * MB); /* [N, 32, 256] */
-    float *const t1066 = (float *)(A + SB + 871424 * MB); /* [N, 32, 256] */
-    float *const t1067 = (float *)(A + SB + 896000 * MB); /* [N, 32, 256] */
-    float *const t1068 = (float *)(A + 32); /* [1, 32, 1] */
-    float *const t1072 = (float *)(A + SB + 502784 * MB); /* [N, 32, 256] */
-    float *const t1077 = (float *)(A + SB + 510976 * MB); /* [32, N, 256] */
-    float *const t1079 = G + 9808; /* d stage2.0.conv1.weight [32, 144] */
-    float *const t1080 = (float *)(A + SB + 896000 * MB); /* [144, 256*N] */
-    float *const t1082 = (float *)(A + SB + 502784 * MB); /* [N, 16, 32, 32] */
-    float *const t1085 = (float *)(A + SB + 863232 * MB); /* [N, 16, 32, 32] */
-    float *const t1087 = G + 9792; /* d stage1.1.bn2.bias [1, 16, 1] */
-    float *const t1089 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
-    float *const t1090 = (float *)(A + SB + 879616 * MB); /* [N, 16, 1024] */
-    float *const t1091 = G + 9776; /* d stage1.1.bn2.weight [1, 16, 1] */
-    float *const t1094 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t1095 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1100 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1103 = (float *)(A + SB + 846848 * MB); /* [N, 16, 1024] */
-    float *const t1107 = (float *)(A + SB + 879616 * MB); /* [N, 16, 1024] */
-    float *const t1108 = (float *)(A + SB + 896000 * MB); /* [N, 16, 1024] */
-    float *const t1109 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1113 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
-    float *const t1118 = (float *)(A + SB + 683008 * MB); /* [16, N, 1024] */
-    float *const t1120 = G + 7472; /* d stage1.1.conv2.weight [16, 144] */
-    float *const t1121 = (float *)(A + SB + 699392 * MB); /* [144, 1024*N] */
-    float *const t1123 = (float *)(A + SB + 502784 * MB); /* [N, 16, 32, 32] */
-    float *const t1125 = (float *)(A + SB + 683008 * MB); /* [N, 16, 32, 32] */
-    float *const t1127 = G + 7456; /* d stage1.1.bn1.bias [1, 16, 1] */
-    float *const t1129 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
-    float *const t1130 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t1131 = G + 7440; /* d stage1.1.bn1.weight [1, 16, 1] */
-    float *const t1134 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t1135 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1140 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1143 = (float *)(A + SB + 470016 * MB); /* [N, 16, 1024] */
-    float *const t1147 = (float *)(A + SB + 666624 * MB); /* [N, 16, 1024] */
-    float *const t1148 = (float *)(A + SB + 683008 * MB); /* [N, 16, 1024] */
-    float *const t1149 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1153 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1158 = (float *)(A + SB + 470016 * MB); /* [16, N, 1024] */
-    float *const t1160 = G + 5136; /* d stage1.1.conv1.weight [16, 144] */
-    float *const t1161 = (float *)(A + SB + 502784 * MB); /* [144, 1024*N] */
-    float *const t1163 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1166 = (float *)(A + SB + 470016 * MB); /* [N, 16, 32, 32] */
-    float *const t1168 = G + 5120; /* d stage1.0.bn2.bias [1, 16, 1] */
-    float *const t1170 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1171 = (float *)(A + SB + 486400 * MB); /* [N, 16, 1024] */
-    float *const t1172 = G + 5104; /* d stage1.0.bn2.weight [1, 16, 1] */
-    float *const t1175 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t1176 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1181 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1184 = (float *)(A + SB + 453632 * MB); /* [N, 16, 1024] */
-    float *const t1188 = (float *)(A + SB + 486400 * MB); /* [N, 16, 1024] */
-    float *const t1189 = (float *)(A + SB + 502784 * MB); /* [N, 16, 1024] */
-    float *const t1190 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1194 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1199 = (float *)(A + SB + 289792 * MB); /* [16, N, 1024] */
-    float *const t1201 = G + 2800; /* d stage1.0.conv2.weight [16, 144] */
-    float *const t1202 = (float *)(A + SB + 306176 * MB); /* [144, 1024*N] */
-    float *const t1204 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1206 = (float *)(A + SB + 289792 * MB); /* [N, 16, 32, 32] */
-    float *const t1208 = G + 2784; /* d stage1.0.bn1.bias [1, 16, 1] */
-    float *const t1210 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1211 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t1212 = G + 2768; /* d stage1.0.bn1.weight [1, 16, 1] */
-    float *const t1215 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t1216 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1221 = (float *)(A + 48); /* [1, 16, 1] */
-    float *const t1224 = (float *)(A + SB + 257024 * MB); /* [N, 16, 1024] */
-    float *const t1228 = (float *)(A + SB + 273408 * MB); /* [N, 16, 1024] */
-    float *const t1229 = (float *)(A + SB + 289792 * MB); /* [N, 16, 1024] */
-    float *const t1230 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t1234 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1239 = (float *)(A + SB + 240640 * MB); /* [16, N, 1024] */
-    float *const t1241 = G + 464; /* d stage1.0.conv1.weight [16, 144] */
-    float *const t1242 = (float *)(A + SB + 76800 * MB); /* [144, 1024*N] */
-    float *const t1244 = (float *)(A + SB + 224256 * MB); /* [N, 16, 32, 32] */
-    float *const t1247 = (float *)(A + SB + 76800 * MB); /* [N, 16, 32, 32] */
-    float *const t1249 = G + 448; /* d bn.bias [1, 16, 1] */
-    float *const t1251 = (float *)(A + SB + 60416 * MB); /* [N, 16, 1024] */
-    float *const t1252 = (float *)(A + SB + 93184 * MB); /* [N, 16, 1024] */
-    float *const t1253 = G + 432; /* d bn.weight [1, 16, 1] */
-    float *const t1256 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t1257 = (float *)(A + 16); /* [1, 16, 1] */
-    float *const t1262 = (float *)(A + 32); /* [1, 16, 1] */
-    float *const t1265 = (float *)(A + SB + 44032 * MB); /* [N, 16, 1024] */
-    float *const t1269 = (float *)(A + SB + 76800 * MB); /* [N, 16, 1024] */
-    float *const t1270 = (float *)(A + SB + 93184 * MB); /* [N, 16, 1024] */
-    float *const t1271 = (float *)(A + 0); /* [1, 16, 1] */
-    float *const t1275 = (float *)(A + SB + 27648 * MB); /* [N, 16, 1024] */
-    float *const t1280 = (float *)(A + SB + 44032 * MB); /* [16, N, 1024] */
-    float *const t1282 = G + 0; /* d stem.weight [16, 27] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    float *const t10 = (float *)(A + 0); /* [2, 16] */
+    float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const t42 = (float *)(A + 32); /* [2, 16] */
+    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const t74 = (float *)(A + 96); /* [2, 16] */
+    float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const t107 = (float *)(A + 160); /* [2, 16] */
+    float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const t139 = (float *)(A + 224); /* [2, 16] */
+    float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
+    const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const t172 = (float *)(A + 352); /* [2, 32] */
+    float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
+    const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const t204 = (float *)(A + 512); /* [2, 32] */
+    const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const t235 = (float *)(A + 640); /* [2, 32] */
+    float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
+    const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const t268 = (float *)(A + 768); /* [2, 32] */
+    float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const t300 = (float *)(A + 896); /* [2, 32] */
+    float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
+    const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const t333 = (float *)(A + 1024); /* [2, 64] */
+    float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
+    const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const t365 = (float *)(A + 1344); /* [2, 64] */
+    const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const t396 = (float *)(A + 1600); /* [2, 64] */
+    float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const t429 = (float *)(A + 1856); /* [2, 64] */
+    float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const t461 = (float *)(A + 2112); /* [2, 64] */
+    float *const t485 = (float *)(A + SB + 274432 * MB); /* [N, 64, 8, 8] */
+    float *const t486 = (float *)(A + SB + 270336 * MB); /* [N, 64] */
+    const float *const t487 = P + 174608; /* fc.weight [10, 64] */
+    float *const t491 = (float *)(A + SB + 270416 * MB); /* [N, 10] */
+    float *const t494 = (float *)(A + SB + 270400 * MB); /* [N, 10] */
+    float *const t495 = G + 175248; /* d fc.bias [1, 10] */
+    float *const t497 = (float *)(A + SB + 270416 * MB); /* [N, 64] */
+    float *const t499 = G + 174608; /* d fc.weight [10, 64] */
+    float *const t505 = (float *)(A + SB + 278528 * MB); /* [N, 64, 8, 8] */
+    float *const t507 = (float *)(A + 1152); /* [2, 64] */
+    float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t514 = (float *)(A + 1984); /* [576, 64] */
+    float *const t515 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    float *const t516 = (float *)(A + 1984); /* [576, 128] */
+    float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t519 = (float *)(A + SB + 270336 * MB); /* [N, 64, 8, 8] */
+    float *const t521 = (float *)(A + 1152); /* [2, 64] */
+    float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const t526 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    float *const t528 = (float *)(A + 1728); /* [576, 64] */
+    float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    float *const t531 = (float *)(A + 1728); /* [576, 128] */
+    float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t534 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    float *const t536 = (float *)(A + 1152); /* [2, 64] */
+    float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const t543 = (float *)(A + 1472); /* [32, 64] */
+    float *const t544 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    float *const t545 = (float *)(A + 1472); /* [32, 128] */
+    float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t548 = (float *)(A + 1152); /* [2, 64] */
+    float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const t555 = (float *)(A + 1152); /* [576, 64] */
+    float *const t556 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
+    float *const t557 = (float *)(A + 1152); /* [576, 128] */
+    float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t560 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    float *const t562 = (float *)(A + 1152); /* [2, 64] */
+    float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const t567 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
+    float *const t569 = (float *)(A + 960); /* [288, 64] */
+    float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const t572 = (float *)(A + 960); /* [288, 128] */
+    float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t575 = (float *)(A + SB + 229376 * MB); /* [N, 32, 16, 16] */
+    float *const t577 = (float *)(A + 256); /* [2, 32] */
+    float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const t582 = (float *)(A + SB + 237568 * MB); /* [N, 32, 256] */
+    float *const t584 = (float *)(A + 832); /* [288, 256] */
+    float *const t585 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    float *const t586 = (float *)(A + 832); /* [288, 288] */
+    float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t589 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const t591 = (float *)(A + 256); /* [2, 32] */
+    float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const t596 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    float *const t598 = (float *)(A + 704); /* [288, 256] */
+    float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    float *const t601 = (float *)(A + 704); /* [288, 288] */
+    float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t604 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    float *const t606 = (float *)(A + 256); /* [2, 32] */
+    float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const t613 = (float *)(A + 576); /* [16, 256] */
+    float *const t614 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    float *const t615 = (float *)(A + 576); /* [16, 288] */
+    float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t618 = (float *)(A + 256); /* [2, 32] */
+    float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const t623 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const t625 = (float *)(A + 416); /* [288, 256] */
+    float *const t626 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
+    float *const t627 = (float *)(A + 416); /* [288, 288] */
+    float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t630 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    float *const t632 = (float *)(A + 256); /* [2, 32] */
+    float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const t637 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
+    float *const t639 = (float *)(A + 256); /* [144, 256] */
+    float *const t640 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t642 = (float *)(A + 256); /* [144, 288] */
+    float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t645 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    float *const t647 = (float *)(A + 64); /* [2, 16] */
+    float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const t652 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
+    float *const t654 = (float *)(A + 192); /* [144, 1024] */
+    float *const t655 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t656 = (float *)(A + 192); /* [144, 1040] */
+    float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t659 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const t661 = (float *)(A + 64); /* [2, 16] */
+    float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const t666 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    float *const t668 = (float *)(A + 128); /* [144, 1024] */
+    float *const t669 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t671 = (float *)(A + 128); /* [144, 1040] */
+    float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t676 = (float *)(A + 64); /* [2, 16] */
+    float *const t677 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const t679 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const t681 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const t683 = (float *)(A + 64); /* [144, 1024] */
+    float *const t684 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t685 = (float *)(A + 64); /* [144, 1040] */
+    float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t690 = (float *)(A + 64); /* [2, 16] */
+    float *const t691 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const t695 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const t697 = (float *)(A + 32); /* [144, 1024] */
+    float *const t698 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    float *const t700 = (float *)(A + 32); /* [144, 1040] */
+    float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t703 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t705 = (float *)(A + 32); /* [2, 16] */
+    float *const t706 = G + 432; /* d bn.weight [1, 16] */
+    float *const t708 = G + 448; /* d bn.bias [1, 16] */
+    float *const t710 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t712 = (float *)(A + 0); /* [27, 1040] */
+    float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
@@ -5482,8 +4156,8 @@ void res_net_backward(res_net *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t671 + r * C;
-            float *d = t674 + r * C;
+            const float *row = t491 + r * C;
+            float *d = t494 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -5506,3932 +4180,1921 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r674 = t674;
-    float *restrict const r675 = t675;
+    const float *restrict const r494 = t494;
+    float *restrict const r495 = t495;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r675, 0, sizeof(float) * (size_t)K);
+        memset(r495, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r675[k] += r674[r * K + k];
+                r495[k] += r494[r * K + k];
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t674, (int)(10), t667, (int)(64), 0.0f, t677, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t494, (int)(10), t487, (int)(64), 0.0f, t497, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t674, (int)(10), t666, (int)(64), 0.0f, t679, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t494, (int)(10), t486, (int)(64), 0.0f, t499, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r664 = t664;
-    const float *restrict const r677 = t677;
-    float *restrict const r685 = t685;
+    const float *restrict const r485 = t485;
+    const float *restrict const r497 = t497;
+    float *restrict const r505 = t505;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v664 = r664[i];
-        const float v680 = r677[i1 * 1 + i0 * 64];
-        const float v681 = v680;
-        const float v683 = v681 * 0.015625f;
-        const float v685 = v664 > 0.0f ? v683 : 0.0f;
-        r685[i] = v685;
+        const float v485 = r485[i];
+        const float v500 = r497[i1 * 1 + i0 * 64];
+        const float v501 = v500;
+        const float v503 = v501 * 0.015625f;
+        const float v505 = v485 > 0.0f ? v503 : 0.0f;
+        r505[i] = v505;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r685 = t685;
-    float *restrict const r687 = t687;
+    const float *restrict const r455 = t455;
+    const float *restrict const r461 = t461;
+    const float *restrict const r505 = t505;
+    float *restrict const r507 = t507;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r685 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r461[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r687[o++] = (float)acc;
+            r507[c] = (float)(sdx / sqrt((double)r461[C + c] + 1.0000000000000001e-05));
+            r507[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t508 + o * 64, t507 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t510 + o * 64, t507 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r628 = t628;
-    const float *restrict const r685 = t685;
-    float *restrict const r689 = t689;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
+    const float *restrict const r455 = t455;
+    const float *restrict const r456 = t456;
+    const float *restrict const r461 = t461;
+    const float *restrict const r505 = t505;
+    const float *restrict const r507 = t507;
+    float *restrict const r512 = t512;
     {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v686 = r685[i];
-        const float v633 = r628[i1 * 1];
-        const float v689 = v686 * v633;
-        r689[i] = v689;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r660 = t660;
-    const float *restrict const r685 = t685;
-    float *restrict const r690 = t690;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v686 = r685[i];
-        const float v660 = r660[i];
-        const float v690 = v686 * v660;
-        r690[i] = v690;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r690 = t690;
-    float *restrict const r691 = t691;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r690 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r691[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r636 = t636;
-    const float *restrict const r689 = t689;
-    float *restrict const r694 = t694;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v689 = r689[i];
-        const float v636 = r636[i];
-        const float v694 = v689 * v636;
-        r694[i] = v694;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r694 = t694;
-    float *restrict const r695 = t695;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r694 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r695[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r659 = t659;
-    const float *restrict const r695 = t695;
-    float *restrict const r700 = t700;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v695 = r695[i];
-        const float v659 = r659[i];
-        const float v696 = v659 * v659;
-        const float v697 = v659 * v696;
-        const float v699 = -0.5f * v697;
-        const float v700 = v695 * v699;
-        r700[i] = v700;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r700 = t700;
-    float *restrict const r703 = t703;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v700 = r700[i1 * 1];
-        const float v701 = v700;
-        const float v703 = v701 * (float)(0.015625f / (double)n);
-        r703[i] = v703;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r636 = t636;
-    const float *restrict const r659 = t659;
-    const float *restrict const r689 = t689;
-    const float *restrict const r703 = t703;
-    float *restrict const r707 = t707;
-    float *restrict const r708 = t708;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v689 = r689[i];
-        const float v659 = r659[i1 * 1];
-        const float v693 = v689 * v659;
-        const float v703 = r703[i];
-        const float v636 = r636[i];
-        const float v704 = v703 * v636;
-        const float v705 = v693 + v704;
-        const float v706 = v703 * v636;
-        const float v707 = v705 + v706;
-        r707[i] = v707;
-        const float v708 = -v707;
-        r708[i] = v708;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r708 = t708;
-    float *restrict const r709 = t709;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r708 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r709[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r707 = t707;
-    const float *restrict const r709 = t709;
-    float *restrict const r713 = t713;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v707 = r707[i];
-        const float v709 = r709[i1 * 1];
-        const float v710 = v709;
-        const float v712 = v710 * (float)(0.015625f / (double)n);
-        const float v713 = v707 + v712;
-        r713[i] = v713;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t718[o++] = t713[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t718, (int)(64 * n), t622, (int)(64 * n), 0.0f, t720, (int)(576));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t621, (int)(576), t718, (int)(64 * n), 0.0f, t721, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t723, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t721 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t723[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05), k1 = (double)r456[c] * rstd;
+            const float mu = r461[c], a = (float)k1, mdy = (float)((double)r507[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r507[c] / M);
+            const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
+            float *yr = r512 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t515 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t453, (int)CKK, t512 + b * F * P, (int)P, 0.0f, t514, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t514 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t516 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t452 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t516 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t517[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r618 = t618;
-    const float *restrict const r723 = t723;
-    float *restrict const r725 = t725;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v619 = r618[i];
-        const float v723 = r723[i];
-        const float v725 = v619 > 0.0f ? v723 : 0.0f;
-        r725[i] = v725;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r725 = t725;
-    float *restrict const r727 = t727;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r725 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r727[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r584 = t584;
-    const float *restrict const r725 = t725;
-    float *restrict const r729 = t729;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v726 = r725[i];
-        const float v589 = r584[i1 * 1];
-        const float v729 = v726 * v589;
-        r729[i] = v729;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r616 = t616;
-    const float *restrict const r725 = t725;
-    float *restrict const r730 = t730;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v726 = r725[i];
-        const float v616 = r616[i];
-        const float v730 = v726 * v616;
-        r730[i] = v730;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r730 = t730;
-    float *restrict const r731 = t731;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r730 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r731[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r592 = t592;
-    const float *restrict const r729 = t729;
-    float *restrict const r734 = t734;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v729 = r729[i];
-        const float v592 = r592[i];
-        const float v734 = v729 * v592;
-        r734[i] = v734;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r734 = t734;
-    float *restrict const r735 = t735;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r734 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r735[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r615 = t615;
-    const float *restrict const r735 = t735;
-    float *restrict const r740 = t740;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v735 = r735[i];
-        const float v615 = r615[i];
-        const float v736 = v615 * v615;
-        const float v737 = v615 * v736;
-        const float v739 = -0.5f * v737;
-        const float v740 = v735 * v739;
-        r740[i] = v740;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r740 = t740;
-    float *restrict const r743 = t743;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v740 = r740[i1 * 1];
-        const float v741 = v740;
-        const float v743 = v741 * (float)(0.015625f / (double)n);
-        r743[i] = v743;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r592 = t592;
-    const float *restrict const r615 = t615;
-    const float *restrict const r729 = t729;
-    const float *restrict const r743 = t743;
-    float *restrict const r747 = t747;
-    float *restrict const r748 = t748;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v729 = r729[i];
-        const float v615 = r615[i1 * 1];
-        const float v733 = v729 * v615;
-        const float v743 = r743[i];
-        const float v592 = r592[i];
-        const float v744 = v743 * v592;
-        const float v745 = v733 + v744;
-        const float v746 = v743 * v592;
-        const float v747 = v745 + v746;
-        r747[i] = v747;
-        const float v748 = -v747;
-        r748[i] = v748;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r748 = t748;
-    float *restrict const r749 = t749;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r748 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r749[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r747 = t747;
-    const float *restrict const r749 = t749;
-    float *restrict const r753 = t753;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v747 = r747[i];
-        const float v749 = r749[i1 * 1];
-        const float v750 = v749;
-        const float v752 = v750 * (float)(0.015625f / (double)n);
-        const float v753 = v747 + v752;
-        r753[i] = v753;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t758[o++] = t753[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t758, (int)(64 * n), t578, (int)(64 * n), 0.0f, t760, (int)(576));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t577, (int)(576), t758, (int)(64 * n), 0.0f, t761, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t763, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t761 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t763[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r575 = t575;
-    const float *restrict const r685 = t685;
-    const float *restrict const r763 = t763;
-    float *restrict const r766 = t766;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v575 = r575[i];
-        const float v685 = r685[i];
-        const float v763 = r763[i];
-        const float v764 = v685 + v763;
-        const float v766 = v575 > 0.0f ? v764 : 0.0f;
-        r766[i] = v766;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + (backward) */
-    {
-    const float *restrict const r766 = t766;
-    float *restrict const r768 = t768;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r766 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r768[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r539 = t539;
-    const float *restrict const r766 = t766;
-    float *restrict const r770 = t770;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v767 = r766[i];
-        const float v544 = r539[i1 * 1];
-        const float v770 = v767 * v544;
-        r770[i] = v770;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r571 = t571;
-    const float *restrict const r766 = t766;
-    float *restrict const r771 = t771;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v767 = r766[i];
-        const float v571 = r571[i];
-        const float v771 = v767 * v571;
-        r771[i] = v771;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r771 = t771;
-    float *restrict const r772 = t772;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r771 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r772[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r547 = t547;
-    const float *restrict const r770 = t770;
-    float *restrict const r775 = t775;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v770 = r770[i];
-        const float v547 = r547[i];
-        const float v775 = v770 * v547;
-        r775[i] = v775;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r775 = t775;
-    float *restrict const r776 = t776;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r775 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r776[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r570 = t570;
-    const float *restrict const r776 = t776;
-    float *restrict const r781 = t781;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v776 = r776[i];
-        const float v570 = r570[i];
-        const float v777 = v570 * v570;
-        const float v778 = v570 * v777;
-        const float v780 = -0.5f * v778;
-        const float v781 = v776 * v780;
-        r781[i] = v781;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r781 = t781;
-    float *restrict const r784 = t784;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v781 = r781[i1 * 1];
-        const float v782 = v781;
-        const float v784 = v782 * (float)(0.015625f / (double)n);
-        r784[i] = v784;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r547 = t547;
-    const float *restrict const r570 = t570;
-    const float *restrict const r770 = t770;
-    const float *restrict const r784 = t784;
-    float *restrict const r788 = t788;
-    float *restrict const r789 = t789;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v770 = r770[i];
-        const float v570 = r570[i1 * 1];
-        const float v774 = v770 * v570;
-        const float v784 = r784[i];
-        const float v547 = r547[i];
-        const float v785 = v784 * v547;
-        const float v786 = v774 + v785;
-        const float v787 = v784 * v547;
-        const float v788 = v786 + v787;
-        r788[i] = v788;
-        const float v789 = -v788;
-        r789[i] = v789;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r789 = t789;
-    float *restrict const r790 = t790;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r789 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r790[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r788 = t788;
-    const float *restrict const r790 = t790;
-    float *restrict const r794 = t794;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v788 = r788[i];
-        const float v790 = r790[i1 * 1];
-        const float v791 = v790;
-        const float v793 = v791 * (float)(0.015625f / (double)n);
-        const float v794 = v788 + v793;
-        r794[i] = v794;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t799[o++] = t794[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(32), (int)(64 * n), 1.0f, t799, (int)(64 * n), t533, (int)(64 * n), 0.0f, t801, (int)(32));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(32), (int)(64 * n), (int)(64), 1.0f, t532, (int)(32), t799, (int)(64 * n), 0.0f, t802, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        memset(t804, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t802 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t804[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r766 = t766;
-    float *restrict const r806 = t806;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r766 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r806[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r496 = t496;
-    const float *restrict const r766 = t766;
-    float *restrict const r808 = t808;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v805 = r766[i];
-        const float v501 = r496[i1 * 1];
-        const float v808 = v805 * v501;
-        r808[i] = v808;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r528 = t528;
-    const float *restrict const r766 = t766;
-    float *restrict const r809 = t809;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v805 = r766[i];
-        const float v528 = r528[i];
-        const float v809 = v805 * v528;
-        r809[i] = v809;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r809 = t809;
-    float *restrict const r810 = t810;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r809 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r810[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r504 = t504;
-    const float *restrict const r808 = t808;
-    float *restrict const r813 = t813;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v808 = r808[i];
-        const float v504 = r504[i];
-        const float v813 = v808 * v504;
-        r813[i] = v813;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r813 = t813;
-    float *restrict const r814 = t814;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r813 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r814[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r527 = t527;
-    const float *restrict const r814 = t814;
-    float *restrict const r819 = t819;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v814 = r814[i];
-        const float v527 = r527[i];
-        const float v815 = v527 * v527;
-        const float v816 = v527 * v815;
-        const float v818 = -0.5f * v816;
-        const float v819 = v814 * v818;
-        r819[i] = v819;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r819 = t819;
-    float *restrict const r822 = t822;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v819 = r819[i1 * 1];
-        const float v820 = v819;
-        const float v822 = v820 * (float)(0.015625f / (double)n);
-        r822[i] = v822;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r504 = t504;
-    const float *restrict const r527 = t527;
-    const float *restrict const r808 = t808;
-    const float *restrict const r822 = t822;
-    float *restrict const r826 = t826;
-    float *restrict const r827 = t827;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v808 = r808[i];
-        const float v527 = r527[i1 * 1];
-        const float v812 = v808 * v527;
-        const float v822 = r822[i];
-        const float v504 = r504[i];
-        const float v823 = v822 * v504;
-        const float v824 = v812 + v823;
-        const float v825 = v822 * v504;
-        const float v826 = v824 + v825;
-        r826[i] = v826;
-        const float v827 = -v826;
-        r827[i] = v827;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r827 = t827;
-    float *restrict const r828 = t828;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r827 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r828[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r826 = t826;
-    const float *restrict const r828 = t828;
-    float *restrict const r832 = t832;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v826 = r826[i];
-        const float v828 = r828[i1 * 1];
-        const float v829 = v828;
-        const float v831 = v829 * (float)(0.015625f / (double)n);
-        const float v832 = v826 + v831;
-        r832[i] = v832;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t837[o++] = t832[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(576), (int)(64 * n), 1.0f, t837, (int)(64 * n), t490, (int)(64 * n), 0.0f, t839, (int)(576));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(576), (int)(64 * n), (int)(64), 1.0f, t489, (int)(576), t837, (int)(64 * n), 0.0f, t840, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t842, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t840 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t842[base + ow * S] += crow[ow];
-            }
-        }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r486 = t486;
-    const float *restrict const r842 = t842;
-    float *restrict const r844 = t844;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v487 = r486[i];
-        const float v842 = r842[i];
-        const float v844 = v487 > 0.0f ? v842 : 0.0f;
-        r844[i] = v844;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
-    {
-    const float *restrict const r844 = t844;
-    float *restrict const r846 = t846;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r844 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r846[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
     {
     const float *restrict const r452 = t452;
-    const float *restrict const r844 = t844;
-    float *restrict const r848 = t848;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v845 = r844[i];
-        const float v457 = r452[i1 * 1];
-        const float v848 = v845 * v457;
-        r848[i] = v848;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r484 = t484;
-    const float *restrict const r844 = t844;
-    float *restrict const r849 = t849;
+    const float *restrict const r515 = t515;
+    float *restrict const r519 = t519;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v845 = r844[i];
-        const float v484 = r484[i];
-        const float v849 = v845 * v484;
-        r849[i] = v849;
+        const float v452 = r452[i];
+        const float v515 = r515[i];
+        const float v519 = v452 > 0.0f ? v515 : 0.0f;
+        r519[i] = v519;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r849 = t849;
-    float *restrict const r850 = t850;
+    const float *restrict const r423 = t423;
+    const float *restrict const r429 = t429;
+    const float *restrict const r519 = t519;
+    float *restrict const r521 = t521;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r849 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r429[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r850[o++] = (float)acc;
+            r521[c] = (float)(sdx / sqrt((double)r429[C + c] + 1.0000000000000001e-05));
+            r521[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t522 + o * 64, t521 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t524 + o * 64, t521 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r460 = t460;
-    const float *restrict const r848 = t848;
-    float *restrict const r853 = t853;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v848 = r848[i];
-        const float v460 = r460[i];
-        const float v853 = v848 * v460;
-        r853[i] = v853;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    const float *restrict const r423 = t423;
+    const float *restrict const r424 = t424;
+    const float *restrict const r429 = t429;
+    const float *restrict const r519 = t519;
+    const float *restrict const r521 = t521;
+    float *restrict const r526 = t526;
     {
-    const float *restrict const r853 = t853;
-    float *restrict const r854 = t854;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r853 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r854[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r483 = t483;
-    const float *restrict const r854 = t854;
-    float *restrict const r859 = t859;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v854 = r854[i];
-        const float v483 = r483[i];
-        const float v855 = v483 * v483;
-        const float v856 = v483 * v855;
-        const float v858 = -0.5f * v856;
-        const float v859 = v854 * v858;
-        r859[i] = v859;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r859 = t859;
-    float *restrict const r862 = t862;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v859 = r859[i1 * 1];
-        const float v860 = v859;
-        const float v862 = v860 * (float)(0.015625f / (double)n);
-        r862[i] = v862;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r460 = t460;
-    const float *restrict const r483 = t483;
-    const float *restrict const r848 = t848;
-    const float *restrict const r862 = t862;
-    float *restrict const r866 = t866;
-    float *restrict const r867 = t867;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v848 = r848[i];
-        const float v483 = r483[i1 * 1];
-        const float v852 = v848 * v483;
-        const float v862 = r862[i];
-        const float v460 = r460[i];
-        const float v863 = v862 * v460;
-        const float v864 = v852 + v863;
-        const float v865 = v862 * v460;
-        const float v866 = v864 + v865;
-        r866[i] = v866;
-        const float v867 = -v866;
-        r867[i] = v867;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r867 = t867;
-    float *restrict const r868 = t868;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r867 + i0 * 4096 + i1 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r868[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r866 = t866;
-    const float *restrict const r868 = t868;
-    float *restrict const r872 = t872;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v866 = r866[i];
-        const float v868 = r868[i1 * 1];
-        const float v869 = v868;
-        const float v871 = v869 * (float)(0.015625f / (double)n);
-        const float v872 = v866 + v871;
-        r872[i] = v872;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 64; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t877[o++] = t872[i0 * 64 + i1 * 4096 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(64), (int)(288), (int)(64 * n), 1.0f, t877, (int)(64 * n), t446, (int)(64 * n), 0.0f, t879, (int)(288));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(64 * n), (int)(64), 1.0f, t445, (int)(288), t877, (int)(64 * n), 0.0f, t880, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        memset(t882, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t880 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t882[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05), k1 = (double)r424[c] * rstd;
+            const float mu = r429[c], a = (float)k1, mdy = (float)((double)r521[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r521[c] / M);
+            const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
+            float *yr = r526 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t529 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t421, (int)CKK, t526 + b * F * P, (int)P, 0.0f, t528, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t528 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t531 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t420 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t531 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t532[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r443 = t443;
-    const float *restrict const r804 = t804;
-    const float *restrict const r882 = t882;
-    float *restrict const r885 = t885;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v443 = r443[i];
-        const float v804 = r804[i];
-        const float v882 = r882[i];
-        const float v883 = v804 + v882;
-        const float v885 = v443 > 0.0f ? v883 : 0.0f;
-        r885[i] = v885;
+    const float *restrict const r420 = t420;
+    const float *restrict const r505 = t505;
+    const float *restrict const r529 = t529;
+    float *restrict const r534 = t534;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v420 = r420[i];
+        const float v505 = r505[i];
+        const float v529 = r529[i];
+        const float v530 = v505 + v529;
+        const float v534 = v420 > 0.0f ? v530 : 0.0f;
+        r534[i] = v534;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r885 = t885;
-    float *restrict const r887 = t887;
+    const float *restrict const r390 = t390;
+    const float *restrict const r396 = t396;
+    const float *restrict const r534 = t534;
+    float *restrict const r536 = t536;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r885 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r396[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r887[o++] = (float)acc;
+            r536[c] = (float)(sdx / sqrt((double)r396[C + c] + 1.0000000000000001e-05));
+            r536[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t537 + o * 64, t536 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t539 + o * 64, t536 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r407 = t407;
-    const float *restrict const r885 = t885;
-    float *restrict const r889 = t889;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
+    const float *restrict const r390 = t390;
+    const float *restrict const r391 = t391;
+    const float *restrict const r396 = t396;
+    const float *restrict const r534 = t534;
+    const float *restrict const r536 = t536;
+    float *restrict const r541 = t541;
     {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v886 = r885[i];
-        const float v412 = r407[i1 * 1];
-        const float v889 = v886 * v412;
-        r889[i] = v889;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r439 = t439;
-    const float *restrict const r885 = t885;
-    float *restrict const r890 = t890;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v886 = r885[i];
-        const float v439 = r439[i];
-        const float v890 = v886 * v439;
-        r890[i] = v890;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r890 = t890;
-    float *restrict const r891 = t891;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r890 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r891[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r415 = t415;
-    const float *restrict const r889 = t889;
-    float *restrict const r894 = t894;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v889 = r889[i];
-        const float v415 = r415[i];
-        const float v894 = v889 * v415;
-        r894[i] = v894;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r894 = t894;
-    float *restrict const r895 = t895;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r894 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r895[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r438 = t438;
-    const float *restrict const r895 = t895;
-    float *restrict const r900 = t900;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v895 = r895[i];
-        const float v438 = r438[i];
-        const float v896 = v438 * v438;
-        const float v897 = v438 * v896;
-        const float v899 = -0.5f * v897;
-        const float v900 = v895 * v899;
-        r900[i] = v900;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r900 = t900;
-    float *restrict const r903 = t903;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v900 = r900[i1 * 1];
-        const float v901 = v900;
-        const float v903 = v901 * (float)(0.00390625f / (double)n);
-        r903[i] = v903;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r415 = t415;
-    const float *restrict const r438 = t438;
-    const float *restrict const r889 = t889;
-    const float *restrict const r903 = t903;
-    float *restrict const r907 = t907;
-    float *restrict const r908 = t908;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v889 = r889[i];
-        const float v438 = r438[i1 * 1];
-        const float v893 = v889 * v438;
-        const float v903 = r903[i];
-        const float v415 = r415[i];
-        const float v904 = v903 * v415;
-        const float v905 = v893 + v904;
-        const float v906 = v903 * v415;
-        const float v907 = v905 + v906;
-        r907[i] = v907;
-        const float v908 = -v907;
-        r908[i] = v908;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r908 = t908;
-    float *restrict const r909 = t909;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r908 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r909[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r907 = t907;
-    const float *restrict const r909 = t909;
-    float *restrict const r913 = t913;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v907 = r907[i];
-        const float v909 = r909[i1 * 1];
-        const float v910 = v909;
-        const float v912 = v910 * (float)(0.00390625f / (double)n);
-        const float v913 = v907 + v912;
-        r913[i] = v913;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t918[o++] = t913[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t918, (int)(256 * n), t401, (int)(256 * n), 0.0f, t920, (int)(288));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t400, (int)(288), t918, (int)(256 * n), 0.0f, t921, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t923, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t921 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t923[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05), k1 = (double)r391[c] * rstd;
+            const float mu = r396[c], a = (float)k1, mdy = (float)((double)r536[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r536[c] / M);
+            const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+            float *yr = r541 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t544 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t388, (int)CKK, t541 + b * F * P, (int)P, 0.0f, t543, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t543 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t545 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t545 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t545, (int)P, t541 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t546[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r359 = t359;
+    const float *restrict const r365 = t365;
+    const float *restrict const r534 = t534;
+    float *restrict const r548 = t548;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r365[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r548[c] = (float)(sdx / sqrt((double)r365[C + c] + 1.0000000000000001e-05));
+            r548[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t549 + o * 64, t548 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t551 + o * 64, t548 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r359 = t359;
+    const float *restrict const r360 = t360;
+    const float *restrict const r365 = t365;
+    const float *restrict const r534 = t534;
+    const float *restrict const r548 = t548;
+    float *restrict const r553 = t553;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r365[C + c] + 1.0000000000000001e-05), k1 = (double)r360[c] * rstd;
+            const float mu = r365[c], a = (float)k1, mdy = (float)((double)r548[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r548[c] / M);
+            const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+            float *yr = r553 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t556 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t357, (int)CKK, t553 + b * F * P, (int)P, 0.0f, t555, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t555 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t557 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t356 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t557 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t558[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r397 = t397;
-    const float *restrict const r923 = t923;
-    float *restrict const r925 = t925;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v398 = r397[i];
-        const float v923 = r923[i];
-        const float v925 = v398 > 0.0f ? v923 : 0.0f;
-        r925[i] = v925;
+    const float *restrict const r356 = t356;
+    const float *restrict const r556 = t556;
+    float *restrict const r560 = t560;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v356 = r356[i];
+        const float v556 = r556[i];
+        const float v560 = v356 > 0.0f ? v556 : 0.0f;
+        r560[i] = v560;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r925 = t925;
-    float *restrict const r927 = t927;
+    const float *restrict const r327 = t327;
+    const float *restrict const r333 = t333;
+    const float *restrict const r560 = t560;
+    float *restrict const r562 = t562;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r925 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r333[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r927[o++] = (float)acc;
+            r562[c] = (float)(sdx / sqrt((double)r333[C + c] + 1.0000000000000001e-05));
+            r562[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t563 + o * 64, t562 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t565 + o * 64, t562 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r363 = t363;
-    const float *restrict const r925 = t925;
-    float *restrict const r929 = t929;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
+    const float *restrict const r327 = t327;
+    const float *restrict const r328 = t328;
+    const float *restrict const r333 = t333;
+    const float *restrict const r560 = t560;
+    const float *restrict const r562 = t562;
+    float *restrict const r567 = t567;
     {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v926 = r925[i];
-        const float v368 = r363[i1 * 1];
-        const float v929 = v926 * v368;
-        r929[i] = v929;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r395 = t395;
-    const float *restrict const r925 = t925;
-    float *restrict const r930 = t930;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v926 = r925[i];
-        const float v395 = r395[i];
-        const float v930 = v926 * v395;
-        r930[i] = v930;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r930 = t930;
-    float *restrict const r931 = t931;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r930 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r931[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r371 = t371;
-    const float *restrict const r929 = t929;
-    float *restrict const r934 = t934;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v929 = r929[i];
-        const float v371 = r371[i];
-        const float v934 = v929 * v371;
-        r934[i] = v934;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r934 = t934;
-    float *restrict const r935 = t935;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r934 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r935[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r394 = t394;
-    const float *restrict const r935 = t935;
-    float *restrict const r940 = t940;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v935 = r935[i];
-        const float v394 = r394[i];
-        const float v936 = v394 * v394;
-        const float v937 = v394 * v936;
-        const float v939 = -0.5f * v937;
-        const float v940 = v935 * v939;
-        r940[i] = v940;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r940 = t940;
-    float *restrict const r943 = t943;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v940 = r940[i1 * 1];
-        const float v941 = v940;
-        const float v943 = v941 * (float)(0.00390625f / (double)n);
-        r943[i] = v943;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r371 = t371;
-    const float *restrict const r394 = t394;
-    const float *restrict const r929 = t929;
-    const float *restrict const r943 = t943;
-    float *restrict const r947 = t947;
-    float *restrict const r948 = t948;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v929 = r929[i];
-        const float v394 = r394[i1 * 1];
-        const float v933 = v929 * v394;
-        const float v943 = r943[i];
-        const float v371 = r371[i];
-        const float v944 = v943 * v371;
-        const float v945 = v933 + v944;
-        const float v946 = v943 * v371;
-        const float v947 = v945 + v946;
-        r947[i] = v947;
-        const float v948 = -v947;
-        r948[i] = v948;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r948 = t948;
-    float *restrict const r949 = t949;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r948 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r949[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r947 = t947;
-    const float *restrict const r949 = t949;
-    float *restrict const r953 = t953;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v947 = r947[i];
-        const float v949 = r949[i1 * 1];
-        const float v950 = v949;
-        const float v952 = v950 * (float)(0.00390625f / (double)n);
-        const float v953 = v947 + v952;
-        r953[i] = v953;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t958[o++] = t953[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t958, (int)(256 * n), t357, (int)(256 * n), 0.0f, t960, (int)(288));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t356, (int)(288), t958, (int)(256 * n), 0.0f, t961, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t963, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t961 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t963[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05), k1 = (double)r328[c] * rstd;
+            const float mu = r333[c], a = (float)k1, mdy = (float)((double)r562[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r562[c] / M);
+            const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
+            float *yr = r567 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t570 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t325, (int)CKK, t567 + b * F * P, (int)P, 0.0f, t569, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t569 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t572 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t324 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t572 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t572, (int)P, t567 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t573[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r354 = t354;
-    const float *restrict const r885 = t885;
-    const float *restrict const r963 = t963;
-    float *restrict const r966 = t966;
+    const float *restrict const r324 = t324;
+    const float *restrict const r544 = t544;
+    const float *restrict const r570 = t570;
+    float *restrict const r575 = t575;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v354 = r354[i];
-        const float v885 = r885[i];
-        const float v963 = r963[i];
-        const float v964 = v885 + v963;
-        const float v966 = v354 > 0.0f ? v964 : 0.0f;
-        r966[i] = v966;
+        const float v324 = r324[i];
+        const float v544 = r544[i];
+        const float v570 = r570[i];
+        const float v571 = v544 + v570;
+        const float v575 = v324 > 0.0f ? v571 : 0.0f;
+        r575[i] = v575;
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): + (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r966 = t966;
-    float *restrict const r968 = t968;
+    const float *restrict const r294 = t294;
+    const float *restrict const r300 = t300;
+    const float *restrict const r575 = t575;
+    float *restrict const r577 = t577;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r966 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r300[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r968[o++] = (float)acc;
+            r577[c] = (float)(sdx / sqrt((double)r300[C + c] + 1.0000000000000001e-05));
+            r577[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t578 + o * 32, t577 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t580 + o * 32, t577 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r318 = t318;
-    const float *restrict const r966 = t966;
-    float *restrict const r970 = t970;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
+    const float *restrict const r294 = t294;
+    const float *restrict const r295 = t295;
+    const float *restrict const r300 = t300;
+    const float *restrict const r575 = t575;
+    const float *restrict const r577 = t577;
+    float *restrict const r582 = t582;
     {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v967 = r966[i];
-        const float v323 = r318[i1 * 1];
-        const float v970 = v967 * v323;
-        r970[i] = v970;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r350 = t350;
-    const float *restrict const r966 = t966;
-    float *restrict const r971 = t971;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v967 = r966[i];
-        const float v350 = r350[i];
-        const float v971 = v967 * v350;
-        r971[i] = v971;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r971 = t971;
-    float *restrict const r972 = t972;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r971 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r972[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r326 = t326;
-    const float *restrict const r970 = t970;
-    float *restrict const r975 = t975;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v970 = r970[i];
-        const float v326 = r326[i];
-        const float v975 = v970 * v326;
-        r975[i] = v975;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): * (backward) */
-    {
-    const float *restrict const r975 = t975;
-    float *restrict const r976 = t976;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r975 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r976[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r349 = t349;
-    const float *restrict const r976 = t976;
-    float *restrict const r981 = t981;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v976 = r976[i];
-        const float v349 = r349[i];
-        const float v977 = v349 * v349;
-        const float v978 = v349 * v977;
-        const float v980 = -0.5f * v978;
-        const float v981 = v976 * v980;
-        r981[i] = v981;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r981 = t981;
-    float *restrict const r984 = t984;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v981 = r981[i1 * 1];
-        const float v982 = v981;
-        const float v984 = v982 * (float)(0.00390625f / (double)n);
-        r984[i] = v984;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r326 = t326;
-    const float *restrict const r349 = t349;
-    const float *restrict const r970 = t970;
-    const float *restrict const r984 = t984;
-    float *restrict const r988 = t988;
-    float *restrict const r989 = t989;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v970 = r970[i];
-        const float v349 = r349[i1 * 1];
-        const float v974 = v970 * v349;
-        const float v984 = r984[i];
-        const float v326 = r326[i];
-        const float v985 = v984 * v326;
-        const float v986 = v974 + v985;
-        const float v987 = v984 * v326;
-        const float v988 = v986 + v987;
-        r988[i] = v988;
-        const float v989 = -v988;
-        r989[i] = v989;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): - (backward) */
-    {
-    const float *restrict const r989 = t989;
-    float *restrict const r990 = t990;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r989 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r990[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r988 = t988;
-    const float *restrict const r990 = t990;
-    float *restrict const r994 = t994;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v988 = r988[i];
-        const float v990 = r990[i1 * 1];
-        const float v991 = v990;
-        const float v993 = v991 * (float)(0.00390625f / (double)n);
-        const float v994 = v988 + v993;
-        r994[i] = v994;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t999[o++] = t994[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(16), (int)(256 * n), 1.0f, t999, (int)(256 * n), t312, (int)(256 * n), 0.0f, t1001, (int)(16));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(256 * n), (int)(32), 1.0f, t311, (int)(16), t999, (int)(256 * n), 0.0f, t1002, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        memset(t1004, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1002 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1004[base + ow * S] += crow[ow];
-            }
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05), k1 = (double)r295[c] * rstd;
+            const float mu = r300[c], a = (float)k1, mdy = (float)((double)r577[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r577[c] / M);
+            const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
+            float *yr = r582 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
-    {
-    const float *restrict const r966 = t966;
-    float *restrict const r1006 = t1006;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r966 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1006[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r275 = t275;
-    const float *restrict const r966 = t966;
-    float *restrict const r1008 = t1008;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1005 = r966[i];
-        const float v280 = r275[i1 * 1];
-        const float v1008 = v1005 * v280;
-        r1008[i] = v1008;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r307 = t307;
-    const float *restrict const r966 = t966;
-    float *restrict const r1009 = t1009;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1005 = r966[i];
-        const float v307 = r307[i];
-        const float v1009 = v1005 * v307;
-        r1009[i] = v1009;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1009 = t1009;
-    float *restrict const r1010 = t1010;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1009 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1010[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r283 = t283;
-    const float *restrict const r1008 = t1008;
-    float *restrict const r1013 = t1013;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1008 = r1008[i];
-        const float v283 = r283[i];
-        const float v1013 = v1008 * v283;
-        r1013[i] = v1013;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1013 = t1013;
-    float *restrict const r1014 = t1014;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1013 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1014[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r306 = t306;
-    const float *restrict const r1014 = t1014;
-    float *restrict const r1019 = t1019;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v1014 = r1014[i];
-        const float v306 = r306[i];
-        const float v1015 = v306 * v306;
-        const float v1016 = v306 * v1015;
-        const float v1018 = -0.5f * v1016;
-        const float v1019 = v1014 * v1018;
-        r1019[i] = v1019;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1019 = t1019;
-    float *restrict const r1022 = t1022;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1019 = r1019[i1 * 1];
-        const float v1020 = v1019;
-        const float v1022 = v1020 * (float)(0.00390625f / (double)n);
-        r1022[i] = v1022;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r283 = t283;
-    const float *restrict const r306 = t306;
-    const float *restrict const r1008 = t1008;
-    const float *restrict const r1022 = t1022;
-    float *restrict const r1026 = t1026;
-    float *restrict const r1027 = t1027;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1008 = r1008[i];
-        const float v306 = r306[i1 * 1];
-        const float v1012 = v1008 * v306;
-        const float v1022 = r1022[i];
-        const float v283 = r283[i];
-        const float v1023 = v1022 * v283;
-        const float v1024 = v1012 + v1023;
-        const float v1025 = v1022 * v283;
-        const float v1026 = v1024 + v1025;
-        r1026[i] = v1026;
-        const float v1027 = -v1026;
-        r1027[i] = v1027;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1027 = t1027;
-    float *restrict const r1028 = t1028;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1027 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1028[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1026 = t1026;
-    const float *restrict const r1028 = t1028;
-    float *restrict const r1032 = t1032;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1026 = r1026[i];
-        const float v1028 = r1028[i1 * 1];
-        const float v1029 = v1028;
-        const float v1031 = v1029 * (float)(0.00390625f / (double)n);
-        const float v1032 = v1026 + v1031;
-        r1032[i] = v1032;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t1037[o++] = t1032[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(288), (int)(256 * n), 1.0f, t1037, (int)(256 * n), t269, (int)(256 * n), 0.0f, t1039, (int)(288));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(288), (int)(256 * n), (int)(32), 1.0f, t268, (int)(288), t1037, (int)(256 * n), 0.0f, t1040, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1042, 0, sizeof(float) * (size_t)(N * C * H * W));
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1040 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1042[base + ow * S] += crow[ow];
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t585 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t292, (int)CKK, t582 + b * F * P, (int)P, 0.0f, t584, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t584 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t586 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t291 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t586 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t587[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r265 = t265;
-    const float *restrict const r1042 = t1042;
-    float *restrict const r1044 = t1044;
+    const float *restrict const r291 = t291;
+    const float *restrict const r585 = t585;
+    float *restrict const r589 = t589;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v266 = r265[i];
-        const float v1042 = r1042[i];
-        const float v1044 = v266 > 0.0f ? v1042 : 0.0f;
-        r1044[i] = v1044;
+        const float v291 = r291[i];
+        const float v585 = r585[i];
+        const float v589 = v291 > 0.0f ? v585 : 0.0f;
+        r589[i] = v589;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r1044 = t1044;
-    float *restrict const r1046 = t1046;
+    const float *restrict const r262 = t262;
+    const float *restrict const r268 = t268;
+    const float *restrict const r589 = t589;
+    float *restrict const r591 = t591;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1044 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r268[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1046[o++] = (float)acc;
+            r591[c] = (float)(sdx / sqrt((double)r268[C + c] + 1.0000000000000001e-05));
+            r591[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t592 + o * 32, t591 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t594 + o * 32, t591 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r231 = t231;
-    const float *restrict const r1044 = t1044;
-    float *restrict const r1048 = t1048;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1045 = r1044[i];
-        const float v236 = r231[i1 * 1];
-        const float v1048 = v1045 * v236;
-        r1048[i] = v1048;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
+    const float *restrict const r262 = t262;
     const float *restrict const r263 = t263;
-    const float *restrict const r1044 = t1044;
-    float *restrict const r1049 = t1049;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1045 = r1044[i];
-        const float v263 = r263[i];
-        const float v1049 = v1045 * v263;
-        r1049[i] = v1049;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    const float *restrict const r268 = t268;
+    const float *restrict const r589 = t589;
+    const float *restrict const r591 = t591;
+    float *restrict const r596 = t596;
     {
-    const float *restrict const r1049 = t1049;
-    float *restrict const r1050 = t1050;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1049 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1050[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r239 = t239;
-    const float *restrict const r1048 = t1048;
-    float *restrict const r1053 = t1053;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v1048 = r1048[i];
-        const float v239 = r239[i];
-        const float v1053 = v1048 * v239;
-        r1053[i] = v1053;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1053 = t1053;
-    float *restrict const r1054 = t1054;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1053 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1054[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r262 = t262;
-    const float *restrict const r1054 = t1054;
-    float *restrict const r1059 = t1059;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v1054 = r1054[i];
-        const float v262 = r262[i];
-        const float v1055 = v262 * v262;
-        const float v1056 = v262 * v1055;
-        const float v1058 = -0.5f * v1056;
-        const float v1059 = v1054 * v1058;
-        r1059[i] = v1059;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1059 = t1059;
-    float *restrict const r1062 = t1062;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1059 = r1059[i1 * 1];
-        const float v1060 = v1059;
-        const float v1062 = v1060 * (float)(0.00390625f / (double)n);
-        r1062[i] = v1062;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r239 = t239;
-    const float *restrict const r262 = t262;
-    const float *restrict const r1048 = t1048;
-    const float *restrict const r1062 = t1062;
-    float *restrict const r1066 = t1066;
-    float *restrict const r1067 = t1067;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1048 = r1048[i];
-        const float v262 = r262[i1 * 1];
-        const float v1052 = v1048 * v262;
-        const float v1062 = r1062[i];
-        const float v239 = r239[i];
-        const float v1063 = v1062 * v239;
-        const float v1064 = v1052 + v1063;
-        const float v1065 = v1062 * v239;
-        const float v1066 = v1064 + v1065;
-        r1066[i] = v1066;
-        const float v1067 = -v1066;
-        r1067[i] = v1067;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1067 = t1067;
-    float *restrict const r1068 = t1068;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1067 + i0 * 8192 + i1 * 256;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 256; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 256; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1068[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1066 = t1066;
-    const float *restrict const r1068 = t1068;
-    float *restrict const r1072 = t1072;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v1066 = r1066[i];
-        const float v1068 = r1068[i1 * 1];
-        const float v1069 = v1068;
-        const float v1071 = v1069 * (float)(0.00390625f / (double)n);
-        const float v1072 = v1066 + v1071;
-        r1072[i] = v1072;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 32; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t1077[o++] = t1072[i0 * 256 + i1 * 8192 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(32), (int)(144), (int)(256 * n), 1.0f, t1077, (int)(256 * n), t225, (int)(256 * n), 0.0f, t1079, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(256 * n), (int)(32), 1.0f, t224, (int)(144), t1077, (int)(256 * n), 0.0f, t1080, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        memset(t1082, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1080 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1082[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05), k1 = (double)r263[c] * rstd;
+            const float mu = r268[c], a = (float)k1, mdy = (float)((double)r591[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r591[c] / M);
+            const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
+            float *yr = r596 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t599 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t260, (int)CKK, t596 + b * F * P, (int)P, 0.0f, t598, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t598 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
         }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t601 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t259 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t601 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t602[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r222 = t222;
-    const float *restrict const r1004 = t1004;
-    const float *restrict const r1082 = t1082;
-    float *restrict const r1085 = t1085;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v222 = r222[i];
-        const float v1004 = r1004[i];
-        const float v1082 = r1082[i];
-        const float v1083 = v1004 + v1082;
-        const float v1085 = v222 > 0.0f ? v1083 : 0.0f;
-        r1085[i] = v1085;
+    const float *restrict const r259 = t259;
+    const float *restrict const r575 = t575;
+    const float *restrict const r599 = t599;
+    float *restrict const r604 = t604;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v259 = r259[i];
+        const float v575 = r575[i];
+        const float v599 = r599[i];
+        const float v600 = v575 + v599;
+        const float v604 = v259 > 0.0f ? v600 : 0.0f;
+        r604[i] = v604;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r1085 = t1085;
-    float *restrict const r1087 = t1087;
+    const float *restrict const r229 = t229;
+    const float *restrict const r235 = t235;
+    const float *restrict const r604 = t604;
+    float *restrict const r606 = t606;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1085 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r235[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1087[o++] = (float)acc;
+            r606[c] = (float)(sdx / sqrt((double)r235[C + c] + 1.0000000000000001e-05));
+            r606[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t607 + o * 32, t606 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t609 + o * 32, t606 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r186 = t186;
-    const float *restrict const r1085 = t1085;
-    float *restrict const r1089 = t1089;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r229 = t229;
+    const float *restrict const r230 = t230;
+    const float *restrict const r235 = t235;
+    const float *restrict const r604 = t604;
+    const float *restrict const r606 = t606;
+    float *restrict const r611 = t611;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1086 = r1085[i];
-        const float v191 = r186[i1 * 1];
-        const float v1089 = v1086 * v191;
-        r1089[i] = v1089;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r218 = t218;
-    const float *restrict const r1085 = t1085;
-    float *restrict const r1090 = t1090;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1086 = r1085[i];
-        const float v218 = r218[i];
-        const float v1090 = v1086 * v218;
-        r1090[i] = v1090;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1090 = t1090;
-    float *restrict const r1091 = t1091;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1090 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1091[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r194 = t194;
-    const float *restrict const r1089 = t1089;
-    float *restrict const r1094 = t1094;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1089 = r1089[i];
-        const float v194 = r194[i];
-        const float v1094 = v1089 * v194;
-        r1094[i] = v1094;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1094 = t1094;
-    float *restrict const r1095 = t1095;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1094 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1095[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r217 = t217;
-    const float *restrict const r1095 = t1095;
-    float *restrict const r1100 = t1100;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1095 = r1095[i];
-        const float v217 = r217[i];
-        const float v1096 = v217 * v217;
-        const float v1097 = v217 * v1096;
-        const float v1099 = -0.5f * v1097;
-        const float v1100 = v1095 * v1099;
-        r1100[i] = v1100;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1100 = t1100;
-    float *restrict const r1103 = t1103;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1100 = r1100[i1 * 1];
-        const float v1101 = v1100;
-        const float v1103 = v1101 * (float)(0.0009765625f / (double)n);
-        r1103[i] = v1103;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r194 = t194;
-    const float *restrict const r217 = t217;
-    const float *restrict const r1089 = t1089;
-    const float *restrict const r1103 = t1103;
-    float *restrict const r1107 = t1107;
-    float *restrict const r1108 = t1108;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1089 = r1089[i];
-        const float v217 = r217[i1 * 1];
-        const float v1093 = v1089 * v217;
-        const float v1103 = r1103[i];
-        const float v194 = r194[i];
-        const float v1104 = v1103 * v194;
-        const float v1105 = v1093 + v1104;
-        const float v1106 = v1103 * v194;
-        const float v1107 = v1105 + v1106;
-        r1107[i] = v1107;
-        const float v1108 = -v1107;
-        r1108[i] = v1108;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1108 = t1108;
-    float *restrict const r1109 = t1109;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1108 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1109[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1107 = t1107;
-    const float *restrict const r1109 = t1109;
-    float *restrict const r1113 = t1113;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1107 = r1107[i];
-        const float v1109 = r1109[i1 * 1];
-        const float v1110 = v1109;
-        const float v1112 = v1110 * (float)(0.0009765625f / (double)n);
-        const float v1113 = v1107 + v1112;
-        r1113[i] = v1113;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1118[o++] = t1113[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1118, (int)(1024 * n), t180, (int)(1024 * n), 0.0f, t1120, (int)(144));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t179, (int)(144), t1118, (int)(1024 * n), 0.0f, t1121, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1123, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1121 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1123[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05), k1 = (double)r230[c] * rstd;
+            const float mu = r235[c], a = (float)k1, mdy = (float)((double)r606[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r606[c] / M);
+            const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+            float *yr = r611 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t614 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t227, (int)CKK, t611 + b * F * P, (int)P, 0.0f, t613, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t613 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t615 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t615 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t615, (int)P, t611 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t616[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r198 = t198;
+    const float *restrict const r204 = t204;
+    const float *restrict const r604 = t604;
+    float *restrict const r618 = t618;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r204[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r618[c] = (float)(sdx / sqrt((double)r204[C + c] + 1.0000000000000001e-05));
+            r618[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t619 + o * 32, t618 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t621 + o * 32, t618 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r198 = t198;
+    const float *restrict const r199 = t199;
+    const float *restrict const r204 = t204;
+    const float *restrict const r604 = t604;
+    const float *restrict const r618 = t618;
+    float *restrict const r623 = t623;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r204[C + c] + 1.0000000000000001e-05), k1 = (double)r199[c] * rstd;
+            const float mu = r204[c], a = (float)k1, mdy = (float)((double)r618[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r618[c] / M);
+            const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
+            float *yr = r623 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t626 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t196, (int)CKK, t623 + b * F * P, (int)P, 0.0f, t625, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t625 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t627 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t195 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t627 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t628[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r176 = t176;
-    const float *restrict const r1123 = t1123;
-    float *restrict const r1125 = t1125;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v1123 = r1123[i];
-        const float v1125 = v177 > 0.0f ? v1123 : 0.0f;
-        r1125[i] = v1125;
+    const float *restrict const r195 = t195;
+    const float *restrict const r626 = t626;
+    float *restrict const r630 = t630;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v195 = r195[i];
+        const float v626 = r626[i];
+        const float v630 = v195 > 0.0f ? v626 : 0.0f;
+        r630[i] = v630;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r1125 = t1125;
-    float *restrict const r1127 = t1127;
+    const float *restrict const r166 = t166;
+    const float *restrict const r172 = t172;
+    const float *restrict const r630 = t630;
+    float *restrict const r632 = t632;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1125 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r172[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1127[o++] = (float)acc;
+            r632[c] = (float)(sdx / sqrt((double)r172[C + c] + 1.0000000000000001e-05));
+            r632[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t633 + o * 32, t632 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t635 + o * 32, t632 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r142 = t142;
-    const float *restrict const r1125 = t1125;
-    float *restrict const r1129 = t1129;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r166 = t166;
+    const float *restrict const r167 = t167;
+    const float *restrict const r172 = t172;
+    const float *restrict const r630 = t630;
+    const float *restrict const r632 = t632;
+    float *restrict const r637 = t637;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1126 = r1125[i];
-        const float v147 = r142[i1 * 1];
-        const float v1129 = v1126 * v147;
-        r1129[i] = v1129;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r174 = t174;
-    const float *restrict const r1125 = t1125;
-    float *restrict const r1130 = t1130;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1126 = r1125[i];
-        const float v174 = r174[i];
-        const float v1130 = v1126 * v174;
-        r1130[i] = v1130;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1130 = t1130;
-    float *restrict const r1131 = t1131;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1130 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1131[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r150 = t150;
-    const float *restrict const r1129 = t1129;
-    float *restrict const r1134 = t1134;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1129 = r1129[i];
-        const float v150 = r150[i];
-        const float v1134 = v1129 * v150;
-        r1134[i] = v1134;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1134 = t1134;
-    float *restrict const r1135 = t1135;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1134 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1135[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r173 = t173;
-    const float *restrict const r1135 = t1135;
-    float *restrict const r1140 = t1140;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1135 = r1135[i];
-        const float v173 = r173[i];
-        const float v1136 = v173 * v173;
-        const float v1137 = v173 * v1136;
-        const float v1139 = -0.5f * v1137;
-        const float v1140 = v1135 * v1139;
-        r1140[i] = v1140;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1140 = t1140;
-    float *restrict const r1143 = t1143;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1140 = r1140[i1 * 1];
-        const float v1141 = v1140;
-        const float v1143 = v1141 * (float)(0.0009765625f / (double)n);
-        r1143[i] = v1143;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r150 = t150;
-    const float *restrict const r173 = t173;
-    const float *restrict const r1129 = t1129;
-    const float *restrict const r1143 = t1143;
-    float *restrict const r1147 = t1147;
-    float *restrict const r1148 = t1148;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1129 = r1129[i];
-        const float v173 = r173[i1 * 1];
-        const float v1133 = v1129 * v173;
-        const float v1143 = r1143[i];
-        const float v150 = r150[i];
-        const float v1144 = v1143 * v150;
-        const float v1145 = v1133 + v1144;
-        const float v1146 = v1143 * v150;
-        const float v1147 = v1145 + v1146;
-        r1147[i] = v1147;
-        const float v1148 = -v1147;
-        r1148[i] = v1148;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1148 = t1148;
-    float *restrict const r1149 = t1149;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1148 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1149[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1147 = t1147;
-    const float *restrict const r1149 = t1149;
-    float *restrict const r1153 = t1153;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1147 = r1147[i];
-        const float v1149 = r1149[i1 * 1];
-        const float v1150 = v1149;
-        const float v1152 = v1150 * (float)(0.0009765625f / (double)n);
-        const float v1153 = v1147 + v1152;
-        r1153[i] = v1153;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1158[o++] = t1153[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1158, (int)(1024 * n), t136, (int)(1024 * n), 0.0f, t1160, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t135, (int)(144), t1158, (int)(1024 * n), 0.0f, t1161, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1163, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1161 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1163[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05), k1 = (double)r167[c] * rstd;
+            const float mu = r172[c], a = (float)k1, mdy = (float)((double)r632[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r632[c] / M);
+            const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
+            float *yr = r637 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t640 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t164, (int)CKK, t637 + b * F * P, (int)P, 0.0f, t639, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t639 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t642 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t642 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t642, (int)P, t637 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t643[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r163 = t163;
+    const float *restrict const r614 = t614;
+    const float *restrict const r640 = t640;
+    float *restrict const r645 = t645;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v163 = r163[i];
+        const float v614 = r614[i];
+        const float v640 = r640[i];
+        const float v641 = v614 + v640;
+        const float v645 = v163 > 0.0f ? v641 : 0.0f;
+        r645[i] = v645;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r133 = t133;
-    const float *restrict const r1085 = t1085;
-    const float *restrict const r1163 = t1163;
-    float *restrict const r1166 = t1166;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v133 = r133[i];
-        const float v1085 = r1085[i];
-        const float v1163 = r1163[i];
-        const float v1164 = v1085 + v1163;
-        const float v1166 = v133 > 0.0f ? v1164 : 0.0f;
-        r1166[i] = v1166;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + (backward) */
+    const float *restrict const r139 = t139;
+    const float *restrict const r645 = t645;
+    float *restrict const r647 = t647;
     {
-    const float *restrict const r1166 = t1166;
-    float *restrict const r1168 = t1168;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1166 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r139[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1168[o++] = (float)acc;
+            r647[c] = (float)(sdx / sqrt((double)r139[C + c] + 1.0000000000000001e-05));
+            r647[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t648 + o * 16, t647 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t650 + o * 16, t647 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r97 = t97;
-    const float *restrict const r1166 = t1166;
-    float *restrict const r1170 = t1170;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r139 = t139;
+    const float *restrict const r645 = t645;
+    const float *restrict const r647 = t647;
+    float *restrict const r652 = t652;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1167 = r1166[i];
-        const float v102 = r97[i1 * 1];
-        const float v1170 = v1167 * v102;
-        r1170[i] = v1170;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r129 = t129;
-    const float *restrict const r1166 = t1166;
-    float *restrict const r1171 = t1171;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1167 = r1166[i];
-        const float v129 = r129[i];
-        const float v1171 = v1167 * v129;
-        r1171[i] = v1171;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1171 = t1171;
-    float *restrict const r1172 = t1172;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1171 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1172[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r105 = t105;
-    const float *restrict const r1170 = t1170;
-    float *restrict const r1175 = t1175;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1170 = r1170[i];
-        const float v105 = r105[i];
-        const float v1175 = v1170 * v105;
-        r1175[i] = v1175;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): * (backward) */
-    {
-    const float *restrict const r1175 = t1175;
-    float *restrict const r1176 = t1176;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1175 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1176[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r128 = t128;
-    const float *restrict const r1176 = t1176;
-    float *restrict const r1181 = t1181;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1176 = r1176[i];
-        const float v128 = r128[i];
-        const float v1177 = v128 * v128;
-        const float v1178 = v128 * v1177;
-        const float v1180 = -0.5f * v1178;
-        const float v1181 = v1176 * v1180;
-        r1181[i] = v1181;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1181 = t1181;
-    float *restrict const r1184 = t1184;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1181 = r1181[i1 * 1];
-        const float v1182 = v1181;
-        const float v1184 = v1182 * (float)(0.0009765625f / (double)n);
-        r1184[i] = v1184;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r105 = t105;
-    const float *restrict const r128 = t128;
-    const float *restrict const r1170 = t1170;
-    const float *restrict const r1184 = t1184;
-    float *restrict const r1188 = t1188;
-    float *restrict const r1189 = t1189;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1170 = r1170[i];
-        const float v128 = r128[i1 * 1];
-        const float v1174 = v1170 * v128;
-        const float v1184 = r1184[i];
-        const float v105 = r105[i];
-        const float v1185 = v1184 * v105;
-        const float v1186 = v1174 + v1185;
-        const float v1187 = v1184 * v105;
-        const float v1188 = v1186 + v1187;
-        r1188[i] = v1188;
-        const float v1189 = -v1188;
-        r1189[i] = v1189;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): - (backward) */
-    {
-    const float *restrict const r1189 = t1189;
-    float *restrict const r1190 = t1190;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1189 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1190[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1188 = t1188;
-    const float *restrict const r1190 = t1190;
-    float *restrict const r1194 = t1194;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1188 = r1188[i];
-        const float v1190 = r1190[i1 * 1];
-        const float v1191 = v1190;
-        const float v1193 = v1191 * (float)(0.0009765625f / (double)n);
-        const float v1194 = v1188 + v1193;
-        r1194[i] = v1194;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1199[o++] = t1194[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1199, (int)(1024 * n), t91, (int)(1024 * n), 0.0f, t1201, (int)(144));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t90, (int)(144), t1199, (int)(1024 * n), 0.0f, t1202, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1204, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1202 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1204[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05), k1 = (double)r134[c] * rstd;
+            const float mu = r139[c], a = (float)k1, mdy = (float)((double)r647[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r647[c] / M);
+            const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
+            float *yr = r652 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t655 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t131, (int)CKK, t652 + b * F * P, (int)P, 0.0f, t654, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t654 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t656 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t130 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t656 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t656, (int)P, t652 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t657[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r87 = t87;
-    const float *restrict const r1204 = t1204;
-    float *restrict const r1206 = t1206;
+    const float *restrict const r130 = t130;
+    const float *restrict const r655 = t655;
+    float *restrict const r659 = t659;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v88 = r87[i];
-        const float v1204 = r1204[i];
-        const float v1206 = v88 > 0.0f ? v1204 : 0.0f;
-        r1206[i] = v1206;
+        const float v130 = r130[i];
+        const float v655 = r655[i];
+        const float v659 = v130 > 0.0f ? v655 : 0.0f;
+        r659[i] = v659;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r1206 = t1206;
-    float *restrict const r1208 = t1208;
+    const float *restrict const r101 = t101;
+    const float *restrict const r107 = t107;
+    const float *restrict const r659 = t659;
+    float *restrict const r661 = t661;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1206 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r107[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1208[o++] = (float)acc;
+            r661[c] = (float)(sdx / sqrt((double)r107[C + c] + 1.0000000000000001e-05));
+            r661[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t662 + o * 16, t661 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t664 + o * 16, t661 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r53 = t53;
-    const float *restrict const r1206 = t1206;
-    float *restrict const r1210 = t1210;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r101 = t101;
+    const float *restrict const r102 = t102;
+    const float *restrict const r107 = t107;
+    const float *restrict const r659 = t659;
+    const float *restrict const r661 = t661;
+    float *restrict const r666 = t666;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1207 = r1206[i];
-        const float v58 = r53[i1 * 1];
-        const float v1210 = v1207 * v58;
-        r1210[i] = v1210;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r85 = t85;
-    const float *restrict const r1206 = t1206;
-    float *restrict const r1211 = t1211;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1207 = r1206[i];
-        const float v85 = r85[i];
-        const float v1211 = v1207 * v85;
-        r1211[i] = v1211;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1211 = t1211;
-    float *restrict const r1212 = t1212;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1211 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1212[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r61 = t61;
-    const float *restrict const r1210 = t1210;
-    float *restrict const r1215 = t1215;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1210 = r1210[i];
-        const float v61 = r61[i];
-        const float v1215 = v1210 * v61;
-        r1215[i] = v1215;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): * (backward) */
-    {
-    const float *restrict const r1215 = t1215;
-    float *restrict const r1216 = t1216;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1215 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1216[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r84 = t84;
-    const float *restrict const r1216 = t1216;
-    float *restrict const r1221 = t1221;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1216 = r1216[i];
-        const float v84 = r84[i];
-        const float v1217 = v84 * v84;
-        const float v1218 = v84 * v1217;
-        const float v1220 = -0.5f * v1218;
-        const float v1221 = v1216 * v1220;
-        r1221[i] = v1221;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1221 = t1221;
-    float *restrict const r1224 = t1224;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1221 = r1221[i1 * 1];
-        const float v1222 = v1221;
-        const float v1224 = v1222 * (float)(0.0009765625f / (double)n);
-        r1224[i] = v1224;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r61 = t61;
-    const float *restrict const r84 = t84;
-    const float *restrict const r1210 = t1210;
-    const float *restrict const r1224 = t1224;
-    float *restrict const r1228 = t1228;
-    float *restrict const r1229 = t1229;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1210 = r1210[i];
-        const float v84 = r84[i1 * 1];
-        const float v1214 = v1210 * v84;
-        const float v1224 = r1224[i];
-        const float v61 = r61[i];
-        const float v1225 = v1224 * v61;
-        const float v1226 = v1214 + v1225;
-        const float v1227 = v1224 * v61;
-        const float v1228 = v1226 + v1227;
-        r1228[i] = v1228;
-        const float v1229 = -v1228;
-        r1229[i] = v1229;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): - (backward) */
-    {
-    const float *restrict const r1229 = t1229;
-    float *restrict const r1230 = t1230;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1229 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1230[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1228 = t1228;
-    const float *restrict const r1230 = t1230;
-    float *restrict const r1234 = t1234;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1228 = r1228[i];
-        const float v1230 = r1230[i1 * 1];
-        const float v1231 = v1230;
-        const float v1233 = v1231 * (float)(0.0009765625f / (double)n);
-        const float v1234 = v1228 + v1233;
-        r1234[i] = v1234;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1239[o++] = t1234[i0 * 1024 + i1 * 16384 + i2 * 1];
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(144), (int)(1024 * n), 1.0f, t1239, (int)(1024 * n), t47, (int)(1024 * n), 0.0f, t1241, (int)(144));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(144), (int)(1024 * n), (int)(16), 1.0f, t46, (int)(144), t1239, (int)(1024 * n), 0.0f, t1242, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        memset(t1244, 0, sizeof(float) * (size_t)(N * C * H * W));
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                const float *crow = t1242 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) continue;
-                for (int64_t ow = lo; ow < hi; ow++) t1244[base + ow * S] += crow[ow];
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05), k1 = (double)r102[c] * rstd;
+            const float mu = r107[c], a = (float)k1, mdy = (float)((double)r661[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r661[c] / M);
+            const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
+            float *yr = r666 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t669 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t99, (int)CKK, t666 + b * F * P, (int)P, 0.0f, t668, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t668 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
             }
         }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t671 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t98 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t671 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t671, (int)P, t666 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t672[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r98 = t98;
+    const float *restrict const r645 = t645;
+    const float *restrict const r669 = t669;
+    float *restrict const r674 = t674;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v98 = r98[i];
+        const float v645 = r645[i];
+        const float v669 = r669[i];
+        const float v670 = v645 + v669;
+        const float v674 = v98 > 0.0f ? v670 : 0.0f;
+        r674[i] = v674;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r68 = t68;
+    const float *restrict const r74 = t74;
+    const float *restrict const r674 = t674;
+    float *restrict const r676 = t676;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r74[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r676[c] = (float)(sdx / sqrt((double)r74[C + c] + 1.0000000000000001e-05));
+            r676[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t677 + o * 16, t676 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t679 + o * 16, t676 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r74 = t74;
+    const float *restrict const r674 = t674;
+    const float *restrict const r676 = t676;
+    float *restrict const r681 = t681;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05), k1 = (double)r69[c] * rstd;
+            const float mu = r74[c], a = (float)k1, mdy = (float)((double)r676[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r676[c] / M);
+            const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
+            float *yr = r681 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t684 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t66, (int)CKK, t681 + b * F * P, (int)P, 0.0f, t683, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t683 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t685 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t685 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t685, (int)P, t681 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t686[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
+    {
+    const float *restrict const r65 = t65;
+    const float *restrict const r684 = t684;
+    float *restrict const r688 = t688;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v65 = r65[i];
+        const float v684 = r684[i];
+        const float v688 = v65 > 0.0f ? v684 : 0.0f;
+        r688[i] = v688;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r36 = t36;
+    const float *restrict const r42 = t42;
+    const float *restrict const r688 = t688;
+    float *restrict const r690 = t690;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r42[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
+            }
+            r690[c] = (float)(sdx / sqrt((double)r42[C + c] + 1.0000000000000001e-05));
+            r690[C + c] = (float)sd;
+        }
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t691 + o * 16, t690 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t693 + o * 16, t690 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r36 = t36;
+    const float *restrict const r37 = t37;
+    const float *restrict const r42 = t42;
+    const float *restrict const r688 = t688;
+    const float *restrict const r690 = t690;
+    float *restrict const r695 = t695;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05), k1 = (double)r37[c] * rstd;
+            const float mu = r42[c], a = (float)k1, mdy = (float)((double)r690[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r690[c] / M);
+            const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
+            float *yr = r695 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t698 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t695 + b * F * P, (int)P, 0.0f, t697, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t697 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t700 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t33 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t700 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t700, (int)P, t695 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t701[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
-    const float *restrict const r43 = t43;
-    const float *restrict const r1166 = t1166;
-    const float *restrict const r1244 = t1244;
-    float *restrict const r1247 = t1247;
+    const float *restrict const r33 = t33;
+    const float *restrict const r674 = t674;
+    const float *restrict const r698 = t698;
+    float *restrict const r703 = t703;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v44 = r43[i];
-        const float v1166 = r1166[i];
-        const float v1244 = r1244[i];
-        const float v1245 = v1166 + v1244;
-        const float v1247 = v44 > 0.0f ? v1245 : 0.0f;
-        r1247[i] = v1247;
+        const float v33 = r33[i];
+        const float v674 = r674[i];
+        const float v698 = r698[i];
+        const float v699 = v674 + v698;
+        const float v703 = v33 > 0.0f ? v699 : 0.0f;
+        r703[i] = v703;
     }
     }
-    /* resnet.nn:46  bn(stem(x)): + (backward) */
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r1247 = t1247;
-    float *restrict const r1249 = t1249;
+    const float *restrict const r4 = t4;
+    const float *restrict const r10 = t10;
+    const float *restrict const r703 = t703;
+    float *restrict const r705 = t705;
     {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1247 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        for (int64_t c = 0; c < C; c++) {
+            double sdx = 0, sd = 0;
+            const float mu = r10[c];
+            for (int64_t b = 0; b < N; b++) {
+                const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
+                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sdx += s; }
+                { float lane[16] = {0}; int64_t k = 0; double s = 0;
+                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
+                  for (; k < L; k++) s += dr[k];
+                  for (int j = 0; j < 16; j++) s += lane[j];
+                  sd += s; }
             }
-            r1249[o++] = (float)acc;
+            r705[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
+            r705[C + c] = (float)sd;
         }
     }
     }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t706 + o * 16, t705 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t708 + o * 16, t705 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r9 = t9;
-    const float *restrict const r1247 = t1247;
-    float *restrict const r1251 = t1251;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r10 = t10;
+    const float *restrict const r703 = t703;
+    const float *restrict const r705 = t705;
+    float *restrict const r710 = t710;
     {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1248 = r1247[i];
-        const float v14 = r9[i1 * 1];
-        const float v1251 = v1248 * v14;
-        r1251[i] = v1251;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r41 = t41;
-    const float *restrict const r1247 = t1247;
-    float *restrict const r1252 = t1252;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1248 = r1247[i];
-        const float v41 = r41[i];
-        const float v1252 = v1248 * v41;
-        r1252[i] = v1252;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r1252 = t1252;
-    float *restrict const r1253 = t1253;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1252 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1253[o++] = (float)acc;
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
+            const float mu = r10[c], a = (float)k1, mdy = (float)((double)r705[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r705[c] / M);
+            const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
+            float *yr = r710 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r1251 = t1251;
-    float *restrict const r1256 = t1256;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v1251 = r1251[i];
-        const float v17 = r17[i];
-        const float v1256 = v1251 * v17;
-        r1256[i] = v1256;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): * (backward) */
-    {
-    const float *restrict const r1256 = t1256;
-    float *restrict const r1257 = t1257;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1256 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1257[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) (backward) */
-    {
-    const float *restrict const r40 = t40;
-    const float *restrict const r1257 = t1257;
-    float *restrict const r1262 = t1262;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v1257 = r1257[i];
-        const float v40 = r40[i];
-        const float v1258 = v40 * v40;
-        const float v1259 = v40 * v1258;
-        const float v1261 = -0.5f * v1259;
-        const float v1262 = v1257 * v1261;
-        r1262[i] = v1262;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): mean(d * d, axis: [0, 2], keepdim: true) (backward) */
-    {
-    const float *restrict const r1262 = t1262;
-    float *restrict const r1265 = t1265;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1262 = r1262[i1 * 1];
-        const float v1263 = v1262;
-        const float v1265 = v1263 * (float)(0.0009765625f / (double)n);
-        r1265[i] = v1265;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): - (backward) */
-    {
-    const float *restrict const r17 = t17;
-    const float *restrict const r40 = t40;
-    const float *restrict const r1251 = t1251;
-    const float *restrict const r1265 = t1265;
-    float *restrict const r1269 = t1269;
-    float *restrict const r1270 = t1270;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1251 = r1251[i];
-        const float v40 = r40[i1 * 1];
-        const float v1255 = v1251 * v40;
-        const float v1265 = r1265[i];
-        const float v17 = r17[i];
-        const float v1266 = v1265 * v17;
-        const float v1267 = v1255 + v1266;
-        const float v1268 = v1265 * v17;
-        const float v1269 = v1267 + v1268;
-        r1269[i] = v1269;
-        const float v1270 = -v1269;
-        r1270[i] = v1270;
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): - (backward) */
-    {
-    const float *restrict const r1270 = t1270;
-    float *restrict const r1271 = t1271;
-    {
-        int64_t o = 0;
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        {
-            double acc = 0;
-            for (int64_t i0 = 0; i0 < n; i0++)
-            {
-                const float *row = r1270 + i0 * 16384 + i1 * 1024;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 1024; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 1024; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
-            }
-            r1271[o++] = (float)acc;
-        }
-    }
-    }
-    /* resnet.nn:46  bn(stem(x)): reshape(x, [n, c, -1]) (backward) */
-    {
-    const float *restrict const r1269 = t1269;
-    const float *restrict const r1271 = t1271;
-    float *restrict const r1275 = t1275;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v1269 = r1269[i];
-        const float v1271 = r1271[i1 * 1];
-        const float v1272 = v1271;
-        const float v1274 = v1272 * (float)(0.0009765625f / (double)n);
-        const float v1275 = v1269 + v1274;
-        r1275[i] = v1275;
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < 16; i0++)
-        for (int64_t i1 = 0; i1 < n; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t1280[o++] = t1275[i0 * 1024 + i1 * 16384 + i2 * 1];
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t712 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t712 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t712, (int)P, t710 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t713[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(27), (int)(1024 * n), 1.0f, t1280, (int)(1024 * n), t3, (int)(1024 * n), 0.0f, t1282, (int)(27));
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 1792;
+    const int64_t MB = m->max_batch, SB = 149952;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -9440,1416 +6103,1294 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [27, 1024*N] */
-    float *const t5 = (float *)(A + SB + 27648 * MB); /* [16, 1024*N] */
-    float *const t7 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    const float *const t9 = P + 432; /* bn.weight [16] */
-    const float *const t10 = P + 448; /* bn.bias [16] */
-    const float *const t11 = S + 0; /* bn.running_mean [16] */
-    const float *const t12 = S + 16; /* bn.running_var [16] */
-    float *const t21 = (float *)(A + 0); /* [16, 1] */
-    float *const t24 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t27 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t28 = (float *)(A + SB + 16384 * MB); /* [144, 1024*N] */
-    float *const t30 = (float *)(A + SB + 163840 * MB); /* [16, 1024*N] */
-    float *const t32 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t34 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t35 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t36 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t37 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t46 = (float *)(A + 0); /* [16, 1] */
-    float *const t49 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t51 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t52 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t53 = (float *)(A + SB + 32768 * MB); /* [144, 1024*N] */
-    float *const t55 = (float *)(A + SB + 16384 * MB); /* [16, 1024*N] */
-    float *const t57 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    const float *const t59 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t60 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t61 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t62 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t71 = (float *)(A + 0); /* [16, 1] */
-    float *const t74 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t77 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t78 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t79 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t81 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t83 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t85 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t86 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t87 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t88 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t97 = (float *)(A + 0); /* [16, 1] */
-    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t102 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t103 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t104 = (float *)(A + SB + 49152 * MB); /* [144, 1024*N] */
-    float *const t106 = (float *)(A + SB + 0 * MB); /* [16, 1024*N] */
-    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t110 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t111 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t112 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t113 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t122 = (float *)(A + 0); /* [16, 1] */
-    float *const t125 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t128 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t129 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t130 = (float *)(A + SB + 32768 * MB); /* [144, 256*N] */
-    float *const t132 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t134 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t136 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t137 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t138 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t139 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t148 = (float *)(A + 0); /* [32, 1] */
-    float *const t151 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t153 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t154 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t155 = (float *)(A + SB + 32768 * MB); /* [288, 256*N] */
-    float *const t157 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t159 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t161 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t162 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t163 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t164 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t173 = (float *)(A + 0); /* [32, 1] */
-    float *const t176 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t178 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t179 = (float *)(A + SB + 8192 * MB); /* [16, 256*N] */
-    float *const t181 = (float *)(A + SB + 12288 * MB); /* [32, 256*N] */
-    float *const t183 = (float *)(A + SB + 20480 * MB); /* [N, 32, 256] */
-    const float *const t185 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t186 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t187 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t188 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t197 = (float *)(A + 0); /* [32, 1] */
-    float *const t200 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t203 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t204 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t205 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t207 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t209 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t211 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t212 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t213 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t214 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t223 = (float *)(A + 0); /* [32, 1] */
-    float *const t226 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t228 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t229 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t230 = (float *)(A + SB + 24576 * MB); /* [288, 256*N] */
-    float *const t232 = (float *)(A + SB + 0 * MB); /* [32, 256*N] */
-    float *const t234 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    const float *const t236 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t237 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t238 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t239 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t248 = (float *)(A + 0); /* [32, 1] */
-    float *const t251 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t254 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t255 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t256 = (float *)(A + SB + 16384 * MB); /* [288, 64*N] */
-    float *const t258 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t260 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t262 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t263 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t264 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t265 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t274 = (float *)(A + 0); /* [64, 1] */
-    float *const t277 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t279 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t280 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t281 = (float *)(A + SB + 16384 * MB); /* [576, 64*N] */
-    float *const t283 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t285 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t287 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t288 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t289 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t290 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t299 = (float *)(A + 0); /* [64, 1] */
-    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t304 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t305 = (float *)(A + SB + 4096 * MB); /* [32, 64*N] */
-    float *const t307 = (float *)(A + SB + 6144 * MB); /* [64, 64*N] */
-    float *const t309 = (float *)(A + SB + 10240 * MB); /* [N, 64, 64] */
-    const float *const t311 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t312 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t313 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t314 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t323 = (float *)(A + 0); /* [64, 1] */
-    float *const t326 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t329 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t330 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t331 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t333 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t335 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t337 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t338 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t339 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t340 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t349 = (float *)(A + 0); /* [64, 1] */
-    float *const t352 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t354 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t355 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t356 = (float *)(A + SB + 12288 * MB); /* [576, 64*N] */
-    float *const t358 = (float *)(A + SB + 0 * MB); /* [64, 64*N] */
-    float *const t360 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    const float *const t362 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t363 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t364 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t365 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t374 = (float *)(A + 0); /* [64, 1] */
-    float *const t377 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t380 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    float *const t381 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t382 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t383 = P + 175248; /* fc.bias [10] */
-    float *const t385 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t386 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t387 = (float *)(A + 0); /* [] */
-    float *const t388 = (float *)(A + 16); /* [] */
+    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t5 = P + 432; /* bn.weight [16] */
+    const float *const t6 = P + 448; /* bn.bias [16] */
+    const float *const t7 = S + 0; /* bn.running_mean [16] */
+    const float *const t8 = S + 16; /* bn.running_var [16] */
+    float *const t17 = (float *)(A + 0); /* [16, 1] */
+    float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t24 = (float *)(A + 0); /* [144, 1024] */
+    float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t28 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t29 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t38 = (float *)(A + 0); /* [16, 1] */
+    float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t45 = (float *)(A + 0); /* [144, 1024] */
+    float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t49 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t50 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t59 = (float *)(A + 0); /* [16, 1] */
+    float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t67 = (float *)(A + 0); /* [144, 1024] */
+    float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t71 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t72 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t81 = (float *)(A + 0); /* [16, 1] */
+    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t88 = (float *)(A + 0); /* [144, 1024] */
+    float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t92 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t93 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t102 = (float *)(A + 0); /* [16, 1] */
+    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t110 = (float *)(A + 0); /* [144, 256] */
+    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t114 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t115 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t124 = (float *)(A + 0); /* [32, 1] */
+    float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t131 = (float *)(A + 0); /* [288, 256] */
+    float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t135 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t136 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t145 = (float *)(A + 0); /* [32, 1] */
+    float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t151 = (float *)(A + 0); /* [16, 256] */
+    float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t155 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t156 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t165 = (float *)(A + 0); /* [32, 1] */
+    float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t173 = (float *)(A + 0); /* [288, 256] */
+    float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t177 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t178 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t187 = (float *)(A + 0); /* [32, 1] */
+    float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t194 = (float *)(A + 0); /* [288, 256] */
+    float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t198 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t199 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t208 = (float *)(A + 0); /* [32, 1] */
+    float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t216 = (float *)(A + 0); /* [288, 64] */
+    float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t220 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t221 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t230 = (float *)(A + 0); /* [64, 1] */
+    float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t237 = (float *)(A + 0); /* [576, 64] */
+    float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t241 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t242 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t251 = (float *)(A + 0); /* [64, 1] */
+    float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t257 = (float *)(A + 0); /* [32, 64] */
+    float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t261 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t262 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t271 = (float *)(A + 0); /* [64, 1] */
+    float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t279 = (float *)(A + 0); /* [576, 64] */
+    float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t283 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t284 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t293 = (float *)(A + 0); /* [64, 1] */
+    float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t300 = (float *)(A + 0); /* [576, 64] */
+    float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t304 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t305 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t314 = (float *)(A + 0); /* [64, 1] */
+    float *const t317 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const t320 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const t321 = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const t322 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t323 = P + 175248; /* fc.bias [10] */
+    float *const t325 = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t327 = (float *)(A + 0); /* [] */
+    float *const t328 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 3, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t3 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t0[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(27), 1.0f, t2, (int)(27), t3, (int)(1024 * n), 0.0f, t5, (int)(1024 * n));
-    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t7[o++] = t5[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r12 = t12;
-    float *restrict const r21 = t21;
+    const float *restrict const r8 = t8;
+    float *restrict const r17 = t17;
     for (int64_t i = 0; i < 16; i++) {
-        const float v17 = r12[i];
-        const float v20 = v17 + 1e-05f;
-        const float v21 = 1.0f / sqrtf(v20);
-        r21[i] = v21;
+        const float v13 = r8[i];
+        const float v16 = v13 + 1e-05f;
+        const float v17 = 1.0f / sqrtf(v16);
+        r17[i] = v17;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r4 = t4;
+    const float *restrict const r5 = t5;
+    const float *restrict const r6 = t6;
     const float *restrict const r7 = t7;
-    const float *restrict const r9 = t9;
-    const float *restrict const r10 = t10;
-    const float *restrict const r11 = t11;
-    const float *restrict const r21 = t21;
-    float *restrict const r24 = t24;
+    const float *restrict const r17 = t17;
+    float *restrict const r20 = t20;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v13 = r7[i];
-        const float v16 = r11[i1 * 1];
-        const float v18 = v13 - v16;
-        const float v21 = r21[i1 * 1];
-        const float v22 = v18 * v21;
-        const float v14 = r9[i1 * 1];
-        const float v23 = v22 * v14;
-        const float v15 = r10[i1 * 1];
-        const float v24 = v23 + v15;
-        r24[i] = v24;
+        const float v9 = r4[i];
+        const float v12 = r7[i1 * 1];
+        const float v14 = v9 - v12;
+        const float v17 = r17[i1 * 1];
+        const float v18 = v14 * v17;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 * v10;
+        const float v11 = r6[i1 * 1];
+        const float v20 = v19 + v11;
+        r20[i] = v20;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r24 = t24;
-    float *restrict const r26 = t26;
+    const float *restrict const r20 = t20;
+    float *restrict const r22 = t22;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v25 = r24[i];
-        const float v26 = v25 > 0.0f ? v25 : 0.0f;
-        r26[i] = v26;
+        const float v21 = r20[i];
+        const float v22 = v21 > 0.0f ? v21 : 0.0f;
+        r22[i] = v22;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t28 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t26[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t22 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t27, (int)(144), t28, (int)(1024 * n), 0.0f, t30, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t32[o++] = t30[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r37 = t37;
-    float *restrict const r46 = t46;
+    const float *restrict const r29 = t29;
+    float *restrict const r38 = t38;
     for (int64_t i = 0; i < 16; i++) {
-        const float v42 = r37[i];
-        const float v45 = v42 + 1e-05f;
-        const float v46 = 1.0f / sqrtf(v45);
-        r46[i] = v46;
+        const float v34 = r29[i];
+        const float v37 = v34 + 1e-05f;
+        const float v38 = 1.0f / sqrtf(v37);
+        r38[i] = v38;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r32 = t32;
-    const float *restrict const r34 = t34;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r46 = t46;
-    float *restrict const r49 = t49;
+    const float *restrict const r25 = t25;
+    const float *restrict const r26 = t26;
+    const float *restrict const r27 = t27;
+    const float *restrict const r28 = t28;
+    const float *restrict const r38 = t38;
+    float *restrict const r41 = t41;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v38 = r32[i];
-        const float v41 = r36[i1 * 1];
-        const float v43 = v38 - v41;
-        const float v46 = r46[i1 * 1];
-        const float v47 = v43 * v46;
-        const float v39 = r34[i1 * 1];
-        const float v48 = v47 * v39;
-        const float v40 = r35[i1 * 1];
-        const float v49 = v48 + v40;
-        r49[i] = v49;
+        const float v30 = r25[i];
+        const float v33 = r28[i1 * 1];
+        const float v35 = v30 - v33;
+        const float v38 = r38[i1 * 1];
+        const float v39 = v35 * v38;
+        const float v31 = r26[i1 * 1];
+        const float v40 = v39 * v31;
+        const float v32 = r27[i1 * 1];
+        const float v41 = v40 + v32;
+        r41[i] = v41;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r49 = t49;
-    float *restrict const r51 = t51;
+    const float *restrict const r41 = t41;
+    float *restrict const r43 = t43;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v50 = r49[i];
-        const float v51 = v50 > 0.0f ? v50 : 0.0f;
-        r51[i] = v51;
+        const float v42 = r41[i];
+        const float v43 = v42 > 0.0f ? v42 : 0.0f;
+        r43[i] = v43;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t53 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t51[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t43 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t52, (int)(144), t53, (int)(1024 * n), 0.0f, t55, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t57[o++] = t55[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r62 = t62;
-    float *restrict const r71 = t71;
+    const float *restrict const r50 = t50;
+    float *restrict const r59 = t59;
     for (int64_t i = 0; i < 16; i++) {
-        const float v67 = r62[i];
-        const float v70 = v67 + 1e-05f;
-        const float v71 = 1.0f / sqrtf(v70);
-        r71[i] = v71;
+        const float v55 = r50[i];
+        const float v58 = v55 + 1e-05f;
+        const float v59 = 1.0f / sqrtf(v58);
+        r59[i] = v59;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r57 = t57;
+    const float *restrict const r46 = t46;
+    const float *restrict const r47 = t47;
+    const float *restrict const r48 = t48;
+    const float *restrict const r49 = t49;
     const float *restrict const r59 = t59;
-    const float *restrict const r60 = t60;
-    const float *restrict const r61 = t61;
-    const float *restrict const r71 = t71;
-    float *restrict const r74 = t74;
+    float *restrict const r62 = t62;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v63 = r57[i];
-        const float v66 = r61[i1 * 1];
-        const float v68 = v63 - v66;
-        const float v71 = r71[i1 * 1];
-        const float v72 = v68 * v71;
-        const float v64 = r59[i1 * 1];
-        const float v73 = v72 * v64;
-        const float v65 = r60[i1 * 1];
-        const float v74 = v73 + v65;
-        r74[i] = v74;
+        const float v51 = r46[i];
+        const float v54 = r49[i1 * 1];
+        const float v56 = v51 - v54;
+        const float v59 = r59[i1 * 1];
+        const float v60 = v56 * v59;
+        const float v52 = r47[i1 * 1];
+        const float v61 = v60 * v52;
+        const float v53 = r48[i1 * 1];
+        const float v62 = v61 + v53;
+        r62[i] = v62;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r26 = t26;
-    const float *restrict const r74 = t74;
-    float *restrict const r77 = t77;
+    const float *restrict const r22 = t22;
+    const float *restrict const r62 = t62;
+    float *restrict const r65 = t65;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v75 = r74[i];
-        const float v26 = r26[i];
-        const float v76 = v75 + v26;
-        const float v77 = v76 > 0.0f ? v76 : 0.0f;
-        r77[i] = v77;
+        const float v63 = r62[i];
+        const float v22 = r22[i];
+        const float v64 = v63 + v22;
+        const float v65 = v64 > 0.0f ? v64 : 0.0f;
+        r65[i] = v65;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t79 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t77[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t78, (int)(144), t79, (int)(1024 * n), 0.0f, t81, (int)(1024 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t83[o++] = t81[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r97 = t97;
+    const float *restrict const r72 = t72;
+    float *restrict const r81 = t81;
     for (int64_t i = 0; i < 16; i++) {
-        const float v93 = r88[i];
-        const float v96 = v93 + 1e-05f;
-        const float v97 = 1.0f / sqrtf(v96);
-        r97[i] = v97;
+        const float v77 = r72[i];
+        const float v80 = v77 + 1e-05f;
+        const float v81 = 1.0f / sqrtf(v80);
+        r81[i] = v81;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r83 = t83;
-    const float *restrict const r85 = t85;
-    const float *restrict const r86 = t86;
-    const float *restrict const r87 = t87;
-    const float *restrict const r97 = t97;
-    float *restrict const r100 = t100;
+    const float *restrict const r68 = t68;
+    const float *restrict const r69 = t69;
+    const float *restrict const r70 = t70;
+    const float *restrict const r71 = t71;
+    const float *restrict const r81 = t81;
+    float *restrict const r84 = t84;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v89 = r83[i];
-        const float v92 = r87[i1 * 1];
-        const float v94 = v89 - v92;
-        const float v97 = r97[i1 * 1];
-        const float v98 = v94 * v97;
-        const float v90 = r85[i1 * 1];
-        const float v99 = v98 * v90;
-        const float v91 = r86[i1 * 1];
-        const float v100 = v99 + v91;
-        r100[i] = v100;
+        const float v73 = r68[i];
+        const float v76 = r71[i1 * 1];
+        const float v78 = v73 - v76;
+        const float v81 = r81[i1 * 1];
+        const float v82 = v78 * v81;
+        const float v74 = r69[i1 * 1];
+        const float v83 = v82 * v74;
+        const float v75 = r70[i1 * 1];
+        const float v84 = v83 + v75;
+        r84[i] = v84;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r100 = t100;
-    float *restrict const r102 = t102;
+    const float *restrict const r84 = t84;
+    float *restrict const r86 = t86;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v101 = r100[i];
-        const float v102 = v101 > 0.0f ? v101 : 0.0f;
+        const float v85 = r84[i];
+        const float v86 = v85 > 0.0f ? v85 : 0.0f;
+        r86[i] = v86;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t86 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r93 = t93;
+    float *restrict const r102 = t102;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v98 = r93[i];
+        const float v101 = v98 + 1e-05f;
+        const float v102 = 1.0f / sqrtf(v101);
         r102[i] = v102;
     }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t104 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t102[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(1024 * n), (int)(144), 1.0f, t103, (int)(144), t104, (int)(1024 * n), 0.0f, t106, (int)(1024 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 16; i1++)
-        for (int64_t i2 = 0; i2 < 1024; i2++)
-            t108[o++] = t106[i0 * 1024 + i1 * 1024 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r113 = t113;
-    float *restrict const r122 = t122;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v118 = r113[i];
-        const float v121 = v118 + 1e-05f;
-        const float v122 = 1.0f / sqrtf(v121);
-        r122[i] = v122;
-    }
-    }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r108 = t108;
-    const float *restrict const r110 = t110;
-    const float *restrict const r111 = t111;
-    const float *restrict const r112 = t112;
-    const float *restrict const r122 = t122;
-    float *restrict const r125 = t125;
+    const float *restrict const r89 = t89;
+    const float *restrict const r90 = t90;
+    const float *restrict const r91 = t91;
+    const float *restrict const r92 = t92;
+    const float *restrict const r102 = t102;
+    float *restrict const r105 = t105;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v114 = r108[i];
-        const float v117 = r112[i1 * 1];
-        const float v119 = v114 - v117;
-        const float v122 = r122[i1 * 1];
-        const float v123 = v119 * v122;
-        const float v115 = r110[i1 * 1];
-        const float v124 = v123 * v115;
-        const float v116 = r111[i1 * 1];
-        const float v125 = v124 + v116;
-        r125[i] = v125;
+        const float v94 = r89[i];
+        const float v97 = r92[i1 * 1];
+        const float v99 = v94 - v97;
+        const float v102 = r102[i1 * 1];
+        const float v103 = v99 * v102;
+        const float v95 = r90[i1 * 1];
+        const float v104 = v103 * v95;
+        const float v96 = r91[i1 * 1];
+        const float v105 = v104 + v96;
+        r105[i] = v105;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r77 = t77;
-    const float *restrict const r125 = t125;
-    float *restrict const r128 = t128;
+    const float *restrict const r65 = t65;
+    const float *restrict const r105 = t105;
+    float *restrict const r108 = t108;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v126 = r125[i];
-        const float v77 = r77[i];
-        const float v127 = v126 + v77;
-        const float v128 = v127 > 0.0f ? v127 : 0.0f;
-        r128[i] = v128;
+        const float v106 = r105[i];
+        const float v65 = r65[i];
+        const float v107 = v106 + v65;
+        const float v108 = v107 > 0.0f ? v107 : 0.0f;
+        r108[i] = v108;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t130 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(144), 1.0f, t129, (int)(144), t130, (int)(256 * n), 0.0f, t132, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t134[o++] = t132[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r139 = t139;
-    float *restrict const r148 = t148;
+    const float *restrict const r115 = t115;
+    float *restrict const r124 = t124;
     for (int64_t i = 0; i < 32; i++) {
-        const float v144 = r139[i];
-        const float v147 = v144 + 1e-05f;
-        const float v148 = 1.0f / sqrtf(v147);
+        const float v120 = r115[i];
+        const float v123 = v120 + 1e-05f;
+        const float v124 = 1.0f / sqrtf(v123);
+        r124[i] = v124;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r111 = t111;
+    const float *restrict const r112 = t112;
+    const float *restrict const r113 = t113;
+    const float *restrict const r114 = t114;
+    const float *restrict const r124 = t124;
+    float *restrict const r127 = t127;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v116 = r111[i];
+        const float v119 = r114[i1 * 1];
+        const float v121 = v116 - v119;
+        const float v124 = r124[i1 * 1];
+        const float v125 = v121 * v124;
+        const float v117 = r112[i1 * 1];
+        const float v126 = v125 * v117;
+        const float v118 = r113[i1 * 1];
+        const float v127 = v126 + v118;
+        r127[i] = v127;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r127 = t127;
+    float *restrict const r129 = t129;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v128 = r127[i];
+        const float v129 = v128 > 0.0f ? v128 : 0.0f;
+        r129[i] = v129;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t129 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r136 = t136;
+    float *restrict const r145 = t145;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v141 = r136[i];
+        const float v144 = v141 + 1e-05f;
+        const float v145 = 1.0f / sqrtf(v144);
+        r145[i] = v145;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r132 = t132;
+    const float *restrict const r133 = t133;
+    const float *restrict const r134 = t134;
+    const float *restrict const r135 = t135;
+    const float *restrict const r145 = t145;
+    float *restrict const r148 = t148;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v137 = r132[i];
+        const float v140 = r135[i1 * 1];
+        const float v142 = v137 - v140;
+        const float v145 = r145[i1 * 1];
+        const float v146 = v142 * v145;
+        const float v138 = r133[i1 * 1];
+        const float v147 = v146 * v138;
+        const float v139 = r134[i1 * 1];
+        const float v148 = v147 + v139;
         r148[i] = v148;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-    const float *restrict const r134 = t134;
-    const float *restrict const r136 = t136;
-    const float *restrict const r137 = t137;
-    const float *restrict const r138 = t138;
-    const float *restrict const r148 = t148;
-    float *restrict const r151 = t151;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v140 = r134[i];
-        const float v143 = r138[i1 * 1];
-        const float v145 = v140 - v143;
-        const float v148 = r148[i1 * 1];
-        const float v149 = v145 * v148;
-        const float v141 = r136[i1 * 1];
-        const float v150 = v149 * v141;
-        const float v142 = r137[i1 * 1];
-        const float v151 = v150 + v142;
-        r151[i] = v151;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r151 = t151;
-    float *restrict const r153 = t153;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v152 = r151[i];
-        const float v153 = v152 > 0.0f ? v152 : 0.0f;
-        r153[i] = v153;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t155 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t153[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t151 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t150, (int)CKK, t151, (int)P, 0.0f, t152 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t154, (int)(288), t155, (int)(256 * n), 0.0f, t157, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t159[o++] = t157[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r164 = t164;
-    float *restrict const r173 = t173;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v169 = r164[i];
-        const float v172 = v169 + 1e-05f;
-        const float v173 = 1.0f / sqrtf(v172);
-        r173[i] = v173;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r159 = t159;
-    const float *restrict const r161 = t161;
-    const float *restrict const r162 = t162;
-    const float *restrict const r163 = t163;
-    const float *restrict const r173 = t173;
-    float *restrict const r176 = t176;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v165 = r159[i];
-        const float v168 = r163[i1 * 1];
-        const float v170 = v165 - v168;
-        const float v173 = r173[i1 * 1];
-        const float v174 = v170 * v173;
-        const float v166 = r161[i1 * 1];
-        const float v175 = v174 * v166;
-        const float v167 = r162[i1 * 1];
-        const float v176 = v175 + v167;
-        r176[i] = v176;
-    }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t179 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t128[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(16), 1.0f, t178, (int)(16), t179, (int)(256 * n), 0.0f, t181, (int)(256 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t183[o++] = t181[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r188 = t188;
-    float *restrict const r197 = t197;
+    const float *restrict const r156 = t156;
+    float *restrict const r165 = t165;
     for (int64_t i = 0; i < 32; i++) {
-        const float v193 = r188[i];
-        const float v196 = v193 + 1e-05f;
-        const float v197 = 1.0f / sqrtf(v196);
-        r197[i] = v197;
+        const float v161 = r156[i];
+        const float v164 = v161 + 1e-05f;
+        const float v165 = 1.0f / sqrtf(v164);
+        r165[i] = v165;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r183 = t183;
-    const float *restrict const r185 = t185;
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r197 = t197;
-    float *restrict const r200 = t200;
+    const float *restrict const r152 = t152;
+    const float *restrict const r153 = t153;
+    const float *restrict const r154 = t154;
+    const float *restrict const r155 = t155;
+    const float *restrict const r165 = t165;
+    float *restrict const r168 = t168;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v189 = r183[i];
-        const float v192 = r187[i1 * 1];
-        const float v194 = v189 - v192;
-        const float v197 = r197[i1 * 1];
-        const float v198 = v194 * v197;
-        const float v190 = r185[i1 * 1];
-        const float v199 = v198 * v190;
-        const float v191 = r186[i1 * 1];
-        const float v200 = v199 + v191;
-        r200[i] = v200;
+        const float v157 = r152[i];
+        const float v160 = r155[i1 * 1];
+        const float v162 = v157 - v160;
+        const float v165 = r165[i1 * 1];
+        const float v166 = v162 * v165;
+        const float v158 = r153[i1 * 1];
+        const float v167 = v166 * v158;
+        const float v159 = r154[i1 * 1];
+        const float v168 = v167 + v159;
+        r168[i] = v168;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r176 = t176;
-    const float *restrict const r200 = t200;
-    float *restrict const r203 = t203;
+    const float *restrict const r148 = t148;
+    const float *restrict const r168 = t168;
+    float *restrict const r171 = t171;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v177 = r176[i];
-        const float v201 = r200[i];
-        const float v202 = v177 + v201;
-        const float v203 = v202 > 0.0f ? v202 : 0.0f;
-        r203[i] = v203;
+        const float v149 = r148[i];
+        const float v169 = r168[i];
+        const float v170 = v149 + v169;
+        const float v171 = v170 > 0.0f ? v170 : 0.0f;
+        r171[i] = v171;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t205 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t203[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t171 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t204, (int)(288), t205, (int)(256 * n), 0.0f, t207, (int)(256 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t209[o++] = t207[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r214 = t214;
-    float *restrict const r223 = t223;
+    const float *restrict const r178 = t178;
+    float *restrict const r187 = t187;
     for (int64_t i = 0; i < 32; i++) {
-        const float v219 = r214[i];
-        const float v222 = v219 + 1e-05f;
-        const float v223 = 1.0f / sqrtf(v222);
-        r223[i] = v223;
+        const float v183 = r178[i];
+        const float v186 = v183 + 1e-05f;
+        const float v187 = 1.0f / sqrtf(v186);
+        r187[i] = v187;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r209 = t209;
-    const float *restrict const r211 = t211;
-    const float *restrict const r212 = t212;
-    const float *restrict const r213 = t213;
-    const float *restrict const r223 = t223;
-    float *restrict const r226 = t226;
+    const float *restrict const r174 = t174;
+    const float *restrict const r175 = t175;
+    const float *restrict const r176 = t176;
+    const float *restrict const r177 = t177;
+    const float *restrict const r187 = t187;
+    float *restrict const r190 = t190;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v215 = r209[i];
-        const float v218 = r213[i1 * 1];
-        const float v220 = v215 - v218;
-        const float v223 = r223[i1 * 1];
-        const float v224 = v220 * v223;
-        const float v216 = r211[i1 * 1];
-        const float v225 = v224 * v216;
-        const float v217 = r212[i1 * 1];
-        const float v226 = v225 + v217;
-        r226[i] = v226;
+        const float v179 = r174[i];
+        const float v182 = r177[i1 * 1];
+        const float v184 = v179 - v182;
+        const float v187 = r187[i1 * 1];
+        const float v188 = v184 * v187;
+        const float v180 = r175[i1 * 1];
+        const float v189 = v188 * v180;
+        const float v181 = r176[i1 * 1];
+        const float v190 = v189 + v181;
+        r190[i] = v190;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r226 = t226;
-    float *restrict const r228 = t228;
+    const float *restrict const r190 = t190;
+    float *restrict const r192 = t192;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v227 = r226[i];
-        const float v228 = v227 > 0.0f ? v227 : 0.0f;
-        r228[i] = v228;
+        const float v191 = r190[i];
+        const float v192 = v191 > 0.0f ? v191 : 0.0f;
+        r192[i] = v192;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t230 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t228[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t192 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(32), (int)(256 * n), (int)(288), 1.0f, t229, (int)(288), t230, (int)(256 * n), 0.0f, t232, (int)(256 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 32; i1++)
-        for (int64_t i2 = 0; i2 < 256; i2++)
-            t234[o++] = t232[i0 * 256 + i1 * 256 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r239 = t239;
-    float *restrict const r248 = t248;
+    const float *restrict const r199 = t199;
+    float *restrict const r208 = t208;
     for (int64_t i = 0; i < 32; i++) {
-        const float v244 = r239[i];
-        const float v247 = v244 + 1e-05f;
-        const float v248 = 1.0f / sqrtf(v247);
-        r248[i] = v248;
+        const float v204 = r199[i];
+        const float v207 = v204 + 1e-05f;
+        const float v208 = 1.0f / sqrtf(v207);
+        r208[i] = v208;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r234 = t234;
-    const float *restrict const r236 = t236;
-    const float *restrict const r237 = t237;
-    const float *restrict const r238 = t238;
-    const float *restrict const r248 = t248;
-    float *restrict const r251 = t251;
+    const float *restrict const r195 = t195;
+    const float *restrict const r196 = t196;
+    const float *restrict const r197 = t197;
+    const float *restrict const r198 = t198;
+    const float *restrict const r208 = t208;
+    float *restrict const r211 = t211;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v240 = r234[i];
-        const float v243 = r238[i1 * 1];
-        const float v245 = v240 - v243;
-        const float v248 = r248[i1 * 1];
-        const float v249 = v245 * v248;
-        const float v241 = r236[i1 * 1];
-        const float v250 = v249 * v241;
-        const float v242 = r237[i1 * 1];
-        const float v251 = v250 + v242;
+        const float v200 = r195[i];
+        const float v203 = r198[i1 * 1];
+        const float v205 = v200 - v203;
+        const float v208 = r208[i1 * 1];
+        const float v209 = v205 * v208;
+        const float v201 = r196[i1 * 1];
+        const float v210 = v209 * v201;
+        const float v202 = r197[i1 * 1];
+        const float v211 = v210 + v202;
+        r211[i] = v211;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r171 = t171;
+    const float *restrict const r211 = t211;
+    float *restrict const r214 = t214;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v212 = r211[i];
+        const float v171 = r171[i];
+        const float v213 = v212 + v171;
+        const float v214 = v213 > 0.0f ? v213 : 0.0f;
+        r214[i] = v214;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r221 = t221;
+    float *restrict const r230 = t230;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v226 = r221[i];
+        const float v229 = v226 + 1e-05f;
+        const float v230 = 1.0f / sqrtf(v229);
+        r230[i] = v230;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r217 = t217;
+    const float *restrict const r218 = t218;
+    const float *restrict const r219 = t219;
+    const float *restrict const r220 = t220;
+    const float *restrict const r230 = t230;
+    float *restrict const r233 = t233;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v222 = r217[i];
+        const float v225 = r220[i1 * 1];
+        const float v227 = v222 - v225;
+        const float v230 = r230[i1 * 1];
+        const float v231 = v227 * v230;
+        const float v223 = r218[i1 * 1];
+        const float v232 = v231 * v223;
+        const float v224 = r219[i1 * 1];
+        const float v233 = v232 + v224;
+        r233[i] = v233;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r233 = t233;
+    float *restrict const r235 = t235;
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v234 = r233[i];
+        const float v235 = v234 > 0.0f ? v234 : 0.0f;
+        r235[i] = v235;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t235 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r242 = t242;
+    float *restrict const r251 = t251;
+    for (int64_t i = 0; i < 64; i++) {
+        const float v247 = r242[i];
+        const float v250 = v247 + 1e-05f;
+        const float v251 = 1.0f / sqrtf(v250);
         r251[i] = v251;
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
+    /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r203 = t203;
+    const float *restrict const r238 = t238;
+    const float *restrict const r239 = t239;
+    const float *restrict const r240 = t240;
+    const float *restrict const r241 = t241;
     const float *restrict const r251 = t251;
     float *restrict const r254 = t254;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v252 = r251[i];
-        const float v203 = r203[i];
-        const float v253 = v252 + v203;
-        const float v254 = v253 > 0.0f ? v253 : 0.0f;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        const float v243 = r238[i];
+        const float v246 = r241[i1 * 1];
+        const float v248 = v243 - v246;
+        const float v251 = r251[i1 * 1];
+        const float v252 = v248 * v251;
+        const float v244 = r239[i1 * 1];
+        const float v253 = v252 * v244;
+        const float v245 = r240[i1 * 1];
+        const float v254 = v253 + v245;
         r254[i] = v254;
     }
     }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t256 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(288), 1.0f, t255, (int)(288), t256, (int)(64 * n), 0.0f, t258, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t260[o++] = t258[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r265 = t265;
-    float *restrict const r274 = t274;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v270 = r265[i];
-        const float v273 = v270 + 1e-05f;
-        const float v274 = 1.0f / sqrtf(v273);
-        r274[i] = v274;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r260 = t260;
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r264 = t264;
-    const float *restrict const r274 = t274;
-    float *restrict const r277 = t277;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v266 = r260[i];
-        const float v269 = r264[i1 * 1];
-        const float v271 = v266 - v269;
-        const float v274 = r274[i1 * 1];
-        const float v275 = v271 * v274;
-        const float v267 = r262[i1 * 1];
-        const float v276 = v275 * v267;
-        const float v268 = r263[i1 * 1];
-        const float v277 = v276 + v268;
-        r277[i] = v277;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r277 = t277;
-    float *restrict const r279 = t279;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v278 = r277[i];
-        const float v279 = v278 > 0.0f ? v278 : 0.0f;
-        r279[i] = v279;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t281 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t279[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t280, (int)(576), t281, (int)(64 * n), 0.0f, t283, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t285[o++] = t283[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r290 = t290;
-    float *restrict const r299 = t299;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v295 = r290[i];
-        const float v298 = v295 + 1e-05f;
-        const float v299 = 1.0f / sqrtf(v298);
-        r299[i] = v299;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r285 = t285;
-    const float *restrict const r287 = t287;
-    const float *restrict const r288 = t288;
-    const float *restrict const r289 = t289;
-    const float *restrict const r299 = t299;
-    float *restrict const r302 = t302;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v291 = r285[i];
-        const float v294 = r289[i1 * 1];
-        const float v296 = v291 - v294;
-        const float v299 = r299[i1 * 1];
-        const float v300 = v296 * v299;
-        const float v292 = r287[i1 * 1];
-        const float v301 = v300 * v292;
-        const float v293 = r288[i1 * 1];
-        const float v302 = v301 + v293;
-        r302[i] = v302;
-    }
-    }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 32, H = 16, W = 16, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t305 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t254[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t257 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t256, (int)CKK, t257, (int)P, 0.0f, t258 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(32), 1.0f, t304, (int)(32), t305, (int)(64 * n), 0.0f, t307, (int)(64 * n));
-    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t309[o++] = t307[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r314 = t314;
-    float *restrict const r323 = t323;
+    const float *restrict const r262 = t262;
+    float *restrict const r271 = t271;
     for (int64_t i = 0; i < 64; i++) {
-        const float v319 = r314[i];
-        const float v322 = v319 + 1e-05f;
-        const float v323 = 1.0f / sqrtf(v322);
-        r323[i] = v323;
+        const float v267 = r262[i];
+        const float v270 = v267 + 1e-05f;
+        const float v271 = 1.0f / sqrtf(v270);
+        r271[i] = v271;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r309 = t309;
-    const float *restrict const r311 = t311;
-    const float *restrict const r312 = t312;
-    const float *restrict const r313 = t313;
-    const float *restrict const r323 = t323;
-    float *restrict const r326 = t326;
+    const float *restrict const r258 = t258;
+    const float *restrict const r259 = t259;
+    const float *restrict const r260 = t260;
+    const float *restrict const r261 = t261;
+    const float *restrict const r271 = t271;
+    float *restrict const r274 = t274;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v315 = r309[i];
-        const float v318 = r313[i1 * 1];
-        const float v320 = v315 - v318;
-        const float v323 = r323[i1 * 1];
-        const float v324 = v320 * v323;
-        const float v316 = r311[i1 * 1];
-        const float v325 = v324 * v316;
-        const float v317 = r312[i1 * 1];
-        const float v326 = v325 + v317;
-        r326[i] = v326;
+        const float v263 = r258[i];
+        const float v266 = r261[i1 * 1];
+        const float v268 = v263 - v266;
+        const float v271 = r271[i1 * 1];
+        const float v272 = v268 * v271;
+        const float v264 = r259[i1 * 1];
+        const float v273 = v272 * v264;
+        const float v265 = r260[i1 * 1];
+        const float v274 = v273 + v265;
+        r274[i] = v274;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r302 = t302;
-    const float *restrict const r326 = t326;
-    float *restrict const r329 = t329;
+    const float *restrict const r254 = t254;
+    const float *restrict const r274 = t274;
+    float *restrict const r277 = t277;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v303 = r302[i];
-        const float v327 = r326[i];
-        const float v328 = v303 + v327;
-        const float v329 = v328 > 0.0f ? v328 : 0.0f;
-        r329[i] = v329;
+        const float v255 = r254[i];
+        const float v275 = r274[i];
+        const float v276 = v255 + v275;
+        const float v277 = v276 > 0.0f ? v276 : 0.0f;
+        r277[i] = v277;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t331 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t329[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t277 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t330, (int)(576), t331, (int)(64 * n), 0.0f, t333, (int)(64 * n));
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t335[o++] = t333[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r340 = t340;
-    float *restrict const r349 = t349;
+    const float *restrict const r284 = t284;
+    float *restrict const r293 = t293;
     for (int64_t i = 0; i < 64; i++) {
-        const float v345 = r340[i];
-        const float v348 = v345 + 1e-05f;
-        const float v349 = 1.0f / sqrtf(v348);
-        r349[i] = v349;
+        const float v289 = r284[i];
+        const float v292 = v289 + 1e-05f;
+        const float v293 = 1.0f / sqrtf(v292);
+        r293[i] = v293;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r335 = t335;
-    const float *restrict const r337 = t337;
-    const float *restrict const r338 = t338;
-    const float *restrict const r339 = t339;
-    const float *restrict const r349 = t349;
-    float *restrict const r352 = t352;
+    const float *restrict const r280 = t280;
+    const float *restrict const r281 = t281;
+    const float *restrict const r282 = t282;
+    const float *restrict const r283 = t283;
+    const float *restrict const r293 = t293;
+    float *restrict const r296 = t296;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v341 = r335[i];
-        const float v344 = r339[i1 * 1];
-        const float v346 = v341 - v344;
-        const float v349 = r349[i1 * 1];
-        const float v350 = v346 * v349;
-        const float v342 = r337[i1 * 1];
-        const float v351 = v350 * v342;
-        const float v343 = r338[i1 * 1];
-        const float v352 = v351 + v343;
-        r352[i] = v352;
+        const float v285 = r280[i];
+        const float v288 = r283[i1 * 1];
+        const float v290 = v285 - v288;
+        const float v293 = r293[i1 * 1];
+        const float v294 = v290 * v293;
+        const float v286 = r281[i1 * 1];
+        const float v295 = v294 * v286;
+        const float v287 = r282[i1 * 1];
+        const float v296 = v295 + v287;
+        r296[i] = v296;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r352 = t352;
-    float *restrict const r354 = t354;
+    const float *restrict const r296 = t296;
+    float *restrict const r298 = t298;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v353 = r352[i];
-        const float v354 = v353 > 0.0f ? v353 : 0.0f;
-        r354[i] = v354;
+        const float v297 = r296[i];
+        const float v298 = v297 > 0.0f ? v297 : 0.0f;
+        r298[i] = v298;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     {
-        const int64_t N = n, C = 64, H = 8, W = 8, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1;
-        (void)PD;
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++)
-        for (int64_t ki = 0; ki < KH; ki++)
-        for (int64_t kj = 0; kj < KW; kj++) {
-            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;
-            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-            if (hi > OW) hi = OW;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                const int64_t ih = oh * S - PD + ki;
-                float *crow = t356 + row * cols + col0 + oh * OW;
-                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;
-                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = 0.0f;
-                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = t354[base + ow * S];
-                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = 0.0f;
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t298 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
             }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
         }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(64), (int)(64 * n), (int)(576), 1.0f, t355, (int)(576), t356, (int)(64 * n), 0.0f, t358, (int)(64 * n));
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
-        for (int64_t i2 = 0; i2 < 64; i2++)
-            t360[o++] = t358[i0 * 64 + i1 * 64 * (int64_t)n + i2 * 1];
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r365 = t365;
-    float *restrict const r374 = t374;
+    const float *restrict const r305 = t305;
+    float *restrict const r314 = t314;
     for (int64_t i = 0; i < 64; i++) {
-        const float v370 = r365[i];
-        const float v373 = v370 + 1e-05f;
-        const float v374 = 1.0f / sqrtf(v373);
-        r374[i] = v374;
+        const float v310 = r305[i];
+        const float v313 = v310 + 1e-05f;
+        const float v314 = 1.0f / sqrtf(v313);
+        r314[i] = v314;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r360 = t360;
-    const float *restrict const r362 = t362;
-    const float *restrict const r363 = t363;
-    const float *restrict const r364 = t364;
-    const float *restrict const r374 = t374;
-    float *restrict const r377 = t377;
+    const float *restrict const r301 = t301;
+    const float *restrict const r302 = t302;
+    const float *restrict const r303 = t303;
+    const float *restrict const r304 = t304;
+    const float *restrict const r314 = t314;
+    float *restrict const r317 = t317;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v366 = r360[i];
-        const float v369 = r364[i1 * 1];
-        const float v371 = v366 - v369;
-        const float v374 = r374[i1 * 1];
-        const float v375 = v371 * v374;
-        const float v367 = r362[i1 * 1];
-        const float v376 = v375 * v367;
-        const float v368 = r363[i1 * 1];
-        const float v377 = v376 + v368;
-        r377[i] = v377;
+        const float v306 = r301[i];
+        const float v309 = r304[i1 * 1];
+        const float v311 = v306 - v309;
+        const float v314 = r314[i1 * 1];
+        const float v315 = v311 * v314;
+        const float v307 = r302[i1 * 1];
+        const float v316 = v315 * v307;
+        const float v308 = r303[i1 * 1];
+        const float v317 = v316 + v308;
+        r317[i] = v317;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r329 = t329;
-    const float *restrict const r377 = t377;
-    float *restrict const r380 = t380;
+    const float *restrict const r277 = t277;
+    const float *restrict const r317 = t317;
+    float *restrict const r320 = t320;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v378 = r377[i];
-        const float v329 = r329[i];
-        const float v379 = v378 + v329;
-        const float v380 = v379 > 0.0f ? v379 : 0.0f;
-        r380[i] = v380;
+        const float v318 = r317[i];
+        const float v277 = r277[i];
+        const float v319 = v318 + v277;
+        const float v320 = v319 > 0.0f ? v319 : 0.0f;
+        r320[i] = v320;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r380 = t380;
-    float *restrict const r381 = t381;
+    const float *restrict const r320 = t320;
+    float *restrict const r321 = t321;
     {
         int64_t o = 0;
-        for (int64_t i0 = 0; i0 < n; i0++)
-        for (int64_t i1 = 0; i1 < 64; i1++)
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
-            for (int64_t i2 = 0; i2 < 8; i2++)
             {
-                const float *row = r380 + i0 * 4096 + i1 * 64 + i2 * 8;
+                const float *row = r320 + i0 * 64;
                 float lane[16] = {0};
                 int64_t k = 0;
-                for (; k + 16 <= 8; k += 16)
+                for (; k + 16 <= 64; k += 16)
                     for (int j = 0; j < 16; j++) lane[j] += row[k + j];
                 double s = 0;
-                for (; k < 8; k++) s += row[k];
+                for (; k < 64; k++) s += row[k];
                 for (int j = 0; j < 16; j++) s += lane[j];
                 acc += s;
             }
-            r381[o++] = (float)(acc / (64.0f));
+            r321[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t381, (int)(64), t382, (int)(64), 0.0f, t385, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t321, (int)(64), t322, (int)(64), 0.0f, t325, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r383 = t383;
-    const float *restrict const r385 = t385;
-    float *restrict const r386 = t386;
+    const float *restrict const r323 = t323;
+    const float *restrict const r325 = t325;
+    float *restrict const r326 = t326;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v385 = r385[i];
-        const float v383 = r383[i1 * 1];
-        const float v386 = v385 + v383;
-        r386[i] = v386;
+        const float v325 = r325[i];
+        const float v323 = r323[i1 * 1];
+        const float v326 = v325 + v323;
+        r326[i] = v326;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -10866,7 +7407,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t386 + r * C;
+            const float *row = t326 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -10882,21 +7423,21 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t387[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t327[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t386 + r * C;
+            const float *row = t326 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == t1[r];
         }
-        t388[0] = (float)((double)hits / (double)rows);
+        t328[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t387[0];
-    metrics[0] = t388[0];
+    *loss = t327[0];
+    metrics[0] = t328[0];
 }
 

@@ -54,13 +54,15 @@ class VisionCnn(torch.nn.Module):
         self.mp = torch.nn.MaxPool2d(2, stride=1)
         self.c3 = torch.nn.Conv2d(6, 6, 1)
         self.ap = torch.nn.AvgPool2d(2)
+        self.mt = torch.nn.MaxPool2d(2)
         self.fc1 = L.Dense(6, 7, bias=False)
         self.bnf = bn(torch.nn.BatchNorm1d, 7)
         self.fc = L.Dense(7, 5)
 
     def forward(self, x):
         h = self.mp(self.b2(self.b1(torch.relu(self.bn(self.stem(x))))))
-        h = self.ap(torch.relu(self.c3(h)))
+        r = torch.relu(self.c3(h))
+        h = self.ap(r) + self.mt(r)
         return self.fc(self.bnf(self.fc1(h.mean(dim=(2, 3)))))
 
 
