@@ -651,7 +651,7 @@ static void emit_rowop(int t)
     const IrNode *n = nd(t);
     Shape s = nd(n->in[0])->shape;
     const char *y = ref(t);
-    if ((n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && n->axis == s.nd - 1) {
+    if (ir_softmax_by_rows(n)) {
         emit_softmax_rows(t);
         return;
     }
@@ -1895,6 +1895,16 @@ static int uses_op(IrOp op)
     return 0;
 }
 
+static int uses_softmax_rows(void)
+{
+    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; gs[k] && i < gs[k]->n; i++)
+            if (gs[k]->nodes[i].op == IR_SOFTMAX && gs[k]->nodes[i].fused >= 0 && ir_softmax_by_rows(&gs[k]->nodes[i]))
+                return 1;
+    return 0;
+}
+
 static int uses_tiled_maxpool_bwd(void)
 {
     const Graph *gs[3] = {M->train, M->infer, M->eval};
@@ -1923,7 +1933,7 @@ static void emit_helpers(void)
         P("    q = x2 * q + 2.26843463243900e-03f;\n    q = x2 * q + 4.89352518554385e-03f;\n");
         P("    return p / q;\n}\n\n");
     }
-    if (!O->f64 && (uses_op(IR_SOFTMAX) || uses_op(IR_CROSS_ENTROPY) || uses_op(IR_CE_BWD))) {
+    if (!O->f64 && (uses_softmax_rows() || uses_op(IR_CROSS_ENTROPY) || uses_op(IR_CE_BWD))) {
         /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
          * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
          * and 2^n is built in the exponent bits, so there is no libm call

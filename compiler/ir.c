@@ -54,6 +54,12 @@ int ir_is_elementwise(IrOp op)
     return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY;
 }
 
+int ir_softmax_by_rows(const IrNode *n)
+{
+    int nd = n->shape.nd;
+    return (n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && nd >= 1 && n->axis == nd - 1 && n->shape.bd != nd - 1;
+}
+
 double ir_node_flops(const Graph *g, int i)
 {
     const IrNode *n = &g->nodes[i];

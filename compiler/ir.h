@@ -256,6 +256,10 @@ OpClass ir_op_class(IrOp op);
  * moves such as reshape, permute, concat count 0). */
 double ir_node_flops(const Graph *g, int i);
 int ir_is_elementwise(IrOp op);
+/* softmax / softmax_bwd over a contiguous last dim that is not the batch
+ * dim: emitted row by row with a scale and a causal mask (plan.c folds
+ * those only into such nodes) */
+int ir_softmax_by_rows(const IrNode *n);
 
 /* ---- dumps ------------------------------------------------------------------- */
 void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only);

@@ -147,7 +147,7 @@ static void fold_scales(Graph *g)
                 }
             continue;
         }
-        if (n->op == IR_SOFTMAX && n->axis == n->shape.nd - 1) {
+        if (n->op == IR_SOFTMAX && ir_softmax_by_rows(n)) {
             const IrNode *p = &g->nodes[n->in[0]];
             if (p->op == IR_CAUSAL_MASK && p->ival == 0 && !n->causal) {
                 n->in[0] = p->in[0];
