@@ -2047,6 +2047,9 @@ static void emit_driver(const char *hname, const char *fname)
         P("static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float *metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
           p, args, largs);
     }
+    int ns = M->train ? M->train->nsummaries : 0;
+    if (ns)
+        P("static const float *summaries_(const void *m) { return ((const %s *)m)->summary_; }\n", p);
     P("static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
     P("static int load_(void *m, const char *path) { return %s_load(m, path); }\n\n", p);
     P("static const nnc_io_desc inputs_[%d] = {\n", M->ninputs);
@@ -2079,6 +2082,8 @@ static void emit_driver(const char *hname, const char *fname)
     P("        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = forward_,\n", p);
     if (M->has_loss)
         P("        .train_forward = train_forward_,\n        .backward = backward_,\n        .eval = eval_,\n");
+    if (ns)
+        P("        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = summaries_,\n", ns, p);
     P("        .save = save_,\n        .load = load_,\n    };\n");
     P("    return nnc_driver_main(argc, argv, &desc);\n}\n");
 }

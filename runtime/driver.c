@@ -790,6 +790,8 @@ static int cmd_train(drv *v)
         if (!quiet) {
             fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  %.0f ex/s", e, epochs, steps,
                     sum / (double)n_ex, dt > 0 ? (double)n_ex / dt : 0.0);
+            for (int k = 0; k < d->num_summaries; k++)     /* the epoch's last step */
+                fprintf(stderr, "  %s %.6g", d->summary_names[k], (double)d->summaries(x.m)[k]);
             if (have_val) {
                 fprintf(stderr, "  val_loss %.6g", vloss);
                 for (int k = 0; k < d->num_metrics; k++)

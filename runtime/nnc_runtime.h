@@ -212,6 +212,9 @@ typedef struct nnc_model_desc {
                  const void *const *labels, float *loss, float *metrics);
     int (*save)(const void *m, const char *path);
     int (*load)(void *m, const char *path);
+    int num_summaries;                 /* `summary` statements */
+    const char *const *summary_names;
+    const float *(*summaries)(const void *m);   /* their values after the last training pass */
 } nnc_model_desc;
 
 typedef struct nnc_model_head {

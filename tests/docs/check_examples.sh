@@ -34,6 +34,25 @@ for f in "$ex"/*.c; do
   (cd "$tmp" && "$exe" >/dev/null)
   n=$((n + 1))
 done
+# the driver of a model with a `summary` prints its value on each epoch line
+# shellcheck disable=SC2086
+cc "$tmp/running_center/centered_main.o" "$tmp/running_center/centered.o" "$rtlib" $libs -o "$tmp/centered"
+(cd "$tmp" && /usr/bin/python3 -c "
+import numpy as np
+r = np.random.default_rng(0)
+np.save('cx.npy', r.standard_normal((40, 5)).astype('<f4'))
+np.save('cy.npy', r.standard_normal((40, 2)).astype('<f4'))" &&
+  ./centered train --inputs cx.npy --labels cy.npy --epochs 2 --batch 8 --save c.st > /dev/null 2> epochs.txt)
+python3 - "$tmp/epochs.txt" <<'PY'
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("epoch ")]
+assert len(lines) == 2, lines
+for l in lines:
+    m = re.search(r"  hidden_rms (\S+)", l)
+    assert m, "no summary on the epoch line: " + l
+    v = float(m.group(1))
+    assert 0 < v < 10, "hidden_rms out of range: " + l
+PY
 python3 - "$src" <<'PY'
 import pathlib, sys
 src = pathlib.Path(sys.argv[1])
