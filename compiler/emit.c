@@ -1151,6 +1151,7 @@ static void conv_cols_same(int add, const char *img, const char *col)
      * shifted index is inside the channel */
     P("                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;\n");
     P("                if (a < -d) a = -d;\n                if (e > H * W - d) e = H * W - d;\n");
+    P("                if (a > P) a = P;\n                if (e < a) e = a;\n");
     if (!add) {
         P("                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", lit(0));
         P("                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];\n");
@@ -1158,9 +1159,12 @@ static void conv_cols_same(int add, const char *img, const char *col)
     }
     /* columns that wrapped to the previous or next image row: 0 in the
      * columns, and so (zeroed before the add) nothing added by col2im */
+    /* (clamped to [0, OW], so that padding wider than the image never
+     * reaches a neighbouring row) */
+    P("                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;\n");
     P("                for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P("                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = %s;\n", lit(0));
-    P("                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = %s;\n", lit(0));
+    P("                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", lit(0));
+    P("                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", lit(0));
     P("                }\n");
     if (add)
         P("                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];\n");

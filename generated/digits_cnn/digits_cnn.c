@@ -164,12 +164,15 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
@@ -254,12 +257,15 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
@@ -417,12 +423,15 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
@@ -568,12 +577,15 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
@@ -1007,9 +1019,12 @@ void digits_cnn_backward(digits_cnn *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -1032,12 +1047,15 @@ void digits_cnn_backward(digits_cnn *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -1161,12 +1179,15 @@ void digits_cnn_backward(digits_cnn *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -1234,12 +1255,15 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
@@ -1324,12 +1348,15 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);

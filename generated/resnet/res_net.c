@@ -856,12 +856,15 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
@@ -995,12 +998,15 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
@@ -1068,12 +1074,15 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
@@ -1217,12 +1226,15 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
@@ -1356,12 +1368,15 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
@@ -1429,12 +1444,15 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
@@ -2602,12 +2620,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
@@ -2863,12 +2884,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
@@ -2997,12 +3021,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
@@ -3268,12 +3295,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
@@ -3529,12 +3559,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
@@ -3663,12 +3696,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
@@ -4290,9 +4326,12 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -4315,12 +4354,15 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -4418,9 +4460,12 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -4443,12 +4488,15 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -4665,9 +4713,12 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -4690,12 +4741,15 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -4924,9 +4978,12 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -4949,12 +5006,15 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -5052,9 +5112,12 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -5077,12 +5140,15 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -5299,9 +5365,12 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
@@ -5324,12 +5393,15 @@ void res_net_backward(res_net *m)
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
@@ -6719,12 +6791,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
@@ -6858,12 +6933,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
@@ -6931,12 +7009,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
@@ -7080,12 +7161,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
@@ -7219,12 +7303,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
@@ -7292,12 +7379,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
                 if (a < -d) a = -d;
                 if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
                 for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
                 for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
                 for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
                 for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < PD - kj; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = OW - (kj - PD); ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
