@@ -3002,7 +3002,10 @@ static const char *snake(const char *name)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)name[i];
         if (isupper(c)) {
-            if (i > 0 && (islower((unsigned char)name[i - 1]) ||
+            /* a capital starts a word after a lower-case letter or a digit
+             * (Gpt2Small -> gpt2_small), and ends a run of capitals when a
+             * lower-case letter follows (TinyMLPNet -> tiny_mlp_net) */
+            if (i > 0 && (islower((unsigned char)name[i - 1]) || isdigit((unsigned char)name[i - 1]) ||
                           (i + 1 < n && islower((unsigned char)name[i + 1]) && isupper((unsigned char)name[i - 1]))))
                 s[k++] = '_';
             s[k++] = (char)tolower(c);
