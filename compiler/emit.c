@@ -516,6 +516,21 @@ static uint32_t collapse_dims(Shape *s, uint32_t axes)
     return cax;
 }
 
+/* The sum of expr over k in [0, len) in 16 partial sums, so that the adds
+ * are not one serial chain and the loop vectorizes (float reductions do
+ * not, without -ffast-math); expr reads the index as `k`.  The tail and
+ * the lanes are added in `total` (the element type, or double), and the
+ * result goes to `store`: "sum =" or "acc +=". */
+static void lanes_store(const char *ind, const char *total, const char *store, const char *len, const char *expr)
+{
+    P("%s{\n", ind);
+    P("%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, R(), ind);
+    P("%s    for (; k0_ + 16 <= %s; k0_ += 16)\n", ind, len);
+    P("%s        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += %s;\n", ind, expr);
+    P("%s    %s s_ = 0;\n%s    for (int64_t k = k0_; k < %s; k++) s_ += %s;\n", ind, total, ind, len, expr);
+    P("%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
+}
+
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
 static void emit_reduce(int t)
@@ -561,11 +576,8 @@ static void emit_reduce(int t)
         for (int i = 0; i < last; i++)
             rowbase = xs("%s%si%d * %s", rowbase, i ? " + " : "", i, stride(si, i));
         P("            {\n                const %s *row = %s + %s;\n", R(), x, *rowbase ? rowbase : "0");
-        P("                %s lane[16] = {0};\n                int64_t k = 0;\n", R());
-        P("                for (; k + 16 <= %lld; k += 16)\n", (long long)si.d[last]);
-        P("                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];\n");
-        P("                double s = 0;\n                for (; k < %lld; k++) s += row[k];\n", (long long)si.d[last]);
-        P("                for (int j = 0; j < 16; j++) s += lane[j];\n                acc += s;\n            }\n");
+        lanes_store("                ", "double", "acc +=", xs("%lld", (long long)si.d[last]), "row[k]");
+        P("            }\n");
     } else if (n->op == IR_MAX)
         P("                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
     else
@@ -586,17 +598,11 @@ static void emit_reduce(int t)
     loop_end(t);
 }
 
-/* `name` = the sum of expr over k in [0, len): 16 partial sums, so the adds
- * are not one serial chain and the loop vectorizes (float reductions do not,
- * without -ffast-math); expr reads the index as `k`. */
+/* `name` = the sum of expr over k in [0, len), in the element type */
 static void lanes_sum(const char *ind, const char *name, const char *len, const char *expr)
 {
-    P("%s%s %s;\n%s{\n", ind, R(), name, ind);
-    P("%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, R(), ind);
-    P("%s    for (; k0_ + 16 <= %s; k0_ += 16)\n", ind, len);
-    P("%s        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += %s;\n", ind, expr);
-    P("%s    %s s_ = 0;\n%s    for (int64_t k = k0_; k < %s; k++) s_ += %s;\n", ind, R(), ind, len, expr);
-    P("%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s = s_;\n%s}\n", ind, ind, name, ind);
+    P("%s%s %s;\n", ind, R(), name);
+    lanes_store(ind, R(), xs("%s =", name), len, expr);
 }
 
 /* Softmax and its backward over a contiguous last dim, row by row: lane
@@ -1039,25 +1045,6 @@ static void emit_vision_op(int t)
  * channels one by one, so a channel's rows (N*L floats, which fit in L2
  * at these sizes) are read from memory once even where the op reads them
  * twice; the sums run in 16 lanes per row with row totals in double. */
-static const char *bn_term(const char *term, const char *idx)
-{
-    /* term with every `@` replaced by the index expression */
-    char *r = xs("%s", "");
-    for (const char *p = term; *p; p++)
-        r = *p == '@' ? xs("%s%s", r, idx) : xs("%s%c", r, *p);
-    return r;
-}
-
-static void bn_lanes(const char *acc, const char *term, const char *len)
-{
-    /* adds term(@ = k) over k < len into the double `acc` */
-    P("                { %s lane[16] = {0}; int64_t k = 0; double s = 0;\n", R());
-    P("                  for (; k + 16 <= %s; k += 16) for (int j = 0; j < 16; j++) lane[j] += %s;\n", len,
-      bn_term(term, "k + j"));
-    P("                  for (; k < %s; k++) s += %s;\n", len, bn_term(term, "k"));
-    P("                  for (int j = 0; j < 16; j++) s += lane[j];\n                  %s += s; }\n", acc);
-}
-
 static void emit_bn_op(int t)
 {
     const IrNode *n = nd(t);
@@ -1073,10 +1060,10 @@ static void emit_bn_op(int t)
          * cancellation in E[x^2] - E[x]^2 */
         P("        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
         P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
-        bn_lanes("sum", "row[@]", "L");
+        lanes_store("                ", "double", "sum +=", "L", "row[k]");
         P("            }\n            const %s mu = (%s)(sum / M);\n", R(), R());
         P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
-        bn_lanes("sq", "(row[@] - mu) * (row[@] - mu)", "L");
+        lanes_store("                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
         P("            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, R());
         break;
     }
@@ -1098,8 +1085,8 @@ static void emit_bn_op(int t)
         P("            const %s mu = %s[c];\n", R(), st);
         P("            for (int64_t b = 0; b < N; b++) {\n");
         P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
-        bn_lanes("sdx", "dr[@] * (xr[@] - mu)", "L");
-        bn_lanes("sd", "dr[@]", "L");
+        lanes_store("                ", "double", "sdx +=", "L", "dr[k] * (xr[k] - mu)");
+        lanes_store("                ", "double", "sd +=", "L", "dr[k]");
         P("            }\n");
         P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
           y, R(), st, n->fval, y, R());
@@ -1889,35 +1876,21 @@ static void emit_init(void)
 }
 
 /* Helpers the elementwise loops call: derivatives too long to inline. */
-static int uses_op(IrOp op)
+/* Whether a live node of some graph has this op (and, with pred, passes
+ * it): the helper functions a model needs. */
+static int uses_node(IrOp op, int (*pred)(const IrNode *))
 {
     const Graph *gs[3] = {M->train, M->infer, M->eval};
     for (int k = 0; k < 3; k++)
-        for (int i = 0; gs[k] && i < gs[k]->n; i++)
-            if (gs[k]->nodes[i].op == op && gs[k]->nodes[i].fused >= 0)
+        for (int i = 0; gs[k] && i < gs[k]->n; i++) {
+            const IrNode *n = &gs[k]->nodes[i];
+            if (n->op == op && n->fused >= 0 && (!pred || pred(n)))
                 return 1;
+        }
     return 0;
 }
 
-static int uses_softmax_rows(void)
-{
-    const Graph *gs[3] = {M->train, M->infer, M->eval};
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; gs[k] && i < gs[k]->n; i++)
-            if (gs[k]->nodes[i].op == IR_SOFTMAX && gs[k]->nodes[i].fused >= 0 && ir_softmax_by_rows(&gs[k]->nodes[i]))
-                return 1;
-    return 0;
-}
-
-static int uses_tiled_maxpool_bwd(void)
-{
-    const Graph *gs[3] = {M->train, M->infer, M->eval};
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; gs[k] && i < gs[k]->n; i++)
-            if (maxpool_tiles(&gs[k]->nodes[i]) && gs[k]->nodes[i].fused >= 0)
-                return 1;
-    return 0;
-}
+static int uses_op(IrOp op) { return uses_node(op, NULL); }
 
 static void emit_helpers(void)
 {
@@ -1937,7 +1910,7 @@ static void emit_helpers(void)
         P("    q = x2 * q + 2.26843463243900e-03f;\n    q = x2 * q + 4.89352518554385e-03f;\n");
         P("    return p / q;\n}\n\n");
     }
-    if (!O->f64 && (uses_softmax_rows() || uses_op(IR_CROSS_ENTROPY) || uses_op(IR_CE_BWD))) {
+    if (!O->f64 && (uses_node(IR_SOFTMAX, ir_softmax_by_rows) || uses_op(IR_CROSS_ENTROPY) || uses_op(IR_CE_BWD))) {
         /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
          * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
          * and 2^n is built in the exponent bits, so there is no libm call
@@ -1960,7 +1933,7 @@ static void emit_helpers(void)
     P("    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", lit(0.5), lit(1), lit(0.5),
       lit(1), lit(1), lit(3 * 0.044715));
     }
-    if (uses_tiled_maxpool_bwd()) {
+    if (uses_node(IR_MAXPOOL_BWD, maxpool_tiles)) {
     /* g where keep is 1, +0 where it is 0, without a branch */
     const char *u = O->f64 ? "uint64_t" : "uint32_t";
     P("static inline %s nnc_keep_%s(%s g, int keep)\n{\n    %s u;\n    memcpy(&u, &g, sizeof u);\n", r, r, r, u);

@@ -448,20 +448,30 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r4 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r4 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r10[c] = mu;
             r10[C + c] = (float)(sq / M);
@@ -602,20 +612,30 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r37 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r37 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r43[c] = mu;
             r43[C + c] = (float)(sq / M);
@@ -957,16 +977,26 @@ void digits_cnn_backward(digits_cnn *m)
             const float mu = r43[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r90[c] = (float)(sdx / sqrt((double)r43[C + c] + 1.0000000000000001e-05));
             r90[C + c] = (float)sd;
@@ -1118,16 +1148,26 @@ void digits_cnn_backward(digits_cnn *m)
             const float mu = r10[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r105[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
             r105[C + c] = (float)sd;

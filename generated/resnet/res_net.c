@@ -1518,14 +1518,16 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
             double acc = 0;
             {
                 const float *row = r320 + i0 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
             }
             r321[o++] = (float)(acc / (64.0f));
         }
@@ -1832,20 +1834,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r4 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r4 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r10[c] = mu;
             r10[C + c] = (float)(sq / M);
@@ -1966,20 +1978,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r36 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r36 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r42[c] = mu;
             r42[C + c] = (float)(sq / M);
@@ -2100,20 +2122,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r68 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r68 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r74[c] = mu;
             r74[C + c] = (float)(sq / M);
@@ -2237,20 +2269,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r101 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r101 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r107[c] = mu;
             r107[C + c] = (float)(sq / M);
@@ -2371,20 +2413,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r133 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r133 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r139[c] = mu;
             r139[C + c] = (float)(sq / M);
@@ -2508,20 +2560,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r166 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r166 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r172[c] = mu;
             r172[C + c] = (float)(sq / M);
@@ -2645,20 +2707,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r198 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r198 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r204[c] = mu;
             r204[C + c] = (float)(sq / M);
@@ -2769,20 +2841,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r229 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r229 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r235[c] = mu;
             r235[C + c] = (float)(sq / M);
@@ -2909,20 +2991,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r262 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r262 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r268[c] = mu;
             r268[C + c] = (float)(sq / M);
@@ -3046,20 +3138,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r294 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r294 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r300[c] = mu;
             r300[C + c] = (float)(sq / M);
@@ -3183,20 +3285,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r327 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r327 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r333[c] = mu;
             r333[C + c] = (float)(sq / M);
@@ -3320,20 +3432,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r359 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r359 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r365[c] = mu;
             r365[C + c] = (float)(sq / M);
@@ -3444,20 +3566,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r390 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r390 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r396[c] = mu;
             r396[C + c] = (float)(sq / M);
@@ -3584,20 +3716,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r423 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r423 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r429[c] = mu;
             r429[C + c] = (float)(sq / M);
@@ -3721,20 +3863,30 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double sum = 0, sq = 0;
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r455 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                  for (; k < L; k++) s += row[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sum += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sum += s_;
+                }
             }
             const float mu = (float)(sum / M);
             for (int64_t b = 0; b < N; b++) {
                 const float *row = r455 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += (row[k + j] - mu) * (row[k + j] - mu);
-                  for (; k < L; k++) s += (row[k] - mu) * (row[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sq += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sq += s_;
+                }
             }
             r461[c] = mu;
             r461[C + c] = (float)(sq / M);
@@ -3831,14 +3983,16 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             double acc = 0;
             {
                 const float *row = r485 + i0 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
             }
             r486[o++] = (float)(acc / (64.0f));
         }
@@ -4264,16 +4418,26 @@ void res_net_backward(res_net *m)
             const float mu = r461[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r507[c] = (float)(sdx / sqrt((double)r461[C + c] + 1.0000000000000001e-05));
             r507[C + c] = (float)sd;
@@ -4398,16 +4562,26 @@ void res_net_backward(res_net *m)
             const float mu = r429[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r521[c] = (float)(sdx / sqrt((double)r429[C + c] + 1.0000000000000001e-05));
             r521[C + c] = (float)sd;
@@ -4535,16 +4709,26 @@ void res_net_backward(res_net *m)
             const float mu = r396[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r536[c] = (float)(sdx / sqrt((double)r396[C + c] + 1.0000000000000001e-05));
             r536[C + c] = (float)sd;
@@ -4651,16 +4835,26 @@ void res_net_backward(res_net *m)
             const float mu = r365[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r548[c] = (float)(sdx / sqrt((double)r365[C + c] + 1.0000000000000001e-05));
             r548[C + c] = (float)sd;
@@ -4785,16 +4979,26 @@ void res_net_backward(res_net *m)
             const float mu = r333[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r562[c] = (float)(sdx / sqrt((double)r333[C + c] + 1.0000000000000001e-05));
             r562[C + c] = (float)sd;
@@ -4916,16 +5120,26 @@ void res_net_backward(res_net *m)
             const float mu = r300[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r577[c] = (float)(sdx / sqrt((double)r300[C + c] + 1.0000000000000001e-05));
             r577[C + c] = (float)sd;
@@ -5050,16 +5264,26 @@ void res_net_backward(res_net *m)
             const float mu = r268[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r591[c] = (float)(sdx / sqrt((double)r268[C + c] + 1.0000000000000001e-05));
             r591[C + c] = (float)sd;
@@ -5187,16 +5411,26 @@ void res_net_backward(res_net *m)
             const float mu = r235[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r606[c] = (float)(sdx / sqrt((double)r235[C + c] + 1.0000000000000001e-05));
             r606[C + c] = (float)sd;
@@ -5303,16 +5537,26 @@ void res_net_backward(res_net *m)
             const float mu = r204[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r618[c] = (float)(sdx / sqrt((double)r204[C + c] + 1.0000000000000001e-05));
             r618[C + c] = (float)sd;
@@ -5437,16 +5681,26 @@ void res_net_backward(res_net *m)
             const float mu = r172[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r632[c] = (float)(sdx / sqrt((double)r172[C + c] + 1.0000000000000001e-05));
             r632[C + c] = (float)sd;
@@ -5568,16 +5822,26 @@ void res_net_backward(res_net *m)
             const float mu = r139[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r647[c] = (float)(sdx / sqrt((double)r139[C + c] + 1.0000000000000001e-05));
             r647[C + c] = (float)sd;
@@ -5696,16 +5960,26 @@ void res_net_backward(res_net *m)
             const float mu = r107[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r661[c] = (float)(sdx / sqrt((double)r107[C + c] + 1.0000000000000001e-05));
             r661[C + c] = (float)sd;
@@ -5827,16 +6101,26 @@ void res_net_backward(res_net *m)
             const float mu = r74[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r676[c] = (float)(sdx / sqrt((double)r74[C + c] + 1.0000000000000001e-05));
             r676[C + c] = (float)sd;
@@ -5955,16 +6239,26 @@ void res_net_backward(res_net *m)
             const float mu = r42[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r690[c] = (float)(sdx / sqrt((double)r42[C + c] + 1.0000000000000001e-05));
             r690[C + c] = (float)sd;
@@ -6086,16 +6380,26 @@ void res_net_backward(res_net *m)
             const float mu = r10[c];
             for (int64_t b = 0; b < N; b++) {
                 const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j] * (xr[k + j] - mu);
-                  for (; k < L; k++) s += dr[k] * (xr[k] - mu);
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sdx += s; }
-                { float lane[16] = {0}; int64_t k = 0; double s = 0;
-                  for (; k + 16 <= L; k += 16) for (int j = 0; j < 16; j++) lane[j] += dr[k + j];
-                  for (; k < L; k++) s += dr[k];
-                  for (int j = 0; j < 16; j++) s += lane[j];
-                  sd += s; }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sdx += s_;
+                }
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= L; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    sd += s_;
+                }
             }
             r705[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
             r705[C + c] = (float)sd;
@@ -7453,14 +7757,16 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             double acc = 0;
             {
                 const float *row = r320 + i0 * 64;
-                float lane[16] = {0};
-                int64_t k = 0;
-                for (; k + 16 <= 64; k += 16)
-                    for (int j = 0; j < 16; j++) lane[j] += row[k + j];
-                double s = 0;
-                for (; k < 64; k++) s += row[k];
-                for (int j = 0; j < 16; j++) s += lane[j];
-                acc += s;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
             }
             r321[o++] = (float)(acc / (64.0f));
         }
