@@ -31,6 +31,19 @@ static int is_swap_last2(const IrNode *n)
     return 1;
 }
 
+/* How many operand slots read each node, dead readers included (the
+ * peepholes may only rewrite a node nothing else reads).  Caller frees. */
+static int *use_counts(const Graph *g)
+{
+    int *uses = calloc((size_t)g->n + 1, sizeof(int));
+    if (!uses)
+        abort();
+    for (int i = 0; i < g->n; i++)
+        for (int k = 0; k < g->nodes[i].nin; k++)
+            uses[g->nodes[i].in[k]]++;
+    return uses;
+}
+
 /* Rewrites that save copies: a matmul reads a transposed operand through
  * its transpose flag, and a transposed matmul result is computed as the
  * product the other way round ((AB)ᵀ = BᵀAᵀ). */
@@ -52,12 +65,7 @@ static void peephole(Graph *g)
         }
     }
     /* (A @ B)ᵀ with the product used only there: count uses first */
-    int *uses = calloc((size_t)g->n + 1, sizeof(int));
-    if (!uses)
-        abort();
-    for (int i = 0; i < g->n; i++)
-        for (int k = 0; k < g->nodes[i].nin; k++)
-            uses[g->nodes[i].in[k]]++;
+    int *uses = use_counts(g);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         if (!is_swap_last2(n))
@@ -117,12 +125,7 @@ static int scaled(const Graph *g, int t, int *x, double *c)
  *     is already zero (y is 0 there): a view of its input. */
 static void fold_scales(Graph *g)
 {
-    int *uses = calloc((size_t)g->n + 1, sizeof(int));
-    if (!uses)
-        abort();
-    for (int i = 0; i < g->n; i++)
-        for (int k = 0; k < g->nodes[i].nin; k++)
-            uses[g->nodes[i].in[k]]++;
+    int *uses = use_counts(g);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         int x;
