@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "grad.h"
+#include "nnc_conv.h"
 
 static Graph *G;
 static int *adj;          /* per forward node: its adjoint, or -1 */
@@ -412,15 +413,22 @@ static void rule(int i, const int *needs)
     case IR_CONV2D: {
         /* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the
          * columns made again (not kept from the forward pass); the work
-         * buffer of dW also holds dWᵀ (see emit_conv_op) */
-        Shape cs = shp(n->in[2]);
+         * buffer of dW also holds dWᵀ (see emit_conv_op).  In float, the
+         * direct kernels of conv.c instead (dx at stride 1, dW always). */
+        Shape xs = shp(n->in[0]), ws = shp(n->in[1]);
+        const int64_t ckk = xs.d[1] * ws.d[2] * ws.d[3], cols = ckk * n->shape.d[2] * n->shape.d[3];
         for (int k = 0; k < 2; k++) {
             if (!NEED(k))
                 continue;
-            Shape ss = cs;
-            if (k == 1)
-                ss.d[1] += shp(n->in[1]).d[0];  /* and dWᵀ [CKK, F] after the columns */
-            int sc = bw(IR_CONV_SCRATCH, ss, 0, NULL);
+            int64_t len = cols + (k == 1 ? ckk * ws.d[0] : 0); /* and dWᵀ [CKK, F] after the columns */
+            /* or the direct kernels' (conv.c) */
+            int64_t d = k == 1 ? nnc_conv2d_bwd_filter_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3],
+                                                            n->stride, n->pad)
+                        : n->stride == 1 && n->pad < ws.d[2] && n->pad < ws.d[3]
+                            ? nnc_conv2d_s1_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
+                            : 0;
+            len = d > len ? d : len;
+            int sc = bw(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);
             int in[3] = {dy, k == 0 ? n->in[1] : x, sc};
             int r = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 3, in);
             G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;

@@ -15,6 +15,8 @@
 
 #include <cblas.h>
 
+#include "nnc_conv.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -122,6 +124,26 @@ void nnc_optim_free(nnc_optim *o);
 /* torch.nn.utils.clip_grad_norm_: scales g in place so that its global L2
  * norm is at most max_norm; returns the norm before clipping. */
 float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
+
+/* ---- direct convolution (conv.c) ------------------------------------------ */
+
+/* Stride-1 NCHW convolution of N examples in float without im2col:
+ * y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C][KH][KW]), zero padding
+ * `pad` on every side.  `work` holds at least nnc_conv2d_s1_work(...)
+ * floats (nnc_conv.h: the compiler sizes the buffer from the same formula;
+ * a shorter buffer aborts).  Never allocates. */
+void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                       int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work, int64_t work_len);
+/* Its gradient for the input, dx[N][C][H][W] from dy[N][F][OH][OW]
+ * (overwritten, not accumulated); needs pad <= KH - 1 and pad <= KW - 1. */
+void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
+                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len);
+/* Its gradient for the kernel, dw[F][C][KH][KW] summed over the N examples
+ * (overwritten, not accumulated), for any stride. */
+void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
+                               int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
+                               float *work, int64_t work_len);
 
 /* ---- safetensors ----------------------------------------------------------- */
 

@@ -65,7 +65,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 23104u + 9216u * (size_t)max_batch;
+    const size_t arena = 24064u + 9216u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -114,7 +114,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 24064;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -122,7 +122,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t3 = (float *)(A + 0); /* [3191] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     const float *const t6 = P + 320; /* bn1.bias [32] */
@@ -133,7 +133,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t25 = (float *)(A + 0); /* [288, 16] */
+    float *const t25 = (float *)(A + 0); /* [5088] */
     float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const t27 = P + 18784; /* bn2.weight [64] */
     const float *const t28 = P + 18848; /* bn2.bias [64] */
@@ -149,35 +149,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 3191);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -242,35 +214,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t23 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 5088);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;
@@ -357,7 +301,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 24064;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -366,7 +310,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t3 = (float *)(A + 0); /* [3191] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     const float *const t6 = P + 320; /* bn1.bias [32] */
@@ -382,7 +326,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
     float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t36 = (float *)(A + 192); /* [288, 16] */
+    float *const t36 = (float *)(A + 192); /* [5088] */
     float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
     const float *const t38 = P + 18784; /* bn2.weight [64] */
     const float *const t39 = P + 18848; /* bn2.bias [64] */
@@ -408,35 +352,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 3191);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -572,35 +488,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t34 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t36 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, t36, 5088);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r37 = t37;
@@ -813,7 +701,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
 void digits_cnn_backward(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 24064;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -846,9 +734,9 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
     float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
     float *const t95 = (float *)(A + SB + 7168 * MB); /* [N, 64, 16] */
-    float *const t97 = (float *)(A + 64); /* [288, 16] */
+    float *const t97 = (float *)(A + 64); /* [24000] */
     float *const t98 = (float *)(A + SB + 2560 * MB); /* [N, 32, 4, 4] */
-    float *const t99 = (float *)(A + 64); /* [288, 80] */
+    float *const t99 = (float *)(A + 64); /* [23040] */
     float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
     float *const t101 = (float *)(A + SB + 6144 * MB); /* [N, 32, 8, 8] */
     float *const t103 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
@@ -856,7 +744,7 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t106 = G + 288; /* d bn1.weight [1, 32] */
     float *const t108 = G + 320; /* d bn1.bias [1, 32] */
     float *const t110 = (float *)(A + SB + 4096 * MB); /* [N, 32, 64] */
-    float *const t112 = (float *)(A + 0); /* [9, 96] */
+    float *const t112 = (float *)(A + 0); /* [3108] */
     float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
@@ -1032,68 +920,9 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t98 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t35, (int)CKK, t95 + b * F * P, (int)P, 0.0f, t97, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t97 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, 32, 4, 4, 64, 3, 3, 1, t97, 24000);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t99 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t34 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t99 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t100[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t95, t34, t100, 32, 4, 4, 64, 3, 3, 1, 1, t99, 23040);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     {
         const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4, K = 2;
@@ -1203,45 +1032,13 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t112 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t112 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t113[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t110, t0, t113, 1, 8, 8, 32, 3, 3, 1, 1, t112, 3108);
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 24064;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1250,7 +1047,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [9, 64] */
+    float *const t3 = (float *)(A + 0); /* [3191] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     const float *const t6 = P + 320; /* bn1.bias [32] */
@@ -1261,7 +1058,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t25 = (float *)(A + 0); /* [288, 16] */
+    float *const t25 = (float *)(A + 0); /* [5088] */
     float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const t27 = P + 18784; /* bn2.weight [64] */
     const float *const t28 = P + 18848; /* bn2.bias [64] */
@@ -1280,35 +1077,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 3191);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -1373,35 +1142,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t23 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 5088);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;

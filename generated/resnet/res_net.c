@@ -243,7 +243,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t3 = (float *)(A + 0); /* [27648] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t5 = P + 432; /* bn.weight [16] */
     const float *const t6 = P + 448; /* bn.bias [16] */
@@ -253,7 +253,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t24 = (float *)(A + 0); /* [144, 1024] */
+    float *const t24 = (float *)(A + 0); /* [147456] */
     float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
@@ -263,7 +263,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
     float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t45 = (float *)(A + 0); /* [144, 1024] */
+    float *const t45 = (float *)(A + 0); /* [147456] */
     float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
@@ -273,7 +273,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t67 = (float *)(A + 0); /* [144, 1024] */
+    float *const t67 = (float *)(A + 0); /* [147456] */
     float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
@@ -283,7 +283,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t88 = (float *)(A + 0); /* [144, 1024] */
+    float *const t88 = (float *)(A + 0); /* [147456] */
     float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
@@ -293,7 +293,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
     float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t110 = (float *)(A + 0); /* [144, 256] */
+    float *const t110 = (float *)(A + 0); /* [36864] */
     float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
@@ -303,7 +303,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t131 = (float *)(A + 0); /* [288, 256] */
+    float *const t131 = (float *)(A + 0); /* [73728] */
     float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
@@ -312,7 +312,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t145 = (float *)(A + 0); /* [32, 1] */
     float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t151 = (float *)(A + 0); /* [16, 256] */
+    float *const t151 = (float *)(A + 0); /* [4096] */
     float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
@@ -322,7 +322,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t173 = (float *)(A + 0); /* [288, 256] */
+    float *const t173 = (float *)(A + 0); /* [73728] */
     float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
@@ -332,7 +332,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t194 = (float *)(A + 0); /* [288, 256] */
+    float *const t194 = (float *)(A + 0); /* [73728] */
     float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
@@ -342,7 +342,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t216 = (float *)(A + 0); /* [288, 64] */
+    float *const t216 = (float *)(A + 0); /* [18432] */
     float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
@@ -352,7 +352,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [576, 64] */
+    float *const t237 = (float *)(A + 0); /* [36864] */
     float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -361,7 +361,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t251 = (float *)(A + 0); /* [64, 1] */
     float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t257 = (float *)(A + 0); /* [32, 64] */
+    float *const t257 = (float *)(A + 0); /* [2048] */
     float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
@@ -371,7 +371,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [576, 64] */
+    float *const t279 = (float *)(A + 0); /* [36864] */
     float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -381,7 +381,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [576, 64] */
+    float *const t300 = (float *)(A + 0); /* [36864] */
     float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -397,32 +397,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, t3, 27648);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -470,32 +445,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t22 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, t24, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r29 = t29;
@@ -543,32 +493,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t43 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, t45, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r50 = t50;
@@ -619,32 +544,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t65 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, t67, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r72 = t72;
@@ -692,32 +592,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t86 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, t88, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r93 = t93;
@@ -841,35 +716,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t129 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, t131, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r136 = t136;
@@ -983,35 +830,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t171 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, t173, 73728);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r178 = t178;
@@ -1059,35 +878,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t192 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, t194, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r199 = t199;
@@ -1211,35 +1002,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t235 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, t237, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r242 = t242;
@@ -1353,35 +1116,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t277 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, t279, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r284 = t284;
@@ -1429,35 +1164,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t298 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, t300, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r305 = t305;
@@ -1565,7 +1272,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t3 = (float *)(A + 0); /* [27648] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t5 = P + 432; /* bn.weight [16] */
     const float *const t6 = P + 448; /* bn.bias [16] */
@@ -1580,7 +1287,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t35 = (float *)(A + 96); /* [144, 1024] */
+    float *const t35 = (float *)(A + 96); /* [147456] */
     float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const t38 = P + 2784; /* stage1.0.bn1.bias [16] */
@@ -1595,7 +1302,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t67 = (float *)(A + 160); /* [144, 1024] */
+    float *const t67 = (float *)(A + 160); /* [147456] */
     float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const t70 = P + 5120; /* stage1.0.bn2.bias [16] */
@@ -1610,7 +1317,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t100 = (float *)(A + 224); /* [144, 1024] */
+    float *const t100 = (float *)(A + 224); /* [147456] */
     float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const t103 = P + 7456; /* stage1.1.bn1.bias [16] */
@@ -1625,7 +1332,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
     float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t132 = (float *)(A + 288); /* [144, 1024] */
+    float *const t132 = (float *)(A + 288); /* [147456] */
     float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const t135 = P + 9792; /* stage1.1.bn2.bias [16] */
@@ -1640,7 +1347,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t165 = (float *)(A + 352); /* [144, 256] */
+    float *const t165 = (float *)(A + 352); /* [36864] */
     float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
     const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const t168 = P + 14448; /* stage2.0.bn1.bias [32] */
@@ -1655,7 +1362,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t193 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
     float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t197 = (float *)(A + 512); /* [288, 256] */
+    float *const t197 = (float *)(A + 512); /* [73728] */
     float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
     const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
@@ -1669,7 +1376,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t224 = (float *)(A + 608); /* [32] */
     float *const t225 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t228 = (float *)(A + 640); /* [16, 256] */
+    float *const t228 = (float *)(A + 640); /* [4096] */
     float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t231 = P + 24304; /* stage2.0.proj_bn.bias [32] */
@@ -1684,7 +1391,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
     float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t261 = (float *)(A + 768); /* [288, 256] */
+    float *const t261 = (float *)(A + 768); /* [73728] */
     float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t264 = P + 33584; /* stage2.1.bn1.bias [32] */
@@ -1699,7 +1406,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t289 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
     float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t293 = (float *)(A + 896); /* [288, 256] */
+    float *const t293 = (float *)(A + 896); /* [73728] */
     float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
     const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
@@ -1714,7 +1421,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t326 = (float *)(A + 1024); /* [288, 64] */
+    float *const t326 = (float *)(A + 1024); /* [18432] */
     float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
     const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const t329 = P + 61392; /* stage3.0.bn1.bias [64] */
@@ -1729,7 +1436,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t354 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
     float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t358 = (float *)(A + 1344); /* [576, 64] */
+    float *const t358 = (float *)(A + 1344); /* [36864] */
     float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -1743,7 +1450,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t385 = (float *)(A + 1216); /* [64] */
     float *const t386 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t389 = (float *)(A + 1600); /* [32, 64] */
+    float *const t389 = (float *)(A + 1600); /* [2048] */
     float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t392 = P + 100560; /* stage3.0.proj_bn.bias [64] */
@@ -1758,7 +1465,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
     float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t422 = (float *)(A + 1856); /* [576, 64] */
+    float *const t422 = (float *)(A + 1856); /* [36864] */
     float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -1773,7 +1480,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t450 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
     float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t454 = (float *)(A + 2112); /* [576, 64] */
+    float *const t454 = (float *)(A + 2112); /* [36864] */
     float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -1797,32 +1504,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, t3, 27648);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -1941,32 +1623,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t33 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t35 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, t35, (int)P, 0.0f, t36 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t33, t34, t36, 16, 32, 32, 16, 3, 3, 1, t35, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r36 = t36;
@@ -2085,32 +1742,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t65 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, t67, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r68 = t68;
@@ -2232,32 +1864,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t98 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t100 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t99, (int)CKK, t100, (int)P, 0.0f, t101 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t98, t99, t101, 16, 32, 32, 16, 3, 3, 1, t100, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r101 = t101;
@@ -2376,32 +1983,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t130 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t132 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t131, (int)CKK, t132, (int)P, 0.0f, t133 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t130, t131, t133, 16, 32, 32, 16, 3, 3, 1, t132, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r133 = t133;
@@ -2667,35 +2249,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t195 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t197 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t195, t196, t198, 32, 16, 16, 32, 3, 3, 1, t197, 73728);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r198 = t198;
@@ -2951,35 +2505,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t259 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t261 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t259, t260, t262, 32, 16, 16, 32, 3, 3, 1, t261, 73728);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r262 = t262;
@@ -3098,35 +2624,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t291 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t293 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t291, t292, t294, 32, 16, 16, 32, 3, 3, 1, t293, 73728);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r294 = t294;
@@ -3392,35 +2890,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t356 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t358 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t356, t357, t359, 64, 8, 8, 64, 3, 3, 1, t358, 36864);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r359 = t359;
@@ -3676,35 +3146,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t420 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t422 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t420, t421, t423, 64, 8, 8, 64, 3, 3, 1, t422, 36864);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r423 = t423;
@@ -3823,35 +3265,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t452 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t454 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t452, t453, t455, 64, 8, 8, 64, 3, 3, 1, t454, 36864);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r455 = t455;
@@ -4205,131 +3619,131 @@ void res_net_backward(res_net *m)
     float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t514 = (float *)(A + 1984); /* [576, 64] */
+    float *const t514 = (float *)(A + 1984); /* [50624] */
     float *const t515 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
-    float *const t516 = (float *)(A + 1984); /* [576, 128] */
+    float *const t516 = (float *)(A + 1984); /* [73728] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t519 = (float *)(A + SB + 270336 * MB); /* [N, 64, 8, 8] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const t526 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    float *const t528 = (float *)(A + 1728); /* [576, 64] */
+    float *const t528 = (float *)(A + 1728); /* [50624] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    float *const t531 = (float *)(A + 1728); /* [576, 128] */
+    float *const t531 = (float *)(A + 1728); /* [73728] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t534 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     float *const t536 = (float *)(A + 1152); /* [2, 64] */
     float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t543 = (float *)(A + 1472); /* [32, 64] */
+    float *const t543 = (float *)(A + 1472); /* [2048] */
     float *const t544 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
-    float *const t545 = (float *)(A + 1472); /* [32, 128] */
+    float *const t545 = (float *)(A + 1472); /* [14784] */
     float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t548 = (float *)(A + 1152); /* [2, 64] */
     float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t555 = (float *)(A + 1152); /* [576, 64] */
+    float *const t555 = (float *)(A + 1152); /* [50624] */
     float *const t556 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
-    float *const t557 = (float *)(A + 1152); /* [576, 128] */
+    float *const t557 = (float *)(A + 1152); /* [73728] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t560 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
     float *const t567 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
-    float *const t569 = (float *)(A + 960); /* [288, 64] */
+    float *const t569 = (float *)(A + 960); /* [18432] */
     float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
-    float *const t572 = (float *)(A + 960); /* [288, 128] */
+    float *const t572 = (float *)(A + 960); /* [36864] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const t575 = (float *)(A + SB + 229376 * MB); /* [N, 32, 16, 16] */
     float *const t577 = (float *)(A + 256); /* [2, 32] */
     float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
     float *const t582 = (float *)(A + SB + 237568 * MB); /* [N, 32, 256] */
-    float *const t584 = (float *)(A + 832); /* [288, 256] */
+    float *const t584 = (float *)(A + 832); /* [73728] */
     float *const t585 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
-    float *const t586 = (float *)(A + 832); /* [288, 288] */
+    float *const t586 = (float *)(A + 832); /* [82944] */
     float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const t589 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     float *const t591 = (float *)(A + 256); /* [2, 32] */
     float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
     float *const t596 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    float *const t598 = (float *)(A + 704); /* [288, 256] */
+    float *const t598 = (float *)(A + 704); /* [73728] */
     float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    float *const t601 = (float *)(A + 704); /* [288, 288] */
+    float *const t601 = (float *)(A + 704); /* [82944] */
     float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const t604 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
     float *const t606 = (float *)(A + 256); /* [2, 32] */
     float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t613 = (float *)(A + 576); /* [16, 256] */
+    float *const t613 = (float *)(A + 576); /* [4096] */
     float *const t614 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
-    float *const t615 = (float *)(A + 576); /* [16, 288] */
+    float *const t615 = (float *)(A + 576); /* [25312] */
     float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t618 = (float *)(A + 256); /* [2, 32] */
     float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
     float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
     float *const t623 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t625 = (float *)(A + 416); /* [288, 256] */
+    float *const t625 = (float *)(A + 416); /* [73728] */
     float *const t626 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
-    float *const t627 = (float *)(A + 416); /* [288, 288] */
+    float *const t627 = (float *)(A + 416); /* [82944] */
     float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t630 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t632 = (float *)(A + 256); /* [2, 32] */
     float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
     float *const t637 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
-    float *const t639 = (float *)(A + 256); /* [144, 256] */
+    float *const t639 = (float *)(A + 256); /* [36864] */
     float *const t640 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
-    float *const t642 = (float *)(A + 256); /* [144, 288] */
+    float *const t642 = (float *)(A + 256); /* [41472] */
     float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const t645 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
     float *const t647 = (float *)(A + 64); /* [2, 16] */
     float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
     float *const t652 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
-    float *const t654 = (float *)(A + 192); /* [144, 1024] */
+    float *const t654 = (float *)(A + 192); /* [147456] */
     float *const t655 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
-    float *const t656 = (float *)(A + 192); /* [144, 1040] */
+    float *const t656 = (float *)(A + 192); /* [149760] */
     float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const t659 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     float *const t661 = (float *)(A + 64); /* [2, 16] */
     float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
     float *const t666 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    float *const t668 = (float *)(A + 128); /* [144, 1024] */
+    float *const t668 = (float *)(A + 128); /* [147456] */
     float *const t669 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
-    float *const t671 = (float *)(A + 128); /* [144, 1040] */
+    float *const t671 = (float *)(A + 128); /* [149760] */
     float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const t676 = (float *)(A + 64); /* [2, 16] */
     float *const t677 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
     float *const t679 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
     float *const t681 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    float *const t683 = (float *)(A + 64); /* [144, 1024] */
+    float *const t683 = (float *)(A + 64); /* [147456] */
     float *const t684 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
-    float *const t685 = (float *)(A + 64); /* [144, 1040] */
+    float *const t685 = (float *)(A + 64); /* [149760] */
     float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     float *const t690 = (float *)(A + 64); /* [2, 16] */
     float *const t691 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
     float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
     float *const t695 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    float *const t697 = (float *)(A + 32); /* [144, 1024] */
+    float *const t697 = (float *)(A + 32); /* [147456] */
     float *const t698 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    float *const t700 = (float *)(A + 32); /* [144, 1040] */
+    float *const t700 = (float *)(A + 32); /* [149760] */
     float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const t703 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     float *const t705 = (float *)(A + 32); /* [2, 16] */
     float *const t706 = G + 432; /* d bn.weight [1, 16] */
     float *const t708 = G + 448; /* d bn.bias [1, 16] */
     float *const t710 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t712 = (float *)(A + 0); /* [27, 1040] */
+    float *const t712 = (float *)(A + 0); /* [28080] */
     float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
@@ -4473,68 +3887,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t515 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t453, (int)CKK, t512 + b * F * P, (int)P, 0.0f, t514, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t514 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 50624);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t516 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t452 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t516 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t517[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t512, t452, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 73728);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r452 = t452;
@@ -4617,68 +3972,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t529 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t421, (int)CKK, t526 + b * F * P, (int)P, 0.0f, t528, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t528 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 50624);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t531 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t420 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t531 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t532[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t526, t420, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 73728);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r420 = t420;
@@ -4790,36 +4086,7 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t545 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t324 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t545 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t545, (int)P, t541 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t546[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t541, t324, t546, 32, 16, 16, 64, 1, 1, 2, 0, t545, 14784);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r359 = t359;
@@ -4890,68 +4157,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t556 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t357, (int)CKK, t553 + b * F * P, (int)P, 0.0f, t555, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t555 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 50624);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t557 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t356 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t557 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t558[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t553, t356, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 73728);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r356 = t356;
@@ -5060,36 +4268,7 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t572 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t324 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t572 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t572, (int)P, t567 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t573[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t567, t324, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r324 = t324;
@@ -5175,68 +4354,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t585 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t292, (int)CKK, t582 + b * F * P, (int)P, 0.0f, t584, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t584 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t586 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t291 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t586 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t587[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t582, t291, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 82944);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r291 = t291;
@@ -5319,68 +4439,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t599 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t260, (int)CKK, t596 + b * F * P, (int)P, 0.0f, t598, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t598 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t601 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t259 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t601 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t602[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t596, t259, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 82944);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r259 = t259;
@@ -5492,36 +4553,7 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t615 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t163 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t615 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t615, (int)P, t611 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t616[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t611, t163, t616, 16, 32, 32, 32, 1, 1, 2, 0, t615, 25312);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r198 = t198;
@@ -5592,68 +4624,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t626 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t196, (int)CKK, t623 + b * F * P, (int)P, 0.0f, t625, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t625 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t627 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t195 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t627 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t628[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t623, t195, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 82944);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r195 = t195;
@@ -5762,36 +4735,7 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t642 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t163 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t642 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t642, (int)P, t637 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t643[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t637, t163, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r163 = t163;
@@ -5877,62 +4821,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t655 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t131, (int)CKK, t652 + b * F * P, (int)P, 0.0f, t654, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t654 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t656 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t130 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t656 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t656, (int)P, t652 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t657[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t652, t130, t657, 16, 32, 32, 16, 3, 3, 1, 1, t656, 149760);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r130 = t130;
@@ -6015,62 +4906,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t669 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t99, (int)CKK, t666 + b * F * P, (int)P, 0.0f, t668, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t668 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t671 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t98 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t671 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t671, (int)P, t666 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t672[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t666, t98, t672, 16, 32, 32, 16, 3, 3, 1, 1, t671, 149760);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r98 = t98;
@@ -6156,62 +4994,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t684 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t66, (int)CKK, t681 + b * F * P, (int)P, 0.0f, t683, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t683 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t685 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t65 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t685 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t685, (int)P, t681 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t686[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t681, t65, t686, 16, 32, 32, 16, 3, 3, 1, 1, t685, 149760);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r65 = t65;
@@ -6294,62 +5079,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t698 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t695 + b * F * P, (int)P, 0.0f, t697, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t697 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t700 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t33 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t700 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t700, (int)P, t695 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t701[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t695, t33, t701, 16, 32, 32, 16, 3, 3, 1, 1, t700, 149760);
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
     const float *restrict const r33 = t33;
@@ -6435,36 +5167,7 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t712 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t712 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t712, (int)P, t710 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t713[f * CKK + k] = dwt[k * F + f];
-    }
+    nnc_conv2d_bwd_filter_f32(n, t710, t0, t713, 3, 32, 32, 16, 3, 3, 1, 1, t712, 28080);
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
@@ -6479,7 +5182,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [27, 1024] */
+    float *const t3 = (float *)(A + 0); /* [27648] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t5 = P + 432; /* bn.weight [16] */
     const float *const t6 = P + 448; /* bn.bias [16] */
@@ -6489,7 +5192,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t24 = (float *)(A + 0); /* [144, 1024] */
+    float *const t24 = (float *)(A + 0); /* [147456] */
     float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
@@ -6499,7 +5202,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
     float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t45 = (float *)(A + 0); /* [144, 1024] */
+    float *const t45 = (float *)(A + 0); /* [147456] */
     float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
@@ -6509,7 +5212,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t67 = (float *)(A + 0); /* [144, 1024] */
+    float *const t67 = (float *)(A + 0); /* [147456] */
     float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
@@ -6519,7 +5222,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t88 = (float *)(A + 0); /* [144, 1024] */
+    float *const t88 = (float *)(A + 0); /* [147456] */
     float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
@@ -6529,7 +5232,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
     float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t110 = (float *)(A + 0); /* [144, 256] */
+    float *const t110 = (float *)(A + 0); /* [36864] */
     float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
@@ -6539,7 +5242,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t131 = (float *)(A + 0); /* [288, 256] */
+    float *const t131 = (float *)(A + 0); /* [73728] */
     float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
@@ -6548,7 +5251,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t145 = (float *)(A + 0); /* [32, 1] */
     float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t151 = (float *)(A + 0); /* [16, 256] */
+    float *const t151 = (float *)(A + 0); /* [4096] */
     float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
@@ -6558,7 +5261,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t173 = (float *)(A + 0); /* [288, 256] */
+    float *const t173 = (float *)(A + 0); /* [73728] */
     float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
@@ -6568,7 +5271,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t194 = (float *)(A + 0); /* [288, 256] */
+    float *const t194 = (float *)(A + 0); /* [73728] */
     float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
@@ -6578,7 +5281,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t216 = (float *)(A + 0); /* [288, 64] */
+    float *const t216 = (float *)(A + 0); /* [18432] */
     float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
@@ -6588,7 +5291,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [576, 64] */
+    float *const t237 = (float *)(A + 0); /* [36864] */
     float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -6597,7 +5300,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t251 = (float *)(A + 0); /* [64, 1] */
     float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t257 = (float *)(A + 0); /* [32, 64] */
+    float *const t257 = (float *)(A + 0); /* [2048] */
     float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
@@ -6607,7 +5310,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [576, 64] */
+    float *const t279 = (float *)(A + 0); /* [36864] */
     float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -6617,7 +5320,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [576, 64] */
+    float *const t300 = (float *)(A + 0); /* [36864] */
     float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -6636,32 +5339,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     (void)x;
     (void)y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, t3, 27648);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -6709,32 +5387,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t22 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, t24, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r29 = t29;
@@ -6782,32 +5435,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t43 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, t45, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r50 = t50;
@@ -6858,32 +5486,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t65 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, t67, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r72 = t72;
@@ -6931,32 +5534,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t86 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, t88, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r93 = t93;
@@ -7080,35 +5658,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t129 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, t131, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r136 = t136;
@@ -7222,35 +5772,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t171 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, t173, 73728);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r178 = t178;
@@ -7298,35 +5820,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t192 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, t194, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r199 = t199;
@@ -7450,35 +5944,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t235 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, t237, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r242 = t242;
@@ -7592,35 +6058,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t277 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, t279, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r284 = t284;
@@ -7668,35 +6106,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t298 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, t300, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r305 = t305;

@@ -1,0 +1,359 @@
+/* conv.c — direct stride-1 convolution kernels for float (NCHW).
+ *
+ * im2col + GEMM, the generic path (emit.c), writes K*K copies of every
+ * image and then runs GEMMs whose shapes ([16, 144] x [144, 1024] for a
+ * 16-channel 3x3 layer) OpenBLAS takes at 50-80 GFLOP/s; its backward pass
+ * (Wᵀ dy, then col2im) is slower still.  A stride-1 convolution is better
+ * done in place: pad the image once into a buffer whose rows have pitch
+ * Pp = W + 2 pw, and every output position f = oh * Pp + ow of the padded
+ * grid is
+ *
+ *     y[co][f] = sum over c, ky, kx of w[co][c][ky][kx] * xp[c][f + ky * Pp + kx]
+ *
+ * a one-dimensional correlation per tap, so 16 consecutive outputs are one
+ * vector FMA with the tap's weight broadcast, whatever the image width
+ * (the Pp - OW positions at the end of each row are computed and thrown
+ * away).  The micro-kernel keeps a block of MR output channels x 6 vectors
+ * (96 positions) in registers: per tap 6 loads and MR broadcasts feed 6 MR
+ * FMAs.  The backward pass for the data is the same kernel: dx is dy,
+ * padded by K - 1 - p, correlated with the flipped, channel-transposed
+ * kernel.
+ *
+ * The vectors are GCC/clang vector extensions of 16 floats: AVX-512 when
+ * the runtime is compiled for it (-march=native), two AVX or four SSE
+ * registers otherwise.  This file is compiled with -ffp-contract=fast
+ * (CMakeLists.txt) so that x * w + acc is one FMA where the target has it.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnc_runtime.h"
+
+typedef float v16 __attribute__((vector_size(64)));
+/* the same vector at float alignment: the loads and stores are unaligned
+ * (vector types alias their element type in gcc and clang) */
+typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* positions per micro-kernel block: NB, and a last block of NB / 2 where
+ * the grid (rounded up to NNC_CONV_BLOCK) ends there */
+enum { VL = 16, NV = 6, NB = VL * NV };
+_Static_assert(2 * NNC_CONV_BLOCK == NB, "nnc_conv.h rounds the grid up to half blocks");
+
+#define LD(v, p) ((v) = *(const v16u *)(p))
+#define ST(p, v) (*(v16u *)(p) = (v))
+
+/* Geometry of one padded image and its output grid. */
+typedef struct {
+    int64_t C, H, W, F, KH, KW, ph, pw;
+    int64_t Pp, OH, OW;
+    int64_t Lin, Lout; /* nnc_conv.h */
+} geom;
+
+static geom make_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t ph, int64_t pw)
+{
+    geom g = {C, H, W, F, KH, KW, ph, pw, W + 2 * pw, H + 2 * ph - KH + 1, W + 2 * pw - KW + 1, 0, 0};
+    nnc_conv_grid(H, W, KH, KW, ph, pw, &g.Lin, &g.Lout);
+    return g;
+}
+
+/* Tap offsets: a run of channels' taps is one flat loop over a table of
+ * offsets into the padded image (the same for every run, relative to its
+ * first channel), not loops over c, ky, kx: the nested loops (3 trips for
+ * a 3x3 kernel) ran the micro-kernel at ~75 GFLOP/s in L1, the flat loop
+ * at ~94, near the 105 of FMAs alone.  (Unrolling the taps instead made
+ * gcc spill the accumulators.) */
+enum { TAB = 4096 };
+typedef struct {
+    int32_t off[TAB];
+    int64_t cc; /* channels per run: cc KH KW <= TAB */
+} taps;
+
+/* MR output channels x nv vectors of positions from f0: acc = sum over c
+ * and taps. */
+static inline __attribute__((always_inline)) void micro(const geom *g, const taps *tp, const float *xp, const float *w,
+                                                       float *yt, int64_t co, int64_t f0, int mr, int nv)
+{
+    v16 acc[4][NV];
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nv; j++)
+            acc[r][j] = (v16){0};
+    const int64_t KK = g->KH * g->KW, CKK = g->C * KK;
+    for (int64_t c0 = 0; c0 < g->C; c0 += tp->cc) {
+        const int64_t n = (g->C - c0 < tp->cc ? g->C - c0 : tp->cc) * KK;
+        const float *x0 = xp + c0 * g->Lin + f0, *w0 = w + co * CKK + c0 * KK;
+        for (int64_t i = 0; i < n; i++) {
+            const float *xs = x0 + tp->off[i];
+            v16 xv[NV];
+            for (int j = 0; j < nv; j++)
+                LD(xv[j], xs + VL * j);
+            for (int r = 0; r < mr; r++) {
+                const float ws = w0[r * CKK + i];
+                for (int j = 0; j < nv; j++)
+                    acc[r][j] += xv[j] * ws;
+            }
+        }
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nv; j++)
+            ST(yt + (co + r) * g->Lout + f0 + VL * j, acc[r][j]);
+}
+
+typedef void micro_fn(const geom *, const taps *, const float *, const float *, float *, int64_t, int64_t);
+#define MICRO(mr, nv)                                                                                     \
+    static void micro##mr##_##nv(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, \
+                                 int64_t co, int64_t f0)                                                  \
+    {                                                                                                     \
+        micro(g, tp, xp, w, yt, co, f0, mr, nv);                                                          \
+    }
+MICRO(1, 6)
+MICRO(2, 6)
+MICRO(3, 6)
+MICRO(4, 6)
+MICRO(1, 3)
+MICRO(2, 3)
+MICRO(3, 3)
+MICRO(4, 3)
+/* [nv == 3][mr] */
+static micro_fn *const micros[2][5] = {{NULL, micro1_6, micro2_6, micro3_6, micro4_6},
+                                       {NULL, micro1_3, micro2_3, micro3_3, micro4_3}};
+
+/* n floats; the rows here are 4 to a few hundred floats, where a memcpy
+ * call per row cost ~13% of a 32x32 layer */
+static inline void copy(float *d, const float *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + VL <= n; i += VL) {
+        v16 v;
+        LD(v, s + i);
+        ST(d + i, v);
+    }
+    for (; i < n; i++)
+        d[i] = s[i];
+}
+
+/* y[n][F][OH][OW] = conv(x[n][C][H][W], w[F][C][KH][KW]), stride 1, zero
+ * padding ph, pw; wk: the padded image then the output grid. */
+static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, float *y, float *wk)
+{
+    float *xp = wk, *yt = wk + g->C * g->Lin;
+    taps tp;
+    const int64_t KK = g->KH * g->KW;
+    /* the offsets of a run are int32: cc Lin must fit */
+    tp.cc = KK > TAB ? 0 : TAB / KK < g->C ? TAB / KK : g->C;
+    if (tp.cc > INT32_MAX / g->Lin)
+        tp.cc = INT32_MAX / g->Lin;
+    if (tp.cc == 0) {
+        fprintf(stderr, "nnc_conv2d_s1: a %lldx%lld kernel on %lld floats a channel is too large (internal error in nnc)\n",
+                (long long)g->KH, (long long)g->KW, (long long)g->Lin);
+        abort();
+    }
+    for (int64_t c = 0; c < tp.cc; c++)
+        for (int64_t t = 0; t < KK; t++)
+            tp.off[c * KK + t] = (int32_t)(c * g->Lin + t / g->KW * g->Pp + t % g->KW);
+    /* the border and slack stay zero: each example rewrites only the
+     * interior rows */
+    memset(xp, 0, sizeof(float) * (size_t)(g->C * g->Lin));
+    for (int64_t b = 0; b < N; b++) {
+        const float *xb = x + b * g->C * g->H * g->W;
+        for (int64_t c = 0; c < g->C; c++)
+            for (int64_t i = 0; i < g->H; i++)
+                copy(xp + c * g->Lin + (i + g->ph) * g->Pp + g->pw, xb + (c * g->H + i) * g->W, g->W);
+        /* position blocks outside, channel blocks inside: the block's input
+         * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
+        for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
+            micro_fn *const *mk = micros[f0 + NB > g->Lout];
+            /* channel blocks of at most 4, as even as can be (6 = 3 + 3:
+             * a block of 2 feeds 12 FMAs with the same 6 loads as 24) */
+            const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
+            for (int64_t k = 0, co = 0; k < nblk; k++) {
+                const int64_t mr = base + (k < extra);
+                mk[mr](g, &tp, xp, w, yt, co, f0);
+                co += mr;
+            }
+        }
+        float *yb = y + b * g->F * g->OH * g->OW;
+        for (int64_t f = 0; f < g->F; f++)
+            for (int64_t i = 0; i < g->OH; i++)
+                copy(yb + (f * g->OH + i) * g->OW, yt + f * g->Lout + i * g->Pp, g->OW);
+    }
+}
+
+static void check_work(const char *what, int64_t have, int64_t need)
+{
+    if (have < need) {
+        /* the compiler sized the buffer: a mismatch is a bug in nnc */
+        fprintf(stderr, "%s: work buffer of %lld floats, %lld needed (internal error in nnc)\n", what,
+                (long long)have, (long long)need);
+        abort();
+    }
+}
+
+void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                       int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work, int64_t work_len)
+{
+    geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
+    check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
+    conv_s1(&g, N, x, w, y, work);
+}
+
+/* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
+ * dims and with F and C swapped: wt[c][f][KH-1-ky][KW-1-kx] = w[f][c][ky][kx]. */
+void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
+                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len)
+{
+    int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
+    geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - pad, KW - 1 - pad);
+    check_work("nnc_conv2d_s1_bwd_data_f32", work_len, nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad));
+    float *wt = work;
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ky = 0; ky < KH; ky++)
+                for (int64_t kx = 0; kx < KW; kx++)
+                    wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
+    conv_s1(&g, N, dy, wt, dx, work + F * C * KH * KW);
+}
+
+/* ---- the gradient for the kernel ------------------------------------------
+
+ * dW[co][c][ky][kx] = sum over examples and output positions (oh, ow) of
+ * dy[co][oh][ow] * xp[c][(oh S + ky) Pp + ow S + kx]: a reduction over the
+ * positions, so the vectors run over the output channels instead (16 at a
+ * time, dy transposed per example to [OH OW][Fp], Fp = F rounded up to 16)
+ * and each tap's input value is broadcast.  A block is CV channel vectors
+ * x R kernel rows (c, ky) x KW taps, at most 25 accumulators kept in
+ * registers over all of an example's positions, then added to a sum
+ * [C KH][KW][Fp]; no horizontal sums, and any stride.  The R rows are R
+ * pointers and the KW taps constant displacements from them (a table of
+ * 24 tap offsets, loaded per tap, ran at a third of the speed), so KW is a
+ * constant: instances for 3 and 5, and a generic one with R = 1. */
+enum { WACC = 25 };
+
+static inline __attribute__((always_inline)) void wmicro(const float *const *rows, const float *dyT, float *acc,
+                                                        int64_t OH, int64_t OW, int64_t Pp, int64_t S, int64_t Fp,
+                                                        int cv, int R, int64_t kw)
+{
+    v16 a[WACC];
+    for (int j = 0; j < R * kw * cv; j++)
+        a[j] = (v16){0};
+    const float *r[8];
+    for (int q = 0; q < R; q++)
+        r[q] = rows[q];
+    for (int64_t oh = 0; oh < OH; oh++) {
+        const float *dr = dyT + oh * OW * Fp;
+        const int64_t g0 = oh * S * Pp;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            v16 d[4];
+            for (int k = 0; k < cv; k++)
+                LD(d[k], dr + ow * Fp + VL * k);
+            const int64_t g = g0 + ow * S;
+            for (int q = 0; q < R; q++)
+                for (int64_t kx = 0; kx < kw; kx++) {
+                    const float xv = r[q][g + kx];
+                    for (int k = 0; k < cv; k++)
+                        a[(q * kw + kx) * cv + k] += d[k] * xv;
+                }
+        }
+    }
+    for (int j = 0; j < R * kw; j++)
+        for (int k = 0; k < cv; k++) {
+            v16 t;
+            LD(t, acc + j * Fp + VL * k);
+            t += a[j * cv + k];
+            ST(acc + j * Fp + VL * k, t);
+        }
+}
+
+typedef struct {
+    int cv, R;
+    void (*fn)(const float *const *, const float *, float *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
+} wkernel;
+#define WMICRO(cv, R, kw)                                                                                         \
+    static void wmicro_##cv##_##R##_##kw(const float *const *rows, const float *dyT, float *acc, int64_t OH,      \
+                                         int64_t OW, int64_t Pp, int64_t S, int64_t Fp, int64_t KW)               \
+    {                                                                                                             \
+        (void)KW;                                                                                                 \
+        wmicro(rows, dyT, acc, OH, OW, Pp, S, Fp, cv, R, kw);                                                     \
+    }
+WMICRO(1, 8, 3)
+WMICRO(2, 4, 3)
+WMICRO(4, 2, 3)
+WMICRO(1, 5, 5)
+WMICRO(2, 2, 5)
+WMICRO(4, 1, 5)
+WMICRO(1, 1, KW)
+WMICRO(2, 1, KW)
+WMICRO(4, 1, KW)
+
+/* the instance for KW and the rem channel vectors left: 4, 2 or 1 of them */
+static const wkernel *pick(int64_t rem, int64_t KW)
+{
+    static const wkernel k3[3] = {{1, 8, wmicro_1_8_3}, {2, 4, wmicro_2_4_3}, {4, 2, wmicro_4_2_3}};
+    static const wkernel k5[3] = {{1, 5, wmicro_1_5_5}, {2, 2, wmicro_2_2_5}, {4, 1, wmicro_4_1_5}};
+    static const wkernel kk[3] = {{1, 1, wmicro_1_1_KW}, {2, 1, wmicro_2_1_KW}, {4, 1, wmicro_4_1_KW}};
+    const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : kk;
+    if (rem >= 4)
+        return &t[2];
+    if (rem >= 2)
+        return &t[1];
+    return &t[0];
+}
+
+void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
+                               int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t pad, float *work,
+                               int64_t work_len)
+{
+    check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
+    const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / S + 1, OW = (Pp - KW) / S + 1;
+    const int64_t Fp = (F + VL - 1) / VL * VL, CKH = C * KH, CKK = CKH * KW;
+    float *xp = work, *dyT = xp + C * Hp * Pp, *acc = dyT + OH * OW * Fp;
+    memset(xp, 0, sizeof(float) * (size_t)(C * Hp * Pp));
+    memset(dyT, 0, sizeof(float) * (size_t)(OH * OW * Fp)); /* lanes F..Fp stay 0 */
+    memset(acc, 0, sizeof(float) * (size_t)((CKH + 7) * KW * Fp));
+    for (int64_t b = 0; b < N; b++) {
+        const float *xb = x + b * C * H * W, *db = dy + b * F * OH * OW;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < H; i++)
+                copy(xp + (c * Hp + i + pad) * Pp + pad, xb + (c * H + i) * W, W);
+        /* in runs of output rows whose dyT (<= 16 KB) stays in L1: its
+         * transposition stores a cache line per value (all of dyT at
+         * once, 64 KB for 32x32 outputs, made the stores miss L1 and took
+         * longer than a 3-channel layer's FMAs) */
+        const int64_t rc = 4096 / (OW * Fp) > 1 ? 4096 / (OW * Fp) : 1;
+        for (int64_t oh0 = 0; oh0 < OH; oh0 += rc) {
+            const int64_t nr = OH - oh0 < rc ? OH - oh0 : rc, p0 = oh0 * OW, np = nr * OW;
+            for (int64_t f = 0; f < F; f++)
+                for (int64_t p = 0; p < np; p++)
+                    dyT[p * Fp + f] = db[f * OH * OW + p0 + p];
+            for (int64_t cb = 0; cb < Fp / VL;) {
+                /* (gcc 12 at -O3 -march=native miscompiled this choice
+                 * written as cv = rem >= 4 ? 4 : rem >= 2 ? 2 : 1 and an
+                 * index from cv: a cmov tested the flags of a later inc, so
+                 * one vector left ran the 2-vector kernel; the test
+                 * runtime.conv_native caught it) */
+                const wkernel *k = pick(Fp / VL - cb, KW);
+                /* the generic instance (R = 1) takes the row's taps in runs
+                 * of at most 24 / cv, its accumulators */
+                const int64_t run = KW == 3 || KW == 5 ? KW : 24 / k->cv;
+                for (int64_t q0 = 0; q0 < CKH; q0 += k->R)
+                    for (int64_t kx0 = 0; kx0 < KW; kx0 += run) {
+                        /* the block's rows; past CKH, row 0 again, into
+                         * rows of acc that are dropped */
+                        const float *rows[8];
+                        for (int q = 0; q < k->R; q++) {
+                            const int64_t row = q0 + q < CKH ? q0 + q : 0;
+                            rows[q] = xp + (row / KH * Hp + row % KH + oh0 * S) * Pp + kx0;
+                        }
+                        k->fn(rows, dyT + cb * VL, acc + (q0 * KW + kx0) * Fp + cb * VL, nr, OW, Pp, S, Fp,
+                              KW - kx0 < run ? KW - kx0 : run);
+                    }
+                cb += k->cv;
+            }
+        }
+    }
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t i = 0; i < CKK; i++)
+            dw[f * CKK + i] = acc[i * Fp + f];
+}

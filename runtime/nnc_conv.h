@@ -1,0 +1,57 @@
+/* nnc_conv.h — the work-buffer sizes of the direct convolution kernels
+ * (conv.c).  Shared by the runtime and by the compiler, which reserves the
+ * buffer in the generated model's arena: one formula, so the two cannot
+ * disagree (the kernels also check the length they are given).
+ *
+ * A stride-1 convolution pads each image into channels of Lin floats whose
+ * rows have pitch Pp = W + 2 pw, and computes an output grid of Lout
+ * positions (OH rows of pitch Pp, rounded up to NNC_CONV_BLOCK); Lin leaves the slack the last block reads.
+ */
+#ifndef NNC_CONV_H
+#define NNC_CONV_H
+
+#include <stdint.h>
+
+#define NNC_CONV_BLOCK 48 /* 3 vectors of 16 floats: the kernel's blocks are 96 and 48 */
+
+static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
+                                 int64_t *Lin, int64_t *Lout)
+{
+    const int64_t Hp = H + 2 * ph, Pp = W + 2 * pw, OH = Hp - KH + 1;
+    *Lout = (OH * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lin = *Lout + (KH - 1) * Pp + KW;
+    if (*Lin < Hp * Pp)
+        *Lin = Hp * Pp;
+}
+
+/* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid */
+static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                         int64_t pad)
+{
+    int64_t Lin, Lout;
+    nnc_conv_grid(H, W, KH, KW, pad, pad, &Lin, &Lout);
+    return C * Lin + F * Lout;
+}
+
+/* for nnc_conv2d_s1_bwd_data_f32: the flipped kernel, dy padded by
+ * K - 1 - pad, the grid of dx */
+static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+                                                  int64_t KW, int64_t pad)
+{
+    int64_t Lin, Lout;
+    nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout);
+    return F * C * KH * KW + F * Lin + C * Lout;
+}
+
+/* for nnc_conv2d_bwd_filter_f32 (any stride): the padded image, dy
+ * transposed to [OH OW][F rounded up to 16], the sums [C KH + 7][KW][F
+ * rounded up to 16] (a block of rows may run up to 7 past the end) */
+static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                                 int64_t stride, int64_t pad)
+{
+    const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / stride + 1, OW = (Pp - KW) / stride + 1;
+    const int64_t Fp = (F + 15) / 16 * 16;
+    return C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
+}
+
+#endif

@@ -1,0 +1,209 @@
+/* test_conv.c — the direct stride-1 convolution kernels (runtime/conv.c)
+ * against a plain double-precision convolution, on shapes that exercise
+ * every path: channel blocks of 4 and the 1-3 channel tails, outputs
+ * shorter and longer than one 96-position block and ending in a half
+ * block, rows narrower than a vector, kernels 1x1 to 7x7 and non-square,
+ * padding 0 to K - 1 (and wider, forward only), batches, and more taps than
+ * one run of the tap table; and the gradient for the kernel at any stride.
+ * The work buffer is exactly the size the kernel asks for, with guard
+ * floats after it that must stay untouched (ASan sees the rest).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "nnc_runtime.h"
+
+static double urand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+}
+
+/* y[n][f][oh][ow] = sum w[f][c][ky][kx] x[n][c][oh+ky-p][ow+kx-p] */
+static void ref_conv(int N, const float *x, const float *w, double *y, int C, int H, int W, int F, int KH, int KW,
+                     int p)
+{
+    int OH = H + 2 * p - KH + 1, OW = W + 2 * p - KW + 1;
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++) {
+                    double s = 0;
+                    for (int c = 0; c < C; c++)
+                        for (int ky = 0; ky < KH; ky++)
+                            for (int kx = 0; kx < KW; kx++) {
+                                int ih = oh + ky - p, iw = ow + kx - p;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    s += (double)w[((f * C + c) * KH + ky) * KW + kx] *
+                                         x[((n * C + c) * H + ih) * W + iw];
+                            }
+                    y[((n * F + f) * OH + oh) * OW + ow] = s;
+                }
+}
+
+/* dx[n][c][ih][iw] = sum over (f, oh, ow, ky, kx) reaching it of w dy */
+static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int C, int H, int W, int F, int KH,
+                         int KW, int p)
+{
+    int OH = H + 2 * p - KH + 1, OW = W + 2 * p - KW + 1;
+    memset(dx, 0, sizeof(double) * (size_t)(N * C * H * W));
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++)
+                    for (int c = 0; c < C; c++)
+                        for (int ky = 0; ky < KH; ky++)
+                            for (int kx = 0; kx < KW; kx++) {
+                                int ih = oh + ky - p, iw = ow + kx - p;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    dx[((n * C + c) * H + ih) * W + iw] +=
+                                        (double)w[((f * C + c) * KH + ky) * KW + kx] *
+                                        dy[((n * F + f) * OH + oh) * OW + ow];
+                            }
+}
+
+/* max |got - want| / (max |want| + tiny): float sums of up to C K K terms */
+static double rel_err(const float *got, const double *want, size_t n)
+{
+    double e = 0, m = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        if (fabs(want[i]) > m)
+            m = fabs(want[i]);
+        if (fabs(got[i] - want[i]) > e || got[i] != got[i])
+            e = got[i] != got[i] ? INFINITY : fabs(got[i] - want[i]);
+    }
+    return e / m;
+}
+
+enum { GUARD = 64 };
+
+static float *work_with_guard(int64_t n)
+{
+    float *w = malloc(sizeof(float) * (size_t)(n + GUARD));
+    for (int64_t i = 0; i < n + GUARD; i++)
+        w[i] = i < n ? NAN : 12345.0f; /* NaN: a read of stale work shows */
+    return w;
+}
+
+static int guard_intact(const float *w, int64_t n)
+{
+    for (int i = 0; i < GUARD; i++)
+        if (w[n + i] != 12345.0f)
+            return 0;
+    return 1;
+}
+
+static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int p)
+{
+    int OH = H + 2 * p - KH + 1, OW = W + 2 * p - KW + 1;
+    size_t nx = (size_t)N * C * H * W, nw = (size_t)F * C * KH * KW, ny = (size_t)N * F * OH * OW;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *y = malloc(sizeof(float) * ny);
+    float *dy = malloc(sizeof(float) * ny), *dx = malloc(sizeof(float) * nx);
+    double *yr = malloc(sizeof(double) * ny), *dxr = malloc(sizeof(double) * nx);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)urand(seed);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)urand(seed);
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (float)urand(seed), y[i] = NAN;
+
+    int64_t nwk = nnc_conv2d_s1_work(C, H, W, F, KH, KW, p);
+    float *wk = work_with_guard(nwk);
+    nnc_conv2d_s1_f32(N, x, w, y, C, H, W, F, KH, KW, p, wk, nwk);
+    ref_conv(N, x, w, yr, C, H, W, F, KH, KW, p);
+    double e = rel_err(y, yr, ny);
+    CHECKF(e < 1e-5, "forward N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW, p, e);
+    CHECKF(guard_intact(wk, nwk), "forward wrote past its work buffer");
+    free(wk);
+
+    if (p <= KH - 1 && p <= KW - 1) {
+        nwk = nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, p);
+        wk = work_with_guard(nwk);
+        for (size_t i = 0; i < nx; i++)
+            dx[i] = NAN;
+        nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, C, H, W, F, KH, KW, p, wk, nwk);
+        ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, p);
+        e = rel_err(dx, dxr, nx);
+        CHECKF(e < 1e-5, "backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW,
+               p, e);
+        CHECKF(guard_intact(wk, nwk), "backward data wrote past its work buffer");
+        free(wk);
+    }
+    free(x), free(w), free(y), free(dy), free(dx), free(yr), free(dxr);
+}
+
+/* dw[f][c][ky][kx] = sum over n, oh, ow of dy x at stride S */
+static void filter_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int S, int p)
+{
+    int OH = (H + 2 * p - KH) / S + 1, OW = (W + 2 * p - KW) / S + 1;
+    size_t nx = (size_t)N * C * H * W, nw = (size_t)F * C * KH * KW, ny = (size_t)N * F * OH * OW;
+    float *x = malloc(sizeof(float) * nx), *dy = malloc(sizeof(float) * ny), *dw = malloc(sizeof(float) * nw);
+    double *dwr = calloc(nw, sizeof(double));
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)urand(seed);
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (float)urand(seed);
+    for (size_t i = 0; i < nw; i++)
+        dw[i] = NAN;
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++)
+            for (int c = 0; c < C; c++)
+                for (int ky = 0; ky < KH; ky++)
+                    for (int kx = 0; kx < KW; kx++)
+                        for (int oh = 0; oh < OH; oh++)
+                            for (int ow = 0; ow < OW; ow++) {
+                                int ih = oh * S + ky - p, iw = ow * S + kx - p;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    dwr[((f * C + c) * KH + ky) * KW + kx] +=
+                                        (double)dy[((n * F + f) * OH + oh) * OW + ow] * x[((n * C + c) * H + ih) * W + iw];
+                            }
+    int64_t nwk = nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, p);
+    float *wk = work_with_guard(nwk);
+    nnc_conv2d_bwd_filter_f32(N, dy, x, dw, C, H, W, F, KH, KW, S, p, wk, nwk);
+    double e = rel_err(dw, dwr, nw);
+    CHECKF(e < 1e-5, "backward filter N%d C%d %dx%d F%d k%dx%d S%d p%d: relative error %g", N, C, H, W, F, KH, KW, S, p,
+           e);
+    CHECKF(guard_intact(wk, nwk), "backward filter wrote past its work buffer");
+    free(wk), free(x), free(dy), free(dw), free(dwr);
+}
+
+int main(void)
+{
+    unsigned seed = 7;
+    /* the benchmark's and the models' layers */
+    one_case(&seed, 2, 16, 32, 32, 16, 3, 3, 1);
+    one_case(&seed, 2, 32, 16, 16, 32, 3, 3, 1);
+    one_case(&seed, 3, 64, 8, 8, 64, 3, 3, 1);
+    one_case(&seed, 2, 1, 28, 28, 6, 5, 5, 2);
+    one_case(&seed, 2, 6, 14, 14, 16, 5, 5, 0);
+    one_case(&seed, 2, 1, 8, 8, 8, 3, 3, 1);
+    /* channel tails, tiny and odd images, non-square kernels, padding */
+    for (int F = 1; F <= 9; F++)
+        one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
+    one_case(&seed, 1, 2, 1, 1, 5, 1, 1, 0);
+    one_case(&seed, 1, 2, 3, 3, 2, 3, 3, 2);
+    one_case(&seed, 2, 3, 9, 4, 5, 2, 3, 1);
+    one_case(&seed, 1, 4, 6, 11, 7, 1, 5, 2);
+    one_case(&seed, 1, 5, 12, 13, 3, 7, 7, 3);
+    one_case(&seed, 1, 3, 4, 4, 2, 3, 3, 4); /* padding wider than K - 1: forward only */
+    one_case(&seed, 4, 7, 19, 23, 6, 4, 2, 1);
+    /* more taps than one run of the offset table (4096): C K K = 4608 */
+    one_case(&seed, 1, 512, 3, 3, 5, 3, 3, 1);
+    /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
+     * and 4 and their tails), strides 1 to 3, tap counts off the blocks of
+     * 24 taps */
+    filter_case(&seed, 2, 16, 32, 32, 16, 3, 3, 1, 1);
+    filter_case(&seed, 2, 32, 16, 16, 32, 3, 3, 1, 1);
+    filter_case(&seed, 2, 64, 8, 8, 64, 3, 3, 1, 1);
+    filter_case(&seed, 2, 16, 32, 32, 32, 3, 3, 2, 1);
+    filter_case(&seed, 3, 1, 28, 28, 6, 5, 5, 1, 2);
+    filter_case(&seed, 3, 6, 14, 14, 16, 5, 5, 1, 0);
+    filter_case(&seed, 2, 3, 9, 7, 80, 3, 2, 3, 2);
+    filter_case(&seed, 1, 5, 6, 6, 48, 1, 1, 2, 0);
+    filter_case(&seed, 2, 2, 5, 5, 17, 4, 4, 1, 3);
+    filter_case(&seed, 2, 2, 12, 30, 70, 2, 29, 1, 3); /* generic rows longer than 24 / cv taps */
+    filter_case(&seed, 1, 3, 9, 9, 33, 7, 7, 2, 3);
+    return check_summary("test_conv");
+}
