@@ -32,9 +32,11 @@
 #include "nnc_runtime.h"
 
 typedef float v16 __attribute__((vector_size(64)));
+typedef float v8 __attribute__((vector_size(32)));
 /* the same vector at float alignment: the loads and stores are unaligned
  * (vector types alias their element type in gcc and clang) */
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
 
 /* positions per micro-kernel block: NB, and a last block of NB / 2 where
  * the grid (rounded up to NNC_CONV_BLOCK) ends there */
@@ -221,8 +223,8 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
  * dW[co][c][ky][kx] = sum over examples and output positions (oh, ow) of
  * dy[co][oh][ow] * xp[c][(oh S + ky) Pp + ow S + kx]: a reduction over the
  * positions, so the vectors run over the output channels instead (16 at a
- * time, dy transposed per example to [OH OW][Fp], Fp = F rounded up to 16)
- * and each tap's input value is broadcast.  A block is CV channel vectors
+ * time, or 8 for F <= 8; dy transposed per example to [OH OW][Fp], Fp = F
+ * rounded up to the vector) and each tap's input value is broadcast.  A block is CV channel vectors
  * x R kernel rows (c, ky) x KW taps, at most 25 accumulators kept in
  * registers over all of an example's positions, then added to a sum
  * [C KH][KW][Fp]; no horizontal sums, and any stride.  The R rows are R
@@ -231,68 +233,78 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
  * constant: instances for 3 and 5, and a generic one with R = 1. */
 enum { WACC = 25 };
 
-static inline __attribute__((always_inline)) void wmicro(const float *const *rows, const float *dyT, float *acc,
-                                                        int64_t OH, int64_t OW, int64_t Pp, int64_t S, int64_t Fp,
-                                                        int cv, int R, int64_t kw)
-{
-    v16 a[WACC];
-    for (int j = 0; j < R * kw * cv; j++)
-        a[j] = (v16){0};
-    const float *r[8];
-    for (int q = 0; q < R; q++)
-        r[q] = rows[q];
-    for (int64_t oh = 0; oh < OH; oh++) {
-        const float *dr = dyT + oh * OW * Fp;
-        const int64_t g0 = oh * S * Pp;
-        for (int64_t ow = 0; ow < OW; ow++) {
-            v16 d[4];
-            for (int k = 0; k < cv; k++)
-                LD(d[k], dr + ow * Fp + VL * k);
-            const int64_t g = g0 + ow * S;
-            for (int q = 0; q < R; q++)
-                for (int64_t kx = 0; kx < kw; kx++) {
-                    const float xv = r[q][g + kx];
-                    for (int k = 0; k < cv; k++)
-                        a[(q * kw + kx) * cv + k] += d[k] * xv;
-                }
-        }
+/* The micro-kernel for vectors of type VT (VN floats; VU: the same at float
+ * alignment), as a macro for the 16- and the 8-float one. */
+#define DEF_WMICRO(name, VT, VU, VN)                                                                              \
+    static inline __attribute__((always_inline)) void name(const float *const *rows, const float *dyT,         \
+                                                           float *acc, int64_t OH, int64_t OW, int64_t Pp,      \
+                                                           int64_t S, int64_t Fp, int cv, int R, int64_t kw)    \
+    {                                                                                                           \
+        VT a[WACC];                                                                                             \
+        for (int j = 0; j < R * kw * cv; j++)                                                                   \
+            a[j] = (VT){0};                                                                                     \
+        const float *r[8];                                                                                      \
+        for (int q = 0; q < R; q++)                                                                             \
+            r[q] = rows[q];                                                                                     \
+        for (int64_t oh = 0; oh < OH; oh++) {                                                                   \
+            const float *dr = dyT + oh * OW * Fp;                                                               \
+            const int64_t g0 = oh * S * Pp;                                                                     \
+            for (int64_t ow = 0; ow < OW; ow++) {                                                               \
+                VT d[4];                                                                                        \
+                for (int k = 0; k < cv; k++)                                                                    \
+                    d[k] = *(const VU *)(dr + ow * Fp + VN * k);                                                \
+                const int64_t g = g0 + ow * S;                                                                  \
+                for (int q = 0; q < R; q++)                                                                     \
+                    for (int64_t kx = 0; kx < kw; kx++) {                                                       \
+                        const float xv = r[q][g + kx];                                                          \
+                        for (int k = 0; k < cv; k++)                                                            \
+                            a[(q * kw + kx) * cv + k] += d[k] * xv;                                             \
+                    }                                                                                           \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (int j = 0; j < R * kw; j++)                                                                        \
+            for (int k = 0; k < cv; k++)                                                                        \
+                *(VU *)(acc + j * Fp + VN * k) += a[j * cv + k];                                                \
     }
-    for (int j = 0; j < R * kw; j++)
-        for (int k = 0; k < cv; k++) {
-            v16 t;
-            LD(t, acc + j * Fp + VL * k);
-            t += a[j * cv + k];
-            ST(acc + j * Fp + VL * k, t);
-        }
-}
+DEF_WMICRO(wmicro, v16, v16u, 16)
+DEF_WMICRO(wmicro8, v8, v8u, 8)
 
 typedef struct {
     int cv, R;
     void (*fn)(const float *const *, const float *, float *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t);
 } wkernel;
-#define WMICRO(cv, R, kw)                                                                                         \
-    static void wmicro_##cv##_##R##_##kw(const float *const *rows, const float *dyT, float *acc, int64_t OH,      \
-                                         int64_t OW, int64_t Pp, int64_t S, int64_t Fp, int64_t KW)               \
+#define WMICRO(body, tag, cv, R, kw)                                                                              \
+    static void tag##_##cv##_##R##_##kw(const float *const *rows, const float *dyT, float *acc, int64_t OH,       \
+                                        int64_t OW, int64_t Pp, int64_t S, int64_t Fp, int64_t KW)                \
     {                                                                                                             \
         (void)KW;                                                                                                 \
-        wmicro(rows, dyT, acc, OH, OW, Pp, S, Fp, cv, R, kw);                                                     \
+        body(rows, dyT, acc, OH, OW, Pp, S, Fp, cv, R, kw);                                                       \
     }
-WMICRO(1, 8, 3)
-WMICRO(2, 4, 3)
-WMICRO(4, 2, 3)
-WMICRO(1, 5, 5)
-WMICRO(2, 2, 5)
-WMICRO(4, 1, 5)
-WMICRO(1, 1, KW)
-WMICRO(2, 1, KW)
-WMICRO(4, 1, KW)
+WMICRO(wmicro, w16, 1, 8, 3)
+WMICRO(wmicro, w16, 2, 4, 3)
+WMICRO(wmicro, w16, 4, 2, 3)
+WMICRO(wmicro, w16, 1, 5, 5)
+WMICRO(wmicro, w16, 2, 2, 5)
+WMICRO(wmicro, w16, 4, 1, 5)
+WMICRO(wmicro, w16, 1, 1, KW)
+WMICRO(wmicro, w16, 2, 1, KW)
+WMICRO(wmicro, w16, 4, 1, KW)
+WMICRO(wmicro8, w8, 1, 8, 3)
+WMICRO(wmicro8, w8, 1, 5, 5)
+WMICRO(wmicro8, w8, 1, 1, KW)
 
-/* the instance for KW and the rem channel vectors left: 4, 2 or 1 of them */
-static const wkernel *pick(int64_t rem, int64_t KW)
+/* the instance for KW and the rem channel vectors left (4, 2 or 1 of
+ * them), of vn = 16 floats, or of 8 (one vector: F <= 8, where 16 lanes
+ * would be half empty; AVX-512 machines run two 8-float FMAs a cycle
+ * where they run one of 16) */
+static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
 {
-    static const wkernel k3[3] = {{1, 8, wmicro_1_8_3}, {2, 4, wmicro_2_4_3}, {4, 2, wmicro_4_2_3}};
-    static const wkernel k5[3] = {{1, 5, wmicro_1_5_5}, {2, 2, wmicro_2_2_5}, {4, 1, wmicro_4_1_5}};
-    static const wkernel kk[3] = {{1, 1, wmicro_1_1_KW}, {2, 1, wmicro_2_1_KW}, {4, 1, wmicro_4_1_KW}};
+    static const wkernel k3[3] = {{1, 8, w16_1_8_3}, {2, 4, w16_2_4_3}, {4, 2, w16_4_2_3}};
+    static const wkernel k5[3] = {{1, 5, w16_1_5_5}, {2, 2, w16_2_2_5}, {4, 1, w16_4_1_5}};
+    static const wkernel kk[3] = {{1, 1, w16_1_1_KW}, {2, 1, w16_2_1_KW}, {4, 1, w16_4_1_KW}};
+    static const wkernel k8[3] = {{1, 8, w8_1_8_3}, {1, 5, w8_1_5_5}, {1, 1, w8_1_1_KW}};
+    if (vn == 8)
+        return KW == 3 ? &k8[0] : KW == 5 ? &k8[1] : &k8[2];
     const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : kk;
     if (rem >= 4)
         return &t[2];
@@ -307,7 +319,7 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
 {
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / S + 1, OW = (Pp - KW) / S + 1;
-    const int64_t Fp = (F + VL - 1) / VL * VL, CKH = C * KH, CKK = CKH * KW;
+    const int64_t vn = F <= 8 ? 8 : VL, Fp = (F + vn - 1) / vn * vn, CKH = C * KH, CKK = CKH * KW;
     float *xp = work, *dyT = xp + C * Hp * Pp, *acc = dyT + OH * OW * Fp;
     memset(xp, 0, sizeof(float) * (size_t)(C * Hp * Pp));
     memset(dyT, 0, sizeof(float) * (size_t)(OH * OW * Fp)); /* lanes F..Fp stay 0 */
@@ -327,13 +339,13 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
             for (int64_t f = 0; f < F; f++)
                 for (int64_t p = 0; p < np; p++)
                     dyT[p * Fp + f] = db[f * OH * OW + p0 + p];
-            for (int64_t cb = 0; cb < Fp / VL;) {
+            for (int64_t cb = 0; cb < Fp / vn;) {
                 /* (gcc 12 at -O3 -march=native miscompiled this choice
                  * written as cv = rem >= 4 ? 4 : rem >= 2 ? 2 : 1 and an
                  * index from cv: a cmov tested the flags of a later inc, so
                  * one vector left ran the 2-vector kernel; the test
                  * runtime.conv_native caught it) */
-                const wkernel *k = pick(Fp / VL - cb, KW);
+                const wkernel *k = pick(Fp / vn - cb, KW, vn);
                 /* the generic instance (R = 1) takes the row's taps in runs
                  * of at most 24 / cv, its accumulators */
                 const int64_t run = KW == 3 || KW == 5 ? KW : 24 / k->cv;
@@ -346,7 +358,7 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                             const int64_t row = q0 + q < CKH ? q0 + q : 0;
                             rows[q] = xp + (row / KH * Hp + row % KH + oh0 * S) * Pp + kx0;
                         }
-                        k->fn(rows, dyT + cb * VL, acc + (q0 * KW + kx0) * Fp + cb * VL, nr, OW, Pp, S, Fp,
+                        k->fn(rows, dyT + cb * vn, acc + (q0 * KW + kx0) * Fp + cb * vn, nr, OW, Pp, S, Fp,
                               KW - kx0 < run ? KW - kx0 : run);
                     }
                 cb += k->cv;
