@@ -928,13 +928,14 @@ static void emit_maxpool_bwd_tiled(int t)
     P("            for (int64_t oh = 0; oh < OH; oh++) {\n");
     P("                for (int64_t ow = 0; ow < OW; ow++) {\n");
     P("                    const %s *win = img + oh * K * W + ow * K;\n", R());
-    /* the first maximum in scan order, as the forward pass and PyTorch;
+    /* PyTorch's rule: the first maximum in scan order, or the last NaN (a
+     * NaN replaces the running maximum, and nothing replaces a NaN);
      * selected with integer masks, not branches (compilers turn `c ? g :
      * 0` into jumps, which random data mispredicts: lenet5's pool1
      * backward took 1.2 ms, 0.25 ms this way) */
     P("                    %s m = win[0];\n                    int64_t best = 0;\n", R());
     P("                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) {\n");
-    P("                        const %s v = win[ki * W + kj];\n                        const int64_t s = v > m;\n", R());
+    P("                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > m) | (v != v);\n", R());
     P("                        m = s ? v : m;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
     P("                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", R(), dy);
     P("                    %s *dwin = dimg + oh * K * W + ow * K;\n", R());
@@ -1014,15 +1015,20 @@ static void emit_vision_op(int t)
           n->op == IR_MAXPOOL_BWD ? ref(n->in[1]) : src);
     switch (n->op) {
     case IR_MAXPOOL:
+        /* the maximum, or NaN if the window has one, as PyTorch: a select
+         * without a branch (the index form below, with its branch
+         * mispredicted on real data, took 3-4x as long) */
+        P("            %s m = win[0];\n", R());
+        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) {\n");
+        P("                const %s v = win[ki * W + kj];\n                m = ((v > m) | (v != v)) ? v : m;\n            }\n", R());
+        P("            %s[op] = m;\n", y);
+        break;
     case IR_MAXPOOL_BWD:
-        /* the first maximum in scan order, as PyTorch */
+        /* the first maximum in scan order, or the last NaN, as PyTorch */
         P("            int64_t best = 0;\n");
         P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
-        P("                if (win[ki * W + kj] > win[best]) best = ki * W + kj;\n");
-        if (n->op == IR_MAXPOOL)
-            P("            %s[op] = win[best];\n", y);
-        else
-            P("            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
+        P("                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + kj;\n");
+        P("            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
         break;
     case IR_AVGPOOL:
         P("            double acc = 0;\n");

@@ -206,11 +206,13 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
             const float *win = t22 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
+            float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t23[op] = win[best];
+            for (int64_t kj = 0; kj < KW; kj++) {
+                const float v = win[ki * W + kj];
+                m = ((v > m) | (v != v)) ? v : m;
+            }
+            t23[op] = m;
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -271,11 +273,13 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
             const float *win = t44 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
+            float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t45[op] = win[best];
+            for (int64_t kj = 0; kj < KW; kj++) {
+                const float v = win[ki * W + kj];
+                m = ((v > m) | (v != v)) ? v : m;
+            }
+            t45[op] = m;
         }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
@@ -480,11 +484,13 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
             const float *win = t33 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
+            float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t34[op] = win[best];
+            for (int64_t kj = 0; kj < KW; kj++) {
+                const float v = win[ki * W + kj];
+                m = ((v > m) | (v != v)) ? v : m;
+            }
+            t34[op] = m;
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -616,11 +622,13 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
             const float *win = t66 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
+            float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t67[op] = win[best];
+            for (int64_t kj = 0; kj < KW; kj++) {
+                const float v = win[ki * W + kj];
+                m = ((v > m) | (v != v)) ? v : m;
+            }
+            t67[op] = m;
         }
     }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
@@ -825,7 +833,7 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ki = 0; ki < K; ki++)
                     for (int64_t kj = 0; kj < K; kj++) {
                         const float v = win[ki * W + kj];
-                        const int64_t s = v > m;
+                        const int64_t s = (v > m) | (v != v);
                         m = s ? v : m;
                         best ^= (best ^ (ki * K + kj)) & -s;
                     }
@@ -937,7 +945,7 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ki = 0; ki < K; ki++)
                     for (int64_t kj = 0; kj < K; kj++) {
                         const float v = win[ki * W + kj];
-                        const int64_t s = v > m;
+                        const int64_t s = (v > m) | (v != v);
                         m = s ? v : m;
                         best ^= (best ^ (ki * K + kj)) & -s;
                     }
@@ -1134,11 +1142,13 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
             const float *win = t22 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
+            float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t23[op] = win[best];
+            for (int64_t kj = 0; kj < KW; kj++) {
+                const float v = win[ki * W + kj];
+                m = ((v > m) | (v != v)) ? v : m;
+            }
+            t23[op] = m;
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -1199,11 +1209,13 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
             const float *win = t44 + (bc * H + oh * S) * W + ow * S;
-            int64_t best = 0;
+            float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++)
-                if (win[ki * W + kj] > win[best]) best = ki * W + kj;
-            t45[op] = win[best];
+            for (int64_t kj = 0; kj < KW; kj++) {
+                const float v = win[ki * W + kj];
+                m = ((v > m) | (v != v)) ? v : m;
+            }
+            t45[op] = m;
         }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
