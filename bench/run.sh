@@ -128,10 +128,17 @@ for r in $(seq 1 "$rounds"); do
     "$build/bin/sgemm_peak" --min-time "$(awk "BEGIN{print $min_time/3}")" |
         sed "s/^/ROUND=$r /" | tee -a "$raw" >&2
     for m in $models; do
-        # shellcheck disable=SC2086
-        run_side "$m, nnc" "$build/bin/bench_$m" $steps
-        # shellcheck disable=SC2086
-        run_side "$m, PyTorch" "$python" "$here/src/torch_bench.py" "$m" $steps
+        # nnc first in odd rounds, PyTorch first in even ones (ABBA), so
+        # that a steady drift of the machine's speed favours neither side
+        for side in $(if [ $((r % 2)) = 1 ]; then echo nnc torch; else echo torch nnc; fi); do
+            if [ "$side" = nnc ]; then
+                # shellcheck disable=SC2086
+                run_side "$m, nnc" "$build/bin/bench_$m" $steps
+            else
+                # shellcheck disable=SC2086
+                run_side "$m, PyTorch" "$python" "$here/src/torch_bench.py" "$m" $steps
+            fi
+        done
     done
 done
 echo "META load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"

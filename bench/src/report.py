@@ -87,7 +87,7 @@ def main():
         }
 
     header = ["model", "batch", "nnc ms/step", "nnc min", "PyTorch ms/step",
-              "PyTorch min", "speedup (PyTorch/nnc)", "nnc GFLOP/s",
+              "PyTorch min", "speedup (PyTorch/nnc)", "paired speedup", "nnc GFLOP/s",
               "% of sgemm peak", "PyTorch GFLOP/s"]
     rows, details = [], []
     for m in order:
@@ -97,13 +97,18 @@ def main():
         flops = float(a["r"]["step_flops"])
         g = flops / (a["median"] * 1e-3) * 1e-9
         row = [m, a["r"]["batch"], f"{a['median']:.3f}", f"{a['min']:.3f}"]
+        paired = []
         if b:
             gt = flops / (b["median"] * 1e-3) * 1e-9
+            # each round's PyTorch run against its nnc run, right before or
+            # after it: the machine's speed drifts over minutes, and a
+            # pair is seconds apart
+            paired = [y / x for x, y in zip(a["rounds"], b["rounds"])]
             row += [f"{b['median']:.3f}", f"{b['min']:.3f}",
-                    f"{b['median'] / a['median']:.2f}x"]
+                    f"{b['median'] / a['median']:.2f}x", f"{statistics.median(paired):.2f}x"]
         else:
             gt = None
-            row += ["-", "-", "-"]
+            row += ["-", "-", "-", "-"]
         row += [f"{g:.1f}", f"{100 * g / peak:.1f}%", f"{gt:.1f}" if gt else "-"]
         rows.append(row)
         details.append(
@@ -111,6 +116,7 @@ def main():
             f"training step, {OPTIM.get(a['r'].get('optim', 'adam'), '?')}; per-round medians nnc "
             f"{', '.join(f'{x:.3f}' for x in a['rounds'])} ms ({a['iters']} steps), "
             + (f"PyTorch {', '.join(f'{x:.3f}' for x in b['rounds'])} ms ({b['iters']} steps); "
+               f"per-round speedups {', '.join(f'{x:.2f}x' for x in paired)}; "
                if b else "")
             + f"loss nnc {float(a['r']['first_loss']):.3f} -> {float(a['r']['last_loss']):.4f}"
             + (f", PyTorch {float(b['r']['first_loss']):.3f} -> {float(b['r']['last_loss']):.4f}"
@@ -169,8 +175,11 @@ def main():
         f.write(f"- {peak_line}\n\n")
         f.write("\n".join(table) + "\n\n")
         f.write("ms/step: median over rounds of each run's median step time; min: fastest "
-                "step seen.  GFLOP/s: training FLOPs (3 x forward GEMM FLOPs, 2·M·N·K "
-                "each) / median step time; % of the sgemm peak measured above.\n\n")
+                "step seen; speedup: the ratio of those medians; paired speedup: the median "
+                "over rounds of each round's ratio (PyTorch's run against the nnc run next to "
+                "it, so that the machine's drift between rounds cancels).  GFLOP/s: "
+                "training FLOPs (3 x forward GEMM FLOPs, 2·M·N·K each) / median step time; "
+                "% of the sgemm peak measured above.\n\n")
         f.write("\n".join(details) + "\n\n")
         f.write("Where the time goes, ms per phase (medians of the phases timed within "
                 "the same steps; PyTorch's backward includes `opt.zero_grad()`; "
