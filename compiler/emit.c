@@ -940,7 +940,11 @@ static void emit_maxpool_bwd_tiled(int t)
     P("                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", R(), dy);
     P("                    %s *dwin = dimg + oh * K * W + ow * K;\n", R());
     P("                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
-    P("                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", R());
+    if (n->ival) /* and relu's gradient (plan.c fold_relu_pool): step(x), x its output */
+        P("                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > %s));\n",
+          R(), lit(0));
+    else
+        P("                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", R());
     P("                }\n");
     if (x.d[3] > o.d[3] * n->kh) {
         P("                for (int64_t r = oh * K; r < oh * K + K; r++)\n");

@@ -82,7 +82,8 @@ typedef enum IrOp {
     IR_IM2COL,           /* x [N, C, H, W] -> [C*kh*kw, N*OH*OW] (zero padding; the batch in the columns) */
     IR_COL2IM,           /* its adjoint: [C*kh*kw, N*OH*OW] -> [N, C, H, W], a scatter-add */
     IR_MAXPOOL,          /* x [N, C, H, W] -> [N, C, OH, OW] */
-    IR_MAXPOOL_BWD,      /* in: dy, x, y -> dx (to the first maximum of each window) */
+    IR_MAXPOOL_BWD,      /* in: dy, x, y -> dx (to the first maximum of each window); ival 1:
+                          * times step(x), the relu whose output x is (plan.c folds it in) */
     IR_AVGPOOL,
     IR_AVGPOOL_BWD,      /* in: dy -> dx, the node's shape */
     /* batch norm over x [N, C, ...] (batch in dim 0), per channel c = dim 1 */

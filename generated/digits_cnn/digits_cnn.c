@@ -737,21 +737,19 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t83 = G + 18912; /* d fc.weight [10, 256] */
     float *const t84 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
     float *const t86 = (float *)(A + SB + 8192 * MB); /* [N, 64, 4, 4] */
-    float *const t88 = (float *)(A + SB + 6144 * MB); /* [N, 64, 4, 4] */
     float *const t90 = (float *)(A + 64); /* [2, 64] */
     float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
     float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
-    float *const t95 = (float *)(A + SB + 7168 * MB); /* [N, 64, 16] */
+    float *const t95 = (float *)(A + SB + 6144 * MB); /* [N, 64, 16] */
     float *const t97 = (float *)(A + 64); /* [24000] */
     float *const t98 = (float *)(A + SB + 2560 * MB); /* [N, 32, 4, 4] */
     float *const t99 = (float *)(A + 64); /* [23040] */
     float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
     float *const t101 = (float *)(A + SB + 6144 * MB); /* [N, 32, 8, 8] */
-    float *const t103 = (float *)(A + SB + 2048 * MB); /* [N, 32, 8, 8] */
     float *const t105 = (float *)(A + 64); /* [2, 32] */
     float *const t106 = G + 288; /* d bn1.weight [1, 32] */
     float *const t108 = G + 320; /* d bn1.bias [1, 32] */
-    float *const t110 = (float *)(A + SB + 4096 * MB); /* [N, 32, 64] */
+    float *const t110 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
     float *const t112 = (float *)(A + 0); /* [3108] */
     float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
@@ -841,28 +839,16 @@ void digits_cnn_backward(digits_cnn *m)
                     float *dwin = dimg + oh * K * W + ow * K;
                     for (int64_t ki = 0; ki < K; ki++)
                     for (int64_t kj = 0; kj < K; kj++)
-                        dwin[ki * W + kj] = nnc_keep_float(g, ki * K + kj == best);
+                        dwin[ki * W + kj] = nnc_keep_float(g, (ki * K + kj == best) & (win[ki * W + kj] > 0.0f));
                 }
             }
         }
-    }
-    /* digits_cnn.nn:21  act2: ReLU: relu(x) (backward) */
-    {
-    const float *restrict const r66 = t66;
-    const float *restrict const r86 = t86;
-    float *restrict const r88 = t88;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v66 = r66[i];
-        const float v86 = r86[i];
-        const float v88 = v66 > 0.0f ? v86 : 0.0f;
-        r88[i] = v88;
-    }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r37 = t37;
     const float *restrict const r43 = t43;
-    const float *restrict const r88 = t88;
+    const float *restrict const r86 = t86;
     float *restrict const r90 = t90;
     {
         const int64_t N = n, C = 64, L = 16;
@@ -872,7 +858,7 @@ void digits_cnn_backward(digits_cnn *m)
             double sdx = 0, sd = 0;
             const float mu = r43[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
+                const float *xr = r37 + (b * C + c) * L, *dr = r86 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -910,7 +896,7 @@ void digits_cnn_backward(digits_cnn *m)
     const float *restrict const r37 = t37;
     const float *restrict const r38 = t38;
     const float *restrict const r43 = t43;
-    const float *restrict const r88 = t88;
+    const float *restrict const r86 = t86;
     const float *restrict const r90 = t90;
     float *restrict const r95 = t95;
     {
@@ -921,7 +907,7 @@ void digits_cnn_backward(digits_cnn *m)
             const double rstd = 1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05), k1 = (double)r38[c] * rstd;
             const float mu = r43[c], a = (float)k1, mdy = (float)((double)r90[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r90[c] / M);
-            const float *xr = r37 + (b * C + c) * L, *dr = r88 + (b * C + c) * L;
+            const float *xr = r37 + (b * C + c) * L, *dr = r86 + (b * C + c) * L;
             float *yr = r95 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
@@ -953,28 +939,16 @@ void digits_cnn_backward(digits_cnn *m)
                     float *dwin = dimg + oh * K * W + ow * K;
                     for (int64_t ki = 0; ki < K; ki++)
                     for (int64_t kj = 0; kj < K; kj++)
-                        dwin[ki * W + kj] = nnc_keep_float(g, ki * K + kj == best);
+                        dwin[ki * W + kj] = nnc_keep_float(g, (ki * K + kj == best) & (win[ki * W + kj] > 0.0f));
                 }
             }
         }
-    }
-    /* digits_cnn.nn:17  act1: ReLU: relu(x) (backward) */
-    {
-    const float *restrict const r33 = t33;
-    const float *restrict const r101 = t101;
-    float *restrict const r103 = t103;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v33 = r33[i];
-        const float v101 = r101[i];
-        const float v103 = v33 > 0.0f ? v101 : 0.0f;
-        r103[i] = v103;
-    }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r4 = t4;
     const float *restrict const r10 = t10;
-    const float *restrict const r103 = t103;
+    const float *restrict const r101 = t101;
     float *restrict const r105 = t105;
     {
         const int64_t N = n, C = 32, L = 64;
@@ -984,7 +958,7 @@ void digits_cnn_backward(digits_cnn *m)
             double sdx = 0, sd = 0;
             const float mu = r10[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
+                const float *xr = r4 + (b * C + c) * L, *dr = r101 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -1022,7 +996,7 @@ void digits_cnn_backward(digits_cnn *m)
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
     const float *restrict const r10 = t10;
-    const float *restrict const r103 = t103;
+    const float *restrict const r101 = t101;
     const float *restrict const r105 = t105;
     float *restrict const r110 = t110;
     {
@@ -1033,7 +1007,7 @@ void digits_cnn_backward(digits_cnn *m)
             const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
             const float mu = r10[c], a = (float)k1, mdy = (float)((double)r105[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r105[c] / M);
-            const float *xr = r4 + (b * C + c) * L, *dr = r103 + (b * C + c) * L;
+            const float *xr = r4 + (b * C + c) * L, *dr = r101 + (b * C + c) * L;
             float *yr = r110 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }

@@ -16,7 +16,7 @@ class PoolTies(torch.nn.Module):
 
     def forward(self, x):
         h = self.c(x)
-        return self.fc(self.mt(h).mean(dim=(2, 3)) + self.mo(h).mean(dim=(2, 3)))
+        return self.fc(self.mt(torch.relu(h)).mean(dim=(2, 3)) + self.mo(h).mean(dim=(2, 3)))
 
 
 def build():
