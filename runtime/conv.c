@@ -5,7 +5,8 @@
  * 16-channel 3x3 layer) OpenBLAS takes at 50-80 GFLOP/s; its backward pass
  * (Wᵀ dy, then col2im) is slower still.  A stride-1 convolution is better
  * done in place: pad the image once into a buffer whose rows have pitch
- * Pp = W + 2 pw, and every output position f = oh * Pp + ow of the padded
+ * Pp = W + pw (the pw zeros after a row are the next row's left padding;
+ * nnc_conv.h), and every output position f = oh * Pp + ow of the padded
  * grid is
  *
  *     y[co][f] = sum over c, ky, kx of w[co][c][ky][kx] * xp[c][f + ky * Pp + kx]
@@ -13,9 +14,11 @@
  * a one-dimensional correlation per tap, so 16 consecutive outputs are one
  * vector FMA with the tap's weight broadcast, whatever the image width
  * (the Pp - OW positions at the end of each row are computed and thrown
- * away).  The micro-kernel keeps a block of MR output channels x 6 vectors
- * (96 positions) in registers: per tap 6 loads and MR broadcasts feed 6 MR
- * FMAs.  The backward pass for the data is the same kernel: dx is dy,
+ * away; with the shared padding that is pw of every Pp, 1 in 9 for
+ * resnet_small's 8x8 layers, where a pitch of W + 2 pw and blocks of 48
+ * computed 96 positions for 64).  The micro-kernel keeps a block of MR
+ * output channels x 6 vectors (96 positions) in registers, fewer vectors
+ * at the grid's end: per tap 6 loads and MR broadcasts feed 6 MR FMAs.  The backward pass for the data is the same kernel: dx is dy,
  * padded by K - 1 - p, correlated with the flipped, channel-transposed
  * kernel.
  *
@@ -38,10 +41,10 @@ typedef float v8 __attribute__((vector_size(32)));
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
 
-/* positions per micro-kernel block: NB, and a last block of NB / 2 where
- * the grid (rounded up to NNC_CONV_BLOCK) ends there */
+/* positions per micro-kernel block: NB, and a last block of 1 to 5
+ * vectors where the grid (rounded up to NNC_CONV_BLOCK) ends */
 enum { VL = 16, NV = 6, NB = VL * NV };
-_Static_assert(2 * NNC_CONV_BLOCK == NB, "nnc_conv.h rounds the grid up to half blocks");
+_Static_assert(NNC_CONV_BLOCK == VL, "nnc_conv.h rounds the grid up to vectors");
 
 #define LD(v, p) ((v) = *(const v16u *)(p))
 #define ST(p, v) (*(v16u *)(p) = (v))
@@ -55,7 +58,8 @@ typedef struct {
 
 static geom make_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t ph, int64_t pw)
 {
-    geom g = {C, H, W, F, KH, KW, ph, pw, W + 2 * pw, H + 2 * ph - KH + 1, W + 2 * pw - KW + 1, 0, 0};
+    geom g = {C, H, W, F, KH, KW, ph, pw, pw <= KW - 1 ? W + pw : W + 2 * pw, H + 2 * ph - KH + 1,
+              W + 2 * pw - KW + 1, 0, 0};
     nnc_conv_grid(H, W, KH, KW, ph, pw, &g.Lin, &g.Lout);
     return g;
 }
@@ -109,17 +113,35 @@ typedef void micro_fn(const geom *, const taps *, const float *, const float *, 
     {                                                                                                     \
         micro(g, tp, xp, w, yt, co, f0, mr, nv);                                                          \
     }
-MICRO(1, 6)
-MICRO(2, 6)
-MICRO(3, 6)
-MICRO(4, 6)
+MICRO(1, 1)
+MICRO(2, 1)
+MICRO(3, 1)
+MICRO(4, 1)
+MICRO(1, 2)
+MICRO(2, 2)
+MICRO(3, 2)
+MICRO(4, 2)
 MICRO(1, 3)
 MICRO(2, 3)
 MICRO(3, 3)
 MICRO(4, 3)
-/* [nv == 3][mr] */
-static micro_fn *const micros[2][5] = {{NULL, micro1_6, micro2_6, micro3_6, micro4_6},
-                                       {NULL, micro1_3, micro2_3, micro3_3, micro4_3}};
+MICRO(1, 4)
+MICRO(2, 4)
+MICRO(3, 4)
+MICRO(4, 4)
+MICRO(1, 5)
+MICRO(2, 5)
+MICRO(3, 5)
+MICRO(4, 5)
+MICRO(1, 6)
+MICRO(2, 6)
+MICRO(3, 6)
+MICRO(4, 6)
+/* [vectors - 1][channels] */
+static micro_fn *const micros[NV][5] = {
+    {NULL, micro1_1, micro2_1, micro3_1, micro4_1}, {NULL, micro1_2, micro2_2, micro3_2, micro4_2},
+    {NULL, micro1_3, micro2_3, micro3_3, micro4_3}, {NULL, micro1_4, micro2_4, micro3_4, micro4_4},
+    {NULL, micro1_5, micro2_5, micro3_5, micro4_5}, {NULL, micro1_6, micro2_6, micro3_6, micro4_6}};
 
 /* n floats; the rows here are 4 to a few hundred floats, where a memcpy
  * call per row cost ~13% of a 32x32 layer */
@@ -165,7 +187,7 @@ static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, fl
         /* position blocks outside, channel blocks inside: the block's input
          * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
         for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
-            micro_fn *const *mk = micros[f0 + NB > g->Lout];
+            micro_fn *const *mk = micros[(g->Lout - f0 < NB ? g->Lout - f0 : NB) / VL - 1];
             /* channel blocks of at most 4, as even as can be (6 = 3 + 3:
              * a block of 2 feeds 12 FMAs with the same 6 loads as 24) */
             const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;

@@ -4,24 +4,27 @@
  * disagree (the kernels also check the length they are given).
  *
  * A stride-1 convolution pads each image into channels of Lin floats whose
- * rows have pitch Pp = W + 2 pw, and computes an output grid of Lout
- * positions (OH rows of pitch Pp, rounded up to NNC_CONV_BLOCK); Lin leaves the slack the last block reads.
+ * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next
+ * row's left padding (W + 2 pw when pw > KW - 1, where an output row would
+ * be longer than that).  It computes an output grid of Lout positions (OH
+ * rows of pitch Pp, rounded up to NNC_CONV_BLOCK, one vector); Lin leaves
+ * the slack that the grid's last positions read.
  */
 #ifndef NNC_CONV_H
 #define NNC_CONV_H
 
 #include <stdint.h>
 
-#define NNC_CONV_BLOCK 48 /* 3 vectors of 16 floats: the kernel's blocks are 96 and 48 */
+#define NNC_CONV_BLOCK 16 /* one vector of floats */
 
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
                                  int64_t *Lin, int64_t *Lout)
 {
-    const int64_t Hp = H + 2 * ph, Pp = W + 2 * pw, OH = Hp - KH + 1;
+    const int64_t Hp = H + 2 * ph, Pp = pw <= KW - 1 ? W + pw : W + 2 * pw, OH = Hp - KH + 1;
     *Lout = (OH * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
     *Lin = *Lout + (KH - 1) * Pp + KW;
-    if (*Lin < Hp * Pp)
-        *Lin = Hp * Pp;
+    if (*Lin < Hp * Pp + pw)
+        *Lin = Hp * Pp + pw;
 }
 
 /* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid */

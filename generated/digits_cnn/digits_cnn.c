@@ -65,7 +65,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 24064u + 9216u * (size_t)max_batch;
+    const size_t arena = 23104u + 9216u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -114,7 +114,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 24064;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -122,7 +122,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [3191] */
+    float *const t3 = (float *)(A + 0); /* [2661] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     const float *const t6 = P + 320; /* bn1.bias [32] */
@@ -133,7 +133,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t25 = (float *)(A + 0); /* [5088] */
+    float *const t25 = (float *)(A + 0); /* [4608] */
     float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const t27 = P + 18784; /* bn2.weight [64] */
     const float *const t28 = P + 18848; /* bn2.bias [64] */
@@ -149,7 +149,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 3191);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -216,7 +216,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 5088);
+    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;
@@ -305,7 +305,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 24064;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -314,7 +314,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [3191] */
+    float *const t3 = (float *)(A + 0); /* [2661] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     const float *const t6 = P + 320; /* bn1.bias [32] */
@@ -330,7 +330,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
     float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t36 = (float *)(A + 192); /* [5088] */
+    float *const t36 = (float *)(A + 192); /* [4608] */
     float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
     const float *const t38 = P + 18784; /* bn2.weight [64] */
     const float *const t39 = P + 18848; /* bn2.bias [64] */
@@ -356,7 +356,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 3191);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -494,7 +494,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, t36, 5088);
+    nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, t36, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r37 = t37;
@@ -709,7 +709,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
 void digits_cnn_backward(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 24064;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -741,7 +741,7 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
     float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
     float *const t95 = (float *)(A + SB + 6144 * MB); /* [N, 64, 16] */
-    float *const t97 = (float *)(A + 64); /* [24000] */
+    float *const t97 = (float *)(A + 64); /* [22336] */
     float *const t98 = (float *)(A + SB + 2560 * MB); /* [N, 32, 4, 4] */
     float *const t99 = (float *)(A + 64); /* [23040] */
     float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
@@ -914,7 +914,7 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, 32, 4, 4, 64, 3, 3, 1, t97, 24000);
+    nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, 32, 4, 4, 64, 3, 3, 1, t97, 22336);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_bwd_filter_f32(n, t95, t34, t100, 32, 4, 4, 64, 3, 3, 1, 1, t99, 23040);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
@@ -1020,7 +1020,7 @@ void digits_cnn_backward(digits_cnn *m)
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 24064;
+    const int64_t MB = m->max_batch, SB = 23104;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1029,7 +1029,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [3191] */
+    float *const t3 = (float *)(A + 0); /* [2661] */
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     const float *const t6 = P + 320; /* bn1.bias [32] */
@@ -1040,7 +1040,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
     const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t25 = (float *)(A + 0); /* [5088] */
+    float *const t25 = (float *)(A + 0); /* [4608] */
     float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const t27 = P + 18784; /* bn2.weight [64] */
     const float *const t28 = P + 18848; /* bn2.bias [64] */
@@ -1059,7 +1059,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 3191);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -1126,7 +1126,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 5088);
+    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;

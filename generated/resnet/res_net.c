@@ -3619,7 +3619,7 @@ void res_net_backward(res_net *m)
     float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t514 = (float *)(A + 1984); /* [50624] */
+    float *const t514 = (float *)(A + 1984); /* [48448] */
     float *const t515 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
     float *const t516 = (float *)(A + 1984); /* [73728] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
@@ -3628,7 +3628,7 @@ void res_net_backward(res_net *m)
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const t526 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    float *const t528 = (float *)(A + 1728); /* [50624] */
+    float *const t528 = (float *)(A + 1728); /* [48448] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t531 = (float *)(A + 1728); /* [73728] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
@@ -3645,7 +3645,7 @@ void res_net_backward(res_net *m)
     float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t555 = (float *)(A + 1152); /* [50624] */
+    float *const t555 = (float *)(A + 1152); /* [48448] */
     float *const t556 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
     float *const t557 = (float *)(A + 1152); /* [73728] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
@@ -3887,7 +3887,7 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 50624);
+    nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_bwd_filter_f32(n, t512, t452, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 73728);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
@@ -3972,7 +3972,7 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 50624);
+    nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_bwd_filter_f32(n, t526, t420, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 73728);
     /* resnet.nn:24  relu(h + skip) (backward) */
@@ -4157,7 +4157,7 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 50624);
+    nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_bwd_filter_f32(n, t553, t356, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 73728);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */

@@ -189,6 +189,10 @@ int main(void)
     one_case(&seed, 1, 5, 12, 13, 3, 7, 7, 3);
     one_case(&seed, 1, 3, 4, 4, 2, 3, 3, 4); /* padding wider than K - 1: forward only */
     one_case(&seed, 4, 7, 19, 23, 6, 4, 2, 1);
+    /* grids ending in 1 to 5 vectors */
+    for (int w = 13; w <= 17; w++)
+        one_case(&seed, 2, 3, 5, w, 5, 3, 3, 1);
+    one_case(&seed, 1, 2, 2, 5, 3, 1, 3, 1);
     /* more taps than one run of the offset table (4096): C K K = 4608 */
     one_case(&seed, 1, 512, 3, 3, 5, 3, 3, 1);
     /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
