@@ -1226,13 +1226,21 @@ static void emit_conv_op(int t)
           (long long)w.d[0], n->kh, n->kw, n->stride, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
         return;
     }
+    /* a bias (and a relu) that plan.c folded into the forward pass */
+    const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
+    if (s1 && fwd) {
+        /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
+        P("    nnc_conv2d_s1_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n", dim(x, 0),
+          ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
+          (long long)w.d[0], n->kh, n->kw, n->pad, bias ? bias : "NULL", n->ival, ref(n->in[2]),
+          (long long)ir_numel(nd(n->in[2])->shape));
+        return;
+    }
     if (s1) {
-        const char *a = ref(n->in[0]), *wp = ref(n->in[1]);
-        /* (N, x, w, y, C, H, W, F, KH, KW, pad, work, work floats) */
-        P("    %s(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n",
-          n->op == IR_CONV2D ? "nnc_conv2d_s1_f32" : "nnc_conv2d_s1_bwd_data_f32", dim(x, 0), a, wp, ref(t),
-          (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], n->kh, n->kw, n->pad,
-          ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
+        /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
+        P("    nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n", dim(x, 0),
+          ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
+          (long long)w.d[0], n->kh, n->kw, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
         return;
     }
     P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
@@ -1251,6 +1259,12 @@ static void emit_conv_op(int t)
             conv_cols(0, same, "img", scr);
         P("            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
           gemm(), lit(1), wp, direct ? "img" : scr, lit(0), y);
+        if (bias) {
+            P("            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
+            P("                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", R(), y, bias);
+            P("                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
+              n->ival ? xs("v > %s ? v : %s", lit(0), lit(0)) : "v");
+        }
         P("        }\n");
         break;
     }

@@ -249,6 +249,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
     case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
     case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
+        if (n->op == IR_CONV2D && (n->nin > 3 || n->ival))
+            fprintf(out, "%s%s", n->nin > 3 ? " +bias" : "", n->ival ? " relu" : "");
         break;
     case IR_MATMUL:
         if (n->ta || n->tb)

@@ -94,7 +94,8 @@ typedef enum IrOp {
     /* convolution one example at a time (kh, kw, stride, pad), through a
      * [C*kh*kw, OH*OW] column buffer that stays in cache */
     IR_CONV_SCRATCH,     /* no inputs: a work buffer of the node's shape for the conv op that reads it */
-    IR_CONV2D,           /* in: x [N, C, H, W], w [F, C, kh, kw], scratch -> [N, F, OH, OW] */
+    IR_CONV2D,           /* in: x [N, C, H, W], w [F, C, kh, kw], scratch -> [N, F, OH, OW];
+                          * plan.c may fold in a bias (in[3], F elements) and a relu (ival 1) */
     IR_CONV2D_BWD_DATA,  /* in: dy [N, F, OH, OW], w, scratch -> dx, the node's shape */
     IR_CONV2D_BWD_FILTER,/* in: dy, x, scratch -> dw, the node's shape */
     IR_NUM_OPS

@@ -129,6 +129,60 @@ static void fold_relu_pool(Graph *g)
     free(uses);
 }
 
+/* A convolution's bias add, and a relu after it, done by the convolution
+ * as it writes its output (runtime/conv.c's copy out of the padded grid,
+ * or a loop after each example's GEMM): conv2d(x, w) + b[F, 1, 1] read
+ * nowhere else (relu's gradient reads relu's output, the add's none)
+ * becomes conv2d(x, w, +b), and relu of it read nowhere else too
+ * conv2d(x, w, +b, relu); the add and the relu become views of the
+ * convolution.  Saves a pass over the output (lenet5: ~0.18 ms). */
+static void fold_conv_bias(Graph *g)
+{
+    int *uses = use_counts(g);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *a = &g->nodes[i];
+        if (a->op != IR_ADD || a->nin != 2)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const int ci = a->in[k], bi = a->in[1 - k];
+            IrNode *c = &g->nodes[ci];
+            const IrNode *b = &g->nodes[bi];
+            if (c->op != IR_CONV2D || c->nin != 3 || uses[ci] != 1 || !ir_shape_eq(a->shape, c->shape) ||
+                b->shape.nd != 3 || b->shape.bd >= 0 || b->shape.d[0] != c->shape.d[1] || b->shape.d[1] != 1 ||
+                b->shape.d[2] != 1)
+                continue;
+            int *in = realloc(c->in, sizeof(int) * 4);
+            if (!in)
+                abort();
+            in[3] = bi;
+            c->in = in;
+            c->nin = 4;
+            /* a relu of the sum, if the sum is read nowhere else */
+            int relu = -1;
+            for (int j = i + 1; j < g->n && uses[i] == 1 && relu < 0; j++)
+                if (g->nodes[j].op == IR_RELU && g->nodes[j].in[0] == i)
+                    relu = j;
+            c->ival = relu >= 0;
+            /* the add (and the relu): views of the convolution */
+            for (int pass = 0; pass < 2; pass++) {
+                const int t = pass ? relu : i;
+                if (t < 0)
+                    continue;
+                IrNode *n = &g->nodes[t];
+                IrNode r = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){ci});
+                r.loc = n->loc;
+                r.what = n->what;
+                r.backward = n->backward;
+                r.buf = -1;
+                free(n->in);
+                *n = r;
+            }
+            break;
+        }
+    }
+    free(uses);
+}
+
 /* The constant c when node t is x * c (c a plain scalar constant, x of the
  * product's own shape, so nothing is broadcast), with x in *x; else 0. */
 static int scaled(const Graph *g, int t, int *x, double *c)
@@ -311,6 +365,7 @@ void plan_graph(const Model *m, Graph *g)
     peephole(g);
     fold_scales(g);
     fold_relu_pool(g);
+    fold_conv_bias(g);
     char *roots = root_mask(g, m);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)

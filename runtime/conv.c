@@ -157,9 +157,11 @@ static inline void copy(float *d, const float *s, int64_t n)
         d[i] = s[i];
 }
 
-/* y[n][F][OH][OW] = conv(x[n][C][H][W], w[F][C][KH][KW]), stride 1, zero
- * padding ph, pw; wk: the padded image then the output grid. */
-static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, float *y, float *wk)
+/* y[n][F][OH][OW] = conv(x[n][C][H][W], w[F][C][KH][KW]) (+ bias[F],
+ * then relu if relu), stride 1, zero padding ph, pw; wk: the padded image
+ * then the output grid. */
+static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, const float *bias, int relu, float *y,
+                    float *wk)
 {
     float *xp = wk, *yt = wk + g->C * g->Lin;
     taps tp;
@@ -198,9 +200,28 @@ static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, fl
             }
         }
         float *yb = y + b * g->F * g->OH * g->OW;
-        for (int64_t f = 0; f < g->F; f++)
-            for (int64_t i = 0; i < g->OH; i++)
-                copy(yb + (f * g->OH + i) * g->OW, yt + f * g->Lout + i * g->Pp, g->OW);
+        if (bias) {
+            /* the bias add and relu in the copy out of the grid */
+            for (int64_t f = 0; f < g->F; f++)
+                for (int64_t i = 0; i < g->OH; i++) {
+                    float *d = yb + (f * g->OH + i) * g->OW;
+                    const float *s = yt + f * g->Lout + i * g->Pp, bf = bias[f];
+                    if (relu)
+                        for (int64_t j = 0; j < g->OW; j++)
+                            d[j] = s[j] + bf > 0.0f ? s[j] + bf : 0.0f;
+                    else
+                        for (int64_t j = 0; j < g->OW; j++)
+                            d[j] = s[j] + bf;
+                }
+        } else
+            for (int64_t f = 0; f < g->F; f++)
+                for (int64_t i = 0; i < g->OH; i++) {
+                    float *d = yb + (f * g->OH + i) * g->OW;
+                    copy(d, yt + f * g->Lout + i * g->Pp, g->OW);
+                    if (relu)
+                        for (int64_t j = 0; j < g->OW; j++)
+                            d[j] = d[j] > 0.0f ? d[j] : 0.0f;
+                }
     }
 }
 
@@ -215,11 +236,12 @@ static void check_work(const char *what, int64_t have, int64_t need)
 }
 
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work, int64_t work_len)
+                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
+                       int64_t work_len)
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
-    conv_s1(&g, N, x, w, y, work);
+    conv_s1(&g, N, x, w, bias, relu, y, work);
 }
 
 /* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
@@ -237,7 +259,7 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
             for (int64_t ky = 0; ky < KH; ky++)
                 for (int64_t kx = 0; kx < KW; kx++)
                     wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
-    conv_s1(&g, N, dy, wt, dx, work + F * C * KH * KW);
+    conv_s1(&g, N, dy, wt, NULL, 0, dx, work + F * C * KH * KW);
 }
 
 /* ---- the gradient for the kernel ------------------------------------------

@@ -129,11 +129,13 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
 
 /* Stride-1 NCHW convolution of N examples in float without im2col:
  * y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C][KH][KW]), zero padding
- * `pad` on every side.  `work` holds at least nnc_conv2d_s1_work(...)
+ * `pad` on every side, plus bias[F] unless bias is NULL, then max(y, 0)
+ * if relu.  `work` holds at least nnc_conv2d_s1_work(...)
  * floats (nnc_conv.h: the compiler sizes the buffer from the same formula;
  * a shorter buffer aborts).  Never allocates. */
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work, int64_t work_len);
+                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
+                       int64_t work_len);
 /* Its gradient for the input, dx[N][C][H][W] from dy[N][F][OH][OW]
  * (overwritten, not accumulated); needs pad <= KH - 1 and pad <= KW - 1. */
 void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,

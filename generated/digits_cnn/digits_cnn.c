@@ -149,7 +149,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 2661);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -216,7 +216,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 4608);
+    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;
@@ -356,7 +356,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 2661);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -494,7 +494,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, t36, 4608);
+    nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t36, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r37 = t37;
@@ -1059,7 +1059,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, t3, 2661);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -1126,7 +1126,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, t25, 4608);
+    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;

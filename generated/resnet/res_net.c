@@ -397,7 +397,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, t3, 27648);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -445,7 +445,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, t24, 147456);
+    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r29 = t29;
@@ -493,7 +493,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, t45, 147456);
+    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r50 = t50;
@@ -544,7 +544,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, t67, 147456);
+    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r72 = t72;
@@ -592,7 +592,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, t88, 147456);
+    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r93 = t93;
@@ -716,7 +716,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, t131, 73728);
+    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r136 = t136;
@@ -830,7 +830,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, t173, 73728);
+    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r178 = t178;
@@ -878,7 +878,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, t194, 73728);
+    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r199 = t199;
@@ -1002,7 +1002,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, t237, 36864);
+    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r242 = t242;
@@ -1116,7 +1116,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, t279, 36864);
+    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r284 = t284;
@@ -1164,7 +1164,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, t300, 36864);
+    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r305 = t305;
@@ -1504,7 +1504,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, t3, 27648);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -1623,7 +1623,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t33, t34, t36, 16, 32, 32, 16, 3, 3, 1, t35, 147456);
+    nnc_conv2d_s1_f32(n, t33, t34, t36, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t35, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r36 = t36;
@@ -1742,7 +1742,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, t67, 147456);
+    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r68 = t68;
@@ -1864,7 +1864,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t98, t99, t101, 16, 32, 32, 16, 3, 3, 1, t100, 147456);
+    nnc_conv2d_s1_f32(n, t98, t99, t101, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t100, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r101 = t101;
@@ -1983,7 +1983,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t130, t131, t133, 16, 32, 32, 16, 3, 3, 1, t132, 147456);
+    nnc_conv2d_s1_f32(n, t130, t131, t133, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t132, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r133 = t133;
@@ -2249,7 +2249,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t195, t196, t198, 32, 16, 16, 32, 3, 3, 1, t197, 73728);
+    nnc_conv2d_s1_f32(n, t195, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 73728);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r198 = t198;
@@ -2505,7 +2505,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t259, t260, t262, 32, 16, 16, 32, 3, 3, 1, t261, 73728);
+    nnc_conv2d_s1_f32(n, t259, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 73728);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r262 = t262;
@@ -2624,7 +2624,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t291, t292, t294, 32, 16, 16, 32, 3, 3, 1, t293, 73728);
+    nnc_conv2d_s1_f32(n, t291, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 73728);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r294 = t294;
@@ -2890,7 +2890,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t356, t357, t359, 64, 8, 8, 64, 3, 3, 1, t358, 36864);
+    nnc_conv2d_s1_f32(n, t356, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 36864);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r359 = t359;
@@ -3146,7 +3146,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t420, t421, t423, 64, 8, 8, 64, 3, 3, 1, t422, 36864);
+    nnc_conv2d_s1_f32(n, t420, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 36864);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r423 = t423;
@@ -3265,7 +3265,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t452, t453, t455, 64, 8, 8, 64, 3, 3, 1, t454, 36864);
+    nnc_conv2d_s1_f32(n, t452, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 36864);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r455 = t455;
@@ -5339,7 +5339,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     (void)x;
     (void)y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, t3, 27648);
+    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -5387,7 +5387,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, t24, 147456);
+    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r29 = t29;
@@ -5435,7 +5435,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, t45, 147456);
+    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r50 = t50;
@@ -5486,7 +5486,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, t67, 147456);
+    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r72 = t72;
@@ -5534,7 +5534,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, t88, 147456);
+    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r93 = t93;
@@ -5658,7 +5658,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, t131, 73728);
+    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r136 = t136;
@@ -5772,7 +5772,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, t173, 73728);
+    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r178 = t178;
@@ -5820,7 +5820,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, t194, 73728);
+    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r199 = t199;
@@ -5944,7 +5944,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, t237, 36864);
+    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r242 = t242;
@@ -6058,7 +6058,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, t279, 36864);
+    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r284 = t284;
@@ -6106,7 +6106,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, t300, 36864);
+    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r305 = t305;

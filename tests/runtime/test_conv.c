@@ -111,11 +111,29 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
 
     int64_t nwk = nnc_conv2d_s1_work(C, H, W, F, KH, KW, p);
     float *wk = work_with_guard(nwk);
-    nnc_conv2d_s1_f32(N, x, w, y, C, H, W, F, KH, KW, p, wk, nwk);
+    nnc_conv2d_s1_f32(N, x, w, y, C, H, W, F, KH, KW, p, NULL, 0, wk, nwk);
     ref_conv(N, x, w, yr, C, H, W, F, KH, KW, p);
     double e = rel_err(y, yr, ny);
     CHECKF(e < 1e-5, "forward N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW, p, e);
     CHECKF(guard_intact(wk, nwk), "forward wrote past its work buffer");
+    /* with a bias, and with a bias and relu (alternating by F) */
+    {
+        float *bias = malloc(sizeof(float) * (size_t)F);
+        for (int f = 0; f < F; f++)
+            bias[f] = (float)urand(seed);
+        const int relu = F % 2;
+        nnc_conv2d_s1_f32(N, x, w, y, C, H, W, F, KH, KW, p, bias, relu, wk, nwk);
+        for (size_t i = 0; i < ny; i++) {
+            const size_t f = i / (size_t)(OH * OW) % (size_t)F;
+            yr[i] += bias[f];
+            if (relu && yr[i] < 0)
+                yr[i] = 0;
+        }
+        e = rel_err(y, yr, ny);
+        CHECKF(e < 1e-5, "forward with bias%s N%d C%d F%d k%dx%d p%d: relative error %g", relu ? " and relu" : "",
+               N, C, F, KH, KW, p, e);
+        free(bias);
+    }
     free(wk);
 
     if (p <= KH - 1 && p <= KW - 1) {
