@@ -144,17 +144,29 @@ static micro_fn *const micros[NV][5] = {
     {NULL, micro1_5, micro2_5, micro3_5, micro4_5}, {NULL, micro1_6, micro2_6, micro3_6, micro4_6}};
 
 /* n floats; the rows here are 4 to a few hundred floats, where a memcpy
- * call per row cost ~13% of a 32x32 layer */
+ * call per row cost ~13% of a 32x32 layer.  The last vector overlaps the
+ * one before instead of a scalar tail (d and s are distinct buffers): a
+ * 28-float row took 1 vector and 12 scalar copies, a third of the time of
+ * lenet5's first kernel gradient. */
 static inline void copy(float *d, const float *s, int64_t n)
 {
-    int64_t i = 0;
-    for (; i + VL <= n; i += VL) {
+    if (n >= VL) {
         v16 v;
-        LD(v, s + i);
-        ST(d + i, v);
-    }
-    for (; i < n; i++)
-        d[i] = s[i];
+        for (int64_t i = 0; i + VL <= n; i += VL) {
+            LD(v, s + i);
+            ST(d + i, v);
+        }
+        LD(v, s + n - VL);
+        ST(d + n - VL, v);
+    } else if (n >= 8) {
+        v8 v;
+        v = *(const v8u *)s;
+        *(v8u *)d = v;
+        v = *(const v8u *)(s + n - 8);
+        *(v8u *)(d + n - 8) = v;
+    } else
+        for (int64_t i = 0; i < n; i++)
+            d[i] = s[i];
 }
 
 /* y[n][F][OH][OW] = conv(x[n][C][H][W], w[F][C][KH][KW]) (+ bias[F],
@@ -357,11 +369,106 @@ static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
     return &t[0];
 }
 
+/* The kernel's gradient at stride 1 with few output channels (F <= 8:
+ * lenet5's first layer, F = 6, C = 1), where vectors over the channels
+ * are mostly empty lanes and dy's transposition costs more than the
+ * FMAs: vectors over the positions of the pitched grid instead (dy copied
+ * to rows of pitch Pp = W + 2 pad, zero past OW), F channels x NT taps
+ * accumulators, 16 lane sums per (f, tap) kept over the batch and added
+ * up once at the end.  NT = 24 / F, a constant per instance. */
+static inline __attribute__((always_inline)) void pmicro(const float *xp, const float *dyp, float *accv,
+                                                        const int64_t *off, int64_t Lg, int mr, int nt)
+{
+    v16 a[24];
+    for (int j = 0; j < mr * nt; j++)
+        a[j] = (v16){0};
+    for (int64_t v = 0; v < Lg; v += VL) {
+        v16 d[8], xv[24];
+        for (int r = 0; r < mr; r++)
+            LD(d[r], dyp + r * Lg + v);
+        for (int t = 0; t < nt; t++)
+            LD(xv[t], xp + off[t] + v);
+        for (int r = 0; r < mr; r++)
+            for (int t = 0; t < nt; t++)
+                a[r * nt + t] += d[r] * xv[t];
+    }
+    /* accv[r][t]: this block's NT taps of channel r, VL lanes each */
+    for (int r = 0; r < mr; r++)
+        for (int t = 0; t < nt; t++) {
+            v16 u;
+            LD(u, accv + (r * nt + t) * VL);
+            u += a[r * nt + t];
+            ST(accv + (r * nt + t) * VL, u);
+        }
+}
+typedef void pmicro_fn(const float *, const float *, float *, const int64_t *, int64_t);
+#define PMICRO(mr, nt)                                                                                        \
+    static void pmicro##mr(const float *xp, const float *dyp, float *accv, const int64_t *off, int64_t Lg)   \
+    {                                                                                                         \
+        pmicro(xp, dyp, accv, off, Lg, mr, nt);                                                               \
+    }
+PMICRO(1, 24)
+PMICRO(2, 12)
+PMICRO(3, 8)
+PMICRO(4, 6)
+PMICRO(5, 4)
+PMICRO(6, 4)
+PMICRO(7, 3)
+PMICRO(8, 3)
+
+static void filter_by_positions(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
+                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work)
+{
+    static pmicro_fn *const fns[9] = {NULL, pmicro1, pmicro2, pmicro3, pmicro4, pmicro5, pmicro6, pmicro7, pmicro8};
+    static const int nts[9] = {0, 24, 12, 8, 6, 4, 4, 3, 3};
+    const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = Hp - KH + 1, OW = Pp - KW + 1;
+    const int64_t Lg = (OH * Pp + VL - 1) / VL * VL, Lin = Lg + (KH - 1) * Pp + KW > Hp * Pp
+                                                                 ? Lg + (KH - 1) * Pp + KW
+                                                                 : Hp * Pp;
+    const int64_t KK = KH * KW, CKK = C * KK, nt = nts[F], nblk = (CKK + nt - 1) / nt;
+    float *xp = work, *dyp = xp + C * Lin, *accv = dyp + F * Lg;
+    memset(xp, 0, sizeof(float) * (size_t)(C * Lin));
+    memset(dyp, 0, sizeof(float) * (size_t)(F * Lg)); /* positions past OW stay 0 */
+    memset(accv, 0, sizeof(float) * (size_t)(nblk * F * nt * VL));
+    for (int64_t b = 0; b < N; b++) {
+        const float *xb = x + b * C * H * W, *db = dy + b * F * OH * OW;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < H; i++)
+                copy(xp + c * Lin + (i + pad) * Pp + pad, xb + (c * H + i) * W, W);
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t i = 0; i < OH; i++)
+                copy(dyp + f * Lg + i * Pp, db + (f * OH + i) * OW, OW);
+        for (int64_t k = 0; k < nblk; k++) {
+            /* the block's taps; past CKK, tap 0 again, into sums that are
+             * dropped */
+            int64_t off[24];
+            for (int64_t t = 0; t < nt; t++) {
+                const int64_t i = k * nt + t < CKK ? k * nt + t : 0, c = i / KK, q = i % KK;
+                off[t] = c * Lin + q / KW * Pp + q % KW;
+            }
+            fns[F](xp, dyp, accv + k * F * nt * VL, off, Lg);
+        }
+    }
+    for (int64_t k = 0; k < nblk; k++)
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t t = 0; t < nt && k * nt + t < CKK; t++) {
+                const float *u = accv + ((k * F + f) * nt + t) * VL;
+                float s = 0;
+                for (int l = 0; l < VL; l++)
+                    s += u[l];
+                dw[f * CKK + k * nt + t] = s;
+            }
+}
+
 void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t pad, float *work,
                                int64_t work_len)
 {
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
+    if (S == 1 && F <= 8) {
+        filter_by_positions(N, dy, x, dw, C, H, W, F, KH, KW, pad, work);
+        return;
+    }
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / S + 1, OW = (Pp - KW) / S + 1;
     const int64_t vn = F <= 8 ? 8 : VL, Fp = (F + vn - 1) / vn * vn, CKH = C * KH, CKK = CKH * KW;
     float *xp = work, *dyT = xp + C * Hp * Pp, *acc = dyT + OH * OW * Fp;

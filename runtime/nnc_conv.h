@@ -54,7 +54,16 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
 {
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / stride + 1, OW = (Pp - KW) / stride + 1;
     const int64_t Fp = (F + 15) / 16 * 16;
-    return C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
+    const int64_t by_channels = C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
+    if (stride != 1 || F > 8)
+        return by_channels;
+    /* F <= 8 at stride 1, by positions: the padded image with the grid's
+     * slack, dy on the grid, 16-lane sums for each (f, tap) in blocks of
+     * 24 / F taps */
+    const int64_t Lg = (OH * Pp + 15) / 16 * 16, reach = Lg + (KH - 1) * Pp + KW;
+    const int64_t Lin = reach > Hp * Pp ? reach : Hp * Pp, nt = 24 / F;
+    const int64_t by_positions = C * Lin + F * Lg + (C * KH * KW + nt - 1) / nt * F * nt * 16;
+    return by_positions > by_channels ? by_positions : by_channels;
 }
 
 #endif

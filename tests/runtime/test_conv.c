@@ -227,6 +227,9 @@ int main(void)
     filter_case(&seed, 2, 2, 5, 5, 17, 4, 4, 1, 3);
     filter_case(&seed, 2, 2, 12, 30, 70, 2, 29, 1, 3); /* generic rows longer than 24 / cv taps */
     filter_case(&seed, 1, 3, 9, 9, 33, 7, 7, 2, 3);
+    /* F <= 8 at stride 1: by positions, each channel count */
+    for (int F = 1; F <= 8; F++)
+        filter_case(&seed, 2, 3 - F % 3, 7 + F, 9, F, 1 + F % 5, 5 - F % 3, 1, F % 3);
     /* 8-float vectors: F <= 8 */
     filter_case(&seed, 2, 4, 10, 10, 8, 3, 3, 1, 1);
     filter_case(&seed, 2, 2, 11, 9, 1, 5, 5, 2, 2);
