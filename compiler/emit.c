@@ -1084,7 +1084,16 @@ static void emit_bn_op(int t)
         P("            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", R(),
           st, R(), st, n->fval, w, b);
         P("            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", R(), x, R(), y);
-        P("            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;\n        }\n");
+        /* plus a residual and a relu that plan.c folded in */
+        const char *res = n->nin > 4 ? ref(n->in[4]) : NULL;
+        const char *v = res ? "(xr[k] - mu) * sc + sh + rr[k]" : "(xr[k] - mu) * sc + sh";
+        if (res)
+            P("            const %s *rr = %s + (b * C + c) * L;\n", R(), res);
+        if (n->ival)
+            P("            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = v > %s ? v : %s;\n            }\n        }\n",
+              R(), v, lit(0), lit(0));
+        else
+            P("            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
         break;
     }
     case IR_BN_GRADS: {

@@ -88,7 +88,8 @@ typedef enum IrOp {
     IR_AVGPOOL_BWD,      /* in: dy -> dx, the node's shape */
     /* batch norm over x [N, C, ...] (batch in dim 0), per channel c = dim 1 */
     IR_BN_STATS,         /* x -> [2, C]: mean, biased variance */
-    IR_BN_NORM,          /* in: x, stats, weight [C], bias [C] -> (x - mean) * rsqrt(var + eps) * w + b; fval eps */
+    IR_BN_NORM,          /* in: x, stats, weight [C], bias [C] -> (x - mean) * rsqrt(var + eps) * w + b; fval eps;
+                          * plan.c may fold in + in[4] (same shape) and then a relu (ival 1) */
     IR_BN_GRADS,         /* in: dy, x, stats -> [2, C]: sum of dy * xhat (d weight), sum of dy (d bias); fval eps */
     IR_BN_BWD,           /* in: dy, x, stats, weight, grads -> dx, the statistics' path included; fval eps */
     /* convolution one example at a time (kh, kw, stride, pad), through a

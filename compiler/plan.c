@@ -183,6 +183,83 @@ static void fold_conv_bias(Graph *g)
     free(uses);
 }
 
+/* The same for batch norm's normalization: bn(x) + r (r of the same shape:
+ * a residual block's skip) and a relu after either, each read nowhere
+ * else, are done in its loop (in[4] = r, ival 1 = relu), and become views
+ * of it (its backward pass reads x, not its output; relu's reads relu's
+ * output).  Saves one or two passes over the activation per BatchNorm
+ * (resnet_small: relu(bn1(..)) and relu(bn2(..) + skip)). */
+static int only_reader(const Graph *g, const int *uses, int t)
+{
+    if (uses[t] != 1)
+        return -1;
+    for (int j = t + 1; j < g->n; j++)
+        for (int k = 0; k < g->nodes[j].nin; k++)
+            if (g->nodes[j].in[k] == t)
+                return j;
+    return -1;
+}
+
+static void fold_bn_relu(Graph *g)
+{
+    int *uses = use_counts(g);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *bn = &g->nodes[i];
+        if (bn->op != IR_BN_NORM || bn->nin != 4 || bn->ival)
+            continue;
+        /* its one reader, through a reshape (std.nn's BatchNorm works on
+         * [N, C, L] and reshapes back): an add of a same-shaped tensor,
+         * or a relu */
+        int base = i, rd = only_reader(g, uses, i);
+        if (rd >= 0 && g->nodes[rd].op == IR_RESHAPE) {
+            base = rd;
+            rd = only_reader(g, uses, rd);
+        }
+        if (rd < 0)
+            continue;
+        const int64_t size = ir_numel(bn->shape);
+        int add = -1, relu = -1;
+        const IrNode *r = &g->nodes[rd];
+        /* (the other operand must exist before the normalization: a
+         * projected skip computed after it is not folded) */
+        if (r->op == IR_ADD && r->nin == 2 && r->in[0] != r->in[1] && ir_numel(r->shape) == size &&
+            ir_shape_eq(g->nodes[r->in[0]].shape, r->shape) && ir_shape_eq(g->nodes[r->in[1]].shape, r->shape) &&
+            (r->in[0] == base ? r->in[1] : r->in[0]) < i) {
+            add = rd;
+            const int rr = only_reader(g, uses, rd);
+            if (rr >= 0 && g->nodes[rr].op == IR_RELU)
+                relu = rr;
+        } else if (r->op == IR_RELU)
+            relu = rd;
+        if (add < 0 && relu < 0)
+            continue;
+        if (add >= 0) {
+            const int other = g->nodes[add].in[0] == base ? g->nodes[add].in[1] : g->nodes[add].in[0];
+            int *in = realloc(bn->in, sizeof(int) * 5);
+            if (!in)
+                abort();
+            in[4] = other;
+            bn->in = in;
+            bn->nin = 5;
+        }
+        bn->ival = relu >= 0;
+        for (int pass = 0; pass < 2; pass++) {
+            const int t = pass ? relu : add;
+            if (t < 0)
+                continue;
+            IrNode *n = &g->nodes[t];
+            IrNode v = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){base});
+            v.loc = n->loc;
+            v.what = n->what;
+            v.backward = n->backward;
+            v.buf = -1;
+            free(n->in);
+            *n = v;
+        }
+    }
+    free(uses);
+}
+
 /* The constant c when node t is x * c (c a plain scalar constant, x of the
  * product's own shape, so nothing is broadcast), with x in *x; else 0. */
 static int scaled(const Graph *g, int t, int *x, double *c)
@@ -366,6 +443,7 @@ void plan_graph(const Model *m, Graph *g)
     fold_scales(g);
     fold_relu_pool(g);
     fold_conv_bias(g);
+    fold_bn_relu(g);
     char *roots = root_mask(g, m);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)

@@ -65,7 +65,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 23104u + 9216u * (size_t)max_batch;
+    const size_t arena = 23104u + 8448u * (size_t)max_batch;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -327,11 +327,10 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const t28 = (float *)(A + 64); /* [] */
     float *const t30 = (float *)(A + 160); /* [32] */
     float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
-    float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    float *const t34 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
     const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
     float *const t36 = (float *)(A + 192); /* [4608] */
-    float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
+    float *const t37 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
     const float *const t38 = P + 18784; /* bn2.weight [64] */
     const float *const t39 = P + 18848; /* bn2.bias [64] */
     const float *const t40 = S + 64; /* bn2.running_mean [64] */
@@ -342,15 +341,14 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const t52 = (float *)(A + 384); /* [64] */
     float *const t61 = (float *)(A + 64); /* [] */
     float *const t63 = (float *)(A + 448); /* [64] */
-    float *const t64 = (float *)(A + SB + 6144 * MB); /* [N, 64, 16] */
-    float *const t66 = (float *)(A + SB + 7168 * MB); /* [N, 64, 4, 4] */
-    float *const t67 = (float *)(A + SB + 3584 * MB); /* [N, 64, 2, 2] */
-    float *const t69 = (float *)(A + SB + 3840 * MB); /* [N, 256] */
-    float *const t70 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
+    float *const t64 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const t67 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
+    float *const t69 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const t71 = P + 18912; /* fc.weight [10, 256] */
     const float *const t72 = P + 21472; /* fc.bias [10] */
-    float *const t74 = (float *)(A + SB + 6400 * MB); /* [N, 10] */
-    float *const t75 = (float *)(A + SB + 6416 * MB); /* [N, 10] */
+    float *const t74 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const t75 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const t76 = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
@@ -460,18 +458,11 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
             const float *xr = r4 + (b * C + c) * L;
             float *yr = r31 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
-    }
-    }
-    /* digits_cnn.nn:17  act1: ReLU: relu(x) */
-    {
-    const float *restrict const r31 = t31;
-    float *restrict const r33 = t33;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v32 = r31[i];
-        const float v33 = v32 > 0.0f ? v32 : 0.0f;
-        r33[i] = v33;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -483,7 +474,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t33 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t31 + (bc * H + oh * S) * W + ow * S;
             float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -598,18 +589,11 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             const float mu = r43[c], sc = (float)(1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05)) * r38[c], sh = r39[c];
             const float *xr = r37 + (b * C + c) * L;
             float *yr = r64 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
-    }
-    }
-    /* digits_cnn.nn:21  act2: ReLU: relu(x) */
-    {
-    const float *restrict const r64 = t64;
-    float *restrict const r66 = t66;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v65 = r64[i];
-        const float v66 = v65 > 0.0f ? v65 : 0.0f;
-        r66[i] = v66;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -621,7 +605,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t oh = 0; oh < OH; oh++)
         for (int64_t ow = 0; ow < OW; ow++) {
             const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t66 + (bc * H + oh * S) * W + ow * S;
+            const float *win = t64 + (bc * H + oh * S) * W + ow * S;
             float m = win[0];
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -720,32 +704,32 @@ void digits_cnn_backward(digits_cnn *m)
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
     const float *const t5 = P + 288; /* bn1.weight [32] */
     float *const t10 = (float *)(A + 0); /* [2, 32] */
-    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 8, 8] */
-    float *const t34 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t34 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
     const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t37 = (float *)(A + SB + 2560 * MB); /* [N, 64, 4, 4] */
+    float *const t37 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
     const float *const t38 = P + 18784; /* bn2.weight [64] */
     float *const t43 = (float *)(A + 192); /* [2, 64] */
-    float *const t66 = (float *)(A + SB + 7168 * MB); /* [N, 64, 4, 4] */
-    float *const t69 = (float *)(A + SB + 3840 * MB); /* [N, 256] */
-    float *const t70 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
+    float *const t64 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const t69 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const t70 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     const float *const t71 = P + 18912; /* fc.weight [10, 256] */
-    float *const t75 = (float *)(A + SB + 6416 * MB); /* [N, 10] */
-    float *const t78 = (float *)(A + SB + 6400 * MB); /* [N, 10] */
+    float *const t75 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const t78 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
     float *const t79 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t81 = (float *)(A + SB + 6416 * MB); /* [N, 256] */
+    float *const t81 = (float *)(A + SB + 7440 * MB); /* [N, 256] */
     float *const t83 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t84 = (float *)(A + SB + 6144 * MB); /* [N, 256] */
-    float *const t86 = (float *)(A + SB + 8192 * MB); /* [N, 64, 4, 4] */
+    float *const t84 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    float *const t86 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
     float *const t90 = (float *)(A + 64); /* [2, 64] */
     float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
     float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
-    float *const t95 = (float *)(A + SB + 6144 * MB); /* [N, 64, 16] */
+    float *const t95 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
     float *const t97 = (float *)(A + 64); /* [22336] */
-    float *const t98 = (float *)(A + SB + 2560 * MB); /* [N, 32, 4, 4] */
+    float *const t98 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
     float *const t99 = (float *)(A + 64); /* [23040] */
     float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
-    float *const t101 = (float *)(A + SB + 6144 * MB); /* [N, 32, 8, 8] */
+    float *const t101 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
     float *const t105 = (float *)(A + 64); /* [2, 32] */
     float *const t106 = G + 288; /* d bn1.weight [1, 32] */
     float *const t108 = G + 320; /* d bn1.bias [1, 32] */
@@ -821,7 +805,7 @@ void digits_cnn_backward(digits_cnn *m)
     {
         const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2, K = 2;
         for (int64_t bc = 0; bc < N * C; bc++) {
-            const float *img = t66 + bc * H * W;
+            const float *img = t64 + bc * H * W;
             float *dimg = t86 + bc * H * W;
             for (int64_t oh = 0; oh < OH; oh++) {
                 for (int64_t ow = 0; ow < OW; ow++) {
@@ -921,7 +905,7 @@ void digits_cnn_backward(digits_cnn *m)
     {
         const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4, K = 2;
         for (int64_t bc = 0; bc < N * C; bc++) {
-            const float *img = t33 + bc * H * W;
+            const float *img = t31 + bc * H * W;
             float *dimg = t101 + bc * H * W;
             for (int64_t oh = 0; oh < OH; oh++) {
                 for (int64_t ow = 0; ow < OW; ow++) {

@@ -121,7 +121,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 149952u + 282624u * (size_t)max_batch;
+    const size_t arena = 149952u + 278672u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -1285,10 +1285,9 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t28 = (float *)(A + 32); /* [] */
     float *const t30 = (float *)(A + 80); /* [16] */
     float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const t35 = (float *)(A + 96); /* [147456] */
-    float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    float *const t36 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const t38 = P + 2784; /* stage1.0.bn1.bias [16] */
     const float *const t39 = S + 32; /* stage1.0.bn1.running_mean [16] */
@@ -1300,10 +1299,9 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t60 = (float *)(A + 96); /* [] */
     float *const t62 = (float *)(A + 144); /* [16] */
     float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const t67 = (float *)(A + 160); /* [147456] */
-    float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t68 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const t70 = P + 5120; /* stage1.0.bn2.bias [16] */
     const float *const t71 = S + 64; /* stage1.0.bn2.running_mean [16] */
@@ -1315,10 +1313,9 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t92 = (float *)(A + 160); /* [] */
     float *const t94 = (float *)(A + 208); /* [16] */
     float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const t100 = (float *)(A + 224); /* [147456] */
-    float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t101 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const t103 = P + 7456; /* stage1.1.bn1.bias [16] */
     const float *const t104 = S + 96; /* stage1.1.bn1.running_mean [16] */
@@ -1330,10 +1327,9 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t125 = (float *)(A + 224); /* [] */
     float *const t127 = (float *)(A + 272); /* [16] */
     float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const t132 = (float *)(A + 288); /* [147456] */
-    float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t133 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const t135 = P + 9792; /* stage1.1.bn2.bias [16] */
     const float *const t136 = S + 128; /* stage1.1.bn2.running_mean [16] */
@@ -1345,10 +1341,9 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t157 = (float *)(A + 288); /* [] */
     float *const t159 = (float *)(A + 336); /* [16] */
     float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const t165 = (float *)(A + 352); /* [36864] */
-    float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
+    float *const t166 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
     const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const t168 = P + 14448; /* stage2.0.bn1.bias [32] */
     const float *const t169 = S + 160; /* stage2.0.bn1.running_mean [32] */
@@ -1359,11 +1354,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t181 = (float *)(A + 448); /* [32] */
     float *const t190 = (float *)(A + 288); /* [] */
     float *const t192 = (float *)(A + 480); /* [32] */
-    float *const t193 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
-    float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    float *const t193 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
     const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t197 = (float *)(A + 512); /* [73728] */
-    float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
+    float *const t198 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
     const float *const t201 = S + 224; /* stage2.0.bn2.running_mean [32] */
@@ -1389,7 +1383,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t253 = (float *)(A + 288); /* [] */
     float *const t255 = (float *)(A + 736); /* [32] */
     float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const t261 = (float *)(A + 768); /* [73728] */
     float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
@@ -1403,11 +1396,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t277 = (float *)(A + 832); /* [32] */
     float *const t286 = (float *)(A + 288); /* [] */
     float *const t288 = (float *)(A + 864); /* [32] */
-    float *const t289 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    float *const t289 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
     const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const t293 = (float *)(A + 896); /* [73728] */
-    float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    float *const t294 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
     const float *const t297 = S + 416; /* stage2.1.bn2.running_mean [32] */
@@ -1419,10 +1411,9 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t318 = (float *)(A + 288); /* [] */
     float *const t320 = (float *)(A + 992); /* [32] */
     float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const t326 = (float *)(A + 1024); /* [18432] */
-    float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
+    float *const t327 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
     const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const t329 = P + 61392; /* stage3.0.bn1.bias [64] */
     const float *const t330 = S + 480; /* stage3.0.bn1.running_mean [64] */
@@ -1433,11 +1424,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t342 = (float *)(A + 1280); /* [64] */
     float *const t351 = (float *)(A + 288); /* [] */
     float *const t353 = (float *)(A + 1152); /* [64] */
-    float *const t354 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
-    float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    float *const t354 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t358 = (float *)(A + 1344); /* [36864] */
-    float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
+    float *const t359 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
     const float *const t362 = S + 608; /* stage3.0.bn2.running_mean [64] */
@@ -1463,7 +1453,6 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t414 = (float *)(A + 288); /* [] */
     float *const t416 = (float *)(A + 1472); /* [64] */
     float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t422 = (float *)(A + 1856); /* [36864] */
     float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
@@ -1477,11 +1466,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t438 = (float *)(A + 2048); /* [64] */
     float *const t447 = (float *)(A + 288); /* [] */
     float *const t449 = (float *)(A + 1728); /* [64] */
-    float *const t450 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    float *const t450 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t454 = (float *)(A + 2112); /* [36864] */
-    float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    float *const t455 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
     const float *const t458 = S + 992; /* stage3.1.bn2.running_mean [64] */
@@ -1493,12 +1481,11 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t479 = (float *)(A + 288); /* [] */
     float *const t481 = (float *)(A + 1984); /* [64] */
     float *const t482 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t485 = (float *)(A + SB + 274432 * MB); /* [N, 64, 8, 8] */
-    float *const t486 = (float *)(A + SB + 270336 * MB); /* [N, 64] */
+    float *const t486 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const t487 = P + 174608; /* fc.weight [10, 64] */
     const float *const t488 = P + 175248; /* fc.bias [10] */
-    float *const t490 = (float *)(A + SB + 270400 * MB); /* [N, 10] */
-    float *const t491 = (float *)(A + SB + 270416 * MB); /* [N, 10] */
+    float *const t490 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const t491 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const t492 = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
@@ -1608,22 +1595,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
             const float *xr = r4 + (b * C + c) * L;
             float *yr = r31 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:46  relu(bn(stem(x))) */
-    {
-    const float *restrict const r31 = t31;
-    float *restrict const r33 = t33;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v32 = r31[i];
-        const float v33 = v32 > 0.0f ? v32 : 0.0f;
-        r33[i] = v33;
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t33, t34, t36, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t35, 147456);
+    nnc_conv2d_s1_f32(n, t31, t34, t36, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t35, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r36 = t36;
@@ -1727,22 +1707,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r42[c], sc = (float)(1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05)) * r37[c], sh = r38[c];
             const float *xr = r36 + (b * C + c) * L;
             float *yr = r63 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r63 = t63;
-    float *restrict const r65 = t65;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v64 = r63[i];
-        const float v65 = v64 > 0.0f ? v64 : 0.0f;
-        r65[i] = v65;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    nnc_conv2d_s1_f32(n, t63, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r68 = t68;
@@ -1832,6 +1805,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r31 = t31;
     const float *restrict const r68 = t68;
     const float *restrict const r69 = t69;
     const float *restrict const r70 = t70;
@@ -1846,25 +1820,16 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r74[c], sc = (float)(1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05)) * r69[c], sh = r70[c];
             const float *xr = r68 + (b * C + c) * L;
             float *yr = r95 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            const float *rr = r31 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r33 = t33;
-    const float *restrict const r95 = t95;
-    float *restrict const r98 = t98;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v96 = r95[i];
-        const float v33 = r33[i];
-        const float v97 = v96 + v33;
-        const float v98 = v97 > 0.0f ? v97 : 0.0f;
-        r98[i] = v98;
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t98, t99, t101, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t100, 147456);
+    nnc_conv2d_s1_f32(n, t95, t99, t101, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t100, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r101 = t101;
@@ -1968,22 +1933,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r107[c], sc = (float)(1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05)) * r102[c], sh = r103[c];
             const float *xr = r101 + (b * C + c) * L;
             float *yr = r128 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r128 = t128;
-    float *restrict const r130 = t130;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v129 = r128[i];
-        const float v130 = v129 > 0.0f ? v129 : 0.0f;
-        r130[i] = v130;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t130, t131, t133, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t132, 147456);
+    nnc_conv2d_s1_f32(n, t128, t131, t133, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t132, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r133 = t133;
@@ -2073,6 +2031,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r95 = t95;
     const float *restrict const r133 = t133;
     const float *restrict const r134 = t134;
     const float *restrict const r135 = t135;
@@ -2087,21 +2046,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r139[c], sc = (float)(1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05)) * r134[c], sh = r135[c];
             const float *xr = r133 + (b * C + c) * L;
             float *yr = r160 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            const float *rr = r95 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r98 = t98;
-    const float *restrict const r160 = t160;
-    float *restrict const r163 = t163;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v161 = r160[i];
-        const float v98 = r98[i];
-        const float v162 = v161 + v98;
-        const float v163 = v162 > 0.0f ? v162 : 0.0f;
-        r163[i] = v163;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2110,7 +2060,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t163 + b * C * H * W;
+            const float *img = t160 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2234,22 +2184,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r172[c], sc = (float)(1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05)) * r167[c], sh = r168[c];
             const float *xr = r166 + (b * C + c) * L;
             float *yr = r193 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r193 = t193;
-    float *restrict const r195 = t195;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v194 = r193[i];
-        const float v195 = v194 > 0.0f ? v194 : 0.0f;
-        r195[i] = v195;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t195, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 73728);
+    nnc_conv2d_s1_f32(n, t193, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 73728);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r198 = t198;
@@ -2363,7 +2306,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t163 + b * C * H * W;
+            const float *img = t160 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2473,6 +2416,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r225 = t225;
     const float *restrict const r229 = t229;
     const float *restrict const r230 = t230;
     const float *restrict const r231 = t231;
@@ -2487,25 +2431,16 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r235[c], sc = (float)(1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05)) * r230[c], sh = r231[c];
             const float *xr = r229 + (b * C + c) * L;
             float *yr = r256 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            const float *rr = r225 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r225 = t225;
-    const float *restrict const r256 = t256;
-    float *restrict const r259 = t259;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v226 = r225[i];
-        const float v257 = r256[i];
-        const float v258 = v226 + v257;
-        const float v259 = v258 > 0.0f ? v258 : 0.0f;
-        r259[i] = v259;
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t259, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 73728);
+    nnc_conv2d_s1_f32(n, t256, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 73728);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r262 = t262;
@@ -2609,22 +2544,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r268[c], sc = (float)(1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05)) * r263[c], sh = r264[c];
             const float *xr = r262 + (b * C + c) * L;
             float *yr = r289 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r289 = t289;
-    float *restrict const r291 = t291;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v290 = r289[i];
-        const float v291 = v290 > 0.0f ? v290 : 0.0f;
-        r291[i] = v291;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t291, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 73728);
+    nnc_conv2d_s1_f32(n, t289, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 73728);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r294 = t294;
@@ -2714,6 +2642,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r256 = t256;
     const float *restrict const r294 = t294;
     const float *restrict const r295 = t295;
     const float *restrict const r296 = t296;
@@ -2728,21 +2657,12 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r300[c], sc = (float)(1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05)) * r295[c], sh = r296[c];
             const float *xr = r294 + (b * C + c) * L;
             float *yr = r321 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            const float *rr = r256 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r259 = t259;
-    const float *restrict const r321 = t321;
-    float *restrict const r324 = t324;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v322 = r321[i];
-        const float v259 = r259[i];
-        const float v323 = v322 + v259;
-        const float v324 = v323 > 0.0f ? v323 : 0.0f;
-        r324[i] = v324;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2751,7 +2671,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t324 + b * C * H * W;
+            const float *img = t321 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2875,22 +2795,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r333[c], sc = (float)(1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05)) * r328[c], sh = r329[c];
             const float *xr = r327 + (b * C + c) * L;
             float *yr = r354 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r354 = t354;
-    float *restrict const r356 = t356;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v355 = r354[i];
-        const float v356 = v355 > 0.0f ? v355 : 0.0f;
-        r356[i] = v356;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t356, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 36864);
+    nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 36864);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r359 = t359;
@@ -3004,7 +2917,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t324 + b * C * H * W;
+            const float *img = t321 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3114,6 +3027,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r386 = t386;
     const float *restrict const r390 = t390;
     const float *restrict const r391 = t391;
     const float *restrict const r392 = t392;
@@ -3128,25 +3042,16 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r396[c], sc = (float)(1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05)) * r391[c], sh = r392[c];
             const float *xr = r390 + (b * C + c) * L;
             float *yr = r417 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            const float *rr = r386 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r386 = t386;
-    const float *restrict const r417 = t417;
-    float *restrict const r420 = t420;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v387 = r386[i];
-        const float v418 = r417[i];
-        const float v419 = v387 + v418;
-        const float v420 = v419 > 0.0f ? v419 : 0.0f;
-        r420[i] = v420;
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t420, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 36864);
+    nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 36864);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r423 = t423;
@@ -3250,22 +3155,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r429[c], sc = (float)(1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05)) * r424[c], sh = r425[c];
             const float *xr = r423 + (b * C + c) * L;
             float *yr = r450 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r450 = t450;
-    float *restrict const r452 = t452;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v451 = r450[i];
-        const float v452 = v451 > 0.0f ? v451 : 0.0f;
-        r452[i] = v452;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t452, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 36864);
+    nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 36864);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r455 = t455;
@@ -3355,6 +3253,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r417 = t417;
     const float *restrict const r455 = t455;
     const float *restrict const r456 = t456;
     const float *restrict const r457 = t457;
@@ -3369,26 +3268,17 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             const float mu = r461[c], sc = (float)(1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05)) * r456[c], sh = r457[c];
             const float *xr = r455 + (b * C + c) * L;
             float *yr = r482 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+            const float *rr = r417 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
         }
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r420 = t420;
-    const float *restrict const r482 = t482;
-    float *restrict const r485 = t485;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v483 = r482[i];
-        const float v420 = r420[i];
-        const float v484 = v483 + v420;
-        const float v485 = v484 > 0.0f ? v484 : 0.0f;
-        r485[i] = v485;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r485 = t485;
+    const float *restrict const r482 = t482;
     float *restrict const r486 = t486;
     {
         int64_t o = 0;
@@ -3396,7 +3286,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         {
             double acc = 0;
             {
-                const float *row = r485 + i0 * 64;
+                const float *row = r482 + i0 * 64;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -3538,107 +3428,107 @@ void res_net_backward(res_net *m)
     float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const t5 = P + 432; /* bn.weight [16] */
     float *const t10 = (float *)(A + 0); /* [2, 16] */
-    float *const t33 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t36 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    float *const t36 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
     float *const t42 = (float *)(A + 32); /* [2, 16] */
-    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t68 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t68 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
     float *const t74 = (float *)(A + 96); /* [2, 16] */
-    float *const t98 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t101 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t101 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
     float *const t107 = (float *)(A + 160); /* [2, 16] */
-    float *const t130 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
     const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t133 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t133 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
     float *const t139 = (float *)(A + 224); /* [2, 16] */
-    float *const t163 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t166 = (float *)(A + SB + 147456 * MB); /* [N, 32, 16, 16] */
+    float *const t166 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
     const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
     float *const t172 = (float *)(A + 352); /* [2, 32] */
-    float *const t195 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    float *const t193 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
     const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t198 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
+    float *const t198 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
     float *const t204 = (float *)(A + 512); /* [2, 32] */
     const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     float *const t235 = (float *)(A + 640); /* [2, 32] */
-    float *const t259 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
+    float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
     const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
     float *const t268 = (float *)(A + 768); /* [2, 32] */
-    float *const t291 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    float *const t289 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
     const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t294 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    float *const t294 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
     float *const t300 = (float *)(A + 896); /* [2, 32] */
-    float *const t324 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t327 = (float *)(A + SB + 229376 * MB); /* [N, 64, 8, 8] */
+    float *const t327 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
     const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
     float *const t333 = (float *)(A + 1024); /* [2, 64] */
-    float *const t356 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    float *const t354 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t359 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
+    float *const t359 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     float *const t365 = (float *)(A + 1344); /* [2, 64] */
     const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     float *const t396 = (float *)(A + 1600); /* [2, 64] */
-    float *const t420 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
     float *const t429 = (float *)(A + 1856); /* [2, 64] */
-    float *const t452 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    float *const t450 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t455 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    float *const t455 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     float *const t461 = (float *)(A + 2112); /* [2, 64] */
-    float *const t485 = (float *)(A + SB + 274432 * MB); /* [N, 64, 8, 8] */
-    float *const t486 = (float *)(A + SB + 270336 * MB); /* [N, 64] */
+    float *const t482 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t486 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
     const float *const t487 = P + 174608; /* fc.weight [10, 64] */
-    float *const t491 = (float *)(A + SB + 270416 * MB); /* [N, 10] */
-    float *const t494 = (float *)(A + SB + 270400 * MB); /* [N, 10] */
+    float *const t491 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const t494 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
     float *const t495 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t497 = (float *)(A + SB + 270416 * MB); /* [N, 64] */
+    float *const t497 = (float *)(A + SB + 274512 * MB); /* [N, 64] */
     float *const t499 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t505 = (float *)(A + SB + 278528 * MB); /* [N, 64, 8, 8] */
+    float *const t505 = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
     float *const t507 = (float *)(A + 1152); /* [2, 64] */
     float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const t514 = (float *)(A + 1984); /* [48448] */
-    float *const t515 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    float *const t515 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     float *const t516 = (float *)(A + 1984); /* [73728] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t519 = (float *)(A + SB + 270336 * MB); /* [N, 64, 8, 8] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
-    float *const t526 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    float *const t526 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
     float *const t528 = (float *)(A + 1728); /* [48448] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t531 = (float *)(A + 1728); /* [73728] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t534 = (float *)(A + SB + 258048 * MB); /* [N, 64, 8, 8] */
+    float *const t534 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     float *const t536 = (float *)(A + 1152); /* [2, 64] */
     float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const t543 = (float *)(A + 1472); /* [2048] */
-    float *const t544 = (float *)(A + SB + 262144 * MB); /* [N, 32, 16, 16] */
+    float *const t544 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
     float *const t545 = (float *)(A + 1472); /* [14784] */
     float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const t548 = (float *)(A + 1152); /* [2, 64] */
@@ -3646,43 +3536,43 @@ void res_net_backward(res_net *m)
     float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const t555 = (float *)(A + 1152); /* [48448] */
-    float *const t556 = (float *)(A + SB + 233472 * MB); /* [N, 64, 8, 8] */
+    float *const t556 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     float *const t557 = (float *)(A + 1152); /* [73728] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t560 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
-    float *const t567 = (float *)(A + SB + 233472 * MB); /* [N, 64, 64] */
+    float *const t567 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
     float *const t569 = (float *)(A + 960); /* [18432] */
     float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const t572 = (float *)(A + 960); /* [36864] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t575 = (float *)(A + SB + 229376 * MB); /* [N, 32, 16, 16] */
+    float *const t575 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     float *const t577 = (float *)(A + 256); /* [2, 32] */
     float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
-    float *const t582 = (float *)(A + SB + 237568 * MB); /* [N, 32, 256] */
+    float *const t582 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     float *const t584 = (float *)(A + 832); /* [73728] */
-    float *const t585 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    float *const t585 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     float *const t586 = (float *)(A + 832); /* [82944] */
     float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t589 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const t589 = (float *)(A + SB + 229376 * MB); /* [N, 32, 16, 16] */
     float *const t591 = (float *)(A + 256); /* [2, 32] */
     float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
-    float *const t596 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    float *const t596 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
     float *const t598 = (float *)(A + 704); /* [73728] */
     float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t601 = (float *)(A + 704); /* [82944] */
     float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t604 = (float *)(A + SB + 204800 * MB); /* [N, 32, 16, 16] */
+    float *const t604 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     float *const t606 = (float *)(A + 256); /* [2, 32] */
     float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const t613 = (float *)(A + 576); /* [4096] */
-    float *const t614 = (float *)(A + SB + 212992 * MB); /* [N, 16, 32, 32] */
+    float *const t614 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
     float *const t615 = (float *)(A + 576); /* [25312] */
     float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const t618 = (float *)(A + 256); /* [2, 32] */
@@ -3690,34 +3580,34 @@ void res_net_backward(res_net *m)
     float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
     float *const t623 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const t625 = (float *)(A + 416); /* [73728] */
-    float *const t626 = (float *)(A + SB + 155648 * MB); /* [N, 32, 16, 16] */
+    float *const t626 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     float *const t627 = (float *)(A + 416); /* [82944] */
     float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t630 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t632 = (float *)(A + 256); /* [2, 32] */
     float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
-    float *const t637 = (float *)(A + SB + 155648 * MB); /* [N, 32, 256] */
+    float *const t637 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
     float *const t639 = (float *)(A + 256); /* [36864] */
     float *const t640 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const t642 = (float *)(A + 256); /* [41472] */
     float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t645 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
+    float *const t645 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     float *const t647 = (float *)(A + 64); /* [2, 16] */
     float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
-    float *const t652 = (float *)(A + SB + 163840 * MB); /* [N, 16, 1024] */
+    float *const t652 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     float *const t654 = (float *)(A + 192); /* [147456] */
-    float *const t655 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t655 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     float *const t656 = (float *)(A + 192); /* [149760] */
     float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t659 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const t659 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
     float *const t661 = (float *)(A + 64); /* [2, 16] */
     float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
     float *const t666 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
     float *const t668 = (float *)(A + 128); /* [147456] */
-    float *const t669 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
+    float *const t669 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     float *const t671 = (float *)(A + 128); /* [149760] */
     float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
@@ -3726,7 +3616,7 @@ void res_net_backward(res_net *m)
     float *const t679 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
     float *const t681 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const t683 = (float *)(A + 64); /* [147456] */
-    float *const t684 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
+    float *const t684 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     float *const t685 = (float *)(A + 64); /* [149760] */
     float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
@@ -3735,7 +3625,7 @@ void res_net_backward(res_net *m)
     float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
     float *const t695 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const t697 = (float *)(A + 32); /* [147456] */
-    float *const t698 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    float *const t698 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     float *const t700 = (float *)(A + 32); /* [149760] */
     float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const t703 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
@@ -3800,7 +3690,7 @@ void res_net_backward(res_net *m)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t494, (int)(10), t486, (int)(64), 0.0f, t499, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r485 = t485;
+    const float *restrict const r482 = t482;
     const float *restrict const r497 = t497;
     float *restrict const r505 = t505;
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -3809,7 +3699,7 @@ void res_net_backward(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v485 = r485[i];
+        const float v485 = r482[i];
         const float v500 = r497[i1 * 1 + i0 * 64];
         const float v501 = v500;
         const float v503 = v501 * 0.015625f;
@@ -3889,14 +3779,14 @@ void res_net_backward(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t512, t452, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 73728);
+    nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 73728);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r452 = t452;
+    const float *restrict const r450 = t450;
     const float *restrict const r515 = t515;
     float *restrict const r519 = t519;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v452 = r452[i];
+        const float v452 = r450[i];
         const float v515 = r515[i];
         const float v519 = v452 > 0.0f ? v515 : 0.0f;
         r519[i] = v519;
@@ -3974,15 +3864,15 @@ void res_net_backward(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t526, t420, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 73728);
+    nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 73728);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r420 = t420;
+    const float *restrict const r417 = t417;
     const float *restrict const r505 = t505;
     const float *restrict const r529 = t529;
     float *restrict const r534 = t534;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v420 = r420[i];
+        const float v420 = r417[i];
         const float v505 = r505[i];
         const float v529 = r529[i];
         const float v530 = v505 + v529;
@@ -4086,7 +3976,7 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t541, t324, t546, 32, 16, 16, 64, 1, 1, 2, 0, t545, 14784);
+    nnc_conv2d_bwd_filter_f32(n, t541, t321, t546, 32, 16, 16, 64, 1, 1, 2, 0, t545, 14784);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r359 = t359;
@@ -4159,14 +4049,14 @@ void res_net_backward(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t553, t356, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 73728);
+    nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 73728);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r356 = t356;
+    const float *restrict const r354 = t354;
     const float *restrict const r556 = t556;
     float *restrict const r560 = t560;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v356 = r356[i];
+        const float v356 = r354[i];
         const float v556 = r556[i];
         const float v560 = v356 > 0.0f ? v556 : 0.0f;
         r560[i] = v560;
@@ -4268,15 +4158,15 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t567, t324, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
+    nnc_conv2d_bwd_filter_f32(n, t567, t321, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r324 = t324;
+    const float *restrict const r321 = t321;
     const float *restrict const r544 = t544;
     const float *restrict const r570 = t570;
     float *restrict const r575 = t575;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v324 = r324[i];
+        const float v324 = r321[i];
         const float v544 = r544[i];
         const float v570 = r570[i];
         const float v571 = v544 + v570;
@@ -4356,14 +4246,14 @@ void res_net_backward(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t582, t291, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 82944);
+    nnc_conv2d_bwd_filter_f32(n, t582, t289, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 82944);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r291 = t291;
+    const float *restrict const r289 = t289;
     const float *restrict const r585 = t585;
     float *restrict const r589 = t589;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v291 = r291[i];
+        const float v291 = r289[i];
         const float v585 = r585[i];
         const float v589 = v291 > 0.0f ? v585 : 0.0f;
         r589[i] = v589;
@@ -4441,15 +4331,15 @@ void res_net_backward(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t596, t259, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 82944);
+    nnc_conv2d_bwd_filter_f32(n, t596, t256, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 82944);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r259 = t259;
+    const float *restrict const r256 = t256;
     const float *restrict const r575 = t575;
     const float *restrict const r599 = t599;
     float *restrict const r604 = t604;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v259 = r259[i];
+        const float v259 = r256[i];
         const float v575 = r575[i];
         const float v599 = r599[i];
         const float v600 = v575 + v599;
@@ -4553,7 +4443,7 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t611, t163, t616, 16, 32, 32, 32, 1, 1, 2, 0, t615, 25312);
+    nnc_conv2d_bwd_filter_f32(n, t611, t160, t616, 16, 32, 32, 32, 1, 1, 2, 0, t615, 25312);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r198 = t198;
@@ -4626,14 +4516,14 @@ void res_net_backward(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t623, t195, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 82944);
+    nnc_conv2d_bwd_filter_f32(n, t623, t193, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 82944);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r195 = t195;
+    const float *restrict const r193 = t193;
     const float *restrict const r626 = t626;
     float *restrict const r630 = t630;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v195 = r195[i];
+        const float v195 = r193[i];
         const float v626 = r626[i];
         const float v630 = v195 > 0.0f ? v626 : 0.0f;
         r630[i] = v630;
@@ -4735,15 +4625,15 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t637, t163, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
+    nnc_conv2d_bwd_filter_f32(n, t637, t160, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r163 = t163;
+    const float *restrict const r160 = t160;
     const float *restrict const r614 = t614;
     const float *restrict const r640 = t640;
     float *restrict const r645 = t645;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v163 = r163[i];
+        const float v163 = r160[i];
         const float v614 = r614[i];
         const float v640 = r640[i];
         const float v641 = v614 + v640;
@@ -4823,14 +4713,14 @@ void res_net_backward(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t652, t130, t657, 16, 32, 32, 16, 3, 3, 1, 1, t656, 149760);
+    nnc_conv2d_bwd_filter_f32(n, t652, t128, t657, 16, 32, 32, 16, 3, 3, 1, 1, t656, 149760);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r130 = t130;
+    const float *restrict const r128 = t128;
     const float *restrict const r655 = t655;
     float *restrict const r659 = t659;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v130 = r130[i];
+        const float v130 = r128[i];
         const float v655 = r655[i];
         const float v659 = v130 > 0.0f ? v655 : 0.0f;
         r659[i] = v659;
@@ -4908,15 +4798,15 @@ void res_net_backward(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t666, t98, t672, 16, 32, 32, 16, 3, 3, 1, 1, t671, 149760);
+    nnc_conv2d_bwd_filter_f32(n, t666, t95, t672, 16, 32, 32, 16, 3, 3, 1, 1, t671, 149760);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r98 = t98;
+    const float *restrict const r95 = t95;
     const float *restrict const r645 = t645;
     const float *restrict const r669 = t669;
     float *restrict const r674 = t674;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v98 = r98[i];
+        const float v98 = r95[i];
         const float v645 = r645[i];
         const float v669 = r669[i];
         const float v670 = v645 + v669;
@@ -4996,14 +4886,14 @@ void res_net_backward(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t681, t65, t686, 16, 32, 32, 16, 3, 3, 1, 1, t685, 149760);
+    nnc_conv2d_bwd_filter_f32(n, t681, t63, t686, 16, 32, 32, 16, 3, 3, 1, 1, t685, 149760);
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
-    const float *restrict const r65 = t65;
+    const float *restrict const r63 = t63;
     const float *restrict const r684 = t684;
     float *restrict const r688 = t688;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v65 = r65[i];
+        const float v65 = r63[i];
         const float v684 = r684[i];
         const float v688 = v65 > 0.0f ? v684 : 0.0f;
         r688[i] = v688;
@@ -5081,15 +4971,15 @@ void res_net_backward(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t695, t33, t701, 16, 32, 32, 16, 3, 3, 1, 1, t700, 149760);
+    nnc_conv2d_bwd_filter_f32(n, t695, t31, t701, 16, 32, 32, 16, 3, 3, 1, 1, t700, 149760);
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
-    const float *restrict const r33 = t33;
+    const float *restrict const r31 = t31;
     const float *restrict const r674 = t674;
     const float *restrict const r698 = t698;
     float *restrict const r703 = t703;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v33 = r33[i];
+        const float v33 = r31[i];
         const float v674 = r674[i];
         const float v698 = r698[i];
         const float v699 = v674 + v698;
