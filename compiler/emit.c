@@ -1218,16 +1218,20 @@ static void emit_conv_op(int t)
      * ms against 0.70 for resnet_small's stage-1 columns, whose fix-ups of
      * wrapped columns are more stores) */
     int same = n->stride == 1 && yv.d[2] == x.d[2] && yv.d[3] == x.d[3] && x.d[3] < 24;
-    /* float, stride 1: the runtime's direct kernels (conv.c), which beat
-     * the columns and OpenBLAS's GEMM on the benchmarks' layers (resnet_small's
-     * 3x3 ones ~1.4x, lenet5's 5x5 ones 1.3-2x).  The backward pass for the
+    /* float: the runtime's direct kernels (conv.c), which beat the columns
+     * and OpenBLAS's GEMM on the benchmarks' layers (resnet_small's 3x3
+     * ones ~1.4x, lenet5's 5x5 ones 1.3-2x): the forward pass at stride 1
+     * and 2 (not 1x1 at stride 2, a quarter of the image: its 4 phases cost
+     * more than the columns' subsample, 0.6 against 0.3 ms), the kernel's
+     * gradient at any stride.  The backward pass for the
      * data correlates dy padded by K - 1 - pad, so it needs pad <= K - 1,
      * and its multiply-adds are H W / (OH OW) times the forward pass's: only
      * for 'same'-like convolutions (lenet5's unpadded 5x5 took 0.85 ms that
      * way, 2x its share of the GEMM path) */
-    int s1 = !O->f64 && !direct && n->stride == 1 &&
-             (n->op == IR_CONV2D || (n->op == IR_CONV2D_BWD_DATA && n->pad < n->kh && n->pad < n->kw &&
-                                     4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]));
+    int s1 = !O->f64 && !direct &&
+             ((n->op == IR_CONV2D && (n->stride == 1 || (n->stride == 2 && n->kh * n->kw > 1))) ||
+              (n->op == IR_CONV2D_BWD_DATA && n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
+               4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]));
     if (!O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER) {
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
         P("    nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %lld);\n",
@@ -1239,7 +1243,8 @@ static void emit_conv_op(int t)
     const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
     if (s1 && fwd) {
         /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
-        P("    nnc_conv2d_s1_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n", dim(x, 0),
+        P("    nnc_conv2d_s%d_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n", n->stride,
+          dim(x, 0),
           ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
           (long long)w.d[0], n->kh, n->kw, n->pad, bias ? bias : "NULL", n->ival, ref(n->in[2]),
           (long long)ir_numel(nd(n->in[2])->shape));

@@ -54,13 +54,22 @@ typedef struct {
     int64_t C, H, W, F, KH, KW, ph, pw;
     int64_t Pp, OH, OW;
     int64_t Lin, Lout; /* nnc_conv.h */
+    int64_t S;         /* stride 1, or 2: the image in 4 phases of [C][Lin] */
 } geom;
 
 static geom make_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t ph, int64_t pw)
 {
     geom g = {C, H, W, F, KH, KW, ph, pw, pw <= KW - 1 ? W + pw : W + 2 * pw, H + 2 * ph - KH + 1,
-              W + 2 * pw - KW + 1, 0, 0};
+              W + 2 * pw - KW + 1, 0, 0, 1};
     nnc_conv_grid(H, W, KH, KW, ph, pw, &g.Lin, &g.Lout);
+    return g;
+}
+
+static geom make_geom2(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
+{
+    geom g = {C, H, W, F, KH, KW, pad, pad, (W + 2 * pad + 1) / 2, (H + 2 * pad - KH) / 2 + 1,
+              (W + 2 * pad - KW) / 2 + 1, 0, 0, 2};
+    nnc_conv_grid2(H, W, KH, KW, pad, pad, &g.Lin, &g.Lout);
     return g;
 }
 
@@ -175,7 +184,7 @@ static inline void copy(float *d, const float *s, int64_t n)
 static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, const float *bias, int relu, float *y,
                     float *wk)
 {
-    float *xp = wk, *yt = wk + g->C * g->Lin;
+    float *xp = wk, *yt = wk + (g->S == 2 ? 4 : 1) * g->C * g->Lin;
     taps tp;
     const int64_t KK = g->KH * g->KW;
     /* the offsets of a run are int32: cc Lin must fit */
@@ -187,17 +196,48 @@ static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, co
                 (long long)g->KH, (long long)g->KW, (long long)g->Lin);
         abort();
     }
+    /* stride 2: tap (ky, kx) reads phase (ky % 2, kx % 2) at (ky / 2, kx / 2) */
+    const int64_t planes = g->S == 2 ? 4 : 1;
+    if (planes * g->C * g->Lin > INT32_MAX) {
+        fprintf(stderr, "nnc_conv2d_s2: %lld channels of %lld floats are too many (internal error in nnc)\n",
+                (long long)g->C, (long long)g->Lin);
+        abort();
+    }
     for (int64_t c = 0; c < tp.cc; c++)
-        for (int64_t t = 0; t < KK; t++)
-            tp.off[c * KK + t] = (int32_t)(c * g->Lin + t / g->KW * g->Pp + t % g->KW);
+        for (int64_t t = 0; t < KK; t++) {
+            const int64_t ky = t / g->KW, kx = t % g->KW;
+            tp.off[c * KK + t] = (int32_t)(g->S == 2 ? ((ky % 2) * 2 + kx % 2) * g->C * g->Lin + c * g->Lin +
+                                                           ky / 2 * g->Pp + kx / 2
+                                                     : c * g->Lin + ky * g->Pp + kx);
+        }
     /* the border and slack stay zero: each example rewrites only the
      * interior rows */
-    memset(xp, 0, sizeof(float) * (size_t)(g->C * g->Lin));
+    memset(xp, 0, sizeof(float) * (size_t)(planes * g->C * g->Lin));
     for (int64_t b = 0; b < N; b++) {
         const float *xb = x + b * g->C * g->H * g->W;
-        for (int64_t c = 0; c < g->C; c++)
-            for (int64_t i = 0; i < g->H; i++)
-                copy(xp + c * g->Lin + (i + g->ph) * g->Pp + g->pw, xb + (c * g->H + i) * g->W, g->W);
+        if (g->S == 2)
+            /* image row i is padded row r = i + ph: phase row r / 2 of the
+             * phases (r % 2, 0) and (r % 2, 1), which take its columns q =
+             * j + pw of that parity */
+            for (int64_t c = 0; c < g->C; c++)
+                for (int64_t i = 0; i < g->H; i++) {
+                    const int64_t r = i + g->ph;
+                    const float *restrict src = xb + (c * g->H + i) * g->W;
+                    float *restrict ev = xp + ((r % 2) * 2) * g->C * g->Lin + c * g->Lin + r / 2 * g->Pp;
+                    float *restrict od = ev + g->C * g->Lin;
+                    /* j = j0 + 2 k lands in column (j + pw) / 2 = k + (j0 + pw) / 2 */
+                    const int64_t je = g->pw % 2, jo = 1 - g->pw % 2, W = g->W;
+                    const int64_t ne = (W - je + 1) / 2, no = (W - jo + 1) / 2;
+                    float *restrict e0 = ev + (je + g->pw) / 2, *restrict o0 = od + (jo + g->pw) / 2;
+                    for (int64_t k = 0; k < ne; k++)
+                        e0[k] = src[je + 2 * k];
+                    for (int64_t k = 0; k < no; k++)
+                        o0[k] = src[jo + 2 * k];
+                }
+        else
+            for (int64_t c = 0; c < g->C; c++)
+                for (int64_t i = 0; i < g->H; i++)
+                    copy(xp + c * g->Lin + (i + g->ph) * g->Pp + g->pw, xb + (c * g->H + i) * g->W, g->W);
         /* position blocks outside, channel blocks inside: the block's input
          * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
         for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
@@ -253,6 +293,15 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
+    conv_s1(&g, N, x, w, bias, relu, y, work);
+}
+
+void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
+                       int64_t work_len)
+{
+    geom g = make_geom2(C, H, W, F, KH, KW, pad);
+    check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
     conv_s1(&g, N, x, w, bias, relu, y, work);
 }
 

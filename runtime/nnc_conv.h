@@ -27,6 +27,28 @@ static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, i
         *Lin = Hp * Pp + pw;
 }
 
+/* Stride 2: the padded image split into its 4 phases (even/odd rows x
+ * even/odd columns), each [C][Lin] with rows of pitch Pp = ceil((W + 2 pw)
+ * / 2), so that every tap is again a shift within one phase. */
+static inline void nnc_conv_grid2(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw, int64_t *Lin,
+                                  int64_t *Lout)
+{
+    const int64_t Hp = H + 2 * ph, Wp = W + 2 * pw, Pp = (Wp + 1) / 2, Hq = (Hp + 1) / 2,
+                  OH = (Hp - KH) / 2 + 1;
+    *Lout = (OH * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lin = *Lout + (KH - 1) / 2 * Pp + (KW - 1) / 2 + 1;
+    if (*Lin < Hq * Pp)
+        *Lin = Hq * Pp;
+}
+
+static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                         int64_t pad)
+{
+    int64_t Lin, Lout;
+    nnc_conv_grid2(H, W, KH, KW, pad, pad, &Lin, &Lout);
+    return 4 * C * Lin + F * Lout;
+}
+
 /* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid */
 static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)

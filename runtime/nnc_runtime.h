@@ -136,6 +136,12 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
                        int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
                        int64_t work_len);
+/* The same at stride 2 (the image split into its even/odd row and column
+ * phases, so that each tap is a shift within one): work of
+ * nnc_conv2d_s2_work(...) floats. */
+void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
+                       int64_t work_len);
 /* Its gradient for the input, dx[N][C][H][W] from dy[N][F][OH][OW]
  * (overwritten, not accumulated); needs pad <= KH - 1 and pad <= KW - 1. */
 void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,

@@ -312,7 +312,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t145 = (float *)(A + 0); /* [32, 1] */
     float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t151 = (float *)(A + 0); /* [4096] */
+    float *const t151 = (float *)(A + 0); /* [24640] */
     float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
@@ -361,7 +361,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t251 = (float *)(A + 0); /* [64, 1] */
     float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t257 = (float *)(A + 0); /* [2048] */
+    float *const t257 = (float *)(A + 0); /* [12416] */
     float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
@@ -643,32 +643,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t108 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r115 = t115;
@@ -929,32 +904,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t214 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r221 = t221;
@@ -1370,7 +1320,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t224 = (float *)(A + 608); /* [32] */
     float *const t225 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t228 = (float *)(A + 640); /* [4096] */
+    float *const t228 = (float *)(A + 640); /* [24640] */
     float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t231 = P + 24304; /* stage2.0.proj_bn.bias [32] */
@@ -1440,7 +1390,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t385 = (float *)(A + 1216); /* [64] */
     float *const t386 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t389 = (float *)(A + 1600); /* [2048] */
+    float *const t389 = (float *)(A + 1600); /* [12416] */
     float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t392 = P + 100560; /* stage3.0.proj_bn.bias [64] */
@@ -2055,32 +2005,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t160 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t165 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, t165, (int)P, 0.0f, t166 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s2_f32(n, t160, t164, t166, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t165, 36864);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r166 = t166;
@@ -2666,32 +2591,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t321 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t326 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t325, (int)CKK, t326, (int)P, 0.0f, t327 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s2_f32(n, t321, t325, t327, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t326, 18432);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r327 = t327;
@@ -5141,7 +5041,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t145 = (float *)(A + 0); /* [32, 1] */
     float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t151 = (float *)(A + 0); /* [4096] */
+    float *const t151 = (float *)(A + 0); /* [24640] */
     float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
@@ -5190,7 +5090,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t251 = (float *)(A + 0); /* [64, 1] */
     float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t257 = (float *)(A + 0); /* [2048] */
+    float *const t257 = (float *)(A + 0); /* [12416] */
     float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
@@ -5475,32 +5375,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t108 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r115 = t115;
@@ -5761,32 +5636,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t214 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
-        }
-    }
+    nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r221 = t221;

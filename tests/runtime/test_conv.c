@@ -64,6 +64,28 @@ static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int
                             }
 }
 
+/* the same at stride 2 */
+static void ref_conv2(int N, const float *x, const float *w, double *y, int C, int H, int W, int F, int KH, int KW,
+                      int p)
+{
+    int OH = (H + 2 * p - KH) / 2 + 1, OW = (W + 2 * p - KW) / 2 + 1;
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++)
+            for (int oh = 0; oh < OH; oh++)
+                for (int ow = 0; ow < OW; ow++) {
+                    double s = 0;
+                    for (int c = 0; c < C; c++)
+                        for (int ky = 0; ky < KH; ky++)
+                            for (int kx = 0; kx < KW; kx++) {
+                                int ih = 2 * oh + ky - p, iw = 2 * ow + kx - p;
+                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                    s += (double)w[((f * C + c) * KH + ky) * KW + kx] *
+                                         x[((n * C + c) * H + ih) * W + iw];
+                            }
+                    y[((n * F + f) * OH + oh) * OW + ow] = s;
+                }
+}
+
 /* max |got - want| / (max |want| + tiny): float sums of up to C K K terms */
 static double rel_err(const float *got, const double *want, size_t n)
 {
@@ -152,6 +174,39 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
     free(x), free(w), free(y), free(dy), free(dx), free(yr), free(dxr);
 }
 
+static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int p)
+{
+    int OH = (H + 2 * p - KH) / 2 + 1, OW = (W + 2 * p - KW) / 2 + 1;
+    size_t nx = (size_t)N * C * H * W, nw = (size_t)F * C * KH * KW, ny = (size_t)N * F * OH * OW;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *y = malloc(sizeof(float) * ny);
+    float *bias = malloc(sizeof(float) * (size_t)F);
+    double *yr = malloc(sizeof(double) * ny);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)urand(seed);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)urand(seed);
+    for (int f = 0; f < F; f++)
+        bias[f] = (float)urand(seed);
+    int64_t nwk = nnc_conv2d_s2_work(C, H, W, F, KH, KW, p);
+    float *wk = work_with_guard(nwk);
+    ref_conv2(N, x, w, yr, C, H, W, F, KH, KW, p);
+    for (int withb = 0; withb < 2; withb++) {
+        for (size_t i = 0; i < ny; i++)
+            y[i] = NAN;
+        nnc_conv2d_s2_f32(N, x, w, y, C, H, W, F, KH, KW, p, withb ? bias : NULL, withb, wk, nwk);
+        if (withb)
+            for (size_t i = 0; i < ny; i++) {
+                yr[i] += bias[i / (size_t)(OH * OW) % (size_t)F];
+                yr[i] = yr[i] > 0 ? yr[i] : 0;
+            }
+        double e = rel_err(y, yr, ny);
+        CHECKF(e < 1e-5, "stride 2%s N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", withb ? " +bias relu" : "", N,
+               C, H, W, F, KH, KW, p, e);
+        CHECKF(guard_intact(wk, nwk), "stride 2 wrote past its work buffer");
+    }
+    free(wk), free(x), free(w), free(y), free(bias), free(yr);
+}
+
 /* dw[f][c][ky][kx] = sum over n, oh, ow of dy x at stride S */
 static void filter_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int S, int p)
 {
@@ -213,6 +268,16 @@ int main(void)
     one_case(&seed, 1, 2, 2, 5, 3, 1, 3, 1);
     /* more taps than one run of the offset table (4096): C K K = 4608 */
     one_case(&seed, 1, 512, 3, 3, 5, 3, 3, 1);
+    /* stride 2: resnet_small's layers, odd and even sizes, kernels 1 to 5,
+     * padding 0 to 3 */
+    s2_case(&seed, 2, 16, 32, 32, 32, 3, 3, 1);
+    s2_case(&seed, 2, 32, 16, 16, 64, 3, 3, 1);
+    s2_case(&seed, 2, 16, 32, 32, 32, 1, 1, 0);
+    s2_case(&seed, 3, 3, 9, 7, 5, 3, 3, 1);
+    s2_case(&seed, 1, 2, 10, 11, 7, 5, 5, 2);
+    s2_case(&seed, 1, 4, 6, 5, 3, 2, 4, 0);
+    s2_case(&seed, 2, 1, 8, 8, 9, 4, 4, 3);
+    s2_case(&seed, 1, 5, 1, 1, 2, 1, 1, 0);
     /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
      * and 4 and their tails), strides 1 to 3, tap counts off the blocks of
      * 24 taps */
