@@ -94,6 +94,20 @@ static void peephole(Graph *g)
     free(uses);
 }
 
+/* Node t becomes a view (a reshape to its own shape) of node `of`, which
+ * now holds its value: the folds below make the nodes they absorb views. */
+static void make_view(Graph *g, int t, int of)
+{
+    IrNode *n = &g->nodes[t];
+    IrNode r = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){of});
+    r.loc = n->loc;
+    r.what = n->what;
+    r.backward = n->backward;
+    r.buf = -1;
+    free(n->in);
+    *n = r;
+}
+
 /* relu's gradient, dy * step(y), where dy is the gradient of a max pool
  * over y (relu, then pool: lenet5, digits_cnn) and read nowhere else: the
  * pool's backward pass applies the mask as it writes dx (ival 1), and the
@@ -116,13 +130,7 @@ static void fold_relu_pool(Graph *g)
                 !ir_shape_eq(st->shape, p->shape))
                 continue;
             p->ival = 1;
-            IrNode r = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){pi});
-            r.loc = n->loc;
-            r.what = n->what;
-            r.backward = n->backward;
-            r.buf = -1;
-            free(n->in);
-            *n = r;
+            make_view(g, i, pi);
             break;
         }
     }
@@ -164,19 +172,9 @@ static void fold_conv_bias(Graph *g)
                     relu = j;
             c->ival = relu >= 0;
             /* the add (and the relu): views of the convolution */
-            for (int pass = 0; pass < 2; pass++) {
-                const int t = pass ? relu : i;
-                if (t < 0)
-                    continue;
-                IrNode *n = &g->nodes[t];
-                IrNode r = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){ci});
-                r.loc = n->loc;
-                r.what = n->what;
-                r.backward = n->backward;
-                r.buf = -1;
-                free(n->in);
-                *n = r;
-            }
+            make_view(g, i, ci);
+            if (relu >= 0)
+                make_view(g, relu, ci);
             break;
         }
     }
@@ -243,19 +241,10 @@ static void fold_bn_relu(Graph *g)
             bn->nin = 5;
         }
         bn->ival = relu >= 0;
-        for (int pass = 0; pass < 2; pass++) {
-            const int t = pass ? relu : add;
-            if (t < 0)
-                continue;
-            IrNode *n = &g->nodes[t];
-            IrNode v = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){base});
-            v.loc = n->loc;
-            v.what = n->what;
-            v.backward = n->backward;
-            v.buf = -1;
-            free(n->in);
-            *n = v;
-        }
+        if (add >= 0)
+            make_view(g, add, base);
+        if (relu >= 0)
+            make_view(g, relu, base);
     }
     free(uses);
 }

@@ -21,11 +21,11 @@ static double urand(unsigned *s)
     return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
 }
 
-/* y[n][f][oh][ow] = sum w[f][c][ky][kx] x[n][c][oh+ky-p][ow+kx-p] */
+/* y[n][f][oh][ow] = sum w[f][c][ky][kx] x[n][c][S oh+ky-p][S ow+kx-p] */
 static void ref_conv(int N, const float *x, const float *w, double *y, int C, int H, int W, int F, int KH, int KW,
-                     int p)
+                     int S, int p)
 {
-    int OH = H + 2 * p - KH + 1, OW = W + 2 * p - KW + 1;
+    int OH = (H + 2 * p - KH) / S + 1, OW = (W + 2 * p - KW) / S + 1;
     for (int n = 0; n < N; n++)
         for (int f = 0; f < F; f++)
             for (int oh = 0; oh < OH; oh++)
@@ -34,7 +34,7 @@ static void ref_conv(int N, const float *x, const float *w, double *y, int C, in
                     for (int c = 0; c < C; c++)
                         for (int ky = 0; ky < KH; ky++)
                             for (int kx = 0; kx < KW; kx++) {
-                                int ih = oh + ky - p, iw = ow + kx - p;
+                                int ih = S * oh + ky - p, iw = S * ow + kx - p;
                                 if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                                     s += (double)w[((f * C + c) * KH + ky) * KW + kx] *
                                          x[((n * C + c) * H + ih) * W + iw];
@@ -62,28 +62,6 @@ static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int
                                         (double)w[((f * C + c) * KH + ky) * KW + kx] *
                                         dy[((n * F + f) * OH + oh) * OW + ow];
                             }
-}
-
-/* the same at stride 2 */
-static void ref_conv2(int N, const float *x, const float *w, double *y, int C, int H, int W, int F, int KH, int KW,
-                      int p)
-{
-    int OH = (H + 2 * p - KH) / 2 + 1, OW = (W + 2 * p - KW) / 2 + 1;
-    for (int n = 0; n < N; n++)
-        for (int f = 0; f < F; f++)
-            for (int oh = 0; oh < OH; oh++)
-                for (int ow = 0; ow < OW; ow++) {
-                    double s = 0;
-                    for (int c = 0; c < C; c++)
-                        for (int ky = 0; ky < KH; ky++)
-                            for (int kx = 0; kx < KW; kx++) {
-                                int ih = 2 * oh + ky - p, iw = 2 * ow + kx - p;
-                                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
-                                    s += (double)w[((f * C + c) * KH + ky) * KW + kx] *
-                                         x[((n * C + c) * H + ih) * W + iw];
-                            }
-                    y[((n * F + f) * OH + oh) * OW + ow] = s;
-                }
 }
 
 /* max |got - want| / (max |want| + tiny): float sums of up to C K K terms */
@@ -134,7 +112,7 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
     int64_t nwk = nnc_conv2d_s1_work(C, H, W, F, KH, KW, p);
     float *wk = work_with_guard(nwk);
     nnc_conv2d_s1_f32(N, x, w, y, C, H, W, F, KH, KW, p, NULL, 0, wk, nwk);
-    ref_conv(N, x, w, yr, C, H, W, F, KH, KW, p);
+    ref_conv(N, x, w, yr, C, H, W, F, KH, KW, 1, p);
     double e = rel_err(y, yr, ny);
     CHECKF(e < 1e-5, "forward N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW, p, e);
     CHECKF(guard_intact(wk, nwk), "forward wrote past its work buffer");
@@ -189,7 +167,7 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
         bias[f] = (float)urand(seed);
     int64_t nwk = nnc_conv2d_s2_work(C, H, W, F, KH, KW, p);
     float *wk = work_with_guard(nwk);
-    ref_conv2(N, x, w, yr, C, H, W, F, KH, KW, p);
+    ref_conv(N, x, w, yr, C, H, W, F, KH, KW, 2, p);
     for (int withb = 0; withb < 2; withb++) {
         for (size_t i = 0; i < ny; i++)
             y[i] = NAN;
