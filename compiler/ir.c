@@ -228,6 +228,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
         break;
     case IR_POWC: case IR_RNG_MASK: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
         fprintf(out, " %.9g", n->fval);
+        if (n->op == IR_BN_NORM && (n->nin > 4 || n->ival))
+            fprintf(out, "%s%s", n->nin > 4 ? " +residual" : "", n->ival ? " relu" : "");
         break;
     case IR_PERMUTE:
         fprintf(out, " perm=(");
@@ -251,6 +253,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
         if (n->op == IR_CONV2D && (n->nin > 3 || n->ival))
             fprintf(out, "%s%s", n->nin > 3 ? " +bias" : "", n->ival ? " relu" : "");
+        if (n->op == IR_MAXPOOL_BWD && n->ival)
+            fprintf(out, " *step(x)");
         break;
     case IR_MATMUL:
         if (n->ta || n->tb)

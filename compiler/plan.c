@@ -31,16 +31,23 @@ static int is_swap_last2(const IrNode *n)
     return 1;
 }
 
-/* How many operand slots read each node, dead readers included (the
- * peepholes may only rewrite a node nothing else reads).  Caller frees. */
+/* The roots of the graph (outputs, loss, metrics, updates, summaries,
+ * param gradients): root_mask below, computed before the rewrites. */
+static const char *G_roots;
+
+/* How many operand slots read each node, dead readers included, plus one
+ * for a root (the rewrites may only change a node nothing else reads: an
+ * output with a dead reader is read).  Caller frees. */
 static int *use_counts(const Graph *g)
 {
     int *uses = calloc((size_t)g->n + 1, sizeof(int));
     if (!uses)
         abort();
-    for (int i = 0; i < g->n; i++)
+    for (int i = 0; i < g->n; i++) {
         for (int k = 0; k < g->nodes[i].nin; k++)
             uses[g->nodes[i].in[k]]++;
+        uses[i] += G_roots && G_roots[i];
+    }
     return uses;
 }
 
@@ -155,7 +162,10 @@ static void fold_conv_bias(Graph *g)
             const int ci = a->in[k], bi = a->in[1 - k];
             IrNode *c = &g->nodes[ci];
             const IrNode *b = &g->nodes[bi];
+            /* (the bias, through its views, must exist before the
+             * convolution that now reads it) */
             if (c->op != IR_CONV2D || c->nin != 3 || uses[ci] != 1 || !ir_shape_eq(a->shape, c->shape) ||
+                plan_storage_root(g, bi) > ci ||
                 b->shape.nd != 3 || b->shape.bd >= 0 || b->shape.d[0] != c->shape.d[1] || b->shape.d[1] != 1 ||
                 b->shape.d[2] != 1)
                 continue;
@@ -428,12 +438,15 @@ int plan_storage_root(const Graph *g, int t)
 
 void plan_graph(const Model *m, Graph *g)
 {
+    /* the rewrites keep node ids, so the mask stays valid */
+    char *roots = root_mask(g, m);
+    G_roots = roots;
     peephole(g);
     fold_scales(g);
     fold_relu_pool(g);
     fold_conv_bias(g);
     fold_bn_relu(g);
-    char *roots = root_mask(g, m);
+    G_roots = NULL;
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)
         abort();

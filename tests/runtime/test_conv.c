@@ -43,11 +43,11 @@ static void ref_conv(int N, const float *x, const float *w, double *y, int C, in
                 }
 }
 
-/* dx[n][c][ih][iw] = sum over (f, oh, ow, ky, kx) reaching it of w dy */
+/* dx[n][c][ih][iw] = sum over (f, oh, ow, ky, kx) reaching it of w dy, at stride S */
 static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int C, int H, int W, int F, int KH,
-                         int KW, int p)
+                         int KW, int S, int p)
 {
-    int OH = H + 2 * p - KH + 1, OW = W + 2 * p - KW + 1;
+    int OH = (H + 2 * p - KH) / S + 1, OW = (W + 2 * p - KW) / S + 1;
     memset(dx, 0, sizeof(double) * (size_t)(N * C * H * W));
     for (int n = 0; n < N; n++)
         for (int f = 0; f < F; f++)
@@ -56,7 +56,7 @@ static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int
                     for (int c = 0; c < C; c++)
                         for (int ky = 0; ky < KH; ky++)
                             for (int kx = 0; kx < KW; kx++) {
-                                int ih = oh + ky - p, iw = ow + kx - p;
+                                int ih = S * oh + ky - p, iw = S * ow + kx - p;
                                 if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                                     dx[((n * C + c) * H + ih) * W + iw] +=
                                         (double)w[((f * C + c) * KH + ky) * KW + kx] *
@@ -142,7 +142,7 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
         for (size_t i = 0; i < nx; i++)
             dx[i] = NAN;
         nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, C, H, W, F, KH, KW, p, wk, nwk);
-        ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, p);
+        ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 1, p);
         e = rel_err(dx, dxr, nx);
         CHECKF(e < 1e-5, "backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW,
                p, e);
@@ -182,6 +182,22 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
                C, H, W, F, KH, KW, p, e);
         CHECKF(guard_intact(wk, nwk), "stride 2 wrote past its work buffer");
     }
+    /* the data gradient at stride 2 */
+    float *dy = malloc(sizeof(float) * ny), *dx = malloc(sizeof(float) * nx);
+    double *dxr = malloc(sizeof(double) * nx);
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (float)urand(seed);
+    for (size_t i = 0; i < nx; i++)
+        dx[i] = NAN;
+    const int64_t nbk = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, p);
+    float *bk = work_with_guard(nbk);
+    nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, C, H, W, F, KH, KW, p, bk, nbk);
+    ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 2, p);
+    const double e = rel_err(dx, dxr, nx);
+    CHECKF(e < 1e-5, "stride-2 data gradient N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW,
+           p, e);
+    CHECKF(guard_intact(bk, nbk), "stride-2 data gradient wrote past its work buffer");
+    free(bk), free(dy), free(dx), free(dxr);
     free(wk), free(x), free(w), free(y), free(bias), free(yr);
 }
 
@@ -246,8 +262,8 @@ int main(void)
     one_case(&seed, 1, 2, 2, 5, 3, 1, 3, 1);
     /* more taps than one run of the offset table (4096): C K K = 4608 */
     one_case(&seed, 1, 512, 3, 3, 5, 3, 3, 1);
-    /* stride 2: resnet_small's layers, odd and even sizes, kernels 1 to 5,
-     * padding 0 to 3 */
+    /* stride 2, forward and data gradient: resnet_small's layers, odd and
+     * even sizes, kernels 1 to 5, padding 0 to 3 */
     s2_case(&seed, 2, 16, 32, 32, 32, 3, 3, 1);
     s2_case(&seed, 2, 32, 16, 16, 64, 3, 3, 1);
     s2_case(&seed, 2, 16, 32, 32, 32, 1, 1, 0);
@@ -256,6 +272,7 @@ int main(void)
     s2_case(&seed, 1, 4, 6, 5, 3, 2, 4, 0);
     s2_case(&seed, 2, 1, 8, 8, 9, 4, 4, 3);
     s2_case(&seed, 1, 5, 1, 1, 2, 1, 1, 0);
+    s2_case(&seed, 1, 2, 5, 6, 3, 2, 2, 2); /* padding wider than the kernel */
     /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
      * and 4 and their tails), strides 1 to 3, tap counts off the blocks of
      * 24 taps */
