@@ -1227,13 +1227,13 @@ static void emit_conv_op(int t)
      * data correlates dy padded by K - 1 - pad, so it needs pad <= K - 1,
      * and its multiply-adds are H W / (OH OW) times the forward pass's: only
      * for 'same'-like convolutions (lenet5's unpadded 5x5 took 0.85 ms that
-     * way, 2x its share of the GEMM path); at stride 2 by the phases of
-     * dx, each a stride-1 correlation with a quarter of the taps */
+     * way, 2x its share of the GEMM path).  (A stride-2 data gradient by
+     * the 4 phases of dx, 4 stride-1 correlations per example, was no
+     * faster than the columns: ~3.4 ms for resnet_small's two layers.) */
     int s1 = !O->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
              ((n->op == IR_CONV2D && (n->stride == 1 || (n->stride == 2 && n->kh * n->kw > 1))) ||
               (n->op == IR_CONV2D_BWD_DATA && n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
-               4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]) ||
-              (n->op == IR_CONV2D_BWD_DATA && n->stride == 2 && n->kh * n->kw > 1));
+               4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]));
     if (!O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER) {
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
         P("    nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %lld);\n",
@@ -1254,8 +1254,7 @@ static void emit_conv_op(int t)
     }
     if (s1) {
         /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
-        P("    nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n", n->stride,
-          dim(x, 0),
+        P("    nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n", dim(x, 0),
           ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
           (long long)w.d[0], n->kh, n->kw, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
         return;

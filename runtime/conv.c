@@ -1,5 +1,5 @@
 /* conv.c — direct convolution kernels for float (NCHW): forward at stride
- * 1 and 2, the data gradient at stride 1 and 2, the kernel gradient at any
+ * 1 and 2, the data gradient at stride 1, the kernel gradient at any
  * stride.
  *
  * im2col + GEMM, the generic path (emit.c), writes K*K copies of every
@@ -324,61 +324,6 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                 for (int64_t kx = 0; kx < KW; kx++)
                     wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
     conv_s1(&g, N, dy, wt, NULL, 0, dx, work + F * C * KH * KW);
-}
-
-/* The data gradient at stride 2, by phases: dx at padded row 2u + a and
- * column 2v + b takes only the taps ky = 2m + a, kx = 2n + b, from dy at
- * (u - m, v - n), a stride-1 'full' correlation of dy with that phase's
- * sub-kernel, flipped and channel-swapped (Mh x Mw taps, dy padded by
- * Mh - 1, Mw - 1).  The 4 sub-kernels split w's taps, so no product is
- * wasted but the padding's; each example's 4 results are interleaved into
- * dx (0 where no tap reaches). */
-void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
-                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len)
-{
-    check_work("nnc_conv2d_s2_bwd_data_f32", work_len, nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad));
-    const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1;
-    float *wt[2][2], *rest = work + C * F * KH * KW;
-    int64_t Mh[2], Mw[2];
-    for (int64_t a = 0, o = 0; a < 2; a++)
-        for (int64_t b = 0; b < 2; b++) {
-            Mh[a] = (KH - a + 1) / 2, Mw[b] = (KW - b + 1) / 2;
-            wt[a][b] = work + o;
-            /* wt[c][f][Mh-1-m][Mw-1-n] = w[f][c][2m+a][2n+b] */
-            for (int64_t f = 0; f < F; f++)
-                for (int64_t c = 0; c < C; c++)
-                    for (int64_t m = 0; m < Mh[a]; m++)
-                        for (int64_t n = 0; n < Mw[b]; n++)
-                            wt[a][b][((c * F + f) * Mh[a] + (Mh[a] - 1 - m)) * Mw[b] + (Mw[b] - 1 - n)] =
-                                w[((f * C + c) * KH + 2 * m + a) * KW + 2 * n + b];
-            o += C * F * Mh[a] * Mw[b];
-        }
-    for (int64_t e = 0; e < N; e++) {
-        float *dxe = dx + e * C * H * W;
-        memset(dxe, 0, sizeof(float) * (size_t)(C * H * W));
-        for (int64_t a = 0; a < 2; a++)
-            for (int64_t b = 0; b < 2; b++) {
-                if (Mh[a] < 1 || Mw[b] < 1)
-                    continue;
-                const geom g = make_geom(F, OH, OW, C, Mh[a], Mw[b], Mh[a] - 1, Mw[b] - 1);
-                const int64_t YH = g.OH, YW = g.OW;
-                float *y = rest, *wk = rest + C * YH * YW;
-                conv_s1(&g, 1, dy + e * F * OH * OW, wt[a][b], NULL, 0, y, wk);
-                /* padded (2u + a, 2v + b) is dx (2u + a - pad, 2v + b - pad) */
-                for (int64_t c = 0; c < C; c++)
-                    for (int64_t u = 0; u < YH; u++) {
-                        const int64_t i = 2 * u + a - pad;
-                        if (i < 0 || i >= H)
-                            continue;
-                        const float *yr = y + (c * YH + u) * YW;
-                        float *dr = dxe + (c * H + i) * W;
-                        const int64_t v0 = pad - b > 0 ? (pad - b + 1) / 2 : 0;
-                        for (int64_t v = v0; v < YW && 2 * v + b - pad < W; v++)
-                            dr[2 * v + b - pad] = yr[v];
-                    }
-            }
-    }
 }
 
 /* ---- the gradient for the kernel ------------------------------------------

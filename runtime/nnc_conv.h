@@ -68,27 +68,6 @@ static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t 
     return F * C * KH * KW + F * Lin + C * Lout;
 }
 
-/* for nnc_conv2d_s2_bwd_data_f32: the 4 phase kernels (w's taps, split
- * by the parity of ky and kx), then for the largest phase the stride-1
- * work on one example's dy and its output, [C][OH + Mh - 1][OW + Mw - 1] */
-static inline int64_t nnc_conv2d_s2_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
-                                                  int64_t pad)
-{
-    const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1;
-    int64_t most = 0;
-    for (int64_t a = 0; a < 2; a++)
-        for (int64_t b = 0; b < 2; b++) {
-            const int64_t Mh = (KH - a + 1) / 2, Mw = (KW - b + 1) / 2;
-            if (Mh < 1 || Mw < 1)
-                continue;
-            int64_t Lin, Lout;
-            nnc_conv_grid(OH, OW, Mh, Mw, Mh - 1, Mw - 1, &Lin, &Lout);
-            const int64_t need = F * Lin + C * Lout + C * (OH + Mh - 1) * (OW + Mw - 1);
-            most = need > most ? need : most;
-        }
-    return C * F * KH * KW + most;
-}
-
 /* for nnc_conv2d_bwd_filter_f32 (any stride): the padded image, dy
  * transposed to [OH OW][F rounded up to 16], the sums [C KH + 7][KW][F
  * rounded up to 16] (a block of rows may run up to 7 past the end) */

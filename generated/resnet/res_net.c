@@ -3427,7 +3427,7 @@ void res_net_backward(res_net *m)
     float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t543 = (float *)(A + 1472); /* [10304] */
+    float *const t543 = (float *)(A + 1472); /* [2048] */
     float *const t544 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
     float *const t545 = (float *)(A + 1472); /* [14784] */
     float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
@@ -3444,7 +3444,7 @@ void res_net_backward(res_net *m)
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
     float *const t567 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
-    float *const t569 = (float *)(A + 960); /* [30944] */
+    float *const t569 = (float *)(A + 960); /* [18432] */
     float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const t572 = (float *)(A + 960); /* [36864] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
@@ -3471,7 +3471,7 @@ void res_net_backward(res_net *m)
     float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t613 = (float *)(A + 576); /* [16928] */
+    float *const t613 = (float *)(A + 576); /* [4096] */
     float *const t614 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
     float *const t615 = (float *)(A + 576); /* [25312] */
     float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
@@ -4032,7 +4032,31 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s2_bwd_data_f32(n, t567, t325, t570, 32, 16, 16, 64, 3, 3, 1, t569, 30944);
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t570 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t325, (int)CKK, t567 + b * F * P, (int)P, 0.0f, t569, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t569 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_bwd_filter_f32(n, t567, t321, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
     /* resnet.nn:24  relu(h + skip) (backward) */
@@ -4475,7 +4499,31 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s2_bwd_data_f32(n, t637, t164, t640, 16, 32, 32, 32, 3, 3, 1, t639, 36864);
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t640 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t164, (int)CKK, t637 + b * F * P, (int)P, 0.0f, t639, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t639 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     nnc_conv2d_bwd_filter_f32(n, t637, t160, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
     /* resnet.nn:24  relu(h + skip) (backward) */
