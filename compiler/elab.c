@@ -1396,10 +1396,11 @@ static Value prim_call(const char *name, Args *a)
          * float, stride 1 and 2 go to the runtime's direct kernel (conv.c) */
         int64_t ckk = x.d[1] * w.d[2] * w.d[3], len = ckk * oh * ow;
         /* or, stride 1 or 2, the direct kernel's padded image and output grid */
-        if (st == 1 && nnc_conv2d_s1_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd) > len)
-            len = nnc_conv2d_s1_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd);
-        if (st == 2 && nnc_conv2d_s2_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd) > len)
-            len = nnc_conv2d_s2_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd);
+        const int64_t direct = st == 1   ? nnc_conv2d_s1_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd)
+                               : st == 2 ? nnc_conv2d_s2_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd)
+                                         : 0;
+        if (direct > len)
+            len = direct;
         int sc = mk(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);
         int cin[3] = {v[0].t, v[1].t, sc};
         int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 3, cin);

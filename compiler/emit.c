@@ -272,12 +272,16 @@ static const char *tanh_fn(void) { return O->f64 ? "tanh" : "nnc_tanh_float"; }
 /* exp where the argument is <= 0 (softmax, cross-entropy): nnc_exp_float */
 static const char *exp_fn(void) { return O->f64 ? "exp" : "nnc_exp_float"; }
 
+/* relu of the expression a (0 for NaN), wherever the emitted code applies
+ * one: the elementwise op and the relus folded into other ops */
+static const char *relu_of(const char *a) { return xs("%s > %s ? %s : %s", a, lit(0), a, lit(0)); }
+
 static const char *unary_expr(const IrNode *n, const char *a)
 {
     const char *one = lit(1), *zero = lit(0);
     switch (n->op) {
     case IR_NEG: return xs("-%s", a);
-    case IR_RELU: return xs("%s > %s ? %s : %s", a, zero, a, zero);
+    case IR_RELU: return relu_of(a);
     case IR_SIGMOID: return xs("%s / (%s + %s(-%s))", one, one, fn("exp"), a);
     case IR_TANH: return xs("%s(%s)", tanh_fn(), a);
     case IR_GELU:
@@ -1090,8 +1094,8 @@ static void emit_bn_op(int t)
         if (res)
             P("            const %s *rr = %s + (b * C + c) * L;\n", R(), res);
         if (n->ival)
-            P("            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = v > %s ? v : %s;\n            }\n        }\n",
-              R(), v, lit(0), lit(0));
+            P("            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = %s;\n            }\n        }\n",
+              R(), v, relu_of("v"));
         else
             P("            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
         break;
@@ -1230,7 +1234,7 @@ static void emit_conv_op(int t)
      * way, 2x its share of the GEMM path).  (A stride-2 data gradient by
      * the 4 phases of dx, 4 stride-1 correlations per example, was no
      * faster than the columns: ~3.4 ms for resnet_small's two layers.) */
-    int s1 = !O->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
+    int kernel = !O->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
              ((n->op == IR_CONV2D && (n->stride == 1 || (n->stride == 2 && n->kh * n->kw > 1))) ||
               (n->op == IR_CONV2D_BWD_DATA && n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
                4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]));
@@ -1243,7 +1247,7 @@ static void emit_conv_op(int t)
     }
     /* a bias (and a relu) that plan.c folded into the forward pass */
     const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
-    if (s1 && fwd) {
+    if (kernel && fwd) {
         /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
         P("    nnc_conv2d_s%d_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n", n->stride,
           dim(x, 0),
@@ -1252,7 +1256,7 @@ static void emit_conv_op(int t)
           (long long)ir_numel(nd(n->in[2])->shape));
         return;
     }
-    if (s1) {
+    if (kernel) {
         /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
         P("    nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n", dim(x, 0),
           ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
@@ -1279,7 +1283,7 @@ static void emit_conv_op(int t)
             P("            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
             P("                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", R(), y, bias);
             P("                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
-              n->ival ? xs("v > %s ? v : %s", lit(0), lit(0)) : "v");
+              n->ival ? relu_of("v") : "v");
         }
         P("        }\n");
         break;

@@ -31,14 +31,11 @@ static int is_swap_last2(const IrNode *n)
     return 1;
 }
 
-/* The roots of the graph (outputs, loss, metrics, updates, summaries,
- * param gradients): root_mask below, computed before the rewrites. */
-static const char *G_roots;
-
 /* How many operand slots read each node, dead readers included, plus one
- * for a root (the rewrites may only change a node nothing else reads: an
- * output with a dead reader is read).  Caller frees. */
-static int *use_counts(const Graph *g)
+ * for a root of the graph (roots: root_mask below; the rewrites may only
+ * change a node nothing else reads, and an output with a dead reader is
+ * read).  Caller frees. */
+static int *use_counts(const Graph *g, const char *roots)
 {
     int *uses = calloc((size_t)g->n + 1, sizeof(int));
     if (!uses)
@@ -46,15 +43,27 @@ static int *use_counts(const Graph *g)
     for (int i = 0; i < g->n; i++) {
         for (int k = 0; k < g->nodes[i].nin; k++)
             uses[g->nodes[i].in[k]]++;
-        uses[i] += G_roots && G_roots[i];
+        uses[i] += roots[i] != 0;
     }
     return uses;
+}
+
+/* The node that reads t, if it is t's only reader; else -1. */
+static int only_reader(const Graph *g, const int *uses, int t)
+{
+    if (uses[t] != 1)
+        return -1;
+    for (int j = t + 1; j < g->n; j++)
+        for (int k = 0; k < g->nodes[j].nin; k++)
+            if (g->nodes[j].in[k] == t)
+                return j;
+    return -1;
 }
 
 /* Rewrites that save copies: a matmul reads a transposed operand through
  * its transpose flag, and a transposed matmul result is computed as the
  * product the other way round ((AB)ᵀ = BᵀAᵀ). */
-static void peephole(Graph *g)
+static void peephole(Graph *g, const char *roots)
 {
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
@@ -72,7 +81,7 @@ static void peephole(Graph *g)
         }
     }
     /* (A @ B)ᵀ with the product used only there: count uses first */
-    int *uses = use_counts(g);
+    int *uses = use_counts(g, roots);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         if (!is_swap_last2(n))
@@ -101,6 +110,16 @@ static void peephole(Graph *g)
     free(uses);
 }
 
+/* Node n reads t as one more operand (a folded bias or residual). */
+static void add_input(IrNode *n, int t)
+{
+    int *in = realloc(n->in, sizeof(int) * (size_t)(n->nin + 1));
+    if (!in)
+        abort();
+    in[n->nin++] = t;
+    n->in = in;
+}
+
 /* Node t becomes a view (a reshape to its own shape) of node `of`, which
  * now holds its value: the folds below make the nodes they absorb views. */
 static void make_view(Graph *g, int t, int of)
@@ -121,9 +140,9 @@ static void make_view(Graph *g, int t, int of)
  * product becomes a view of it.  Only for the pools whose windows tile the
  * image (emit.c's maxpool_tiles: one write per element); saves a pass over
  * the largest activation (lenet5: ~0.19 ms of ~3.9). */
-static void fold_relu_pool(Graph *g)
+static void fold_relu_pool(Graph *g, const char *roots)
 {
-    int *uses = use_counts(g);
+    int *uses = use_counts(g, roots);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         if (n->op != IR_MUL || n->nin != 2)
@@ -151,9 +170,9 @@ static void fold_relu_pool(Graph *g)
  * becomes conv2d(x, w, +b), and relu of it read nowhere else too
  * conv2d(x, w, +b, relu); the add and the relu become views of the
  * convolution.  Saves a pass over the output (lenet5: ~0.18 ms). */
-static void fold_conv_bias(Graph *g)
+static void fold_conv_bias(Graph *g, const char *roots)
 {
-    int *uses = use_counts(g);
+    int *uses = use_counts(g, roots);
     for (int i = 0; i < g->n; i++) {
         IrNode *a = &g->nodes[i];
         if (a->op != IR_ADD || a->nin != 2)
@@ -169,17 +188,11 @@ static void fold_conv_bias(Graph *g)
                 b->shape.nd != 3 || b->shape.bd >= 0 || b->shape.d[0] != c->shape.d[1] || b->shape.d[1] != 1 ||
                 b->shape.d[2] != 1)
                 continue;
-            int *in = realloc(c->in, sizeof(int) * 4);
-            if (!in)
-                abort();
-            in[3] = bi;
-            c->in = in;
-            c->nin = 4;
+            add_input(c, bi); /* in[3] */
             /* a relu of the sum, if the sum is read nowhere else */
-            int relu = -1;
-            for (int j = i + 1; j < g->n && uses[i] == 1 && relu < 0; j++)
-                if (g->nodes[j].op == IR_RELU && g->nodes[j].in[0] == i)
-                    relu = j;
+            int relu = only_reader(g, uses, i);
+            if (relu >= 0 && g->nodes[relu].op != IR_RELU)
+                relu = -1;
             c->ival = relu >= 0;
             /* the add (and the relu): views of the convolution */
             make_view(g, i, ci);
@@ -197,20 +210,9 @@ static void fold_conv_bias(Graph *g)
  * of it (its backward pass reads x, not its output; relu's reads relu's
  * output).  Saves one or two passes over the activation per BatchNorm
  * (resnet_small: relu(bn1(..)) and relu(bn2(..) + skip)). */
-static int only_reader(const Graph *g, const int *uses, int t)
+static void fold_bn_relu(Graph *g, const char *roots)
 {
-    if (uses[t] != 1)
-        return -1;
-    for (int j = t + 1; j < g->n; j++)
-        for (int k = 0; k < g->nodes[j].nin; k++)
-            if (g->nodes[j].in[k] == t)
-                return j;
-    return -1;
-}
-
-static void fold_bn_relu(Graph *g)
-{
-    int *uses = use_counts(g);
+    int *uses = use_counts(g, roots);
     for (int i = 0; i < g->n; i++) {
         IrNode *bn = &g->nodes[i];
         if (bn->op != IR_BN_NORM || bn->nin != 4 || bn->ival)
@@ -241,15 +243,8 @@ static void fold_bn_relu(Graph *g)
             relu = rd;
         if (add < 0 && relu < 0)
             continue;
-        if (add >= 0) {
-            const int other = g->nodes[add].in[0] == base ? g->nodes[add].in[1] : g->nodes[add].in[0];
-            int *in = realloc(bn->in, sizeof(int) * 5);
-            if (!in)
-                abort();
-            in[4] = other;
-            bn->in = in;
-            bn->nin = 5;
-        }
+        if (add >= 0) /* in[4] */
+            add_input(bn, g->nodes[add].in[0] == base ? g->nodes[add].in[1] : g->nodes[add].in[0]);
         bn->ival = relu >= 0;
         if (add >= 0)
             make_view(g, add, base);
@@ -288,9 +283,9 @@ static int scaled(const Graph *g, int t, int *x, double *c)
  *     and skips the masked part of each row (exp(-inf) = 0 there);
  *   - causal_mask(softmax_bwd(dy, y)), y from a causal softmax, zeroes what
  *     is already zero (y is 0 there): a view of its input. */
-static void fold_scales(Graph *g)
+static void fold_scales(Graph *g, const char *roots)
 {
-    int *uses = use_counts(g);
+    int *uses = use_counts(g, roots);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         int x;
@@ -440,13 +435,11 @@ void plan_graph(const Model *m, Graph *g)
 {
     /* the rewrites keep node ids, so the mask stays valid */
     char *roots = root_mask(g, m);
-    G_roots = roots;
-    peephole(g);
-    fold_scales(g);
-    fold_relu_pool(g);
-    fold_conv_bias(g);
-    fold_bn_relu(g);
-    G_roots = NULL;
+    peephole(g, roots);
+    fold_scales(g, roots);
+    fold_relu_pool(g, roots);
+    fold_conv_bias(g, roots);
+    fold_bn_relu(g, roots);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)
         abort();

@@ -60,19 +60,19 @@ typedef struct {
     int64_t S;         /* stride 1, or 2: the image in 4 phases of [C][Lin] */
 } geom;
 
+/* pitch and grid lengths from nnc_conv.h, so that the kernels lay out
+ * exactly the buffer the compiler sized */
 static geom make_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t ph, int64_t pw)
 {
-    geom g = {C, H, W, F, KH, KW, ph, pw, pw <= KW - 1 ? W + pw : W + 2 * pw, H + 2 * ph - KH + 1,
-              W + 2 * pw - KW + 1, 0, 0, 1};
-    nnc_conv_grid(H, W, KH, KW, ph, pw, &g.Lin, &g.Lout);
+    geom g = {C, H, W, F, KH, KW, ph, pw, 0, H + 2 * ph - KH + 1, W + 2 * pw - KW + 1, 0, 0, 1};
+    nnc_conv_grid(H, W, KH, KW, ph, pw, &g.Lin, &g.Lout, &g.Pp);
     return g;
 }
 
 static geom make_geom2(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    geom g = {C, H, W, F, KH, KW, pad, pad, (W + 2 * pad + 1) / 2, (H + 2 * pad - KH) / 2 + 1,
-              (W + 2 * pad - KW) / 2 + 1, 0, 0, 2};
-    nnc_conv_grid2(H, W, KH, KW, pad, pad, &g.Lin, &g.Lout);
+    geom g = {C, H, W, F, KH, KW, pad, pad, 0, (H + 2 * pad - KH) / 2 + 1, (W + 2 * pad - KW) / 2 + 1, 0, 0, 2};
+    nnc_conv_grid2(H, W, KH, KW, pad, pad, &g.Lin, &g.Lout, &g.Pp);
     return g;
 }
 
@@ -181,31 +181,36 @@ static inline void copy(float *d, const float *s, int64_t n)
             d[i] = s[i];
 }
 
+/* One example's image x[C][H][W] into the interior of a zeroed padded
+ * buffer: channel c at xp + c cs, rows of pitch Pp, ph rows and pw
+ * columns of padding before the image. */
+static void pad_image(float *xp, int64_t cs, int64_t Pp, int64_t ph, int64_t pw, const float *x, int64_t C, int64_t H,
+                      int64_t W)
+{
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t i = 0; i < H; i++)
+            copy(xp + c * cs + (i + ph) * Pp + pw, x + (c * H + i) * W, W);
+}
+
 /* y[n][F][OH][OW] = conv(x[n][C][H][W], w[F][C][KH][KW]) (+ bias[F],
- * then relu if relu), stride 1, zero padding ph, pw; wk: the padded image
- * then the output grid. */
-static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, const float *bias, int relu, float *y,
+ * then relu if relu), stride g->S, zero padding ph, pw; wk: the padded
+ * image (its 4 phases at stride 2) then the output grid. */
+static void conv_direct(const geom *g, int64_t N, const float *x, const float *w, const float *bias, int relu, float *y,
                     float *wk)
 {
     float *xp = wk, *yt = wk + (g->S == 2 ? 4 : 1) * g->C * g->Lin;
     taps tp;
     const int64_t KK = g->KH * g->KW;
-    /* the offsets of a run are int32: cc Lin must fit */
+    /* the tap offsets are int32: the whole padded image must fit (the
+     * compiler uses the column path for kernels of more than TAB taps) */
+    const int64_t planes = g->S == 2 ? 4 : 1;
     tp.cc = KK > TAB ? 0 : TAB / KK < g->C ? TAB / KK : g->C;
-    if (tp.cc > INT32_MAX / g->Lin)
-        tp.cc = INT32_MAX / g->Lin;
-    if (tp.cc == 0) {
-        fprintf(stderr, "nnc_conv2d_s1: a %lldx%lld kernel on %lld floats a channel is too large (internal error in nnc)\n",
-                (long long)g->KH, (long long)g->KW, (long long)g->Lin);
+    if (tp.cc == 0 || planes * g->C * g->Lin > INT32_MAX) {
+        fprintf(stderr, "nnc_conv2d: a %lldx%lld kernel on %lld channels of %lld floats is too large (internal error in nnc)\n",
+                (long long)g->KH, (long long)g->KW, (long long)g->C, (long long)g->Lin);
         abort();
     }
     /* stride 2: tap (ky, kx) reads phase (ky % 2, kx % 2) at (ky / 2, kx / 2) */
-    const int64_t planes = g->S == 2 ? 4 : 1;
-    if (planes * g->C * g->Lin > INT32_MAX) {
-        fprintf(stderr, "nnc_conv2d_s2: %lld channels of %lld floats are too many (internal error in nnc)\n",
-                (long long)g->C, (long long)g->Lin);
-        abort();
-    }
     for (int64_t c = 0; c < tp.cc; c++)
         for (int64_t t = 0; t < KK; t++) {
             const int64_t ky = t / g->KW, kx = t % g->KW;
@@ -238,9 +243,7 @@ static void conv_s1(const geom *g, int64_t N, const float *x, const float *w, co
                         o0[k] = src[jo + 2 * k];
                 }
         else
-            for (int64_t c = 0; c < g->C; c++)
-                for (int64_t i = 0; i < g->H; i++)
-                    copy(xp + c * g->Lin + (i + g->ph) * g->Pp + g->pw, xb + (c * g->H + i) * g->W, g->W);
+            pad_image(xp, g->Lin, g->Pp, g->ph, g->pw, xb, g->C, g->H, g->W);
         /* position blocks outside, channel blocks inside: the block's input
          * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
         for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
@@ -296,7 +299,7 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
-    conv_s1(&g, N, x, w, bias, relu, y, work);
+    conv_direct(&g, N, x, w, bias, relu, y, work);
 }
 
 void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
@@ -305,7 +308,7 @@ void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom2(C, H, W, F, KH, KW, pad);
     check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
-    conv_s1(&g, N, x, w, bias, relu, y, work);
+    conv_direct(&g, N, x, w, bias, relu, y, work);
 }
 
 /* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
@@ -323,7 +326,7 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
             for (int64_t ky = 0; ky < KH; ky++)
                 for (int64_t kx = 0; kx < KW; kx++)
                     wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
-    conv_s1(&g, N, dy, wt, NULL, 0, dx, work + F * C * KH * KW);
+    conv_direct(&g, N, dy, wt, NULL, 0, dx, work + F * C * KH * KW);
 }
 
 /* ---- the gradient for the kernel ------------------------------------------
@@ -454,39 +457,36 @@ static inline __attribute__((always_inline)) void pmicro(const float *xp, const 
         }
 }
 typedef void pmicro_fn(const float *, const float *, float *, const int64_t *, int64_t);
-#define PMICRO(mr, nt)                                                                                        \
+/* NT = 24 / MR: the accumulators of a block */
+#define PMICRO(mr)                                                                                            \
     static void pmicro##mr(const float *xp, const float *dyp, float *accv, const int64_t *off, int64_t Lg)   \
     {                                                                                                         \
-        pmicro(xp, dyp, accv, off, Lg, mr, nt);                                                               \
+        pmicro(xp, dyp, accv, off, Lg, mr, 24 / (mr));                                                        \
     }
-PMICRO(1, 24)
-PMICRO(2, 12)
-PMICRO(3, 8)
-PMICRO(4, 6)
-PMICRO(5, 4)
-PMICRO(6, 4)
-PMICRO(7, 3)
-PMICRO(8, 3)
+PMICRO(1)
+PMICRO(2)
+PMICRO(3)
+PMICRO(4)
+PMICRO(5)
+PMICRO(6)
+PMICRO(7)
+PMICRO(8)
 
 static void filter_by_positions(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
                                 int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work)
 {
     static pmicro_fn *const fns[9] = {NULL, pmicro1, pmicro2, pmicro3, pmicro4, pmicro5, pmicro6, pmicro7, pmicro8};
-    static const int nts[9] = {0, 24, 12, 8, 6, 4, 4, 3, 3};
-    const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = Hp - KH + 1, OW = Pp - KW + 1;
-    const int64_t Lg = (OH * Pp + VL - 1) / VL * VL, Lin = Lg + (KH - 1) * Pp + KW > Hp * Pp
-                                                                 ? Lg + (KH - 1) * Pp + KW
-                                                                 : Hp * Pp;
-    const int64_t KK = KH * KW, CKK = C * KK, nt = nts[F], nblk = (CKK + nt - 1) / nt;
+    const int64_t Pp = W + 2 * pad, OH = H + 2 * pad - KH + 1, OW = Pp - KW + 1;
+    int64_t Lin, Lg;
+    nnc_conv_filter_grid(H, W, KH, KW, pad, &Lin, &Lg);
+    const int64_t KK = KH * KW, CKK = C * KK, nt = 24 / F, nblk = (CKK + nt - 1) / nt; /* pmicro<F>'s */
     float *xp = work, *dyp = xp + C * Lin, *accv = dyp + F * Lg;
     memset(xp, 0, sizeof(float) * (size_t)(C * Lin));
     memset(dyp, 0, sizeof(float) * (size_t)(F * Lg)); /* positions past OW stay 0 */
     memset(accv, 0, sizeof(float) * (size_t)(nblk * F * nt * VL));
     for (int64_t b = 0; b < N; b++) {
         const float *xb = x + b * C * H * W, *db = dy + b * F * OH * OW;
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < H; i++)
-                copy(xp + c * Lin + (i + pad) * Pp + pad, xb + (c * H + i) * W, W);
+        pad_image(xp, Lin, Pp, pad, pad, xb, C, H, W);
         for (int64_t f = 0; f < F; f++)
             for (int64_t i = 0; i < OH; i++)
                 copy(dyp + f * Lg + i * Pp, db + (f * OH + i) * OW, OW);
@@ -529,9 +529,7 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
     memset(acc, 0, sizeof(float) * (size_t)((CKH + 7) * KW * Fp));
     for (int64_t b = 0; b < N; b++) {
         const float *xb = x + b * C * H * W, *db = dy + b * F * OH * OW;
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t i = 0; i < H; i++)
-                copy(xp + (c * Hp + i + pad) * Pp + pad, xb + (c * H + i) * W, W);
+        pad_image(xp, Hp * Pp, Pp, pad, pad, xb, C, H, W);
         /* in runs of output rows whose dyT (<= 16 KB) stays in L1: its
          * transposition stores a cache line per value (all of dyT at
          * once, 64 KB for 32x32 outputs, made the stores miss L1 and took

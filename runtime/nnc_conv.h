@@ -18,34 +18,35 @@
 #define NNC_CONV_BLOCK 16 /* one vector of floats */
 
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
-                                 int64_t *Lin, int64_t *Lout)
+                                 int64_t *Lin, int64_t *Lout, int64_t *Pp)
 {
-    const int64_t Hp = H + 2 * ph, Pp = pw <= KW - 1 ? W + pw : W + 2 * pw, OH = Hp - KH + 1;
-    *Lout = (OH * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
-    *Lin = *Lout + (KH - 1) * Pp + KW;
-    if (*Lin < Hp * Pp + pw)
-        *Lin = Hp * Pp + pw;
+    const int64_t Hp = H + 2 * ph, OH = Hp - KH + 1;
+    *Pp = pw <= KW - 1 ? W + pw : W + 2 * pw;
+    *Lout = (OH * *Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lin = *Lout + (KH - 1) * *Pp + KW;
+    if (*Lin < Hp * *Pp + pw)
+        *Lin = Hp * *Pp + pw;
 }
 
 /* Stride 2: the padded image split into its 4 phases (even/odd rows x
  * even/odd columns), each [C][Lin] with rows of pitch Pp = ceil((W + 2 pw)
  * / 2), so that every tap is again a shift within one phase. */
 static inline void nnc_conv_grid2(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw, int64_t *Lin,
-                                  int64_t *Lout)
+                                  int64_t *Lout, int64_t *Pp)
 {
-    const int64_t Hp = H + 2 * ph, Wp = W + 2 * pw, Pp = (Wp + 1) / 2, Hq = (Hp + 1) / 2,
-                  OH = (Hp - KH) / 2 + 1;
-    *Lout = (OH * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
-    *Lin = *Lout + (KH - 1) / 2 * Pp + (KW - 1) / 2 + 1;
-    if (*Lin < Hq * Pp)
-        *Lin = Hq * Pp;
+    const int64_t Hp = H + 2 * ph, Hq = (Hp + 1) / 2, OH = (Hp - KH) / 2 + 1;
+    *Pp = (W + 2 * pw + 1) / 2;
+    *Lout = (OH * *Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lin = *Lout + (KH - 1) / 2 * *Pp + (KW - 1) / 2 + 1;
+    if (*Lin < Hq * *Pp)
+        *Lin = Hq * *Pp;
 }
 
 static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)
 {
-    int64_t Lin, Lout;
-    nnc_conv_grid2(H, W, KH, KW, pad, pad, &Lin, &Lout);
+    int64_t Lin, Lout, Pp;
+    nnc_conv_grid2(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
     return 4 * C * Lin + F * Lout;
 }
 
@@ -53,8 +54,8 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
 static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)
 {
-    int64_t Lin, Lout;
-    nnc_conv_grid(H, W, KH, KW, pad, pad, &Lin, &Lout);
+    int64_t Lin, Lout, Pp;
+    nnc_conv_grid(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
     return C * Lin + F * Lout;
 }
 
@@ -63,9 +64,21 @@ static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_
 static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
                                                   int64_t KW, int64_t pad)
 {
-    int64_t Lin, Lout;
-    nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout);
+    int64_t Lin, Lout, Pp;
+    nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout, &Pp);
     return F * C * KH * KW + F * Lin + C * Lout;
+}
+
+/* The kernel gradient by positions (F <= 8, stride 1): the image padded
+ * into rows of pitch W + 2 pad, dy on a grid of Lg positions (OH rows of
+ * that pitch, rounded up to a vector), Lin per channel with the slack the
+ * grid's last positions read. */
+static inline void nnc_conv_filter_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t pad, int64_t *Lin,
+                                        int64_t *Lg)
+{
+    const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, reach_base = (KH - 1) * Pp + KW;
+    *Lg = ((Hp - KH + 1) * Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lin = *Lg + reach_base > Hp * Pp ? *Lg + reach_base : Hp * Pp;
 }
 
 /* for nnc_conv2d_bwd_filter_f32 (any stride): the padded image, dy
@@ -82,8 +95,9 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
     /* F <= 8 at stride 1, by positions: the padded image with the grid's
      * slack, dy on the grid, 16-lane sums for each (f, tap) in blocks of
      * 24 / F taps */
-    const int64_t Lg = (OH * Pp + 15) / 16 * 16, reach = Lg + (KH - 1) * Pp + KW;
-    const int64_t Lin = reach > Hp * Pp ? reach : Hp * Pp, nt = 24 / F;
+    int64_t Lin, Lg;
+    nnc_conv_filter_grid(H, W, KH, KW, pad, &Lin, &Lg);
+    const int64_t nt = 24 / F;
     const int64_t by_positions = C * Lin + F * Lg + (C * KH * KW + nt - 1) / nt * F * nt * 16;
     return by_positions > by_channels ? by_positions : by_channels;
 }
