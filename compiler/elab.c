@@ -2113,6 +2113,64 @@ static void summary_end(int row, Value result)
         r->flops += ir_node_flops(E.g, i);
 }
 
+/* The length of the path of row r's parent ("blocks" for "blocks.1"), or
+ * 0 at depth 1. */
+static size_t parent_len(const SummaryRow *r)
+{
+    const char *dot = strrchr(r->path, '.');
+    return dot ? (size_t)(dot - r->path) : 0;
+}
+
+static int is_under(const SummaryRow *r, const char *prefix, size_t len)
+{
+    return !strncmp(r->path, prefix, len) && r->path[len] == '.';
+}
+
+/* A list whose items the model calls one by one (`blocks[0](x)`) is never
+ * applied itself, so it has no row of its own: give it one, as a list
+ * called whole gets ("sequence"), before its items, which move up to
+ * follow it; its FLOPs are its items'.  Its node range stays empty (the
+ * items' nodes need not be contiguous), so --dot draws the items' ops as
+ * before.  A list of lists gets a row at each level. */
+static void add_list_rows(Model *m)
+{
+    for (int r = 0; r < m->nrows; r++) {
+        size_t len = parent_len(&m->rows[r]);
+        if (!len)
+            continue;
+        int found = 0;
+        for (int q = 0; q < m->nrows && !found; q++)
+            found = strlen(m->rows[q].path) == len && !strncmp(m->rows[q].path, m->rows[r].path, len);
+        if (found)
+            continue;
+        SummaryRow parent = {0};
+        parent.path = ast_strndup(m->rows[r].path, len);
+        parent.layer = "list";
+        parent.depth = m->rows[r].depth - 1;
+        parent.out.nd = -1;
+        /* the new order: rows before r, the parent, every row under it (in
+         * their order), then the rest */
+        SummaryRow *rows = malloc(sizeof(SummaryRow) * (size_t)(m->nrows + 1));
+        int k = 0;
+        for (int q = 0; q < r; q++)
+            rows[k++] = m->rows[q];
+        rows[k++] = parent;
+        for (int q = r; q < m->nrows; q++)
+            if (is_under(&m->rows[q], parent.path, len)) {
+                if (m->rows[q].depth == parent.depth + 1)
+                    rows[r].flops += m->rows[q].flops;
+                rows[k++] = m->rows[q];
+            }
+        for (int q = r; q < m->nrows; q++)
+            if (!is_under(&m->rows[q], parent.path, len))
+                rows[k++] = m->rows[q];
+        free(m->rows);
+        m->rows = rows;
+        m->nrows = k;
+        r = -1; /* again from the top: the parent may itself need one */
+    }
+}
+
 static Value apply(Inst *inst, Args *a)
 {
     Loc saved = user_loc;
@@ -3070,6 +3128,7 @@ static Model *elab_model(Node *decl, const ElabOptions *opt)
     }
     sort_tensors(m, 0);
     sort_tensors(m, 1);
+    add_list_rows(m);
     for (int r = 0; r < m->nrows; r++) {
         size_t len = strlen(m->rows[r].path);
         for (int i = 0; i < m->nparams; i++)
