@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "nnc_conv.h"
 #include "plan.h"
 
 static const Model *M;
@@ -408,6 +409,23 @@ static void loops(Shape s, int upto, const char *indent)
         P("%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, dim(s, k), k);
 }
 
+/* The runtime's kernel for a batched matmul plan.c marked causal (attn.c),
+ * or NULL for a GEMM: float only, [T, T] matrices with T a multiple of 16,
+ * and the sizes the kernels take. */
+static const char *causal_kernel(const IrNode *n)
+{
+    const Shape so = n->shape, sa = nd(n->in[0])->shape, sb = nd(n->in[1])->shape;
+    const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
+    if (O->f64 || !n->causal || T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
+        return NULL;
+    if ((n->causal & 2) && !n->tb && N % 16 == 0)
+        return n->ta ? "nnc_matmul_lower_tn_f32" : "nnc_matmul_lower_nn_f32";
+    const int64_t K = sa.d[sa.nd - 1];
+    if ((n->causal & 1) && !n->ta && n->tb && N == T && T * K <= NNC_CAUSAL_NT_MAX)
+        return "nnc_matmul_causal_nt_f32";
+    return NULL;
+}
+
 static void emit_matmul(int t)
 {
     const IrNode *n = nd(t);
@@ -433,9 +451,16 @@ static void emit_matmul(int t)
     for (int k = 0; k < no - 2; k++)
         flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(so, k), k);
     P("        const int64_t ic = %s;\n", flat);
-    P("        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
-      gemm(), TA, TB, M, N, K, lit(n->alpha), a, bcast_offset(so, no - 2, sa, sa.nd - 2, ma), lda, b,
-      bcast_offset(so, no - 2, sb, sb.nd - 2, mb), ldb, lit(0), c, mc, N);
+    const char *ao = bcast_offset(so, no - 2, sa, sa.nd - 2, ma), *bo = bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
+    const char *kernel = causal_kernel(n);
+    if (kernel)
+        /* plan.c's marks: the products of causal attention, by the triangle */
+        P("        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel,
+          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, lit(n->alpha), a, ao, lda, b,
+          bo, ldb, c, mc, N);
+    else
+        P("        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
+          gemm(), TA, TB, M, N, K, lit(n->alpha), a, ao, lda, b, bo, ldb, lit(0), c, mc, N);
     P("    }\n");
 }
 

@@ -119,7 +119,10 @@ typedef struct IrNode {
     double alpha;           /* matmul: alpha * op(A) @ op(B) (1 unless plan.c folds a scale);
                              * softmax, softmax_bwd: scale of the input / of dx */
     int causal;             /* softmax over [..., T, T]: row i reads only [0, i] (plan.c
-                             * folds a causal_mask into it); softmax_bwd: the same rows */
+                             * folds a causal_mask into it); softmax_bwd: the same rows;
+                             * matmul (plan.c, flags): 1 = only causal softmaxes read the
+                             * [T, T] result (its lower triangle), 2 = in[0] is a causal
+                             * softmax or its gradient (zero above the diagonal) */
     int64_t start, end;     /* slice / pad */
     int perm[IR_MAXD];
     int kh, kw, stride, pad;/* im2col and pools */

@@ -358,6 +358,45 @@ static char *root_mask(const Graph *g, const Model *m)
     return mask;
 }
 
+/* Causal attention's products (runtime/attn.c): a batched matmul whose
+ * [T, T] result only causal softmaxes read, as their rows (the scores
+ * α Q Kᵀ; backward, dP = dO Vᵀ, which the causal softmax_bwd reads as dy),
+ * is needed on and below the diagonal only (causal |= 1); one whose left
+ * operand is a causal softmax or its gradient, maybe through a reshape
+ * that keeps the [T, T] matrices (P, dS: zeros above the diagonal), can
+ * skip that triangle (causal |= 2).  Marks only, on live nodes after the
+ * folds: emit.c calls the kernels where the sizes suit them. */
+static void mark_causal_products(Graph *g, const char *roots, const char *live)
+{
+    for (int t = 0; t < g->n; t++) {
+        IrNode *n = &g->nodes[t];
+        const int nd = n->shape.nd;
+        if (!live[t] || n->op != IR_MATMUL || nd < 3 || n->shape.bd >= nd - 2)
+            continue;
+        const int64_t T = n->shape.d[nd - 2];
+        const Shape sa = g->nodes[n->in[0]].shape;
+        const IrNode *a = &g->nodes[plan_storage_root(g, n->in[0])];
+        if ((a->op == IR_SOFTMAX || a->op == IR_SOFTMAX_BWD) && a->causal && sa.nd >= 3 && sa.bd < sa.nd - 2 &&
+            sa.d[sa.nd - 1] == T && sa.d[sa.nd - 2] == T && a->shape.d[a->shape.nd - 1] == T)
+            n->causal |= 2;
+        if (roots[t] || n->shape.d[nd - 1] != T)
+            continue;
+        int readers = 0, others = 0;
+        for (int j = t + 1; j < g->n; j++) {
+            const IrNode *r = &g->nodes[j];
+            for (int k = 0; live[j] && k < r->nin; k++)
+                if (r->in[k] == t) {
+                    const int row_input = k == 0 && (r->op == IR_SOFTMAX || r->op == IR_SOFTMAX_BWD) && r->causal &&
+                                          r->shape.nd == nd && r->shape.d[nd - 1] == T;
+                    readers += row_input;
+                    others += !row_input;
+                }
+        }
+        if (readers && !others)
+            n->causal |= 1;
+    }
+}
+
 /* Nodes that something observable depends on. */
 static void mark_live(const Graph *g, const char *roots, char *live)
 {
@@ -444,6 +483,7 @@ void plan_graph(const Model *m, Graph *g)
     if (!live)
         abort();
     mark_live(g, roots, live);
+    mark_causal_products(g, roots, live);
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
         n->uses = 0;
@@ -610,6 +650,8 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
             if (n->fused == 2)
                 fprintf(out, " (in its reader's loop)");
         }
+        if (n->op == IR_MATMUL && n->causal)
+            fprintf(out, "%s%s", n->causal & 1 ? " lower-result" : "", n->causal & 2 ? " lower-a" : "");
         fprintf(out, "\n");
     }
 }

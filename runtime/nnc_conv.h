@@ -1,7 +1,8 @@
 /* nnc_conv.h — the work-buffer sizes of the direct convolution kernels
- * (conv.c).  Shared by the runtime and by the compiler, which reserves the
- * buffer in the generated model's arena: one formula, so the two cannot
- * disagree (the kernels also check the length they are given).
+ * (conv.c), and the size limit of attn.c's causal product.  Shared by the
+ * runtime and by the compiler, which reserves the buffer in the generated
+ * model's arena: one formula, so the two cannot disagree (the kernels also
+ * check the length they are given).
  *
  * A stride-1 convolution pads each image into channels of Lin floats whose
  * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next
@@ -16,6 +17,10 @@
 #include <stdint.h>
 
 #define NNC_CONV_BLOCK 16 /* one vector of floats */
+
+/* The largest T K of nnc_matmul_causal_nt_f32 (attn.c), whose copy of bᵀ
+ * lives on the stack: the compiler uses a GEMM beyond it. */
+#define NNC_CAUSAL_NT_MAX 8192
 
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
                                  int64_t *Lin, int64_t *Lout, int64_t *Pp)

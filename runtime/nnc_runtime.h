@@ -153,6 +153,23 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                float *work, int64_t work_len);
 
+/* ---- causal attention's products (attn.c) ---------------------------------- */
+
+/* c[i][j] = alpha * sum over k of a[i][k] b[j][k] for j <= i (a, b: [T][K]
+ * rows of pitch lda, ldb; c: [T][T] of pitch ldc): only the lower
+ * triangle, up to whole 16-column vectors; the rest of c is not written.
+ * T a multiple of 16, T K <= NNC_CAUSAL_NT_MAX (nnc_conv.h; bᵀ is
+ * copied to the stack). */
+void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                              int64_t ldb, float *c, int64_t ldc);
+/* c[T][N] = alpha * a b for a [T][T] that is zero above its diagonal (the
+ * zeros are not read); N and T multiples of 16. */
+void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc);
+/* c[T][N] = alpha * aᵀ b for the same a. */
+void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc);
+
 /* ---- safetensors ----------------------------------------------------------- */
 
 /* One tensor to write: F32 data of the given shape. */

@@ -417,7 +417,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t33 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t33 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -456,7 +456,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t29 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t36 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t36 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -678,7 +678,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t87 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t87 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -717,7 +717,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t83 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t90 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t90 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -1117,7 +1117,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t33 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t33 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -1156,7 +1156,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t29 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t36 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t36 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -1380,7 +1380,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t87 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t87 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -1419,7 +1419,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t83 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t90 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t90 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -2005,14 +2005,14 @@ void names_gpt_backward(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t165 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t83 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t166 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, t165 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t166 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t165 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t167 + ic * 256, (int)(16));
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t165 + i1 * 1 * 256 + i0 * 4 * 256, 16, t167 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -2038,14 +2038,14 @@ void names_gpt_backward(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t171 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t171 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t173 + ic * 256, (int)(16));
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, 16, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t173 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
@@ -2356,14 +2356,14 @@ void names_gpt_backward(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 1.0f, t237 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t29 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t238 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, t237 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t238 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t237 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t239 + ic * 256, (int)(16));
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t237 + i1 * 1 * 256 + i0 * 4 * 256, 16, t239 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -2389,14 +2389,14 @@ void names_gpt_backward(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t243 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t243 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t245 + ic * 256, (int)(16));
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, 16, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t245 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
@@ -2824,7 +2824,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t22 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t33 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t33 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -2863,7 +2863,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t29 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t36 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t36 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -3085,7 +3085,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16), (int)(16), (int)(16), 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t76 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t87 + ic * 256, (int)(16));
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t87 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -3124,7 +3124,7 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16), (int)(16), (int)(16), 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), t83 + i1 * 1 * 256 + i0 * 4 * 256, (int)(16), 0.0f, t90 + ic * 256, (int)(16));
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t90 + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {

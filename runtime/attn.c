@@ -1,0 +1,140 @@
+/* attn.c — the products of causal attention, by the triangle.
+ *
+ * In causal attention every [T, T] matrix is lower triangular: the scores
+ * S = α Q Kᵀ are read only on and below the diagonal (a causal softmax
+ * reads row i's first i + 1 entries), and the probabilities P, like the
+ * gradient dS of the scores, are zero above it.  The products with them
+ * (S = α Q Kᵀ, O = P V and, backward, dP = dO Vᵀ, dV = Pᵀ dO, dQ = α dS K,
+ * dK = α dSᵀ Q) need about half the multiplies of a full GEMM, and they are
+ * small (gpt_mini: 64 x 64 x 32, 1,536 calls a step), where a BLAS call
+ * also costs its packing: these kernels skip the zero triangle and keep a
+ * block of rows x 16-float column vectors in registers.  plan.c marks the
+ * products (IrNode.causal on an IR_MATMUL), emit.c calls them for float
+ * when the sizes fit (T a multiple of 16, the other dim too or small).
+ *
+ * Vectors are GCC/clang vector extensions of 16 floats (AVX-512 with
+ * -march=native, narrower registers otherwise); this file is compiled with
+ * -ffp-contract=fast (CMakeLists.txt) so that a * b + acc is one FMA. */
+#include <stdint.h>
+#include <string.h>
+
+#include "nnc_runtime.h"
+
+typedef float v16 __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+enum { VL = 16, MR = 4, NVMAX = 4 };
+
+/* c[MR rows from r0][nv vectors from col] = alpha * sum over k < K of
+ * a[r][k] * bt[k][col ..] (bt: rows of pitch ldbt) */
+static inline __attribute__((always_inline)) void block(const float *a, int64_t lda, const float *bt, int64_t ldbt,
+                                                        float *c, int64_t ldc, int64_t r0, int64_t col, int64_t K,
+                                                        float alpha, int nv)
+{
+    v16 acc[MR][NVMAX];
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = (v16){0};
+    for (int64_t k = 0; k < K; k++) {
+        v16 b[NVMAX];
+        for (int v = 0; v < nv; v++)
+            b[v] = *(const v16u *)(bt + k * ldbt + col + VL * v);
+        for (int r = 0; r < MR; r++) {
+            const float s = a[(r0 + r) * lda + k];
+            for (int v = 0; v < nv; v++)
+                acc[r][v] += b[v] * s;
+        }
+    }
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < nv; v++)
+            *(v16u *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
+}
+
+/* the same with a transposed: a[k][r] */
+static inline __attribute__((always_inline)) void block_t(const float *a, int64_t lda, const float *b, int64_t ldb,
+                                                          float *c, int64_t ldc, int64_t r0, int64_t col,
+                                                          int64_t k0, int64_t K, float alpha, int nv)
+{
+    v16 acc[MR][NVMAX];
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = (v16){0};
+    for (int64_t k = k0; k < K; k++) {
+        v16 bv[NVMAX];
+        for (int v = 0; v < nv; v++)
+            bv[v] = *(const v16u *)(b + k * ldb + col + VL * v);
+        for (int r = 0; r < MR; r++) {
+            const float s = a[k * lda + r0 + r];
+            for (int v = 0; v < nv; v++)
+                acc[r][v] += bv[v] * s;
+        }
+    }
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < nv; v++)
+            *(v16u *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
+}
+
+typedef void block_fn(const float *, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t, int64_t,
+                      float);
+typedef void block_t_fn(const float *, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, float);
+#define BLOCKS(nv)                                                                                               \
+    static void block##nv(const float *a, int64_t lda, const float *bt, int64_t ldbt, float *c, int64_t ldc,    \
+                          int64_t r0, int64_t col, int64_t K, float alpha)                                      \
+    {                                                                                                            \
+        block(a, lda, bt, ldbt, c, ldc, r0, col, K, alpha, nv);                                                  \
+    }                                                                                                            \
+    static void block_t##nv(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,    \
+                            int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha)                        \
+    {                                                                                                            \
+        block_t(a, lda, b, ldb, c, ldc, r0, col, k0, K, alpha, nv);                                              \
+    }
+BLOCKS(1)
+BLOCKS(2)
+BLOCKS(3)
+BLOCKS(4)
+static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3, block4};
+static block_t_fn *const blocks_t[NVMAX + 1] = {NULL, block_t1, block_t2, block_t3, block_t4};
+
+/* the column vectors [v0, v1) of rows r0.. of c, in blocks of NVMAX */
+static void row_strip(const float *a, int64_t lda, const float *bt, int64_t ldbt, float *c, int64_t ldc, int64_t r0,
+                      int64_t v0, int64_t v1, int64_t K, float alpha)
+{
+    for (int64_t v = v0; v < v1; v += NVMAX)
+        blocks[v1 - v < NVMAX ? v1 - v : NVMAX](a, lda, bt, ldbt, c, ldc, r0, VL * v, K, alpha);
+}
+
+void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
+                              int64_t ldb, float *c, int64_t ldc)
+{
+    /* bᵀ [K][T], so that a row of the output is a run of vectors */
+    float bt[NNC_CAUSAL_NT_MAX];
+    for (int64_t j = 0; j < T; j++)
+        for (int64_t k = 0; k < K; k++)
+            bt[k * T + j] = b[j * ldb + k];
+    /* rows r0..r0+3 need the columns up to r0 + 3: its vector and those
+     * before */
+    for (int64_t r0 = 0; r0 < T; r0 += MR)
+        row_strip(a, lda, bt, T, c, ldc, r0, 0, (r0 + MR - 1) / VL + 1, K, alpha);
+}
+
+void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc)
+{
+    /* row i sums a[i][j] b[j] over j <= i: rows r0..r0+3 over j < r0 + 4
+     * (a is zero above the diagonal, so the block's shorter rows add
+     * zeros) */
+    for (int64_t r0 = 0; r0 < T; r0 += MR)
+        row_strip(a, lda, b, ldb, c, ldc, r0, 0, N / VL, r0 + MR, alpha);
+}
+
+void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                             int64_t ldb, float *c, int64_t ldc)
+{
+    /* row j of aᵀ b sums a[i][j] b[i] over i >= j: rows r0..r0+3 over
+     * i >= r0 */
+    for (int64_t r0 = 0; r0 < T; r0 += MR)
+        for (int64_t v = 0; v < N / VL; v += NVMAX) {
+            const int64_t nv = N / VL - v < NVMAX ? N / VL - v : NVMAX;
+            blocks_t[nv](a, lda, b, ldb, c, ldc, r0, VL * v, r0, T, alpha);
+        }
+}

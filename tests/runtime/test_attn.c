@@ -1,0 +1,116 @@
+/* test_attn.c — causal attention's product kernels (runtime/attn.c)
+ * against plain double-precision products: T of 16 to 128, inner and
+ * outer dims of 16 to 80 (more than one block of 4 column vectors), row
+ * pitches wider than the rows, alpha != 1.  The lower-triangular operand
+ * has garbage (not zeros) nowhere it may be read: its upper triangle is
+ * zero, as the causal softmax and its gradient leave it; the output of the
+ * causal NT product is checked on and below the diagonal, and the floats
+ * after each output row's last read column (pitch padding) must stay
+ * untouched.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "nnc_runtime.h"
+
+static double urand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+}
+
+static float *filled(int64_t n, unsigned *seed)
+{
+    float *p = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (float)urand(seed);
+    return p;
+}
+
+static int close_to(double got, double want, double scale) { return fabs(got - want) <= 1e-5 * scale + 1e-6; }
+
+/* c = alpha a bᵀ, lower triangle */
+static void check_nt(int64_t T, int64_t K, unsigned seed)
+{
+    const int64_t lda = K + 3, ldb = K + 5, ldc = T + 7;
+    const float alpha = 0.37f, guard = 12345.0f;
+    float *a = filled(T * lda, &seed), *b = filled(T * ldb, &seed), *c = malloc(sizeof(float) * (size_t)(T * ldc));
+    for (int64_t i = 0; i < T * ldc; i++)
+        c[i] = guard;
+    nnc_matmul_causal_nt_f32(T, K, alpha, a, lda, b, ldb, c, ldc);
+    int bad = 0, touched = 0;
+    for (int64_t i = 0; i < T; i++) {
+        for (int64_t j = 0; j <= i; j++) {
+            double s = 0, m = 0;
+            for (int64_t k = 0; k < K; k++) {
+                s += (double)a[i * lda + k] * b[j * ldb + k];
+                m += fabs((double)a[i * lda + k] * b[j * ldb + k]);
+            }
+            bad += !close_to(c[i * ldc + j], alpha * s, alpha * m);
+        }
+        for (int64_t j = T; j < ldc; j++)
+            touched += c[i * ldc + j] != guard;
+    }
+    CHECKF(bad == 0, "causal NT T=%lld K=%lld: %d entries wrong", (long long)T, (long long)K, bad);
+    CHECKF(touched == 0, "causal NT T=%lld K=%lld: %d pitch floats written", (long long)T, (long long)K, touched);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* c = alpha op(a) b with a lower triangular; tn: op(a) = aᵀ */
+static void check_lower(int64_t T, int64_t N, int tn, unsigned seed)
+{
+    const int64_t lda = T + 3, ldb = N + 5, ldc = N + 2;
+    const float alpha = tn ? 1.0f : -0.5f, guard = 12345.0f;
+    float *a = filled(T * lda, &seed), *b = filled(T * ldb, &seed), *c = malloc(sizeof(float) * (size_t)(T * ldc));
+    for (int64_t i = 0; i < T; i++)
+        for (int64_t j = i + 1; j < T; j++)
+            a[i * lda + j] = 0.0f;
+    for (int64_t i = 0; i < T * ldc; i++)
+        c[i] = guard;
+    if (tn)
+        nnc_matmul_lower_tn_f32(T, N, alpha, a, lda, b, ldb, c, ldc);
+    else
+        nnc_matmul_lower_nn_f32(T, N, alpha, a, lda, b, ldb, c, ldc);
+    int bad = 0, touched = 0;
+    for (int64_t i = 0; i < T; i++) {
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0, m = 0;
+            for (int64_t j = 0; j < T; j++) {
+                const double p = (double)(tn ? a[j * lda + i] : a[i * lda + j]) * b[j * ldb + n];
+                s += p;
+                m += fabs(p);
+            }
+            bad += !close_to(c[i * ldc + n], alpha * s, fabs(alpha) * m);
+        }
+        for (int64_t n = N; n < ldc; n++)
+            touched += c[i * ldc + n] != guard;
+    }
+    CHECKF(bad == 0, "lower %s T=%lld N=%lld: %d entries wrong", tn ? "TN" : "NN", (long long)T, (long long)N, bad);
+    CHECKF(touched == 0, "lower %s T=%lld N=%lld: %d pitch floats written", tn ? "TN" : "NN", (long long)T,
+           (long long)N, touched);
+    free(a);
+    free(b);
+    free(c);
+}
+
+int main(void)
+{
+    static const int64_t Ts[] = {16, 32, 48, 64, 128};
+    static const int64_t Ks[] = {1, 7, 16, 32, 33, 64};
+    static const int64_t Ns[] = {16, 32, 48, 64, 80};
+    unsigned seed = 1;
+    for (size_t t = 0; t < sizeof Ts / sizeof *Ts; t++) {
+        for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
+            if (Ts[t] * Ks[k] <= NNC_CAUSAL_NT_MAX)
+                check_nt(Ts[t], Ks[k], seed++);
+        for (size_t n = 0; n < sizeof Ns / sizeof *Ns; n++) {
+            check_lower(Ts[t], Ns[n], 0, seed++);
+            check_lower(Ts[t], Ns[n], 1, seed++);
+        }
+    }
+    return check_summary("test_attn");
+}
