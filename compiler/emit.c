@@ -1263,30 +1263,37 @@ static void emit_conv_op(int t)
              ((n->op == IR_CONV2D && (n->stride == 1 || (n->stride == 2 && n->kh * n->kw > 1))) ||
               (n->op == IR_CONV2D_BWD_DATA && n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
                4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]));
+    /* The kernels are fast only where the runtime was built for AVX-512
+     * (their 16-float accumulators fill its 32 registers; with 16 AVX2
+     * registers they spill and ran at 4-7 GFLOP/s, against ~50 for the
+     * columns): the generated code asks the runtime it is linked with and
+     * keeps the columns (below) for the other case.  The work buffer holds
+     * either (elab.c, grad.c). */
     if (!O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER) {
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
-        P("    nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %lld);\n",
+        P("    if (nnc_conv_direct_ok())\n");
+        P("        nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %lld);\n",
           dim(x, 0), ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
           (long long)w.d[0], n->kh, n->kw, n->stride, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
-        return;
+        P("    else\n");
     }
     /* a bias (and a relu) that plan.c folded into the forward pass */
     const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
     if (kernel && fwd) {
         /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
-        P("    nnc_conv2d_s%d_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n", n->stride,
-          dim(x, 0),
-          ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
-          (long long)w.d[0], n->kh, n->kw, n->pad, bias ? bias : "NULL", n->ival, ref(n->in[2]),
+        P("    if (nnc_conv_direct_ok())\n");
+        P("        nnc_conv2d_s%d_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n",
+          n->stride, dim(x, 0), ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2],
+          (long long)x.d[3], (long long)w.d[0], n->kh, n->kw, n->pad, bias ? bias : "NULL", n->ival, ref(n->in[2]),
           (long long)ir_numel(nd(n->in[2])->shape));
-        return;
-    }
-    if (kernel) {
+        P("    else\n");
+    } else if (kernel) {
         /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
-        P("    nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n", dim(x, 0),
-          ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
+        P("    if (nnc_conv_direct_ok())\n");
+        P("        nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n",
+          dim(x, 0), ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
           (long long)w.d[0], n->kh, n->kw, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
-        return;
+        P("    else\n");
     }
     P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
       dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],

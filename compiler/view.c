@@ -115,7 +115,9 @@ void view_dot(const Model *m, FILE *out)
                 ir_shape_str(m->inputs[i].shape, "N", sb, sizeof sb));
     for (int r = 0; r < m->nrows; r++) {
         const SummaryRow *row = &m->rows[r];
-        if (row->depth != 1)
+        /* (a list called item by item has a row but no nodes of its own:
+         * its items' operations are drawn instead) */
+        if (row->depth != 1 || !strcmp(row->layer, "list"))
             continue;
         fprintf(out, "    f%d [shape=box, style=rounded, label=\"", r);
         dot_escape(out, row->path);

@@ -283,6 +283,15 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     }
 }
 
+int nnc_conv_direct_ok(void)
+{
+#if defined(__AVX512F__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 static void check_work(const char *what, int64_t have, int64_t need)
 {
     if (have < need) {

@@ -1,8 +1,8 @@
 /* nnc_conv.h — the work-buffer sizes of the direct convolution kernels
  * (conv.c), and the size limit of attn.c's causal product.  Shared by the
  * runtime and by the compiler, which reserves the buffer in the generated
- * model's arena: one formula, so the two cannot disagree (the kernels also
- * check the length they are given).
+ * model's arena: one formula, so the two cannot disagree (the convolution
+ * kernels also check the length they are given).
  *
  * A stride-1 convolution pads each image into channels of Lin floats whose
  * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next

@@ -127,6 +127,13 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
 
 /* ---- direct convolution (conv.c) ------------------------------------------ */
 
+/* Whether this build of the runtime runs the direct kernels below faster
+ * than im2col and a GEMM: 1 when it was compiled for AVX-512 (the
+ * kernels' 16-float accumulators fill its 32 vector registers and spill
+ * with fewer), 0 otherwise.  Generated code asks before each call and
+ * keeps the column path for 0; the kernels are correct either way. */
+int nnc_conv_direct_ok(void);
+
 /* Stride-1 NCHW convolution of N examples in float without im2col:
  * y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C][KH][KW]), zero padding
  * `pad` on every side, plus bias[F] unless bias is NULL, then max(y, 0)
@@ -155,15 +162,19 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
 
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 
+/* Where the runtime is not built for AVX-512 these three are OpenBLAS's
+ * full products (the kernels' 16-float accumulators would spill), which
+ * satisfy the same contracts; so are sizes outside the ones below. */
+
 /* c[i][j] = alpha * sum over k of a[i][k] b[j][k] for j <= i (a, b: [T][K]
  * rows of pitch lda, ldb; c: [T][T] of pitch ldc): only the lower
- * triangle, up to whole 16-column vectors; the rest of c is not written.
- * T a multiple of 16, T K <= NNC_CAUSAL_NT_MAX (nnc_conv.h; bᵀ is
- * copied to the stack). */
+ * triangle, up to whole 16-column vectors; the rest of c may be left
+ * unwritten.  The kernel: T a multiple of 16, T K <= NNC_CAUSAL_NT_MAX
+ * (nnc_conv.h; bᵀ is copied to the stack). */
 void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
                               int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * a b for a [T][T] that is zero above its diagonal (the
- * zeros are not read); N and T multiples of 16. */
+ * kernel does not read the zeros; it takes N and T multiples of 16). */
 void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                              int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * aᵀ b for the same a. */

@@ -155,7 +155,38 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+    else
+    {
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+        }
+    }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -222,7 +253,38 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
+    else
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t23 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
+        }
+    }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;
@@ -360,7 +422,38 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+    else
+    {
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+        }
+    }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -491,7 +584,38 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t36, 4608);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t36, 4608);
+    else
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t34 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t36 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
+        }
+    }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r37 = t37;
@@ -904,9 +1028,74 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, 32, 4, 4, 64, 3, 3, 1, t97, 22336);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, 32, 4, 4, 64, 3, 3, 1, t97, 22336);
+    else
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t98 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t35, (int)CKK, t95 + b * F * P, (int)P, 0.0f, t97, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t97 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t95, t34, t100, 32, 4, 4, 64, 3, 3, 1, 1, t99, 23040);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t95, t34, t100, 32, 4, 4, 64, 3, 3, 1, 1, t99, 23040);
+    else
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t99 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t34 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t99 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t100[f * CKK + k] = dwt[k * F + f];
+    }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     {
         const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4, K = 2;
@@ -1004,7 +1193,42 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t110, t0, t113, 1, 8, 8, 32, 3, 3, 1, 1, t112, 3108);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t110, t0, t113, 1, 8, 8, 32, 3, 3, 1, 1, t112, 3108);
+    else
+    {
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t112 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t112 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t113[f * CKK + k] = dwt[k * F + f];
+    }
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
@@ -1049,7 +1273,38 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+    else
+    {
+        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+        }
+    }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -1116,7 +1371,38 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
+    else
+    {
+        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t23 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
+        }
+    }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r30 = t30;

@@ -403,7 +403,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+    else
+    {
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -451,7 +479,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t22 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r29 = t29;
@@ -499,7 +555,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t43 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r50 = t50;
@@ -550,7 +634,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r72 = t72;
@@ -598,7 +710,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t86 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r93 = t93;
@@ -649,7 +789,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r115 = t115;
@@ -697,7 +865,38 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t129 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r136 = t136;
@@ -811,7 +1010,38 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t171 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r178 = t178;
@@ -859,7 +1089,38 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t192 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r199 = t199;
@@ -910,7 +1171,35 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r221 = t221;
@@ -958,7 +1247,38 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t235 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r242 = t242;
@@ -1072,7 +1392,38 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t277 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r284 = t284;
@@ -1120,7 +1471,38 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t298 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r305 = t305;
@@ -1447,7 +1829,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+    else
+    {
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
     const float *restrict const r4 = t4;
@@ -1559,7 +1969,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t31, t34, t36, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t35, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t31, t34, t36, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t35, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t31 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t35 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, t35, (int)P, 0.0f, t36 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r36 = t36;
@@ -1671,7 +2109,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t63, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t63, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t63 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r68 = t68;
@@ -1785,7 +2251,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t95, t99, t101, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t100, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t95, t99, t101, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t100, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t95 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t100 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t99, (int)CKK, t100, (int)P, 0.0f, t101 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r101 = t101;
@@ -1897,7 +2391,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t128, t131, t133, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t132, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t128, t131, t133, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t132, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t128 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t132 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t131, (int)CKK, t132, (int)P, 0.0f, t133 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r133 = t133;
@@ -2011,7 +2533,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s2_f32(n, t160, t164, t166, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t165, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t160, t164, t166, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t165, 36864);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t160 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t165 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, t165, (int)P, 0.0f, t166 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r166 = t166;
@@ -2123,7 +2673,38 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t193, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t193, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t193 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t197 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r198 = t198;
@@ -2371,7 +2952,38 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t256, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t256, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t256 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t261 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r262 = t262;
@@ -2483,7 +3095,38 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t289, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t289, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t289 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t293 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r294 = t294;
@@ -2597,7 +3240,35 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s2_f32(n, t321, t325, t327, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t326, 18432);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t321, t325, t327, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t326, 18432);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t321 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t326 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t325, (int)CKK, t326, (int)P, 0.0f, t327 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r327 = t327;
@@ -2709,7 +3380,38 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t354 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t358 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r359 = t359;
@@ -2957,7 +3659,38 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t417 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t422 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r423 = t423;
@@ -3069,7 +3802,38 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t450 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t454 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r455 = t455;
@@ -3683,9 +4447,74 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t515 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t453, (int)CKK, t512 + b * F * P, (int)P, 0.0f, t514, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t514 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 73728);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t516 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t450 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t516 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t517[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r450 = t450;
@@ -3768,9 +4597,74 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t529 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t421, (int)CKK, t526 + b * F * P, (int)P, 0.0f, t528, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t528 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 73728);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t531 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t417 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t531 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t532[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r417 = t417;
@@ -3882,7 +4776,39 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t541, t321, t546, 32, 16, 16, 64, 1, 1, 2, 0, t545, 14784);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t541, t321, t546, 32, 16, 16, 64, 1, 1, 2, 0, t545, 14784);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t545 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t321 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t545 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t545, (int)P, t541 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t546[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r359 = t359;
@@ -3953,9 +4879,74 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t556 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t357, (int)CKK, t553 + b * F * P, (int)P, 0.0f, t555, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t555 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 73728);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t557 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t354 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t557 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t558[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r354 = t354;
@@ -4064,7 +5055,39 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t567, t321, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t567, t321, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t572 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t321 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t572 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t572, (int)P, t567 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t573[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r321 = t321;
@@ -4150,9 +5173,74 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t585 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t292, (int)CKK, t582 + b * F * P, (int)P, 0.0f, t584, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t584 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t582, t289, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 82944);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t582, t289, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 82944);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t586 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t289 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t586 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t587[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r289 = t289;
@@ -4235,9 +5323,74 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t599 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t260, (int)CKK, t596 + b * F * P, (int)P, 0.0f, t598, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t598 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t596, t256, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 82944);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t596, t256, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 82944);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t601 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t256 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t601 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t602[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r256 = t256;
@@ -4349,7 +5502,39 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t611, t160, t616, 16, 32, 32, 32, 1, 1, 2, 0, t615, 25312);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t611, t160, t616, 16, 32, 32, 32, 1, 1, 2, 0, t615, 25312);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t615 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t160 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t615 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t615, (int)P, t611 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t616[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r198 = t198;
@@ -4420,9 +5605,74 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t626 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t196, (int)CKK, t623 + b * F * P, (int)P, 0.0f, t625, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t625 + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t623, t193, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 82944);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t623, t193, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 82944);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t627 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t193 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t627 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t628[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r193 = t193;
@@ -4531,7 +5781,39 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t637, t160, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t637, t160, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t642 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t160 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t642 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t642, (int)P, t637 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t643[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r160 = t160;
@@ -4617,9 +5899,68 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t655 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t131, (int)CKK, t652 + b * F * P, (int)P, 0.0f, t654, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t654 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t652, t128, t657, 16, 32, 32, 16, 3, 3, 1, 1, t656, 149760);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t652, t128, t657, 16, 32, 32, 16, 3, 3, 1, 1, t656, 149760);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t656 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t128 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t656 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t656, (int)P, t652 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t657[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r128 = t128;
@@ -4702,9 +6043,68 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t669 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t99, (int)CKK, t666 + b * F * P, (int)P, 0.0f, t668, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t668 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t666, t95, t672, 16, 32, 32, 16, 3, 3, 1, 1, t671, 149760);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t666, t95, t672, 16, 32, 32, 16, 3, 3, 1, 1, t671, 149760);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t671 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t95 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t671 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t671, (int)P, t666 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t672[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r95 = t95;
@@ -4790,9 +6190,68 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t684 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t66, (int)CKK, t681 + b * F * P, (int)P, 0.0f, t683, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t683 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t681, t63, t686, 16, 32, 32, 16, 3, 3, 1, 1, t685, 149760);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t681, t63, t686, 16, 32, 32, 16, 3, 3, 1, 1, t685, 149760);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t685 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t63 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t685 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t685, (int)P, t681 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t686[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
     {
     const float *restrict const r63 = t63;
@@ -4875,9 +6334,68 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t698 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t695 + b * F * P, (int)P, 0.0f, t697, (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = t697 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t695, t31, t701, 16, 32, 32, 16, 3, 3, 1, 1, t700, 149760);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t695, t31, t701, 16, 32, 32, 16, 3, 3, 1, 1, t700, 149760);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t700 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t31 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t700 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t700, (int)P, t695 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t701[f * CKK + k] = dwt[k * F + f];
+    }
     /* resnet.nn:46  relu(bn(stem(x))) (backward) */
     {
     const float *restrict const r31 = t31;
@@ -4963,7 +6481,39 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    nnc_conv2d_bwd_filter_f32(n, t710, t0, t713, 3, 32, 32, 16, 3, 3, 1, 1, t712, 28080);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t710, t0, t713, 3, 32, 32, 16, 3, 3, 1, 1, t712, 28080);
+    else
+    {
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = t712 + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t712 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t712, (int)P, t710 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t713[f * CKK + k] = dwt[k * F + f];
+    }
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
@@ -5135,7 +6685,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     (void)x;
     (void)y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+    else
+    {
+        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t0 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r8 = t8;
@@ -5183,7 +6761,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t22 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r29 = t29;
@@ -5231,7 +6837,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t43 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r50 = t50;
@@ -5282,7 +6916,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t65 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r72 = t72;
@@ -5330,7 +6992,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t86 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r93 = t93;
@@ -5381,7 +7071,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t108 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r115 = t115;
@@ -5429,7 +7147,38 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t129 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r136 = t136;
@@ -5543,7 +7292,38 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t171 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r178 = t178;
@@ -5591,7 +7371,38 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t192 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r199 = t199;
@@ -5642,7 +7453,35 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t214 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r221 = t221;
@@ -5690,7 +7529,38 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t235 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r242 = t242;
@@ -5804,7 +7674,38 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t277 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r284 = t284;
@@ -5852,7 +7753,38 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
+    else
+    {
+        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t298 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
+        }
+    }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r305 = t305;
