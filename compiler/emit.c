@@ -1269,32 +1269,30 @@ static void emit_conv_op(int t)
      * columns): the generated code asks the runtime it is linked with and
      * keeps the columns (below) for the other case.  The work buffer holds
      * either (elab.c, grad.c). */
-    if (!O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER) {
-        /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
-        P("    if (nnc_conv_direct_ok())\n");
-        P("        nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %d, %s, %lld);\n",
-          dim(x, 0), ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
-          (long long)w.d[0], n->kh, n->kw, n->stride, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
-        P("    else\n");
-    }
+    /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
+    const char *dims = xs("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
+                          (long long)w.d[0], n->kh, n->kw);
+    const int filter = !O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER;
+    /* (ref() declares the buffer it names: only for a kernel's call) */
+    const char *work =
+        filter || kernel ? xs("%s, %lld", ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape)) : NULL;
     /* a bias (and a relu) that plan.c folded into the forward pass */
     const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
-    if (kernel && fwd) {
+    const char *call = NULL;
+    if (filter)
+        /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
+        call = xs("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", dim(x, 0), ref(n->in[0]),
+                  ref(n->in[1]), ref(t), dims, n->stride, n->pad, work);
+    else if (kernel && fwd)
         /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
-        P("    if (nnc_conv_direct_ok())\n");
-        P("        nnc_conv2d_s%d_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %d, %s, %lld);\n",
-          n->stride, dim(x, 0), ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2],
-          (long long)x.d[3], (long long)w.d[0], n->kh, n->kw, n->pad, bias ? bias : "NULL", n->ival, ref(n->in[2]),
-          (long long)ir_numel(nd(n->in[2])->shape));
-        P("    else\n");
-    } else if (kernel) {
+        call = xs("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
+                  ref(n->in[1]), ref(t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
+    else if (kernel)
         /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
-        P("    if (nnc_conv_direct_ok())\n");
-        P("        nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %lld);\n",
-          dim(x, 0), ref(n->in[0]), ref(n->in[1]), ref(t), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
-          (long long)w.d[0], n->kh, n->kw, n->pad, ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape));
-        P("    else\n");
-    }
+        call = xs("nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %s, %d, %s)", dim(x, 0), ref(n->in[0]),
+                  ref(n->in[1]), ref(t), dims, n->pad, work);
+    if (call)
+        P("    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
     P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
       dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
       (long long)yv.d[3]);

@@ -230,11 +230,13 @@ static void fold_bn_relu(Graph *g, const char *roots)
         const int64_t size = ir_numel(bn->shape);
         int add = -1, relu = -1;
         const IrNode *r = &g->nodes[rd];
-        /* (the other operand must exist before the normalization: a
-         * projected skip computed after it is not folded) */
+        /* the add's other operand, the residual */
+        const int res = r->nin == 2 ? (r->in[0] == base ? r->in[1] : r->in[0]) : -1;
+        /* (which must exist before the normalization: a projected skip
+         * computed after it is not folded) */
         if (r->op == IR_ADD && r->nin == 2 && r->in[0] != r->in[1] && ir_numel(r->shape) == size &&
             ir_shape_eq(g->nodes[r->in[0]].shape, r->shape) && ir_shape_eq(g->nodes[r->in[1]].shape, r->shape) &&
-            (r->in[0] == base ? r->in[1] : r->in[0]) < i) {
+            res < i) {
             add = rd;
             const int rr = only_reader(g, uses, rd);
             if (rr >= 0 && g->nodes[rr].op == IR_RELU)
@@ -244,7 +246,7 @@ static void fold_bn_relu(Graph *g, const char *roots)
         if (add < 0 && relu < 0)
             continue;
         if (add >= 0) /* in[4] */
-            add_input(bn, g->nodes[add].in[0] == base ? g->nodes[add].in[1] : g->nodes[add].in[0]);
+            add_input(bn, res);
         bn->ival = relu >= 0;
         if (add >= 0)
             make_view(g, add, base);
@@ -366,6 +368,10 @@ static char *root_mask(const Graph *g, const Model *m)
  * that keeps the [T, T] matrices (P, dS: zeros above the diagonal), can
  * skip that triangle (causal |= 2).  Marks only, on live nodes after the
  * folds: emit.c calls the kernels where the sizes suit them. */
+/* A causal softmax or its gradient: row i of each [T, T] matrix holds
+ * values in [0, i] and zeros after (emit.c emit_softmax_rows). */
+static int causal_rows(const IrNode *n) { return (n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && n->causal; }
+
 static void mark_causal_products(Graph *g, const char *roots, const char *live)
 {
     for (int t = 0; t < g->n; t++) {
@@ -376,7 +382,7 @@ static void mark_causal_products(Graph *g, const char *roots, const char *live)
         const int64_t T = n->shape.d[nd - 2];
         const Shape sa = g->nodes[n->in[0]].shape;
         const IrNode *a = &g->nodes[plan_storage_root(g, n->in[0])];
-        if ((a->op == IR_SOFTMAX || a->op == IR_SOFTMAX_BWD) && a->causal && sa.nd >= 3 && sa.bd < sa.nd - 2 &&
+        if (causal_rows(a) && sa.nd >= 3 && sa.bd < sa.nd - 2 &&
             sa.d[sa.nd - 1] == T && sa.d[sa.nd - 2] == T && a->shape.d[a->shape.nd - 1] == T)
             n->causal |= 2;
         if (roots[t] || n->shape.d[nd - 1] != T)
@@ -386,8 +392,7 @@ static void mark_causal_products(Graph *g, const char *roots, const char *live)
             const IrNode *r = &g->nodes[j];
             for (int k = 0; live[j] && k < r->nin; k++)
                 if (r->in[k] == t) {
-                    const int row_input = k == 0 && (r->op == IR_SOFTMAX || r->op == IR_SOFTMAX_BWD) && r->causal &&
-                                          r->shape.nd == nd && r->shape.d[nd - 1] == T;
+                    const int row_input = k == 0 && causal_rows(r) && r->shape.nd == nd && r->shape.d[nd - 1] == T;
                     readers += row_input;
                     others += !row_input;
                 }

@@ -64,35 +64,12 @@ typedef float v16 __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 enum { VL = 16, MR = 4, NVMAX = 4 };
 
-/* c[MR rows from r0][nv vectors from col] = alpha * sum over k < K of
- * a[r][k] * bt[k][col ..] (bt: rows of pitch ldbt) */
-static inline __attribute__((always_inline)) void block(const float *a, int64_t lda, const float *bt, int64_t ldbt,
-                                                        float *c, int64_t ldc, int64_t r0, int64_t col, int64_t K,
-                                                        float alpha, int nv)
-{
-    v16 acc[MR][NVMAX];
-    for (int r = 0; r < MR; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = (v16){0};
-    for (int64_t k = 0; k < K; k++) {
-        v16 b[NVMAX];
-        for (int v = 0; v < nv; v++)
-            b[v] = *(const v16u *)(bt + k * ldbt + col + VL * v);
-        for (int r = 0; r < MR; r++) {
-            const float s = a[(r0 + r) * lda + k];
-            for (int v = 0; v < nv; v++)
-                acc[r][v] += b[v] * s;
-        }
-    }
-    for (int r = 0; r < MR; r++)
-        for (int v = 0; v < nv; v++)
-            *(v16u *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
-}
-
-/* the same with a transposed: a[k][r] */
-static inline __attribute__((always_inline)) void block_t(const float *a, int64_t lda, const float *b, int64_t ldb,
-                                                          float *c, int64_t ldc, int64_t r0, int64_t col,
-                                                          int64_t k0, int64_t K, float alpha, int nv)
+/* c[MR rows from r0][nv vectors from col] = alpha * sum over k in [k0, K)
+ * of a(r, k) b[k][col ..], where a(r, k) = a[r sr + k sk]: a as it is
+ * (sr = lda, sk = 1) or transposed (sr = 1, sk = lda) */
+static inline __attribute__((always_inline)) void block(const float *a, int64_t sr, int64_t sk, const float *b,
+                                                        int64_t ldb, float *c, int64_t ldc, int64_t r0, int64_t col,
+                                                        int64_t k0, int64_t K, float alpha, int nv)
 {
     v16 acc[MR][NVMAX];
     for (int r = 0; r < MR; r++)
@@ -103,7 +80,7 @@ static inline __attribute__((always_inline)) void block_t(const float *a, int64_
         for (int v = 0; v < nv; v++)
             bv[v] = *(const v16u *)(b + k * ldb + col + VL * v);
         for (int r = 0; r < MR; r++) {
-            const float s = a[k * lda + r0 + r];
+            const float s = a[(r0 + r) * sr + k * sk];
             for (int v = 0; v < nv; v++)
                 acc[r][v] += bv[v] * s;
         }
@@ -113,34 +90,26 @@ static inline __attribute__((always_inline)) void block_t(const float *a, int64_
             *(v16u *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
 }
 
-typedef void block_fn(const float *, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t, int64_t,
-                      float);
-typedef void block_t_fn(const float *, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t, int64_t,
-                        int64_t, float);
-#define BLOCKS(nv)                                                                                               \
-    static void block##nv(const float *a, int64_t lda, const float *bt, int64_t ldbt, float *c, int64_t ldc,    \
-                          int64_t r0, int64_t col, int64_t K, float alpha)                                      \
+typedef void block_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t,
+                      int64_t, int64_t, float);
+#define BLOCK(nv)                                                                                                \
+    static void block##nv(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c,        \
+                          int64_t ldc, int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha)             \
     {                                                                                                            \
-        block(a, lda, bt, ldbt, c, ldc, r0, col, K, alpha, nv);                                                  \
-    }                                                                                                            \
-    static void block_t##nv(const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc,    \
-                            int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha)                        \
-    {                                                                                                            \
-        block_t(a, lda, b, ldb, c, ldc, r0, col, k0, K, alpha, nv);                                              \
+        block(a, sr, sk, b, ldb, c, ldc, r0, col, k0, K, alpha, nv);                                             \
     }
-BLOCKS(1)
-BLOCKS(2)
-BLOCKS(3)
-BLOCKS(4)
+BLOCK(1)
+BLOCK(2)
+BLOCK(3)
+BLOCK(4)
 static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3, block4};
-static block_t_fn *const blocks_t[NVMAX + 1] = {NULL, block_t1, block_t2, block_t3, block_t4};
 
-/* the column vectors [v0, v1) of rows r0.. of c, in blocks of NVMAX */
-static void row_strip(const float *a, int64_t lda, const float *bt, int64_t ldbt, float *c, int64_t ldc, int64_t r0,
-                      int64_t v0, int64_t v1, int64_t K, float alpha)
+/* the column vectors [0, nvec) of rows r0.. of c, in blocks of NVMAX */
+static void row_strip(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
+                      int64_t r0, int64_t nvec, int64_t k0, int64_t K, float alpha)
 {
-    for (int64_t v = v0; v < v1; v += NVMAX)
-        blocks[v1 - v < NVMAX ? v1 - v : NVMAX](a, lda, bt, ldbt, c, ldc, r0, VL * v, K, alpha);
+    for (int64_t v = 0; v < nvec; v += NVMAX)
+        blocks[nvec - v < NVMAX ? nvec - v : NVMAX](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
 }
 
 void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
@@ -158,7 +127,7 @@ void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a,
     /* rows r0..r0+3 need the columns up to r0 + 3: its vector and those
      * before */
     for (int64_t r0 = 0; r0 < T; r0 += MR)
-        row_strip(a, lda, bt, T, c, ldc, r0, 0, (r0 + MR - 1) / VL + 1, K, alpha);
+        row_strip(a, lda, 1, bt, T, c, ldc, r0, (r0 + MR - 1) / VL + 1, 0, K, alpha);
 }
 
 void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
@@ -172,7 +141,7 @@ void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, 
      * (a is zero above the diagonal, so the block's shorter rows add
      * zeros) */
     for (int64_t r0 = 0; r0 < T; r0 += MR)
-        row_strip(a, lda, b, ldb, c, ldc, r0, 0, N / VL, r0 + MR, alpha);
+        row_strip(a, lda, 1, b, ldb, c, ldc, r0, N / VL, 0, r0 + MR, alpha);
 }
 
 void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
@@ -185,9 +154,6 @@ void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, 
     /* row j of aᵀ b sums a[i][j] b[i] over i >= j: rows r0..r0+3 over
      * i >= r0 */
     for (int64_t r0 = 0; r0 < T; r0 += MR)
-        for (int64_t v = 0; v < N / VL; v += NVMAX) {
-            const int64_t nv = N / VL - v < NVMAX ? N / VL - v : NVMAX;
-            blocks_t[nv](a, lda, b, ldb, c, ldc, r0, VL * v, r0, T, alpha);
-        }
+        row_strip(a, 1, lda, b, ldb, c, ldc, r0, N / VL, r0, T, alpha);
 }
 #endif
