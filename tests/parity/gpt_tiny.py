@@ -1,33 +1,17 @@
 """Twin of gpt_tiny.nn, written as one would in PyTorch (manual causal
-attention with separate query/key/value/out Linear layers)."""
-import math
+attention with separate query/key/value/out Linear layers: nnlib's
+CausalAttention)."""
 import torch
-import torch.nn.functional as F
 import nnlib as L
 
 B, T, V, D, H = 4, 5, 11, 8, 2
-
-
-class Attention(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.query, self.key, self.value, self.out = (L.Dense(D, D) for _ in range(4))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        split = lambda z: z.reshape(b, t, H, d // H).transpose(1, 2)
-        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
-        s = q @ k.transpose(2, 3) / math.sqrt(d // H)
-        s = s.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float("-inf"))
-        a = torch.softmax(s, dim=-1) @ v
-        return self.out(a.transpose(1, 2).reshape(b, t, d))
 
 
 class Block(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.ln1 = torch.nn.LayerNorm(D)
-        self.attn = Attention()
+        self.attn = L.CausalAttention(D, H)
         self.ln2 = torch.nn.LayerNorm(D)
         self.fc = L.Dense(D, 4 * D, activation="gelu")
         self.proj = L.Dense(4 * D, D)

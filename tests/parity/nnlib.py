@@ -15,6 +15,7 @@ Semantics follow language.md §7/§8:
   - accuracy is the fraction of positions whose argmax over the last axis
     equals the label.
 """
+import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -111,6 +112,28 @@ class Dropout(nn.Module):
 
     def forward(self, x):
         return F.dropout(x, p=self.rate, training=self.training)
+
+
+class CausalAttention(nn.Module):
+    """Twin of std `MultiHeadAttention(heads, causal: true)` on [b, t, d],
+    written by hand as one would in PyTorch: separate query/key/value/out
+    Dense layers, scores scaled by 1/sqrt(d / heads), -inf above the
+    diagonal, softmax, @ v."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.query, self.key, self.value, self.out = (Dense(d, d) for _ in range(4))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+        split = lambda z: z.reshape(b, t, h, d // h).transpose(1, 2)
+        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        s = q @ k.transpose(2, 3) / math.sqrt(d // h)
+        s = s.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float("-inf"))
+        a = torch.softmax(s, dim=-1) @ v
+        return self.out(a.transpose(1, 2).reshape(b, t, d))
 
 
 class Residual(nn.Module):
