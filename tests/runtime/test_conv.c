@@ -271,6 +271,14 @@ int main(void)
     filter_case(&seed, 2, 2, 5, 5, 17, 4, 4, 1, 3);
     filter_case(&seed, 2, 2, 12, 30, 70, 2, 29, 1, 3); /* generic rows longer than 24 / cv taps */
     filter_case(&seed, 1, 3, 9, 9, 33, 7, 7, 2, 3);
+    /* several positions a step (3- and 5-wide kernels, stride 1 and 2) with
+     * a tail of positions per row, and channel counts whose transposition
+     * ends off the 16 x 16 blocks */
+    filter_case(&seed, 2, 5, 15, 13, 16, 3, 3, 2, 1);
+    filter_case(&seed, 2, 4, 13, 11, 24, 5, 5, 2, 2);
+    filter_case(&seed, 2, 3, 10, 11, 8, 3, 3, 2, 1);
+    filter_case(&seed, 2, 3, 9, 9, 40, 5, 5, 1, 2);
+    filter_case(&seed, 2, 7, 11, 6, 16, 3, 3, 1, 0);
     /* F <= 8 at stride 1: by positions, each channel count */
     for (int F = 1; F <= 8; F++)
         filter_case(&seed, 2, 3 - F % 3, 7 + F, 9, F, 1 + F % 5, 5 - F % 3, 1, F % 3);
