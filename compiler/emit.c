@@ -1252,17 +1252,22 @@ static void emit_conv_op(int t)
      * ones ~1.4x, lenet5's 5x5 ones 1.3-2x): the forward pass at stride 1
      * and 2 (not 1x1 at stride 2, a quarter of the image: its 4 phases cost
      * more than the columns' subsample, 0.6 against 0.3 ms), the kernel's
-     * gradient at any stride.  The backward pass for the
-     * data correlates dy padded by K - 1 - pad, so it needs pad <= K - 1,
-     * and its multiply-adds are H W / (OH OW) times the forward pass's: only
-     * for 'same'-like convolutions (lenet5's unpadded 5x5 took 0.85 ms that
-     * way, 2x its share of the GEMM path).  (A stride-2 data gradient by
-     * the 4 phases of dx, 4 stride-1 correlations per example, was no
-     * faster than the columns: ~3.4 ms for resnet_small's two layers.) */
+     * gradient at any stride but for 1x1 kernels (a GEMM of the columns,
+     * the subsample at stride 2: resnet_small's two projections took 1.7 ms
+     * in the kernel, whose generic 1-tap rows run at ~10 GFLOP/s).  The
+     * backward pass for the data at stride 1 correlates dy padded by K - 1 -
+     * pad, so it needs pad <= K - 1, and its multiply-adds are H W / (OH OW)
+     * times the forward pass's: only for 'same'-like convolutions (lenet5's
+     * unpadded 5x5 took 0.85 ms that way, 2x its share of the GEMM path).
+     * At stride 2 (not 1x1: 3 of its 4 phases are zeros) it runs by dx's 4
+     * phases, each a stride-1 correlation of dy with its taps: ~1.1 ms for
+     * each of resnet_small's two layers, against ~2.3 for the columns
+     * (Wᵀ dy and a col2im of 9 scattered adds per value). */
     int kernel = !O->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
              ((n->op == IR_CONV2D && (n->stride == 1 || (n->stride == 2 && n->kh * n->kw > 1))) ||
               (n->op == IR_CONV2D_BWD_DATA && n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
-               4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]));
+               4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]) ||
+              (n->op == IR_CONV2D_BWD_DATA && n->stride == 2 && n->kh * n->kw > 1));
     /* The kernels are fast only where the runtime was built for AVX-512
      * (their 16-float accumulators fill its 32 registers; with 16 AVX2
      * registers they spill and ran at 4-7 GFLOP/s, against ~50 for the
@@ -1272,7 +1277,7 @@ static void emit_conv_op(int t)
     /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
     const char *dims = xs("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
                           (long long)w.d[0], n->kh, n->kw);
-    const int filter = !O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER;
+    const int filter = !O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER && n->kh * n->kw > 1;
     /* (ref() declares the buffer it names: only for a kernel's call) */
     const char *work =
         filter || kernel ? xs("%s, %lld", ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape)) : NULL;
@@ -1289,7 +1294,7 @@ static void emit_conv_op(int t)
                   ref(n->in[1]), ref(t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
     else if (kernel)
         /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
-        call = xs("nnc_conv2d_s1_bwd_data_f32(%s, %s, %s, %s, %s, %d, %s)", dim(x, 0), ref(n->in[0]),
+        call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
                   ref(n->in[1]), ref(t), dims, n->pad, work);
     if (call)
         P("    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);

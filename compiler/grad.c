@@ -414,7 +414,7 @@ static void rule(int i, const int *needs)
         /* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the
          * columns made again (not kept from the forward pass); the work
          * buffer of dW also holds dWᵀ (see emit_conv_op).  In float, the
-         * direct kernels of conv.c instead (dx at stride 1, dW always). */
+         * direct kernels of conv.c instead (dx at stride 1 and 2, dW but for 1x1). */
         Shape xs = shp(n->in[0]), ws = shp(n->in[1]);
         const int64_t ckk = xs.d[1] * ws.d[2] * ws.d[3], cols = ckk * n->shape.d[2] * n->shape.d[3];
         for (int k = 0; k < 2; k++) {
@@ -426,6 +426,8 @@ static void rule(int i, const int *needs)
                                                             n->stride, n->pad)
                         : n->stride == 1 && n->pad < ws.d[2] && n->pad < ws.d[3]
                             ? nnc_conv2d_s1_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
+                        : n->stride == 2
+                            ? nnc_conv2d_s2_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
                             : 0;
             len = d > len ? d : len;
             int sc = bw(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);

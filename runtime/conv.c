@@ -195,6 +195,24 @@ static void pad_image(float *xp, int64_t cs, int64_t Pp, int64_t ph, int64_t pw,
             copy(xp + c * cs + (i + ph) * Pp + pw, x + (c * H + i) * W, W);
 }
 
+/* The output grid yt[F][Lout] of one example from its padded image xp. */
+static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt)
+{
+    /* position blocks outside, channel blocks inside: the block's input
+     * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
+    for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
+        micro_fn *const *mk = micros[(g->Lout - f0 < NB ? g->Lout - f0 : NB) / VL - 1];
+        /* channel blocks of at most 4, as even as can be (6 = 3 + 3:
+         * a block of 2 feeds 12 FMAs with the same 6 loads as 24) */
+        const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
+        for (int64_t k = 0, co = 0; k < nblk; k++) {
+            const int64_t mr = base + (k < extra);
+            mk[mr](g, tp, xp, w, yt, co, f0);
+            co += mr;
+        }
+    }
+}
+
 /* y[n][F][OH][OW] = conv(x[n][C][H][W], w[F][C][KH][KW]) (+ bias[F],
  * then relu if relu), stride g->S, zero padding ph, pw; wk: the padded
  * image (its 4 phases at stride 2) then the output grid. */
@@ -247,19 +265,7 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
                 }
         else
             pad_image(xp, g->Lin, g->Pp, g->ph, g->pw, xb, g->C, g->H, g->W);
-        /* position blocks outside, channel blocks inside: the block's input
-         * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
-        for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
-            micro_fn *const *mk = micros[(g->Lout - f0 < NB ? g->Lout - f0 : NB) / VL - 1];
-            /* channel blocks of at most 4, as even as can be (6 = 3 + 3:
-             * a block of 2 feeds 12 FMAs with the same 6 loads as 24) */
-            const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
-            for (int64_t k = 0, co = 0; k < nblk; k++) {
-                const int64_t mr = base + (k < extra);
-                mk[mr](g, &tp, xp, w, yt, co, f0);
-                co += mr;
-            }
-        }
+        grid(g, &tp, xp, w, yt);
         float *yb = y + b * g->F * g->OH * g->OW;
         if (bias) {
             /* the bias add and relu in the copy out of the grid */
@@ -339,6 +345,87 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                 for (int64_t kx = 0; kx < KW; kx++)
                     wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
     conv_direct(&g, N, dy, wt, NULL, 0, dx, work + F * C * KH * KW);
+}
+
+/* The stride-2 data gradient by dx's 4 phases (nnc_conv.h): phase (ry,
+ * rx) is a stride-1 correlation of dy, padded once, with the taps ky = ry +
+ * pad - 2 dy, kx = rx + pad - 2 dx (1, 2, 2 and 4 of a 3x3 kernel), on
+ * a grid of ceil(H/2) x ceil(W/2); the grids' rows are interleaved into dx
+ * at the end.  The columns' path (Wᵀ dy, then col2im) ran resnet_small's
+ * two such layers at ~30 GFLOP/s. */
+void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
+                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len)
+{
+    check_work("nnc_conv2d_s2_bwd_data_f32", work_len, nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad));
+    const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1;
+    int64_t Lin, Lout, Pp, pt, pl;
+    nnc_conv_grid2t(H, W, KH, KW, pad, &Lin, &Lout, &Pp, &pt, &pl);
+    float *xp = work, *wp = xp + F * Lin, *yt = wp + F * C * KH * KW;
+    /* each phase's geometry (dy's F channels in, C out) and taps */
+    geom g[4];
+    int64_t nty[2], ntx[2], woff[4];
+    for (int64_t r = 0; r < 2; r++) {
+        nty[r] = ntx[r] = 0;
+        for (int64_t k = 0; k < KH; k++)
+            nty[r] += (r + pad - k) % 2 == 0;
+        for (int64_t k = 0; k < KW; k++)
+            ntx[r] += (r + pad - k) % 2 == 0;
+    }
+    for (int64_t ph = 0, at = 0; ph < 4; ph++) {
+        const int64_t ry = ph / 2, rx = ph % 2;
+        g[ph] = (geom){F, OH, OW, C, nty[ry], ntx[rx], pt, pl, Pp, (H - ry + 1) / 2, (W - rx + 1) / 2, Lin, Lout, 1};
+        woff[ph] = at;
+        /* wp: phase ph's kernel [C][F][taps], taps in (ky, kx) order */
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t f = 0; f < F; f++) {
+                int64_t t = 0;
+                for (int64_t ky = 0; ky < KH; ky++)
+                    for (int64_t kx = 0; kx < KW; kx++)
+                        if ((ry + pad - ky) % 2 == 0 && (rx + pad - kx) % 2 == 0)
+                            wp[at + (c * F + f) * nty[ry] * ntx[rx] + t++] = w[((f * C + c) * KH + ky) * KW + kx];
+            }
+        at += C * F * nty[ry] * ntx[rx];
+    }
+    memset(xp, 0, sizeof(float) * (size_t)(F * Lin));
+    taps tp;
+    for (int64_t b = 0; b < N; b++) {
+        pad_image(xp, Lin, Pp, pt, pl, dy + b * F * OH * OW, F, OH, OW);
+        for (int64_t ph = 0; ph < 4; ph++) {
+            const int64_t ry = ph / 2, rx = ph % 2, KK = nty[ry] * ntx[rx];
+            float *yp = yt + ph * C * Lout;
+            if (KK == 0) {
+                /* no tap of this parity (a 1x1 kernel): those dx are 0 */
+                memset(yp, 0, sizeof(float) * (size_t)(C * Lout));
+                continue;
+            }
+            tp.cc = TAB / KK < F ? TAB / KK : F;
+            for (int64_t c = 0; c < tp.cc; c++) {
+                int64_t t = 0;
+                for (int64_t ky = 0; ky < KH; ky++)
+                    for (int64_t kx = 0; kx < KW; kx++)
+                        if ((ry + pad - ky) % 2 == 0 && (rx + pad - kx) % 2 == 0)
+                            tp.off[c * KK + t++] = (int32_t)(c * Lin + ((ry + pad - ky) / 2 + pt) * Pp +
+                                                             (rx + pad - kx) / 2 + pl);
+            }
+            grid(&g[ph], &tp, xp, wp + woff[ph], yp);
+        }
+        /* dx row ih = 2 i + ry: its even columns from phase (ry, 0), its odd
+         * ones from (ry, 1) */
+        float *db = dx + b * C * H * W;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ih = 0; ih < H; ih++) {
+                const int64_t ry = ih % 2, i = ih / 2;
+                const float *e = yt + (2 * ry * C + c) * Lout + i * Pp, *o = e + C * Lout;
+                float *d = db + (c * H + ih) * W;
+                for (int64_t j = 0; j < W / 2; j++) {
+                    d[2 * j] = e[j];
+                    d[2 * j + 1] = o[j];
+                }
+                if (W % 2)
+                    d[W - 1] = e[W / 2];
+            }
+    }
 }
 
 /* ---- the gradient for the kernel ------------------------------------------

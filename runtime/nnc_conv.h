@@ -74,6 +74,61 @@ static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t 
     return F * C * KH * KW + F * Lin + C * Lout;
 }
 
+/* The stride-2 data gradient by dx's 4 phases (even/odd rows x even/odd
+ * columns): phase (ry, rx) at (i, j) reads dy at (i + dy, j + dx) for the
+ * taps ky = ry + pad - 2 dy (and kx alike), a stride-1 correlation of dy
+ * with a kernel of 0 to ceil(K/2) taps a side.  dy is padded once into
+ * rows of pitch Pp, pt rows above and pl columns before, so that every
+ * phase's grid of Hg = ceil(H/2) rows x Wg = ceil(W/2) columns (rows of
+ * pitch Pp, Lout positions rounded up to a vector) reads only dy and
+ * zeros; Lin leaves the slack its last positions read. */
+static inline void nnc_conv_grid2t_range(int64_t K, int64_t pad, int64_t *dmin, int64_t *dmax)
+{
+    /* dy row offset (r + pad - k) / 2 over both phases r and the taps k of
+     * that parity */
+    *dmin = 0, *dmax = 0;
+    int first = 1;
+    for (int64_t r = 0; r < 2; r++)
+        for (int64_t k = 0; k < K; k++)
+            if ((r + pad - k) % 2 == 0) {
+                const int64_t d = (r + pad - k) / 2;
+                if (first || d < *dmin)
+                    *dmin = d;
+                if (first || d > *dmax)
+                    *dmax = d;
+                first = 0;
+            }
+}
+
+static inline void nnc_conv_grid2t(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t pad, int64_t *Lin,
+                                   int64_t *Lout, int64_t *Pp, int64_t *pt, int64_t *pl)
+{
+    const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1, Hg = (H + 1) / 2,
+                  Wg = (W + 1) / 2;
+    int64_t ymin, ymax, xmin, xmax;
+    nnc_conv_grid2t_range(KH, pad, &ymin, &ymax);
+    nnc_conv_grid2t_range(KW, pad, &xmin, &xmax);
+    *pt = ymin < 0 ? -ymin : 0;
+    *pl = xmin < 0 ? -xmin : 0;
+    const int64_t pb = Hg - 1 + ymax - (OH - 1) > 0 ? Hg - 1 + ymax - (OH - 1) : 0,
+                  pr = Wg - 1 + xmax - (OW - 1) > 0 ? Wg - 1 + xmax - (OW - 1) : 0;
+    *Pp = *pl + OW + pr;
+    *Lout = (Hg * *Pp + NNC_CONV_BLOCK - 1) / NNC_CONV_BLOCK * NNC_CONV_BLOCK;
+    *Lin = *Lout + (ymax + *pt) * *Pp + xmax + *pl;
+    if (*Lin < (*pt + OH + pb) * *Pp)
+        *Lin = (*pt + OH + pb) * *Pp;
+}
+
+/* for nnc_conv2d_s2_bwd_data_f32: dy padded, the kernel regrouped by
+ * phase, the 4 phases' grids of dx */
+static inline int64_t nnc_conv2d_s2_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+                                                  int64_t KW, int64_t pad)
+{
+    int64_t Lin, Lout, Pp, pt, pl;
+    nnc_conv_grid2t(H, W, KH, KW, pad, &Lin, &Lout, &Pp, &pt, &pl);
+    return F * Lin + F * C * KH * KW + 4 * C * Lout;
+}
+
 /* The kernel gradient by positions (F <= 8, stride 1): the image padded
  * into rows of pitch W + 2 pad, dy on a grid of Lg positions (OH rows of
  * that pitch, rounded up to a vector), Lin per channel with the slack the

@@ -4197,7 +4197,7 @@ void res_net_backward(res_net *m)
     float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t543 = (float *)(A + 1472); /* [2048] */
+    float *const t543 = (float *)(A + 1472); /* [14336] */
     float *const t544 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
     float *const t545 = (float *)(A + 1472); /* [14784] */
     float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
@@ -4214,7 +4214,7 @@ void res_net_backward(res_net *m)
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
     float *const t567 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
-    float *const t569 = (float *)(A + 960); /* [18432] */
+    float *const t569 = (float *)(A + 960); /* [34432] */
     float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const t572 = (float *)(A + 960); /* [36864] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
@@ -4241,7 +4241,7 @@ void res_net_backward(res_net *m)
     float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t613 = (float *)(A + 576); /* [4096] */
+    float *const t613 = (float *)(A + 576); /* [25088] */
     float *const t614 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
     float *const t615 = (float *)(A + 576); /* [25312] */
     float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
@@ -4776,9 +4776,6 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t541, t321, t546, 32, 16, 16, 64, 1, 1, 2, 0, t545, 14784);
-    else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
@@ -5029,6 +5026,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_bwd_data_f32(n, t567, t325, t570, 32, 16, 16, 64, 3, 3, 1, t569, 34432);
+    else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
@@ -5502,9 +5502,6 @@ void res_net_backward(res_net *m)
         }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t611, t160, t616, 16, 32, 32, 32, 1, 1, 2, 0, t615, 25312);
-    else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
@@ -5755,6 +5752,9 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_bwd_data_f32(n, t637, t164, t640, 16, 32, 32, 32, 3, 3, 1, t639, 36864);
+    else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;

@@ -182,7 +182,27 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
                C, H, W, F, KH, KW, p, e);
         CHECKF(guard_intact(wk, nwk), "stride 2 wrote past its work buffer");
     }
-    free(wk), free(x), free(w), free(y), free(bias), free(yr);
+    free(wk);
+    /* its data gradient by dx's phases: every shape here, padding wider
+     * than the kernel included */
+    {
+        float *dy = malloc(sizeof(float) * ny), *dx = malloc(sizeof(float) * nx);
+        double *dxr = malloc(sizeof(double) * nx);
+        for (size_t i = 0; i < ny; i++)
+            dy[i] = (float)urand(seed);
+        for (size_t i = 0; i < nx; i++)
+            dx[i] = NAN;
+        nwk = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, p);
+        wk = work_with_guard(nwk);
+        nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, C, H, W, F, KH, KW, p, wk, nwk);
+        ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 2, p);
+        const double e = rel_err(dx, dxr, nx);
+        CHECKF(e < 1e-5, "stride 2 backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH,
+               KW, p, e);
+        CHECKF(guard_intact(wk, nwk), "stride 2 backward data wrote past its work buffer");
+        free(wk), free(dy), free(dx), free(dxr);
+    }
+    free(x), free(w), free(y), free(bias), free(yr);
 }
 
 /* dw[f][c][ky][kx] = sum over n, oh, ow of dy x at stride S */
@@ -257,6 +277,10 @@ int main(void)
     s2_case(&seed, 2, 1, 8, 8, 9, 4, 4, 3);
     s2_case(&seed, 1, 5, 1, 1, 2, 1, 1, 0);
     s2_case(&seed, 1, 2, 5, 6, 3, 2, 2, 2); /* padding wider than the kernel */
+    s2_case(&seed, 2, 6, 15, 13, 10, 3, 3, 1);
+    s2_case(&seed, 1, 3, 11, 12, 17, 5, 3, 1);
+    s2_case(&seed, 1, 520, 4, 4, 3, 3, 3, 1); /* forward: C K K > 4096 */
+    s2_case(&seed, 1, 3, 6, 6, 1100, 2, 2, 0); /* F x 4 taps > 4096: runs of the phase's tap table */
     /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
      * and 4 and their tails), strides 1 to 3, tap counts off the blocks of
      * 24 taps */
