@@ -532,7 +532,13 @@ WMICRO(wmicro, w16, 4, 1, 5, 1)
 WMICRO(wmicro, w16, 1, 1, KW, 1)
 WMICRO(wmicro, w16, 2, 1, KW, 1)
 WMICRO(wmicro, w16, 4, 1, KW, 1)
+WMICRO(wmicro, w16, 1, 4, 3, 4)
+WMICRO(wmicro, w16, 1, 2, 3, 4)
+WMICRO(wmicro, w16, 1, 1, 3, 4)
 WMICRO(wmicro8, w8, 1, 8, 3, 4)
+WMICRO(wmicro8, w8, 1, 4, 3, 4)
+WMICRO(wmicro8, w8, 1, 2, 3, 4)
+WMICRO(wmicro8, w8, 1, 1, 3, 4)
 WMICRO(wmicro8, w8, 1, 5, 5, 4)
 WMICRO(wmicro8, w8, 1, 1, KW, 1)
 
@@ -554,6 +560,20 @@ static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
     if (rem >= 2)
         return &t[1];
     return &t[0];
+}
+
+/* The instance for the last rows (c, ky) of a one-vector 3-wide block: the
+ * fewest of 4, 2 or 1 that cover rem, where the 8 of the full blocks would
+ * mostly run dropped rows (a 3-channel stem: 9 rows = 8 + 1, of which the
+ * second block of 8 wasted 7, a third of the layer's time). */
+static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn)
+{
+    static const wkernel t16[3] = {{1, 1, w16_1_1_3}, {1, 2, w16_1_2_3}, {1, 4, w16_1_4_3}};
+    static const wkernel t8[3] = {{1, 1, w8_1_1_3}, {1, 2, w8_1_2_3}, {1, 4, w8_1_4_3}};
+    if (rem >= k->R || k->cv != 1 || KW != 3)
+        return k;
+    const wkernel *t = vn == 8 ? t8 : t16;
+    return rem <= 1 ? &t[0] : rem <= 2 ? &t[1] : rem <= 4 ? &t[2] : k;
 }
 
 /* The kernel's gradient at stride 1 with few output channels (F <= 8:
@@ -733,18 +753,21 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                 /* the generic instance (R = 1) takes the row's taps in runs
                  * of at most 24 / cv, its accumulators */
                 const int64_t run = KW == 3 || KW == 5 ? KW : 24 / k->cv;
-                for (int64_t q0 = 0; q0 < CKH; q0 += k->R)
+                for (int64_t q0 = 0; q0 < CKH;) {
+                    const wkernel *kq = tail(k, CKH - q0, KW, vn);
                     for (int64_t kx0 = 0; kx0 < KW; kx0 += run) {
                         /* the block's rows; past CKH, row 0 again, into
                          * rows of acc that are dropped */
                         const float *rows[8];
-                        for (int q = 0; q < k->R; q++) {
+                        for (int q = 0; q < kq->R; q++) {
                             const int64_t row = q0 + q < CKH ? q0 + q : 0;
                             rows[q] = xp + (row / KH * Hp + row % KH + oh0 * S) * Pp + kx0;
                         }
-                        k->fn(rows, dyT + cb * vn, acc + (q0 * KW + kx0) * Fp + cb * vn, nr, OW, Pp, S, Fp,
-                              KW - kx0 < run ? KW - kx0 : run);
+                        kq->fn(rows, dyT + cb * vn, acc + (q0 * KW + kx0) * Fp + cb * vn, nr, OW, Pp, S, Fp,
+                               KW - kx0 < run ? KW - kx0 : run);
                     }
+                    q0 += kq->R;
+                }
                 cb += k->cv;
             }
         }

@@ -303,6 +303,12 @@ int main(void)
     filter_case(&seed, 2, 3, 10, 11, 8, 3, 3, 2, 1);
     filter_case(&seed, 2, 3, 9, 9, 40, 5, 5, 1, 2);
     filter_case(&seed, 2, 7, 11, 6, 16, 3, 3, 1, 0);
+    /* the last rows of a block in blocks of 1, 2 or 4 (C KH = 9, 3, 12, 18, 18) */
+    filter_case(&seed, 2, 3, 12, 12, 16, 3, 3, 1, 1);
+    filter_case(&seed, 2, 1, 9, 9, 16, 3, 3, 2, 1);
+    filter_case(&seed, 2, 4, 9, 9, 8, 3, 3, 2, 1);
+    filter_case(&seed, 2, 6, 8, 8, 5, 3, 3, 2, 1);
+    filter_case(&seed, 2, 6, 8, 8, 16, 3, 3, 1, 1);
     /* F <= 8 at stride 1: by positions, each channel count */
     for (int F = 1; F <= 8; F++)
         filter_case(&seed, 2, 3 - F % 3, 7 + F, 9, F, 1 + F % 5, 5 - F % 3, 1, F % 3);
