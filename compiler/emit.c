@@ -1128,18 +1128,13 @@ static void emit_bn_op(int t)
     case IR_BN_GRADS: {
         /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
         const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]);
-        /* dy masked by a relu's output (plan.c's fold_relu_bn_grad) */
-        const char *mask = n->nin > 3 ? ref(n->in[3]) : NULL;
-        const char *d = mask ? xs("(mr[k] > %s ? dr[k] : %s)", lit(0), lit(0)) : "dr[k]";
         P("        (void)M;\n");
         P("        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
         P("            const %s mu = %s[c];\n", R(), st);
         P("            for (int64_t b = 0; b < N; b++) {\n");
         P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
-        if (mask)
-            P("                const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
-        lanes_store("                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
-        lanes_store("                ", "double", "sd +=", "L", d);
+        lanes_store("                ", "double", "sdx +=", "L", "dr[k] * (xr[k] - mu)");
+        lanes_store("                ", "double", "sd +=", "L", "dr[k]");
         P("            }\n");
         P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
           y, R(), st, n->fval, y, R());
@@ -1156,11 +1151,7 @@ static void emit_bn_op(int t)
         P("                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", R(), gr);
         P("            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
         P("            %s *yr = %s + (b * C + c) * L;\n", R(), y);
-        const char *mask = n->nin > 5 ? ref(n->in[5]) : NULL;
-        if (mask)
-            P("            const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
-        P("            for (int64_t k = 0; k < L; k++) yr[k] = a * (%s - mdy) - (xr[k] - mu) * k2;\n        }\n",
-          mask ? xs("(mr[k] > %s ? dr[k] : %s)", lit(0), lit(0)) : "dr[k]");
+        P("            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;\n        }\n");
         break;
     }
     default:
