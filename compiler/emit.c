@@ -1263,11 +1263,12 @@ static void emit_conv_op(int t)
      * phases, each a stride-1 correlation of dy with its taps: ~1.1 ms for
      * each of resnet_small's two layers, against ~2.3 for the columns
      * (Wᵀ dy and a col2im of 9 scattered adds per value). */
+    const int s2 = n->stride == 2 && n->kh * n->kw > 1; /* stride 2 by phases, not for 1x1 */
     int kernel = !O->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
-             ((n->op == IR_CONV2D && (n->stride == 1 || (n->stride == 2 && n->kh * n->kw > 1))) ||
-              (n->op == IR_CONV2D_BWD_DATA && n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
-               4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]) ||
-              (n->op == IR_CONV2D_BWD_DATA && n->stride == 2 && n->kh * n->kw > 1));
+             ((n->op == IR_CONV2D && (n->stride == 1 || s2)) ||
+              (n->op == IR_CONV2D_BWD_DATA &&
+               (s2 || (n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
+                       4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]))));
     /* The kernels are fast only where the runtime was built for AVX-512
      * (their 16-float accumulators fill its 32 registers; with 16 AVX2
      * registers they spill and ran at 4-7 GFLOP/s, against ~50 for the

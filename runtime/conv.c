@@ -362,37 +362,34 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
     int64_t Lin, Lout, Pp, pt, pl;
     nnc_conv_grid2t(H, W, KH, KW, pad, &Lin, &Lout, &Pp, &pt, &pl);
     float *xp = work, *wp = xp + F * Lin, *yt = wp + F * C * KH * KW;
-    /* each phase's geometry (dy's F channels in, C out) and taps */
-    geom g[4];
-    int64_t nty[2], ntx[2], woff[4];
+    /* each axis's taps per phase (nnc_conv.h), each phase's geometry (dy's
+     * F channels in, C out) and its kernel wp [C][F][taps], taps in (ky,
+     * kx) order */
+    int64_t ky0[2], nty[2], dy0[2], kx0[2], ntx[2], dx0[2];
     for (int64_t r = 0; r < 2; r++) {
-        nty[r] = ntx[r] = 0;
-        for (int64_t k = 0; k < KH; k++)
-            nty[r] += (r + pad - k) % 2 == 0;
-        for (int64_t k = 0; k < KW; k++)
-            ntx[r] += (r + pad - k) % 2 == 0;
+        nnc_conv_phase_taps(r, KH, pad, &ky0[r], &nty[r], &dy0[r]);
+        nnc_conv_phase_taps(r, KW, pad, &kx0[r], &ntx[r], &dx0[r]);
     }
+    geom g[4];
+    int64_t woff[4];
     for (int64_t ph = 0, at = 0; ph < 4; ph++) {
-        const int64_t ry = ph / 2, rx = ph % 2;
-        g[ph] = (geom){F, OH, OW, C, nty[ry], ntx[rx], pt, pl, Pp, (H - ry + 1) / 2, (W - rx + 1) / 2, Lin, Lout, 1};
+        const int64_t ry = ph / 2, rx = ph % 2, ny = nty[ry], nx = ntx[rx];
+        g[ph] = (geom){F, OH, OW, C, ny, nx, pt, pl, Pp, (H - ry + 1) / 2, (W - rx + 1) / 2, Lin, Lout, 1};
         woff[ph] = at;
-        /* wp: phase ph's kernel [C][F][taps], taps in (ky, kx) order */
         for (int64_t c = 0; c < C; c++)
-            for (int64_t f = 0; f < F; f++) {
-                int64_t t = 0;
-                for (int64_t ky = 0; ky < KH; ky++)
-                    for (int64_t kx = 0; kx < KW; kx++)
-                        if ((ry + pad - ky) % 2 == 0 && (rx + pad - kx) % 2 == 0)
-                            wp[at + (c * F + f) * nty[ry] * ntx[rx] + t++] = w[((f * C + c) * KH + ky) * KW + kx];
-            }
-        at += C * F * nty[ry] * ntx[rx];
+            for (int64_t f = 0; f < F; f++)
+                for (int64_t ty = 0; ty < ny; ty++)
+                    for (int64_t tx = 0; tx < nx; tx++)
+                        wp[at + ((c * F + f) * ny + ty) * nx + tx] =
+                            w[((f * C + c) * KH + ky0[ry] + 2 * ty) * KW + kx0[rx] + 2 * tx];
+        at += C * F * ny * nx;
     }
     memset(xp, 0, sizeof(float) * (size_t)(F * Lin));
     taps tp;
     for (int64_t b = 0; b < N; b++) {
         pad_image(xp, Lin, Pp, pt, pl, dy + b * F * OH * OW, F, OH, OW);
         for (int64_t ph = 0; ph < 4; ph++) {
-            const int64_t ry = ph / 2, rx = ph % 2, KK = nty[ry] * ntx[rx];
+            const int64_t ry = ph / 2, rx = ph % 2, ny = nty[ry], nx = ntx[rx], KK = ny * nx;
             float *yp = yt + ph * C * Lout;
             if (KK == 0) {
                 /* no tap of this parity (a 1x1 kernel): those dx are 0 */
@@ -400,14 +397,11 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                 continue;
             }
             tp.cc = TAB / KK < F ? TAB / KK : F;
-            for (int64_t c = 0; c < tp.cc; c++) {
-                int64_t t = 0;
-                for (int64_t ky = 0; ky < KH; ky++)
-                    for (int64_t kx = 0; kx < KW; kx++)
-                        if ((ry + pad - ky) % 2 == 0 && (rx + pad - kx) % 2 == 0)
-                            tp.off[c * KK + t++] = (int32_t)(c * Lin + ((ry + pad - ky) / 2 + pt) * Pp +
-                                                             (rx + pad - kx) / 2 + pl);
-            }
+            for (int64_t c = 0; c < tp.cc; c++)
+                for (int64_t ty = 0; ty < ny; ty++)
+                    for (int64_t tx = 0; tx < nx; tx++)
+                        tp.off[c * KK + ty * nx + tx] =
+                            (int32_t)(c * Lin + (dy0[ry] - ty + pt) * Pp + dx0[rx] - tx + pl);
             grid(&g[ph], &tp, xp, wp + woff[ph], yp);
         }
         /* dx row ih = 2 i + ry: its even columns from phase (ry, 0), its odd
@@ -698,22 +692,19 @@ static inline void transpose16(float *dst, int64_t ds, const float *src, int64_t
 #endif
 
 /* dst[p][f] = src[f][p] for f < F, p < np: dst rows of pitch ds, src rows
- * of pitch ss */
+ * of pitch ss; 16x16 blocks where AVX-512 is, one value at a time for the
+ * rest */
 static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int64_t F, int64_t np)
 {
-    int64_t f0 = 0;
+    int64_t f16 = 0, p16 = 0; /* the blocks cover f < f16, p < p16 */
 #if defined(__AVX512F__)
-    for (; f0 + 16 <= F; f0 += 16) {
-        int64_t p = 0;
-        for (; p + 16 <= np; p += 16)
+    f16 = F / 16 * 16, p16 = np / 16 * 16;
+    for (int64_t f0 = 0; f0 < f16; f0 += 16)
+        for (int64_t p = 0; p < p16; p += 16)
             transpose16(dst + p * ds + f0, ds, src + f0 * ss + p, ss);
-        for (int64_t f = f0; f < f0 + 16; f++)
-            for (int64_t q = p; q < np; q++)
-                dst[q * ds + f] = src[f * ss + q];
-    }
 #endif
-    for (int64_t f = f0; f < F; f++)
-        for (int64_t p = 0; p < np; p++)
+    for (int64_t f = 0; f < F; f++)
+        for (int64_t p = f < f16 ? p16 : 0; p < np; p++)
             dst[p * ds + f] = src[f * ss + p];
 }
 

@@ -82,22 +82,32 @@ static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t 
  * phase's grid of Hg = ceil(H/2) rows x Wg = ceil(W/2) columns (rows of
  * pitch Pp, Lout positions rounded up to a vector) reads only dy and
  * zeros; Lin leaves the slack its last positions read. */
+/* Phase r's taps along one axis (r = 0: the even positions, 1: the odd
+ * ones): k = k0, k0 + 2, ... (n of them, those with r + pad - k even);
+ * tap t reads dy at offset d0 - t from the phase's position. */
+static inline void nnc_conv_phase_taps(int64_t r, int64_t K, int64_t pad, int64_t *k0, int64_t *n, int64_t *d0)
+{
+    *k0 = (r + pad) % 2;
+    *n = K > *k0 ? (K - *k0 + 1) / 2 : 0;
+    *d0 = (r + pad - *k0) / 2;
+}
+
+/* the least and greatest dy offset over both phases' taps */
 static inline void nnc_conv_grid2t_range(int64_t K, int64_t pad, int64_t *dmin, int64_t *dmax)
 {
-    /* dy row offset (r + pad - k) / 2 over both phases r and the taps k of
-     * that parity */
     *dmin = 0, *dmax = 0;
     int first = 1;
-    for (int64_t r = 0; r < 2; r++)
-        for (int64_t k = 0; k < K; k++)
-            if ((r + pad - k) % 2 == 0) {
-                const int64_t d = (r + pad - k) / 2;
-                if (first || d < *dmin)
-                    *dmin = d;
-                if (first || d > *dmax)
-                    *dmax = d;
-                first = 0;
-            }
+    for (int64_t r = 0; r < 2; r++) {
+        int64_t k0, n, d0;
+        nnc_conv_phase_taps(r, K, pad, &k0, &n, &d0);
+        if (n == 0)
+            continue;
+        if (first || d0 - (n - 1) < *dmin)
+            *dmin = d0 - (n - 1);
+        if (first || d0 > *dmax)
+            *dmax = d0;
+        first = 0;
+    }
 }
 
 static inline void nnc_conv_grid2t(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t pad, int64_t *Lin,
