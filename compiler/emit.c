@@ -549,7 +549,9 @@ static uint32_t collapse_dims(Shape *s, uint32_t axes)
  * are not one serial chain and the loop vectorizes (float reductions do
  * not, without -ffast-math); expr reads the index as `k`.  The tail and
  * the lanes are added in `total` (the element type, or double), and the
- * result goes to `store`: "sum =" or "acc +=". */
+ * result goes to `store`: "sum =" or "acc +=".  expr holds no `?:`:
+ * gcc 12 at -O3 vectorizes this loop nest wrongly when it does
+ * (docs/decisions.md, "gcc 12 and conditional lane sums"). */
 static void lanes_store(const char *ind, const char *total, const char *store, const char *len, const char *expr)
 {
     P("%s{\n", ind);
@@ -1128,13 +1130,21 @@ static void emit_bn_op(int t)
     case IR_BN_GRADS: {
         /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
         const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]);
+        /* dy masked by a relu's output (plan.c's fold_relu_bn_grad).  A
+         * product with the mask, not `mr[k] > 0 ? dr[k] : 0`: gcc 12 at -O3
+         * miscompiles a conditional in these lane sums (docs/decisions.md,
+         * "gcc 12 and conditional lane sums"). */
+        const char *mask = n->nin > 3 ? ref(n->in[3]) : NULL;
+        const char *d = mask ? xs("dr[k] * (%s)(mr[k] > %s)", R(), lit(0)) : "dr[k]";
         P("        (void)M;\n");
         P("        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
         P("            const %s mu = %s[c];\n", R(), st);
         P("            for (int64_t b = 0; b < N; b++) {\n");
         P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
-        lanes_store("                ", "double", "sdx +=", "L", "dr[k] * (xr[k] - mu)");
-        lanes_store("                ", "double", "sd +=", "L", "dr[k]");
+        if (mask)
+            P("                const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
+        lanes_store("                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
+        lanes_store("                ", "double", "sd +=", "L", d);
         P("            }\n");
         P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
           y, R(), st, n->fval, y, R());
@@ -1151,7 +1161,11 @@ static void emit_bn_op(int t)
         P("                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", R(), gr);
         P("            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
         P("            %s *yr = %s + (b * C + c) * L;\n", R(), y);
-        P("            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;\n        }\n");
+        const char *mask = n->nin > 5 ? ref(n->in[5]) : NULL;
+        if (mask)
+            P("            const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
+        P("            for (int64_t k = 0; k < L; k++) yr[k] = a * (%s - mdy) - (xr[k] - mu) * k2;\n        }\n",
+          mask ? xs("(mr[k] > %s ? dr[k] : %s)", lit(0), lit(0)) : "dr[k]");
         break;
     }
     default:

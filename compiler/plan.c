@@ -163,6 +163,54 @@ static void fold_relu_pool(Graph *g, const char *roots)
     free(uses);
 }
 
+/* relu's gradient dy * step(y) read only by batch norm's backward pair,
+ * the sums (BN_GRADS) and dx (BN_BWD) over the same dy (through a reshape:
+ * std.nn's BatchNorm works on [N, C, L]): both take dy and the mask's y
+ * instead (in[3] of the sums, in[5] of dx) and apply the mask as they read
+ * dy, so the product is never written: a pass over the activation saved
+ * per BatchNorm followed by a relu whose output nothing else needs the
+ * gradient of (resnet_small: relu(bn1(..)) in each block, and the stem's;
+ * the relu after the residual add is also read by the skip's gradient). */
+static void fold_relu_bn_grad(Graph *g, const char *roots)
+{
+    int *uses = use_counts(g, roots);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *sums = &g->nodes[i];
+        if (sums->op != IR_BN_GRADS || sums->nin != 3)
+            continue;
+        const int d = sums->in[0];
+        int dx = -1;
+        for (int j = i + 1; j < g->n && dx < 0; j++)
+            if (g->nodes[j].op == IR_BN_BWD && g->nodes[j].nin == 5 && g->nodes[j].in[0] == d)
+                dx = j;
+        if (dx < 0 || uses[d] != 2)
+            continue;
+        int m = d; /* the product, or the one reshape of it */
+        if (g->nodes[m].op == IR_RESHAPE) {
+            m = g->nodes[m].in[0];
+            if (uses[m] != 1)
+                continue;
+        }
+        const IrNode *mul = &g->nodes[m];
+        if (mul->op != IR_MUL || mul->nin != 2 || mul->dt != g->nodes[d].dt)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const int gi = mul->in[k], si = mul->in[1 - k];
+            const IrNode *st = &g->nodes[si];
+            if (st->op != IR_STEP || !ir_shape_eq(st->shape, mul->shape) ||
+                !ir_shape_eq(g->nodes[gi].shape, mul->shape) || !ir_shape_eq(g->nodes[st->in[0]].shape, mul->shape))
+                continue;
+            const int y = st->in[0];
+            sums->in[0] = gi;
+            add_input(sums, y);
+            g->nodes[dx].in[0] = gi;
+            add_input(&g->nodes[dx], y);
+            break;
+        }
+    }
+    free(uses);
+}
+
 /* A convolution's bias add, and a relu after it, done by the convolution
  * as it writes its output (runtime/conv.c's copy out of the padded grid,
  * or a loop after each example's GEMM): conv2d(x, w) + b[F, 1, 1] read
@@ -484,6 +532,7 @@ void plan_graph(const Model *m, Graph *g)
     fold_relu_pool(g, roots);
     fold_conv_bias(g, roots);
     fold_bn_relu(g, roots);
+    fold_relu_bn_grad(g, roots);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)
         abort();

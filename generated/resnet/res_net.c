@@ -4183,11 +4183,10 @@ void res_net_backward(res_net *m)
     float *const t515 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     float *const t516 = (float *)(A + 1984); /* [73728] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t519 = (float *)(A + SB + 270336 * MB); /* [N, 64, 8, 8] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
-    float *const t526 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    float *const t526 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const t528 = (float *)(A + 1728); /* [48448] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t531 = (float *)(A + 1728); /* [73728] */
@@ -4209,16 +4208,15 @@ void res_net_backward(res_net *m)
     float *const t556 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     float *const t557 = (float *)(A + 1152); /* [73728] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t560 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
-    float *const t567 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    float *const t567 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const t569 = (float *)(A + 960); /* [34432] */
-    float *const t570 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const t570 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
     float *const t572 = (float *)(A + 960); /* [36864] */
     float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t575 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const t575 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const t577 = (float *)(A + 256); /* [2, 32] */
     float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
@@ -4227,11 +4225,10 @@ void res_net_backward(res_net *m)
     float *const t585 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     float *const t586 = (float *)(A + 832); /* [82944] */
     float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t589 = (float *)(A + SB + 229376 * MB); /* [N, 32, 16, 16] */
     float *const t591 = (float *)(A + 256); /* [2, 32] */
     float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
-    float *const t596 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    float *const t596 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     float *const t598 = (float *)(A + 704); /* [73728] */
     float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t601 = (float *)(A + 704); /* [82944] */
@@ -4253,16 +4250,15 @@ void res_net_backward(res_net *m)
     float *const t626 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     float *const t627 = (float *)(A + 416); /* [82944] */
     float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t630 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     float *const t632 = (float *)(A + 256); /* [2, 32] */
     float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
-    float *const t637 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    float *const t637 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const t639 = (float *)(A + 256); /* [36864] */
-    float *const t640 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t640 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
     float *const t642 = (float *)(A + 256); /* [41472] */
     float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t645 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const t645 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const t647 = (float *)(A + 64); /* [2, 16] */
     float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
@@ -4271,11 +4267,10 @@ void res_net_backward(res_net *m)
     float *const t655 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     float *const t656 = (float *)(A + 192); /* [149760] */
     float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t659 = (float *)(A + SB + 147456 * MB); /* [N, 16, 32, 32] */
     float *const t661 = (float *)(A + 64); /* [2, 16] */
     float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
-    float *const t666 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    float *const t666 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     float *const t668 = (float *)(A + 128); /* [147456] */
     float *const t669 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     float *const t671 = (float *)(A + 128); /* [149760] */
@@ -4289,20 +4284,19 @@ void res_net_backward(res_net *m)
     float *const t684 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     float *const t685 = (float *)(A + 64); /* [149760] */
     float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t688 = (float *)(A + SB + 81920 * MB); /* [N, 16, 32, 32] */
     float *const t690 = (float *)(A + 64); /* [2, 16] */
     float *const t691 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
     float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
-    float *const t695 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const t695 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const t697 = (float *)(A + 32); /* [147456] */
     float *const t698 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const t699 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     float *const t700 = (float *)(A + 32); /* [149760] */
     float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t703 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     float *const t705 = (float *)(A + 32); /* [2, 16] */
     float *const t706 = G + 432; /* d bn.weight [1, 16] */
     float *const t708 = G + 448; /* d bn.bias [1, 16] */
-    float *const t710 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t710 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
     float *const t712 = (float *)(A + 0); /* [28080] */
     float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
@@ -4515,23 +4509,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t517[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r450 = t450;
-    const float *restrict const r515 = t515;
-    float *restrict const r519 = t519;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v452 = r450[i];
-        const float v515 = r515[i];
-        const float v519 = v452 > 0.0f ? v515 : 0.0f;
-        r519[i] = v519;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r423 = t423;
     const float *restrict const r429 = t429;
-    const float *restrict const r519 = t519;
+    const float *restrict const r450 = t450;
+    const float *restrict const r515 = t515;
     float *restrict const r521 = t521;
     {
         const int64_t N = n, C = 64, L = 64;
@@ -4541,14 +4524,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r429[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
+                const float *xr = r423 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
+                const float *mr = r450 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -4556,9 +4540,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -4579,7 +4563,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r423 = t423;
     const float *restrict const r424 = t424;
     const float *restrict const r429 = t429;
-    const float *restrict const r519 = t519;
+    const float *restrict const r450 = t450;
+    const float *restrict const r515 = t515;
     const float *restrict const r521 = t521;
     float *restrict const r526 = t526;
     {
@@ -4590,9 +4575,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05), k1 = (double)r424[c] * rstd;
             const float mu = r429[c], a = (float)k1, mdy = (float)((double)r521[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r521[c] / M);
-            const float *xr = r423 + (b * C + c) * L, *dr = r519 + (b * C + c) * L;
+            const float *xr = r423 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
             float *yr = r526 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r450 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
@@ -4944,23 +4930,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t558[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r354 = t354;
-    const float *restrict const r556 = t556;
-    float *restrict const r560 = t560;
-    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v356 = r354[i];
-        const float v556 = r556[i];
-        const float v560 = v356 > 0.0f ? v556 : 0.0f;
-        r560[i] = v560;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r327 = t327;
     const float *restrict const r333 = t333;
-    const float *restrict const r560 = t560;
+    const float *restrict const r354 = t354;
+    const float *restrict const r556 = t556;
     float *restrict const r562 = t562;
     {
         const int64_t N = n, C = 64, L = 64;
@@ -4970,14 +4945,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r333[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
+                const float *xr = r327 + (b * C + c) * L, *dr = r556 + (b * C + c) * L;
+                const float *mr = r354 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -4985,9 +4961,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -5008,7 +4984,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r327 = t327;
     const float *restrict const r328 = t328;
     const float *restrict const r333 = t333;
-    const float *restrict const r560 = t560;
+    const float *restrict const r354 = t354;
+    const float *restrict const r556 = t556;
     const float *restrict const r562 = t562;
     float *restrict const r567 = t567;
     {
@@ -5019,9 +4996,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05), k1 = (double)r328[c] * rstd;
             const float mu = r333[c], a = (float)k1, mdy = (float)((double)r562[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r562[c] / M);
-            const float *xr = r327 + (b * C + c) * L, *dr = r560 + (b * C + c) * L;
+            const float *xr = r327 + (b * C + c) * L, *dr = r556 + (b * C + c) * L;
             float *yr = r567 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r354 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
@@ -5241,23 +5219,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t587[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r289 = t289;
-    const float *restrict const r585 = t585;
-    float *restrict const r589 = t589;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v291 = r289[i];
-        const float v585 = r585[i];
-        const float v589 = v291 > 0.0f ? v585 : 0.0f;
-        r589[i] = v589;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r262 = t262;
     const float *restrict const r268 = t268;
-    const float *restrict const r589 = t589;
+    const float *restrict const r289 = t289;
+    const float *restrict const r585 = t585;
     float *restrict const r591 = t591;
     {
         const int64_t N = n, C = 32, L = 256;
@@ -5267,14 +5234,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r268[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
+                const float *xr = r262 + (b * C + c) * L, *dr = r585 + (b * C + c) * L;
+                const float *mr = r289 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -5282,9 +5250,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -5305,7 +5273,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r262 = t262;
     const float *restrict const r263 = t263;
     const float *restrict const r268 = t268;
-    const float *restrict const r589 = t589;
+    const float *restrict const r289 = t289;
+    const float *restrict const r585 = t585;
     const float *restrict const r591 = t591;
     float *restrict const r596 = t596;
     {
@@ -5316,9 +5285,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05), k1 = (double)r263[c] * rstd;
             const float mu = r268[c], a = (float)k1, mdy = (float)((double)r591[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r591[c] / M);
-            const float *xr = r262 + (b * C + c) * L, *dr = r589 + (b * C + c) * L;
+            const float *xr = r262 + (b * C + c) * L, *dr = r585 + (b * C + c) * L;
             float *yr = r596 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r289 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
@@ -5670,23 +5640,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t628[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r193 = t193;
-    const float *restrict const r626 = t626;
-    float *restrict const r630 = t630;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v195 = r193[i];
-        const float v626 = r626[i];
-        const float v630 = v195 > 0.0f ? v626 : 0.0f;
-        r630[i] = v630;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r166 = t166;
     const float *restrict const r172 = t172;
-    const float *restrict const r630 = t630;
+    const float *restrict const r193 = t193;
+    const float *restrict const r626 = t626;
     float *restrict const r632 = t632;
     {
         const int64_t N = n, C = 32, L = 256;
@@ -5696,14 +5655,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r172[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
+                const float *xr = r166 + (b * C + c) * L, *dr = r626 + (b * C + c) * L;
+                const float *mr = r193 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -5711,9 +5671,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -5734,7 +5694,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r166 = t166;
     const float *restrict const r167 = t167;
     const float *restrict const r172 = t172;
-    const float *restrict const r630 = t630;
+    const float *restrict const r193 = t193;
+    const float *restrict const r626 = t626;
     const float *restrict const r632 = t632;
     float *restrict const r637 = t637;
     {
@@ -5745,9 +5706,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05), k1 = (double)r167[c] * rstd;
             const float mu = r172[c], a = (float)k1, mdy = (float)((double)r632[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r632[c] / M);
-            const float *xr = r166 + (b * C + c) * L, *dr = r630 + (b * C + c) * L;
+            const float *xr = r166 + (b * C + c) * L, *dr = r626 + (b * C + c) * L;
             float *yr = r637 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r193 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
@@ -5961,23 +5923,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t657[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r128 = t128;
-    const float *restrict const r655 = t655;
-    float *restrict const r659 = t659;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v130 = r128[i];
-        const float v655 = r655[i];
-        const float v659 = v130 > 0.0f ? v655 : 0.0f;
-        r659[i] = v659;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r101 = t101;
     const float *restrict const r107 = t107;
-    const float *restrict const r659 = t659;
+    const float *restrict const r128 = t128;
+    const float *restrict const r655 = t655;
     float *restrict const r661 = t661;
     {
         const int64_t N = n, C = 16, L = 1024;
@@ -5987,14 +5938,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r107[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
+                const float *xr = r101 + (b * C + c) * L, *dr = r655 + (b * C + c) * L;
+                const float *mr = r128 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -6002,9 +5954,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -6025,7 +5977,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r101 = t101;
     const float *restrict const r102 = t102;
     const float *restrict const r107 = t107;
-    const float *restrict const r659 = t659;
+    const float *restrict const r128 = t128;
+    const float *restrict const r655 = t655;
     const float *restrict const r661 = t661;
     float *restrict const r666 = t666;
     {
@@ -6036,9 +5989,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05), k1 = (double)r102[c] * rstd;
             const float mu = r107[c], a = (float)k1, mdy = (float)((double)r661[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r661[c] / M);
-            const float *xr = r101 + (b * C + c) * L, *dr = r659 + (b * C + c) * L;
+            const float *xr = r101 + (b * C + c) * L, *dr = r655 + (b * C + c) * L;
             float *yr = r666 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r128 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
@@ -6252,23 +6206,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t686[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) (backward) */
-    {
-    const float *restrict const r63 = t63;
-    const float *restrict const r684 = t684;
-    float *restrict const r688 = t688;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v65 = r63[i];
-        const float v684 = r684[i];
-        const float v688 = v65 > 0.0f ? v684 : 0.0f;
-        r688[i] = v688;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r36 = t36;
     const float *restrict const r42 = t42;
-    const float *restrict const r688 = t688;
+    const float *restrict const r63 = t63;
+    const float *restrict const r684 = t684;
     float *restrict const r690 = t690;
     {
         const int64_t N = n, C = 16, L = 1024;
@@ -6278,14 +6221,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r42[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
+                const float *xr = r36 + (b * C + c) * L, *dr = r684 + (b * C + c) * L;
+                const float *mr = r63 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -6293,9 +6237,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -6316,7 +6260,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r36 = t36;
     const float *restrict const r37 = t37;
     const float *restrict const r42 = t42;
-    const float *restrict const r688 = t688;
+    const float *restrict const r63 = t63;
+    const float *restrict const r684 = t684;
     const float *restrict const r690 = t690;
     float *restrict const r695 = t695;
     {
@@ -6327,9 +6272,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05), k1 = (double)r37[c] * rstd;
             const float mu = r42[c], a = (float)k1, mdy = (float)((double)r690[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r690[c] / M);
-            const float *xr = r36 + (b * C + c) * L, *dr = r688 + (b * C + c) * L;
+            const float *xr = r36 + (b * C + c) * L, *dr = r684 + (b * C + c) * L;
             float *yr = r695 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r63 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
@@ -6361,6 +6307,18 @@ void res_net_backward(res_net *m)
                 }
             }
         }
+    }
+    /* resnet.nn:46  relu(bn(stem(x))) (backward) */
+    {
+    const float *restrict const r674 = t674;
+    const float *restrict const r698 = t698;
+    float *restrict const r699 = t699;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v674 = r674[i];
+        const float v698 = r698[i];
+        const float v699 = v674 + v698;
+        r699[i] = v699;
+    }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
@@ -6396,26 +6354,12 @@ void res_net_backward(res_net *m)
             for (int64_t k = 0; k < CKK; k++)
                 t701[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:46  relu(bn(stem(x))) (backward) */
-    {
-    const float *restrict const r31 = t31;
-    const float *restrict const r674 = t674;
-    const float *restrict const r698 = t698;
-    float *restrict const r703 = t703;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v33 = r31[i];
-        const float v674 = r674[i];
-        const float v698 = r698[i];
-        const float v699 = v674 + v698;
-        const float v703 = v33 > 0.0f ? v699 : 0.0f;
-        r703[i] = v703;
-    }
-    }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r4 = t4;
     const float *restrict const r10 = t10;
-    const float *restrict const r703 = t703;
+    const float *restrict const r31 = t31;
+    const float *restrict const r699 = t699;
     float *restrict const r705 = t705;
     {
         const int64_t N = n, C = 16, L = 1024;
@@ -6425,14 +6369,15 @@ void res_net_backward(res_net *m)
             double sdx = 0, sd = 0;
             const float mu = r10[c];
             for (int64_t b = 0; b < N; b++) {
-                const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
+                const float *xr = r4 + (b * C + c) * L, *dr = r699 + (b * C + c) * L;
+                const float *mr = r31 + (b * C + c) * L;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sdx += s_;
                 }
@@ -6440,9 +6385,9 @@ void res_net_backward(res_net *m)
                     float l_[16] = {0};
                     int64_t k0_ = 0;
                     for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
                     double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
+                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
                     for (int j = 0; j < 16; j++) s_ += l_[j];
                     sd += s_;
                 }
@@ -6463,7 +6408,8 @@ void res_net_backward(res_net *m)
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
     const float *restrict const r10 = t10;
-    const float *restrict const r703 = t703;
+    const float *restrict const r31 = t31;
+    const float *restrict const r699 = t699;
     const float *restrict const r705 = t705;
     float *restrict const r710 = t710;
     {
@@ -6474,9 +6420,10 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
             const float mu = r10[c], a = (float)k1, mdy = (float)((double)r705[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r705[c] / M);
-            const float *xr = r4 + (b * C + c) * L, *dr = r703 + (b * C + c) * L;
+            const float *xr = r4 + (b * C + c) * L, *dr = r699 + (b * C + c) * L;
             float *yr = r710 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+            const float *mr = r31 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
