@@ -562,6 +562,57 @@ static void lanes_store(const char *ind, const char *total, const char *store, c
     P("%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
 }
 
+/* Channel sums over many rows (BatchNorm's): for each of `n` exprs, a
+ * row's 16 float lanes are added lane by lane into the channel's double
+ * accumulators acc<i>[cc][0..15] (the row's tail, L % 16 elements, into
+ * acc<i>[cc][16]), so a row costs no serial chain of 16 adds; the caller
+ * declares `double acc<i>[CB][17]` and adds a channel's up after the last
+ * row (`chan_total`).  One loop reads the row once for all exprs; no `?:`
+ * (lanes_store). */
+static void chan_lanes(const char *ind, int n, const char *len, const char *const *expr)
+{
+    P("%s{\n%s    %s l0_[16] = {0}", ind, ind, R());
+    for (int i = 1; i < n; i++)
+        P(", l%d_[16] = {0}", i);
+    P(";\n%s    int64_t k0_ = 0;\n", ind);
+    P("%s    for (; k0_ + 16 <= %s; k0_ += 16)\n%s        for (int64_t k = k0_; k < k0_ + 16; k++) {\n", ind, len, ind);
+    for (int i = 0; i < n; i++)
+        P("%s            l%d_[k - k0_] += %s;\n", ind, i, expr[i]);
+    P("%s        }\n%s    for (int64_t k = k0_; k < %s; k++) {\n", ind, ind, len);
+    for (int i = 0; i < n; i++)
+        P("%s        acc%d[cc][16] += %s;\n", ind, i, expr[i]);
+    P("%s    }\n%s    for (int j = 0; j < 16; j++) {\n", ind, ind);
+    for (int i = 0; i < n; i++)
+        P("%s        acc%d[cc][j] += l%d_[j];\n", ind, i, i);
+    P("%s    }\n%s}\n", ind, ind);
+}
+
+/* `double name` = the sum of chan_lanes' acc<i>[cc] */
+static void chan_total(const char *ind, const char *name, int i)
+{
+    P("%sdouble %s = 0;\n%sfor (int j = 0; j < 17; j++)\n%s    %s += acc%d[cc][j];\n", ind, name, ind, ind, name, i);
+}
+
+/* Channels per block of BatchNorm's channel sums: the sums walk a block's
+ * rows example by example, CB rows of L contiguous floats each, so the
+ * reads run in order.  (A channel at a time read rows of L floats C*L
+ * apart: for resnet_small's 8x8 layers a 256-byte row per 16 KB, no
+ * prefetch, and the masked sums took 0.40 ms where batch norm's dx, in
+ * memory order over the same inputs, took 0.10.)  At least 1024 floats a
+ * row group, at most 64 channels: 17 KB of accumulators for two sums. */
+static int64_t bn_block(Shape s)
+{
+    int64_t L = 1;
+    for (int i = 2; i < s.nd; i++) {
+        if (i == s.bd)
+            return 1;
+        L *= s.d[i];
+    }
+    int64_t cb = L >= 1024 ? 1 : 1024 / L;
+    cb = cb > 64 ? 64 : cb;
+    return cb < s.d[1] ? cb : s.d[1];
+}
+
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
 static void emit_reduce(int t)
@@ -1082,10 +1133,12 @@ static void emit_vision_op(int t)
 }
 
 /* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
- * channel c is N rows of L contiguous elements.  Each op walks the
- * channels one by one, so a channel's rows (N*L floats, which fit in L2
- * at these sizes) are read from memory once even where the op reads them
- * twice; the sums run in 16 lanes per row with row totals in double. */
+ * channel c is N rows of L contiguous elements.  The channel sums walk a
+ * block of channels at a time (bn_block), so its rows are read from
+ * memory once even where the op reads them twice; they are runtime/bn.c's
+ * in float, and in double they run in 16 lanes per row, added lane by
+ * lane into double accumulators per channel (chan_lanes).  The
+ * elementwise ops run in memory order. */
 static void emit_bn_op(int t)
 {
     const IrNode *n = nd(t);
@@ -1097,15 +1150,33 @@ static void emit_bn_op(int t)
     switch (n->op) {
     case IR_BN_STATS: {
         const char *x = ref(n->in[0]);
+        if (!O->f64) { /* runtime/bn.c: the same sums as vectors */
+            P("        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
+            break;
+        }
         /* two passes (the mean, then squared deviations), as PyTorch, so no
-         * cancellation in E[x^2] - E[x]^2 */
-        P("        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
-        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
-        lanes_store("                ", "double", "sum +=", "L", "row[k]");
-        P("            }\n            const %s mu = (%s)(sum / M);\n", R(), R());
-        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
-        lanes_store("                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
-        P("            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, R());
+         * cancellation in E[x^2] - E[x]^2; a block's rows (N CB L floats,
+         * 128 KB for resnet_small) are still in cache for the second */
+        const char *e_sum[] = {"row[k]"}, *e_sq[] = {"(row[k] - mu[cc]) * (row[k] - mu[cc])"};
+        const long long cb = (long long)bn_block(s);
+        P("        for (int64_t c0 = 0; c0 < C; c0 += %lld) {\n", cb);
+        P("            const int64_t cn = C - c0 < %lld ? C - c0 : %lld;\n", cb, cb);
+        P("            double acc0[%lld][17];\n            %s mu[%lld];\n", cb, R(), cb);
+        P("            memset(acc0, 0, sizeof acc0);\n");
+        P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
+        P("                    const %s *row = %s + (b * C + c0 + cc) * L;\n", R(), x);
+        chan_lanes("                    ", 1, "L", e_sum);
+        P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
+        chan_total("                ", "sum", 0);
+        P("                mu[cc] = (%s)(sum / M);\n            }\n", R());
+        P("            memset(acc0, 0, sizeof acc0);\n");
+        P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
+        P("                    const %s *row = %s + (b * C + c0 + cc) * L;\n", R(), x);
+        chan_lanes("                    ", 1, "L", e_sq);
+        P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
+        chan_total("                ", "sq", 0);
+        P("                %s[c0 + cc] = mu[cc];\n                %s[C + c0 + cc] = (%s)(sq / M);\n            }\n        }\n",
+          y, y, R());
         break;
     }
     case IR_BN_NORM: {
@@ -1130,24 +1201,36 @@ static void emit_bn_op(int t)
     case IR_BN_GRADS: {
         /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
         const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]);
-        /* dy masked by a relu's output (plan.c's fold_relu_bn_grad).  A
-         * product with the mask, not `mr[k] > 0 ? dr[k] : 0`: gcc 12 at -O3
-         * miscompiles a conditional in these lane sums (docs/decisions.md,
-         * "gcc 12 and conditional lane sums"). */
+        /* dy masked by a relu's output (plan.c's fold_relu_bn_grad): a
+         * select in runtime/bn.c (float); in the loops below a product
+         * with the mask, not `mr[k] > 0 ? dr[k] : 0`, which gcc 12 at -O3
+         * miscompiles in these lane sums (docs/decisions.md, "gcc 12 and
+         * conditional lane sums") */
         const char *mask = n->nin > 3 ? ref(n->in[3]) : NULL;
         const char *d = mask ? xs("dr[k] * (%s)(mr[k] > %s)", R(), lit(0)) : "dr[k]";
         P("        (void)M;\n");
-        P("        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
-        P("            const %s mu = %s[c];\n", R(), st);
-        P("            for (int64_t b = 0; b < N; b++) {\n");
-        P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
+        if (!O->f64) {
+            P("        nnc_bn_grads_f32(N, C, L, %s, %s, %s, %s, %.17g, %s);\n", dy, x, mask ? mask : "NULL", st,
+              n->fval, y);
+            break;
+        }
+        const char *e[] = {xs("%s * (xr[k] - mu[cc])", d), d};
+        const long long cb = (long long)bn_block(s);
+        P("        for (int64_t c0 = 0; c0 < C; c0 += %lld) {\n", cb);
+        P("            const int64_t cn = C - c0 < %lld ? C - c0 : %lld;\n", cb, cb);
+        P("            double acc0[%lld][17], acc1[%lld][17];\n", cb, cb);
+        P("            memset(acc0, 0, sizeof acc0);\n            memset(acc1, 0, sizeof acc1);\n");
+        P("            const %s *mu = %s + c0;\n", R(), st);
+        P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
+        P("                    const %s *xr = %s + (b * C + c0 + cc) * L, *dr = %s + (b * C + c0 + cc) * L;\n", R(), x, dy);
         if (mask)
-            P("                const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
-        lanes_store("                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
-        lanes_store("                ", "double", "sd +=", "L", d);
-        P("            }\n");
-        P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
-          y, R(), st, n->fval, y, R());
+            P("                    const %s *mr = %s + (b * C + c0 + cc) * L;\n", R(), mask);
+        chan_lanes("                    ", 2, "L", e);
+        P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
+        chan_total("                ", "sdx", 0);
+        chan_total("                ", "sd", 1);
+        P("                %s[c0 + cc] = (%s)(sdx / sqrt((double)%s[C + c0 + cc] + %.17g));\n", y, R(), st, n->fval);
+        P("                %s[C + c0 + cc] = (%s)sd;\n            }\n        }\n", y, R());
         break;
     }
     case IR_BN_BWD: {

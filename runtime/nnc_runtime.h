@@ -166,6 +166,18 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                float *work, int64_t work_len);
 
+/* ---- batch norm's channel sums (bn.c) ------------------------------------------ */
+
+/* Over x[N][C][L] (channel c: N rows of L floats): st[0][c] = the mean and
+ * st[1][c] = the biased variance (two-pass), accumulated in double. */
+void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st);
+/* Batch norm's backward sums over dy[N][C][L], with d = dy, or with d = dy
+ * where mask > 0 and 0 elsewhere unless mask is NULL (relu's gradient
+ * through its output): g[0][c] = sum of d (x - st[0][c]) / sqrt(st[1][c]
+ * + eps) (the weight's gradient), g[1][c] = sum of d (the bias's). */
+void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
+                      const float *st, double eps, float *g);
+
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 
 /* Where the runtime is not built for AVX-512 these three are OpenBLAS's

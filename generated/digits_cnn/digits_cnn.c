@@ -461,38 +461,8 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r4 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r4 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r10[c] = mu;
-            r10[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r4, r10);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -623,38 +593,8 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r37 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r37 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r43[c] = mu;
-            r43[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r37, r43);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -968,35 +908,7 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r43[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r37 + (b * C + c) * L, *dr = r86 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r90[c] = (float)(sdx / sqrt((double)r43[C + c] + 1.0000000000000001e-05));
-            r90[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r86, r37, NULL, r43, 1.0000000000000001e-05, r90);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1133,35 +1045,7 @@ void digits_cnn_backward(digits_cnn *m)
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r10[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r4 + (b * C + c) * L, *dr = r101 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r105[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
-            r105[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r101, r4, NULL, r10, 1.0000000000000001e-05, r105);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */

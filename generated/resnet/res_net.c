@@ -1865,38 +1865,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r4 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r4 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r10[c] = mu;
-            r10[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r4, r10);
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2005,38 +1975,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r36 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r36 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r42[c] = mu;
-            r42[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r36, r42);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2145,38 +2085,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r68 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r68 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r74[c] = mu;
-            r74[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r68, r74);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2287,38 +2197,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r101 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r101 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r107[c] = mu;
-            r107[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r101, r107);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2427,38 +2307,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r133 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r133 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r139[c] = mu;
-            r139[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r133, r139);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2569,38 +2419,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r166 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r166 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r172[c] = mu;
-            r172[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r166, r172);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2712,38 +2532,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r198 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r198 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r204[c] = mu;
-            r204[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r198, r204);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2846,38 +2636,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r229 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r229 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r235[c] = mu;
-            r235[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r229, r235);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2991,38 +2751,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r262 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r262 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r268[c] = mu;
-            r268[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r262, r268);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3134,38 +2864,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r294 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r294 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r300[c] = mu;
-            r300[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r294, r300);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3276,38 +2976,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r327 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r327 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r333[c] = mu;
-            r333[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r327, r333);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3419,38 +3089,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r359 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r359 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r365[c] = mu;
-            r365[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r359, r365);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3553,38 +3193,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r390 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r390 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r396[c] = mu;
-            r396[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r390, r396);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3698,38 +3308,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r423 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r423 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r429[c] = mu;
-            r429[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r423, r429);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3841,38 +3421,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t c = 0; c < C; c++) {
-            double sum = 0, sq = 0;
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r455 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += row[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sum += s_;
-                }
-            }
-            const float mu = (float)(sum / M);
-            for (int64_t b = 0; b < N; b++) {
-                const float *row = r455 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (row[k] - mu) * (row[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += (row[k] - mu) * (row[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sq += s_;
-                }
-            }
-            r461[c] = mu;
-            r461[C + c] = (float)(sq / M);
-        }
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r455, r461);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4381,35 +3931,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r461[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r507[c] = (float)(sdx / sqrt((double)r461[C + c] + 1.0000000000000001e-05));
-            r507[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r505, r455, NULL, r461, 1.0000000000000001e-05, r507);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -4520,36 +4042,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r429[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r423 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
-                const float *mr = r450 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r521[c] = (float)(sdx / sqrt((double)r429[C + c] + 1.0000000000000001e-05));
-            r521[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r515, r423, r450, r429, 1.0000000000000001e-05, r521);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -4676,35 +4169,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r396[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r536[c] = (float)(sdx / sqrt((double)r396[C + c] + 1.0000000000000001e-05));
-            r536[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r534, r390, NULL, r396, 1.0000000000000001e-05, r536);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -4802,35 +4267,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r365[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r548[c] = (float)(sdx / sqrt((double)r365[C + c] + 1.0000000000000001e-05));
-            r548[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r534, r359, NULL, r365, 1.0000000000000001e-05, r548);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -4941,36 +4378,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r333[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r327 + (b * C + c) * L, *dr = r556 + (b * C + c) * L;
-                const float *mr = r354 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r562[c] = (float)(sdx / sqrt((double)r333[C + c] + 1.0000000000000001e-05));
-            r562[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r556, r327, r354, r333, 1.0000000000000001e-05, r562);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5091,35 +4499,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r300[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r577[c] = (float)(sdx / sqrt((double)r300[C + c] + 1.0000000000000001e-05));
-            r577[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r575, r294, NULL, r300, 1.0000000000000001e-05, r577);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5230,36 +4610,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r268[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r262 + (b * C + c) * L, *dr = r585 + (b * C + c) * L;
-                const float *mr = r289 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r591[c] = (float)(sdx / sqrt((double)r268[C + c] + 1.0000000000000001e-05));
-            r591[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r585, r262, r289, r268, 1.0000000000000001e-05, r591);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5386,35 +4737,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r235[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r606[c] = (float)(sdx / sqrt((double)r235[C + c] + 1.0000000000000001e-05));
-            r606[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r604, r229, NULL, r235, 1.0000000000000001e-05, r606);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5512,35 +4835,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r204[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r618[c] = (float)(sdx / sqrt((double)r204[C + c] + 1.0000000000000001e-05));
-            r618[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r604, r198, NULL, r204, 1.0000000000000001e-05, r618);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5651,36 +4946,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r172[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r166 + (b * C + c) * L, *dr = r626 + (b * C + c) * L;
-                const float *mr = r193 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r632[c] = (float)(sdx / sqrt((double)r172[C + c] + 1.0000000000000001e-05));
-            r632[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r626, r166, r193, r172, 1.0000000000000001e-05, r632);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5801,35 +5067,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r139[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r647[c] = (float)(sdx / sqrt((double)r139[C + c] + 1.0000000000000001e-05));
-            r647[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r645, r133, NULL, r139, 1.0000000000000001e-05, r647);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5934,36 +5172,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r107[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r101 + (b * C + c) * L, *dr = r655 + (b * C + c) * L;
-                const float *mr = r128 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r661[c] = (float)(sdx / sqrt((double)r107[C + c] + 1.0000000000000001e-05));
-            r661[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r655, r101, r128, r107, 1.0000000000000001e-05, r661);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -6084,35 +5293,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r74[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k];
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k];
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r676[c] = (float)(sdx / sqrt((double)r74[C + c] + 1.0000000000000001e-05));
-            r676[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r674, r68, NULL, r74, 1.0000000000000001e-05, r676);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -6217,36 +5398,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r42[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r36 + (b * C + c) * L, *dr = r684 + (b * C + c) * L;
-                const float *mr = r63 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r690[c] = (float)(sdx / sqrt((double)r42[C + c] + 1.0000000000000001e-05));
-            r690[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r684, r36, r63, r42, 1.0000000000000001e-05, r690);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -6365,36 +5517,7 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        for (int64_t c = 0; c < C; c++) {
-            double sdx = 0, sd = 0;
-            const float mu = r10[c];
-            for (int64_t b = 0; b < N; b++) {
-                const float *xr = r4 + (b * C + c) * L, *dr = r699 + (b * C + c) * L;
-                const float *mr = r31 + (b * C + c) * L;
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f) * (xr[k] - mu);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sdx += s_;
-                }
-                {
-                    float l_[16] = {0};
-                    int64_t k0_ = 0;
-                    for (; k0_ + 16 <= L; k0_ += 16)
-                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * (float)(mr[k] > 0.0f);
-                    double s_ = 0;
-                    for (int64_t k = k0_; k < L; k++) s_ += dr[k] * (float)(mr[k] > 0.0f);
-                    for (int j = 0; j < 16; j++) s_ += l_[j];
-                    sd += s_;
-                }
-            }
-            r705[c] = (float)(sdx / sqrt((double)r10[C + c] + 1.0000000000000001e-05));
-            r705[C + c] = (float)sd;
-        }
+        nnc_bn_grads_f32(N, C, L, r699, r4, r31, r10, 1.0000000000000001e-05, r705);
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */

@@ -1,0 +1,105 @@
+/* test_bn.c — batch norm's channel sums (runtime/bn.c) against plain
+ * double-precision loops: rows L of 1 to 1030 (below one vector, whole
+ * vectors, vectors and a tail, more than one channel per block), C of 1
+ * to 130 (a last block shorter than the others, more than the 64-channel
+ * block limit), data with a large mean (the two-pass variance), and the
+ * relu mask: a select, so dy of inf or NaN where the mask is 0 (or -0,
+ * or NaN) must contribute nothing.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "nnc_runtime.h"
+
+static double urand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xFFFF) / 32768.0 - 1.0;
+}
+
+/* relative error against the scale of the terms summed */
+static int close_to(double got, double want, double scale) { return fabs(got - want) <= 2e-6 * scale + 1e-30; }
+
+static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned seed)
+{
+    const int64_t n = N * C * L;
+    float *x = calloc((size_t)n, sizeof(float)), *dy = calloc((size_t)n, sizeof(float)),
+          *m = calloc((size_t)n, sizeof(float)), *st = malloc(sizeof(float) * (size_t)(2 * C)),
+          *g = malloc(sizeof(float) * (size_t)(2 * C)), *gm = malloc(sizeof(float) * (size_t)(2 * C));
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (float)(offset + urand(&seed));
+        const double r = urand(&seed);
+        /* the mask: positive, 0, -0 or NaN (relu(NaN) is 0 here, but the
+         * kernel must treat any non-positive value as "off") */
+        m[i] = r > 0 ? (float)r : r > -0.5 ? 0.0f : r > -0.8 ? -0.0f : NAN;
+        /* where the mask is off, dy is sometimes inf or NaN */
+        const double q = urand(&seed);
+        dy[i] = m[i] > 0 || q < 0.6 ? (float)urand(&seed) : q < 0.8 ? INFINITY : NAN;
+    }
+    nnc_bn_stats_f32(N, C, L, x, st);
+    const double eps = 1e-5;
+    for (int64_t c = 0; c < C; c++) {
+        double s = 0, s2 = 0, sa = 0;
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t k = 0; k < L; k++)
+                s += x[(b * C + c) * L + k], sa += fabs(x[(b * C + c) * L + k]);
+        const double mu = s / (double)(N * L);
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t k = 0; k < L; k++) {
+                const double d = x[(b * C + c) * L + k] - mu;
+                s2 += d * d;
+            }
+        const double var = s2 / (double)(N * L);
+        CHECKF(close_to(st[c], mu, sa / (double)(N * L)), "N%lld C%lld L%lld c%lld: mean %.9g want %.9g",
+               (long long)N, (long long)C, (long long)L, (long long)c, st[c], mu);
+        CHECKF(close_to(st[C + c], var, var), "N%lld C%lld L%lld c%lld: var %.9g want %.9g", (long long)N,
+               (long long)C, (long long)L, (long long)c, st[C + c], var);
+    }
+    /* the sums, unmasked (dy with inf and NaN excluded: finite copy) and
+     * masked */
+    float *df = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++)
+        df[i] = isfinite(dy[i]) ? dy[i] : 0.5f;
+    nnc_bn_grads_f32(N, C, L, df, x, NULL, st, eps, g);
+    nnc_bn_grads_f32(N, C, L, dy, x, m, st, eps, gm);
+    for (int64_t c = 0; c < C; c++) {
+        const double mu = st[c], rstd = 1.0 / sqrt((double)st[C + c] + eps);
+        double sx = 0, sd = 0, ax = 0, ad = 0, mx = 0, md = 0, amx = 0, amd = 0;
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t k = 0; k < L; k++) {
+                const int64_t i = (b * C + c) * L + k;
+                const double xh = ((double)x[i] - mu) * rstd;
+                sx += df[i] * xh, ax += fabs(df[i] * xh);
+                sd += df[i], ad += fabs(df[i]);
+                if (m[i] > 0) {
+                    mx += dy[i] * xh, amx += fabs(dy[i] * xh);
+                    md += dy[i], amd += fabs(dy[i]);
+                }
+            }
+        CHECKF(close_to(g[c], sx, ax), "N%lld C%lld L%lld c%lld: sum dy xhat %.9g want %.9g", (long long)N,
+               (long long)C, (long long)L, (long long)c, g[c], sx);
+        CHECKF(close_to(g[C + c], sd, ad), "N%lld C%lld L%lld c%lld: sum dy %.9g want %.9g", (long long)N,
+               (long long)C, (long long)L, (long long)c, g[C + c], sd);
+        CHECKF(close_to(gm[c], mx, amx), "N%lld C%lld L%lld c%lld: masked sum dy xhat %.9g want %.9g", (long long)N,
+               (long long)C, (long long)L, (long long)c, gm[c], mx);
+        CHECKF(close_to(gm[C + c], md, amd), "N%lld C%lld L%lld c%lld: masked sum dy %.9g want %.9g", (long long)N,
+               (long long)C, (long long)L, (long long)c, gm[C + c], md);
+    }
+    free(x), free(dy), free(m), free(st), free(g), free(gm), free(df);
+}
+
+int main(void)
+{
+    static const int64_t shapes[][3] = {
+        {4, 3, 1},   {5, 130, 1},  {3, 7, 15},  {2, 5, 16},   {3, 6, 17},  {2, 70, 16}, {4, 16, 64},
+        {3, 65, 64}, {2, 9, 100},  {2, 4, 1024}, {2, 3, 1030}, {32, 64, 64}, {1, 1, 33},
+    };
+    unsigned seed = 7;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        check_case(shapes[i][0], shapes[i][1], shapes[i][2], 0.0, seed++);
+        check_case(shapes[i][0], shapes[i][1], shapes[i][2], 300.0, seed++);
+    }
+    return check_summary("test_bn");
+}
