@@ -184,6 +184,66 @@ static inline void copy(float *d, const float *s, int64_t n)
             d[i] = s[i];
 }
 
+/* A row's even and odd elements apart: ev[k] = s[2 k], od[k] = s[2 k + 1]
+ * for k < n / 2 (and ev[n / 2] = s[n - 1] for odd n).  With vector
+ * shuffles, 32 elements a step: the split took a quarter of a stride-2
+ * layer's forward pass as two strided loops per row (which gcc
+ * vectorized with a prologue and epilogue each), and the shuffles made
+ * resnet_small's two such layers 10-13% faster (A/B in one process). */
+static inline void deinterleave(float *restrict ev, float *restrict od, const float *restrict s, int64_t n)
+{
+    int64_t k = 0;
+    for (; 2 * k + 2 * VL <= n; k += VL) {
+        v16 a, b;
+        LD(a, s + 2 * k);
+        LD(b, s + 2 * k + VL);
+#if defined(__clang__)
+        const v16 e = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const v16 o = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#else
+        typedef int32_t v16i __attribute__((vector_size(64)));
+        const v16 e = __builtin_shuffle(a, b, (v16i){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+        const v16 o = __builtin_shuffle(a, b, (v16i){1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31});
+#endif
+        ST(ev + k, e);
+        ST(od + k, o);
+    }
+    for (; 2 * k + 1 < n; k++) {
+        ev[k] = s[2 * k];
+        od[k] = s[2 * k + 1];
+    }
+    if (n % 2)
+        ev[k] = s[n - 1];
+}
+
+/* The reverse: d[2 k] = ev[k], d[2 k + 1] = od[k] for 2 k + 1 < n (and
+ * d[n - 1] = ev[n / 2] for odd n). */
+static inline void interleave(float *restrict d, const float *restrict ev, const float *restrict od, int64_t n)
+{
+    int64_t k = 0;
+    for (; 2 * k + 2 * VL <= n; k += VL) {
+        v16 e, o;
+        LD(e, ev + k);
+        LD(o, od + k);
+#if defined(__clang__)
+        const v16 a = __builtin_shufflevector(e, o, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        const v16 b = __builtin_shufflevector(e, o, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+#else
+        typedef int32_t v16i __attribute__((vector_size(64)));
+        const v16 a = __builtin_shuffle(e, o, (v16i){0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+        const v16 b = __builtin_shuffle(e, o, (v16i){8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
+#endif
+        ST(d + 2 * k, a);
+        ST(d + 2 * k + VL, b);
+    }
+    for (; 2 * k + 1 < n; k++) {
+        d[2 * k] = ev[k];
+        d[2 * k + 1] = od[k];
+    }
+    if (n % 2)
+        d[n - 1] = ev[k];
+}
+
 /* One example's image x[C][H][W] into the interior of a zeroed padded
  * buffer: channel c at xp + c cs, rows of pitch Pp, ph rows and pw
  * columns of padding before the image. */
@@ -200,11 +260,11 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
 {
     /* position blocks outside, channel blocks inside: the block's input
      * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
+    /* channel blocks of at most 4, as even as can be (6 = 3 + 3: a block
+     * of 2 feeds 12 FMAs with the same 6 loads as 24) */
+    const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
     for (int64_t f0 = 0; f0 < g->Lout; f0 += NB) {
         micro_fn *const *mk = micros[(g->Lout - f0 < NB ? g->Lout - f0 : NB) / VL - 1];
-        /* channel blocks of at most 4, as even as can be (6 = 3 + 3:
-         * a block of 2 feeds 12 FMAs with the same 6 loads as 24) */
-        const int64_t nblk = (g->F + 3) / 4, base = g->F / nblk, extra = g->F % nblk;
         for (int64_t k = 0, co = 0; k < nblk; k++) {
             const int64_t mr = base + (k < extra);
             mk[mr](g, tp, xp, w, yt, co, f0);
@@ -254,14 +314,12 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
                     const float *restrict src = xb + (c * g->H + i) * g->W;
                     float *restrict ev = xp + ((r % 2) * 2) * g->C * g->Lin + c * g->Lin + r / 2 * g->Pp;
                     float *restrict od = ev + g->C * g->Lin;
-                    /* j = j0 + 2 k lands in column (j + pw) / 2 = k + (j0 + pw) / 2 */
-                    const int64_t je = g->pw % 2, jo = 1 - g->pw % 2, W = g->W;
-                    const int64_t ne = (W - je + 1) / 2, no = (W - jo + 1) / 2;
-                    float *restrict e0 = ev + (je + g->pw) / 2, *restrict o0 = od + (jo + g->pw) / 2;
-                    for (int64_t k = 0; k < ne; k++)
-                        e0[k] = src[je + 2 * k];
-                    for (int64_t k = 0; k < no; k++)
-                        o0[k] = src[jo + 2 * k];
+                    /* column j lands in column (j + pw) / 2 of the phase
+                     * of parity (j + pw) % 2: the image's even columns
+                     * (j = 2 k) at k + pw / 2 of phase pw % 2, its odd ones
+                     * at k + (pw + 1) / 2 of the other */
+                    float *to_ev = g->pw % 2 ? od : ev, *to_od = g->pw % 2 ? ev : od;
+                    deinterleave(to_ev + g->pw / 2, to_od + (g->pw + 1) / 2, src, g->W);
                 }
         else
             pad_image(xp, g->Lin, g->Pp, g->ph, g->pw, xb, g->C, g->H, g->W);
@@ -411,13 +469,7 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
             for (int64_t ih = 0; ih < H; ih++) {
                 const int64_t ry = ih % 2, i = ih / 2;
                 const float *e = yt + (2 * ry * C + c) * Lout + i * Pp, *o = e + C * Lout;
-                float *d = db + (c * H + ih) * W;
-                for (int64_t j = 0; j < W / 2; j++) {
-                    d[2 * j] = e[j];
-                    d[2 * j + 1] = o[j];
-                }
-                if (W % 2)
-                    d[W - 1] = e[W / 2];
+                interleave(db + (c * H + ih) * W, e, o, W);
             }
     }
 }

@@ -277,6 +277,11 @@ int main(void)
     s2_case(&seed, 2, 1, 8, 8, 9, 4, 4, 3);
     s2_case(&seed, 1, 5, 1, 1, 2, 1, 1, 0);
     s2_case(&seed, 1, 2, 5, 6, 3, 2, 2, 2); /* padding wider than the kernel */
+    /* rows of 32 and more: the vector (de)interleave of a row, with a
+     * scalar tail, odd widths, even and odd padding */
+    s2_case(&seed, 1, 2, 9, 35, 3, 3, 3, 2);
+    s2_case(&seed, 1, 2, 6, 70, 4, 3, 3, 1);
+    s2_case(&seed, 1, 2, 5, 67, 3, 3, 3, 1);
     s2_case(&seed, 2, 6, 15, 13, 10, 3, 3, 1);
     s2_case(&seed, 1, 3, 11, 12, 17, 5, 3, 1);
     s2_case(&seed, 1, 520, 4, 4, 3, 3, 3, 1); /* forward: C K K > 4096 */
