@@ -91,10 +91,28 @@ typedef struct {
     int64_t cc; /* channels per run: cc KH KW <= TAB */
 } taps;
 
+/* Where the micro-kernel stores straight into the output y[F][OH][OW]
+ * (AVX-512 only): vector v of the grid (positions 16 v ..) holds the
+ * valid positions mask[v] (ow < OW, oh < OH), which are consecutive in y
+ * from dst[v] on; a compress and a masked store put them there, with the
+ * bias and relu applied.  This replaces the grid's copy out, a pass over
+ * F Lout floats per example that could not overlap the FMAs (the stores
+ * here drain while the next block computes): 5-10% of a layer. */
+enum { MAPN = 4096 }; /* grid vectors; larger grids take the copy out */
+typedef struct {
+    float *y;           /* this example's output */
+    const float *bias;  /* or NULL */
+    int relu;
+    int64_t cs;         /* OH OW */
+    uint16_t mask[MAPN];
+    int32_t dst[MAPN];
+} out_map;
+
 /* MR output channels x nv vectors of positions from f0: acc = sum over c
  * and taps. */
 static inline __attribute__((always_inline)) void micro(const geom *g, const taps *tp, const float *xp, const float *w,
-                                                       float *yt, int64_t co, int64_t f0, int mr, int nv)
+                                                       float *yt, const out_map *om, int64_t co, int64_t f0, int mr,
+                                                       int nv)
 {
     v16 acc[4][NV];
     for (int r = 0; r < mr; r++)
@@ -116,17 +134,41 @@ static inline __attribute__((always_inline)) void micro(const geom *g, const tap
             }
         }
     }
+#if defined(__AVX512F__)
+    if (om) {
+        for (int r = 0; r < mr; r++) {
+            float *yr = om->y + (co + r) * om->cs;
+            const float b = om->bias ? om->bias[co + r] : 0.0f;
+            for (int j = 0; j < nv; j++) {
+                const int64_t v = f0 / VL + j;
+                v16 a = acc[r][j];
+                if (om->bias)
+                    a += b;
+                if (om->relu) /* a > 0 ? a : 0, NaN and -0 to +0 */
+                    a = (v16)_mm512_maskz_mov_ps(_mm512_cmp_ps_mask((__m512)a, _mm512_setzero_ps(), _CMP_GT_OQ),
+                                                 (__m512)a);
+                const __mmask16 k = om->mask[v];
+                _mm512_mask_storeu_ps(yr + om->dst[v], (__mmask16)((1u << __builtin_popcount(k)) - 1u),
+                                      _mm512_maskz_compress_ps(k, (__m512)a));
+            }
+        }
+        return;
+    }
+#else
+    (void)om;
+#endif
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nv; j++)
             ST(yt + (co + r) * g->Lout + f0 + VL * j, acc[r][j]);
 }
 
-typedef void micro_fn(const geom *, const taps *, const float *, const float *, float *, int64_t, int64_t);
+typedef void micro_fn(const geom *, const taps *, const float *, const float *, float *, const out_map *, int64_t,
+                      int64_t);
 #define MICRO(mr, nv)                                                                                     \
     static void micro##mr##_##nv(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, \
-                                 int64_t co, int64_t f0)                                                  \
+                                 const out_map *om, int64_t co, int64_t f0)                               \
     {                                                                                                     \
-        micro(g, tp, xp, w, yt, co, f0, mr, nv);                                                          \
+        micro(g, tp, xp, w, yt, om, co, f0, mr, nv);                                                      \
     }
 MICRO(1, 1)
 MICRO(2, 1)
@@ -255,8 +297,9 @@ static void pad_image(float *xp, int64_t cs, int64_t Pp, int64_t ph, int64_t pw,
             copy(xp + c * cs + (i + ph) * Pp + pw, x + (c * H + i) * W, W);
 }
 
-/* The output grid yt[F][Lout] of one example from its padded image xp. */
-static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt)
+/* The output grid yt[F][Lout] of one example from its padded image xp,
+ * or its valid positions straight into om->y where om is not NULL. */
+static void grid(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, const out_map *om)
 {
     /* position blocks outside, channel blocks inside: the block's input
      * rows (C x ~NB + (KH-1) Pp floats) stay in L1 for all F */
@@ -267,7 +310,7 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
         micro_fn *const *mk = micros[(g->Lout - f0 < NB ? g->Lout - f0 : NB) / VL - 1];
         for (int64_t k = 0, co = 0; k < nblk; k++) {
             const int64_t mr = base + (k < extra);
-            mk[mr](g, tp, xp, w, yt, co, f0);
+            mk[mr](g, tp, xp, w, yt, om, co, f0);
             co += mr;
         }
     }
@@ -302,6 +345,22 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     /* the border and slack stay zero: each example rewrites only the
      * interior rows */
     memset(xp, 0, sizeof(float) * (size_t)(planes * g->C * g->Lin));
+    out_map *om = NULL;
+#if defined(__AVX512F__)
+    out_map map;
+    if (g->Lout / VL <= MAPN) {
+        om = &map;
+        map.bias = bias, map.relu = relu, map.cs = g->OH * g->OW;
+        for (int64_t v = 0; v < g->Lout / VL; v++) {
+            const int64_t f = v * VL, row = f / g->Pp, col = f % g->Pp;
+            map.dst[v] = (int32_t)(row < g->OH ? row * g->OW + (col < g->OW ? col : g->OW) : g->OH * g->OW);
+            unsigned k = 0;
+            for (int l = 0; l < VL; l++)
+                k |= (unsigned)((f + l) / g->Pp < g->OH && (f + l) % g->Pp < g->OW) << l;
+            map.mask[v] = (uint16_t)k;
+        }
+    }
+#endif
     for (int64_t b = 0; b < N; b++) {
         const float *xb = x + b * g->C * g->H * g->W;
         if (g->S == 2)
@@ -323,8 +382,13 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
                 }
         else
             pad_image(xp, g->Lin, g->Pp, g->ph, g->pw, xb, g->C, g->H, g->W);
-        grid(g, &tp, xp, w, yt);
         float *yb = y + b * g->F * g->OH * g->OW;
+        if (om) {
+            om->y = yb;
+            grid(g, &tp, xp, w, yt, om);
+            continue;
+        }
+        grid(g, &tp, xp, w, yt, NULL);
         if (bias) {
             /* the bias add and relu in the copy out of the grid */
             for (int64_t f = 0; f < g->F; f++)
@@ -460,7 +524,7 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                     for (int64_t tx = 0; tx < nx; tx++)
                         tp.off[c * KK + ty * nx + tx] =
                             (int32_t)(c * Lin + (dy0[ry] - ty + pt) * Pp + dx0[rx] - tx + pl);
-            grid(&g[ph], &tp, xp, wp + woff[ph], yp);
+            grid(&g[ph], &tp, xp, wp + woff[ph], yp, NULL);
         }
         /* dx row ih = 2 i + ry: its even columns from phase (ry, 0), its odd
          * ones from (ry, 1) */

@@ -266,6 +266,9 @@ int main(void)
     one_case(&seed, 1, 2, 2, 5, 3, 1, 3, 1);
     /* more taps than one run of the offset table (4096): C K K = 4608 */
     one_case(&seed, 1, 512, 3, 3, 5, 3, 3, 1);
+    /* a grid of more than 4096 vectors (261 x 260 positions): the copy out
+     * of the grid instead of the stores straight into y */
+    one_case(&seed, 1, 1, 260, 260, 2, 3, 3, 1);
     /* stride 2: resnet_small's layers, odd and even sizes, kernels 1 to 5,
      * padding 0 to 3 */
     s2_case(&seed, 2, 16, 32, 32, 32, 3, 3, 1);
