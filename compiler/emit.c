@@ -1379,8 +1379,11 @@ static void emit_conv_op(int t)
     /* (ref() declares the buffer it names: only for a kernel's call) */
     const char *work =
         filter || kernel ? xs("%s, %lld", ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape)) : NULL;
-    /* a bias (and a relu) that plan.c folded into the forward pass */
+    /* a bias (and a relu) that plan.c folded into the forward pass; the
+     * other gradient of x that plan.c folded into the data gradient
+     * (fold_conv_add: dx = conv's + add, summed as dx is stored) */
     const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
+    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? ref(n->in[3]) : NULL;
     const char *call = NULL;
     if (filter)
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
@@ -1392,8 +1395,8 @@ static void emit_conv_op(int t)
                   ref(n->in[1]), ref(t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
     else if (kernel)
         /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
-        call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
-                  ref(n->in[1]), ref(t), dims, n->pad, work);
+        call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
+                  ref(n->in[1]), ref(t), add ? add : "NULL", dims, n->pad, work);
     if (call)
         P("    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
     P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
@@ -1432,6 +1435,8 @@ static void emit_conv_op(int t)
             P("            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", R());
             conv_cols(1, same, "img", scr);
         }
+        if (add)
+            P("            for (int64_t i = 0; i < C * H * W; i++)\n                img[i] += %s[b * C * H * W + i];\n", add);
         P("        }\n");
         break;
     }

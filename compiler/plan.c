@@ -252,6 +252,36 @@ static void fold_conv_bias(Graph *g, const char *roots)
     free(uses);
 }
 
+/* A convolution's data gradient summed with another gradient of the same
+ * input (grad.c's sum for a value read twice: a residual block's input,
+ * read by the convolution and by the skip): add(dconv, g), with the data
+ * gradient read nowhere else and g computed before it, becomes the data
+ * gradient with in[3] = g, which runtime/conv.c adds as it stores dx (the
+ * column path after each example); the add becomes a view.  A pass over
+ * the activation less per residual block (resnet_small: 2 MB at the
+ * stem, and the skip's read in each relu(h + skip) gradient). */
+static void fold_conv_add(Graph *g, const char *roots)
+{
+    int *uses = use_counts(g, roots);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *a = &g->nodes[i];
+        if (a->op != IR_ADD || a->nin != 2 || a->in[0] == a->in[1])
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const int di = a->in[k], oi = a->in[1 - k];
+            IrNode *d = &g->nodes[di];
+            if (d->op != IR_CONV2D_BWD_DATA || d->nin != 3 || uses[di] != 1 || d->dt != a->dt ||
+                !ir_shape_eq(a->shape, d->shape) || !ir_shape_eq(g->nodes[oi].shape, d->shape) ||
+                plan_storage_root(g, oi) > di)
+                continue;
+            add_input(d, oi); /* in[3] */
+            make_view(g, i, di);
+            break;
+        }
+    }
+    free(uses);
+}
+
 /* The same for batch norm's normalization: bn(x) + r (r of the same shape:
  * a residual block's skip) and a relu after either, each read nowhere
  * else, are done in its loop (in[4] = r, ival 1 = relu), and become views
@@ -531,6 +561,7 @@ void plan_graph(const Model *m, Graph *g)
     fold_scales(g, roots);
     fold_relu_pool(g, roots);
     fold_conv_bias(g, roots);
+    fold_conv_add(g, roots);
     fold_bn_relu(g, roots);
     fold_relu_bn_grad(g, roots);
     char *live = calloc((size_t)g->n + 1, 1);

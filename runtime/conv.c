@@ -101,6 +101,7 @@ typedef struct {
 enum { MAPN = 4096 }; /* grid vectors; larger grids take the copy out */
 typedef struct {
     float *y;           /* this example's output */
+    const float *add;   /* or NULL: added to it, of y's shape */
     const float *bias;  /* or NULL */
     int relu;
     int64_t cs;         /* OH OW */
@@ -148,6 +149,8 @@ static inline __attribute__((always_inline)) void micro(const geom *g, const tap
                     a = (v16)_mm512_maskz_mov_ps(_mm512_cmp_ps_mask((__m512)a, _mm512_setzero_ps(), _CMP_GT_OQ),
                                                  (__m512)a);
                 const __mmask16 k = om->mask[v];
+                if (om->add)
+                    a += (v16)_mm512_maskz_expandloadu_ps(k, om->add + (co + r) * om->cs + om->dst[v]);
                 _mm512_mask_storeu_ps(yr + om->dst[v], (__mmask16)((1u << __builtin_popcount(k)) - 1u),
                                       _mm512_maskz_compress_ps(k, (__m512)a));
             }
@@ -320,7 +323,7 @@ static void grid(const geom *g, const taps *tp, const float *xp, const float *w,
  * then relu if relu), stride g->S, zero padding ph, pw; wk: the padded
  * image (its 4 phases at stride 2) then the output grid. */
 static void conv_direct(const geom *g, int64_t N, const float *x, const float *w, const float *bias, int relu, float *y,
-                    float *wk)
+                        const float *add, float *wk)
 {
     float *xp = wk, *yt = wk + (g->S == 2 ? 4 : 1) * g->C * g->Lin;
     taps tp;
@@ -383,8 +386,10 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
         else
             pad_image(xp, g->Lin, g->Pp, g->ph, g->pw, xb, g->C, g->H, g->W);
         float *yb = y + b * g->F * g->OH * g->OW;
+        const float *ab = add ? add + b * g->F * g->OH * g->OW : NULL;
         if (om) {
             om->y = yb;
+            om->add = ab;
             grid(g, &tp, xp, w, yt, om);
             continue;
         }
@@ -410,6 +415,9 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
                     if (relu)
                         for (int64_t j = 0; j < g->OW; j++)
                             d[j] = d[j] > 0.0f ? d[j] : 0.0f;
+                    if (ab) /* (the data gradients': no bias, no relu) */
+                        for (int64_t j = 0; j < g->OW; j++)
+                            d[j] += ab[(f * g->OH + i) * g->OW + j];
                 }
     }
 }
@@ -439,7 +447,7 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
-    conv_direct(&g, N, x, w, bias, relu, y, work);
+    conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 
 void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
@@ -448,14 +456,14 @@ void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom2(C, H, W, F, KH, KW, pad);
     check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
-    conv_direct(&g, N, x, w, bias, relu, y, work);
+    conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 
 /* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
  * dims and with F and C swapped: wt[c][f][KH-1-ky][KW-1-kx] = w[f][c][ky][kx]. */
-void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
-                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len)
+void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
+                                float *work, int64_t work_len)
 {
     int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
     geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - pad, KW - 1 - pad);
@@ -466,7 +474,7 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
             for (int64_t ky = 0; ky < KH; ky++)
                 for (int64_t kx = 0; kx < KW; kx++)
                     wt[((c * F + f) * KH + (KH - 1 - ky)) * KW + (KW - 1 - kx)] = w[((f * C + c) * KH + ky) * KW + kx];
-    conv_direct(&g, N, dy, wt, NULL, 0, dx, work + F * C * KH * KW);
+    conv_direct(&g, N, dy, wt, NULL, 0, dx, add, work + F * C * KH * KW);
 }
 
 /* The stride-2 data gradient by dx's 4 phases (nnc_conv.h): phase (ry,
@@ -475,9 +483,9 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
  * a grid of ceil(H/2) x ceil(W/2); the grids' rows are interleaved into dx
  * at the end.  The columns' path (Wᵀ dy, then col2im) ran resnet_small's
  * two such layers at ~30 GFLOP/s. */
-void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
-                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len)
+void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
+                                float *work, int64_t work_len)
 {
     check_work("nnc_conv2d_s2_bwd_data_f32", work_len, nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad));
     const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1;
@@ -533,7 +541,11 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
             for (int64_t ih = 0; ih < H; ih++) {
                 const int64_t ry = ih % 2, i = ih / 2;
                 const float *e = yt + (2 * ry * C + c) * Lout + i * Pp, *o = e + C * Lout;
-                interleave(db + (c * H + ih) * W, e, o, W);
+                float *d = db + (c * H + ih) * W;
+                interleave(d, e, o, W);
+                if (add)
+                    for (int64_t j = 0; j < W; j++)
+                        d[j] += add[b * C * H * W + (c * H + ih) * W + j];
             }
     }
 }

@@ -150,16 +150,19 @@ void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int6
                        int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
                        int64_t work_len);
 /* Its gradient for the input, dx[N][C][H][W] from dy[N][F][OH][OW]
- * (overwritten, not accumulated); needs pad <= KH - 1 and pad <= KW - 1. */
-void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
-                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len);
+ * (overwritten, not accumulated), plus add[N][C][H][W] unless add is NULL
+ * (another gradient of the same input, summed as the values are stored:
+ * a residual block's skip); add must not overlap dx.  Needs pad <= KH - 1
+ * and pad <= KW - 1. */
+void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
+                                float *work, int64_t work_len);
 /* The same for a stride-2 convolution (by dx's 4 phases): work of
  * nnc_conv2d_s2_bwd_data_work(...) floats; needs pad <= KH - 1 and pad <=
  * KW - 1. */
-void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, int64_t C, int64_t H,
-                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len);
+void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
+                                float *work, int64_t work_len);
 /* Its gradient for the kernel, dw[F][C][KH][KW] summed over the N examples
  * (overwritten, not accumulated), for any stride. */
 void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,

@@ -941,7 +941,7 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, 32, 4, 4, 64, 3, 3, 1, t97, 22336);
+        nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, NULL, 32, 4, 4, 64, 3, 3, 1, t97, 22336);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;

@@ -3840,13 +3840,12 @@ void res_net_backward(res_net *m)
     float *const t695 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const t697 = (float *)(A + 32); /* [147456] */
     float *const t698 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    float *const t699 = (float *)(A + SB + 49152 * MB); /* [N, 16, 32, 32] */
     float *const t700 = (float *)(A + 32); /* [149760] */
     float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const t705 = (float *)(A + 32); /* [2, 16] */
     float *const t706 = G + 432; /* d bn.weight [1, 16] */
     float *const t708 = G + 448; /* d bn.bias [1, 16] */
-    float *const t710 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t710 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const t712 = (float *)(A + 0); /* [28080] */
     float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
@@ -3964,7 +3963,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
+        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, NULL, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4077,7 +4076,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
+        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, t505, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4105,6 +4104,8 @@ void res_net_backward(res_net *m)
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t505[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -4147,14 +4148,11 @@ void res_net_backward(res_net *m)
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r417 = t417;
-    const float *restrict const r505 = t505;
     const float *restrict const r529 = t529;
     float *restrict const r534 = t534;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v420 = r417[i];
-        const float v505 = r505[i];
-        const float v529 = r529[i];
-        const float v530 = v505 + v529;
+        const float v530 = r529[i];
         const float v534 = v420 > 0.0f ? v530 : 0.0f;
         r534[i] = v534;
     }
@@ -4300,7 +4298,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
+        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, NULL, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4413,7 +4411,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, t567, t325, t570, 32, 16, 16, 64, 3, 3, 1, t569, 34432);
+        nnc_conv2d_s2_bwd_data_f32(n, t567, t325, t570, t544, 32, 16, 16, 64, 3, 3, 1, t569, 34432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
@@ -4438,6 +4436,8 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t544[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -4477,14 +4477,11 @@ void res_net_backward(res_net *m)
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r321 = t321;
-    const float *restrict const r544 = t544;
     const float *restrict const r570 = t570;
     float *restrict const r575 = t575;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v324 = r321[i];
-        const float v544 = r544[i];
-        const float v570 = r570[i];
-        const float v571 = v544 + v570;
+        const float v571 = r570[i];
         const float v575 = v324 > 0.0f ? v571 : 0.0f;
         r575[i] = v575;
     }
@@ -4532,7 +4529,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
+        nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, NULL, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4645,7 +4642,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
+        nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, t575, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4673,6 +4670,8 @@ void res_net_backward(res_net *m)
                 }
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t575[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -4715,14 +4714,11 @@ void res_net_backward(res_net *m)
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r256 = t256;
-    const float *restrict const r575 = t575;
     const float *restrict const r599 = t599;
     float *restrict const r604 = t604;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v259 = r256[i];
-        const float v575 = r575[i];
-        const float v599 = r599[i];
-        const float v600 = v575 + v599;
+        const float v600 = r599[i];
         const float v604 = v259 > 0.0f ? v600 : 0.0f;
         r604[i] = v604;
     }
@@ -4868,7 +4864,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
+        nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, NULL, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4981,7 +4977,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, t637, t164, t640, 16, 32, 32, 32, 3, 3, 1, t639, 36864);
+        nnc_conv2d_s2_bwd_data_f32(n, t637, t164, t640, t614, 16, 32, 32, 32, 3, 3, 1, t639, 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
@@ -5006,6 +5002,8 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t614[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -5045,14 +5043,11 @@ void res_net_backward(res_net *m)
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r160 = t160;
-    const float *restrict const r614 = t614;
     const float *restrict const r640 = t640;
     float *restrict const r645 = t645;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v163 = r160[i];
-        const float v614 = r614[i];
-        const float v640 = r640[i];
-        const float v641 = v614 + v640;
+        const float v641 = r640[i];
         const float v645 = v163 > 0.0f ? v641 : 0.0f;
         r645[i] = v645;
     }
@@ -5100,7 +5095,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, NULL, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5207,7 +5202,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, t645, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5232,6 +5227,8 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t645[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
@@ -5271,14 +5268,11 @@ void res_net_backward(res_net *m)
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r95 = t95;
-    const float *restrict const r645 = t645;
     const float *restrict const r669 = t669;
     float *restrict const r674 = t674;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v98 = r95[i];
-        const float v645 = r645[i];
-        const float v669 = r669[i];
-        const float v670 = v645 + v669;
+        const float v670 = r669[i];
         const float v674 = v98 > 0.0f ? v670 : 0.0f;
         r674[i] = v674;
     }
@@ -5326,7 +5320,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, NULL, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5433,7 +5427,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, t674, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5458,19 +5452,9 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t674[b * C * H * W + i];
         }
-    }
-    /* resnet.nn:46  relu(bn(stem(x))) (backward) */
-    {
-    const float *restrict const r674 = t674;
-    const float *restrict const r698 = t698;
-    float *restrict const r699 = t699;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v674 = r674[i];
-        const float v698 = r698[i];
-        const float v699 = v674 + v698;
-        r699[i] = v699;
-    }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
@@ -5511,13 +5495,13 @@ void res_net_backward(res_net *m)
     const float *restrict const r4 = t4;
     const float *restrict const r10 = t10;
     const float *restrict const r31 = t31;
-    const float *restrict const r699 = t699;
+    const float *restrict const r698 = t698;
     float *restrict const r705 = t705;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r699, r4, r31, r10, 1.0000000000000001e-05, r705);
+        nnc_bn_grads_f32(N, C, L, r698, r4, r31, r10, 1.0000000000000001e-05, r705);
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -5532,7 +5516,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r5 = t5;
     const float *restrict const r10 = t10;
     const float *restrict const r31 = t31;
-    const float *restrict const r699 = t699;
+    const float *restrict const r698 = t698;
     const float *restrict const r705 = t705;
     float *restrict const r710 = t710;
     {
@@ -5543,7 +5527,7 @@ void res_net_backward(res_net *m)
             const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
             const float mu = r10[c], a = (float)k1, mdy = (float)((double)r705[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r705[c] / M);
-            const float *xr = r4 + (b * C + c) * L, *dr = r699 + (b * C + c) * L;
+            const float *xr = r4 + (b * C + c) * L, *dr = r698 + (b * C + c) * L;
             float *yr = r710 + (b * C + c) * L;
             const float *mr = r31 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;

@@ -141,12 +141,21 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
         wk = work_with_guard(nwk);
         for (size_t i = 0; i < nx; i++)
             dx[i] = NAN;
-        nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, C, H, W, F, KH, KW, p, wk, nwk);
+        nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, NULL, C, H, W, F, KH, KW, p, wk, nwk);
         ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 1, p);
         e = rel_err(dx, dxr, nx);
         CHECKF(e < 1e-5, "backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW,
                p, e);
         CHECKF(guard_intact(wk, nwk), "backward data wrote past its work buffer");
+        /* plus another gradient of x, summed as dx is stored */
+        float *add = malloc(sizeof(float) * nx);
+        for (size_t i = 0; i < nx; i++)
+            add[i] = (float)urand(seed), dxr[i] += add[i], dx[i] = NAN;
+        nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, p, wk, nwk);
+        e = rel_err(dx, dxr, nx);
+        CHECKF(e < 1e-5, "backward data + add N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH,
+               KW, p, e);
+        free(add);
         free(wk);
     }
     free(x), free(w), free(y), free(dy), free(dx), free(yr), free(dxr);
@@ -194,12 +203,20 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
             dx[i] = NAN;
         nwk = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, p);
         wk = work_with_guard(nwk);
-        nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, C, H, W, F, KH, KW, p, wk, nwk);
+        nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, NULL, C, H, W, F, KH, KW, p, wk, nwk);
         ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 2, p);
         const double e = rel_err(dx, dxr, nx);
         CHECKF(e < 1e-5, "stride 2 backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH,
                KW, p, e);
         CHECKF(guard_intact(wk, nwk), "stride 2 backward data wrote past its work buffer");
+        float *add = malloc(sizeof(float) * nx);
+        for (size_t i = 0; i < nx; i++)
+            add[i] = (float)urand(seed), dxr[i] += add[i], dx[i] = NAN;
+        nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, p, wk, nwk);
+        const double e2 = rel_err(dx, dxr, nx);
+        CHECKF(e2 < 1e-5, "stride 2 backward data + add N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W,
+               F, KH, KW, p, e2);
+        free(add);
         free(wk), free(dy), free(dx), free(dxr);
     }
     free(x), free(w), free(y), free(bias), free(yr);
