@@ -610,7 +610,7 @@ def build_driver(case, args, runner, tmp, notes):
                          % (f, os.path.basename(nn_path), first.strip()))
 
     exe = os.path.join(tmp, "drv")
-    cmd = [args.cc, "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
+    cmd = [args.cc, "-std=c11"] + args.opt.split() + ["-g", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
     if args.sanitize:
         cmd += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
                 "-fno-sanitize-recover=all"]
@@ -639,6 +639,9 @@ def main():
     ap.add_argument("--include", action="append", default=[], help="extra -I directory")
     ap.add_argument("--cc", default="gcc", help="C compiler for the generated code (gcc, clang)")
     ap.add_argument("--sanitize", action="store_true", help="build the driver with ASan and UBSan")
+    ap.add_argument("--opt", default="-O1",
+                    help="optimization flags for the generated code (default -O1; the native cases: "
+                         "-O3 -march=native, where gcc 12 has miscompiled generated loops)")
     ap.add_argument("--tol", type=float, default=TOL, help="normwise relative tolerance (1e-4)")
     ap.add_argument("--ref-dtype", choices=["float64", "float32"], default="float64",
                     help="dtype of the PyTorch reference (default float64)")
