@@ -1157,26 +1157,25 @@ static void emit_bn_op(int t)
         /* two passes (the mean, then squared deviations), as PyTorch, so no
          * cancellation in E[x^2] - E[x]^2; a block's rows (N CB L floats,
          * 128 KB for resnet_small) are still in cache for the second */
-        const char *e_sum[] = {"row[k]"}, *e_sq[] = {"(row[k] - mu[cc]) * (row[k] - mu[cc])"};
+        const char *e[2][1] = {{"row[k]"}, {"(row[k] - mu[cc]) * (row[k] - mu[cc])"}};
         const long long cb = (long long)bn_block(s);
         P("        for (int64_t c0 = 0; c0 < C; c0 += %lld) {\n", cb);
         P("            const int64_t cn = C - c0 < %lld ? C - c0 : %lld;\n", cb, cb);
         P("            double acc0[%lld][17];\n            %s mu[%lld];\n", cb, R(), cb);
-        P("            memset(acc0, 0, sizeof acc0);\n");
-        P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
-        P("                    const %s *row = %s + (b * C + c0 + cc) * L;\n", R(), x);
-        chan_lanes("                    ", 1, "L", e_sum);
-        P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
-        chan_total("                ", "sum", 0);
-        P("                mu[cc] = (%s)(sum / M);\n            }\n", R());
-        P("            memset(acc0, 0, sizeof acc0);\n");
-        P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
-        P("                    const %s *row = %s + (b * C + c0 + cc) * L;\n", R(), x);
-        chan_lanes("                    ", 1, "L", e_sq);
-        P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
-        chan_total("                ", "sq", 0);
-        P("                %s[c0 + cc] = mu[cc];\n                %s[C + c0 + cc] = (%s)(sq / M);\n            }\n        }\n",
-          y, y, R());
+        for (int pass = 0; pass < 2; pass++) { /* the sums, then the squared deviations */
+            P("            memset(acc0, 0, sizeof acc0);\n");
+            P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
+            P("                    const %s *row = %s + (b * C + c0 + cc) * L;\n", R(), x);
+            chan_lanes("                    ", 1, "L", e[pass]);
+            P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
+            chan_total("                ", pass ? "sq" : "sum", 0);
+            if (pass)
+                P("                %s[c0 + cc] = mu[cc];\n                %s[C + c0 + cc] = (%s)(sq / M);\n", y, y, R());
+            else
+                P("                mu[cc] = (%s)(sum / M);\n", R());
+            P("            }\n");
+        }
+        P("        }\n");
         break;
     }
     case IR_BN_NORM: {

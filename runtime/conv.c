@@ -229,6 +229,15 @@ static inline void copy(float *d, const float *s, int64_t n)
             d[i] = s[i];
 }
 
+/* Lanes of two vectors a, b (0-15 of a, 16-31 of b) picked into one: the
+ * same operation under clang's and gcc's names. */
+#if defined(__clang__)
+#define SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+typedef int32_t v16i __attribute__((vector_size(64)));
+#define SHUF(a, b, ...) __builtin_shuffle(a, b, (v16i){__VA_ARGS__})
+#endif
+
 /* A row's even and odd elements apart: ev[k] = s[2 k], od[k] = s[2 k + 1]
  * for k < n / 2 (and ev[n / 2] = s[n - 1] for odd n).  With vector
  * shuffles, 32 elements a step: the split took a quarter of a stride-2
@@ -242,14 +251,8 @@ static inline void deinterleave(float *restrict ev, float *restrict od, const fl
         v16 a, b;
         LD(a, s + 2 * k);
         LD(b, s + 2 * k + VL);
-#if defined(__clang__)
-        const v16 e = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        const v16 o = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-#else
-        typedef int32_t v16i __attribute__((vector_size(64)));
-        const v16 e = __builtin_shuffle(a, b, (v16i){0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
-        const v16 o = __builtin_shuffle(a, b, (v16i){1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31});
-#endif
+        const v16 e = SHUF(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const v16 o = SHUF(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
         ST(ev + k, e);
         ST(od + k, o);
     }
@@ -270,14 +273,8 @@ static inline void interleave(float *restrict d, const float *restrict ev, const
         v16 e, o;
         LD(e, ev + k);
         LD(o, od + k);
-#if defined(__clang__)
-        const v16 a = __builtin_shufflevector(e, o, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        const v16 b = __builtin_shufflevector(e, o, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-#else
-        typedef int32_t v16i __attribute__((vector_size(64)));
-        const v16 a = __builtin_shuffle(e, o, (v16i){0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
-        const v16 b = __builtin_shuffle(e, o, (v16i){8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
-#endif
+        const v16 a = SHUF(e, o, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        const v16 b = SHUF(e, o, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
         ST(d + 2 * k, a);
         ST(d + 2 * k + VL, b);
     }
