@@ -593,13 +593,13 @@ static void chan_total(const char *ind, const char *name, int i)
     P("%sdouble %s = 0;\n%sfor (int j = 0; j < 17; j++)\n%s    %s += acc%d[cc][j];\n", ind, name, ind, ind, name, i);
 }
 
-/* Channels per block of BatchNorm's channel sums: the sums walk a block's
- * rows example by example, CB rows of L contiguous floats each, so the
- * reads run in order.  (A channel at a time read rows of L floats C*L
+/* Channels per block of BatchNorm's channel sums (nnc_conv.h, the rule
+ * runtime/bn.c uses): the sums walk a block's rows example by example, so
+ * the reads run in order.  (A channel at a time read rows of L floats C*L
  * apart: for resnet_small's 8x8 layers a 256-byte row per 16 KB, no
  * prefetch, and the masked sums took 0.40 ms where batch norm's dx, in
- * memory order over the same inputs, took 0.10.)  At least 1024 floats a
- * row group, at most 64 channels: 17 KB of accumulators for two sums. */
+ * memory order over the same inputs, took 0.10.)  A run-time dim in L:
+ * one channel a block. */
 static int64_t bn_block(Shape s)
 {
     int64_t L = 1;
@@ -608,9 +608,7 @@ static int64_t bn_block(Shape s)
             return 1;
         L *= s.d[i];
     }
-    int64_t cb = L >= 1024 ? 1 : 1024 / L;
-    cb = cb > 64 ? 64 : cb;
-    return cb < s.d[1] ? cb : s.d[1];
+    return nnc_bn_block(s.d[1], L);
 }
 
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
