@@ -562,55 +562,6 @@ static void lanes_store(const char *ind, const char *total, const char *store, c
     P("%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
 }
 
-/* Channel sums over many rows (BatchNorm's): for each of `n` exprs, a
- * row's 16 float lanes are added lane by lane into the channel's double
- * accumulators acc<i>[cc][0..15] (the row's tail, L % 16 elements, into
- * acc<i>[cc][16]), so a row costs no serial chain of 16 adds; the caller
- * declares `double acc<i>[CB][17]` and adds a channel's up after the last
- * row (`chan_total`).  One loop reads the row once for all exprs; no `?:`
- * (lanes_store). */
-static void chan_lanes(const char *ind, int n, const char *len, const char *const *expr)
-{
-    P("%s{\n%s    %s l0_[16] = {0}", ind, ind, R());
-    for (int i = 1; i < n; i++)
-        P(", l%d_[16] = {0}", i);
-    P(";\n%s    int64_t k0_ = 0;\n", ind);
-    P("%s    for (; k0_ + 16 <= %s; k0_ += 16)\n%s        for (int64_t k = k0_; k < k0_ + 16; k++) {\n", ind, len, ind);
-    for (int i = 0; i < n; i++)
-        P("%s            l%d_[k - k0_] += %s;\n", ind, i, expr[i]);
-    P("%s        }\n%s    for (int64_t k = k0_; k < %s; k++) {\n", ind, ind, len);
-    for (int i = 0; i < n; i++)
-        P("%s        acc%d[cc][16] += %s;\n", ind, i, expr[i]);
-    P("%s    }\n%s    for (int j = 0; j < 16; j++) {\n", ind, ind);
-    for (int i = 0; i < n; i++)
-        P("%s        acc%d[cc][j] += l%d_[j];\n", ind, i, i);
-    P("%s    }\n%s}\n", ind, ind);
-}
-
-/* `double name` = the sum of chan_lanes' acc<i>[cc] */
-static void chan_total(const char *ind, const char *name, int i)
-{
-    P("%sdouble %s = 0;\n%sfor (int j = 0; j < 17; j++)\n%s    %s += acc%d[cc][j];\n", ind, name, ind, ind, name, i);
-}
-
-/* Channels per block of BatchNorm's channel sums (nnc_conv.h, the rule
- * runtime/bn.c uses): the sums walk a block's rows example by example, so
- * the reads run in order.  (A channel at a time read rows of L floats C*L
- * apart: for resnet_small's 8x8 layers a 256-byte row per 16 KB, no
- * prefetch, and the masked sums took 0.40 ms where batch norm's dx, in
- * memory order over the same inputs, took 0.10.)  A run-time dim in L:
- * one channel a block. */
-static int64_t bn_block(Shape s)
-{
-    int64_t L = 1;
-    for (int i = 2; i < s.nd; i++) {
-        if (i == s.bd)
-            return 1;
-        L *= s.d[i];
-    }
-    return nnc_bn_block(s.d[1], L);
-}
-
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
 static void emit_reduce(int t)
@@ -1131,12 +1082,11 @@ static void emit_vision_op(int t)
 }
 
 /* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
- * channel c is N rows of L contiguous elements.  The channel sums walk a
- * block of channels at a time (bn_block), so its rows are read from
- * memory once even where the op reads them twice; they are runtime/bn.c's
- * in float, and in double they run in 16 lanes per row, added lane by
- * lane into double accumulators per channel (chan_lanes).  The
- * elementwise ops run in memory order. */
+ * channel c is N rows of L contiguous elements.  The channel sums are
+ * runtime/bn.c's in float (vector code over blocks of channels in memory
+ * order); in double (the finite-difference checks' precision) they stay
+ * plain loops that walk the channels one by one, 16 lanes per row with
+ * row totals in double.  The elementwise ops run in memory order. */
 static void emit_bn_op(int t)
 {
     const IrNode *n = nd(t);
@@ -1153,27 +1103,14 @@ static void emit_bn_op(int t)
             break;
         }
         /* two passes (the mean, then squared deviations), as PyTorch, so no
-         * cancellation in E[x^2] - E[x]^2; a block's rows (N CB L floats,
-         * 128 KB for resnet_small) are still in cache for the second */
-        const char *e[2][1] = {{"row[k]"}, {"(row[k] - mu[cc]) * (row[k] - mu[cc])"}};
-        const long long cb = (long long)bn_block(s);
-        P("        for (int64_t c0 = 0; c0 < C; c0 += %lld) {\n", cb);
-        P("            const int64_t cn = C - c0 < %lld ? C - c0 : %lld;\n", cb, cb);
-        P("            double acc0[%lld][17];\n            %s mu[%lld];\n", cb, R(), cb);
-        for (int pass = 0; pass < 2; pass++) { /* the sums, then the squared deviations */
-            P("            memset(acc0, 0, sizeof acc0);\n");
-            P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
-            P("                    const %s *row = %s + (b * C + c0 + cc) * L;\n", R(), x);
-            chan_lanes("                    ", 1, "L", e[pass]);
-            P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
-            chan_total("                ", pass ? "sq" : "sum", 0);
-            if (pass)
-                P("                %s[c0 + cc] = mu[cc];\n                %s[C + c0 + cc] = (%s)(sq / M);\n", y, y, R());
-            else
-                P("                mu[cc] = (%s)(sum / M);\n", R());
-            P("            }\n");
-        }
-        P("        }\n");
+         * cancellation in E[x^2] - E[x]^2 */
+        P("        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
+        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
+        lanes_store("                ", "double", "sum +=", "L", "row[k]");
+        P("            }\n            const %s mu = (%s)(sum / M);\n", R(), R());
+        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
+        lanes_store("                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
+        P("            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, R());
         break;
     }
     case IR_BN_NORM: {
@@ -1211,23 +1148,17 @@ static void emit_bn_op(int t)
               n->fval, y);
             break;
         }
-        const char *e[] = {xs("%s * (xr[k] - mu[cc])", d), d};
-        const long long cb = (long long)bn_block(s);
-        P("        for (int64_t c0 = 0; c0 < C; c0 += %lld) {\n", cb);
-        P("            const int64_t cn = C - c0 < %lld ? C - c0 : %lld;\n", cb, cb);
-        P("            double acc0[%lld][17], acc1[%lld][17];\n", cb, cb);
-        P("            memset(acc0, 0, sizeof acc0);\n            memset(acc1, 0, sizeof acc1);\n");
-        P("            const %s *mu = %s + c0;\n", R(), st);
-        P("            for (int64_t b = 0; b < N; b++)\n                for (int64_t cc = 0; cc < cn; cc++) {\n");
-        P("                    const %s *xr = %s + (b * C + c0 + cc) * L, *dr = %s + (b * C + c0 + cc) * L;\n", R(), x, dy);
+        P("        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
+        P("            const %s mu = %s[c];\n", R(), st);
+        P("            for (int64_t b = 0; b < N; b++) {\n");
+        P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
         if (mask)
-            P("                    const %s *mr = %s + (b * C + c0 + cc) * L;\n", R(), mask);
-        chan_lanes("                    ", 2, "L", e);
-        P("                }\n            for (int64_t cc = 0; cc < cn; cc++) {\n");
-        chan_total("                ", "sdx", 0);
-        chan_total("                ", "sd", 1);
-        P("                %s[c0 + cc] = (%s)(sdx / sqrt((double)%s[C + c0 + cc] + %.17g));\n", y, R(), st, n->fval);
-        P("                %s[C + c0 + cc] = (%s)sd;\n            }\n        }\n", y, R());
+            P("                const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
+        lanes_store("                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
+        lanes_store("                ", "double", "sd +=", "L", d);
+        P("            }\n");
+        P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
+          y, R(), st, n->fval, y, R());
         break;
     }
     case IR_BN_BWD: {
@@ -1391,7 +1322,7 @@ static void emit_conv_op(int t)
         call = xs("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
                   ref(n->in[1]), ref(t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
     else if (kernel)
-        /* (N, dy, w, dx, C, H, W, F, KH, KW, pad, work, work floats) */
+        /* (N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work floats) */
         call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
                   ref(n->in[1]), ref(t), add ? add : "NULL", dims, n->pad, work);
     if (call)

@@ -18,9 +18,8 @@
  * The variance is two-pass (the mean first, then squared deviations from
  * it), as PyTorch, so there is no cancellation in E[x^2] - E[x]^2.
  *
- * Memory order: a block of channels (nnc_bn_block in nnc_conv.h) is
- * walked example by example, CB rows of L contiguous floats at a time (CB
- * L >= 1024 floats where C allows):
+ * Memory order: a block of channels is walked example by example, CB rows
+ * of L contiguous floats at a time (CB L >= 1024 floats where C allows):
  * a channel at a time would read 256-byte rows 16 KB apart for an 8x8
  * layer of 64 channels, which the prefetcher does not follow (that loop
  * took 3x as long as batch norm's dx over the same inputs in memory
@@ -30,7 +29,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "nnc_conv.h"
 #include "nnc_runtime.h"
 
 typedef float v16 __attribute__((vector_size(64)));
@@ -40,11 +38,19 @@ typedef float v8f __attribute__((vector_size(32)));
 /* unaligned loads: rows start anywhere when L is not a multiple of 16 */
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 
+enum { CB = 64 }; /* channels per block, at most */
+
 /* per channel of a block: 16 lanes and the tail, in double */
 typedef struct {
     v8d lo, hi;
     double tail;
 } acc;
+
+static int64_t block(int64_t C, int64_t L)
+{
+    const int64_t cb = L >= 1024 ? 1 : 1024 / L;
+    return cb > CB ? CB : cb < C ? cb : C;
+}
 
 /* (vectors go by pointer: as arguments or results their ABI differs
  * between builds with and without AVX-512, which gcc warns about) */
@@ -75,10 +81,10 @@ static inline void mask_by(v16 *d, const float *m)
 
 void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st)
 {
-    const int64_t cb = nnc_bn_block(C, L), L16 = L / 16 * 16;
+    const int64_t cb = block(C, L), L16 = L / 16 * 16;
     const double M = (double)N * (double)L;
-    acc a[NNC_BN_BLOCK_MAX];
-    float mu[NNC_BN_BLOCK_MAX];
+    acc a[CB];
+    float mu[CB];
     for (int64_t c0 = 0; c0 < C; c0 += cb) {
         const int64_t cn = C - c0 < cb ? C - c0 : cb;
         memset(a, 0, sizeof a);
@@ -118,8 +124,8 @@ void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st
 void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
                       const float *st, double eps, float *g)
 {
-    const int64_t cb = nnc_bn_block(C, L), L16 = L / 16 * 16;
-    acc sx[NNC_BN_BLOCK_MAX], sd[NNC_BN_BLOCK_MAX];
+    const int64_t cb = block(C, L), L16 = L / 16 * 16;
+    acc sx[CB], sd[CB];
     for (int64_t c0 = 0; c0 < C; c0 += cb) {
         const int64_t cn = C - c0 < cb ? C - c0 : cb;
         memset(sx, 0, sizeof sx);

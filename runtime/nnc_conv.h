@@ -1,6 +1,5 @@
 /* nnc_conv.h — the work-buffer sizes of the direct convolution kernels
- * (conv.c), the size limit of attn.c's causal product, and the channel
- * blocks of batch norm's sums (bn.c).  Shared by the
+ * (conv.c), and the size limit of attn.c's causal product.  Shared by the
  * runtime and by the compiler, which reserves the buffer in the generated
  * model's arena: one formula, so the two cannot disagree (the convolution
  * kernels also check the length they are given).
@@ -22,19 +21,6 @@
 /* The largest T K of nnc_matmul_causal_nt_f32 (attn.c), whose copy of bᵀ
  * lives on the stack: the compiler uses a GEMM beyond it. */
 #define NNC_CAUSAL_NT_MAX 8192
-
-/* Channels per block of batch norm's channel sums over [N, C, L] (bn.c in
- * float, the loops emit.c writes in double): a block is walked example by
- * example, its CB rows of L contiguous floats in memory order (CB L >=
- * 1024 where C allows), with accumulators for at most NNC_BN_BLOCK_MAX
- * channels. */
-#define NNC_BN_BLOCK_MAX 64
-static inline int64_t nnc_bn_block(int64_t C, int64_t L)
-{
-    int64_t cb = L >= 1024 ? 1 : 1024 / L;
-    cb = cb > NNC_BN_BLOCK_MAX ? NNC_BN_BLOCK_MAX : cb;
-    return cb < C ? cb : C;
-}
 
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
                                  int64_t *Lin, int64_t *Lout, int64_t *Pp)
