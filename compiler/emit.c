@@ -937,9 +937,29 @@ static void emit_seq_op(int t)
     }
 }
 
+/* 2x2 windows at stride 2 in float: runtime/pool.c's vector code */
+static int maxpool2(const IrNode *n)
+{
+    return !O->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
+}
+
 static int maxpool_tiles(const IrNode *n)
 {
-    return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw;
+    return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(n);
+}
+
+/* (NC, H, W, x, [dy,] y or dx[, relu]) */
+static void emit_maxpool2(int t)
+{
+    const IrNode *n = nd(t);
+    Shape x = n->op == IR_MAXPOOL ? nd(n->in[0])->shape : n->shape;
+    const char *nc = xs("%s * %lld", dim(x, 0), (long long)x.d[1]);
+    if (n->op == IR_MAXPOOL)
+        P("    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], ref(n->in[0]),
+          ref(t));
+    else /* with relu's gradient where plan.c folded it (fold_relu_pool) */
+        P("    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
+          ref(n->in[1]), ref(n->in[0]), ref(t), n->ival ? 1 : 0);
 }
 
 /* Max-pool backward when the windows tile the image (stride == size):
@@ -1429,14 +1449,18 @@ static void emit_node(int t)
     case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
         emit_seq_op(t);
         break;
-    case IR_MAXPOOL_BWD:
+    case IR_MAXPOOL: case IR_MAXPOOL_BWD:
+        if (maxpool2(n)) {
+            emit_maxpool2(t);
+            break;
+        }
         if (maxpool_tiles(n)) {
             emit_maxpool_bwd_tiled(t);
             break;
         }
         emit_vision_op(t);
         break;
-    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+    case IR_IM2COL: case IR_COL2IM: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
         emit_vision_op(t);
         break;
     case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:

@@ -181,6 +181,17 @@ void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st
 void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
                       const float *st, double eps, float *g);
 
+/* ---- 2x2 max pooling at stride 2 (pool.c) --------------------------------- */
+
+/* y[NC][H/2][W/2] = the maximum of each 2x2 window of x[NC][H][W] (no
+ * padding; an odd last row or column is outside every window), or NaN if
+ * the window holds one, as torch.nn.functional.max_pool2d. */
+void nnc_maxpool2_f32(int64_t NC, int64_t H, int64_t W, const float *x, float *y);
+/* Its gradient: dx[NC][H][W] = dy at each window's first maximum in scan
+ * order (or its last NaN), 0 elsewhere; with relu, 0 also where x <= 0
+ * (relu's gradient, x being the relu's output).  Writes all of dx. */
+void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, const float *dy, float *dx, int relu);
+
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 
 /* Where the runtime is not built for AVX-512 these three are OpenBLAS's

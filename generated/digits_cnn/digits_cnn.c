@@ -31,15 +31,6 @@ static inline float nnc_exp_float(float x)
     return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */
 }
 
-static inline float nnc_keep_float(float g, int keep)
-{
-    uint32_t u;
-    memcpy(&u, &g, sizeof u);
-    u &= (uint32_t)0 - (uint32_t)keep;
-    memcpy(&g, &u, sizeof g);
-    return g;
-}
-
 const char *const digits_cnn_metric_names[1] = {"accuracy"};
 
 static const nnc_tensor_info tensor_info_[12] = {
@@ -234,24 +225,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    {
-        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t22 + (bc * H + oh * S) * W + ow * S;
-            float m = win[0];
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                const float v = win[ki * W + kj];
-                m = ((v > m) | (v != v)) ? v : m;
-            }
-            t23[op] = m;
-        }
-    }
+    nnc_maxpool2_f32(n * 32, 8, 8, t22, t23);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
         nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
@@ -332,24 +306,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    {
-        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t44 + (bc * H + oh * S) * W + ow * S;
-            float m = win[0];
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                const float v = win[ki * W + kj];
-                m = ((v > m) | (v != v)) ? v : m;
-            }
-            t45[op] = m;
-        }
-    }
+    nnc_maxpool2_f32(n * 64, 4, 4, t44, t45);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
@@ -535,24 +492,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    {
-        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t31 + (bc * H + oh * S) * W + ow * S;
-            float m = win[0];
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                const float v = win[ki * W + kj];
-                m = ((v > m) | (v != v)) ? v : m;
-            }
-            t34[op] = m;
-        }
-    }
+    nnc_maxpool2_f32(n * 32, 8, 8, t31, t34);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
         nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t36, 4608);
@@ -667,24 +607,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    {
-        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t64 + (bc * H + oh * S) * W + ow * S;
-            float m = win[0];
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                const float v = win[ki * W + kj];
-                m = ((v > m) | (v != v)) ? v : m;
-            }
-            t67[op] = m;
-        }
-    }
+    nnc_maxpool2_f32(n * 64, 4, 4, t64, t67);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
         t69[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
@@ -872,32 +795,7 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
-    {
-        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2, K = 2;
-        for (int64_t bc = 0; bc < N * C; bc++) {
-            const float *img = t64 + bc * H * W;
-            float *dimg = t86 + bc * H * W;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    const float *win = img + oh * K * W + ow * K;
-                    float m = win[0];
-                    int64_t best = 0;
-                    for (int64_t ki = 0; ki < K; ki++)
-                    for (int64_t kj = 0; kj < K; kj++) {
-                        const float v = win[ki * W + kj];
-                        const int64_t s = (v > m) | (v != v);
-                        m = s ? v : m;
-                        best ^= (best ^ (ki * K + kj)) & -s;
-                    }
-                    const float g = t84[(bc * OH + oh) * OW + ow];
-                    float *dwin = dimg + oh * K * W + ow * K;
-                    for (int64_t ki = 0; ki < K; ki++)
-                    for (int64_t kj = 0; kj < K; kj++)
-                        dwin[ki * W + kj] = nnc_keep_float(g, (ki * K + kj == best) & (win[ki * W + kj] > 0.0f));
-                }
-            }
-        }
-    }
+    nnc_maxpool2_bwd_f32(n * 64, 4, 4, t64, t84, t86, 1);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r37 = t37;
@@ -1009,32 +907,7 @@ void digits_cnn_backward(digits_cnn *m)
                 t100[f * CKK + k] = dwt[k * F + f];
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4, K = 2;
-        for (int64_t bc = 0; bc < N * C; bc++) {
-            const float *img = t31 + bc * H * W;
-            float *dimg = t101 + bc * H * W;
-            for (int64_t oh = 0; oh < OH; oh++) {
-                for (int64_t ow = 0; ow < OW; ow++) {
-                    const float *win = img + oh * K * W + ow * K;
-                    float m = win[0];
-                    int64_t best = 0;
-                    for (int64_t ki = 0; ki < K; ki++)
-                    for (int64_t kj = 0; kj < K; kj++) {
-                        const float v = win[ki * W + kj];
-                        const int64_t s = (v > m) | (v != v);
-                        m = s ? v : m;
-                        best ^= (best ^ (ki * K + kj)) & -s;
-                    }
-                    const float g = t98[(bc * OH + oh) * OW + ow];
-                    float *dwin = dimg + oh * K * W + ow * K;
-                    for (int64_t ki = 0; ki < K; ki++)
-                    for (int64_t kj = 0; kj < K; kj++)
-                        dwin[ki * W + kj] = nnc_keep_float(g, (ki * K + kj == best) & (win[ki * W + kj] > 0.0f));
-                }
-            }
-        }
-    }
+    nnc_maxpool2_bwd_f32(n * 32, 8, 8, t31, t98, t101, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r4 = t4;
@@ -1236,24 +1109,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    {
-        const int64_t N = n, C = 32, H = 8, W = 8, OH = 4, OW = 4;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t22 + (bc * H + oh * S) * W + ow * S;
-            float m = win[0];
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                const float v = win[ki * W + kj];
-                m = ((v > m) | (v != v)) ? v : m;
-            }
-            t23[op] = m;
-        }
-    }
+    nnc_maxpool2_f32(n * 32, 8, 8, t22, t23);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
         nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
@@ -1334,24 +1190,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    {
-        const int64_t N = n, C = 64, H = 4, W = 4, OH = 2, OW = 2;
-        const int64_t KH = 2, KW = 2, S = 2, PD = 0;
-        (void)PD;
-        for (int64_t bc = 0; bc < N * C; bc++)
-        for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++) {
-            const int64_t op = (bc * OH + oh) * OW + ow;
-            const float *win = t44 + (bc * H + oh * S) * W + ow * S;
-            float m = win[0];
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                const float v = win[ki * W + kj];
-                m = ((v > m) | (v != v)) ? v : m;
-            }
-            t45[op] = m;
-        }
-    }
+    nnc_maxpool2_f32(n * 64, 4, 4, t44, t45);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
