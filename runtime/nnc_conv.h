@@ -55,23 +55,39 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
     return 4 * C * Lin + F * Lout;
 }
 
-/* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid */
+/* Whether a stride-1 layer (or its data gradient, C and F swapped) goes by
+ * Winograd's F(2x2, 3x3) where the runtime has AVX-512 (conv.c): 3x3,
+ * padding 1, 8x8 images, 32 or more channels in and out.  Its work: the
+ * transformed kernel U [16][C][F], a block of 4 images' transformed
+ * input V [16][C][64] and products M [16][F][64]. */
+static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
+{
+    return KH == 3 && KW == 3 && pad == 1 && H == 8 && W == 8 && C >= 32 && F >= 32;
+}
+
+static inline int64_t nnc_conv_wino_work(int64_t C, int64_t F) { return 16 * (C * F + 64 * C + 64 * F); }
+
+/* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid
+ * (or Winograd's) */
 static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)
 {
     int64_t Lin, Lout, Pp;
     nnc_conv_grid(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
-    return C * Lin + F * Lout;
+    const int64_t d = C * Lin + F * Lout, wi = nnc_conv_wino(C, H, W, F, KH, KW, pad) ? nnc_conv_wino_work(C, F) : 0;
+    return d > wi ? d : wi;
 }
 
 /* for nnc_conv2d_s1_bwd_data_f32: the flipped kernel, dy padded by
- * K - 1 - pad, the grid of dx */
+ * K - 1 - pad, the grid of dx (or Winograd's, dy's F channels in) */
 static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
                                                   int64_t KW, int64_t pad)
 {
     int64_t Lin, Lout, Pp;
     nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout, &Pp);
-    return F * C * KH * KW + F * Lin + C * Lout;
+    const int64_t d = F * C * KH * KW + F * Lin + C * Lout;
+    const int64_t wi = nnc_conv_wino(F, H, W, C, KH, KW, pad) ? nnc_conv_wino_work(F, C) : 0;
+    return d > wi ? d : wi;
 }
 
 /* The stride-2 data gradient by dx's 4 phases (even/odd rows x even/odd

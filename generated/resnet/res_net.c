@@ -127,7 +127,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 149952u + 278672u * (size_t)max_batch;
+    const size_t arena = 198720u + 278672u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -241,7 +241,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 149952;
+    const int64_t MB = m->max_batch, SB = 198720;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -358,7 +358,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [36864] */
+    float *const t237 = (float *)(A + 0); /* [196608] */
     float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -377,7 +377,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [36864] */
+    float *const t279 = (float *)(A + 0); /* [196608] */
     float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -387,7 +387,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [36864] */
+    float *const t300 = (float *)(A + 0); /* [196608] */
     float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -1248,7 +1248,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
+        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -1393,7 +1393,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
+        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -1472,7 +1472,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
+        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -1601,7 +1601,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 149952;
+    const int64_t MB = m->max_batch, SB = 198720;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1764,7 +1764,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t353 = (float *)(A + 1152); /* [64] */
     float *const t354 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t358 = (float *)(A + 1344); /* [36864] */
+    float *const t358 = (float *)(A + 1344); /* [196608] */
     float *const t359 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -1792,7 +1792,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t416 = (float *)(A + 1472); /* [64] */
     float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t422 = (float *)(A + 1856); /* [36864] */
+    float *const t422 = (float *)(A + 1856); /* [196608] */
     float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -1806,7 +1806,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t449 = (float *)(A + 1728); /* [64] */
     float *const t450 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t454 = (float *)(A + 2112); /* [36864] */
+    float *const t454 = (float *)(A + 2112); /* [196608] */
     float *const t455 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -3051,7 +3051,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 36864);
+        nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3270,7 +3270,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 36864);
+        nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3383,7 +3383,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 36864);
+        nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3637,7 +3637,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 149952;
+    const int64_t MB = m->max_batch, SB = 198720;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -3729,7 +3729,7 @@ void res_net_backward(res_net *m)
     float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t514 = (float *)(A + 1984); /* [48448] */
+    float *const t514 = (float *)(A + 1984); /* [196608] */
     float *const t515 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     float *const t516 = (float *)(A + 1984); /* [73728] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
@@ -3737,7 +3737,7 @@ void res_net_backward(res_net *m)
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const t526 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t528 = (float *)(A + 1728); /* [48448] */
+    float *const t528 = (float *)(A + 1728); /* [196608] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     float *const t531 = (float *)(A + 1728); /* [73728] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
@@ -3754,7 +3754,7 @@ void res_net_backward(res_net *m)
     float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t555 = (float *)(A + 1152); /* [48448] */
+    float *const t555 = (float *)(A + 1152); /* [196608] */
     float *const t556 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     float *const t557 = (float *)(A + 1152); /* [73728] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
@@ -3963,7 +3963,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, NULL, 64, 8, 8, 64, 3, 3, 1, t514, 48448);
+        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, NULL, 64, 8, 8, 64, 3, 3, 1, t514, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4076,7 +4076,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, t505, 64, 8, 8, 64, 3, 3, 1, t528, 48448);
+        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, t505, 64, 8, 8, 64, 3, 3, 1, t528, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4298,7 +4298,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, NULL, 64, 8, 8, 64, 3, 3, 1, t555, 48448);
+        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, NULL, 64, 8, 8, 64, 3, 3, 1, t555, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -5573,7 +5573,7 @@ void res_net_backward(res_net *m)
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 149952;
+    const int64_t MB = m->max_batch, SB = 198720;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -5691,7 +5691,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [36864] */
+    float *const t237 = (float *)(A + 0); /* [196608] */
     float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -5710,7 +5710,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [36864] */
+    float *const t279 = (float *)(A + 0); /* [196608] */
     float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -5720,7 +5720,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [36864] */
+    float *const t300 = (float *)(A + 0); /* [196608] */
     float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -6584,7 +6584,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 36864);
+        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -6729,7 +6729,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 36864);
+        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -6808,7 +6808,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 36864);
+        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 196608);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;

@@ -4,7 +4,8 @@
  * shorter and longer than one 96-position block and ending in a half
  * block, rows narrower than a vector, kernels 1x1 to 7x7 and non-square,
  * padding 0 to K - 1 (and wider, forward only), batches, and more taps than
- * one run of the tap table; and the gradient for the kernel at any stride.
+ * one run of the tap table; the Winograd path of 8x8 layers; and the
+ * gradient for the kernel at any stride.
  * The work buffer is exactly the size the kernel asks for, with guard
  * floats after it that must stay untouched (ASan sees the rest).
  */
@@ -267,6 +268,15 @@ int main(void)
     one_case(&seed, 2, 1, 28, 28, 6, 5, 5, 2);
     one_case(&seed, 2, 6, 14, 14, 16, 5, 5, 0);
     one_case(&seed, 2, 1, 8, 8, 8, 3, 3, 1);
+    /* Winograd (8x8, 3x3, padding 1, 32+ channels in and out, AVX-512):
+     * batches off the blocks of 4 images (1 to 3 vectors of tiles), output
+     * channels off the blocks of 6 and off 16 (the kernel's transform),
+     * the smallest channel counts taken, and one just below (direct) */
+    one_case(&seed, 5, 32, 8, 8, 64, 3, 3, 1);
+    one_case(&seed, 6, 64, 8, 8, 32, 3, 3, 1);
+    one_case(&seed, 7, 33, 8, 8, 35, 3, 3, 1);
+    one_case(&seed, 1, 40, 8, 8, 47, 3, 3, 1);
+    one_case(&seed, 4, 31, 8, 8, 32, 3, 3, 1);
     /* channel tails, tiny and odd images, non-square kernels, padding */
     for (int F = 1; F <= 9; F++)
         one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
