@@ -527,19 +527,22 @@ static wino_mm_fn *const wino_mms[4][7] = {
     {NULL, wino_mm1_3, wino_mm2_3, wino_mm3_3, wino_mm4_3, wino_mm5_3, wino_mm6_3},
     {NULL, wino_mm1_4, wino_mm2_4, wino_mm3_4, wino_mm4_4, wino_mm5_4, wino_mm6_4}};
 
-/* y[N][F][8][8] = conv3x3, padding 1, of x[N][C][8][8] (+ bias, relu, +
- * add: as conv_direct), given the transformed kernel U [16][C][F] at wk;
- * then V [16][C][64] and M [16][F][64] (nnc_conv_wino_work) */
-static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, const float *bias, int relu,
-                  const float *add, float *wk)
-{
-    const float *U = wk;
-    float *V = wk + 16 * C * F, *M = V + 16 * C * 64;
-    /* tile lane l = (ty, tx) = (l / 4, l % 4): its element (r, k) is the
-     * image's e = (2 ty + r - 1) 8 + 2 tx + k - 1 where that is inside:
-     * lane e % 32 of X0:X1 (e < 32) or of X2:X3 (X: the image's 4 vectors) */
-    __m512i in_idx[16];
+/* The permutes' tables.  Input: tile lane l = (ty, tx) = (l / 4, l % 4)
+ * takes its element (r, k) from the image's e = (2 ty + r - 1) 8 + 2 tx + k
+ * - 1 where that is inside: lane e % 32 of X0:X1 (e < 32) or of X2:X3 (X:
+ * the image's 4 vectors of 16).  Output: vector m (rows 2m, 2m+1) lane p
+ * is tile (m, (p % 8) / 2)'s element (p / 8, p % 2): lane 4 m + tx of the
+ * tile vector 2 (p / 8) + p % 2, picked from t0:t1 for p < 8 and t2:t3
+ * after.  dy's tiles for the kernel gradient: element (a, b) of tile lane
+ * l is dy's (2 ty + a) 8 + 2 tx + b, lane (ty % 2) 16 + 8 a + 2 tx + b of
+ * Y0:Y1 (ty < 2) or Y2:Y3. */
+typedef struct {
+    __m512i in_idx[16], out_idx[4], dy_idx[4];
     __mmask16 in_lo[16], in_hi[16];
+} wino_tab;
+
+static void wino_tables(wino_tab *tb)
+{
     for (int rk = 0; rk < 16; rk++) {
         int32_t ix[16];
         unsigned lo = 0, hi = 0;
@@ -550,46 +553,63 @@ static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, con
             lo |= (unsigned)(in && e < 32) << l;
             hi |= (unsigned)(in && e >= 32) << l;
         }
-        in_idx[rk] = _mm512_loadu_si512(ix);
-        in_lo[rk] = (__mmask16)lo, in_hi[rk] = (__mmask16)hi;
+        tb->in_idx[rk] = _mm512_loadu_si512(ix);
+        tb->in_lo[rk] = (__mmask16)lo, tb->in_hi[rk] = (__mmask16)hi;
     }
-    /* output vector m (rows 2m, 2m+1) lane p: tile (m, (p % 8) / 2), its
-     * element (p / 8, p % 2): lane 4 m + tx of the tile vector p / 8 * 2 +
-     * p % 2, picked from out0:out1 for p < 8 and out2:out3 after */
-    __m512i out_idx[4];
     for (int m = 0; m < 4; m++) {
-        int32_t ix[16];
+        int32_t ix[16], iy[16];
         for (int p = 0; p < 16; p++)
             ix[p] = (p % 2) * 16 + 4 * m + (p % 8) / 2;
-        out_idx[m] = _mm512_loadu_si512(ix);
+        for (int l = 0; l < 16; l++)
+            iy[l] = (l / 4 % 2) * 16 + 8 * (m / 2) + 2 * (l % 4) + m % 2;
+        tb->out_idx[m] = _mm512_loadu_si512(ix);
+        tb->dy_idx[m] = _mm512_loadu_si512(iy);
     }
+}
+
+/* V[16][C][64] lanes bi 16 .. for the nv images x[0..nv][C][8][8]: Bᵀ d B */
+static void wino_in(const wino_tab *tb, const float *x, int nv, int64_t C, float *V)
+{
+    for (int bi = 0; bi < nv; bi++)
+        for (int64_t c = 0; c < C; c++) {
+            const float *src = x + (bi * C + c) * 64;
+            const __m512 X0 = _mm512_loadu_ps(src), X1 = _mm512_loadu_ps(src + 16);
+            const __m512 X2 = _mm512_loadu_ps(src + 32), X3 = _mm512_loadu_ps(src + 48);
+            __m512 d[4][4], t[4][4];
+            for (int rk = 0; rk < 16; rk++)
+                d[rk / 4][rk % 4] =
+                    _mm512_mask_mov_ps(_mm512_maskz_permutex2var_ps(tb->in_lo[rk], X0, tb->in_idx[rk], X1),
+                                       tb->in_hi[rk], _mm512_permutex2var_ps(X2, tb->in_idx[rk], X3));
+            for (int k = 0; k < 4; k++) {
+                t[0][k] = _mm512_sub_ps(d[0][k], d[2][k]);
+                t[1][k] = _mm512_add_ps(d[1][k], d[2][k]);
+                t[2][k] = _mm512_sub_ps(d[2][k], d[1][k]);
+                t[3][k] = _mm512_sub_ps(d[1][k], d[3][k]);
+            }
+            float *vp = V + c * 64 + bi * 16;
+            for (int i = 0; i < 4; i++) {
+                _mm512_storeu_ps(vp + (i * 4 + 0) * C * 64, _mm512_sub_ps(t[i][0], t[i][2]));
+                _mm512_storeu_ps(vp + (i * 4 + 1) * C * 64, _mm512_add_ps(t[i][1], t[i][2]));
+                _mm512_storeu_ps(vp + (i * 4 + 2) * C * 64, _mm512_sub_ps(t[i][2], t[i][1]));
+                _mm512_storeu_ps(vp + (i * 4 + 3) * C * 64, _mm512_sub_ps(t[i][1], t[i][3]));
+            }
+        }
+}
+
+/* y[N][F][8][8] = conv3x3, padding 1, of x[N][C][8][8] (+ bias, relu, +
+ * add: as conv_direct), given the transformed kernel U [16][C][F] at wk;
+ * then V [16][C][64] and M [16][F][64] (nnc_conv_wino_work) */
+static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, const float *bias, int relu,
+                  const float *add, float *wk)
+{
+    const float *U = wk;
+    float *V = wk + 16 * C * F, *M = V + 16 * C * 64;
+    wino_tab tb;
+    wino_tables(&tb);
     const int64_t nblk = (F + 5) / 6, base = F / nblk, extra = F % nblk;
     for (int64_t b0 = 0; b0 < N; b0 += 4) {
         const int nv = N - b0 < 4 ? (int)(N - b0) : 4;
-        for (int bi = 0; bi < nv; bi++) /* V = Bᵀ d B */
-            for (int64_t c = 0; c < C; c++) {
-                const float *src = x + ((b0 + bi) * C + c) * 64;
-                const __m512 X0 = _mm512_loadu_ps(src), X1 = _mm512_loadu_ps(src + 16);
-                const __m512 X2 = _mm512_loadu_ps(src + 32), X3 = _mm512_loadu_ps(src + 48);
-                __m512 d[4][4], t[4][4];
-                for (int rk = 0; rk < 16; rk++)
-                    d[rk / 4][rk % 4] =
-                        _mm512_mask_mov_ps(_mm512_maskz_permutex2var_ps(in_lo[rk], X0, in_idx[rk], X1), in_hi[rk],
-                                           _mm512_permutex2var_ps(X2, in_idx[rk], X3));
-                for (int k = 0; k < 4; k++) {
-                    t[0][k] = _mm512_sub_ps(d[0][k], d[2][k]);
-                    t[1][k] = _mm512_add_ps(d[1][k], d[2][k]);
-                    t[2][k] = _mm512_sub_ps(d[2][k], d[1][k]);
-                    t[3][k] = _mm512_sub_ps(d[1][k], d[3][k]);
-                }
-                float *vp = V + c * 64 + bi * 16;
-                for (int i = 0; i < 4; i++) {
-                    _mm512_storeu_ps(vp + (i * 4 + 0) * C * 64, _mm512_sub_ps(t[i][0], t[i][2]));
-                    _mm512_storeu_ps(vp + (i * 4 + 1) * C * 64, _mm512_add_ps(t[i][1], t[i][2]));
-                    _mm512_storeu_ps(vp + (i * 4 + 2) * C * 64, _mm512_sub_ps(t[i][2], t[i][1]));
-                    _mm512_storeu_ps(vp + (i * 4 + 3) * C * 64, _mm512_sub_ps(t[i][1], t[i][3]));
-                }
-            }
+        wino_in(&tb, x + b0 * C * 64, nv, C, V);
         for (int xi = 0; xi < 16; xi++) /* the products, output channels in blocks of up to 6 */
             for (int64_t k = 0, o0 = 0; k < nblk; k++) {
                 const int64_t mr = base + (k < extra);
@@ -613,8 +633,8 @@ static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, con
                                        _mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3])};
                 const int64_t at = ((b0 + bi) * F + o) * 64;
                 for (int m = 0; m < 4; m++) {
-                    __m512 v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], out_idx[m], out[1]), 0xFF00,
-                                                  _mm512_permutex2var_ps(out[2], out_idx[m], out[3]));
+                    __m512 v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb.out_idx[m], out[1]), 0xFF00,
+                                                  _mm512_permutex2var_ps(out[2], tb.out_idx[m], out[3]));
                     if (bias)
                         v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
                     if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
@@ -625,6 +645,133 @@ static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, con
                 }
             }
     }
+}
+
+/* The kernel's gradient, the adjoint of the above: with Z = A dY Aᵀ per
+ * output tile (dY its 2x2 of dy), dU[xi][c][o] = sum over examples and
+ * tiles of V[xi][c][t] Z[xi][t][o], and dw[o][c] = Gᵀ dU G.  acc[mr][nvo]:
+ * mr input channels from c0 x nvo vectors of output channels from o0,
+ * over the block's tiles t < nt; dU's rows are Fp (F rounded up to 16)
+ * floats, Z's too (the lanes past F are 0). */
+static inline __attribute__((always_inline)) void wino_fmm(const float *V, const float *Z, float *dU, int64_t Fp,
+                                                           int64_t c0, int64_t o0, int nt, int first, int mr,
+                                                           int nvo)
+{
+    __m512 acc[6][4];
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nvo; j++)
+            acc[r][j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(dU + (c0 + r) * Fp + o0 + 16 * j);
+    for (int t = 0; t < nt; t++) {
+        __m512 z[4];
+        for (int j = 0; j < nvo; j++)
+            z[j] = _mm512_loadu_ps(Z + t * Fp + o0 + 16 * j);
+        for (int r = 0; r < mr; r++) {
+            const __m512 v = _mm512_set1_ps(V[(c0 + r) * 64 + t]);
+            for (int j = 0; j < nvo; j++)
+                acc[r][j] = _mm512_fmadd_ps(v, z[j], acc[r][j]);
+        }
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nvo; j++)
+            _mm512_storeu_ps(dU + (c0 + r) * Fp + o0 + 16 * j, acc[r][j]);
+}
+typedef void wino_fmm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t, int, int);
+#define WINO_FMM(mr, nvo)                                                                                      \
+    static void wino_fmm##mr##_##nvo(const float *V, const float *Z, float *dU, int64_t Fp, int64_t c0,         \
+                                     int64_t o0, int nt, int first)                                            \
+    {                                                                                                          \
+        wino_fmm(V, Z, dU, Fp, c0, o0, nt, first, mr, nvo);                                                    \
+    }
+WINO_FMM(1, 1) WINO_FMM(2, 1) WINO_FMM(3, 1) WINO_FMM(4, 1) WINO_FMM(5, 1) WINO_FMM(6, 1)
+WINO_FMM(1, 2) WINO_FMM(2, 2) WINO_FMM(3, 2) WINO_FMM(4, 2) WINO_FMM(5, 2) WINO_FMM(6, 2)
+WINO_FMM(1, 3) WINO_FMM(2, 3) WINO_FMM(3, 3) WINO_FMM(4, 3) WINO_FMM(5, 3) WINO_FMM(6, 3)
+WINO_FMM(1, 4) WINO_FMM(2, 4) WINO_FMM(3, 4) WINO_FMM(4, 4) WINO_FMM(5, 4) WINO_FMM(6, 4)
+/* [output vectors - 1][input channels] */
+static wino_fmm_fn *const wino_fmms[4][7] = {
+    {NULL, wino_fmm1_1, wino_fmm2_1, wino_fmm3_1, wino_fmm4_1, wino_fmm5_1, wino_fmm6_1},
+    {NULL, wino_fmm1_2, wino_fmm2_2, wino_fmm3_2, wino_fmm4_2, wino_fmm5_2, wino_fmm6_2},
+    {NULL, wino_fmm1_3, wino_fmm2_3, wino_fmm3_3, wino_fmm4_3, wino_fmm5_3, wino_fmm6_3},
+    {NULL, wino_fmm1_4, wino_fmm2_4, wino_fmm3_4, wino_fmm4_4, wino_fmm5_4, wino_fmm6_4}};
+
+/* dw[F][C][3][3] of the layer above from dy[N][F][8][8] and x[N][C][8][8];
+ * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp] (nnc_conv_wino_filter_work) */
+static void wino8_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t F, float *wk)
+{
+    const int64_t Fp = (F + 15) / 16 * 16;
+    float *V = wk, *Z = V + 16 * C * 64, *dU = Z + 16 * 64 * Fp;
+    wino_tab tb;
+    wino_tables(&tb);
+    memset(Z, 0, sizeof(float) * (size_t)(16 * 64 * Fp)); /* lanes F .. Fp stay 0 */
+    int32_t ix[16];
+    for (int l = 0; l < 16; l++)
+        ix[l] = (int32_t)(l * Fp);
+    const __m512i zt = _mm512_loadu_si512(ix);
+    const int64_t nblk = (C + 5) / 6, base = C / nblk, extra = C % nblk;
+    for (int64_t b0 = 0; b0 < N; b0 += 4) {
+        const int nv = N - b0 < 4 ? (int)(N - b0) : 4;
+        wino_in(&tb, x + b0 * C * 64, nv, C, V);
+        for (int bi = 0; bi < nv; bi++) /* Z = A dY Aᵀ, into [xi][tile][o] */
+            for (int64_t o = 0; o < F; o++) {
+                const float *src = dy + ((b0 + bi) * F + o) * 64;
+                const __m512 Y0 = _mm512_loadu_ps(src), Y1 = _mm512_loadu_ps(src + 16);
+                const __m512 Y2 = _mm512_loadu_ps(src + 32), Y3 = _mm512_loadu_ps(src + 48);
+                __m512 e[4]; /* element (a, b) of each tile: e[2 a + b] */
+                for (int m = 0; m < 4; m++)
+                    e[m] = _mm512_mask_mov_ps(_mm512_permutex2var_ps(Y0, tb.dy_idx[m], Y1), 0xFF00,
+                                              _mm512_permutex2var_ps(Y2, tb.dy_idx[m], Y3));
+                __m512 z[4][2]; /* A dY: rows 0, 0+1, 0-1, -1 */
+                for (int b = 0; b < 2; b++) {
+                    z[0][b] = e[b];
+                    z[1][b] = _mm512_add_ps(e[b], e[2 + b]);
+                    z[2][b] = _mm512_sub_ps(e[b], e[2 + b]);
+                    z[3][b] = _mm512_sub_ps(_mm512_setzero_ps(), e[2 + b]);
+                }
+                float *zp = Z + bi * 16 * Fp + o;
+                for (int i = 0; i < 4; i++) { /* (A dY) Aᵀ: columns 0, 0+1, 0-1, -1 */
+                    const __m512 q[4] = {z[i][0], _mm512_add_ps(z[i][0], z[i][1]), _mm512_sub_ps(z[i][0], z[i][1]),
+                                         _mm512_sub_ps(_mm512_setzero_ps(), z[i][1])};
+                    for (int j = 0; j < 4; j++)
+                        _mm512_i32scatter_ps(zp + (i * 4 + j) * 64 * Fp, zt, q[j], 4);
+                }
+            }
+        for (int xi = 0; xi < 16; xi++) /* dU += V Z, over this block's tiles */
+            for (int64_t o0 = 0; o0 < Fp; o0 += 64) {
+                const int nvo = Fp - o0 >= 64 ? 4 : (int)((Fp - o0) / 16);
+                for (int64_t k = 0, c0 = 0; k < nblk; k++) {
+                    const int64_t mr = base + (k < extra);
+                    wino_fmms[nvo - 1][mr](V + xi * C * 64, Z + xi * 64 * Fp, dU + xi * C * Fp, Fp, c0, o0, 16 * nv,
+                                           b0 == 0);
+                    c0 += mr;
+                }
+            }
+    }
+    /* dw[o][c] = Gᵀ dU G, 16 output channels at a time: Gᵀ's rows are
+     * (1 ½ ½ 0), (0 ½ -½ 0), (0 ½ ½ 1) */
+    for (int l = 0; l < 16; l++)
+        ix[l] = (int32_t)(l * C * 9);
+    const __m512i wt = _mm512_loadu_si512(ix);
+    const __m512 half = _mm512_set1_ps(0.5f);
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t o0 = 0; o0 < F; o0 += 16) {
+            const __mmask16 k = (__mmask16)(F - o0 >= 16 ? 0xFFFF : (1u << (F - o0)) - 1);
+            __m512 u[4][4], r[3][4];
+            for (int xi = 0; xi < 16; xi++)
+                u[xi / 4][xi % 4] = _mm512_loadu_ps(dU + (xi * C + c) * Fp + o0);
+            for (int j = 0; j < 4; j++) {
+                const __m512 p = _mm512_mul_ps(half, _mm512_add_ps(u[1][j], u[2][j]));
+                r[0][j] = _mm512_add_ps(u[0][j], p);
+                r[1][j] = _mm512_mul_ps(half, _mm512_sub_ps(u[1][j], u[2][j]));
+                r[2][j] = _mm512_add_ps(p, u[3][j]);
+            }
+            float *d0 = dw + (o0 * C + c) * 9;
+            for (int a = 0; a < 3; a++) {
+                const __m512 p = _mm512_mul_ps(half, _mm512_add_ps(r[a][1], r[a][2]));
+                _mm512_mask_i32scatter_ps(d0 + a * 3 + 0, k, wt, _mm512_add_ps(r[a][0], p), 4);
+                _mm512_mask_i32scatter_ps(d0 + a * 3 + 1, k, wt, _mm512_mul_ps(half, _mm512_sub_ps(r[a][1], r[a][2])),
+                                          4);
+                _mm512_mask_i32scatter_ps(d0 + a * 3 + 2, k, wt, _mm512_add_ps(p, r[a][3]), 4);
+            }
+        }
 }
 #endif
 
@@ -1061,6 +1208,12 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t work_len)
 {
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
+#if defined(__AVX512F__)
+    if (S == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
+        wino8_filter(N, dy, x, dw, C, F, work);
+        return;
+    }
+#endif
     if (S == 1 && F <= 8) {
         filter_by_positions(N, dy, x, dw, C, H, W, F, KH, KW, pad, work);
         return;

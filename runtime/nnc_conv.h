@@ -67,6 +67,14 @@ static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int6
 
 static inline int64_t nnc_conv_wino_work(int64_t C, int64_t F) { return 16 * (C * F + 64 * C + 64 * F); }
 
+/* and its kernel gradient's: V [16][C][64], dy's transform Z [16][64][Fp]
+ * and dU [16][C][Fp], Fp = F rounded up to a vector */
+static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t F)
+{
+    const int64_t Fp = (F + 15) / 16 * 16;
+    return 16 * (64 * C + 64 * Fp + C * Fp);
+}
+
 /* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid
  * (or Winograd's) */
 static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
@@ -175,7 +183,9 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
 {
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / stride + 1, OW = (Pp - KW) / stride + 1;
     const int64_t Fp = (F + 15) / 16 * 16;
-    const int64_t by_channels = C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
+    int64_t by_channels = C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
+    if (stride == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && nnc_conv_wino_filter_work(C, F) > by_channels)
+        by_channels = nnc_conv_wino_filter_work(C, F);
     if (stride != 1 || F > 8)
         return by_channels;
     /* F <= 8 at stride 1, by positions: the padded image with the grid's

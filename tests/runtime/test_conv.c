@@ -322,6 +322,13 @@ int main(void)
     filter_case(&seed, 2, 16, 32, 32, 16, 3, 3, 1, 1);
     filter_case(&seed, 2, 32, 16, 16, 32, 3, 3, 1, 1);
     filter_case(&seed, 2, 64, 8, 8, 64, 3, 3, 1, 1);
+    /* by Winograd (8x8, 3x3, padding 1, 32+ channels): batches off the
+     * blocks of 4 images, output channels off 16 (dy's transform padded)
+     * and past 64 (two column blocks), input channels off the blocks of 6 */
+    filter_case(&seed, 5, 32, 8, 8, 64, 3, 3, 1, 1);
+    filter_case(&seed, 3, 40, 8, 8, 35, 3, 3, 1, 1);
+    filter_case(&seed, 6, 33, 8, 8, 97, 3, 3, 1, 1);
+    filter_case(&seed, 9, 64, 8, 8, 32, 3, 3, 1, 1);
     filter_case(&seed, 2, 16, 32, 32, 32, 3, 3, 2, 1);
     filter_case(&seed, 3, 1, 28, 28, 6, 5, 5, 1, 2);
     filter_case(&seed, 3, 6, 14, 14, 16, 5, 5, 1, 0);
