@@ -694,46 +694,48 @@ static wino_fmm_fn *const wino_fmms[4][7] = {
     {NULL, wino_fmm1_4, wino_fmm2_4, wino_fmm3_4, wino_fmm4_4, wino_fmm5_4, wino_fmm6_4}};
 
 /* dw[F][C][3][3] of the layer above from dy[N][F][8][8] and x[N][C][8][8];
- * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp] (nnc_conv_wino_filter_work) */
+ * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [64][Fp]
+ * (nnc_conv_wino_filter_work) */
 static void wino8_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t F, float *wk)
 {
     const int64_t Fp = (F + 15) / 16 * 16;
-    float *V = wk, *Z = V + 16 * C * 64, *dU = Z + 16 * 64 * Fp;
+    float *V = wk, *Z = V + 16 * C * 64, *dU = Z + 16 * 64 * Fp, *dyT = dU + 16 * C * Fp;
     wino_tab tb;
     wino_tables(&tb);
-    memset(Z, 0, sizeof(float) * (size_t)(16 * 64 * Fp)); /* lanes F .. Fp stay 0 */
+    memset(dyT, 0, sizeof(float) * (size_t)(64 * Fp)); /* lanes F .. Fp stay 0, and so do Z's */
     int32_t ix[16];
-    for (int l = 0; l < 16; l++)
-        ix[l] = (int32_t)(l * Fp);
-    const __m512i zt = _mm512_loadu_si512(ix);
     const int64_t nblk = (C + 5) / 6, base = C / nblk, extra = C % nblk;
     for (int64_t b0 = 0; b0 < N; b0 += 4) {
         const int nv = N - b0 < 4 ? (int)(N - b0) : 4;
         wino_in(&tb, x + b0 * C * 64, nv, C, V);
-        for (int bi = 0; bi < nv; bi++) /* Z = A dY Aᵀ, into [xi][tile][o] */
-            for (int64_t o = 0; o < F; o++) {
-                const float *src = dy + ((b0 + bi) * F + o) * 64;
-                const __m512 Y0 = _mm512_loadu_ps(src), Y1 = _mm512_loadu_ps(src + 16);
-                const __m512 Y2 = _mm512_loadu_ps(src + 32), Y3 = _mm512_loadu_ps(src + 48);
-                __m512 e[4]; /* element (a, b) of each tile: e[2 a + b] */
-                for (int m = 0; m < 4; m++)
-                    e[m] = _mm512_mask_mov_ps(_mm512_permutex2var_ps(Y0, tb.dy_idx[m], Y1), 0xFF00,
-                                              _mm512_permutex2var_ps(Y2, tb.dy_idx[m], Y3));
-                __m512 z[4][2]; /* A dY: rows 0, 0+1, 0-1, -1 */
-                for (int b = 0; b < 2; b++) {
-                    z[0][b] = e[b];
-                    z[1][b] = _mm512_add_ps(e[b], e[2 + b]);
-                    z[2][b] = _mm512_sub_ps(e[b], e[2 + b]);
-                    z[3][b] = _mm512_sub_ps(_mm512_setzero_ps(), e[2 + b]);
+        for (int bi = 0; bi < nv; bi++) {
+            /* dy's example as [position][Fp]: then a tile's element for 16
+             * output channels is one load (by lanes of tiles instead, Z
+             * was scattered into [tile][o]: a third of the time) */
+            const float *db = dy + (b0 + bi) * F * 64;
+            for (int64_t o = 0; o < F; o++)
+                for (int p = 0; p < 64; p++)
+                    dyT[p * Fp + o] = db[o * 64 + p];
+            for (int t = 0; t < 16; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
+                for (int64_t o0 = 0; o0 < Fp; o0 += 16) {
+                    const float *e0 = dyT + (2 * (t / 4) * 8 + 2 * (t % 4)) * Fp + o0;
+                    const __m512 e00 = _mm512_loadu_ps(e0), e01 = _mm512_loadu_ps(e0 + Fp);
+                    const __m512 e10 = _mm512_loadu_ps(e0 + 8 * Fp), e11 = _mm512_loadu_ps(e0 + 9 * Fp);
+                    /* A dY: rows 0, 0+1, 0-1, -1; then (A dY) Aᵀ: columns alike */
+                    const __m512 z[4][2] = {{e00, e01},
+                                            {_mm512_add_ps(e00, e10), _mm512_add_ps(e01, e11)},
+                                            {_mm512_sub_ps(e00, e10), _mm512_sub_ps(e01, e11)},
+                                            {_mm512_sub_ps(_mm512_setzero_ps(), e10),
+                                             _mm512_sub_ps(_mm512_setzero_ps(), e11)}};
+                    float *zp = Z + (bi * 16 + t) * Fp + o0;
+                    for (int i = 0; i < 4; i++) {
+                        _mm512_storeu_ps(zp + (i * 4 + 0) * 64 * Fp, z[i][0]);
+                        _mm512_storeu_ps(zp + (i * 4 + 1) * 64 * Fp, _mm512_add_ps(z[i][0], z[i][1]));
+                        _mm512_storeu_ps(zp + (i * 4 + 2) * 64 * Fp, _mm512_sub_ps(z[i][0], z[i][1]));
+                        _mm512_storeu_ps(zp + (i * 4 + 3) * 64 * Fp, _mm512_sub_ps(_mm512_setzero_ps(), z[i][1]));
+                    }
                 }
-                float *zp = Z + bi * 16 * Fp + o;
-                for (int i = 0; i < 4; i++) { /* (A dY) Aᵀ: columns 0, 0+1, 0-1, -1 */
-                    const __m512 q[4] = {z[i][0], _mm512_add_ps(z[i][0], z[i][1]), _mm512_sub_ps(z[i][0], z[i][1]),
-                                         _mm512_sub_ps(_mm512_setzero_ps(), z[i][1])};
-                    for (int j = 0; j < 4; j++)
-                        _mm512_i32scatter_ps(zp + (i * 4 + j) * 64 * Fp, zt, q[j], 4);
-                }
-            }
+        }
         for (int xi = 0; xi < 16; xi++) /* dU += V Z, over this block's tiles */
             for (int64_t o0 = 0; o0 < Fp; o0 += 64) {
                 const int nvo = Fp - o0 >= 64 ? 4 : (int)((Fp - o0) / 16);

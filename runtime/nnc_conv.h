@@ -67,12 +67,13 @@ static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int6
 
 static inline int64_t nnc_conv_wino_work(int64_t C, int64_t F) { return 16 * (C * F + 64 * C + 64 * F); }
 
-/* and its kernel gradient's: V [16][C][64], dy's transform Z [16][64][Fp]
- * and dU [16][C][Fp], Fp = F rounded up to a vector */
+/* and its kernel gradient's: V [16][C][64], dy's transform Z [16][64][Fp],
+ * dU [16][C][Fp] and an example of dy transposed [64][Fp], Fp = F rounded
+ * up to a vector */
 static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t F)
 {
     const int64_t Fp = (F + 15) / 16 * 16;
-    return 16 * (64 * C + 64 * Fp + C * Fp);
+    return 16 * (64 * C + 64 * Fp + C * Fp) + 64 * Fp;
 }
 
 /* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid

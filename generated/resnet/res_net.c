@@ -127,7 +127,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 198720u + 278672u * (size_t)max_batch;
+    const size_t arena = 202688u + 278672u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -241,7 +241,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 198720;
+    const int64_t MB = m->max_batch, SB = 202688;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1601,7 +1601,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 198720;
+    const int64_t MB = m->max_batch, SB = 202688;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -3637,7 +3637,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 198720;
+    const int64_t MB = m->max_batch, SB = 202688;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -3731,7 +3731,7 @@ void res_net_backward(res_net *m)
     float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const t514 = (float *)(A + 1984); /* [196608] */
     float *const t515 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    float *const t516 = (float *)(A + 1984); /* [196608] */
+    float *const t516 = (float *)(A + 1984); /* [200704] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
@@ -3739,7 +3739,7 @@ void res_net_backward(res_net *m)
     float *const t526 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const t528 = (float *)(A + 1728); /* [196608] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    float *const t531 = (float *)(A + 1728); /* [196608] */
+    float *const t531 = (float *)(A + 1728); /* [200704] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t534 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     float *const t536 = (float *)(A + 1152); /* [2, 64] */
@@ -3756,7 +3756,7 @@ void res_net_backward(res_net *m)
     float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const t555 = (float *)(A + 1152); /* [196608] */
     float *const t556 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    float *const t557 = (float *)(A + 1152); /* [196608] */
+    float *const t557 = (float *)(A + 1152); /* [200704] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
@@ -3995,7 +3995,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 196608);
+        nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 200704);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4110,7 +4110,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 196608);
+        nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 200704);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4330,7 +4330,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 196608);
+        nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 200704);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -5573,7 +5573,7 @@ void res_net_backward(res_net *m)
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 198720;
+    const int64_t MB = m->max_batch, SB = 202688;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
