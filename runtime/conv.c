@@ -23,8 +23,8 @@
  * at the grid's end: per tap 6 loads and MR broadcasts feed 6 MR FMAs.
  * The backward pass for the data is the same kernel: dx is dy,
  * padded by K - 1 - p, correlated with the flipped, channel-transposed
- * kernel.  3x3 layers on 8x8 images of 32 or more channels go by
- * Winograd's F(2x2, 3x3) instead (below, AVX-512 only).
+ * kernel.  3x3 layers on 8x8 and 16x16 images of 32 or more channels go
+ * by Winograd's F(2x2, 3x3) instead (below, AVX-512 only).
  *
  * The vectors are GCC/clang vector extensions of 16 floats: AVX-512 when
  * the runtime is compiled for it (-march=native), two AVX or four SSE
@@ -420,13 +420,13 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     }
 }
 
-/* ---- Winograd F(2x2, 3x3) for 8x8 images ------------------------------------
+/* ---- Winograd F(2x2, 3x3) for 8x8 and 16x16 images ---------------------------
  *
- * resnet_small's last stage (64 channels of 8x8, three 3x3 layers) costs
- * as much as each of the others while its images are smallest; there the
- * direct kernel also computes 72 positions for 64.  Winograd's minimal
- * filtering does a 2x2 output tile from a 4x4 input tile with 16 products
- * instead of 36:
+ * resnet_small's last two stages (32 channels of 16x16, 64 of 8x8, three
+ * 3x3 layers each) cost as much as the first while their images are
+ * smaller; there the direct kernel also computes 72 positions for 64.
+ * Winograd's minimal filtering does a 2x2 output tile from a 4x4 input
+ * tile with 16 products instead of 36:
  *
  *     y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A
  *
@@ -436,20 +436,32 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
  *
  * and summed over input channels the ⊙ becomes 16 matrix products, one per
  * transform position xi: M[xi][o][t] = sum over c of U[xi][c][o] V[xi][c][t]
- * (U = G g Gᵀ per (o, c), V = Bᵀ d B per (c, tile t)).  An 8x8 image is
- * 4x4 tiles, one vector of 16: the transforms take a channel's whole
- * image in 4 registers, gather its tiles' elements by two-register
- * permutes (no padded copy: lanes outside the image are zeroed by the
- * permute's mask) and put the output tiles back the same way.  Blocks of 4
- * images make the products 64 tiles wide (4 vectors x up to 6 output
- * channels in registers).  The coefficients are 0, ±1 and ±½, exact in
+ * (U = G g Gᵀ per (o, c), V = Bᵀ d B per (c, tile t)).  Tiles are vector
+ * lanes, 64 of them a block (4 examples of 8x8, or one of 16x16), so the
+ * products hold 4 vectors x up to 6 output channels in registers.  An 8x8
+ * image is 4 registers; its tiles' elements are picked by two-register
+ * permutes (lanes outside the image zeroed by the permute's mask).  A
+ * 16x16 image's tile rows are transformed along the rows on whole image
+ * rows, then split into even and odd columns by permutes.  The output
+ * tiles go back the same way.  The coefficients are 0, ±1 and ±½, exact in
  * float; the result differs from the direct sum by rounding only (about
- * 1e-6 relative here).  Measured on resnet_small's 64-channel layer,
- * forward: 1.5-1.7x the direct kernel.  The data gradient is the same
- * convolution of dy with the flipped, transposed kernel.  16x16 images
- * (gathers for the tiles) ran slower than the direct kernel and are not
- * taken (docs/decisions.md). */
+ * 1e-6 relative here).  The data gradient is the same convolution of dy
+ * with the flipped, transposed kernel; the kernel gradient is the
+ * adjoint (wino_filter).  Measured alone against the direct kernels, 64
+ * channels of 8x8: forward 0.78 against 1.44 ms, kernel gradient 0.95
+ * against 1.58; 32 channels of 16x16: forward 1.1 against 1.33, kernel
+ * gradient even (1.36 against 1.37-1.48).  A first version that gathered
+ * the 16x16 tiles ran slower than the direct kernel; 32x32 layers of 16
+ * channels (resnet_small's first stage) are left to the direct kernel,
+ * whose products there would be only 16 deep (docs/decisions.md). */
 #if defined(__AVX512F__)
+/* The 16 planes (one per transform position) of U, V, M and the kernel
+ * gradient's buffers are NNC_WINO_PAD floats longer than their contents:
+ * at 8 or 16 KB apart, the same offset of every plane fell in one L1 set,
+ * and the 16 stores of a transform evicted each other (16x16 layers' input
+ * transform took a third of the layer). */
+#define PLANE(n) ((n) + NNC_WINO_PAD)
+
 /* U[16][C][F] = G g Gᵀ for g = w[o][c] (flip: g = w[c][o] rotated by 180
  * degrees, w being [C][F][3][3]: the data gradient's kernel), 16 output
  * channels at a time */
@@ -483,7 +495,7 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U
                 const __m512 u[4] = {r[i][0], _mm512_mul_ps(half, _mm512_add_ps(s, r[i][1])),
                                      _mm512_mul_ps(half, _mm512_sub_ps(s, r[i][1])), r[i][2]};
                 for (int j = 0; j < 4; j++)
-                    _mm512_mask_storeu_ps(U + ((i * 4 + j) * C + c) * F + o0, k, u[j]);
+                    _mm512_mask_storeu_ps(U + (i * 4 + j) * PLANE(C * F) + c * F + o0, k, u[j]);
             }
         }
 }
@@ -539,6 +551,13 @@ static wino_mm_fn *const wino_mms[4][7] = {
 typedef struct {
     __m512i in_idx[16], out_idx[4], dy_idx[4];
     __mmask16 in_lo[16], in_hi[16];
+    /* 16x16 (wino_in16, wino_out): a tile vector is 2 tile rows of 8; a
+     * row transform's 16 columns of tile rows a:b split into even columns
+     * (ev), odd ones (od), odd ones one tile back (od1: column 2 tx - 1,
+     * zero at tx = 0) and even ones one ahead (ev1: 2 tx + 2, zero at tx =
+     * 7); and back: image row of tile row a (r0) or b (r1) from the output
+     * tile columns j = 0:1 */
+    __m512i ev, od, od1, ev1, r0, r1;
 } wino_tab;
 
 static void wino_tables(wino_tab *tb)
@@ -565,6 +584,55 @@ static void wino_tables(wino_tab *tb)
         tb->out_idx[m] = _mm512_loadu_si512(ix);
         tb->dy_idx[m] = _mm512_loadu_si512(iy);
     }
+    int32_t ev[16], od[16], od1[16], ev1[16], r0[16], r1[16];
+    for (int l = 0; l < 16; l++) {
+        const int h = l / 8 * 16, tx = l % 8; /* lanes 8..15: the second tile row, from b */
+        ev[l] = h + 2 * tx, od[l] = h + 2 * tx + 1;
+        od1[l] = tx ? h + 2 * tx - 1 : 0, ev1[l] = tx < 7 ? h + 2 * tx + 2 : 0;
+        r0[l] = (l % 2) * 16 + l / 2, r1[l] = (l % 2) * 16 + 8 + l / 2;
+    }
+    tb->ev = _mm512_loadu_si512(ev), tb->od = _mm512_loadu_si512(od);
+    tb->od1 = _mm512_loadu_si512(od1), tb->ev1 = _mm512_loadu_si512(ev1);
+    tb->r0 = _mm512_loadu_si512(r0), tb->r1 = _mm512_loadu_si512(r1);
+}
+
+/* V[16][C][64] for one 16x16 example x[C][16][16]: tile vector q is tile
+ * rows 2q and 2q+1; Bᵀ over the rows on whole image rows, then Bᵀ over
+ * the columns on their even/odd split */
+static void wino_in16(const wino_tab *tb, const float *x, int64_t C, float *V)
+{
+    const __m512 z = _mm512_setzero_ps();
+    const __mmask16 no_first = 0xFEFE, no_last = 0x7F7F; /* tx > 0, tx < 7 in each half */
+    for (int64_t c = 0; c < C; c++) {
+        const float *src = x + c * 256;
+        for (int q = 0; q < 4; q++) {
+            /* image rows 4q - 1 .. 4q + 4 (0 outside) */
+            __m512 R[6];
+            for (int k = 0; k < 6; k++) {
+                const int r = 4 * q - 1 + k;
+                R[k] = r >= 0 && r < 16 ? _mm512_loadu_ps(src + r * 16) : z;
+            }
+            /* tile row 2q + h reads rows R[2h .. 2h+3]: Bᵀ d over them */
+            __m512 t[2][4];
+            for (int h = 0; h < 2; h++) {
+                t[h][0] = _mm512_sub_ps(R[2 * h], R[2 * h + 2]);
+                t[h][1] = _mm512_add_ps(R[2 * h + 1], R[2 * h + 2]);
+                t[h][2] = _mm512_sub_ps(R[2 * h + 2], R[2 * h + 1]);
+                t[h][3] = _mm512_sub_ps(R[2 * h + 1], R[2 * h + 3]);
+            }
+            float *vp = V + c * 64 + q * 16;
+            for (int i = 0; i < 4; i++) {
+                const __m512 e = _mm512_permutex2var_ps(t[0][i], tb->ev, t[1][i]);
+                const __m512 o = _mm512_permutex2var_ps(t[0][i], tb->od, t[1][i]);
+                const __m512 o1 = _mm512_maskz_permutex2var_ps(no_first, t[0][i], tb->od1, t[1][i]);
+                const __m512 e1 = _mm512_maskz_permutex2var_ps(no_last, t[0][i], tb->ev1, t[1][i]);
+                _mm512_storeu_ps(vp + (i * 4 + 0) * PLANE(C * 64), _mm512_sub_ps(o1, o));
+                _mm512_storeu_ps(vp + (i * 4 + 1) * PLANE(C * 64), _mm512_add_ps(e, o));
+                _mm512_storeu_ps(vp + (i * 4 + 2) * PLANE(C * 64), _mm512_sub_ps(o, e));
+                _mm512_storeu_ps(vp + (i * 4 + 3) * PLANE(C * 64), _mm512_sub_ps(e, e1));
+            }
+        }
+    }
 }
 
 /* V[16][C][64] lanes bi 16 .. for the nv images x[0..nv][C][8][8]: Bᵀ d B */
@@ -588,42 +656,47 @@ static void wino_in(const wino_tab *tb, const float *x, int nv, int64_t C, float
             }
             float *vp = V + c * 64 + bi * 16;
             for (int i = 0; i < 4; i++) {
-                _mm512_storeu_ps(vp + (i * 4 + 0) * C * 64, _mm512_sub_ps(t[i][0], t[i][2]));
-                _mm512_storeu_ps(vp + (i * 4 + 1) * C * 64, _mm512_add_ps(t[i][1], t[i][2]));
-                _mm512_storeu_ps(vp + (i * 4 + 2) * C * 64, _mm512_sub_ps(t[i][2], t[i][1]));
-                _mm512_storeu_ps(vp + (i * 4 + 3) * C * 64, _mm512_sub_ps(t[i][1], t[i][3]));
+                _mm512_storeu_ps(vp + (i * 4 + 0) * PLANE(C * 64), _mm512_sub_ps(t[i][0], t[i][2]));
+                _mm512_storeu_ps(vp + (i * 4 + 1) * PLANE(C * 64), _mm512_add_ps(t[i][1], t[i][2]));
+                _mm512_storeu_ps(vp + (i * 4 + 2) * PLANE(C * 64), _mm512_sub_ps(t[i][2], t[i][1]));
+                _mm512_storeu_ps(vp + (i * 4 + 3) * PLANE(C * 64), _mm512_sub_ps(t[i][1], t[i][3]));
             }
         }
 }
 
-/* y[N][F][8][8] = conv3x3, padding 1, of x[N][C][8][8] (+ bias, relu, +
- * add: as conv_direct), given the transformed kernel U [16][C][F] at wk;
- * then V [16][C][64] and M [16][F][64] (nnc_conv_wino_work) */
-static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, const float *bias, int relu,
-                  const float *add, float *wk)
+/* y[N][F][S][S] = conv3x3, padding 1, of x[N][C][S][S] for S = 8 or 16 (+
+ * bias, relu, + add: as conv_direct), given the transformed kernel U
+ * [16][C][F] at wk; then V [16][C][64] and M [16][F][64]
+ * (nnc_conv_wino_work): a block of 64 tiles is 4 examples of 8x8 or one
+ * of 16x16 */
+static void wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, const float *bias, int relu,
+                 const float *add, float *wk)
 {
     const float *U = wk;
-    float *V = wk + 16 * C * F, *M = V + 16 * C * 64;
+    float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
     wino_tab tb;
     wino_tables(&tb);
-    const int64_t nblk = (F + 5) / 6, base = F / nblk, extra = F % nblk;
-    for (int64_t b0 = 0; b0 < N; b0 += 4) {
-        const int nv = N - b0 < 4 ? (int)(N - b0) : 4;
-        wino_in(&tb, x + b0 * C * 64, nv, C, V);
+    const int64_t nblk = (F + 5) / 6, base = F / nblk, extra = F % nblk, per = S == 8 ? 4 : 1, SS = S * S;
+    for (int64_t b0 = 0; b0 < N; b0 += per) {
+        const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nv = S == 8 ? nb : 4;
+        if (S == 8)
+            wino_in(&tb, x + b0 * C * 64, nb, C, V);
+        else
+            wino_in16(&tb, x + b0 * C * 256, C, V);
         for (int xi = 0; xi < 16; xi++) /* the products, output channels in blocks of up to 6 */
             for (int64_t k = 0, o0 = 0; k < nblk; k++) {
                 const int64_t mr = base + (k < extra);
-                wino_mms[nv - 1][mr](V + xi * C * 64, U + xi * C * F, M + xi * F * 64, C, F, o0);
+                wino_mms[nv - 1][mr](V + xi * PLANE(C * 64), U + xi * PLANE(C * F), M + xi * PLANE(F * 64), C, F, o0);
                 o0 += mr;
             }
-        for (int bi = 0; bi < nv; bi++) /* y = Aᵀ M A */
+        for (int bi = 0; bi < nv; bi++) /* y = Aᵀ M A; bi: a tile vector */
             for (int64_t o = 0; o < F; o++) {
                 const float *mp = M + o * 64 + bi * 16;
                 __m512 s0[4], s1[4];
                 for (int k = 0; k < 4; k++) {
-                    const __m512 m0 = _mm512_loadu_ps(mp + k * F * 64), m1 = _mm512_loadu_ps(mp + (4 + k) * F * 64);
-                    const __m512 m2 = _mm512_loadu_ps(mp + (8 + k) * F * 64),
-                                 m3 = _mm512_loadu_ps(mp + (12 + k) * F * 64);
+                    const __m512 m0 = _mm512_loadu_ps(mp + k * PLANE(F * 64)), m1 = _mm512_loadu_ps(mp + (4 + k) * PLANE(F * 64));
+                    const __m512 m2 = _mm512_loadu_ps(mp + (8 + k) * PLANE(F * 64)),
+                                 m3 = _mm512_loadu_ps(mp + (12 + k) * PLANE(F * 64));
                     s0[k] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
                     s1[k] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
                 }
@@ -631,10 +704,16 @@ static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, con
                                        _mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]),
                                        _mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]),
                                        _mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3])};
-                const int64_t at = ((b0 + bi) * F + o) * 64;
+                /* 8x8: example b0 + bi, all its 4 vectors; 16x16: example
+                 * b0, rows 4 bi .. 4 bi + 3 */
+                const int64_t at = S == 8 ? ((b0 + bi) * F + o) * 64 : (b0 * F + o) * SS + 64 * bi;
                 for (int m = 0; m < 4; m++) {
-                    __m512 v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb.out_idx[m], out[1]), 0xFF00,
-                                                  _mm512_permutex2var_ps(out[2], tb.out_idx[m], out[3]));
+                    __m512 v;
+                    if (S == 8)
+                        v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb.out_idx[m], out[1]), 0xFF00,
+                                               _mm512_permutex2var_ps(out[2], tb.out_idx[m], out[3]));
+                    else /* row 4 bi + m: tile row 2 bi + m / 2, its row m % 2: out[2 (m % 2)], out[2 (m % 2) + 1] */
+                        v = _mm512_permutex2var_ps(out[2 * (m % 2)], m / 2 ? tb.r1 : tb.r0, out[2 * (m % 2) + 1]);
                     if (bias)
                         v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
                     if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
@@ -646,6 +725,8 @@ static void wino8(int64_t N, const float *x, float *y, int64_t C, int64_t F, con
             }
     }
 }
+
+static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int64_t F, int64_t np);
 
 /* The kernel's gradient, the adjoint of the above: with Z = A dY Aᵀ per
  * output tile (dY its 2x2 of dy), dU[xi][c][o] = sum over examples and
@@ -693,46 +774,49 @@ static wino_fmm_fn *const wino_fmms[4][7] = {
     {NULL, wino_fmm1_3, wino_fmm2_3, wino_fmm3_3, wino_fmm4_3, wino_fmm5_3, wino_fmm6_3},
     {NULL, wino_fmm1_4, wino_fmm2_4, wino_fmm3_4, wino_fmm4_4, wino_fmm5_4, wino_fmm6_4}};
 
-/* dw[F][C][3][3] of the layer above from dy[N][F][8][8] and x[N][C][8][8];
- * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [64][Fp]
+/* dw[F][C][3][3] of the layer above from dy[N][F][S][S] and x[N][C][S][S];
+ * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [S S][Fp]
  * (nnc_conv_wino_filter_work) */
-static void wino8_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t F, float *wk)
+static void wino_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t S, int64_t F,
+                        float *wk)
 {
-    const int64_t Fp = (F + 15) / 16 * 16;
-    float *V = wk, *Z = V + 16 * C * 64, *dU = Z + 16 * 64 * Fp, *dyT = dU + 16 * C * Fp;
+    const int64_t Fp = (F + 15) / 16 * 16, SS = S * S, TW = S / 2, per = S == 8 ? 4 : 1;
+    float *V = wk, *Z = V + 16 * PLANE(C * 64), *dU = Z + 16 * PLANE(64 * Fp), *dyT = dU + 16 * PLANE(C * Fp);
     wino_tab tb;
     wino_tables(&tb);
-    memset(dyT, 0, sizeof(float) * (size_t)(64 * Fp)); /* lanes F .. Fp stay 0, and so do Z's */
+    memset(dyT, 0, sizeof(float) * (size_t)(SS * Fp)); /* lanes F .. Fp stay 0, and so do Z's */
     int32_t ix[16];
     const int64_t nblk = (C + 5) / 6, base = C / nblk, extra = C % nblk;
-    for (int64_t b0 = 0; b0 < N; b0 += 4) {
-        const int nv = N - b0 < 4 ? (int)(N - b0) : 4;
-        wino_in(&tb, x + b0 * C * 64, nv, C, V);
-        for (int bi = 0; bi < nv; bi++) {
-            /* dy's example as [position][Fp]: then a tile's element for 16
-             * output channels is one load (by lanes of tiles instead, Z
-             * was scattered into [tile][o]: a third of the time) */
-            const float *db = dy + (b0 + bi) * F * 64;
-            for (int64_t o = 0; o < F; o++)
-                for (int p = 0; p < 64; p++)
-                    dyT[p * Fp + o] = db[o * 64 + p];
-            for (int t = 0; t < 16; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
+    for (int64_t b0 = 0; b0 < N; b0 += per) {
+        const int nb = N - b0 < per ? (int)(N - b0) : (int)per;
+        if (S == 8)
+            wino_in(&tb, x + b0 * C * 64, nb, C, V);
+        else
+            wino_in16(&tb, x + b0 * C * 256, C, V);
+        for (int bi = 0; bi < nb; bi++) {
+            /* dy's example as [position][Fp], by 16x16 blocks: then a
+             * tile's element for 16 output channels is one load (by lanes
+             * of tiles instead, Z was scattered into [tile][o]: a third of
+             * the time) */
+            const float *db = dy + (b0 + bi) * F * SS;
+            transpose(dyT, Fp, db, SS, F, SS);
+            for (int64_t t = 0; t < TW * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
                 for (int64_t o0 = 0; o0 < Fp; o0 += 16) {
-                    const float *e0 = dyT + (2 * (t / 4) * 8 + 2 * (t % 4)) * Fp + o0;
+                    const float *e0 = dyT + (2 * (t / TW) * S + 2 * (t % TW)) * Fp + o0;
                     const __m512 e00 = _mm512_loadu_ps(e0), e01 = _mm512_loadu_ps(e0 + Fp);
-                    const __m512 e10 = _mm512_loadu_ps(e0 + 8 * Fp), e11 = _mm512_loadu_ps(e0 + 9 * Fp);
+                    const __m512 e10 = _mm512_loadu_ps(e0 + S * Fp), e11 = _mm512_loadu_ps(e0 + (S + 1) * Fp);
                     /* A dY: rows 0, 0+1, 0-1, -1; then (A dY) Aᵀ: columns alike */
                     const __m512 z[4][2] = {{e00, e01},
                                             {_mm512_add_ps(e00, e10), _mm512_add_ps(e01, e11)},
                                             {_mm512_sub_ps(e00, e10), _mm512_sub_ps(e01, e11)},
                                             {_mm512_sub_ps(_mm512_setzero_ps(), e10),
                                              _mm512_sub_ps(_mm512_setzero_ps(), e11)}};
-                    float *zp = Z + (bi * 16 + t) * Fp + o0;
+                    float *zp = Z + (bi * 16 + t) * Fp + o0; /* (16x16: bi = 0, t < 64) */
                     for (int i = 0; i < 4; i++) {
-                        _mm512_storeu_ps(zp + (i * 4 + 0) * 64 * Fp, z[i][0]);
-                        _mm512_storeu_ps(zp + (i * 4 + 1) * 64 * Fp, _mm512_add_ps(z[i][0], z[i][1]));
-                        _mm512_storeu_ps(zp + (i * 4 + 2) * 64 * Fp, _mm512_sub_ps(z[i][0], z[i][1]));
-                        _mm512_storeu_ps(zp + (i * 4 + 3) * 64 * Fp, _mm512_sub_ps(_mm512_setzero_ps(), z[i][1]));
+                        _mm512_storeu_ps(zp + (i * 4 + 0) * PLANE(64 * Fp), z[i][0]);
+                        _mm512_storeu_ps(zp + (i * 4 + 1) * PLANE(64 * Fp), _mm512_add_ps(z[i][0], z[i][1]));
+                        _mm512_storeu_ps(zp + (i * 4 + 2) * PLANE(64 * Fp), _mm512_sub_ps(z[i][0], z[i][1]));
+                        _mm512_storeu_ps(zp + (i * 4 + 3) * PLANE(64 * Fp), _mm512_sub_ps(_mm512_setzero_ps(), z[i][1]));
                     }
                 }
         }
@@ -741,8 +825,8 @@ static void wino8_filter(int64_t N, const float *dy, const float *x, float *dw, 
                 const int nvo = Fp - o0 >= 64 ? 4 : (int)((Fp - o0) / 16);
                 for (int64_t k = 0, c0 = 0; k < nblk; k++) {
                     const int64_t mr = base + (k < extra);
-                    wino_fmms[nvo - 1][mr](V + xi * C * 64, Z + xi * 64 * Fp, dU + xi * C * Fp, Fp, c0, o0, 16 * nv,
-                                           b0 == 0);
+                    wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp, c0, o0,
+                                           S == 8 ? 16 * nb : 64, b0 == 0);
                     c0 += mr;
                 }
             }
@@ -758,7 +842,7 @@ static void wino8_filter(int64_t N, const float *dy, const float *x, float *dw, 
             const __mmask16 k = (__mmask16)(F - o0 >= 16 ? 0xFFFF : (1u << (F - o0)) - 1);
             __m512 u[4][4], r[3][4];
             for (int xi = 0; xi < 16; xi++)
-                u[xi / 4][xi % 4] = _mm512_loadu_ps(dU + (xi * C + c) * Fp + o0);
+                u[xi / 4][xi % 4] = _mm512_loadu_ps(dU + xi * PLANE(C * Fp) + c * Fp + o0);
             for (int j = 0; j < 4; j++) {
                 const __m512 p = _mm512_mul_ps(half, _mm512_add_ps(u[1][j], u[2][j]));
                 r[0][j] = _mm512_add_ps(u[0][j], p);
@@ -805,7 +889,7 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
 #if defined(__AVX512F__)
     if (nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
         wino_kernel(w, C, F, 0, work);
-        wino8(N, x, y, C, F, bias, relu, NULL, work);
+        wino(N, x, y, C, H, F, bias, relu, NULL, work);
         return;
     }
 #endif
@@ -833,7 +917,7 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
 #if defined(__AVX512F__)
     if (nnc_conv_wino(F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
         wino_kernel(w, F, C, 1, work);
-        wino8(N, dy, dx, F, C, NULL, 0, add, work);
+        wino(N, dy, dx, F, H, C, NULL, 0, add, work);
         return;
     }
 #endif
@@ -1212,7 +1296,7 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
 #if defined(__AVX512F__)
     if (S == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
-        wino8_filter(N, dy, x, dw, C, F, work);
+        wino_filter(N, dy, x, dw, C, H, F, work);
         return;
     }
 #endif

@@ -57,23 +57,27 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
 
 /* Whether a stride-1 layer (or its data gradient, C and F swapped) goes by
  * Winograd's F(2x2, 3x3) where the runtime has AVX-512 (conv.c): 3x3,
- * padding 1, 8x8 images, 32 or more channels in and out.  Its work: the
+ * padding 1, 8x8 or 16x16 images, 32 or more channels in and out.  Its work: the
  * transformed kernel U [16][C][F], a block of 4 images' transformed
  * input V [16][C][64] and products M [16][F][64]. */
 static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
-    return KH == 3 && KW == 3 && pad == 1 && H == 8 && W == 8 && C >= 32 && F >= 32;
+    return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 8 || H == 16) && C >= 32 && F >= 32;
 }
 
-static inline int64_t nnc_conv_wino_work(int64_t C, int64_t F) { return 16 * (C * F + 64 * C + 64 * F); }
+#define NNC_WINO_PAD 16 /* floats after each of the 16 planes (conv.c) */
+static inline int64_t nnc_conv_wino_work(int64_t C, int64_t F)
+{
+    return 16 * (C * F + 64 * C + 64 * F + 3 * NNC_WINO_PAD);
+}
 
 /* and its kernel gradient's: V [16][C][64], dy's transform Z [16][64][Fp],
  * dU [16][C][Fp] and an example of dy transposed [64][Fp], Fp = F rounded
  * up to a vector */
-static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t F)
+static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t H, int64_t W, int64_t F)
 {
     const int64_t Fp = (F + 15) / 16 * 16;
-    return 16 * (64 * C + 64 * Fp + C * Fp) + 64 * Fp;
+    return 16 * (64 * C + 64 * Fp + C * Fp + 3 * NNC_WINO_PAD) + H * W * Fp;
 }
 
 /* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid
@@ -185,8 +189,8 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / stride + 1, OW = (Pp - KW) / stride + 1;
     const int64_t Fp = (F + 15) / 16 * 16;
     int64_t by_channels = C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
-    if (stride == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && nnc_conv_wino_filter_work(C, F) > by_channels)
-        by_channels = nnc_conv_wino_filter_work(C, F);
+    if (stride == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && nnc_conv_wino_filter_work(C, H, W, F) > by_channels)
+        by_channels = nnc_conv_wino_filter_work(C, H, W, F);
     if (stride != 1 || F > 8)
         return by_channels;
     /* F <= 8 at stride 1, by positions: the padded image with the grid's

@@ -127,7 +127,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 202688u + 278672u * (size_t)max_batch;
+    const size_t arena = 203456u + 278672u * (size_t)max_batch;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -241,7 +241,7 @@ int res_net_load(res_net *m, const char *path)
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 202688;
+    const int64_t MB = m->max_batch, SB = 203456;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -309,7 +309,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t131 = (float *)(A + 0); /* [73728] */
+    float *const t131 = (float *)(A + 0); /* [82688] */
     float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
@@ -328,7 +328,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t173 = (float *)(A + 0); /* [73728] */
+    float *const t173 = (float *)(A + 0); /* [82688] */
     float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
@@ -338,7 +338,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t194 = (float *)(A + 0); /* [73728] */
+    float *const t194 = (float *)(A + 0); /* [82688] */
     float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
@@ -358,7 +358,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [196608] */
+    float *const t237 = (float *)(A + 0); /* [197376] */
     float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -377,7 +377,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [196608] */
+    float *const t279 = (float *)(A + 0); /* [197376] */
     float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -387,7 +387,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [196608] */
+    float *const t300 = (float *)(A + 0); /* [197376] */
     float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -866,7 +866,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
+        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -1011,7 +1011,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
+        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -1090,7 +1090,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
+        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -1248,7 +1248,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 196608);
+        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -1393,7 +1393,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 196608);
+        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -1472,7 +1472,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 196608);
+        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -1601,7 +1601,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 202688;
+    const int64_t MB = m->max_batch, SB = 203456;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1694,7 +1694,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t192 = (float *)(A + 480); /* [32] */
     float *const t193 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
     const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t197 = (float *)(A + 512); /* [73728] */
+    float *const t197 = (float *)(A + 512); /* [82688] */
     float *const t198 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
@@ -1722,7 +1722,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t255 = (float *)(A + 736); /* [32] */
     float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
     const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t261 = (float *)(A + 768); /* [73728] */
+    float *const t261 = (float *)(A + 768); /* [82688] */
     float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t264 = P + 33584; /* stage2.1.bn1.bias [32] */
@@ -1736,7 +1736,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t288 = (float *)(A + 864); /* [32] */
     float *const t289 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
     const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t293 = (float *)(A + 896); /* [73728] */
+    float *const t293 = (float *)(A + 896); /* [82688] */
     float *const t294 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
@@ -1764,7 +1764,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t353 = (float *)(A + 1152); /* [64] */
     float *const t354 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
     const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t358 = (float *)(A + 1344); /* [196608] */
+    float *const t358 = (float *)(A + 1344); /* [197376] */
     float *const t359 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -1792,7 +1792,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t416 = (float *)(A + 1472); /* [64] */
     float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
     const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t422 = (float *)(A + 1856); /* [196608] */
+    float *const t422 = (float *)(A + 1856); /* [197376] */
     float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -1806,7 +1806,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const t449 = (float *)(A + 1728); /* [64] */
     float *const t450 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
     const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t454 = (float *)(A + 2112); /* [196608] */
+    float *const t454 = (float *)(A + 2112); /* [197376] */
     float *const t455 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -2494,7 +2494,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t193, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 73728);
+        nnc_conv2d_s1_f32(n, t193, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -2713,7 +2713,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t256, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 73728);
+        nnc_conv2d_s1_f32(n, t256, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -2826,7 +2826,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t289, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 73728);
+        nnc_conv2d_s1_f32(n, t289, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -3051,7 +3051,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 196608);
+        nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3270,7 +3270,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 196608);
+        nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3383,7 +3383,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 196608);
+        nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3637,7 +3637,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
 void res_net_backward(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 202688;
+    const int64_t MB = m->max_batch, SB = 203456;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -3729,17 +3729,17 @@ void res_net_backward(res_net *m)
     float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t514 = (float *)(A + 1984); /* [196608] */
+    float *const t514 = (float *)(A + 1984); /* [197376] */
     float *const t515 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    float *const t516 = (float *)(A + 1984); /* [200704] */
+    float *const t516 = (float *)(A + 1984); /* [201472] */
     float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const t521 = (float *)(A + 1152); /* [2, 64] */
     float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const t526 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t528 = (float *)(A + 1728); /* [196608] */
+    float *const t528 = (float *)(A + 1728); /* [197376] */
     float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    float *const t531 = (float *)(A + 1728); /* [200704] */
+    float *const t531 = (float *)(A + 1728); /* [201472] */
     float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const t534 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     float *const t536 = (float *)(A + 1152); /* [2, 64] */
@@ -3754,9 +3754,9 @@ void res_net_backward(res_net *m)
     float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t555 = (float *)(A + 1152); /* [196608] */
+    float *const t555 = (float *)(A + 1152); /* [197376] */
     float *const t556 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    float *const t557 = (float *)(A + 1152); /* [200704] */
+    float *const t557 = (float *)(A + 1152); /* [201472] */
     float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const t562 = (float *)(A + 1152); /* [2, 64] */
     float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
@@ -3771,17 +3771,17 @@ void res_net_backward(res_net *m)
     float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
     float *const t582 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t584 = (float *)(A + 832); /* [73728] */
+    float *const t584 = (float *)(A + 832); /* [82688] */
     float *const t585 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    float *const t586 = (float *)(A + 832); /* [82944] */
+    float *const t586 = (float *)(A + 832); /* [90880] */
     float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const t591 = (float *)(A + 256); /* [2, 32] */
     float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
     float *const t596 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t598 = (float *)(A + 704); /* [73728] */
+    float *const t598 = (float *)(A + 704); /* [82688] */
     float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    float *const t601 = (float *)(A + 704); /* [82944] */
+    float *const t601 = (float *)(A + 704); /* [90880] */
     float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const t604 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     float *const t606 = (float *)(A + 256); /* [2, 32] */
@@ -3796,9 +3796,9 @@ void res_net_backward(res_net *m)
     float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
     float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
     float *const t623 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t625 = (float *)(A + 416); /* [73728] */
+    float *const t625 = (float *)(A + 416); /* [82688] */
     float *const t626 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    float *const t627 = (float *)(A + 416); /* [82944] */
+    float *const t627 = (float *)(A + 416); /* [90880] */
     float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const t632 = (float *)(A + 256); /* [2, 32] */
     float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
@@ -3963,7 +3963,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, NULL, 64, 8, 8, 64, 3, 3, 1, t514, 196608);
+        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, NULL, 64, 8, 8, 64, 3, 3, 1, t514, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3995,7 +3995,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 200704);
+        nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4076,7 +4076,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, t505, 64, 8, 8, 64, 3, 3, 1, t528, 196608);
+        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, t505, 64, 8, 8, 64, 3, 3, 1, t528, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4110,7 +4110,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 200704);
+        nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4298,7 +4298,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, NULL, 64, 8, 8, 64, 3, 3, 1, t555, 196608);
+        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, NULL, 64, 8, 8, 64, 3, 3, 1, t555, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4330,7 +4330,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 200704);
+        nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4529,7 +4529,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, NULL, 32, 16, 16, 32, 3, 3, 1, t584, 73728);
+        nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, NULL, 32, 16, 16, 32, 3, 3, 1, t584, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4561,7 +4561,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t582, t289, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 82944);
+        nnc_conv2d_bwd_filter_f32(n, t582, t289, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4642,7 +4642,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, t575, 32, 16, 16, 32, 3, 3, 1, t598, 73728);
+        nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, t575, 32, 16, 16, 32, 3, 3, 1, t598, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4676,7 +4676,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t596, t256, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 82944);
+        nnc_conv2d_bwd_filter_f32(n, t596, t256, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4864,7 +4864,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, NULL, 32, 16, 16, 32, 3, 3, 1, t625, 73728);
+        nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, NULL, 32, 16, 16, 32, 3, 3, 1, t625, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4896,7 +4896,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t623, t193, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 82944);
+        nnc_conv2d_bwd_filter_f32(n, t623, t193, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -5573,7 +5573,7 @@ void res_net_backward(res_net *m)
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 202688;
+    const int64_t MB = m->max_batch, SB = 203456;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -5642,7 +5642,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t131 = (float *)(A + 0); /* [73728] */
+    float *const t131 = (float *)(A + 0); /* [82688] */
     float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
@@ -5661,7 +5661,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t173 = (float *)(A + 0); /* [73728] */
+    float *const t173 = (float *)(A + 0); /* [82688] */
     float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
@@ -5671,7 +5671,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t194 = (float *)(A + 0); /* [73728] */
+    float *const t194 = (float *)(A + 0); /* [82688] */
     float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
@@ -5691,7 +5691,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [196608] */
+    float *const t237 = (float *)(A + 0); /* [197376] */
     float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
@@ -5710,7 +5710,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [196608] */
+    float *const t279 = (float *)(A + 0); /* [197376] */
     float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
@@ -5720,7 +5720,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [196608] */
+    float *const t300 = (float *)(A + 0); /* [197376] */
     float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
@@ -6202,7 +6202,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 73728);
+        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -6347,7 +6347,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 73728);
+        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -6426,7 +6426,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 73728);
+        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -6584,7 +6584,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 196608);
+        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -6729,7 +6729,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 196608);
+        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -6808,7 +6808,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 196608);
+        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;

@@ -4,7 +4,7 @@
  * shorter and longer than one 96-position block and ending in a half
  * block, rows narrower than a vector, kernels 1x1 to 7x7 and non-square,
  * padding 0 to K - 1 (and wider, forward only), batches, and more taps than
- * one run of the tap table; the Winograd path of 8x8 layers; and the
+ * one run of the tap table; the Winograd path of 8x8 and 16x16 layers; and the
  * gradient for the kernel at any stride.
  * The work buffer is exactly the size the kernel asks for, with guard
  * floats after it that must stay untouched (ASan sees the rest).
@@ -277,6 +277,8 @@ int main(void)
     one_case(&seed, 7, 33, 8, 8, 35, 3, 3, 1);
     one_case(&seed, 1, 40, 8, 8, 47, 3, 3, 1);
     one_case(&seed, 4, 31, 8, 8, 32, 3, 3, 1);
+    one_case(&seed, 3, 33, 16, 16, 40, 3, 3, 1); /* 16x16: a block is one example */
+    one_case(&seed, 1, 48, 16, 16, 32, 3, 3, 1);
     /* channel tails, tiny and odd images, non-square kernels, padding */
     for (int F = 1; F <= 9; F++)
         one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
@@ -329,6 +331,7 @@ int main(void)
     filter_case(&seed, 3, 40, 8, 8, 35, 3, 3, 1, 1);
     filter_case(&seed, 6, 33, 8, 8, 97, 3, 3, 1, 1);
     filter_case(&seed, 9, 64, 8, 8, 32, 3, 3, 1, 1);
+    filter_case(&seed, 3, 35, 16, 16, 33, 3, 3, 1, 1);
     filter_case(&seed, 2, 16, 32, 32, 32, 3, 3, 2, 1);
     filter_case(&seed, 3, 1, 28, 28, 6, 5, 5, 1, 2);
     filter_case(&seed, 3, 6, 14, 14, 16, 5, 5, 1, 0);
