@@ -66,6 +66,22 @@ static inline void split(const float *r, int n, __m512 ie, __m512 io, __m512 *e,
     *e = _mm512_permutex2var_ps(a, _mm512_castps_si512(ie), b);
     *o = _mm512_permutex2var_ps(a, _mm512_castps_si512(io), b);
 }
+
+/* n <= 16 windows of the row pair r0, r1: their corners v (top-left,
+ * top-right, bottom-left, bottom-right), where corners 1-3 took the
+ * running maximum (s), and the maximum */
+static inline __m512 windows(const float *r0, const float *r1, int n, __m512 ie, __m512 io, __m512 v[4],
+                             __mmask16 s[3])
+{
+    split(r0, n, ie, io, &v[0], &v[1]);
+    split(r1, n, ie, io, &v[2], &v[3]);
+    __m512 m = v[0];
+    for (int k = 1; k < 4; k++) {
+        s[k - 1] = takes(v[k], m);
+        m = _mm512_mask_mov_ps(m, s[k - 1], v[k]);
+    }
+    return m;
+}
 #endif
 
 void nnc_maxpool2_f32(int64_t NC, int64_t H, int64_t W, const float *x, float *y)
@@ -79,14 +95,9 @@ void nnc_maxpool2_f32(int64_t NC, int64_t H, int64_t W, const float *x, float *y
         float *yr = y + i * OW;
         for (int64_t j = 0; j < OW; j += 16) {
             const int n = OW - j < 16 ? (int)(OW - j) : 16;
-            __m512 a, b, c, d;
-            split(r0 + 2 * j, n, ie, io, &a, &b);
-            split(r1 + 2 * j, n, ie, io, &c, &d);
-            __m512 m = a;
-            m = _mm512_mask_mov_ps(m, takes(b, m), b);
-            m = _mm512_mask_mov_ps(m, takes(c, m), c);
-            m = _mm512_mask_mov_ps(m, takes(d, m), d);
-            _mm512_mask_storeu_ps(yr + j, (__mmask16)((1u << n) - 1), m);
+            __m512 v[4];
+            __mmask16 s[3];
+            _mm512_mask_storeu_ps(yr + j, (__mmask16)((1u << n) - 1), windows(r0 + 2 * j, r1 + 2 * j, n, ie, io, v, s));
         }
     }
 #else
@@ -117,27 +128,19 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
         float *d0 = dx + off, *d1 = d0 + W;
         for (int64_t j = 0; j < OW; j += 16) {
             const int n = OW - j < 16 ? (int)(OW - j) : 16;
-            __m512 a, b, c, d;
-            split(r0 + 2 * j, n, ie, io, &a, &b);
-            split(r1 + 2 * j, n, ie, io, &c, &d);
-            __m512 m = a;
-            const __mmask16 sb = takes(b, m);
-            m = _mm512_mask_mov_ps(m, sb, b);
-            const __mmask16 sc = takes(c, m);
-            m = _mm512_mask_mov_ps(m, sc, c);
-            const __mmask16 sd = takes(d, m);
+            __m512 v[4];
+            __mmask16 s[3];
+            windows(r0 + 2 * j, r1 + 2 * j, n, ie, io, v, s);
             /* the last corner that took the maximum is the window's */
-            __mmask16 kd = sd, kc = sc & ~sd, kb = sb & ~sc & ~sd, ka = ~(sb | sc | sd);
-            if (relu) {
-                ka &= _mm512_cmp_ps_mask(a, zero, _CMP_GT_OQ);
-                kb &= _mm512_cmp_ps_mask(b, zero, _CMP_GT_OQ);
-                kc &= _mm512_cmp_ps_mask(c, zero, _CMP_GT_OQ);
-                kd &= _mm512_cmp_ps_mask(d, zero, _CMP_GT_OQ);
-            }
+            __mmask16 k[4] = {(__mmask16) ~(s[0] | s[1] | s[2]), (__mmask16)(s[0] & ~s[1] & ~s[2]),
+                              (__mmask16)(s[1] & ~s[2]), s[2]};
+            if (relu)
+                for (int q = 0; q < 4; q++)
+                    k[q] &= _mm512_cmp_ps_mask(v[q], zero, _CMP_GT_OQ);
             const __mmask16 vn = (__mmask16)((1u << n) - 1);
             const __m512 g = _mm512_maskz_loadu_ps(vn, dy + i * OW + j);
-            const __m512 ga = _mm512_maskz_mov_ps(ka, g), gb = _mm512_maskz_mov_ps(kb, g);
-            const __m512 gc = _mm512_maskz_mov_ps(kc, g), gd = _mm512_maskz_mov_ps(kd, g);
+            const __m512 ga = _mm512_maskz_mov_ps(k[0], g), gb = _mm512_maskz_mov_ps(k[1], g);
+            const __m512 gc = _mm512_maskz_mov_ps(k[2], g), gd = _mm512_maskz_mov_ps(k[3], g);
             const __mmask16 m0 = (__mmask16)(n >= 8 ? 0xFFFF : (1u << 2 * n) - 1);
             const __mmask16 m1 = (__mmask16)(n > 8 ? (1u << (2 * n - 16)) - 1 : 0);
             _mm512_mask_storeu_ps(d0 + 2 * j, m0, _mm512_permutex2var_ps(ga, il, gb));
