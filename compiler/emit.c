@@ -980,7 +980,7 @@ static void emit_maxpool_bwd_tiled(int t)
     P("                for (int64_t ow = 0; ow < OW; ow++) {\n");
     P("                    const %s *win = img + oh * K * W + ow * K;\n", R());
     /* PyTorch's rule: the first maximum in scan order, or the last NaN (a
-     * NaN replaces the running maximum, and nothing replaces a NaN);
+     * NaN replaces the running maximum, and only a later NaN replaces it);
      * selected with integer masks, not branches (compilers turn `c ? g :
      * 0` into jumps, which random data mispredicts: lenet5's pool1
      * backward took 1.2 ms, 0.25 ms this way) */

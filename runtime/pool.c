@@ -12,8 +12,8 @@
  * Semantics, as PyTorch and as the generated loops (emit.c): the maximum
  * of a window, or NaN if the window holds one; the gradient goes to the
  * first maximum in scan order (top-left, top-right, bottom-left,
- * bottom-right), or to the last NaN: a NaN replaces the running maximum
- * and nothing replaces a NaN.  With `relu` (plan.c fold_relu_pool: the
+ * bottom-right), or to the last NaN: a NaN replaces the running maximum,
+ * and only a later NaN replaces it.  With `relu` (plan.c fold_relu_pool: the
  * pool's input is a relu's output), an element whose x is not > 0 gets 0.
  * Elements no window covers (the last column or row of an odd W or H)
  * get 0.  Without AVX-512 the same loops run one window at a time. */

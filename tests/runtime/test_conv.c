@@ -4,7 +4,10 @@
  * shorter and longer than one 96-position block and ending in a half
  * block, rows narrower than a vector, kernels 1x1 to 7x7 and non-square,
  * padding 0 to K - 1 (and wider, forward only), batches, and more taps than
- * one run of the tap table; the Winograd path of 8x8 and 16x16 layers; and the
+ * one run of the tap table; the Winograd path of 8x8 and 16x16 layers (in
+ * the -march=native build, on a machine with AVX-512; the plain build
+ * runs the same cases through the direct kernels), and infinities there;
+ * and the
  * gradient for the kernel at any stride.
  * The work buffer is exactly the size the kernel asks for, with guard
  * floats after it that must stay untouched (ASan sees the rest).
@@ -162,6 +165,76 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
     free(x), free(w), free(y), free(dy), free(dx), free(yr), free(dxr);
 }
 
+/* got against want where want may be ±inf: an inf must come out as the
+ * same inf (not NaN), the rest within the usual relative error */
+static int inf_close(const float *got, const double *want, size_t n)
+{
+    double m = 1e-30;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(want[i]) && fabs(want[i]) > m)
+            m = fabs(want[i]);
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(want[i]) ? !(fabs(got[i] - want[i]) <= 1e-5 * m) : (double)got[i] != want[i])
+            return 0;
+    return 1;
+}
+
+/* An infinity in x (forward, kernel gradient) or dy (data gradient) of a
+ * layer the Winograd path would take: its differences would make inf -
+ * inf = NaN where the sums, and PyTorch, give inf (the kernels take the
+ * direct path then).  Positive weights and inputs, so that every sum
+ * that meets the inf is +inf.  And the kernel gradient of no examples:
+ * all 0. */
+static void inf_case(int S)
+{
+    const int N = 2, C = 32, F = 33, K = 3;
+    const size_t nx = (size_t)N * C * S * S, nw = (size_t)F * C * K * K, ny = (size_t)N * F * S * S;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *y = malloc(sizeof(float) * ny);
+    float *dy = malloc(sizeof(float) * ny), *dx = malloc(sizeof(float) * nx), *dw = malloc(sizeof(float) * nw);
+    double *r = malloc(sizeof(double) * (nx > ny ? nx : ny));
+    unsigned seed = 11;
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)fabs(urand(&seed));
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)fabs(urand(&seed)) + 0.01f;
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (float)fabs(urand(&seed));
+    x[(size_t)(1 * C + 3) * S * S + 3 * S + 4] = INFINITY;
+    dy[(size_t)(0 * F + 5) * S * S + 2 * S + 2] = INFINITY;
+    int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, K, K, 1);
+    float *wk = work_with_guard(nwk);
+    nnc_conv2d_s1_f32(N, x, w, y, C, S, S, F, K, K, 1, NULL, 0, wk, nwk);
+    ref_conv(N, x, w, r, C, S, S, F, K, K, 1, 1);
+    CHECKF(inf_close(y, r, ny), "forward %dx%d with an inf in x: inf must stay inf", S, S);
+    free(wk);
+    nwk = nnc_conv2d_s1_bwd_data_work(C, S, S, F, K, K, 1);
+    wk = work_with_guard(nwk);
+    nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, NULL, C, S, S, F, K, K, 1, wk, nwk);
+    ref_bwd_data(N, dy, w, r, C, S, S, F, K, K, 1, 1);
+    CHECKF(inf_close(dx, r, nx), "data gradient %dx%d with an inf in dy: inf must stay inf", S, S);
+    free(wk);
+    nwk = nnc_conv2d_bwd_filter_work(C, S, S, F, K, K, 1, 1);
+    wk = work_with_guard(nwk);
+    dy[(size_t)(0 * F + 5) * S * S + 2 * S + 2] = 1.0f; /* the inf in x alone */
+    nnc_conv2d_bwd_filter_f32(N, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
+    int ok = 1;
+    for (size_t i = 0; i < nw; i++) {
+        /* the inf at (3, 4) of channel 3 meets all its taps (every output
+         * it feeds is inside the image) */
+        ok &= i / (K * K) % C == 3 ? dw[i] == INFINITY : isfinite(dw[i]);
+    }
+    CHECKF(ok, "kernel gradient %dx%d with an inf in x: inf in channel 3's taps, finite elsewhere", S, S);
+    for (size_t i = 0; i < nw; i++)
+        dw[i] = NAN;
+    nnc_conv2d_bwd_filter_f32(0, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
+    ok = 1;
+    for (size_t i = 0; i < nw; i++)
+        ok &= dw[i] == 0.0f;
+    CHECKF(ok, "kernel gradient %dx%d of no examples: all 0", S, S);
+    free(wk);
+    free(x), free(w), free(y), free(dy), free(dx), free(dw), free(r);
+}
+
 static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int p)
 {
     int OH = (H + 2 * p - KH) / 2 + 1, OW = (W + 2 * p - KW) / 2 + 1;
@@ -279,6 +352,9 @@ int main(void)
     one_case(&seed, 4, 31, 8, 8, 32, 3, 3, 1);
     one_case(&seed, 3, 33, 16, 16, 40, 3, 3, 1); /* 16x16: a block is one example */
     one_case(&seed, 1, 48, 16, 16, 32, 3, 3, 1);
+    one_case(&seed, 2, 32, 16, 16, 37, 3, 3, 1); /* odd F: with relu */
+    inf_case(8);
+    inf_case(16);
     /* channel tails, tiny and odd images, non-square kernels, padding */
     for (int F = 1; F <= 9; F++)
         one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
