@@ -537,16 +537,15 @@ typedef void wino_mm_fn(const float *, const float *, float *, int64_t, int64_t,
     {                                                                                                     \
         wino_mm(V, U, M, C, F, o0, mr, nv);                                                               \
     }
-WINO_MM(1, 1) WINO_MM(2, 1) WINO_MM(3, 1) WINO_MM(4, 1) WINO_MM(5, 1) WINO_MM(6, 1)
-WINO_MM(1, 2) WINO_MM(2, 2) WINO_MM(3, 2) WINO_MM(4, 2) WINO_MM(5, 2) WINO_MM(6, 2)
-WINO_MM(1, 3) WINO_MM(2, 3) WINO_MM(3, 3) WINO_MM(4, 3) WINO_MM(5, 3) WINO_MM(6, 3)
-WINO_MM(1, 4) WINO_MM(2, 4) WINO_MM(3, 4) WINO_MM(4, 4) WINO_MM(5, 4) WINO_MM(6, 4)
-/* [vectors - 1][channels] */
-static wino_mm_fn *const wino_mms[4][7] = {
-    {NULL, wino_mm1_1, wino_mm2_1, wino_mm3_1, wino_mm4_1, wino_mm5_1, wino_mm6_1},
-    {NULL, wino_mm1_2, wino_mm2_2, wino_mm3_2, wino_mm4_2, wino_mm5_2, wino_mm6_2},
-    {NULL, wino_mm1_3, wino_mm2_3, wino_mm3_3, wino_mm4_3, wino_mm5_3, wino_mm6_3},
-    {NULL, wino_mm1_4, wino_mm2_4, wino_mm3_4, wino_mm4_4, wino_mm5_4, wino_mm6_4}};
+/* the instances: up to 6 channels x 1 to 4 vectors, and their tables
+ * [vectors - 1][channels] (wino_fmm's too) */
+#define WINO_INSTANCES(M)                                                                          \
+    M(1, 1) M(2, 1) M(3, 1) M(4, 1) M(5, 1) M(6, 1) M(1, 2) M(2, 2) M(3, 2) M(4, 2) M(5, 2) M(6, 2) \
+    M(1, 3) M(2, 3) M(3, 3) M(4, 3) M(5, 3) M(6, 3) M(1, 4) M(2, 4) M(3, 4) M(4, 4) M(5, 4) M(6, 4)
+#define WINO_ROW(f, nv) {NULL, f##1_##nv, f##2_##nv, f##3_##nv, f##4_##nv, f##5_##nv, f##6_##nv}
+#define WINO_TABLE(f) {WINO_ROW(f, 1), WINO_ROW(f, 2), WINO_ROW(f, 3), WINO_ROW(f, 4)}
+WINO_INSTANCES(WINO_MM)
+static wino_mm_fn *const wino_mms[4][7] = WINO_TABLE(wino_mm);
 
 /* The permutes' tables.  Input: tile lane l = (ty, tx) = (l / 4, l % 4)
  * takes its element (r, k) from the image's e = (2 ty + r - 1) 8 + 2 tx + k
@@ -774,16 +773,9 @@ typedef void wino_fmm_fn(const float *, const float *, float *, int64_t, int64_t
     {                                                                                                          \
         wino_fmm(V, Z, dU, Fp, c0, o0, nt, first, mr, nvo);                                                    \
     }
-WINO_FMM(1, 1) WINO_FMM(2, 1) WINO_FMM(3, 1) WINO_FMM(4, 1) WINO_FMM(5, 1) WINO_FMM(6, 1)
-WINO_FMM(1, 2) WINO_FMM(2, 2) WINO_FMM(3, 2) WINO_FMM(4, 2) WINO_FMM(5, 2) WINO_FMM(6, 2)
-WINO_FMM(1, 3) WINO_FMM(2, 3) WINO_FMM(3, 3) WINO_FMM(4, 3) WINO_FMM(5, 3) WINO_FMM(6, 3)
-WINO_FMM(1, 4) WINO_FMM(2, 4) WINO_FMM(3, 4) WINO_FMM(4, 4) WINO_FMM(5, 4) WINO_FMM(6, 4)
+WINO_INSTANCES(WINO_FMM)
 /* [output vectors - 1][input channels] */
-static wino_fmm_fn *const wino_fmms[4][7] = {
-    {NULL, wino_fmm1_1, wino_fmm2_1, wino_fmm3_1, wino_fmm4_1, wino_fmm5_1, wino_fmm6_1},
-    {NULL, wino_fmm1_2, wino_fmm2_2, wino_fmm3_2, wino_fmm4_2, wino_fmm5_2, wino_fmm6_2},
-    {NULL, wino_fmm1_3, wino_fmm2_3, wino_fmm3_3, wino_fmm4_3, wino_fmm5_3, wino_fmm6_3},
-    {NULL, wino_fmm1_4, wino_fmm2_4, wino_fmm3_4, wino_fmm4_4, wino_fmm5_4, wino_fmm6_4}};
+static wino_fmm_fn *const wino_fmms[4][7] = WINO_TABLE(wino_fmm);
 
 /* dw[F][C][3][3] of the layer above from dy[N][F][S][S] and x[N][C][S][S];
  * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [S S][Fp]
