@@ -471,6 +471,50 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
  * rewrite every output (the data gradient's addend never overlaps dx:
  * nnc_runtime.h). */
 
+/* The one-dimensional transforms, each applied along the rows and then
+ * along the columns of a tile (4 or 16 vectors of lanes side by side). */
+static inline void wino_bt(__m512 d0, __m512 d1, __m512 d2, __m512 d3, __m512 u[4]) /* Bᵀ d */
+{
+    u[0] = _mm512_sub_ps(d0, d2);
+    u[1] = _mm512_add_ps(d1, d2);
+    u[2] = _mm512_sub_ps(d2, d1);
+    u[3] = _mm512_sub_ps(d1, d3);
+}
+
+static inline void wino_g(__m512 g0, __m512 g1, __m512 g2, __m512 u[4]) /* G g */
+{
+    const __m512 half = _mm512_set1_ps(0.5f), s = _mm512_add_ps(g0, g2);
+    u[0] = g0;
+    u[1] = _mm512_mul_ps(half, _mm512_add_ps(s, g1));
+    u[2] = _mm512_mul_ps(half, _mm512_sub_ps(s, g1));
+    u[3] = g2;
+}
+
+static inline void wino_at(__m512 m0, __m512 m1, __m512 m2, __m512 m3, __m512 y[2]) /* Aᵀ m */
+{
+    y[0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+    y[1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+}
+
+static inline void wino_a(__m512 e0, __m512 e1, __m512 z[4]) /* A e, the adjoint of Aᵀ */
+{
+    z[0] = e0;
+    z[1] = _mm512_add_ps(e0, e1);
+    z[2] = _mm512_sub_ps(e0, e1);
+    z[3] = _mm512_sub_ps(_mm512_setzero_ps(), e1);
+}
+
+static inline void wino_gt(__m512 u0, __m512 u1, __m512 u2, __m512 u3, __m512 w[3]) /* Gᵀ u, the adjoint of G */
+{
+    const __m512 p = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_add_ps(u1, u2));
+    w[0] = _mm512_add_ps(u0, p);
+    w[1] = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_sub_ps(u1, u2));
+    w[2] = _mm512_add_ps(p, u3);
+}
+
+/* the first n of 16 lanes */
+static inline __mmask16 wino_lanes(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1); }
+
 /* U[16][C][F] = G g Gᵀ for g = w[o][c] (flip: g = w[c][o] rotated by 180
  * degrees, w being [C][F][3][3]: the data gradient's kernel), 16 output
  * channels at a time */
@@ -481,28 +525,21 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U
     for (int l = 0; l < 16; l++)
         ix[l] = l * stride;
     const __m512i idx = _mm512_loadu_si512(ix);
-    const __m512 half = _mm512_set1_ps(0.5f);
     for (int64_t c = 0; c < C; c++)
         for (int64_t o0 = 0; o0 < F; o0 += 16) {
-            const __mmask16 k = (__mmask16)(F - o0 >= 16 ? 0xFFFF : (1u << (F - o0)) - 1);
+            const __mmask16 k = wino_lanes(F - o0);
             const float *w0 = flip ? w + (c * F + o0) * 9 : w + (o0 * C + c) * 9;
             __m512 g[3][3];
             for (int t = 0; t < 9; t++) {
                 const int ky = flip ? 2 - t / 3 : t / 3, kx = flip ? 2 - t % 3 : t % 3;
                 g[ky][kx] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, w0 + t, 4);
             }
-            __m512 r[4][3]; /* G g */
-            for (int j = 0; j < 3; j++) {
-                const __m512 s = _mm512_add_ps(g[0][j], g[2][j]);
-                r[0][j] = g[0][j];
-                r[1][j] = _mm512_mul_ps(half, _mm512_add_ps(s, g[1][j]));
-                r[2][j] = _mm512_mul_ps(half, _mm512_sub_ps(s, g[1][j]));
-                r[3][j] = g[2][j];
-            }
+            __m512 r[3][4]; /* G g, by columns: r[j][i] */
+            for (int j = 0; j < 3; j++)
+                wino_g(g[0][j], g[1][j], g[2][j], r[j]);
             for (int i = 0; i < 4; i++) { /* (G g) Gᵀ */
-                const __m512 s = _mm512_add_ps(r[i][0], r[i][2]);
-                const __m512 u[4] = {r[i][0], _mm512_mul_ps(half, _mm512_add_ps(s, r[i][1])),
-                                     _mm512_mul_ps(half, _mm512_sub_ps(s, r[i][1])), r[i][2]};
+                __m512 u[4];
+                wino_g(r[0][i], r[1][i], r[2][i], u);
                 for (int j = 0; j < 4; j++)
                     _mm512_mask_storeu_ps(U + (i * 4 + j) * PLANE(C * F) + c * F + o0, k, u[j]);
             }
@@ -557,7 +594,7 @@ static wino_mm_fn *const wino_mms[4][7] = WINO_TABLE(wino_mm);
 typedef struct {
     __m512i in_idx[16], out_idx[4];
     __mmask16 in_lo[16], in_hi[16];
-    /* 16x16 (wino_in16, wino_out): a tile vector is 2 tile rows of 8; a
+    /* 16x16 (wino_in16, wino's output): a tile vector is 2 tile rows of 8; a
      * row transform's 16 columns of tile rows a:b split into even columns
      * (ev), odd ones (od), odd ones one tile back (od1: column 2 tx - 1,
      * zero at tx = 0) and even ones one ahead (ev1: 2 tx + 2, zero at tx =
@@ -619,22 +656,19 @@ static int wino_in16(const wino_tab *tb, const float *x, int64_t C, float *V)
             }
             /* tile row 2q + h reads rows R[2h .. 2h+3]: Bᵀ d over them */
             __m512 t[2][4];
-            for (int h = 0; h < 2; h++) {
-                t[h][0] = _mm512_sub_ps(R[2 * h], R[2 * h + 2]);
-                t[h][1] = _mm512_add_ps(R[2 * h + 1], R[2 * h + 2]);
-                t[h][2] = _mm512_sub_ps(R[2 * h + 2], R[2 * h + 1]);
-                t[h][3] = _mm512_sub_ps(R[2 * h + 1], R[2 * h + 3]);
-            }
+            for (int h = 0; h < 2; h++)
+                wino_bt(R[2 * h], R[2 * h + 1], R[2 * h + 2], R[2 * h + 3], t[h]);
             float *vp = V + c * 64 + q * 16;
             for (int i = 0; i < 4; i++) {
+                /* a tile's columns 2 tx - 1 .. 2 tx + 2 */
                 const __m512 e = _mm512_permutex2var_ps(t[0][i], tb->ev, t[1][i]);
                 const __m512 o = _mm512_permutex2var_ps(t[0][i], tb->od, t[1][i]);
                 const __m512 o1 = _mm512_maskz_permutex2var_ps(no_first, t[0][i], tb->od1, t[1][i]);
                 const __m512 e1 = _mm512_maskz_permutex2var_ps(no_last, t[0][i], tb->ev1, t[1][i]);
-                _mm512_storeu_ps(vp + (i * 4 + 0) * PLANE(C * 64), _mm512_sub_ps(o1, o));
-                _mm512_storeu_ps(vp + (i * 4 + 1) * PLANE(C * 64), _mm512_add_ps(e, o));
-                _mm512_storeu_ps(vp + (i * 4 + 2) * PLANE(C * 64), _mm512_sub_ps(o, e));
-                _mm512_storeu_ps(vp + (i * 4 + 3) * PLANE(C * 64), _mm512_sub_ps(e, e1));
+                __m512 u[4];
+                wino_bt(o1, e, o, e1, u);
+                for (int j = 0; j < 4; j++)
+                    _mm512_storeu_ps(vp + (i * 4 + j) * PLANE(C * 64), u[j]);
             }
         }
     }
@@ -653,23 +687,19 @@ static int wino_in(const wino_tab *tb, const float *x, int nv, int64_t C, float 
             const __m512 X2 = _mm512_loadu_ps(src + 32), X3 = _mm512_loadu_ps(src + 48);
             inf |= _mm512_fpclass_ps_mask(X0, 0x18) | _mm512_fpclass_ps_mask(X1, 0x18) |
                    _mm512_fpclass_ps_mask(X2, 0x18) | _mm512_fpclass_ps_mask(X3, 0x18);
-            __m512 d[4][4], t[4][4];
+            __m512 d[4][4], t[4][4]; /* t by columns: t[k][i] */
             for (int rk = 0; rk < 16; rk++)
                 d[rk / 4][rk % 4] =
                     _mm512_mask_mov_ps(_mm512_maskz_permutex2var_ps(tb->in_lo[rk], X0, tb->in_idx[rk], X1),
                                        tb->in_hi[rk], _mm512_permutex2var_ps(X2, tb->in_idx[rk], X3));
-            for (int k = 0; k < 4; k++) {
-                t[0][k] = _mm512_sub_ps(d[0][k], d[2][k]);
-                t[1][k] = _mm512_add_ps(d[1][k], d[2][k]);
-                t[2][k] = _mm512_sub_ps(d[2][k], d[1][k]);
-                t[3][k] = _mm512_sub_ps(d[1][k], d[3][k]);
-            }
+            for (int k = 0; k < 4; k++)
+                wino_bt(d[0][k], d[1][k], d[2][k], d[3][k], t[k]);
             float *vp = V + c * 64 + bi * 16;
             for (int i = 0; i < 4; i++) {
-                _mm512_storeu_ps(vp + (i * 4 + 0) * PLANE(C * 64), _mm512_sub_ps(t[i][0], t[i][2]));
-                _mm512_storeu_ps(vp + (i * 4 + 1) * PLANE(C * 64), _mm512_add_ps(t[i][1], t[i][2]));
-                _mm512_storeu_ps(vp + (i * 4 + 2) * PLANE(C * 64), _mm512_sub_ps(t[i][2], t[i][1]));
-                _mm512_storeu_ps(vp + (i * 4 + 3) * PLANE(C * 64), _mm512_sub_ps(t[i][1], t[i][3]));
+                __m512 u[4];
+                wino_bt(t[0][i], t[1][i], t[2][i], t[3][i], u);
+                for (int j = 0; j < 4; j++)
+                    _mm512_storeu_ps(vp + (i * 4 + j) * PLANE(C * 64), u[j]);
             }
         }
     return inf != 0;
@@ -701,18 +731,13 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
         for (int bi = 0; bi < nv; bi++) /* y = Aᵀ M A; bi: a tile vector */
             for (int64_t o = 0; o < F; o++) {
                 const float *mp = M + o * 64 + bi * 16;
-                __m512 s0[4], s1[4];
-                for (int k = 0; k < 4; k++) {
-                    const __m512 m0 = _mm512_loadu_ps(mp + k * PLANE(F * 64)), m1 = _mm512_loadu_ps(mp + (4 + k) * PLANE(F * 64));
-                    const __m512 m2 = _mm512_loadu_ps(mp + (8 + k) * PLANE(F * 64)),
-                                 m3 = _mm512_loadu_ps(mp + (12 + k) * PLANE(F * 64));
-                    s0[k] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
-                    s1[k] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
-                }
-                const __m512 out[4] = {_mm512_add_ps(_mm512_add_ps(s0[0], s0[1]), s0[2]),
-                                       _mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]),
-                                       _mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]),
-                                       _mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3])};
+                __m512 s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
+                for (int k = 0; k < 4; k++)
+                    wino_at(_mm512_loadu_ps(mp + k * PLANE(F * 64)), _mm512_loadu_ps(mp + (4 + k) * PLANE(F * 64)),
+                            _mm512_loadu_ps(mp + (8 + k) * PLANE(F * 64)),
+                            _mm512_loadu_ps(mp + (12 + k) * PLANE(F * 64)), s[k]);
+                for (int i = 0; i < 2; i++)
+                    wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
                 /* 8x8: example b0 + bi, all its 4 vectors; 16x16: example
                  * b0, rows 4 bi .. 4 bi + 3 */
                 const int64_t at = S == 8 ? ((b0 + bi) * F + o) * 64 : (b0 * F + o) * SS + 64 * bi;
@@ -791,7 +816,6 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
      * stored, but stale arena contents there could be denormals or NaN */
     memset(dyT, 0, sizeof(float) * (size_t)(SS * Fp));
     __mmask16 inf = 0; /* in dy: the tiles read each element once */
-    int32_t ix[16];
     const int64_t nblk = (C + 5) / 6, base = C / nblk, extra = C % nblk;
     for (int64_t b0 = 0; b0 < N; b0 += per) {
         const int nb = N - b0 < per ? (int)(N - b0) : (int)per;
@@ -811,18 +835,15 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                     const __m512 e10 = _mm512_loadu_ps(e0 + S * Fp), e11 = _mm512_loadu_ps(e0 + (S + 1) * Fp);
                     inf |= _mm512_fpclass_ps_mask(e00, 0x18) | _mm512_fpclass_ps_mask(e01, 0x18) |
                            _mm512_fpclass_ps_mask(e10, 0x18) | _mm512_fpclass_ps_mask(e11, 0x18);
-                    /* A dY: rows 0, 0+1, 0-1, -1; then (A dY) Aᵀ: columns alike */
-                    const __m512 z[4][2] = {{e00, e01},
-                                            {_mm512_add_ps(e00, e10), _mm512_add_ps(e01, e11)},
-                                            {_mm512_sub_ps(e00, e10), _mm512_sub_ps(e01, e11)},
-                                            {_mm512_sub_ps(_mm512_setzero_ps(), e10),
-                                             _mm512_sub_ps(_mm512_setzero_ps(), e11)}};
+                    __m512 z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
+                    wino_a(e00, e10, z[0]);
+                    wino_a(e01, e11, z[1]);
                     float *zp = Z + (bi * 16 + t) * Fp + o0; /* (16x16: bi = 0, t < 64) */
                     for (int i = 0; i < 4; i++) {
-                        _mm512_storeu_ps(zp + (i * 4 + 0) * PLANE(64 * Fp), z[i][0]);
-                        _mm512_storeu_ps(zp + (i * 4 + 1) * PLANE(64 * Fp), _mm512_add_ps(z[i][0], z[i][1]));
-                        _mm512_storeu_ps(zp + (i * 4 + 2) * PLANE(64 * Fp), _mm512_sub_ps(z[i][0], z[i][1]));
-                        _mm512_storeu_ps(zp + (i * 4 + 3) * PLANE(64 * Fp), _mm512_sub_ps(_mm512_setzero_ps(), z[i][1]));
+                        __m512 q[4];
+                        wino_a(z[0][i], z[1][i], q);
+                        for (int j = 0; j < 4; j++)
+                            _mm512_storeu_ps(zp + (i * 4 + j) * PLANE(64 * Fp), q[j]);
                     }
                 }
         }
@@ -839,31 +860,25 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                 }
             }
     }
-    /* dw[o][c] = Gᵀ dU G, 16 output channels at a time: Gᵀ's rows are
-     * (1 ½ ½ 0), (0 ½ -½ 0), (0 ½ ½ 1) */
+    /* dw[o][c] = Gᵀ dU G, 16 output channels at a time */
+    int32_t ix[16];
     for (int l = 0; l < 16; l++)
         ix[l] = (int32_t)(l * C * 9);
     const __m512i wt = _mm512_loadu_si512(ix);
-    const __m512 half = _mm512_set1_ps(0.5f);
     for (int64_t c = 0; c < C; c++)
         for (int64_t o0 = 0; o0 < F; o0 += 16) {
-            const __mmask16 k = (__mmask16)(F - o0 >= 16 ? 0xFFFF : (1u << (F - o0)) - 1);
-            __m512 u[4][4], r[3][4];
+            const __mmask16 k = wino_lanes(F - o0);
+            __m512 u[4][4], r[4][3]; /* Gᵀ dU by columns: r[j][a] */
             for (int xi = 0; xi < 16; xi++)
                 u[xi / 4][xi % 4] = _mm512_loadu_ps(dU + xi * PLANE(C * Fp) + c * Fp + o0);
-            for (int j = 0; j < 4; j++) {
-                const __m512 p = _mm512_mul_ps(half, _mm512_add_ps(u[1][j], u[2][j]));
-                r[0][j] = _mm512_add_ps(u[0][j], p);
-                r[1][j] = _mm512_mul_ps(half, _mm512_sub_ps(u[1][j], u[2][j]));
-                r[2][j] = _mm512_add_ps(p, u[3][j]);
-            }
+            for (int j = 0; j < 4; j++)
+                wino_gt(u[0][j], u[1][j], u[2][j], u[3][j], r[j]);
             float *d0 = dw + (o0 * C + c) * 9;
             for (int a = 0; a < 3; a++) {
-                const __m512 p = _mm512_mul_ps(half, _mm512_add_ps(r[a][1], r[a][2]));
-                _mm512_mask_i32scatter_ps(d0 + a * 3 + 0, k, wt, _mm512_add_ps(r[a][0], p), 4);
-                _mm512_mask_i32scatter_ps(d0 + a * 3 + 1, k, wt, _mm512_mul_ps(half, _mm512_sub_ps(r[a][1], r[a][2])),
-                                          4);
-                _mm512_mask_i32scatter_ps(d0 + a * 3 + 2, k, wt, _mm512_add_ps(p, r[a][3]), 4);
+                __m512 q[3];
+                wino_gt(r[0][a], r[1][a], r[2][a], r[3][a], q);
+                for (int b = 0; b < 3; b++)
+                    _mm512_mask_i32scatter_ps(d0 + a * 3 + b, k, wt, q[b], 4);
             }
         }
     return 0;
