@@ -148,15 +148,283 @@ static int stats_row(int t, int r, Shape k)
     return reshape(sl, k);
 }
 
+/* ---- the rules ------------------------------------------------------------
+ *
+ * One function per op (ops.def's grad column): it reads the forward node n,
+ * its own id y, its adjoint dy, its operands x = in[0] and b = in[1], and
+ * pushes an adjoint to each operand that needs one (acc).  */
+
+typedef struct Rule {
+    const IrNode *n;    /* the forward node (a copy: building nodes may move G->nodes) */
+    int y;              /* its id */
+    int dy;             /* its adjoint */
+    int x, b;           /* in[0] and in[1], or -1 */
+    const int *needs;   /* per node: it leads to a trainable param */
+} Rule;
+
+/* operand k of the node needs an adjoint */
+static int need(const Rule *r, int k) { return r->needs[r->n->in[k]]; }
+
+static void d_neg(const Rule *r) { acc(r->x, b1(IR_NEG, r->dy)); }
+
+/* step(y) = step(x) (relu(x) > 0 exactly when x > 0, NaN included):
+ * reading y lets x fuse into the loop that makes y (h + skip) */
+static void d_relu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_STEP, r->y))); }
+
+static void d_sigmoid(const Rule *r)
+{
+    acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r->y, b2(IR_SUB, cst(1, 0), r->y))));
+}
+
+static void d_tanh(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, r->y, r->y)))); }
+static void d_gelu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_DGELU, r->x))); }
+static void d_silu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_DSILU, r->x))); }
+static void d_exp(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, r->y)); }
+static void d_log(const Rule *r) { acc(r->x, b2(IR_DIV, r->dy, r->x)); }
+static void d_sqrt(const Rule *r) { acc(r->x, b2(IR_DIV, b2(IR_MUL, r->dy, cst(0.5, 0)), r->y)); }
+
+static void d_rsqrt(const Rule *r)
+{
+    acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, cst(-0.5, 0), b2(IR_MUL, r->y, b2(IR_MUL, r->y, r->y)))));
+}
+
+static void d_abs(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_SIGN, r->x))); }
+static void d_square(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r->x, cst(2, 0)))); }
+
+static void d_powc(const Rule *r)
+{
+    double c = r->n->fval;
+    int d;
+    if (c == 1)
+        d = r->dy;
+    else if (c == 2)
+        d = b2(IR_MUL, r->dy, b2(IR_MUL, r->x, cst(2, 0)));
+    else {
+        int p = b1(IR_POWC, r->x);
+        G->nodes[p].fval = c - 1;
+        d = b2(IR_MUL, r->dy, b2(IR_MUL, p, cst(c, 0)));
+    }
+    acc(r->x, d);
+}
+
+static void d_add(const Rule *r)
+{
+    if (need(r, 0)) acc(r->x, sum_to(r->dy, shp(r->x)));
+    if (need(r, 1)) acc(r->b, sum_to(r->dy, shp(r->b)));
+}
+
+static void d_sub(const Rule *r)
+{
+    if (need(r, 0)) acc(r->x, sum_to(r->dy, shp(r->x)));
+    if (need(r, 1)) acc(r->b, sum_to(b1(IR_NEG, r->dy), shp(r->b)));
+}
+
+static void d_mul(const Rule *r)
+{
+    if (need(r, 0)) acc(r->x, sum_to(b2(IR_MUL, r->dy, r->b), shp(r->x)));
+    if (need(r, 1)) acc(r->b, sum_to(b2(IR_MUL, r->dy, r->x), shp(r->b)));
+}
+
+static void d_div(const Rule *r)
+{
+    if (need(r, 0)) acc(r->x, sum_to(b2(IR_DIV, r->dy, r->b), shp(r->x)));
+    if (need(r, 1)) acc(r->b, sum_to(b1(IR_NEG, b2(IR_MUL, r->dy, b2(IR_DIV, r->y, r->b))), shp(r->b)));
+}
+
+/* maximum and minimum: the gradient goes to the larger (smaller) operand,
+ * half to each on a tie (MAXGRAD) */
+static void d_minmax(const Rule *r)
+{
+    int mx = r->n->op == IR_MAXIMUM, x = r->x, b = r->b;
+    if (need(r, 0)) acc(x, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, x, b) : b2(IR_MAXGRAD, b, x)), shp(x)));
+    if (need(r, 1)) acc(b, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, b, x) : b2(IR_MAXGRAD, x, b)), shp(b)));
+}
+
+static void d_expand(const Rule *r) { acc(r->x, sum_to(r->dy, shp(r->x))); }
+static void d_reshape(const Rule *r) { acc(r->x, reshape(r->dy, shp(r->x))); }
+
+static void d_permute(const Rule *r)
+{
+    int inv[IR_MAXD];
+    for (int k = 0; k < r->n->shape.nd; k++)
+        inv[r->n->perm[k]] = k;
+    int p = bw(IR_PERMUTE, shp(r->x), 1, &r->dy);
+    memcpy(G->nodes[p].perm, inv, sizeof inv);
+    acc(r->x, p);
+}
+
+static void d_concat(const Rule *r)
+{
+    int64_t off = 0;
+    for (int k = 0; k < r->n->nin; k++) {
+        Shape s = shp(r->n->in[k]);
+        if (need(r, k)) {
+            int t = bw(IR_SLICE, s, 1, &r->dy);
+            G->nodes[t].axis = r->n->axis;
+            G->nodes[t].start = off;
+            G->nodes[t].end = off + s.d[r->n->axis];
+            acc(r->n->in[k], t);
+        }
+        off += s.d[r->n->axis];
+    }
+}
+
+static void d_slice(const Rule *r)
+{
+    int t = bw(IR_PAD, shp(r->x), 1, &r->dy);
+    G->nodes[t].axis = r->n->axis;
+    G->nodes[t].start = r->n->start;
+    G->nodes[t].end = r->n->end;
+    acc(r->x, t);
+}
+
+/* C = A @ B: dA = dC @ Bᵀ, dB = Aᵀ @ dC, summed over broadcast dims.  A 2-D
+ * weight under a batched A is one GEMM over the rows of all batches, the
+ * common case of a dense layer on [N, T, C]. */
+static void d_matmul(const Rule *r)
+{
+    const int x = r->x, b = r->b, dy = r->dy;
+    if (need(r, 0)) {
+        int in[2] = {dy, b};
+        Shape s = shp(dy);
+        s.d[s.nd - 1] = shp(b).d[shp(b).nd - 2];
+        if (s.bd == s.nd - 1) s.bd = -1;
+        if (shp(b).bd == shp(b).nd - 2) s.bd = s.nd - 1;
+        int t = bw(IR_MATMUL, s, 2, in);
+        G->nodes[t].tb = 1;
+        acc(x, sum_to(t, shp(x)));
+    }
+    if (need(r, 1)) {
+        Shape sa = shp(x), sy = shp(dy);
+        int a2 = x, d2 = dy;
+        if (shp(b).nd == 2 && sa.nd > 2) {
+            Shape fa = ir_shape(2, (int64_t[]){ir_numel(sa) / sa.d[sa.nd - 1], sa.d[sa.nd - 1]}, sa.bd >= 0 && sa.bd < sa.nd - 1 ? 0 : -1);
+            Shape fy = ir_shape(2, (int64_t[]){ir_numel(sy) / sy.d[sy.nd - 1], sy.d[sy.nd - 1]}, sy.bd >= 0 && sy.bd < sy.nd - 1 ? 0 : -1);
+            a2 = reshape(x, fa), d2 = reshape(dy, fy);
+        }
+        Shape s = shp(d2);
+        int nd = s.nd;
+        s.d[nd - 2] = shp(a2).d[shp(a2).nd - 1];
+        s.bd = -1;
+        if (shp(a2).bd == shp(a2).nd - 1) s.bd = nd - 2;
+        if (shp(d2).bd == nd - 1) s.bd = nd - 1;
+        for (int k = 0; k < nd - 2; k++)
+            if (shp(d2).bd == k) s.bd = k;
+        int in[2] = {a2, d2};
+        int t = bw(IR_MATMUL, s, 2, in);
+        G->nodes[t].ta = 1;
+        acc(b, sum_to(t, shp(b)));
+    }
+}
+
+/* sum and mean: dy broadcast back over the reduced dims (/ count) */
+static void d_sum(const Rule *r)
+{
+    int t = bw(IR_EXPAND, shp(r->x), 1, (int[]){reshape(r->dy, kept(r->n))});
+    if (r->n->op == IR_MEAN)
+        t = b2(IR_MUL, t, inv_count(shp(r->x), r->n->axes));
+    acc(r->x, t);
+}
+
+/* ties share the gradient evenly, as PyTorch's amax */
+static void d_max(const Rule *r)
+{
+    Shape k = kept(r->n);
+    int ym = bw(IR_EXPAND, shp(r->x), 1, (int[]){reshape(r->y, k)});
+    int mask = b2(IR_EQMASK, r->x, ym);
+    int cnt = bw(IR_SUM, k, 1, &mask);
+    G->nodes[cnt].axes = r->n->axes;
+    G->nodes[cnt].keepdim = 1;
+    int share = b2(IR_DIV, reshape(r->dy, k), cnt);
+    int e = bw(IR_EXPAND, shp(r->x), 1, &share);
+    acc(r->x, b2(IR_MUL, e, mask));
+}
+
+static void d_softmax(const Rule *r)
+{
+    int in[2] = {r->dy, r->y};
+    int t = bw(r->n->op == IR_SOFTMAX ? IR_SOFTMAX_BWD : IR_LOG_SOFTMAX_BWD, shp(r->x), 2, in);
+    G->nodes[t].axis = r->n->axis;
+    acc(r->x, t);
+}
+
+static void d_cross_entropy(const Rule *r)
+{
+    int in[3] = {r->dy, r->x, r->b};
+    acc(r->x, bw(IR_CE_BWD, shp(r->x), 3, in));
+}
+
+static void d_mse(const Rule *r)
+{
+    uint32_t all = (1u << shp(r->x).nd) - 1;
+    int d = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, r->x, r->b), b2(IR_MUL, inv_count(shp(r->x), all), cst(2, 0))), r->dy);
+    if (need(r, 0)) acc(r->x, d);
+    if (need(r, 1)) acc(r->b, b1(IR_NEG, d));
+}
+
+/* mean of max(x,0) - x t + log(1 + exp(-|x|)): d/dx = sigmoid(x) - t, d/dt = -x */
+static void d_bce_logits(const Rule *r)
+{
+    uint32_t all = (1u << shp(r->x).nd) - 1;
+    int scale = b2(IR_MUL, inv_count(shp(r->x), all), r->dy);
+    if (need(r, 0)) acc(r->x, b2(IR_MUL, b2(IR_SUB, b1(IR_SIGMOID, r->x), r->b), scale));
+    if (need(r, 1)) acc(r->b, b2(IR_MUL, b1(IR_NEG, r->x), scale));
+}
+
+/* only the table has a gradient: the ids are integers */
+static void d_embedding(const Rule *r)
+{
+    int in[2] = {r->dy, r->x};
+    acc(r->b, bw(IR_EMBEDDING_BWD, shp(r->b), 2, in));
+}
+
+static void d_layer_norm(const Rule *r)
+{
+    int x = r->x, w = r->n->in[1], bb = r->n->in[2];
+    if (need(r, 0)) {
+        int in[3] = {r->dy, x, w};
+        int t = bw(IR_LAYER_NORM_BWD, shp(x), 3, in);
+        G->nodes[t].fval = r->n->fval;
+        acc(x, t);
+    }
+    if (need(r, 1)) {
+        int in[2] = {r->dy, x};
+        int t = bw(IR_LAYER_NORM_WGRAD, shp(w), 2, in);
+        G->nodes[t].fval = r->n->fval;
+        acc(w, t);
+    }
+    if (need(r, 2))
+        acc(bb, sum_to(r->dy, shp(bb)));
+}
+
+static void d_causal_mask(const Rule *r)
+{
+    int t = bw(IR_CAUSAL_MASK, shp(r->x), 1, &r->dy);
+    G->nodes[t].ival = 1;          /* zeros above the diagonal */
+    acc(r->x, t);
+}
+
+/* im2col and the pools: their adjoint ops */
+static void d_pool(const Rule *r)
+{
+    const IrNode *n = r->n;
+    int in[3] = {r->dy, r->x, r->y};
+    IrOp op = n->op == IR_IM2COL ? IR_COL2IM : n->op == IR_AVGPOOL ? IR_AVGPOOL_BWD : IR_MAXPOOL_BWD;
+    int t = bw(op, shp(r->x), op == IR_MAXPOOL_BWD ? 3 : 1, in);
+    G->nodes[t].kh = n->kh, G->nodes[t].kw = n->kw, G->nodes[t].stride = n->stride, G->nodes[t].pad = n->pad;
+    acc(r->x, t);
+}
+
 /* batch_stats and batch_norm (elab.c's batch_norm_prim).  batch_norm's
  * stats are batch_stats of its own x, so its dx is the whole BatchNorm
  * backward, dx = w rstd (dy - mean(dy) - xhat mean(dy xhat)): the path
  * through the statistics is in it and nothing is pushed to them.  The
  * stats get an adjoint only from other uses, with the plain rule
  * d/dx of (mean, var) = (1/M, 2 (x - mean) / M). */
-static void bn_rule(int y, const IrNode *n, int dy, const int *needs)
+static void d_batch_norm(const Rule *r)
 {
-    int x = n->in[0];
+    const IrNode *n = r->n;
+    int x = r->x, dy = r->dy;
     Shape xs = shp(x), k = xs;
     uint32_t mask = 0;
     for (int i = 0; i < xs.nd; i++)
@@ -166,7 +434,7 @@ static void bn_rule(int y, const IrNode *n, int dy, const int *needs)
         }
     k.bd = -1;
     if (n->op == IR_BN_STATS) {
-        int dmean = stats_row(dy, 0, k), dvar = stats_row(dy, 1, k), mean = stats_row(y, 0, k);
+        int dmean = stats_row(dy, 0, k), dvar = stats_row(dy, 1, k), mean = stats_row(r->y, 0, k);
         int dv = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, x, mean), dvar), cst(2, 0));
         acc(x, b2(IR_MUL, b2(IR_ADD, dv, dmean), inv_count(xs, mask)));
         return;
@@ -175,279 +443,65 @@ static void bn_rule(int y, const IrNode *n, int dy, const int *needs)
     int in[5] = {dy, x, n->in[1], w, -1};
     int gr = bw(IR_BN_GRADS, shp(n->in[1]), 3, in);
     G->nodes[gr].fval = n->fval;
-    if (needs[w])
+    if (r->needs[w])
         acc(w, reshape(stats_row(gr, 0, ir_shape(2, (int64_t[]){1, xs.d[1]}, -1)), shp(w)));
-    if (needs[b])
+    if (r->needs[b])
         acc(b, reshape(stats_row(gr, 1, ir_shape(2, (int64_t[]){1, xs.d[1]}, -1)), shp(b)));
-    if (needs[x]) {
+    if (r->needs[x]) {
         in[4] = gr;
-        int r = bw(IR_BN_BWD, xs, 5, in);
-        G->nodes[r].fval = n->fval;
-        acc(x, r);
+        int t = bw(IR_BN_BWD, xs, 5, in);
+        G->nodes[t].fval = n->fval;
+        acc(x, t);
     }
 }
+
+/* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the columns
+ * made again (not kept from the forward pass); the work buffer of dW also
+ * holds dWᵀ (see emit_conv_op).  In float, the direct kernels of conv.c
+ * instead (dx at stride 1 and 2, dW but for 1x1). */
+static void d_conv2d(const Rule *r)
+{
+    const IrNode *n = r->n;
+    Shape xs = shp(n->in[0]), ws = shp(n->in[1]);
+    const int64_t ckk = xs.d[1] * ws.d[2] * ws.d[3], cols = ckk * n->shape.d[2] * n->shape.d[3];
+    for (int k = 0; k < 2; k++) {
+        if (!need(r, k))
+            continue;
+        int64_t len = cols + (k == 1 ? ckk * ws.d[0] : 0); /* and dWᵀ [CKK, F] after the columns */
+        /* or the direct kernels' (conv.c) */
+        int64_t d = k == 1 ? nnc_conv2d_bwd_filter_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3],
+                                                        n->stride, n->pad)
+                    : n->stride == 1 && n->pad < ws.d[2] && n->pad < ws.d[3]
+                        ? nnc_conv2d_s1_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
+                    : n->stride == 2
+                        ? nnc_conv2d_s2_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
+                        : 0;
+        len = d > len ? d : len;
+        int sc = bw(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);
+        int in[3] = {r->dy, k == 0 ? n->in[1] : r->x, sc};
+        int t = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 3, in);
+        G->nodes[t].kh = n->kh, G->nodes[t].kw = n->kw, G->nodes[t].stride = n->stride, G->nodes[t].pad = n->pad;
+        acc(n->in[k], t);
+    }
+}
+
+/* ops.def's grad column; 0 where no gradient flows through the op */
+static void (*const rules[IR_NUM_OPS])(const Rule *) = {
+#define OP(e, name, cls, arity, flops, grad, emit) [IR_##e] = grad,
+#include "ops.def"
+#undef OP
+};
 
 static void rule(int i, const int *needs)
 {
     /* a copy: building backward nodes may move G->nodes */
     static IrNode self;
     self = G->nodes[i];
-    const IrNode *n = &self;
-    cur = n;
-    int dy = adj[i];
-    int x = n->nin > 0 ? n->in[0] : -1, b = n->nin > 1 ? n->in[1] : -1;
-    int y = i;
-#define NEED(k) (needs[n->in[k]])
-    switch (n->op) {
-    case IR_NEG: acc(x, b1(IR_NEG, dy)); break;
-    /* step(y) = step(x) (relu(x) > 0 exactly when x > 0, NaN included):
-     * reading y lets x fuse into the loop that makes y (h + skip) */
-    case IR_RELU: acc(x, b2(IR_MUL, dy, b1(IR_STEP, y))); break;
-    case IR_SIGMOID: acc(x, b2(IR_MUL, dy, b2(IR_MUL, y, b2(IR_SUB, cst(1, 0), y)))); break;
-    case IR_TANH: acc(x, b2(IR_MUL, dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, y, y)))); break;
-    case IR_GELU: acc(x, b2(IR_MUL, dy, b1(IR_DGELU, x))); break;
-    case IR_SILU: acc(x, b2(IR_MUL, dy, b1(IR_DSILU, x))); break;
-    case IR_EXP: acc(x, b2(IR_MUL, dy, y)); break;
-    case IR_LOG: acc(x, b2(IR_DIV, dy, x)); break;
-    case IR_SQRT: acc(x, b2(IR_DIV, b2(IR_MUL, dy, cst(0.5, 0)), y)); break;
-    case IR_RSQRT: acc(x, b2(IR_MUL, dy, b2(IR_MUL, cst(-0.5, 0), b2(IR_MUL, y, b2(IR_MUL, y, y))))); break;
-    case IR_ABS: acc(x, b2(IR_MUL, dy, b1(IR_SIGN, x))); break;
-    case IR_SQUARE: acc(x, b2(IR_MUL, dy, b2(IR_MUL, x, cst(2, 0)))); break;
-    case IR_POWC: {
-        double c = n->fval;
-        int d;
-        if (c == 1)
-            d = dy;
-        else if (c == 2)
-            d = b2(IR_MUL, dy, b2(IR_MUL, x, cst(2, 0)));
-        else {
-            int p = b1(IR_POWC, x);
-            G->nodes[p].fval = c - 1;
-            d = b2(IR_MUL, dy, b2(IR_MUL, p, cst(c, 0)));
-        }
-        acc(x, d);
-        break;
-    }
-    case IR_ADD:
-        if (NEED(0)) acc(x, sum_to(dy, shp(x)));
-        if (NEED(1)) acc(b, sum_to(dy, shp(b)));
-        break;
-    case IR_SUB:
-        if (NEED(0)) acc(x, sum_to(dy, shp(x)));
-        if (NEED(1)) acc(b, sum_to(b1(IR_NEG, dy), shp(b)));
-        break;
-    case IR_MUL:
-        if (NEED(0)) acc(x, sum_to(b2(IR_MUL, dy, b), shp(x)));
-        if (NEED(1)) acc(b, sum_to(b2(IR_MUL, dy, x), shp(b)));
-        break;
-    case IR_DIV:
-        if (NEED(0)) acc(x, sum_to(b2(IR_DIV, dy, b), shp(x)));
-        if (NEED(1)) acc(b, sum_to(b1(IR_NEG, b2(IR_MUL, dy, b2(IR_DIV, y, b))), shp(b)));
-        break;
-    case IR_MAXIMUM:
-    case IR_MINIMUM: {
-        int mx = n->op == IR_MAXIMUM;
-        if (NEED(0)) acc(x, sum_to(b2(IR_MUL, dy, mx ? b2(IR_MAXGRAD, x, b) : b2(IR_MAXGRAD, b, x)), shp(x)));
-        if (NEED(1)) acc(b, sum_to(b2(IR_MUL, dy, mx ? b2(IR_MAXGRAD, b, x) : b2(IR_MAXGRAD, x, b)), shp(b)));
-        break;
-    }
-    case IR_EXPAND: acc(x, sum_to(dy, shp(x))); break;
-    case IR_RESHAPE: acc(x, reshape(dy, shp(x))); break;
-    case IR_PERMUTE: {
-        int inv[IR_MAXD];
-        for (int k = 0; k < n->shape.nd; k++)
-            inv[n->perm[k]] = k;
-        int r = bw(IR_PERMUTE, shp(x), 1, &dy);
-        memcpy(G->nodes[r].perm, inv, sizeof inv);
-        acc(x, r);
-        break;
-    }
-    case IR_CONCAT: {
-        int64_t off = 0;
-        for (int k = 0; k < n->nin; k++) {
-            Shape s = shp(n->in[k]);
-            if (needs[n->in[k]]) {
-                int r = bw(IR_SLICE, s, 1, &dy);
-                G->nodes[r].axis = n->axis;
-                G->nodes[r].start = off;
-                G->nodes[r].end = off + s.d[n->axis];
-                acc(n->in[k], r);
-            }
-            off += s.d[n->axis];
-        }
-        break;
-    }
-    case IR_SLICE: {
-        int r = bw(IR_PAD, shp(x), 1, &dy);
-        G->nodes[r].axis = n->axis;
-        G->nodes[r].start = n->start;
-        G->nodes[r].end = n->end;
-        acc(x, r);
-        break;
-    }
-    case IR_MATMUL: {
-        /* C = A @ B: dA = dC @ Bᵀ, dB = Aᵀ @ dC, summed over broadcast dims.
-         * A 2-D weight under a batched A is one GEMM over the rows of all
-         * batches, the common case of a dense layer on [N, T, C]. */
-        if (NEED(0)) {
-            int in[2] = {dy, b};
-            Shape s = shp(dy);
-            s.d[s.nd - 1] = shp(b).d[shp(b).nd - 2];
-            if (s.bd == s.nd - 1) s.bd = -1;
-            if (shp(b).bd == shp(b).nd - 2) s.bd = s.nd - 1;
-            int r = bw(IR_MATMUL, s, 2, in);
-            G->nodes[r].tb = 1;
-            acc(x, sum_to(r, shp(x)));
-        }
-        if (NEED(1)) {
-            Shape sa = shp(x), sy = shp(dy);
-            int a2 = x, d2 = dy;
-            if (shp(b).nd == 2 && sa.nd > 2) {
-                Shape fa = ir_shape(2, (int64_t[]){ir_numel(sa) / sa.d[sa.nd - 1], sa.d[sa.nd - 1]}, sa.bd >= 0 && sa.bd < sa.nd - 1 ? 0 : -1);
-                Shape fy = ir_shape(2, (int64_t[]){ir_numel(sy) / sy.d[sy.nd - 1], sy.d[sy.nd - 1]}, sy.bd >= 0 && sy.bd < sy.nd - 1 ? 0 : -1);
-                a2 = reshape(x, fa), d2 = reshape(dy, fy);
-            }
-            Shape s = shp(d2);
-            int nd = s.nd;
-            s.d[nd - 2] = shp(a2).d[shp(a2).nd - 1];
-            s.bd = -1;
-            if (shp(a2).bd == shp(a2).nd - 1) s.bd = nd - 2;
-            if (shp(d2).bd == nd - 1) s.bd = nd - 1;
-            for (int k = 0; k < nd - 2; k++)
-                if (shp(d2).bd == k) s.bd = k;
-            int in[2] = {a2, d2};
-            int r = bw(IR_MATMUL, s, 2, in);
-            G->nodes[r].ta = 1;
-            acc(b, sum_to(r, shp(b)));
-        }
-        break;
-    }
-    case IR_SUM:
-    case IR_MEAN: {
-        int r = bw(IR_EXPAND, shp(x), 1, (int[]){reshape(dy, kept(n))});
-        if (n->op == IR_MEAN)
-            r = b2(IR_MUL, r, inv_count(shp(x), n->axes));
-        acc(x, r);
-        break;
-    }
-    case IR_MAX: {
-        /* ties share the gradient evenly, as PyTorch's amax */
-        Shape k = kept(n);
-        int ym = bw(IR_EXPAND, shp(x), 1, (int[]){reshape(y, k)});
-        int mask = b2(IR_EQMASK, x, ym);
-        int cnt = bw(IR_SUM, k, 1, &mask);
-        G->nodes[cnt].axes = n->axes;
-        G->nodes[cnt].keepdim = 1;
-        int share = b2(IR_DIV, reshape(dy, k), cnt);
-        int e = bw(IR_EXPAND, shp(x), 1, &share);
-        acc(x, b2(IR_MUL, e, mask));
-        break;
-    }
-    case IR_SOFTMAX:
-    case IR_LOG_SOFTMAX: {
-        int in[2] = {dy, y};
-        int r = bw(n->op == IR_SOFTMAX ? IR_SOFTMAX_BWD : IR_LOG_SOFTMAX_BWD, shp(x), 2, in);
-        G->nodes[r].axis = n->axis;
-        acc(x, r);
-        break;
-    }
-    case IR_CROSS_ENTROPY: {
-        int in[3] = {dy, x, b};
-        acc(x, bw(IR_CE_BWD, shp(x), 3, in));
-        break;
-    }
-    case IR_MSE: {
-        uint32_t all = (1u << shp(x).nd) - 1;
-        int d = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, x, b), b2(IR_MUL, inv_count(shp(x), all), cst(2, 0))), dy);
-        if (NEED(0)) acc(x, d);
-        if (NEED(1)) acc(b, b1(IR_NEG, d));
-        break;
-    }
-    case IR_BCE_LOGITS: {
-        /* mean of max(x,0) - x t + log(1 + exp(-|x|)): d/dx = sigmoid(x) - t, d/dt = -x */
-        uint32_t all = (1u << shp(x).nd) - 1;
-        int scale = b2(IR_MUL, inv_count(shp(x), all), dy);
-        if (NEED(0)) acc(x, b2(IR_MUL, b2(IR_SUB, b1(IR_SIGMOID, x), b), scale));
-        if (NEED(1)) acc(b, b2(IR_MUL, b1(IR_NEG, x), scale));
-        break;
-    }
-    case IR_EMBEDDING: {
-        /* only the table has a gradient: the ids are integers */
-        Shape tab = shp(b);
-        int in[2] = {dy, x};
-        acc(b, bw(IR_EMBEDDING_BWD, tab, 2, in));
-        break;
-    }
-    case IR_LAYER_NORM: {
-        int w = n->in[1], bb = n->in[2];
-        if (NEED(0)) {
-            int in[3] = {dy, x, w};
-            int r = bw(IR_LAYER_NORM_BWD, shp(x), 3, in);
-            G->nodes[r].fval = n->fval;
-            acc(x, r);
-        }
-        if (NEED(1)) {
-            int in[2] = {dy, x};
-            int r = bw(IR_LAYER_NORM_WGRAD, shp(w), 2, in);
-            G->nodes[r].fval = n->fval;
-            acc(w, r);
-        }
-        if (NEED(2))
-            acc(bb, sum_to(dy, shp(bb)));
-        break;
-    }
-    case IR_IM2COL:
-    case IR_AVGPOOL:
-    case IR_MAXPOOL: {
-        int in[3] = {dy, x, y};
-        IrOp op = n->op == IR_IM2COL ? IR_COL2IM : n->op == IR_AVGPOOL ? IR_AVGPOOL_BWD : IR_MAXPOOL_BWD;
-        int r = bw(op, shp(x), op == IR_MAXPOOL_BWD ? 3 : 1, in);
-        G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;
-        acc(x, r);
-        break;
-    }
-    case IR_BN_STATS:
-    case IR_BN_NORM:
-        bn_rule(y, n, dy, needs);
-        break;
-    case IR_CONV2D: {
-        /* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the
-         * columns made again (not kept from the forward pass); the work
-         * buffer of dW also holds dWᵀ (see emit_conv_op).  In float, the
-         * direct kernels of conv.c instead (dx at stride 1 and 2, dW but for 1x1). */
-        Shape xs = shp(n->in[0]), ws = shp(n->in[1]);
-        const int64_t ckk = xs.d[1] * ws.d[2] * ws.d[3], cols = ckk * n->shape.d[2] * n->shape.d[3];
-        for (int k = 0; k < 2; k++) {
-            if (!NEED(k))
-                continue;
-            int64_t len = cols + (k == 1 ? ckk * ws.d[0] : 0); /* and dWᵀ [CKK, F] after the columns */
-            /* or the direct kernels' (conv.c) */
-            int64_t d = k == 1 ? nnc_conv2d_bwd_filter_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3],
-                                                            n->stride, n->pad)
-                        : n->stride == 1 && n->pad < ws.d[2] && n->pad < ws.d[3]
-                            ? nnc_conv2d_s1_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
-                        : n->stride == 2
-                            ? nnc_conv2d_s2_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
-                            : 0;
-            len = d > len ? d : len;
-            int sc = bw(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);
-            int in[3] = {dy, k == 0 ? n->in[1] : x, sc};
-            int r = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 3, in);
-            G->nodes[r].kh = n->kh, G->nodes[r].kw = n->kw, G->nodes[r].stride = n->stride, G->nodes[r].pad = n->pad;
-            acc(n->in[k], r);
-        }
-        break;
-    }
-    case IR_CAUSAL_MASK: {
-        int r = bw(IR_CAUSAL_MASK, shp(x), 1, &dy);
-        G->nodes[r].ival = 1;          /* zeros above the diagonal */
-        acc(x, r);
-        break;
-    }
-    default:
-        break;        /* leaves, masks, argmax, accuracy: no gradient */
-    }
-#undef NEED
+    cur = &self;
+    if (!rules[self.op])
+        return;
+    Rule r = {&self, i, adj[i], self.nin > 0 ? self.in[0] : -1, self.nin > 1 ? self.in[1] : -1, needs};
+    rules[self.op](&r);
 }
 
 /* Which nodes depend on a trainable param (and so need an adjoint). */
@@ -462,13 +516,10 @@ static int *needs_grad(const Model *m, const Graph *g)
             needs[i] = !m->params[n->ival].frozen;
             continue;
         }
-        switch (n->op) {
-        case IR_ARGMAX: case IR_ACCURACY: case IR_STEP: case IR_SIGN: case IR_EQMASK:
-        case IR_MAXGRAD: case IR_DGELU: case IR_DSILU:
+        /* no gradient flows through an op without a rule (argmax, the
+         * derivative ops such as step): nothing before it needs one */
+        if (!rules[n->op])
             continue;
-        default:
-            break;
-        }
         for (int k = 0; k < n->nin; k++)
             needs[i] |= needs[n->in[k]];
     }

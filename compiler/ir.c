@@ -10,42 +10,70 @@
 
 #include "ir.h"
 
-/* ORDER IrOp */
+/* The FLOP rules of ops.def's flops column: floating-point operations of
+ * node n per example (a multiply-add is 2; moves count 0). */
+static double flops_none(const Graph *g, const IrNode *n)
+{
+    (void)g, (void)n;
+    return 0;
+}
+
+/* one per output element: elementwise ops and most backward ops */
+static double flops_out(const Graph *g, const IrNode *n)
+{
+    (void)g;
+    return (double)ir_numel(n->shape);
+}
+
+/* one per element read: reductions, softmax, losses */
+static double flops_in(const Graph *g, const IrNode *n)
+{
+    return (double)ir_numel(g->nodes[n->in[0]].shape);
+}
+
+static double flops_matmul(const Graph *g, const IrNode *n)
+{
+    Shape a = g->nodes[n->in[0]].shape;
+    double k = (double)(n->ta ? a.d[a.nd - 2] : a.d[a.nd - 1]);
+    return 2.0 * (double)ir_numel(n->shape) * k;
+}
+
+static double flops_conv(const Graph *g, const IrNode *n)
+{
+    Shape w = g->nodes[n->in[1]].shape;
+    return 2.0 * (double)ir_numel(n->shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
+}
+
+/* a comparison or an add per window element */
+static double flops_window(const Graph *g, const IrNode *n)
+{
+    (void)g;
+    return (double)ir_numel(n->shape) * n->kh * n->kw;
+}
+
+/* a sum, a square and a sum per element */
+static double flops_bn_stats(const Graph *g, const IrNode *n) { return 3.0 * flops_in(g, n); }
+
+/* a multiply-add per element */
+static double flops_bn_norm(const Graph *g, const IrNode *n) { return 2.0 * flops_out(g, n); }
+
+/* two passes for the statistics, one to normalize, scale and shift */
+static double flops_layer_norm(const Graph *g, const IrNode *n) { return 8.0 * flops_out(g, n); }
+
 static const struct {
     const char *name;
     OpClass cls;
+    int arity;
+    double (*flops)(const Graph *g, const IrNode *n);
 } op_table[IR_NUM_OPS] = {
-    {"input", OC_LEAF},    {"label", OC_LEAF},     {"param", OC_LEAF},
-    {"state", OC_LEAF},    {"const", OC_LEAF},     {"rng_mask", OC_LEAF},
-    {"neg", OC_UNARY},     {"relu", OC_UNARY},     {"sigmoid", OC_UNARY},
-    {"tanh", OC_UNARY},    {"gelu", OC_UNARY},     {"silu", OC_UNARY},
-    {"exp", OC_UNARY},     {"log", OC_UNARY},      {"sqrt", OC_UNARY},
-    {"rsqrt", OC_UNARY},   {"abs", OC_UNARY},      {"square", OC_UNARY},
-    {"powc", OC_UNARY},    {"step", OC_UNARY},     {"sign", OC_UNARY},
-    {"dgelu", OC_UNARY},   {"dsilu", OC_UNARY},
-    {"add", OC_BINARY},    {"sub", OC_BINARY},     {"mul", OC_BINARY},
-    {"div", OC_BINARY},    {"maximum", OC_BINARY}, {"minimum", OC_BINARY},
-    {"maxgrad", OC_BINARY},{"eqmask", OC_BINARY},  {"expand", OC_UNARY},
-    {"reshape", OC_OTHER}, {"permute", OC_OTHER},  {"concat", OC_OTHER},
-    {"slice", OC_OTHER},   {"pad", OC_OTHER},
-    {"matmul", OC_OTHER},  {"sum", OC_OTHER},      {"mean", OC_OTHER},
-    {"max", OC_OTHER},     {"argmax", OC_OTHER},
-    {"softmax", OC_OTHER}, {"log_softmax", OC_OTHER},
-    {"softmax_bwd", OC_OTHER}, {"log_softmax_bwd", OC_OTHER},
-    {"cross_entropy", OC_OTHER}, {"ce_bwd", OC_OTHER}, {"mse", OC_OTHER},
-    {"bce_with_logits", OC_OTHER}, {"accuracy", OC_OTHER},
-    {"embedding", OC_OTHER}, {"embedding_bwd", OC_OTHER}, {"layer_norm", OC_OTHER},
-    {"layer_norm_bwd", OC_OTHER}, {"layer_norm_wgrad", OC_OTHER}, {"causal_mask", OC_OTHER},
-    {"im2col", OC_OTHER}, {"col2im", OC_OTHER}, {"max_pool2d", OC_OTHER}, {"max_pool2d_bwd", OC_OTHER},
-    {"avg_pool2d", OC_OTHER}, {"avg_pool2d_bwd", OC_OTHER},
-    {"batch_stats", OC_OTHER}, {"batch_norm", OC_OTHER}, {"batch_norm_grads", OC_OTHER},
-    {"batch_norm_bwd", OC_OTHER},
-    {"conv_scratch", OC_OTHER}, {"conv2d", OC_OTHER}, {"conv2d_bwd_data", OC_OTHER},
-    {"conv2d_bwd_filter", OC_OTHER},
+#define OP(e, name, cls, arity, flops, grad, emit) [IR_##e] = {name, OC_##cls, arity, flops},
+#include "ops.def"
+#undef OP
 };
 
 const char *ir_op_name(IrOp op) { return op_table[op].name; }
 OpClass ir_op_class(IrOp op) { return op_table[op].cls; }
+int ir_op_arity(IrOp op) { return op_table[op].arity; }
 
 /* Elementwise nodes are the ones plan.c may fuse into one loop.  EXPAND
  * counts: a broadcast read is just an index computation. */
@@ -62,37 +90,7 @@ int ir_softmax_by_rows(const IrNode *n)
 
 double ir_node_flops(const Graph *g, int i)
 {
-    const IrNode *n = &g->nodes[i];
-    switch (n->op) {
-    case IR_MATMUL: {
-        Shape a = g->nodes[n->in[0]].shape;
-        double k = (double)(n->ta ? a.d[a.nd - 2] : a.d[a.nd - 1]);
-        return 2.0 * (double)ir_numel(n->shape) * k;
-    }
-    case IR_RESHAPE: case IR_PERMUTE: case IR_CONCAT: case IR_SLICE: case IR_PAD: case IR_EXPAND:
-        return 0;
-    case IR_EMBEDDING: case IR_CAUSAL_MASK: case IR_IM2COL:
-        return 0;
-    case IR_CONV_SCRATCH:
-        return 0;
-    case IR_CONV2D: {
-        Shape w = g->nodes[n->in[1]].shape;
-        return 2.0 * (double)ir_numel(n->shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
-    }
-    case IR_BN_STATS:
-        return 3.0 * (double)ir_numel(g->nodes[n->in[0]].shape);
-    case IR_BN_NORM:
-        return 2.0 * (double)ir_numel(n->shape);
-    case IR_MAXPOOL: case IR_AVGPOOL:
-        return (double)ir_numel(n->shape) * n->kh * n->kw;
-    case IR_LAYER_NORM:
-        return 8.0 * (double)ir_numel(n->shape);
-    case IR_SUM: case IR_MEAN: case IR_MAX: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
-    case IR_CROSS_ENTROPY: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
-        return (double)ir_numel(g->nodes[n->in[0]].shape);
-    default:
-        return ir_op_class(n->op) == OC_LEAF ? 0 : (double)ir_numel(n->shape);
-    }
+    return op_table[g->nodes[i].op].flops(g, &g->nodes[i]);
 }
 
 Shape ir_shape(int nd, const int64_t *d, int bd)
@@ -190,6 +188,11 @@ Graph *ir_graph_new(const char *name, int training)
 
 IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in)
 {
+    if (op_table[op].arity >= 0 && nin != op_table[op].arity) {
+        fprintf(stderr, "nnc: internal error: op '%s' built with %d operands, it takes %d\n", op_table[op].name, nin,
+                op_table[op].arity);
+        abort();
+    }
     IrNode n;
     memset(&n, 0, sizeof n);
     n.op = op;

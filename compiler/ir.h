@@ -26,79 +26,12 @@ typedef struct Shape {
 
 typedef enum DType { DT_F32, DT_I32 } DType;
 
-/* ORDER IrOp: ir.c's op table (name, arity, class) must match. */
+/* The ops, one row each in ops.def: what each reads and writes is said
+ * there, beside its name, autodiff rule and emitter. */
 typedef enum IrOp {
-    /* leaves */
-    IR_INPUT,     /* ival: input index */
-    IR_LABEL,     /* ival: label index */
-    IR_PARAM,     /* ival: param index (Model.params) */
-    IR_STATE,     /* ival: state index (Model.state) */
-    IR_CONST,     /* fval * n^ival2 (ival2 in -1..1): a scalar, shape [] */
-    IR_RNG_MASK,  /* dropout mask: 0 or 1/(1-fval), shape of the node */
-    /* elementwise unary (in[0]) */
-    IR_NEG, IR_RELU, IR_SIGMOID, IR_TANH, IR_GELU, IR_SILU, IR_EXP, IR_LOG,
-    IR_SQRT, IR_RSQRT, IR_ABS, IR_SQUARE,
-    IR_POWC,      /* in[0] ^ fval */
-    IR_STEP,      /* in[0] > 0 ? 1 : 0            (relu') */
-    IR_SIGN,      /* sign(in[0])                  (abs') */
-    IR_DGELU,     /* gelu'(in[0]) */
-    IR_DSILU,     /* silu'(in[0]) */
-    /* elementwise binary, NumPy broadcasting */
-    IR_ADD, IR_SUB, IR_MUL, IR_DIV, IR_MAXIMUM, IR_MINIMUM,
-    IR_MAXGRAD,   /* a > b ? 1 : a == b ? 0.5 : 0 (maximum', PyTorch's tie rule) */
-    IR_EQMASK,    /* a == b ? 1 : 0 */
-    IR_EXPAND,    /* in[0] broadcast to the node's shape */
-    /* structural */
-    IR_RESHAPE,   /* a view: same data, the node's shape */
-    IR_PERMUTE,   /* perm[]: out dim i is in dim perm[i] */
-    IR_CONCAT,    /* in[0..nin), axis */
-    IR_SLICE,     /* axis, start, end */
-    IR_PAD,       /* inverse of slice: zeros, with in[0] at [start, end) of axis */
-    /* contractions and reductions */
-    IR_MATMUL,    /* op(in[0]) @ op(in[1]); ta/tb transpose the last two dims */
-    IR_SUM,       /* axes (bit mask), keepdim */
-    IR_MEAN,
-    IR_MAX,
-    IR_ARGMAX,    /* axis; i32 result */
-    /* nn */
-    IR_SOFTMAX,   /* axis (normalized to the last dims as given) */
-    IR_LOG_SOFTMAX,
-    IR_SOFTMAX_BWD,      /* in: dy, y */
-    IR_LOG_SOFTMAX_BWD,  /* in: dy, y */
-    /* losses (scalar) */
-    IR_CROSS_ENTROPY,    /* in: logits [..., C], labels [...] i32 */
-    IR_CE_BWD,           /* in: dloss, logits, labels -> dlogits */
-    IR_MSE,
-    IR_BCE_LOGITS,
-    IR_ACCURACY,         /* in: logits, labels (i32) */
-    /* sequence models */
-    IR_EMBEDDING,        /* in: ids (i32) [...], table [V, D] -> [..., D]; a bad id gives a NaN row */
-    IR_EMBEDDING_BWD,    /* in: dy [..., D], ids -> [V, D], a scatter-add */
-    IR_LAYER_NORM,       /* in: x [..., D], weight [D], bias [D]; fval eps */
-    IR_LAYER_NORM_BWD,   /* in: dy, x, weight -> dx; fval eps */
-    IR_LAYER_NORM_WGRAD, /* in: dy, x -> d weight [D] = sum of dy * xhat; fval eps */
-    IR_CAUSAL_MASK,      /* in[0] [..., T, T] with the upper triangle set to -inf (ival 1: to 0) */
-    /* vision: kh, kw, stride, pad */
-    IR_IM2COL,           /* x [N, C, H, W] -> [C*kh*kw, N*OH*OW] (zero padding; the batch in the columns) */
-    IR_COL2IM,           /* its adjoint: [C*kh*kw, N*OH*OW] -> [N, C, H, W], a scatter-add */
-    IR_MAXPOOL,          /* x [N, C, H, W] -> [N, C, OH, OW] */
-    IR_MAXPOOL_BWD,      /* in: dy, x, y -> dx (to the first maximum of each window); ival 1:
-                          * times step(x), the relu whose output x is (plan.c folds it in) */
-    IR_AVGPOOL,
-    IR_AVGPOOL_BWD,      /* in: dy -> dx, the node's shape */
-    /* batch norm over x [N, C, ...] (batch in dim 0), per channel c = dim 1 */
-    IR_BN_STATS,         /* x -> [2, C]: mean, biased variance */
-    IR_BN_NORM,          /* in: x, stats, weight [C], bias [C] -> (x - mean) * rsqrt(var + eps) * w + b; fval eps;
-                          * plan.c may fold in + in[4] (same shape) and then a relu (ival 1) */
-    IR_BN_GRADS,         /* in: dy, x, stats -> [2, C]: sum of dy * xhat (d weight), sum of dy (d bias); fval eps */
-    IR_BN_BWD,           /* in: dy, x, stats, weight, grads -> dx, the statistics' path included; fval eps */
-    /* convolution one example at a time (kh, kw, stride, pad), through a
-     * [C*kh*kw, OH*OW] column buffer that stays in cache */
-    IR_CONV_SCRATCH,     /* no inputs: a work buffer of the node's shape for the conv op that reads it */
-    IR_CONV2D,           /* in: x [N, C, H, W], w [F, C, kh, kw], scratch -> [N, F, OH, OW];
-                          * plan.c may fold in a bias (in[3], F elements) and a relu (ival 1) */
-    IR_CONV2D_BWD_DATA,  /* in: dy [N, F, OH, OW], w, scratch -> dx, the node's shape */
-    IR_CONV2D_BWD_FILTER,/* in: dy, x, scratch -> dw, the node's shape */
+#define OP(e, ...) IR_##e,
+#include "ops.def"
+#undef OP
     IR_NUM_OPS
 } IrOp;
 
@@ -258,6 +191,8 @@ int ir_add(Graph *g, IrNode node);          /* copies; returns the id */
 IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in);
 const char *ir_op_name(IrOp op);
 OpClass ir_op_class(IrOp op);
+/* Operands an op is built with (ops.def), or -1 for any number. */
+int ir_op_arity(IrOp op);
 /* Floating-point operations of node i per example (a multiply-add is 2;
  * moves such as reshape, permute, concat count 0). */
 double ir_node_flops(const Graph *g, int i);
