@@ -23,12 +23,29 @@
 #include "nnc_conv.h"
 #include "plan.h"
 
-static const Model *M;
-static const Graph *G;
-static const EmitOptions *O;
-static FILE *out;           /* the stream being written */
-static char *used;          /* per node: its pointer is referenced in this function */
-static int in_backward;     /* inputs come from m->in_ (saved by train_forward) */
+/* Everything the printing functions share: the model and options, the
+ * stream being written, and the state of the function body and of the
+ * loop block being printed.  One per emit_model call. */
+typedef struct Emitter {
+    const Model *m;
+    const EmitOptions *opt;
+    const char *real;           /* the real type: "float", or "double" with --precision=f64 */
+    FILE *out;                  /* the stream being written */
+    /* the function being printed (begin_body .. end_body) */
+    const Graph *g;
+    char *used;                 /* per node: its pointer is referenced in this function */
+    char *merged;               /* per node: already computed along with an earlier one */
+    int in_backward;            /* inputs come from m->in_ (saved by train_forward) */
+    FILE *file_out;             /* the file's stream while the body goes to memory */
+    char *body_text;
+    size_t body_len;
+    /* the loop block being printed (loop_begin .. loop_end) */
+    char *loop_used;            /* roots it reads or writes */
+    char *loop_wr;              /* ... and the ones it writes besides its own (fused = 2) */
+    FILE *loop_saved;           /* the stream to print the block to */
+    char *loop_text;
+    size_t loop_len;
+} Emitter;
 
 static char *xs(const char *f, ...)
 {
@@ -45,13 +62,12 @@ static char *xs(const char *f, ...)
     return s;
 }
 
-#define P(...) fprintf(out, __VA_ARGS__)
+#define P(e, ...) fprintf((e)->out, __VA_ARGS__)
 
-static const char *R(void) { return O->f64 ? "double" : "float"; }
 /* a libm function for the real type: "expf" or "exp" */
-static const char *fn(const char *name) { return O->f64 ? name : xs("%sf", name); }
+static const char *fn(Emitter *e, const char *name) { return e->opt->f64 ? name : xs("%sf", name); }
 
-static const char *lit(double v)
+static const char *lit(Emitter *e, double v)
 {
     if (isnan(v))
         return "NAN";
@@ -61,7 +77,7 @@ static const char *lit(double v)
     snprintf(buf, sizeof buf, "%.9g", v);
     if (!strpbrk(buf, ".e"))
         strcat(buf, ".0");
-    return xs("%s%s", buf, O->f64 ? "" : "f");
+    return xs("%s%s", buf, e->opt->f64 ? "" : "f");
 }
 
 /* ---- sizes ----------------------------------------------------------------- */
@@ -97,18 +113,14 @@ static const char *prod(Shape s, int a, int b)
 
 /* ---- pointers ---------------------------------------------------------------- */
 
-static const IrNode *nd(int t) { return &G->nodes[t]; }
+static const IrNode *nd(Emitter *e, int t) { return &e->g->nodes[t]; }
 
-static char *merged;        /* per node: already computed along with an earlier one */
-static char *loop_used;     /* inside a loop block: roots it reads or writes */
-static char *loop_wr;       /* ... and the ones it writes besides its own (fused = 2) */
-
-static const char *ref(int t)
+static const char *ref(Emitter *e, int t)
 {
-    int r = plan_storage_root(G, t);
-    used[r] = 1;
-    if (loop_used) {
-        loop_used[r] = 1;
+    int r = plan_storage_root(e->g, t);
+    e->used[r] = 1;
+    if (e->loop_used) {
+        e->loop_used[r] = 1;
         return xs("r%d", r);
     }
     return xs("t%d", r);
@@ -117,94 +129,91 @@ static const char *ref(int t)
 /* A loop block gets `restrict` copies of the pointers it uses: tensors
  * live in one loop never overlap (plan.c), so the compiler may vectorize.
  * (Function-wide restrict would be wrong: buffers reuse arena space.) */
-static FILE *loop_saved;
-static char *loop_text;
-static size_t loop_len;
 
-static void loop_begin(void)
+static void loop_begin(Emitter *e)
 {
-    loop_used = calloc((size_t)G->n + 1, 1);
-    loop_wr = calloc((size_t)G->n + 1, 1);
-    loop_saved = out;
-    out = open_memstream(&loop_text, &loop_len);
-    if (!loop_used || !out)
+    e->loop_used = calloc((size_t)e->g->n + 1, 1);
+    e->loop_wr = calloc((size_t)e->g->n + 1, 1);
+    e->loop_saved = e->out;
+    e->out = open_memstream(&e->loop_text, &e->loop_len);
+    if (!e->loop_used || !e->out)
         abort();
 }
 
-static void loop_end(int written)
+static void loop_end(Emitter *e, int written)
 {
-    fclose(out);
-    out = loop_saved;
-    int w = plan_storage_root(G, written);
-    P("    {\n");
-    for (int r = 0; r < G->n; r++)
-        if (loop_used[r]) {
-            const char *ty = nd(r)->dt == DT_I32 ? "int32_t" : R();
-            P("    %s%s *restrict const r%d = t%d;\n", r == w || loop_wr[r] ? "" : "const ", ty, r, r);
+    fclose(e->out);
+    e->out = e->loop_saved;
+    int w = plan_storage_root(e->g, written);
+    P(e, "    {\n");
+    for (int r = 0; r < e->g->n; r++)
+        if (e->loop_used[r]) {
+            const char *ty = nd(e, r)->dt == DT_I32 ? "int32_t" : e->real;
+            P(e, "    %s%s *restrict const r%d = t%d;\n", r == w || e->loop_wr[r] ? "" : "const ", ty, r, r);
         }
-    fwrite(loop_text, 1, loop_len, out);
-    P("    }\n");
-    free(loop_text);
-    free(loop_used);
-    free(loop_wr);
-    loop_used = NULL;
-    loop_wr = NULL;
+    fwrite(e->loop_text, 1, e->loop_len, e->out);
+    P(e, "    }\n");
+    free(e->loop_text);
+    free(e->loop_used);
+    free(e->loop_wr);
+    e->loop_used = NULL;
+    e->loop_wr = NULL;
 }
 
 /* The declaration of a used pointer, at the top of the function, with
  * the tensor's shape (and name, for leaves) in a comment. */
-static void declare(int r)
+static void declare(Emitter *e, int r)
 {
-    const IrNode *n = nd(r);
-    const char *ty = n->dt == DT_I32 ? "int32_t" : R();
+    const IrNode *n = nd(e, r);
+    const char *ty = n->dt == DT_I32 ? "int32_t" : e->real;
     char sb[160];
     const char *shape = ir_shape_str(n->shape, "N", sb, sizeof sb);
     switch (n->op) {
     case IR_PARAM:
-        P("    const %s *const t%d = P + %lld; /* %s %s */\n", ty, r, (long long)M->params[n->ival].offset,
-          M->params[n->ival].path, shape);
+        P(e, "    const %s *const t%d = P + %lld; /* %s %s */\n", ty, r, (long long)e->m->params[n->ival].offset,
+          e->m->params[n->ival].path, shape);
         return;
     case IR_STATE:
-        P("    const %s *const t%d = S + %lld; /* %s %s */\n", ty, r, (long long)M->state[n->ival].offset,
-          M->state[n->ival].path, shape);
+        P(e, "    const %s *const t%d = S + %lld; /* %s %s */\n", ty, r, (long long)e->m->state[n->ival].offset,
+          e->m->state[n->ival].path, shape);
         return;
     case IR_INPUT:
     case IR_LABEL: {
         int lab = n->op == IR_LABEL;
-        const IoDecl *io = lab ? &M->labels[n->ival] : &M->inputs[n->ival];
-        if (in_backward)
-            P("    const %s *const t%d = (const %s *)m->%s_[%d]; /* %s %s */\n", ty, r, ty, lab ? "lab" : "in",
+        const IoDecl *io = lab ? &e->m->labels[n->ival] : &e->m->inputs[n->ival];
+        if (e->in_backward)
+            P(e, "    const %s *const t%d = (const %s *)m->%s_[%d]; /* %s %s */\n", ty, r, ty, lab ? "lab" : "in",
               n->ival, io->name, shape);
         else
-            P("    const %s *const t%d = (const %s *)%s; /* %s */\n", ty, r, ty, io->name, shape);
+            P(e, "    const %s *const t%d = (const %s *)%s; /* %s */\n", ty, r, ty, io->name, shape);
         return;
     }
     default:
         break;
     }
-    const Buffer *b = &G->bufs[n->buf];
+    const Buffer *b = &e->g->bufs[n->buf];
     if (b->param_grad >= 0)
-        P("    %s *const t%d = G + %lld; /* d %s %s */\n", ty, r, (long long)M->params[b->param_grad].offset,
-          M->params[b->param_grad].path, shape);
+        P(e, "    %s *const t%d = G + %lld; /* d %s %s */\n", ty, r, (long long)e->m->params[b->param_grad].offset,
+          e->m->params[b->param_grad].path, shape);
     else if (b->batched)
-        P("    %s *const t%d = (%s *)(A + SB + %lld * MB); /* %s */\n", ty, r, ty, (long long)b->off, shape);
+        P(e, "    %s *const t%d = (%s *)(A + SB + %lld * MB); /* %s */\n", ty, r, ty, (long long)b->off, shape);
     else
-        P("    %s *const t%d = (%s *)(A + %lld); /* %s */\n", ty, r, ty, (long long)b->off, shape);
+        P(e, "    %s *const t%d = (%s *)(A + %lld); /* %s */\n", ty, r, ty, (long long)b->off, shape);
 }
 
 /* ---- comments ---------------------------------------------------------------- */
 
-static void comment(const IrNode *n)
+static void comment(Emitter *e, const IrNode *n)
 {
     if (!n->loc.file) {
-        P("    /* %s%s */\n", ir_op_name(n->op), n->backward ? " (backward)" : "");
+        P(e, "    /* %s%s */\n", ir_op_name(n->op), n->backward ? " (backward)" : "");
         return;
     }
     int line, col;
     diag_linecol(n->loc, &line, &col);
     const char *base = strrchr(n->loc.file->path, '/');
     base = base ? base + 1 : n->loc.file->path;
-    P("    /* %s:%d  %s%s */\n", base, line, n->what ? n->what : ir_op_name(n->op), n->backward ? " (backward)" : "");
+    P(e, "    /* %s:%d  %s%s */\n", base, line, n->what ? n->what : ir_op_name(n->op), n->backward ? " (backward)" : "");
 }
 
 /* ---- elementwise loops ---------------------------------------------------------- */
@@ -252,12 +261,12 @@ static const char *leaf_index(const Loop *lp, Shape l)
     return bcast_offset(lp->s, lp->s.nd, l, l.nd, "1");
 }
 
-static int needs_nested(const Loop *lp, int t)
+static int needs_nested(Emitter *e, const Loop *lp, int t)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     if ((n->fused == 1 || (n->fused == 2 && lp->root == n->home)) && n->op != IR_CONST) {
         for (int k = 0; k < n->nin; k++)
-            if (needs_nested(lp, n->in[k]))
+            if (needs_nested(e, lp, n->in[k]))
                 return 1;
         return 0;
     }
@@ -269,47 +278,47 @@ static int needs_nested(const Loop *lp, int t)
 
 /* tanh: libm's in double code (the finite-difference checks), else the
  * inline rational one (nnc_tanh_float, below), which vectorizes. */
-static const char *tanh_fn(void) { return O->f64 ? "tanh" : "nnc_tanh_float"; }
+static const char *tanh_fn(Emitter *e) { return e->opt->f64 ? "tanh" : "nnc_tanh_float"; }
 /* exp where the argument is <= 0 (softmax, cross-entropy): nnc_exp_float */
-static const char *exp_fn(void) { return O->f64 ? "exp" : "nnc_exp_float"; }
+static const char *exp_fn(Emitter *e) { return e->opt->f64 ? "exp" : "nnc_exp_float"; }
 
 /* relu of the expression a (0 for NaN), wherever the emitted code applies
  * one: the elementwise op and the relus folded into other ops */
-static const char *relu_of(const char *a) { return xs("%s > %s ? %s : %s", a, lit(0), a, lit(0)); }
+static const char *relu_of(Emitter *e, const char *a) { return xs("%s > %s ? %s : %s", a, lit(e, 0), a, lit(e, 0)); }
 
-static const char *unary_expr(const IrNode *n, const char *a)
+static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
 {
-    const char *one = lit(1), *zero = lit(0);
+    const char *one = lit(e, 1), *zero = lit(e, 0);
     switch (n->op) {
     case IR_NEG: return xs("-%s", a);
-    case IR_RELU: return relu_of(a);
-    case IR_SIGMOID: return xs("%s / (%s + %s(-%s))", one, one, fn("exp"), a);
-    case IR_TANH: return xs("%s(%s)", tanh_fn(), a);
+    case IR_RELU: return relu_of(e, a);
+    case IR_SIGMOID: return xs("%s / (%s + %s(-%s))", one, one, fn(e, "exp"), a);
+    case IR_TANH: return xs("%s(%s)", tanh_fn(e), a);
     case IR_GELU:
-        return xs("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", lit(0.5), a, one, tanh_fn(),
-                  lit(0.7978845608028654), a, lit(0.044715), a, a, a);
+        return xs("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", lit(e, 0.5), a, one, tanh_fn(e),
+                  lit(e, 0.7978845608028654), a, lit(e, 0.044715), a, a, a);
     case IR_DGELU:
-        return xs("nnc_dgelu_%s(%s)", R(), a);
-    case IR_SILU: return xs("%s / (%s + %s(-%s))", a, one, fn("exp"), a);
-    case IR_DSILU: return xs("nnc_dsilu_%s(%s)", R(), a);
-    case IR_EXP: return xs("%s(%s)", fn("exp"), a);
-    case IR_LOG: return xs("%s(%s)", fn("log"), a);
-    case IR_SQRT: return xs("%s(%s)", fn("sqrt"), a);
-    case IR_RSQRT: return xs("%s / %s(%s)", one, fn("sqrt"), a);
-    case IR_ABS: return xs("%s(%s)", fn("fabs"), a);
+        return xs("nnc_dgelu_%s(%s)", e->real, a);
+    case IR_SILU: return xs("%s / (%s + %s(-%s))", a, one, fn(e, "exp"), a);
+    case IR_DSILU: return xs("nnc_dsilu_%s(%s)", e->real, a);
+    case IR_EXP: return xs("%s(%s)", fn(e, "exp"), a);
+    case IR_LOG: return xs("%s(%s)", fn(e, "log"), a);
+    case IR_SQRT: return xs("%s(%s)", fn(e, "sqrt"), a);
+    case IR_RSQRT: return xs("%s / %s(%s)", one, fn(e, "sqrt"), a);
+    case IR_ABS: return xs("%s(%s)", fn(e, "fabs"), a);
     case IR_SQUARE: return xs("%s * %s", a, a);
     case IR_POWC:
         if (n->fval == 2)
             return xs("%s * %s", a, a);
-        return xs("%s(%s, %s)", fn("pow"), a, lit(n->fval));
+        return xs("%s(%s, %s)", fn(e, "pow"), a, lit(e, n->fval));
     case IR_STEP: return xs("%s > %s ? %s : %s", a, zero, one, zero);
-    case IR_SIGN: return xs("(%s)((%s > %s) - (%s < %s))", R(), a, zero, a, zero);
+    case IR_SIGN: return xs("(%s)((%s > %s) - (%s < %s))", e->real, a, zero, a, zero);
     case IR_EXPAND: return a;
     default: abort();
     }
 }
 
-static const char *binary_expr(IrOp op, const char *a, const char *b)
+static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b)
 {
     switch (op) {
     case IR_ADD: return xs("%s + %s", a, b);
@@ -318,8 +327,8 @@ static const char *binary_expr(IrOp op, const char *a, const char *b)
     case IR_DIV: return xs("%s / %s", a, b);
     case IR_MAXIMUM: return xs("%s >= %s ? %s : %s", a, b, a, b);
     case IR_MINIMUM: return xs("%s <= %s ? %s : %s", a, b, a, b);
-    case IR_MAXGRAD: return xs("%s > %s ? %s : %s == %s ? %s : %s", a, b, lit(1), a, b, lit(0.5), lit(0));
-    case IR_EQMASK: return xs("%s == %s ? %s : %s", a, b, lit(1), lit(0));
+    case IR_MAXGRAD: return xs("%s > %s ? %s : %s == %s ? %s : %s", a, b, lit(e, 1), a, b, lit(e, 0.5), lit(e, 0));
+    case IR_EQMASK: return xs("%s == %s ? %s : %s", a, b, lit(e, 1), lit(e, 0));
     default: abort();
     }
 }
@@ -327,96 +336,96 @@ static const char *binary_expr(IrOp op, const char *a, const char *b)
 /* Emits locals for t and what it inlines; returns the local's name.  The
  * loop's own node (root) and fused nodes are computed from their operands;
  * anything else is a stored tensor read at the loop position. */
-static const char *ew_value(Loop *lp, int t, int root)
+static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     if (n->op == IR_CONST) {
         if (n->ival2 == -1)
-            return xs("(%s)(%s / (double)n)", R(), lit(n->fval));
+            return xs("(%s)(%s / (double)n)", e->real, lit(e, n->fval));
         if (n->ival2 == 1)
-            return xs("(%s)(%s * (double)n)", R(), lit(n->fval));
-        return lit(n->fval);
+            return xs("(%s)(%s * (double)n)", e->real, lit(e, n->fval));
+        return lit(e, n->fval);
     }
     if (lp->seen[t])
         return xs("v%d", t);
     lp->seen[t] = 1;
     if (!root && (n->fused < 1 || (n->fused == 2 && lp->root != n->home))) {
-        P("        const %s v%d = %s[%s];\n", R(), t, ref(t), leaf_index(lp, n->shape));
+        P(e, "        const %s v%d = %s[%s];\n", e->real, t, ref(e, t), leaf_index(lp, n->shape));
         return xs("v%d", t);
     }
-    const char *e;
-    int st = n->op == IR_MUL ? (nd(n->in[1])->op == IR_STEP && nd(n->in[1])->fused == 1 ? 1
-                                : nd(n->in[0])->op == IR_STEP && nd(n->in[0])->fused == 1 ? 0 : -1) : -1;
+    const char *ex;
+    int st = n->op == IR_MUL ? (nd(e, n->in[1])->op == IR_STEP && nd(e, n->in[1])->fused == 1 ? 1
+                                : nd(e, n->in[0])->op == IR_STEP && nd(e, n->in[0])->fused == 1 ? 0 : -1) : -1;
     if (st >= 0) {
         /* dy * step(x) as a select: no branch on the data, vectorizable */
-        const char *x = ew_value(lp, nd(n->in[st])->in[0], 0);
-        const char *dy = ew_value(lp, n->in[1 - st], 0);
+        const char *x = ew_value(e, lp, nd(e, n->in[st])->in[0], 0);
+        const char *dy = ew_value(e, lp, n->in[1 - st], 0);
         lp->seen[n->in[st]] = 1;
-        e = xs("%s > %s ? %s : %s", x, lit(0), dy, lit(0));
+        ex = xs("%s > %s ? %s : %s", x, lit(e, 0), dy, lit(e, 0));
     } else if (ir_op_class(n->op) == OC_UNARY) {
-        e = unary_expr(n, ew_value(lp, n->in[0], 0));
+        ex = unary_expr(e, n, ew_value(e, lp, n->in[0], 0));
     } else {
-        const char *a = ew_value(lp, n->in[0], 0);
-        const char *b = ew_value(lp, n->in[1], 0);
-        e = binary_expr(n->op, a, b);
+        const char *a = ew_value(e, lp, n->in[0], 0);
+        const char *b = ew_value(e, lp, n->in[1], 0);
+        ex = binary_expr(e, n->op, a, b);
     }
-    P("        const %s v%d = %s;\n", R(), t, e);
+    P(e, "        const %s v%d = %s;\n", e->real, t, ex);
     if (!root && n->fused == 2) {
         /* read again later: stored from here */
-        const char *dst = ref(t);
-        loop_wr[plan_storage_root(G, t)] = 1;
-        P("        %s[i] = v%d;\n", dst, t);
+        const char *dst = ref(e, t);
+        e->loop_wr[plan_storage_root(e->g, t)] = 1;
+        P(e, "        %s[i] = v%d;\n", dst, t);
     }
     return xs("v%d", t);
 }
 
-static void emit_elementwise(int t)
+static void emit_elementwise(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    loop_begin();
+    const IrNode *n = nd(e, t);
+    loop_begin(e);
     Loop lp;
     lp.s = n->shape;
-    lp.seen = calloc((size_t)G->n + 1, 1);
+    lp.seen = calloc((size_t)e->g->n + 1, 1);
     lp.root = t;
     lp.nested = 0;
     for (int k = 0; k < n->nin; k++)
-        lp.nested |= needs_nested(&lp, n->in[k]);
+        lp.nested |= needs_nested(e, &lp, n->in[k]);
     if (lp.nested) {
         for (int k = 0; k < n->shape.nd; k++)
-            P("    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, dim(n->shape, k), k);
-        P("    {\n");
+            P(e, "    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, dim(n->shape, k), k);
+        P(e, "    {\n");
         const char *flat = "0";
         for (int k = 0; k < n->shape.nd; k++)
             flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(n->shape, k), k);
-        P("        const int64_t i = %s;\n", flat);
+        P(e, "        const int64_t i = %s;\n", flat);
     } else {
-        P("    for (int64_t i = 0; i < %s; i++) {\n", numel(n->shape));
+        P(e, "    for (int64_t i = 0; i < %s; i++) {\n", numel(n->shape));
     }
-    const char *v = ew_value(&lp, t, 1);
-    P("        %s[i] = %s;\n", ref(t), v);
-    P("    }\n");
+    const char *v = ew_value(e, &lp, t, 1);
+    P(e, "        %s[i] = %s;\n", ref(e, t), v);
+    P(e, "    }\n");
     free(lp.seen);
-    loop_end(t);
+    loop_end(e, t);
 }
 
 /* ---- contractions and structure ------------------------------------------------ */
 
-static const char *gemm(void) { return O->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
+static const char *gemm(Emitter *e) { return e->opt->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
 
-static void loops(Shape s, int upto, const char *indent)
+static void loops(Emitter *e, Shape s, int upto, const char *indent)
 {
     for (int k = 0; k < upto; k++)
-        P("%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, dim(s, k), k);
+        P(e, "%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, dim(s, k), k);
 }
 
 /* The runtime's kernel for a batched matmul plan.c marked causal (attn.c),
  * or NULL for a GEMM: float only, [T, T] matrices with T a multiple of 16,
  * and the sizes the kernels take. */
-static const char *causal_kernel(const IrNode *n)
+static const char *causal_kernel(Emitter *e, const IrNode *n)
 {
-    const Shape so = n->shape, sa = nd(n->in[0])->shape, sb = nd(n->in[1])->shape;
+    const Shape so = n->shape, sa = nd(e, n->in[0])->shape, sb = nd(e, n->in[1])->shape;
     const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
-    if (O->f64 || !n->causal || T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
+    if (e->opt->f64 || !n->causal || T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
         return NULL;
     if ((n->causal & 2) && !n->tb && N % 16 == 0)
         return n->ta ? "nnc_matmul_lower_tn_f32" : "nnc_matmul_lower_nn_f32";
@@ -426,42 +435,42 @@ static const char *causal_kernel(const IrNode *n)
     return NULL;
 }
 
-static void emit_matmul(int t)
+static void emit_matmul(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    Shape so = n->shape, sa = nd(n->in[0])->shape, sb = nd(n->in[1])->shape;
+    const IrNode *n = nd(e, t);
+    Shape so = n->shape, sa = nd(e, n->in[0])->shape, sb = nd(e, n->in[1])->shape;
     int no = so.nd;
     const char *M = dim(so, no - 2), *N = dim(so, no - 1);
     const char *K = n->ta ? dim(sa, sa.nd - 2) : dim(sa, sa.nd - 1);
     const char *lda = dim(sa, sa.nd - 1), *ldb = dim(sb, sb.nd - 1);
     const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
-    const char *a = ref(n->in[0]), *b = ref(n->in[1]), *c = ref(t);
+    const char *a = ref(e, n->in[0]), *b = ref(e, n->in[1]), *c = ref(e, t);
     if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
         /* one GEMM: the leading dims of A are more rows */
         const char *rows = sa.nd == 2 ? M : prod(so, 0, no - 1);
-        P("    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          gemm(), TA, TB, rows, N, K, lit(n->alpha), a, lda, b, ldb, lit(0), c, N);
+        P(e, "    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+          gemm(e), TA, TB, rows, N, K, lit(e, n->alpha), a, lda, b, ldb, lit(e, 0), c, N);
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */
     const char *ma = prod(sa, sa.nd - 2, sa.nd), *mb = prod(sb, sb.nd - 2, sb.nd), *mc = prod(so, no - 2, no);
-    loops(so, no - 2, "    ");
-    P("    {\n");
+    loops(e, so, no - 2, "    ");
+    P(e, "    {\n");
     const char *flat = "0";
     for (int k = 0; k < no - 2; k++)
         flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(so, k), k);
-    P("        const int64_t ic = %s;\n", flat);
+    P(e, "        const int64_t ic = %s;\n", flat);
     const char *ao = bcast_offset(so, no - 2, sa, sa.nd - 2, ma), *bo = bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
-    const char *kernel = causal_kernel(n);
+    const char *kernel = causal_kernel(e, n);
     if (kernel)
         /* plan.c's marks: the products of causal attention, by the triangle */
-        P("        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel,
-          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, lit(n->alpha), a, ao, lda, b,
+        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel,
+          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, lit(e, n->alpha), a, ao, lda, b,
           bo, ldb, c, mc, N);
     else
-        P("        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
-          gemm(), TA, TB, M, N, K, lit(n->alpha), a, ao, lda, b, bo, ldb, lit(0), c, mc, N);
-    P("    }\n");
+        P(e, "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
+          gemm(e), TA, TB, M, N, K, lit(e, n->alpha), a, ao, lda, b, bo, ldb, lit(e, 0), c, mc, N);
+    P(e, "    }\n");
 }
 
 /* stride of dim i of a row-major tensor s */
@@ -470,52 +479,52 @@ static const char *stride(Shape s, int i)
     return prod(s, i + 1, s.nd);
 }
 
-static void emit_permute(int t)
+static void emit_permute(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    Shape so = n->shape, si = nd(n->in[0])->shape;
+    const IrNode *n = nd(e, t);
+    Shape so = n->shape, si = nd(e, n->in[0])->shape;
     const char *idx = "";
     for (int k = 0; k < so.nd; k++)
         idx = xs("%s%si%d * %s", idx, k ? " + " : "", k, stride(si, n->perm[k]));
-    P("    {\n        int64_t o = 0;\n");
-    loops(so, so.nd, "        ");
-    P("            %s[o++] = %s[%s];\n    }\n", ref(t), ref(n->in[0]), idx);
+    P(e, "    {\n        int64_t o = 0;\n");
+    loops(e, so, so.nd, "        ");
+    P(e, "            %s[o++] = %s[%s];\n    }\n", ref(e, t), ref(e, n->in[0]), idx);
 }
 
-static void emit_concat(int t)
+static void emit_concat(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     Shape so = n->shape;
     int ax = n->axis;
     const char *outer = prod(so, 0, ax), *ochunk = prod(so, ax, so.nd), *inner = prod(so, ax + 1, so.nd);
     int64_t off = 0;
     for (int k = 0; k < n->nin; k++) {
-        Shape si = nd(n->in[k])->shape;
+        Shape si = nd(e, n->in[k])->shape;
         const char *chunk = prod(si, ax, si.nd);
-        P("    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P("        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(t), ochunk,
-          (long long)off, inner, ref(n->in[k]), chunk, R(), chunk);
+        P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P(e, "        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(e, t), ochunk,
+          (long long)off, inner, ref(e, n->in[k]), chunk, e->real, chunk);
         off += si.d[ax];
     }
 }
 
 /* slice (out = in[start:end] on axis) and pad (its adjoint) */
-static void emit_slice(int t, int pad)
+static void emit_slice(Emitter *e, int t, int pad)
 {
-    const IrNode *n = nd(t);
-    Shape big = pad ? n->shape : nd(n->in[0])->shape, small = pad ? nd(n->in[0])->shape : n->shape;
+    const IrNode *n = nd(e, t);
+    Shape big = pad ? n->shape : nd(e, n->in[0])->shape, small = pad ? nd(e, n->in[0])->shape : n->shape;
     int ax = n->axis;
     const char *outer = prod(big, 0, ax), *bchunk = prod(big, ax, big.nd), *schunk = prod(small, ax, small.nd);
     const char *skip = xs("%lld * %s", (long long)n->start, prod(big, ax + 1, big.nd));
     if (pad) {
-        P("    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", ref(t), R(), numel(big));
-        P("    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P("        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(t), bchunk, skip,
-          ref(n->in[0]), schunk, R(), schunk);
+        P(e, "    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", ref(e, t), e->real, numel(big));
+        P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(e, t), bchunk, skip,
+          ref(e, n->in[0]), schunk, e->real, schunk);
     } else {
-        P("    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P("        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", ref(t), schunk,
-          ref(n->in[0]), bchunk, skip, R(), schunk);
+        P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P(e, "        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", ref(e, t), schunk,
+          ref(e, n->in[0]), bchunk, skip, e->real, schunk);
     }
 }
 
@@ -552,24 +561,24 @@ static uint32_t collapse_dims(Shape *s, uint32_t axes)
  * result goes to `store`: "sum =" or "acc +=".  expr holds no `?:`:
  * gcc 12 at -O3 vectorizes this loop nest wrongly when it does
  * (docs/decisions.md, "gcc 12 and conditional lane sums"). */
-static void lanes_store(const char *ind, const char *total, const char *store, const char *len, const char *expr)
+static void lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len, const char *expr)
 {
-    P("%s{\n", ind);
-    P("%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, R(), ind);
-    P("%s    for (; k0_ + 16 <= %s; k0_ += 16)\n", ind, len);
-    P("%s        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += %s;\n", ind, expr);
-    P("%s    %s s_ = 0;\n%s    for (int64_t k = k0_; k < %s; k++) s_ += %s;\n", ind, total, ind, len, expr);
-    P("%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
+    P(e, "%s{\n", ind);
+    P(e, "%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, e->real, ind);
+    P(e, "%s    for (; k0_ + 16 <= %s; k0_ += 16)\n", ind, len);
+    P(e, "%s        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += %s;\n", ind, expr);
+    P(e, "%s    %s s_ = 0;\n%s    for (int64_t k = k0_; k < %s; k++) s_ += %s;\n", ind, total, ind, len, expr);
+    P(e, "%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
 }
 
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
-static void emit_reduce(int t)
+static void emit_reduce(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    loop_begin();
-    Shape si = nd(n->in[0])->shape;
-    const char *y = ref(t), *x = ref(n->in[0]);
+    const IrNode *n = nd(e, t);
+    loop_begin(e);
+    Shape si = nd(e, n->in[0])->shape;
+    const char *y = ref(e, t), *x = ref(e, n->in[0]);
     uint32_t axes = collapse_dims(&si, n->axes);
     int lead = 0;                      /* reduced dims [0, lead), kept dims after */
     while (lead < si.nd && (axes & (1u << lead)))
@@ -578,11 +587,11 @@ static void emit_reduce(int t)
     if (prefix) {
         /* a sum over leading dims (a bias gradient): row by row into the
          * output, so the inner loop is contiguous and vectorizes */
-        P("    {\n        const int64_t rows = %s, K = %s;\n", prod(si, 0, lead), prod(si, lead, si.nd));
-        P("        memset(%s, 0, sizeof(%s) * (size_t)K);\n", y, R());
-        P("        for (int64_t r = 0; r < rows; r++)\n");
-        P("            for (int64_t k = 0; k < K; k++)\n                %s[k] += %s[r * K + k];\n    }\n", y, x);
-        loop_end(t);
+        P(e, "    {\n        const int64_t rows = %s, K = %s;\n", prod(si, 0, lead), prod(si, lead, si.nd));
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)K);\n", y, e->real);
+        P(e, "        for (int64_t r = 0; r < rows; r++)\n");
+        P(e, "            for (int64_t k = 0; k < K; k++)\n                %s[k] += %s[r * K + k];\n    }\n", y, x);
+        loop_end(e, t);
         return;
     }
     const char *xidx = "";
@@ -594,25 +603,25 @@ static void emit_reduce(int t)
     /* a sum over a contiguous last dim: 16 float lanes per row, row totals
      * in double, so the adds are not one serial chain */
     int lanes = n->op != IR_MAX && (axes & (1u << last)) && last != si.bd;
-    P("    {\n        int64_t o = 0;\n");
+    P(e, "    {\n        int64_t o = 0;\n");
     for (int i = 0; i < si.nd; i++)
         if (!(axes & (1u << i)))
-            P("        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
-    P("        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
+            P(e, "        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
+    P(e, "        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
     for (int i = 0; i < (lanes ? last : si.nd); i++)
         if (axes & (1u << i))
-            P("            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
+            P(e, "            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
     if (lanes) {
         const char *rowbase = "";
         for (int i = 0; i < last; i++)
             rowbase = xs("%s%si%d * %s", rowbase, i ? " + " : "", i, stride(si, i));
-        P("            {\n                const %s *row = %s + %s;\n", R(), x, *rowbase ? rowbase : "0");
-        lanes_store("                ", "double", "acc +=", xs("%lld", (long long)si.d[last]), "row[k]");
-        P("            }\n");
+        P(e, "            {\n                const %s *row = %s + %s;\n", e->real, x, *rowbase ? rowbase : "0");
+        lanes_store(e, "                ", "double", "acc +=", xs("%lld", (long long)si.d[last]), "row[k]");
+        P(e, "            }\n");
     } else if (n->op == IR_MAX)
-        P("                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
+        P(e, "                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
     else
-        P("                acc += %s[%s];\n", x, xidx);
+        P(e, "                acc += %s[%s];\n", x, xidx);
     if (n->op == IR_MEAN) {
         double c = 1;
         int npow = 0;
@@ -621,121 +630,121 @@ static void emit_reduce(int t)
                 c *= (double)si.d[i];
                 npow |= i == si.bd;
             }
-        P("            %s[o++] = (%s)(acc / (%s%s));\n", y, R(), lit(c), npow ? " * (double)n" : "");
+        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, lit(e, c), npow ? " * (double)n" : "");
     } else {
-        P("            %s[o++] = (%s)acc;\n", y, R());
+        P(e, "            %s[o++] = (%s)acc;\n", y, e->real);
     }
-    P("        }\n    }\n");
-    loop_end(t);
+    P(e, "        }\n    }\n");
+    loop_end(e, t);
 }
 
 /* `name` = the sum of expr over k in [0, len), in the element type */
-static void lanes_sum(const char *ind, const char *name, const char *len, const char *expr)
+static void lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr)
 {
-    P("%s%s %s;\n", ind, R(), name);
-    lanes_store(ind, R(), xs("%s =", name), len, expr);
+    P(e, "%s%s %s;\n", ind, e->real, name);
+    lanes_store(e, ind, e->real, xs("%s =", name), len, expr);
 }
 
 /* Softmax and its backward over a contiguous last dim, row by row: lane
  * reductions and a branch-free exp, so each pass vectorizes.  `alpha`
  * scales the input (forward) or dx (backward); a causal op handles row i of
  * each [T, T] matrix as its first i + 1 entries and writes zeros after. */
-static void emit_softmax_rows(int t)
+static void emit_softmax_rows(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     Shape s = n->shape;
     int64_t L = s.d[s.nd - 1];
-    const char *y = ref(t), *a = n->alpha != 1 ? xs("%s * ", lit(n->alpha)) : "";
-    P("    for (int64_t r = 0; r < %s; r++) {\n", prod(s, 0, s.nd - 1));
-    P("        const int64_t len = %s;\n", n->causal ? xs("r %% %lld + 1", (long long)L) : xs("%lld", (long long)L));
-    P("        %s *restrict yr = %s + r * %lld;\n", R(), y, (long long)L);
+    const char *y = ref(e, t), *a = n->alpha != 1 ? xs("%s * ", lit(e, n->alpha)) : "";
+    P(e, "    for (int64_t r = 0; r < %s; r++) {\n", prod(s, 0, s.nd - 1));
+    P(e, "        const int64_t len = %s;\n", n->causal ? xs("r %% %lld + 1", (long long)L) : xs("%lld", (long long)L));
+    P(e, "        %s *restrict yr = %s + r * %lld;\n", e->real, y, (long long)L);
     if (n->op == IR_SOFTMAX) {
-        P("        const %s *restrict xr = %s + r * %lld;\n", R(), ref(n->in[0]), (long long)L);
-        P("        %s mx;\n        {\n            %s l_[16];\n", R(), R());
-        P("            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
-        P("            for (; k0_ + 16 <= len; k0_ += 16)\n");
-        P("                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }\n", R(), a);
-        P("            mx = -INFINITY;\n");
-        P("            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", R(), a);
-        P("            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
-        P("        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", exp_fn(), a);
-        lanes_sum("        ", "sum", "len", "yr[k]");
-        P("        const %s inv = %s / sum;\n", R(), lit(1));
-        P("        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
+        P(e, "        const %s *restrict xr = %s + r * %lld;\n", e->real, ref(e, n->in[0]), (long long)L);
+        P(e, "        %s mx;\n        {\n            %s l_[16];\n", e->real, e->real);
+        P(e, "            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
+        P(e, "            for (; k0_ + 16 <= len; k0_ += 16)\n");
+        P(e, "                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }\n", e->real, a);
+        P(e, "            mx = -INFINITY;\n");
+        P(e, "            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", e->real, a);
+        P(e, "            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", exp_fn(e), a);
+        lanes_sum(e, "        ", "sum", "len", "yr[k]");
+        P(e, "        const %s inv = %s / sum;\n", e->real, lit(e, 1));
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
     } else {
-        const char *dy = ref(n->in[0]), *yy = ref(n->in[1]);
-        P("        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", R(), dy, (long long)L, yy,
+        const char *dy = ref(e, n->in[0]), *yy = ref(e, n->in[1]);
+        P(e, "        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", e->real, dy, (long long)L, yy,
           (long long)L);
-        lanes_sum("        ", "dot", "len", "dr[k] * pr[k]");
-        P("        for (int64_t k = 0; k < len; k++) yr[k] = %spr[k] * (dr[k] - dot);\n", a);
+        lanes_sum(e, "        ", "dot", "len", "dr[k] * pr[k]");
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %spr[k] * (dr[k] - dot);\n", a);
     }
     if (n->causal)
-        P("        for (int64_t k = len; k < %lld; k++) yr[k] = %s;\n", (long long)L, lit(0));
-    P("    }\n");
+        P(e, "        for (int64_t k = len; k < %lld; k++) yr[k] = %s;\n", (long long)L, lit(e, 0));
+    P(e, "    }\n");
 }
 
 /* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
-static void row_loops(Shape s, int ax)
+static void row_loops(Emitter *e, Shape s, int ax)
 {
-    P("    for (int64_t o = 0; o < %s; o++)\n", prod(s, 0, ax));
-    P("    for (int64_t j = 0; j < %s; j++) {\n", prod(s, ax + 1, s.nd));
-    P("        const int64_t base = o * %s + j, st = %s, len = %s;\n", prod(s, ax, s.nd), prod(s, ax + 1, s.nd),
+    P(e, "    for (int64_t o = 0; o < %s; o++)\n", prod(s, 0, ax));
+    P(e, "    for (int64_t j = 0; j < %s; j++) {\n", prod(s, ax + 1, s.nd));
+    P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", prod(s, ax, s.nd), prod(s, ax + 1, s.nd),
       dim(s, ax));
 }
 
-static void emit_rowop(int t)
+static void emit_rowop(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    Shape s = nd(n->in[0])->shape;
-    const char *y = ref(t);
+    const IrNode *n = nd(e, t);
+    Shape s = nd(e, n->in[0])->shape;
+    const char *y = ref(e, t);
     if (ir_softmax_by_rows(n)) {
-        emit_softmax_rows(t);
+        emit_softmax_rows(e, t);
         return;
     }
     switch (n->op) {
     case IR_SOFTMAX:
     case IR_LOG_SOFTMAX: {
-        const char *x = ref(n->in[0]);
-        row_loops(s, n->axis);
-        P("        %s mx = -INFINITY;\n", R());
-        P("        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
-        P("        double sum = 0;\n");
+        const char *x = ref(e, n->in[0]);
+        row_loops(e, s, n->axis);
+        P(e, "        %s mx = -INFINITY;\n", e->real);
+        P(e, "        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
+        P(e, "        double sum = 0;\n");
         if (n->op == IR_SOFTMAX) {
-            P("        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] = e; sum += e; }\n",
-              R(), fn("exp"), x, y);
-            P("        const %s inv = (%s)(1.0 / sum);\n", R(), R());
-            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
+            P(e, "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] = e; sum += e; }\n",
+              e->real, fn(e, "exp"), x, y);
+            P(e, "        const %s inv = (%s)(1.0 / sum);\n", e->real, e->real);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
         } else {
-            P("        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", fn("exp"), x);
-            P("        const %s lse = mx + (%s)log(sum);\n", R(), R());
-            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
+            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", fn(e, "exp"), x);
+            P(e, "        const %s lse = mx + (%s)log(sum);\n", e->real, e->real);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
         }
-        P("    }\n");
+        P(e, "    }\n");
         break;
     }
     case IR_SOFTMAX_BWD:
     case IR_LOG_SOFTMAX_BWD: {
-        const char *dy = ref(n->in[0]), *yy = ref(n->in[1]);
-        row_loops(s, n->axis);
-        P("        double dot = 0;\n");
+        const char *dy = ref(e, n->in[0]), *yy = ref(e, n->in[1]);
+        row_loops(e, s, n->axis);
+        P(e, "        double dot = 0;\n");
         if (n->op == IR_SOFTMAX_BWD) {
-            P("        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n", dy, yy);
-            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - (%s)dot);\n",
-              y, yy, dy, R());
+            P(e, "        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n", dy, yy);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - (%s)dot);\n",
+              y, yy, dy, e->real);
         } else {
-            P("        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
-            P("        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) * (%s)dot;\n",
-              y, dy, fn("exp"), yy, R());
+            P(e, "        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) * (%s)dot;\n",
+              y, dy, fn(e, "exp"), yy, e->real);
         }
-        P("    }\n");
+        P(e, "    }\n");
         break;
     }
     case IR_ARGMAX: {
-        const char *x = ref(n->in[0]);
-        row_loops(s, n->axis);
-        P("        int32_t best = 0;\n");
-        P("        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = (int32_t)k;\n", x, x);
-        P("        %s[o * st + j] = best;\n    }\n", y);
+        const char *x = ref(e, n->in[0]);
+        row_loops(e, s, n->axis);
+        P(e, "        int32_t best = 0;\n");
+        P(e, "        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = (int32_t)k;\n", x, x);
+        P(e, "        %s[o * st + j] = best;\n    }\n", y);
         break;
     }
     default:
@@ -744,77 +753,77 @@ static void emit_rowop(int t)
 }
 
 /* A scalar operand: a constant is inlined, anything else read at [0]. */
-static const char *scalar(int t)
+static const char *scalar(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     if (n->op == IR_CONST && n->fused == 1)
-        return n->ival2 ? xs("(%s)(%s %s (double)n)", R(), lit(n->fval), n->ival2 < 0 ? "/" : "*") : lit(n->fval);
-    return xs("%s[0]", ref(t));
+        return n->ival2 ? xs("(%s)(%s %s (double)n)", e->real, lit(e, n->fval), n->ival2 < 0 ? "/" : "*") : lit(e, n->fval);
+    return xs("%s[0]", ref(e, t));
 }
 
-static void emit_loss(int t)
+static void emit_loss(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    const char *y = ref(t);
-    Shape s = nd(n->in[n->op == IR_CE_BWD ? 1 : 0])->shape;
+    const IrNode *n = nd(e, t);
+    const char *y = ref(e, t);
+    Shape s = nd(e, n->in[n->op == IR_CE_BWD ? 1 : 0])->shape;
     switch (n->op) {
     case IR_CROSS_ENTROPY:
     case IR_ACCURACY:
     case IR_CE_BWD: {
         int li = n->op == IR_CE_BWD ? 1 : 0;
-        const char *x = ref(n->in[li]), *lab = ref(n->in[li + 1]);
+        const char *x = ref(e, n->in[li]), *lab = ref(e, n->in[li + 1]);
         int64_t C = s.d[s.nd - 1];
         const char *rows = prod(s, 0, s.nd - 1);
-        P("    {\n        const int64_t rows = %s, C = %lld;\n", rows, (long long)C);
+        P(e, "    {\n        const int64_t rows = %s, C = %lld;\n", rows, (long long)C);
         if (n->op == IR_ACCURACY) {
-            P("        int64_t hits = 0;\n");
-            P("        for (int64_t r = 0; r < rows; r++) {\n");
-            P("            const %s *row = %s + r * C;\n            int64_t best = 0;\n", R(), x);
-            P("            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;\n");
-            P("            hits += best == %s[r];\n        }\n", lab);
-            P("        %s[0] = (%s)((double)hits / (double)rows);\n    }\n", y, R());
+            P(e, "        int64_t hits = 0;\n");
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            P(e, "            const %s *row = %s + r * C;\n            int64_t best = 0;\n", e->real, x);
+            P(e, "            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;\n");
+            P(e, "            hits += best == %s[r];\n        }\n", lab);
+            P(e, "        %s[0] = (%s)((double)hits / (double)rows);\n    }\n", y, e->real);
             return;
         }
         /* ignore_index -100; another out-of-range id makes the loss NaN */
-        P("        int64_t count = 0;\n        int bad = 0;\n");
-        P("        for (int64_t r = 0; r < rows; r++) {\n");
-        P("            const int32_t c = %s[r];\n", lab);
-        P("            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
+        P(e, "        int64_t count = 0;\n        int bad = 0;\n");
+        P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+        P(e, "            const int32_t c = %s[r];\n", lab);
+        P(e, "            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
         if (n->op == IR_CROSS_ENTROPY) {
-            P("        double total = 0;\n");
-            P("        for (int64_t r = 0; r < rows; r++) {\n");
-            P("            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
-            P("            const %s *row = %s + r * C;\n            %s mx = row[0];\n", R(), x, R());
-            P("            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
-            lanes_sum("            ", "sum", "C", xs("%s(row[k] - mx)", exp_fn()));
-            P("            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
-            P("        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, R(), R());
+            P(e, "        double total = 0;\n");
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            P(e, "            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
+            P(e, "            const %s *row = %s + r * C;\n            %s mx = row[0];\n", e->real, x, e->real);
+            P(e, "            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
+            lanes_sum(e, "            ", "sum", "C", xs("%s(row[k] - mx)", exp_fn(e)));
+            P(e, "            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
+            P(e, "        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, e->real, e->real);
         } else {
-            P("        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", R(), R(), R(), scalar(n->in[0]));
-            P("        for (int64_t r = 0; r < rows; r++) {\n");
-            P("            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + r * C;\n",
-              lab, R(), x, R(), y);
-            P("            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", R());
-            P("            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", R());
-            P("            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", exp_fn());
-            lanes_sum("            ", "sum", "C", "d[k]");
-            P("            const %s inv = scale / sum;\n", R());
-            P("            for (int64_t k = 0; k < C; k++) d[k] *= inv;\n");
-            P("            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
+            P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real, e->real, scalar(e, n->in[0]));
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            P(e, "            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + r * C;\n",
+              lab, e->real, x, e->real, y);
+            P(e, "            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", e->real);
+            P(e, "            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", e->real);
+            P(e, "            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", exp_fn(e));
+            lanes_sum(e, "            ", "sum", "C", "d[k]");
+            P(e, "            const %s inv = scale / sum;\n", e->real);
+            P(e, "            for (int64_t k = 0; k < C; k++) d[k] *= inv;\n");
+            P(e, "            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
         }
         return;
     }
     case IR_MSE:
     case IR_BCE_LOGITS: {
-        const char *a = ref(n->in[0]), *b = ref(n->in[1]);
-        P("    {\n        double total = 0;\n");
-        P("        for (int64_t i = 0; i < %s; i++) {\n", numel(s));
+        const char *a = ref(e, n->in[0]), *b = ref(e, n->in[1]);
+        P(e, "    {\n        double total = 0;\n");
+        P(e, "        for (int64_t i = 0; i < %s; i++) {\n", numel(s));
         if (n->op == IR_MSE)
-            P("            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
+            P(e, "            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
         else
-            P("            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs(x)));\n",
+            P(e, "            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs(x)));\n",
               a, b);
-        P("        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, R(), numel(s));
+        P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, numel(s));
         return;
     }
     default:
@@ -827,17 +836,17 @@ static void emit_loss(int t)
  * buffer exists at t's position too): layer norm's dweight, or the sum of
  * dy over rows that is its dbias.  Such nodes are computed in t's row loop;
  * -1 if there is none. */
-static int ln_partner(int t, IrOp op)
+static int ln_partner(Emitter *e, int t, IrOp op)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     int D = (int)n->shape.d[n->shape.nd - 1];
-    for (int j = t + 1; j < G->n; j++) {
-        const IrNode *c = nd(j);
-        if (c->op != op || c->fused < 0 || c->in[0] != n->in[0] || c->buf < 0 || G->bufs[c->buf].param_grad < 0)
+    for (int j = t + 1; j < e->g->n; j++) {
+        const IrNode *c = nd(e, j);
+        if (c->op != op || c->fused < 0 || c->in[0] != n->in[0] || c->buf < 0 || e->g->bufs[c->buf].param_grad < 0)
             continue;
         if (op == IR_LAYER_NORM_WGRAD && c->in[1] == n->in[1] && c->fval == n->fval)
             return j;
-        Shape si = nd(c->in[0])->shape;
+        Shape si = nd(e, c->in[0])->shape;
         if (op == IR_SUM && ir_numel(c->shape) == D && c->axes == (1u << (si.nd - 1)) - 1)
             return j;
     }
@@ -845,31 +854,31 @@ static int ln_partner(int t, IrOp op)
 }
 
 /* Embeddings, layer norm and the causal mask (sequence models). */
-static void emit_seq_op(int t)
+static void emit_seq_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    const char *y = ref(t);
+    const IrNode *n = nd(e, t);
+    const char *y = ref(e, t);
     switch (n->op) {
     case IR_EMBEDDING:
     case IR_EMBEDDING_BWD: {
         int bwd = n->op == IR_EMBEDDING_BWD;
-        Shape tab = bwd ? n->shape : nd(n->in[1])->shape;
-        const char *ids = ref(n->in[bwd ? 1 : 0]), *src = ref(n->in[bwd ? 0 : 1]);
+        Shape tab = bwd ? n->shape : nd(e, n->in[1])->shape;
+        const char *ids = ref(e, n->in[bwd ? 1 : 0]), *src = ref(e, n->in[bwd ? 0 : 1]);
         int64_t V = tab.d[0], D = tab.d[1];
-        P("    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", numel(nd(n->in[bwd ? 1 : 0])->shape),
+        P(e, "    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", numel(nd(e, n->in[bwd ? 1 : 0])->shape),
           (long long)V, (long long)D);
         if (bwd)
-            P("        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, R());
-        P("        for (int64_t r = 0; r < rows; r++) {\n            const int32_t id = %s[r];\n", ids);
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, e->real);
+        P(e, "        for (int64_t r = 0; r < rows; r++) {\n            const int32_t id = %s[r];\n", ids);
         if (bwd) {
-            P("            if (id < 0 || id >= V) continue;\n");
-            P("            for (int64_t k = 0; k < D; k++) %s[id * D + k] += %s[r * D + k];\n", y, src);
+            P(e, "            if (id < 0 || id >= V) continue;\n");
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[id * D + k] += %s[r * D + k];\n", y, src);
         } else {
             /* an out-of-range id reads nothing: its row is NaN (spec section 7) */
-            P("            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) %s[r * D + k] = (%s)NAN; continue; }\n", y, R());
-            P("            memcpy(%s + r * D, %s + id * D, sizeof(%s) * (size_t)D);\n", y, src, R());
+            P(e, "            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) %s[r * D + k] = (%s)NAN; continue; }\n", y, e->real);
+            P(e, "            memcpy(%s + r * D, %s + id * D, sizeof(%s) * (size_t)D);\n", y, src, e->real);
         }
-        P("        }\n    }\n");
+        P(e, "        }\n    }\n");
         return;
     }
     case IR_LAYER_NORM:
@@ -879,57 +888,57 @@ static void emit_seq_op(int t)
          * over a row in cache) instead of keeping them: cheaper than the
          * extra outputs, and the same numbers forward and backward */
         int xi = n->op == IR_LAYER_NORM ? 0 : 1;
-        Shape s = nd(n->in[xi])->shape;
-        const char *x = ref(n->in[xi]);
+        Shape s = nd(e, n->in[xi])->shape;
+        const char *x = ref(e, n->in[xi]);
         /* dx, dweight and dbias in one pass over the rows */
-        int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(t, IR_LAYER_NORM_WGRAD) : -1;
-        int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(t, IR_SUM) : -1;
-        P("    {\n        const int64_t rows = %s, D = %lld;\n", prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
+        int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_LAYER_NORM_WGRAD) : -1;
+        int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_SUM) : -1;
+        P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
         if (n->op == IR_LAYER_NORM_WGRAD)
-            P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, R());
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, e->real);
         if (wg >= 0)
-            P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(wg), R());
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(e, wg), e->real);
         if (bg >= 0)
-            P("        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(bg), R());
-        P("        for (int64_t r = 0; r < rows; r++) {\n");
-        P("            const %s *restrict xr = %s + r * D;\n", R(), x);
-        lanes_sum("            ", "sx", "D", "xr[k]");
-        P("            const %s mu = sx / (%s)D;\n", R(), R());
-        lanes_sum("            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
-        P("            const %s rstd = %s / %s(sd / (%s)D + %s);\n", R(), lit(1), fn("sqrt"), R(), lit(n->fval));
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(e, bg), e->real);
+        P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+        P(e, "            const %s *restrict xr = %s + r * D;\n", e->real, x);
+        lanes_sum(e, "            ", "sx", "D", "xr[k]");
+        P(e, "            const %s mu = sx / (%s)D;\n", e->real, e->real);
+        lanes_sum(e, "            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
+        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, lit(e, 1), fn(e, "sqrt"), e->real, lit(e, n->fval));
         if (n->op == IR_LAYER_NORM) {
-            const char *w = ref(n->in[1]), *b = ref(n->in[2]);
-            P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
+            const char *w = ref(e, n->in[1]), *b = ref(e, n->in[2]);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
         } else if (n->op == IR_LAYER_NORM_BWD) {
             /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
-            const char *dy = ref(n->in[0]), *w = ref(n->in[2]);
-            P("            const %s *restrict dr = %s + r * D;\n", R(), dy);
-            lanes_sum("            ", "sg", "D", xs("dr[k] * %s[k]", w));
-            lanes_sum("            ", "sgx", "D", xs("dr[k] * %s[k] * (xr[k] - mu)", w));
-            P("            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", R(), R(), R());
-            P("            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
+            const char *dy = ref(e, n->in[0]), *w = ref(e, n->in[2]);
+            P(e, "            const %s *restrict dr = %s + r * D;\n", e->real, dy);
+            lanes_sum(e, "            ", "sg", "D", xs("dr[k] * %s[k]", w));
+            lanes_sum(e, "            ", "sgx", "D", xs("dr[k] * %s[k] * (xr[k] - mu)", w));
+            P(e, "            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", e->real, e->real, e->real);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
             if (wg >= 0) {
-                merged[wg] = 1;
-                P("            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", ref(wg));
+                e->merged[wg] = 1;
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", ref(e, wg));
             }
             if (bg >= 0) {
-                merged[bg] = 1;
-                P("            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", ref(bg));
+                e->merged[bg] = 1;
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", ref(e, bg));
             }
         } else {
-            const char *dy = ref(n->in[0]);
-            P("            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
+            const char *dy = ref(e, n->in[0]);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
         }
-        P("        }\n    }\n");
+        P(e, "        }\n    }\n");
         return;
     }
     case IR_CAUSAL_MASK: {
         Shape s = n->shape;
         int64_t T = s.d[s.nd - 1];
-        P("    {\n        const int64_t mats = %s, T = %lld;\n", prod(s, 0, s.nd - 2), (long long)T);
-        P("        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j = 0; j < T; j++)\n");
-        P("            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
-          n->ival ? lit(0) : "-INFINITY", ref(n->in[0]));
+        P(e, "    {\n        const int64_t mats = %s, T = %lld;\n", prod(s, 0, s.nd - 2), (long long)T);
+        P(e, "        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j = 0; j < T; j++)\n");
+        P(e, "            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
+          n->ival ? lit(e, 0) : "-INFINITY", ref(e, n->in[0]));
         return;
     }
     default:
@@ -938,28 +947,28 @@ static void emit_seq_op(int t)
 }
 
 /* 2x2 windows at stride 2 in float: runtime/pool.c's vector code */
-static int maxpool2(const IrNode *n)
+static int maxpool2(Emitter *e, const IrNode *n)
 {
-    return !O->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
+    return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
 }
 
-static int maxpool_tiles(const IrNode *n)
+static int maxpool_tiles(Emitter *e, const IrNode *n)
 {
-    return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(n);
+    return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(e, n);
 }
 
 /* (NC, H, W, x, [dy,] y or dx[, relu]) */
-static void emit_maxpool2(int t)
+static void emit_maxpool2(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    Shape x = n->op == IR_MAXPOOL ? nd(n->in[0])->shape : n->shape;
+    const IrNode *n = nd(e, t);
+    Shape x = n->op == IR_MAXPOOL ? nd(e, n->in[0])->shape : n->shape;
     const char *nc = xs("%s * %lld", dim(x, 0), (long long)x.d[1]);
     if (n->op == IR_MAXPOOL)
-        P("    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], ref(n->in[0]),
-          ref(t));
+        P(e, "    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], ref(e, n->in[0]),
+          ref(e, t));
     else /* with relu's gradient where plan.c folded it (fold_relu_pool) */
-        P("    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
-          ref(n->in[1]), ref(n->in[0]), ref(t), n->ival ? 1 : 0);
+        P(e, "    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
+          ref(e, n->in[1]), ref(e, n->in[0]), ref(e, t), n->ival ? 1 : 0);
 }
 
 /* Max-pool backward when the windows tile the image (stride == size):
@@ -967,56 +976,56 @@ static void emit_maxpool2(int t)
  * window is written once, dy at the window's first maximum and 0
  * elsewhere, and only the elements no window covers are cleared: no
  * memset of dx and no scattered read-modify-write. */
-static void emit_maxpool_bwd_tiled(int t)
+static void emit_maxpool_bwd_tiled(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    Shape x = n->shape, o = nd(n->in[0])->shape;
-    const char *dx = ref(t), *dy = ref(n->in[0]), *xp = ref(n->in[1]);
-    P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n", dim(x, 0),
+    const IrNode *n = nd(e, t);
+    Shape x = n->shape, o = nd(e, n->in[0])->shape;
+    const char *dx = ref(e, t), *dy = ref(e, n->in[0]), *xp = ref(e, n->in[1]);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n", dim(x, 0),
       (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3], n->kh);
-    P("        for (int64_t bc = 0; bc < N * C; bc++) {\n");
-    P("            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", R(), xp, R(), dx);
-    P("            for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P("                for (int64_t ow = 0; ow < OW; ow++) {\n");
-    P("                    const %s *win = img + oh * K * W + ow * K;\n", R());
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
+    P(e, "            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", e->real, xp, e->real, dx);
+    P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "                    const %s *win = img + oh * K * W + ow * K;\n", e->real);
     /* PyTorch's rule: the first maximum in scan order, or the last NaN (a
      * NaN replaces the running maximum, and only a later NaN replaces it);
      * selected with integer masks, not branches (compilers turn `c ? g :
      * 0` into jumps, which random data mispredicts: lenet5's pool1
      * backward took 1.2 ms, 0.25 ms this way) */
-    P("                    %s m = win[0];\n                    int64_t best = 0;\n", R());
-    P("                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) {\n");
-    P("                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > m) | (v != v);\n", R());
-    P("                        m = s ? v : m;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
-    P("                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", R(), dy);
-    P("                    %s *dwin = dimg + oh * K * W + ow * K;\n", R());
-    P("                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
+    P(e, "                    %s m = win[0];\n                    int64_t best = 0;\n", e->real);
+    P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) {\n");
+    P(e, "                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > m) | (v != v);\n", e->real);
+    P(e, "                        m = s ? v : m;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
+    P(e, "                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", e->real, dy);
+    P(e, "                    %s *dwin = dimg + oh * K * W + ow * K;\n", e->real);
+    P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
     if (n->ival) /* and relu's gradient (plan.c fold_relu_pool): step(x), x its output */
-        P("                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > %s));\n",
-          R(), lit(0));
+        P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > %s));\n",
+          e->real, lit(e, 0));
     else
-        P("                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", R());
-    P("                }\n");
+        P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", e->real);
+    P(e, "                }\n");
     if (x.d[3] > o.d[3] * n->kh) {
-        P("                for (int64_t r = oh * K; r < oh * K + K; r++)\n");
-        P("                    for (int64_t c = OW * K; c < W; c++) dimg[r * W + c] = %s;\n", lit(0));
+        P(e, "                for (int64_t r = oh * K; r < oh * K + K; r++)\n");
+        P(e, "                    for (int64_t c = OW * K; c < W; c++) dimg[r * W + c] = %s;\n", lit(e, 0));
     }
-    P("            }\n");
+    P(e, "            }\n");
     if (x.d[2] > o.d[2] * n->kh)
-        P("            memset(dimg + OH * K * W, 0, sizeof(%s) * (size_t)((H - OH * K) * W));\n", R());
-    P("        }\n    }\n");
+        P(e, "            memset(dimg + OH * K * W, 0, sizeof(%s) * (size_t)((H - OH * K) * W));\n", e->real);
+    P(e, "        }\n    }\n");
 }
 
 /* im2col/col2im and the pools, NCHW.  im2col lays each example's patches
  * out as [C*KH*KW, OH*OW], the right operand of one GEMM per example. */
-static void emit_vision_op(int t)
+static void emit_vision_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    const char *y = ref(t);
+    const IrNode *n = nd(e, t);
+    const char *y = ref(e, t);
     int bwd = n->op == IR_COL2IM || n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
-    Shape x = bwd ? n->shape : nd(n->in[0])->shape;        /* the image side */
-    Shape o = bwd ? nd(n->in[0])->shape : n->shape;        /* the patch side */
-    const char *src = ref(n->in[0]);
+    Shape x = bwd ? n->shape : nd(e, n->in[0])->shape;        /* the image side */
+    Shape o = bwd ? nd(e, n->in[0])->shape : n->shape;        /* the patch side */
+    const char *src = ref(e, n->in[0]);
     int64_t C = x.d[1], H = x.d[2], W = x.d[3];
     int64_t OH, OW;
     if (n->op == IR_IM2COL || n->op == IR_COL2IM) {
@@ -1025,80 +1034,80 @@ static void emit_vision_op(int t)
     } else {
         OH = o.d[2], OW = o.d[3];
     }
-    P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", dim(x, 0),
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", dim(x, 0),
       (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW);
-    P("        const int64_t KH = %d, KW = %d, S = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
+    P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
     if (bwd)
-        P("        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, R());
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, e->real);
     switch (n->op) {
     case IR_IM2COL:
     case IR_COL2IM:
-        P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++)\n");
-        P("        for (int64_t ki = 0; ki < KH; ki++)\n        for (int64_t kj = 0; kj < KW; kj++) {\n");
+        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++)\n");
+        P(e, "        for (int64_t ki = 0; ki < KH; ki++)\n        for (int64_t kj = 0; kj < KW; kj++) {\n");
         /* col is [C*KH*KW, N*OH*OW]: row (c, ki, kj), column (b, oh, ow) */
-        P("            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;\n");
+        P(e, "            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;\n");
         /* the in-bounds columns of each row are a range [lo, hi): no test
          * per element, and at stride 1 a contiguous copy or add */
-        P("            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
-        P("            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
-        P("            if (hi > OW) hi = OW;\n");
-        P("            for (int64_t oh = 0; oh < OH; oh++) {\n");
-        P("                const int64_t ih = oh * S - PD + ki;\n");
-        P("                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? R() : xs("const %s", R()),
+        P(e, "            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
+        P(e, "            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+        P(e, "            if (hi > OW) hi = OW;\n");
+        P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
+        P(e, "                const int64_t ih = oh * S - PD + ki;\n");
+        P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? e->real : xs("const %s", e->real),
           n->op == IR_IM2COL ? y : src);
-        P("                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
+        P(e, "                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
         if (n->op == IR_IM2COL) {
-            P("                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", R());
-            P("                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", lit(0));
-            P("                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", src);
-            P("                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", lit(0));
+            P(e, "                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
+            P(e, "                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", lit(e, 0));
+            P(e, "                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", src);
+            P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", lit(e, 0));
         } else {
-            P("                if (ih < 0 || ih >= H) continue;\n");
-            P("                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", y);
+            P(e, "                if (ih < 0 || ih >= H) continue;\n");
+            P(e, "                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", y);
         }
-        P("            }\n        }\n    }\n");
+        P(e, "            }\n        }\n    }\n");
         return;
     default:
         break;
     }
     /* pools: one window per output position */
-    P("        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
-    P("        for (int64_t ow = 0; ow < OW; ow++) {\n");
-    P("            const int64_t op = (bc * OH + oh) * OW + ow;\n");
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
+    P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "            const int64_t op = (bc * OH + oh) * OW + ow;\n");
     if (n->op != IR_AVGPOOL_BWD)
-        P("            const %s *win = %s + (bc * H + oh * S) * W + ow * S;\n", R(),
-          n->op == IR_MAXPOOL_BWD ? ref(n->in[1]) : src);
+        P(e, "            const %s *win = %s + (bc * H + oh * S) * W + ow * S;\n", e->real,
+          n->op == IR_MAXPOOL_BWD ? ref(e, n->in[1]) : src);
     switch (n->op) {
     case IR_MAXPOOL:
         /* the maximum, or NaN if the window has one, as PyTorch: a select
          * without a branch (the index form below, with its branch
          * mispredicted on real data, took 3-4x as long) */
-        P("            %s m = win[0];\n", R());
-        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) {\n");
-        P("                const %s v = win[ki * W + kj];\n                m = ((v > m) | (v != v)) ? v : m;\n            }\n", R());
-        P("            %s[op] = m;\n", y);
+        P(e, "            %s m = win[0];\n", e->real);
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) {\n");
+        P(e, "                const %s v = win[ki * W + kj];\n                m = ((v > m) | (v != v)) ? v : m;\n            }\n", e->real);
+        P(e, "            %s[op] = m;\n", y);
         break;
     case IR_MAXPOOL_BWD:
         /* the first maximum in scan order, or the last NaN, as PyTorch */
-        P("            int64_t best = 0;\n");
-        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
-        P("                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + kj;\n");
-        P("            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
+        P(e, "            int64_t best = 0;\n");
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
+        P(e, "                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + kj;\n");
+        P(e, "            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
         break;
     case IR_AVGPOOL:
-        P("            double acc = 0;\n");
-        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) acc += win[ki * W + kj];\n");
-        P("            %s[op] = (%s)(acc / (double)(KH * KW));\n", y, R());
+        P(e, "            double acc = 0;\n");
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) acc += win[ki * W + kj];\n");
+        P(e, "            %s[op] = (%s)(acc / (double)(KH * KW));\n", y, e->real);
         break;
     case IR_AVGPOOL_BWD:
-        P("            const %s g = %s[op] / (%s)(KH * KW);\n", R(), src, R());
-        P("            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
-        P("                %s[(bc * H + oh * S + ki) * W + ow * S + kj] += g;\n", y);
+        P(e, "            const %s g = %s[op] / (%s)(KH * KW);\n", e->real, src, e->real);
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
+        P(e, "                %s[(bc * H + oh * S + ki) * W + ow * S + kj] += g;\n", y);
         break;
     default:
         abort();
     }
-    P("        }\n    }\n");
+    P(e, "        }\n    }\n");
 }
 
 /* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
@@ -1107,103 +1116,103 @@ static void emit_vision_op(int t)
  * order); in double (the finite-difference checks' precision) they stay
  * plain loops that walk the channels one by one, 16 lanes per row with
  * row totals in double.  The elementwise ops run in memory order. */
-static void emit_bn_op(int t)
+static void emit_bn_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    Shape s = nd(n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
-    loop_begin();
-    const char *y = ref(t);
-    P("    {\n        const int64_t N = %s, C = %lld, L = %s;\n", dim(s, 0), (long long)s.d[1], prod(s, 2, s.nd));
-    P("        const double M = (double)N * (double)L;   /* elements per channel */\n");
+    const IrNode *n = nd(e, t);
+    Shape s = nd(e, n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
+    loop_begin(e);
+    const char *y = ref(e, t);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", dim(s, 0), (long long)s.d[1], prod(s, 2, s.nd));
+    P(e, "        const double M = (double)N * (double)L;   /* elements per channel */\n");
     switch (n->op) {
     case IR_BN_STATS: {
-        const char *x = ref(n->in[0]);
-        if (!O->f64) { /* runtime/bn.c: the same sums as vectors */
-            P("        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
+        const char *x = ref(e, n->in[0]);
+        if (!e->opt->f64) { /* runtime/bn.c: the same sums as vectors */
+            P(e, "        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
             break;
         }
         /* two passes (the mean, then squared deviations), as PyTorch, so no
          * cancellation in E[x^2] - E[x]^2 */
-        P("        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
-        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
-        lanes_store("                ", "double", "sum +=", "L", "row[k]");
-        P("            }\n            const %s mu = (%s)(sum / M);\n", R(), R());
-        P("            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", R(), x);
-        lanes_store("                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
-        P("            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, R());
+        P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
+        lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
+        P(e, "            }\n            const %s mu = (%s)(sum / M);\n", e->real, e->real);
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
+        lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
+        P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, e->real);
         break;
     }
     case IR_BN_NORM: {
-        const char *x = ref(n->in[0]), *st = ref(n->in[1]), *w = ref(n->in[2]), *b = ref(n->in[3]);
-        P("        (void)M;\n");
-        P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
-        P("            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", R(),
-          st, R(), st, n->fval, w, b);
-        P("            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", R(), x, R(), y);
+        const char *x = ref(e, n->in[0]), *st = ref(e, n->in[1]), *w = ref(e, n->in[2]), *b = ref(e, n->in[3]);
+        P(e, "        (void)M;\n");
+        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", e->real,
+          st, e->real, st, n->fval, w, b);
+        P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real, x, e->real, y);
         /* plus a residual and a relu that plan.c folded in */
-        const char *res = n->nin > 4 ? ref(n->in[4]) : NULL;
+        const char *res = n->nin > 4 ? ref(e, n->in[4]) : NULL;
         const char *v = res ? "(xr[k] - mu) * sc + sh + rr[k]" : "(xr[k] - mu) * sc + sh";
         if (res)
-            P("            const %s *rr = %s + (b * C + c) * L;\n", R(), res);
+            P(e, "            const %s *rr = %s + (b * C + c) * L;\n", e->real, res);
         if (n->ival)
-            P("            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = %s;\n            }\n        }\n",
-              R(), v, relu_of("v"));
+            P(e, "            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = %s;\n            }\n        }\n",
+              e->real, v, relu_of(e, "v"));
         else
-            P("            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
+            P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
         break;
     }
     case IR_BN_GRADS: {
         /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
-        const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]);
+        const char *dy = ref(e, n->in[0]), *x = ref(e, n->in[1]), *st = ref(e, n->in[2]);
         /* dy masked by a relu's output (plan.c's fold_relu_bn_grad): a
          * select in runtime/bn.c (float); in the loops below a product
          * with the mask, not `mr[k] > 0 ? dr[k] : 0`, which gcc 12 at -O3
          * miscompiles in these lane sums (docs/decisions.md, "gcc 12 and
          * conditional lane sums") */
-        const char *mask = n->nin > 3 ? ref(n->in[3]) : NULL;
-        const char *d = mask ? xs("dr[k] * (%s)(mr[k] > %s)", R(), lit(0)) : "dr[k]";
-        P("        (void)M;\n");
-        if (!O->f64) {
-            P("        nnc_bn_grads_f32(N, C, L, %s, %s, %s, %s, %.17g, %s);\n", dy, x, mask ? mask : "NULL", st,
+        const char *mask = n->nin > 3 ? ref(e, n->in[3]) : NULL;
+        const char *d = mask ? xs("dr[k] * (%s)(mr[k] > %s)", e->real, lit(e, 0)) : "dr[k]";
+        P(e, "        (void)M;\n");
+        if (!e->opt->f64) {
+            P(e, "        nnc_bn_grads_f32(N, C, L, %s, %s, %s, %s, %.17g, %s);\n", dy, x, mask ? mask : "NULL", st,
               n->fval, y);
             break;
         }
-        P("        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
-        P("            const %s mu = %s[c];\n", R(), st);
-        P("            for (int64_t b = 0; b < N; b++) {\n");
-        P("                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
+        P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
+        P(e, "            const %s mu = %s[c];\n", e->real, st);
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
         if (mask)
-            P("                const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
-        lanes_store("                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
-        lanes_store("                ", "double", "sd +=", "L", d);
-        P("            }\n");
-        P("            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
-          y, R(), st, n->fval, y, R());
+            P(e, "                const %s *mr = %s + (b * C + c) * L;\n", e->real, mask);
+        lanes_store(e, "                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
+        lanes_store(e, "                ", "double", "sd +=", "L", d);
+        P(e, "            }\n");
+        P(e, "            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
+          y, e->real, st, n->fval, y, e->real);
         break;
     }
     case IR_BN_BWD: {
         /* dx = w rstd (dy - mean(dy)) - (x - mean) w rstd^2 mean(dy xhat) */
-        const char *dy = ref(n->in[0]), *x = ref(n->in[1]), *st = ref(n->in[2]), *w = ref(n->in[3]),
-                   *gr = ref(n->in[4]);
-        P("        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
-        P("            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
+        const char *dy = ref(e, n->in[0]), *x = ref(e, n->in[1]), *st = ref(e, n->in[2]), *w = ref(e, n->in[3]),
+                   *gr = ref(e, n->in[4]);
+        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        P(e, "            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
           n->fval, w);
-        P("            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", R(), st, R(), R(), gr);
-        P("                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", R(), gr);
-        P("            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", R(), x, dy);
-        P("            %s *yr = %s + (b * C + c) * L;\n", R(), y);
-        const char *mask = n->nin > 5 ? ref(n->in[5]) : NULL;
+        P(e, "            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", e->real, st, e->real, e->real, gr);
+        P(e, "                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", e->real, gr);
+        P(e, "            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
+        P(e, "            %s *yr = %s + (b * C + c) * L;\n", e->real, y);
+        const char *mask = n->nin > 5 ? ref(e, n->in[5]) : NULL;
         if (mask)
-            P("            const %s *mr = %s + (b * C + c) * L;\n", R(), mask);
-        P("            for (int64_t k = 0; k < L; k++) yr[k] = a * (%s - mdy) - (xr[k] - mu) * k2;\n        }\n",
-          mask ? xs("(mr[k] > %s ? dr[k] : %s)", lit(0), lit(0)) : "dr[k]");
+            P(e, "            const %s *mr = %s + (b * C + c) * L;\n", e->real, mask);
+        P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = a * (%s - mdy) - (xr[k] - mu) * k2;\n        }\n",
+          mask ? xs("(mr[k] > %s ? dr[k] : %s)", lit(e, 0), lit(e, 0)) : "dr[k]");
         break;
     }
     default:
         abort();
     }
-    P("    }\n");
-    loop_end(t);
+    P(e, "    }\n");
+    loop_end(e, t);
 }
 
 /* Convolution one example at a time (elab.c's conv2d): the example's
@@ -1220,73 +1229,73 @@ static void emit_bn_op(int t)
  * wrapped around a row edge are fixed up.  Rows of 8 or 16 floats made the
  * per-row loops mostly overhead: stage-3 columns of resnet_small took
  * 0.60 ms a batch that way and 0.25 ms this way, stage 2's 1.0 and 0.5. */
-static void conv_cols_same(int add, const char *img, const char *col)
+static void conv_cols_same(Emitter *e, int add, const char *img, const char *col)
 {
-    P("            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
-    P("            for (int64_t kj = 0; kj < KW; kj++) {\n");
-    P("                %s *crow = %s + ((c * KH + ki) * KW + kj) * P;\n", R(), col);
-    P("                %s%s *ic = %s + c * H * W;\n", add ? "" : "const ", R(), img);
-    P("                const int64_t d = (ki - PD) * W + (kj - PD);\n");
+    P(e, "            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
+    P(e, "            for (int64_t kj = 0; kj < KW; kj++) {\n");
+    P(e, "                %s *crow = %s + ((c * KH + ki) * KW + kj) * P;\n", e->real, col);
+    P(e, "                %s%s *ic = %s + c * H * W;\n", add ? "" : "const ", e->real, img);
+    P(e, "                const int64_t d = (ki - PD) * W + (kj - PD);\n");
     /* [a, e): the positions whose image row is inside the image and whose
      * shifted index is inside the channel */
-    P("                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;\n");
-    P("                if (a < -d) a = -d;\n                if (e > H * W - d) e = H * W - d;\n");
-    P("                if (a > P) a = P;\n                if (e < a) e = a;\n");
+    P(e, "                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;\n");
+    P(e, "                if (a < -d) a = -d;\n                if (e > H * W - d) e = H * W - d;\n");
+    P(e, "                if (a > P) a = P;\n                if (e < a) e = a;\n");
     if (!add) {
-        P("                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", lit(0));
-        P("                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];\n");
-        P("                for (int64_t p = e; p < P; p++) crow[p] = %s;\n", lit(0));
+        P(e, "                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", lit(e, 0));
+        P(e, "                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];\n");
+        P(e, "                for (int64_t p = e; p < P; p++) crow[p] = %s;\n", lit(e, 0));
     }
     /* columns that wrapped to the previous or next image row: 0 in the
      * columns, and so (zeroed before the add) nothing added by col2im */
     /* (clamped to [0, OW], so that padding wider than the image never
      * reaches a neighbouring row) */
-    P("                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;\n");
-    P("                for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P("                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", lit(0));
-    P("                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", lit(0));
-    P("                }\n");
+    P(e, "                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;\n");
+    P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", lit(e, 0));
+    P(e, "                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", lit(e, 0));
+    P(e, "                }\n");
     if (add)
-        P("                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];\n");
-    P("            }\n");
+        P(e, "                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];\n");
+    P(e, "            }\n");
 }
 
-static void conv_cols(int add, int same, const char *img, const char *col)
+static void conv_cols(Emitter *e, int add, int same, const char *img, const char *col)
 {
     /* add 0: im2col, img -> col; add 1: col2im, img += col.  The in-bounds
      * columns of each row are a range [lo, hi): no test per element */
     if (same) {
-        conv_cols_same(add, img, col);
+        conv_cols_same(e, add, img, col);
         return;
     }
-    P("            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
-    P("            for (int64_t kj = 0; kj < KW; kj++) {\n");
-    P("                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
-    P("                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
-    P("                if (lo > OW) lo = OW;\n                if (hi > OW) hi = OW;\n                if (hi < lo) hi = lo;\n");
-    P("                for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P("                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;\n");
-    P("                    %s%s *crow = %s + ((c * KH + ki) * KW + kj) * P + oh * OW;\n", add ? "const " : "", R(), col);
+    P(e, "            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
+    P(e, "            for (int64_t kj = 0; kj < KW; kj++) {\n");
+    P(e, "                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
+    P(e, "                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+    P(e, "                if (lo > OW) lo = OW;\n                if (hi > OW) hi = OW;\n                if (hi < lo) hi = lo;\n");
+    P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;\n");
+    P(e, "                    %s%s *crow = %s + ((c * KH + ki) * KW + kj) * P + oh * OW;\n", add ? "const " : "", e->real, col);
     if (!add) {
-        P("                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", R());
-        P("                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", lit(0));
-        P("                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", img);
-        P("                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", lit(0));
+        P(e, "                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
+        P(e, "                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", lit(e, 0));
+        P(e, "                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", img);
+        P(e, "                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", lit(e, 0));
     } else {
-        P("                    if (ih < 0 || ih >= H) continue;\n");
-        P("                    for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", img);
+        P(e, "                    if (ih < 0 || ih >= H) continue;\n");
+        P(e, "                    for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", img);
     }
-    P("                }\n            }\n");
+    P(e, "                }\n            }\n");
 }
 
-static void emit_conv_op(int t)
+static void emit_conv_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
+    const IrNode *n = nd(e, t);
     int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
     /* x: the image side, yv: the output side [N, F, OH, OW] */
-    Shape x = fwd || !data ? nd(n->in[fwd ? 0 : 1])->shape : n->shape;
-    Shape yv = fwd ? n->shape : nd(n->in[0])->shape;
-    Shape w = fwd || data ? nd(n->in[1])->shape : n->shape;
+    Shape x = fwd || !data ? nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
+    Shape yv = fwd ? n->shape : nd(e, n->in[0])->shape;
+    Shape w = fwd || data ? nd(e, n->in[1])->shape : n->shape;
     int direct = n->kh == 1 && n->kw == 1 && n->stride == 1 && n->pad == 0;
     /* short rows only: at 32 floats the per-row loops were as fast (0.61
      * ms against 0.70 for resnet_small's stage-1 columns, whose fix-ups of
@@ -1309,7 +1318,7 @@ static void emit_conv_op(int t)
      * each of resnet_small's two layers, against ~2.3 for the columns
      * (Wᵀ dy and a col2im of 9 scattered adds per value). */
     const int s2 = n->stride == 2 && n->kh * n->kw > 1; /* stride 2 by phases, not for 1x1 */
-    int kernel = !O->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
+    int kernel = !e->opt->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
              ((n->op == IR_CONV2D && (n->stride == 1 || s2)) ||
               (n->op == IR_CONV2D_BWD_DATA &&
                (s2 || (n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
@@ -1323,69 +1332,69 @@ static void emit_conv_op(int t)
     /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
     const char *dims = xs("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
                           (long long)w.d[0], n->kh, n->kw);
-    const int filter = !O->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER && n->kh * n->kw > 1;
+    const int filter = !e->opt->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER && n->kh * n->kw > 1;
     /* (ref() declares the buffer it names: only for a kernel's call) */
     const char *work =
-        filter || kernel ? xs("%s, %lld", ref(n->in[2]), (long long)ir_numel(nd(n->in[2])->shape)) : NULL;
+        filter || kernel ? xs("%s, %lld", ref(e, n->in[2]), (long long)ir_numel(nd(e, n->in[2])->shape)) : NULL;
     /* a bias (and a relu) that plan.c folded into the forward pass; the
      * other gradient of x that plan.c folded into the data gradient
      * (fold_conv_add: dx = conv's + add, summed as dx is stored) */
-    const char *bias = fwd && n->nin > 3 ? ref(n->in[3]) : NULL;
-    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? ref(n->in[3]) : NULL;
+    const char *bias = fwd && n->nin > 3 ? ref(e, n->in[3]) : NULL;
+    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? ref(e, n->in[3]) : NULL;
     const char *call = NULL;
     if (filter)
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
-        call = xs("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", dim(x, 0), ref(n->in[0]),
-                  ref(n->in[1]), ref(t), dims, n->stride, n->pad, work);
+        call = xs("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", dim(x, 0), ref(e, n->in[0]),
+                  ref(e, n->in[1]), ref(e, t), dims, n->stride, n->pad, work);
     else if (kernel && fwd)
         /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
-        call = xs("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
-                  ref(n->in[1]), ref(t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
+        call = xs("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, dim(x, 0), ref(e, n->in[0]),
+                  ref(e, n->in[1]), ref(e, t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
     else if (kernel)
         /* (N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work floats) */
-        call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(n->in[0]),
-                  ref(n->in[1]), ref(t), add ? add : "NULL", dims, n->pad, work);
+        call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(e, n->in[0]),
+                  ref(e, n->in[1]), ref(e, t), add ? add : "NULL", dims, n->pad, work);
     if (call)
-        P("    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
-    P("    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
+        P(e, "    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
       dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
       (long long)yv.d[3]);
-    P("        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
+    P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
       n->stride, n->pad);
-    P("        (void)KH, (void)KW, (void)S, (void)PD;\n");
-    const char *scr = direct ? NULL : ref(n->in[2]);
+    P(e, "        (void)KH, (void)KW, (void)S, (void)PD;\n");
+    const char *scr = direct ? NULL : ref(e, n->in[2]);
     switch (n->op) {
     case IR_CONV2D: {
-        const char *xp = ref(n->in[0]), *wp = ref(n->in[1]), *y = ref(t);
-        P("        for (int64_t b = 0; b < N; b++) {\n");
-        P("            const %s *img = %s + b * C * H * W;\n", R(), xp);
+        const char *xp = ref(e, n->in[0]), *wp = ref(e, n->in[1]), *y = ref(e, t);
+        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
         if (!direct)
-            conv_cols(0, same, "img", scr);
-        P("            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
-          gemm(), lit(1), wp, direct ? "img" : scr, lit(0), y);
+            conv_cols(e, 0, same, "img", scr);
+        P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
+          gemm(e), lit(e, 1), wp, direct ? "img" : scr, lit(e, 0), y);
         if (bias) {
-            P("            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
-            P("                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", R(), y, bias);
-            P("                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
-              n->ival ? relu_of("v") : "v");
+            P(e, "            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
+            P(e, "                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", e->real, y, bias);
+            P(e, "                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
+              n->ival ? relu_of(e, "v") : "v");
         }
-        P("        }\n");
+        P(e, "        }\n");
         break;
     }
     case IR_CONV2D_BWD_DATA: {
         /* dcol = Wᵀ dy (the example's), then col2im */
-        const char *dy = ref(n->in[0]), *wp = ref(n->in[1]), *dx = ref(t);
-        P("        for (int64_t b = 0; b < N; b++) {\n");
-        P("            %s *img = %s + b * C * H * W;\n", R(), dx);
-        P("            %s(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, %s, %s, (int)CKK, %s + b * F * P, (int)P, %s, %s, (int)P);\n",
-          gemm(), lit(1), wp, dy, lit(0), direct ? "img" : scr);
+        const char *dy = ref(e, n->in[0]), *wp = ref(e, n->in[1]), *dx = ref(e, t);
+        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "            %s *img = %s + b * C * H * W;\n", e->real, dx);
+        P(e, "            %s(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, %s, %s, (int)CKK, %s + b * F * P, (int)P, %s, %s, (int)P);\n",
+          gemm(e), lit(e, 1), wp, dy, lit(e, 0), direct ? "img" : scr);
         if (!direct) {
-            P("            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", R());
-            conv_cols(1, same, "img", scr);
+            P(e, "            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", e->real);
+            conv_cols(e, 1, same, "img", scr);
         }
         if (add)
-            P("            for (int64_t i = 0; i < C * H * W; i++)\n                img[i] += %s[b * C * H * W + i];\n", add);
-        P("        }\n");
+            P(e, "            for (int64_t i = 0; i < C * H * W; i++)\n                img[i] += %s[b * C * H * W + i];\n", add);
+        P(e, "        }\n");
         break;
     }
     case IR_CONV2D_BWD_FILTER: {
@@ -1394,80 +1403,80 @@ static void emit_conv_op(int t)
          * the columns and transposed at the end: OpenBLAS runs this shape
          * 10-30% faster (M = CKK rather than F: 16x144x1024 took 3.6 ms
          * per batch, 144x16x1024 2.6 ms) */
-        const char *dy = ref(n->in[0]), *xp = ref(n->in[1]), *dw = ref(t);
-        const char *sp = ref(n->in[2]);
-        P("        %s *const dwt = %s + CKK * P;\n", R(), sp);
-        P("        for (int64_t b = 0; b < N; b++) {\n");
-        P("            const %s *img = %s + b * C * H * W;\n", R(), xp);
+        const char *dy = ref(e, n->in[0]), *xp = ref(e, n->in[1]), *dw = ref(e, t);
+        const char *sp = ref(e, n->in[2]);
+        P(e, "        %s *const dwt = %s + CKK * P;\n", e->real, sp);
+        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
         if (!direct)
-            conv_cols(0, same, "img", scr);
-        P("            %s(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, %s, %s, (int)P, %s + b * F * P, (int)P, b ? %s : %s, dwt, (int)F);\n",
-          gemm(), lit(1), direct ? "img" : scr, dy, lit(1), lit(0));
-        P("        }\n");
-        P("        for (int64_t f = 0; f < F; f++)\n            for (int64_t k = 0; k < CKK; k++)\n");
-        P("                %s[f * CKK + k] = dwt[k * F + f];\n", dw);
+            conv_cols(e, 0, same, "img", scr);
+        P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, %s, %s, (int)P, %s + b * F * P, (int)P, b ? %s : %s, dwt, (int)F);\n",
+          gemm(e), lit(e, 1), direct ? "img" : scr, dy, lit(e, 1), lit(e, 0));
+        P(e, "        }\n");
+        P(e, "        for (int64_t f = 0; f < F; f++)\n            for (int64_t k = 0; k < CKK; k++)\n");
+        P(e, "                %s[f * CKK + k] = dwt[k * F + f];\n", dw);
         break;
     }
     default:
         abort();
     }
-    P("    }\n");
+    P(e, "    }\n");
 }
 
-static void emit_node(int t)
+static void emit_node(Emitter *e, int t)
 {
-    const IrNode *n = nd(t);
-    if (n->fused || merged[t] || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+    const IrNode *n = nd(e, t);
+    if (n->fused || e->merged[t] || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
         return;
     if (n->op == IR_CONV_SCRATCH)
         return;                         /* storage only: the conv op fills it */
-    comment(n);
+    comment(e, n);
     if (ir_is_elementwise(n->op)) {
-        emit_elementwise(t);
+        emit_elementwise(e, t);
         return;
     }
     switch (n->op) {
     case IR_RNG_MASK: {
         double keep = 1 - n->fval;
-        P("    for (int64_t i = 0; i < %s; i++)\n", numel(n->shape));
-        P("        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", ref(t), keep, lit(1 / keep), lit(0));
+        P(e, "    for (int64_t i = 0; i < %s; i++)\n", numel(n->shape));
+        P(e, "        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", ref(e, t), keep, lit(e, 1 / keep), lit(e, 0));
         break;
     }
-    case IR_MATMUL: emit_matmul(t); break;
-    case IR_PERMUTE: emit_permute(t); break;
-    case IR_CONCAT: emit_concat(t); break;
-    case IR_SLICE: emit_slice(t, 0); break;
-    case IR_PAD: emit_slice(t, 1); break;
-    case IR_SUM: case IR_MEAN: case IR_MAX: emit_reduce(t); break;
+    case IR_MATMUL: emit_matmul(e, t); break;
+    case IR_PERMUTE: emit_permute(e, t); break;
+    case IR_CONCAT: emit_concat(e, t); break;
+    case IR_SLICE: emit_slice(e, t, 0); break;
+    case IR_PAD: emit_slice(e, t, 1); break;
+    case IR_SUM: case IR_MEAN: case IR_MAX: emit_reduce(e, t); break;
     case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD: case IR_ARGMAX:
-        emit_rowop(t);
+        emit_rowop(e, t);
         break;
     case IR_CROSS_ENTROPY: case IR_CE_BWD: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
-        emit_loss(t);
+        emit_loss(e, t);
         break;
     case IR_EMBEDDING: case IR_EMBEDDING_BWD: case IR_LAYER_NORM: case IR_LAYER_NORM_BWD:
     case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
-        emit_seq_op(t);
+        emit_seq_op(e, t);
         break;
     case IR_MAXPOOL: case IR_MAXPOOL_BWD:
-        if (maxpool2(n)) {
-            emit_maxpool2(t);
+        if (maxpool2(e, n)) {
+            emit_maxpool2(e, t);
             break;
         }
-        if (maxpool_tiles(n)) {
-            emit_maxpool_bwd_tiled(t);
+        if (maxpool_tiles(e, n)) {
+            emit_maxpool_bwd_tiled(e, t);
             break;
         }
-        emit_vision_op(t);
+        emit_vision_op(e, t);
         break;
     case IR_IM2COL: case IR_COL2IM: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
-        emit_vision_op(t);
+        emit_vision_op(e, t);
         break;
     case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
-        emit_bn_op(t);
+        emit_bn_op(e, t);
         break;
     case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
-        emit_conv_op(t);
+        emit_conv_op(e, t);
         break;
     default:
         fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));
@@ -1477,38 +1486,35 @@ static void emit_node(int t)
 
 /* ---- functions ---------------------------------------------------------------- */
 
-static char *body_text;
-static size_t body_len;
-static FILE *file_out;
 
-static void begin_body(const Graph *g, int backward)
+static void begin_body(Emitter *e, const Graph *g, int backward)
 {
-    G = g;
-    free(used);
-    used = calloc((size_t)g->n + 1, 1);
-    free(merged);
-    merged = calloc((size_t)g->n + 1, 1);
-    in_backward = backward;
-    file_out = out;
-    out = open_memstream(&body_text, &body_len);
-    if (!out)
+    e->g = g;
+    free(e->used);
+    e->used = calloc((size_t)g->n + 1, 1);
+    free(e->merged);
+    e->merged = calloc((size_t)g->n + 1, 1);
+    e->in_backward = backward;
+    e->file_out = e->out;
+    e->out = open_memstream(&e->body_text, &e->body_len);
+    if (!e->out)
         abort();
 }
 
-static int64_t arena_static(void)
+static int64_t arena_static(Emitter *e)
 {
     int64_t s = 0;
-    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
     for (int i = 0; i < 3; i++)
         if (gs[i] && gs[i]->static_size > s)
             s = gs[i]->static_size;
     return s;
 }
 
-static int64_t arena_batched(void)
+static int64_t arena_batched(Emitter *e)
 {
     int64_t s = 0;
-    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
     for (int i = 0; i < 3; i++)
         if (gs[i] && gs[i]->batched_size > s)
             s = gs[i]->batched_size;
@@ -1516,32 +1522,32 @@ static int64_t arena_batched(void)
 }
 
 /* Prints the standard locals and the used pointers, then the body. */
-static void end_body(void)
+static void end_body(Emitter *e)
 {
-    fclose(out);
-    out = file_out;
-    P("    %s *const A = m->arena_;\n", R());
-    P("    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_static());
-    P("    const %s *const P = (const %s *)m->params;\n", R(), R());
-    P("    %s *const G = (%s *)m->grads;\n", R(), R());
-    if (M->nstate)
-        P("    %s *const S = (%s *)m->state;\n    (void)S;\n", R(), R());
-    P("    (void)A, (void)MB, (void)SB, (void)P, (void)G;\n");
-    for (int i = 0; i < G->n; i++)
-        if (used[i])
-            declare(i);
-    fwrite(body_text, 1, body_len, out);
-    free(body_text);
-    body_text = NULL;
+    fclose(e->out);
+    e->out = e->file_out;
+    P(e, "    %s *const A = m->arena_;\n", e->real);
+    P(e, "    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_static(e));
+    P(e, "    const %s *const P = (const %s *)m->params;\n", e->real, e->real);
+    P(e, "    %s *const G = (%s *)m->grads;\n", e->real, e->real);
+    if (e->m->nstate)
+        P(e, "    %s *const S = (%s *)m->state;\n    (void)S;\n", e->real, e->real);
+    P(e, "    (void)A, (void)MB, (void)SB, (void)P, (void)G;\n");
+    for (int i = 0; i < e->g->n; i++)
+        if (e->used[i])
+            declare(e, i);
+    fwrite(e->body_text, 1, e->body_len, e->out);
+    free(e->body_text);
+    e->body_text = NULL;
 }
 
-static const char *model_type(void) { return M->prefix; }
+static const char *model_type(Emitter *e) { return e->m->prefix; }
 
 /* `const float (*x)[8][8]` for an input [N, 8, 8]. */
 /* With name "", the type alone, for a cast: `const float (*)[64]`. */
-static const char *io_decl(const IoDecl *io, int is_const, const char *name)
+static const char *io_decl(Emitter *e, const IoDecl *io, int is_const, const char *name)
 {
-    const char *ty = io->dt == DT_I32 ? "int32_t" : R();
+    const char *ty = io->dt == DT_I32 ? "int32_t" : e->real;
     const char *dims = "";
     for (int i = 1; i < io->shape.nd; i++)
         dims = xs("%s[%lld]", dims, (long long)io->shape.d[i]);
@@ -1550,144 +1556,144 @@ static const char *io_decl(const IoDecl *io, int is_const, const char *name)
     return xs("%s%s (*%s)%s", is_const ? "const " : "", ty, name, dims);
 }
 
-static const char *io_param(const IoDecl *io, int is_const)
+static const char *io_param(Emitter *e, const IoDecl *io, int is_const)
 {
-    return io_decl(io, is_const, io->name);
+    return io_decl(e, io, is_const, io->name);
 }
 
-static const char *out_param(void)
+static const char *out_param(Emitter *e)
 {
-    const IrNode *o = &M->infer->nodes[M->infer->output];
+    const IrNode *o = &e->m->infer->nodes[e->m->infer->output];
     IoDecl io;
     memset(&io, 0, sizeof io);
     io.name = "out";
     io.dt = DT_F32;
     io.shape = o->shape;
-    return io_param(&io, 0);
+    return io_param(e, &io, 0);
 }
 
-static const char *sig_inputs(int labels)
+static const char *sig_inputs(Emitter *e, int labels)
 {
     const char *s = "";
-    for (int i = 0; i < M->ninputs; i++)
-        s = xs("%s, %s", s, io_param(&M->inputs[i], 1));
-    for (int i = 0; labels && i < M->nlabels; i++)
-        s = xs("%s, %s", s, io_param(&M->labels[i], 1));
+    for (int i = 0; i < e->m->ninputs; i++)
+        s = xs("%s, %s", s, io_param(e, &e->m->inputs[i], 1));
+    for (int i = 0; labels && i < e->m->nlabels; i++)
+        s = xs("%s, %s", s, io_param(e, &e->m->labels[i], 1));
     return s;
 }
 
-static const char *sig_forward(void)
+static const char *sig_forward(Emitter *e)
 {
-    return xs("void %s_forward(%s *m, int n%s, %s)", M->prefix, model_type(), sig_inputs(0), out_param());
+    return xs("void %s_forward(%s *m, int n%s, %s)", e->m->prefix, model_type(e), sig_inputs(e, 0), out_param(e));
 }
 
-static const char *sig_train(void)
+static const char *sig_train(Emitter *e)
 {
-    return xs("%s %s_train_forward(%s *m, int n%s)", R(), M->prefix, model_type(), sig_inputs(1));
+    return xs("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, model_type(e), sig_inputs(e, 1));
 }
 
-static const char *sig_eval(void)
+static const char *sig_eval(Emitter *e)
 {
-    return xs("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", M->prefix, model_type(), sig_inputs(1), R(), R());
+    return xs("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", e->m->prefix, model_type(e), sig_inputs(e, 1), e->real, e->real);
 }
 
 /* Inputs a pass does not read are still parameters: mark them used. */
-static void void_params(int labels)
+static void void_params(Emitter *e, int labels)
 {
-    for (int i = 0; i < M->ninputs; i++)
-        P("    (void)%s;\n", M->inputs[i].name);
-    for (int i = 0; labels && i < M->nlabels; i++)
-        P("    (void)%s;\n", M->labels[i].name);
+    for (int i = 0; i < e->m->ninputs; i++)
+        P(e, "    (void)%s;\n", e->m->inputs[i].name);
+    for (int i = 0; labels && i < e->m->nlabels; i++)
+        P(e, "    (void)%s;\n", e->m->labels[i].name);
 }
 
-static void emit_range(const Graph *g, int lo, int hi)
+static void emit_range(Emitter *e, const Graph *g, int lo, int hi)
 {
     for (int i = lo; i < hi; i++)
         if (g->nodes[i].fused >= 0)
-            emit_node(i);
+            emit_node(e, i);
 }
 
-static void emit_forward(void)
+static void emit_forward(Emitter *e)
 {
-    const Graph *g = M->infer;
-    P("%s\n{\n", sig_forward());
-    begin_body(g, 0);
-    void_params(0);
-    emit_range(g, 0, g->n);
-    P("    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", ref(g->output), R(), numel(g->nodes[g->output].shape));
-    end_body();
-    P("}\n\n");
+    const Graph *g = e->m->infer;
+    P(e, "%s\n{\n", sig_forward(e));
+    begin_body(e, g, 0);
+    void_params(e, 0);
+    emit_range(e, g, 0, g->n);
+    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", ref(e, g->output), e->real, numel(g->nodes[g->output].shape));
+    end_body(e);
+    P(e, "}\n\n");
 }
 
-static void emit_train(void)
+static void emit_train(Emitter *e)
 {
-    const Graph *g = M->train;
-    P("%s\n{\n", sig_train());
-    begin_body(g, 0);
-    P("    m->n_ = n;\n");
-    for (int i = 0; i < M->ninputs; i++)
-        P("    m->in_[%d] = %s;\n", i, M->inputs[i].name);
-    for (int i = 0; i < M->nlabels; i++)
-        P("    m->lab_[%d] = %s;\n", i, M->labels[i].name);
-    emit_range(g, 0, g->fwd_end);
+    const Graph *g = e->m->train;
+    P(e, "%s\n{\n", sig_train(e));
+    begin_body(e, g, 0);
+    P(e, "    m->n_ = n;\n");
+    for (int i = 0; i < e->m->ninputs; i++)
+        P(e, "    m->in_[%d] = %s;\n", i, e->m->inputs[i].name);
+    for (int i = 0; i < e->m->nlabels; i++)
+        P(e, "    m->lab_[%d] = %s;\n", i, e->m->labels[i].name);
+    emit_range(e, g, 0, g->fwd_end);
     for (int i = 0; i < g->nupdates; i++) {
-        const Tensor *t = &M->state[g->update_state[i]];
-        P("    /* update %s */\n", t->path);
-        P("    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, ref(g->update_value[i]), R(),
+        const Tensor *t = &e->m->state[g->update_state[i]];
+        P(e, "    /* update %s */\n", t->path);
+        P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, ref(e, g->update_value[i]), e->real,
           (long long)ir_numel(t->shape));
     }
     for (int i = 0; i < g->nsummaries; i++)
-        P("    m->summary_[%d] = %s;\n", i, scalar(g->summary_value[i]));
-    P("    return %s;\n", scalar(g->loss));
-    end_body();
-    P("}\n\n");
+        P(e, "    m->summary_[%d] = %s;\n", i, scalar(e, g->summary_value[i]));
+    P(e, "    return %s;\n", scalar(e, g->loss));
+    end_body(e);
+    P(e, "}\n\n");
 }
 
-static void emit_backward(void)
+static void emit_backward(Emitter *e)
 {
-    const Graph *g = M->train;
-    P("void %s_backward(%s *m)\n{\n", M->prefix, model_type());
-    begin_body(g, 1);
-    P("    const int n = m->n_;\n    (void)n;\n");
+    const Graph *g = e->m->train;
+    P(e, "void %s_backward(%s *m)\n{\n", e->m->prefix, model_type(e));
+    begin_body(e, g, 1);
+    P(e, "    const int n = m->n_;\n    (void)n;\n");
     /* frozen and unreachable params: their gradient is 0 */
-    for (int p = 0; p < M->nparams; p++)
+    for (int p = 0; p < e->m->nparams; p++)
         if (g->param_grad[p] < 0)
-            P("    memset(G + %lld, 0, sizeof(%s) * %lld); /* %s */\n", (long long)M->params[p].offset, R(),
-              (long long)ir_numel(M->params[p].shape), M->params[p].path);
-    emit_range(g, g->fwd_end, g->n);
-    for (int p = 0; p < M->nparams; p++) {
+            P(e, "    memset(G + %lld, 0, sizeof(%s) * %lld); /* %s */\n", (long long)e->m->params[p].offset, e->real,
+              (long long)ir_numel(e->m->params[p].shape), e->m->params[p].path);
+    emit_range(e, g, g->fwd_end, g->n);
+    for (int p = 0; p < e->m->nparams; p++) {
         int t = g->param_grad[p];
         if (t < 0)
             continue;
         const IrNode *r = &g->nodes[plan_storage_root(g, t)];
         if (r->buf >= 0 && g->bufs[r->buf].param_grad == p)
             continue;
-        P("    /* d %s */\n", M->params[p].path);
+        P(e, "    /* d %s */\n", e->m->params[p].path);
         if (r->op == IR_CONST || (r->fused == 1))
-            P("    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n", (long long)ir_numel(M->params[p].shape),
-              (long long)M->params[p].offset, scalar(t));
+            P(e, "    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n", (long long)ir_numel(e->m->params[p].shape),
+              (long long)e->m->params[p].offset, scalar(e, t));
         else
-            P("    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)M->params[p].offset, ref(t), R(),
-              (long long)ir_numel(M->params[p].shape));
+            P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, ref(e, t), e->real,
+              (long long)ir_numel(e->m->params[p].shape));
     }
-    end_body();
-    P("}\n\n");
+    end_body(e);
+    P(e, "}\n\n");
 }
 
-static void emit_eval(void)
+static void emit_eval(Emitter *e)
 {
-    const Graph *g = M->eval;
-    P("%s\n{\n", sig_eval());
-    begin_body(g, 0);
-    void_params(1);
-    emit_range(g, 0, g->n);
-    P("    *loss = %s;\n", scalar(g->loss));
+    const Graph *g = e->m->eval;
+    P(e, "%s\n{\n", sig_eval(e));
+    begin_body(e, g, 0);
+    void_params(e, 1);
+    emit_range(e, g, 0, g->n);
+    P(e, "    *loss = %s;\n", scalar(e, g->loss));
     for (int i = 0; i < g->nmetrics; i++)
-        P("    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? scalar(g->metrics[i]) : "NAN");
+        P(e, "    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? scalar(e, g->metrics[i]) : "NAN");
     if (!g->nmetrics)
-        P("    (void)metrics;\n");
-    end_body();
-    P("}\n\n");
+        P(e, "    (void)metrics;\n");
+    end_body(e);
+    P(e, "}\n\n");
 }
 
 /* ---- the header's structs ------------------------------------------------------- */
@@ -1702,7 +1708,7 @@ static int is_index(const char *s)
     return 1;
 }
 
-static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent);
+static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth, int indent);
 
 static void doc_comment(FILE *f, const char *doc, int indent)
 {
@@ -1721,19 +1727,19 @@ static void doc_comment(FILE *f, const char *doc, int indent)
 }
 
 /* The `///` comment of the field whose path is t's first depth+1 parts. */
-static const char *field_doc(const Tensor *t, int depth)
+static const char *field_doc(Emitter *e, const Tensor *t, int depth)
 {
     const char *path = t->parts[0];
     for (int k = 1; k <= depth; k++)
         path = xs("%s.%s", path, t->parts[k]);
-    for (int r = 0; r < M->nrows; r++)
-        if (!strcmp(M->rows[r].path, path))
-            return M->rows[r].doc;
+    for (int r = 0; r < e->m->nrows; r++)
+        if (!strcmp(e->m->rows[r].path, path))
+            return e->m->rows[r].doc;
     return NULL;
 }
 
 /* Members for tensors [lo, hi) sharing parts[0..depth). */
-static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent)
+static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth, int indent)
 {
     char *text;
     size_t len;
@@ -1743,7 +1749,7 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
         const char *name = t->parts[depth];
         if (t->npart == depth + 1) {
             doc_comment(f, t->doc, indent);
-            fprintf(f, "%*s%s %s", indent, "", R(), name);
+            fprintf(f, "%*s%s %s", indent, "", e->real, name);
             for (int k = 0; k < t->shape.nd; k++)
                 fprintf(f, "[%lld]", (long long)t->shape.d[k]);
             fprintf(f, ";\n");
@@ -1761,7 +1767,7 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
                 int b = a;
                 while (b < j && !strcmp(ts[b].parts[depth + 1], ts[a].parts[depth + 1]))
                     b++;
-                char *body = struct_body(ts, a, b, depth + 2, indent + 4);
+                char *body = struct_body(e, ts, a, b, depth + 2, indent + 4);
                 if (atoi(ts[a].parts[depth + 1]) != nitems)
                     contiguous = 0;
                 if (!first)
@@ -1774,7 +1780,7 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
                 nitems++;
                 a = b;
             }
-            doc_comment(f, field_doc(t, depth), indent);
+            doc_comment(f, field_doc(e, t, depth), indent);
             if (contiguous && same) {
                 fprintf(f, "%*sstruct {\n%s%*s} %s[%d];\n", indent, "", first, indent, "", name, nitems);
             } else {
@@ -1783,7 +1789,7 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
                     int b = a;
                     while (b < j && !strcmp(ts[b].parts[depth + 1], ts[a].parts[depth + 1]))
                         b++;
-                    char *body = struct_body(ts, a, b, depth + 2, indent + 8);
+                    char *body = struct_body(e, ts, a, b, depth + 2, indent + 8);
                     fprintf(f, "%*sstruct {\n%s%*s} _%s;\n", indent + 4, "", body, indent + 4, "",
                             ts[a].parts[depth + 1]);
                     free(body);
@@ -1793,8 +1799,8 @@ static char *struct_body(const Tensor *ts, int lo, int hi, int depth, int indent
             }
             free(first);
         } else {
-            char *body = struct_body(ts, i, j, depth + 1, indent + 4);
-            doc_comment(f, field_doc(t, depth), indent);
+            char *body = struct_body(e, ts, i, j, depth + 1, indent + 4);
+            doc_comment(f, field_doc(e, t, depth), indent);
             fprintf(f, "%*sstruct {\n%s%*s} %s;\n", indent, "", body, indent, "", name);
             free(body);
         }
@@ -1812,94 +1818,94 @@ static const char *upper(const char *s)
     return u;
 }
 
-static void banner(const char *what)
+static void banner(Emitter *e, const char *what)
 {
-    P("/* %s: generated by nnc from %s; do not edit. */\n", what, M->source);
+    P(e, "/* %s: generated by nnc from %s; do not edit. */\n", what, e->m->source);
 }
 
-static void emit_header(const char *fname)
+static void emit_header(Emitter *e, const char *fname)
 {
-    const char *U = upper(M->prefix);
-    banner(fname);
-    if (M->doc) {
-        P("\n");
-        doc_comment(out, M->doc, 0);
+    const char *U = upper(e->m->prefix);
+    banner(e, fname);
+    if (e->m->doc) {
+        P(e, "\n");
+        doc_comment(e->out, e->m->doc, 0);
     }
-    P("#ifndef %s_H\n#define %s_H\n\n", U, U);
-    P("#include <stddef.h>\n#include <stdint.h>\n\n#include \"nnc_runtime.h\"\n\n");
-    P("#if NNC_RUNTIME_VERSION != 1\n#error \"%s was generated for nnc runtime version 1; regenerate it with the nnc that matches your runtime\"\n#endif\n\n", fname);
-    P("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-    P("enum {\n");
-    for (int i = 0; i < M->nhparams; i++) {
-        if (M->hparams[i].doc)
-            doc_comment(out, M->hparams[i].doc, 4);
-        P("    %s_%s = %lld,\n", U, upper(M->hparams[i].name), M->hparams[i].ival);
+    P(e, "#ifndef %s_H\n#define %s_H\n\n", U, U);
+    P(e, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"nnc_runtime.h\"\n\n");
+    P(e, "#if NNC_RUNTIME_VERSION != 1\n#error \"%s was generated for nnc runtime version 1; regenerate it with the nnc that matches your runtime\"\n#endif\n\n", fname);
+    P(e, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    P(e, "enum {\n");
+    for (int i = 0; i < e->m->nhparams; i++) {
+        if (e->m->hparams[i].doc)
+            doc_comment(e->out, e->m->hparams[i].doc, 4);
+        P(e, "    %s_%s = %lld,\n", U, upper(e->m->hparams[i].name), e->m->hparams[i].ival);
     }
-    P("    %s_NUM_PARAMS = %lld, /* %ss in %s_params */\n", U, (long long)M->num_params, R(), M->prefix);
-    P("    %s_NUM_STATE = %lld, /* %ss in %s_state */\n", U, (long long)M->num_state, R(), M->prefix);
-    P("    %s_NUM_METRICS = %d,\n", U, M->nmetrics);
-    P("};\n\n");
-    if (M->nparams) {
-        P("/* Trainable parameters: nested structs mirror the model's fields; the\n"
-          "   struct is also a %s[%s_NUM_PARAMS]. */\n", R(), U);
-        char *body = struct_body(M->params, 0, M->nparams, 0, 4);
-        P("typedef struct %s_params {\n%s} %s_params;\n\n", M->prefix, body, M->prefix);
+    P(e, "    %s_NUM_PARAMS = %lld, /* %ss in %s_params */\n", U, (long long)e->m->num_params, e->real, e->m->prefix);
+    P(e, "    %s_NUM_STATE = %lld, /* %ss in %s_state */\n", U, (long long)e->m->num_state, e->real, e->m->prefix);
+    P(e, "    %s_NUM_METRICS = %d,\n", U, e->m->nmetrics);
+    P(e, "};\n\n");
+    if (e->m->nparams) {
+        P(e, "/* Trainable parameters: nested structs mirror the model's fields; the\n"
+          "   struct is also a %s[%s_NUM_PARAMS]. */\n", e->real, U);
+        char *body = struct_body(e, e->m->params, 0, e->m->nparams, 0, 4);
+        P(e, "typedef struct %s_params {\n%s} %s_params;\n\n", e->m->prefix, body, e->m->prefix);
         free(body);
     } else {
-        P("/* This model has no trainable parameters. */\ntypedef struct %s_params { %s none_; } %s_params;\n\n", M->prefix, R(), M->prefix);
+        P(e, "/* This model has no trainable parameters. */\ntypedef struct %s_params { %s none_; } %s_params;\n\n", e->m->prefix, e->real, e->m->prefix);
     }
-    if (M->nstate) {
-        P("/* Non-trainable state, saved in checkpoints; also a %s[%s_NUM_STATE]. */\n", R(), U);
-        char *body = struct_body(M->state, 0, M->nstate, 0, 4);
-        P("typedef struct %s_state {\n%s} %s_state;\n\n", M->prefix, body, M->prefix);
+    if (e->m->nstate) {
+        P(e, "/* Non-trainable state, saved in checkpoints; also a %s[%s_NUM_STATE]. */\n", e->real, U);
+        char *body = struct_body(e, e->m->state, 0, e->m->nstate, 0, 4);
+        P(e, "typedef struct %s_state {\n%s} %s_state;\n\n", e->m->prefix, body, e->m->prefix);
         free(body);
     }
-    P("typedef struct %s {\n", M->prefix);
-    P("    %s_params *params;      /* trainable weights */\n", M->prefix);
-    P("    %s_params *grads;       /* d loss / d params, same layout */\n", M->prefix);
-    if (M->nstate)
-        P("    %s_state *state;        /* non-trainable tensors */\n", M->prefix);
+    P(e, "typedef struct %s {\n", e->m->prefix);
+    P(e, "    %s_params *params;      /* trainable weights */\n", e->m->prefix);
+    P(e, "    %s_params *grads;       /* d loss / d params, same layout */\n", e->m->prefix);
+    if (e->m->nstate)
+        P(e, "    %s_state *state;        /* non-trainable tensors */\n", e->m->prefix);
     else
-        P("    struct %s_state *state; /* this model has no state: NULL */\n", M->prefix);
-    P("    int max_batch;\n");
-    P("    /* private members follow */\n");
-    P("    %s *arena_;\n    nnc_rng rng_;\n    int n_;\n", R());
-    P("    const void *in_[%d];\n", M->ninputs);
-    if (M->nlabels)
-        P("    const void *lab_[%d];\n", M->nlabels);
-    if (M->train && M->train->nsummaries)
-        P("    %s summary_[%d];\n", R(), M->train->nsummaries);
-    P("} %s;\n\n", M->prefix);
-    const char *p = M->prefix;
-    P("/* Allocates everything the model will ever need and initializes params\n"
+        P(e, "    struct %s_state *state; /* this model has no state: NULL */\n", e->m->prefix);
+    P(e, "    int max_batch;\n");
+    P(e, "    /* private members follow */\n");
+    P(e, "    %s *arena_;\n    nnc_rng rng_;\n    int n_;\n", e->real);
+    P(e, "    const void *in_[%d];\n", e->m->ninputs);
+    if (e->m->nlabels)
+        P(e, "    const void *lab_[%d];\n", e->m->nlabels);
+    if (e->m->train && e->m->train->nsummaries)
+        P(e, "    %s summary_[%d];\n", e->real, e->m->train->nsummaries);
+    P(e, "} %s;\n\n", e->m->prefix);
+    const char *p = e->m->prefix;
+    P(e, "/* Allocates everything the model will ever need and initializes params\n"
       "   and state, deterministically for a seed; 0, or -1 with errno set. */\n");
-    P("int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
-    P("void %s_release(%s *m);\n", p, p);
-    P("/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", sig_forward());
-    if (M->has_loss) {
-        P("/* Training pass: returns the loss and keeps what backward needs, including\n"
-          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n", sig_train());
-        P("/* d loss / d params of the last training pass into m->grads (overwritten). */\n");
-        P("void %s_backward(%s *m);\n", p, p);
-        P("/* Loss and every metric (declaration order), in inference mode. */\n%s;\n", sig_eval());
-        if (M->train->nsummaries) {
-            P("/* The summaries of the last training pass: names and values. */\n");
-            P("enum { %s_NUM_SUMMARIES = %d };\n", U, M->train->nsummaries);
-            P("extern const char *const %s_summary_names[%d];\n", p, M->train->nsummaries);
+    P(e, "int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
+    P(e, "void %s_release(%s *m);\n", p, p);
+    P(e, "/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", sig_forward(e));
+    if (e->m->has_loss) {
+        P(e, "/* Training pass: returns the loss and keeps what backward needs, including\n"
+          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n", sig_train(e));
+        P(e, "/* d loss / d params of the last training pass into m->grads (overwritten). */\n");
+        P(e, "void %s_backward(%s *m);\n", p, p);
+        P(e, "/* Loss and every metric (declaration order), in inference mode. */\n%s;\n", sig_eval(e));
+        if (e->m->train->nsummaries) {
+            P(e, "/* The summaries of the last training pass: names and values. */\n");
+            P(e, "enum { %s_NUM_SUMMARIES = %d };\n", U, e->m->train->nsummaries);
+            P(e, "extern const char *const %s_summary_names[%d];\n", p, e->m->train->nsummaries);
         }
     }
-    if (!O->f64) {
-        P("/* Params and state as safetensors, atomically; 0, or -1 (nnc_error()). */\n");
-        P("int %s_save(const %s *m, const char *path);\n", p, p);
-        P("/* Loads params and state; on error -1 and m is unchanged. */\n");
-        P("int %s_load(%s *m, const char *path);\n", p, p);
+    if (!e->opt->f64) {
+        P(e, "/* Params and state as safetensors, atomically; 0, or -1 (nnc_error()). */\n");
+        P(e, "int %s_save(const %s *m, const char *path);\n", p, p);
+        P(e, "/* Loads params and state; on error -1 and m is unchanged. */\n");
+        P(e, "int %s_load(%s *m, const char *path);\n", p, p);
     }
-    P("/* Reflection: every param and state tensor. */\n");
-    P("const nnc_tensor_info *%s_tensors(size_t *count);\n", p);
-    if (M->nmetrics) {
-        P("extern const char *const %s_metric_names[%d];\n", p, M->nmetrics);
+    P(e, "/* Reflection: every param and state tensor. */\n");
+    P(e, "const nnc_tensor_info *%s_tensors(size_t *count);\n", p);
+    if (e->m->nmetrics) {
+        P(e, "extern const char *const %s_metric_names[%d];\n", p, e->m->nmetrics);
     }
-    P("\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+    P(e, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
 static const char *init_enum(InitKind k)
@@ -1909,28 +1915,28 @@ static const char *init_enum(InitKind k)
     return xs("NNC_INIT_%s", names[k]);
 }
 
-static void emit_tensor_table(void)
+static void emit_tensor_table(Emitter *e)
 {
-    int n = M->nparams + M->nstate;
-    P("static const nnc_tensor_info tensor_info_[%d] = {\n", n ? n : 1);
+    int n = e->m->nparams + e->m->nstate;
+    P(e, "static const nnc_tensor_info tensor_info_[%d] = {\n", n ? n : 1);
     for (int s = 0; s < 2; s++) {
-        const Tensor *ts = s ? M->state : M->params;
-        int cnt = s ? M->nstate : M->nparams;
+        const Tensor *ts = s ? e->m->state : e->m->params;
+        int cnt = s ? e->m->nstate : e->m->nparams;
         for (int i = 0; i < cnt; i++) {
             const Tensor *t = &ts[i];
-            P("    {\"%s\", %d, {", t->path, t->shape.nd);
+            P(e, "    {\"%s\", %d, {", t->path, t->shape.nd);
             for (int k = 0; k < t->shape.nd; k++)
-                P("%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+                P(e, "%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
             if (!t->shape.nd)
-                P("0");
-            P("}, %lld, %lld, %d, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s, t->frozen);
+                P(e, "0");
+            P(e, "}, %lld, %lld, %d, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s, t->frozen);
         }
     }
     if (!n)
-        P("    {\"\", 0, {0}, 0, 0, 0, 0},\n");
-    P("};\n\n");
-    P("const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return tensor_info_;\n}\n\n",
-      M->prefix, n);
+        P(e, "    {\"\", 0, {0}, 0, 0, 0, 0},\n");
+    P(e, "};\n\n");
+    P(e, "const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return tensor_info_;\n}\n\n",
+      e->m->prefix, n);
 }
 
 /* A C string literal's contents for s (quotes, backslashes, controls escaped). */
@@ -1957,107 +1963,113 @@ static const char *cstr(const char *s)
  * the field (the state_dict of that sub-module).  The file must hold
  * exactly those tensors; a failure makes init fail with errno EINVAL and
  * nnc_error() saying why. */
-static void emit_from_loads(void)
+static void emit_from_loads(Emitter *e)
 {
-    int total = M->nparams + M->nstate;
+    int total = e->m->nparams + e->m->nstate;
     char *done = calloc((size_t)total + 1, 1);
     for (int k = 0; k < total; k++) {
-        const Tensor *t = k < M->nparams ? &M->params[k] : &M->state[k - M->nparams];
+        const Tensor *t = k < e->m->nparams ? &e->m->params[k] : &e->m->state[k - e->m->nparams];
         if (!t->from || done[k])
             continue;
         size_t plen = strlen(t->from_prefix);
         int cnt = 0;
-        P("    {\n        static const nnc_tensor_info from_[] = {\n");
+        P(e, "    {\n        static const nnc_tensor_info from_[] = {\n");
         for (int j = k; j < total; j++) {
-            const Tensor *u = j < M->nparams ? &M->params[j] : &M->state[j - M->nparams];
+            const Tensor *u = j < e->m->nparams ? &e->m->params[j] : &e->m->state[j - e->m->nparams];
             if (!u->from || strcmp(u->from_prefix, t->from_prefix) || strcmp(u->from, t->from))
                 continue;
             done[j] = 1;
             cnt++;
             const char *rel = plen && !strncmp(u->path, t->from_prefix, plen) && u->path[plen] == '.'
                                   ? u->path + plen + 1 : u->path;
-            P("            {\"%s\", %d, {", rel, u->shape.nd);
+            P(e, "            {\"%s\", %d, {", rel, u->shape.nd);
             for (int d = 0; d < u->shape.nd; d++)
-                P("%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
+                P(e, "%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
             if (!u->shape.nd)
-                P("0");
-            P("}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state, u->frozen);
+                P(e, "0");
+            P(e, "}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state, u->frozen);
         }
-        P("        };\n");
-        P("        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n", cstr(t->from), cnt);
-        P("            %s_release(m);\n            errno = EINVAL;\n            return -1;\n        }\n    }\n", M->prefix);
+        P(e, "        };\n");
+        P(e, "        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n", cstr(t->from), cnt);
+        P(e, "            %s_release(m);\n            errno = EINVAL;\n            return -1;\n        }\n    }\n", e->m->prefix);
     }
     free(done);
 }
 
-static void emit_init(void)
+static void emit_init(Emitter *e)
 {
-    const char *p = M->prefix;
-    int64_t sb = arena_static(), bb = arena_batched();
-    P("int %s_init(%s *m, int max_batch, uint64_t seed)\n{\n", p, p);
-    P("    memset(m, 0, sizeof *m);\n");
-    P("    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
-    P("    const size_t arena = %lldu + %lldu * (size_t)max_batch;\n", (long long)sb, (long long)bb);
-    P("    m->params = calloc(1, sizeof(%s_params));\n", p);
-    P("    m->grads = calloc(1, sizeof(%s_params));\n", p);
-    if (M->nstate)
-        P("    m->state = calloc(1, sizeof(%s_state));\n", p);
-    P("    m->arena_ = calloc(arena ? arena : 1, sizeof(%s));\n", R());
-    P("    if (!m->params || !m->grads || !m->arena_%s) {\n", M->nstate ? " || !m->state" : "");
-    P("        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
-    P("    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");
+    const char *p = e->m->prefix;
+    int64_t sb = arena_static(e), bb = arena_batched(e);
+    P(e, "int %s_init(%s *m, int max_batch, uint64_t seed)\n{\n", p, p);
+    P(e, "    memset(m, 0, sizeof *m);\n");
+    P(e, "    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
+    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch;\n", (long long)sb, (long long)bb);
+    P(e, "    m->params = calloc(1, sizeof(%s_params));\n", p);
+    P(e, "    m->grads = calloc(1, sizeof(%s_params));\n", p);
+    if (e->m->nstate)
+        P(e, "    m->state = calloc(1, sizeof(%s_state));\n", p);
+    P(e, "    m->arena_ = calloc(arena ? arena : 1, sizeof(%s));\n", e->real);
+    P(e, "    if (!m->params || !m->grads || !m->arena_%s) {\n", e->m->nstate ? " || !m->state" : "");
+    P(e, "        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
+    P(e, "    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");
     for (int s = 0; s < 2; s++) {
-        const Tensor *ts = s ? M->state : M->params;
-        int cnt = s ? M->nstate : M->nparams;
+        const Tensor *ts = s ? e->m->state : e->m->params;
+        int cnt = s ? e->m->nstate : e->m->nparams;
         for (int i = 0; i < cnt; i++) {
             const Tensor *t = &ts[i];
-            P("    nnc_init_%s((%s *)m->%s + %lld, %d, (const int[]){", O->f64 ? "f64" : "f32", R(),
+            P(e, "    nnc_init_%s((%s *)m->%s + %lld, %d, (const int[]){", e->opt->f64 ? "f64" : "f32", e->real,
               s ? "state" : "params", (long long)t->offset, t->shape.nd);
             for (int k = 0; k < t->shape.nd; k++)
-                P("%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+                P(e, "%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
             if (!t->shape.nd)
-                P("0");
-            P("}, %s, %.17g, %.17g, &m->rng_); /* %s */\n", init_enum(t->init), t->init_a, t->init_b, t->path);
+                P(e, "0");
+            P(e, "}, %s, %.17g, %.17g, &m->rng_); /* %s */\n", init_enum(t->init), t->init_a, t->init_b, t->path);
         }
     }
-    emit_from_loads();
-    P("    return 0;\n}\n\n");
-    P("void %s_release(%s *m)\n{\n", p, p);
-    P("    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");
-    P("    memset(m, 0, sizeof *m);\n}\n\n");
-    if (!O->f64) {
-        P("int %s_save(const %s *m, const char *path)\n{\n", p, p);
-        P("    return nnc_st_save(path, tensor_info_, %d, (const float *)m->params, (const float *)m->state);\n}\n\n",
-          M->nparams + M->nstate);
-        P("int %s_load(%s *m, const char *path)\n{\n", p, p);
-        P("    return nnc_st_load(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
-          M->nparams + M->nstate);
+    emit_from_loads(e);
+    P(e, "    return 0;\n}\n\n");
+    P(e, "void %s_release(%s *m)\n{\n", p, p);
+    P(e, "    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");
+    P(e, "    memset(m, 0, sizeof *m);\n}\n\n");
+    if (!e->opt->f64) {
+        P(e, "int %s_save(const %s *m, const char *path)\n{\n", p, p);
+        P(e, "    return nnc_st_save(path, tensor_info_, %d, (const float *)m->params, (const float *)m->state);\n}\n\n",
+          e->m->nparams + e->m->nstate);
+        P(e, "int %s_load(%s *m, const char *path)\n{\n", p, p);
+        P(e, "    return nnc_st_load(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
+          e->m->nparams + e->m->nstate);
     }
 }
 
 /* Helpers the elementwise loops call: derivatives too long to inline. */
 /* Whether a live node of some graph has this op (and, with pred, passes
  * it): the helper functions a model needs. */
-static int uses_node(IrOp op, int (*pred)(const IrNode *))
+static int uses_node(Emitter *e, IrOp op, int (*pred)(Emitter *, const IrNode *))
 {
-    const Graph *gs[3] = {M->train, M->infer, M->eval};
+    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
     for (int k = 0; k < 3; k++)
         for (int i = 0; gs[k] && i < gs[k]->n; i++) {
             const IrNode *n = &gs[k]->nodes[i];
-            if (n->op == op && n->fused >= 0 && (!pred || pred(n)))
+            if (n->op == op && n->fused >= 0 && (!pred || pred(e, n)))
                 return 1;
         }
     return 0;
 }
 
-static int uses_op(IrOp op) { return uses_node(op, NULL); }
+static int uses_op(Emitter *e, IrOp op) { return uses_node(e, op, NULL); }
 
-static void emit_helpers(void)
+static int softmax_by_rows(Emitter *e, const IrNode *n)
 {
-    const char *r = R();
-    const int need_tanh = !O->f64 && (uses_op(IR_TANH) || uses_op(IR_GELU) || uses_op(IR_DGELU));
+    (void)e;
+    return ir_softmax_by_rows(n);
+}
+
+static void emit_helpers(Emitter *e)
+{
+    const char *r = e->real;
+    const int need_tanh = !e->opt->f64 && (uses_op(e, IR_TANH) || uses_op(e, IR_GELU) || uses_op(e, IR_DGELU));
     const int need_exp =
-        !O->f64 && (uses_node(IR_SOFTMAX, ir_softmax_by_rows) || uses_op(IR_CROSS_ENTROPY) || uses_op(IR_CE_BWD));
+        !e->opt->f64 && (uses_node(e, IR_SOFTMAX, softmax_by_rows) || uses_op(e, IR_CROSS_ENTROPY) || uses_op(e, IR_CE_BWD));
     if (need_tanh || need_exp) {
         /* a * b + c in one rounding where the target has a fast fused
          * multiply-add (C99's FP_FAST_FMAF, e.g. -march=native on x86-64
@@ -2067,23 +2079,23 @@ static void emit_helpers(void)
          * its gradient 1.16 -> 0.80 ms; the step's own loops outside
          * sgemm 20.4 -> 19.1 ms).  Elsewhere fmaf would be a library call,
          * so a multiply and an add. */
-        P("#ifdef FP_FAST_FMAF\nstatic inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); }\n");
-        P("#else\nstatic inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }\n#endif\n\n");
+        P(e, "#ifdef FP_FAST_FMAF\nstatic inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); }\n");
+        P(e, "#else\nstatic inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }\n#endif\n\n");
     }
     if (need_tanh) {
         /* Eigen's rational approximation of tanh for floats (max abs error
          * about 4e-7), clamped where it saturates: no libm call and no
          * branch, so loops over it vectorize */
-        P("static inline float nnc_tanh_float(float x)\n{\n");
-        P("    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;\n");
-        P("    const float x2 = x * x;\n");
-        P("    float p = nnc_fmaf(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);\n");
-        P("    p = nnc_fmaf(x2, p, -8.60467152213735e-11f);\n    p = nnc_fmaf(x2, p, 5.12229709037114e-08f);\n");
-        P("    p = nnc_fmaf(x2, p, 1.48572235717979e-05f);\n    p = nnc_fmaf(x2, p, 6.37261928875436e-04f);\n");
-        P("    p = nnc_fmaf(x2, p, 4.89352455891786e-03f);\n    p = x * p;\n");
-        P("    float q = nnc_fmaf(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);\n");
-        P("    q = nnc_fmaf(x2, q, 2.26843463243900e-03f);\n    q = nnc_fmaf(x2, q, 4.89352518554385e-03f);\n");
-        P("    return p / q;\n}\n\n");
+        P(e, "static inline float nnc_tanh_float(float x)\n{\n");
+        P(e, "    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;\n");
+        P(e, "    const float x2 = x * x;\n");
+        P(e, "    float p = nnc_fmaf(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);\n");
+        P(e, "    p = nnc_fmaf(x2, p, -8.60467152213735e-11f);\n    p = nnc_fmaf(x2, p, 5.12229709037114e-08f);\n");
+        P(e, "    p = nnc_fmaf(x2, p, 1.48572235717979e-05f);\n    p = nnc_fmaf(x2, p, 6.37261928875436e-04f);\n");
+        P(e, "    p = nnc_fmaf(x2, p, 4.89352455891786e-03f);\n    p = x * p;\n");
+        P(e, "    float q = nnc_fmaf(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);\n");
+        P(e, "    q = nnc_fmaf(x2, q, 2.26843463243900e-03f);\n    q = nnc_fmaf(x2, q, 4.89352518554385e-03f);\n");
+        P(e, "    return p / q;\n}\n\n");
     }
     if (need_exp) {
         /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
@@ -2091,79 +2103,79 @@ static void emit_helpers(void)
          * and 2^n is built in the exponent bits, so there is no libm call
          * and no branch and the loop vectorizes.  Below -87 (where expf
          * nears the subnormals) it gives 0, as for exp(-inf) */
-        P("static inline float nnc_exp_float(float x)\n{\n");
-        P("    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */\n");
-        P("    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;\n");
-        P("    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;\n");
-        P("    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);\n");
-        P("    p = nnc_fmaf(p, r, 8.3334519073e-3f);\n    p = nnc_fmaf(p, r, 4.1665795894e-2f);\n");
-        P("    p = nnc_fmaf(p, r, 1.6666665459e-1f);\n    p = nnc_fmaf(p, r, 5.0000001201e-1f);\n");
-        P("    p = nnc_fmaf(p, r2, r) + 1.0f;\n");
-        P("    const int32_t e = ((int32_t)fn + 127) << 23;\n    float s;\n    memcpy(&s, &e, sizeof s);\n");
-        P("    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */\n}\n\n");
+        P(e, "static inline float nnc_exp_float(float x)\n{\n");
+        P(e, "    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */\n");
+        P(e, "    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;\n");
+        P(e, "    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;\n");
+        P(e, "    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);\n");
+        P(e, "    p = nnc_fmaf(p, r, 8.3334519073e-3f);\n    p = nnc_fmaf(p, r, 4.1665795894e-2f);\n");
+        P(e, "    p = nnc_fmaf(p, r, 1.6666665459e-1f);\n    p = nnc_fmaf(p, r, 5.0000001201e-1f);\n");
+        P(e, "    p = nnc_fmaf(p, r2, r) + 1.0f;\n");
+        P(e, "    const int32_t e = ((int32_t)fn + 127) << 23;\n    float s;\n    memcpy(&s, &e, sizeof s);\n");
+        P(e, "    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */\n}\n\n");
     }
-    if (uses_op(IR_DGELU)) {
-    P("static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
-    P("    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, lit(0.7978845608028654), lit(0.044715), tanh_fn());
-    P("    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", lit(0.5), lit(1), lit(0.5),
-      lit(1), lit(1), lit(3 * 0.044715));
+    if (uses_op(e, IR_DGELU)) {
+    P(e, "static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
+    P(e, "    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, lit(e, 0.7978845608028654), lit(e, 0.044715), tanh_fn(e));
+    P(e, "    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", lit(e, 0.5), lit(e, 1), lit(e, 0.5),
+      lit(e, 1), lit(e, 1), lit(e, 3 * 0.044715));
     }
-    if (uses_node(IR_MAXPOOL_BWD, maxpool_tiles)) {
+    if (uses_node(e, IR_MAXPOOL_BWD, maxpool_tiles)) {
     /* g where keep is 1, +0 where it is 0, without a branch */
-    const char *u = O->f64 ? "uint64_t" : "uint32_t";
-    P("static inline %s nnc_keep_%s(%s g, int keep)\n{\n    %s u;\n    memcpy(&u, &g, sizeof u);\n", r, r, r, u);
-    P("    u &= (%s)0 - (%s)keep;\n    memcpy(&g, &u, sizeof g);\n    return g;\n}\n\n", u, u);
+    const char *u = e->opt->f64 ? "uint64_t" : "uint32_t";
+    P(e, "static inline %s nnc_keep_%s(%s g, int keep)\n{\n    %s u;\n    memcpy(&u, &g, sizeof u);\n", r, r, r, u);
+    P(e, "    u &= (%s)0 - (%s)keep;\n    memcpy(&g, &u, sizeof g);\n    return g;\n}\n\n", u, u);
     }
-    if (uses_op(IR_DSILU)) {
-    P("static inline %s nnc_dsilu_%s(%s x)\n{\n", r, r, r);
-    P("    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, lit(1), lit(1), fn("exp"),
-      lit(1), lit(1));
+    if (uses_op(e, IR_DSILU)) {
+    P(e, "static inline %s nnc_dsilu_%s(%s x)\n{\n", r, r, r);
+    P(e, "    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, lit(e, 1), lit(e, 1), fn(e, "exp"),
+      lit(e, 1), lit(e, 1));
     }
 }
 
-static void emit_source(const char *hname, const char *fname)
+static void emit_source(Emitter *e, const char *hname, const char *fname)
 {
-    banner(fname);
-    P("#include \"%s\"\n\n", hname);
-    P("#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
-    P("_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", M->prefix, R(),
-      M->nparams ? xs("%s_NUM_PARAMS", upper(M->prefix)) : "1", R());
-    emit_helpers();
-    if (M->nmetrics) {
-        P("const char *const %s_metric_names[%d] = {", M->prefix, M->nmetrics);
-        for (int i = 0; i < M->nmetrics; i++)
-            P("%s\"%s\"", i ? ", " : "", M->metric_names[i]);
-        P("};\n\n");
+    banner(e, fname);
+    P(e, "#include \"%s\"\n\n", hname);
+    P(e, "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    P(e, "_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", e->m->prefix, e->real,
+      e->m->nparams ? xs("%s_NUM_PARAMS", upper(e->m->prefix)) : "1", e->real);
+    emit_helpers(e);
+    if (e->m->nmetrics) {
+        P(e, "const char *const %s_metric_names[%d] = {", e->m->prefix, e->m->nmetrics);
+        for (int i = 0; i < e->m->nmetrics; i++)
+            P(e, "%s\"%s\"", i ? ", " : "", e->m->metric_names[i]);
+        P(e, "};\n\n");
     }
-    if (M->train && M->train->nsummaries) {
-        P("const char *const %s_summary_names[%d] = {", M->prefix, M->train->nsummaries);
-        for (int i = 0; i < M->train->nsummaries; i++)
-            P("%s\"%s\"", i ? ", " : "", M->train->summary_name[i]);
-        P("};\n\n");
+    if (e->m->train && e->m->train->nsummaries) {
+        P(e, "const char *const %s_summary_names[%d] = {", e->m->prefix, e->m->train->nsummaries);
+        for (int i = 0; i < e->m->train->nsummaries; i++)
+            P(e, "%s\"%s\"", i ? ", " : "", e->m->train->summary_name[i]);
+        P(e, "};\n\n");
     }
-    emit_tensor_table();
-    emit_init();
-    emit_forward();
-    if (M->has_loss) {
-        emit_train();
-        emit_backward();
-        emit_eval();
+    emit_tensor_table(e);
+    emit_init(e);
+    emit_forward(e);
+    if (e->m->has_loss) {
+        emit_train(e);
+        emit_backward(e);
+        emit_eval(e);
     }
 }
 
 /* ---- the driver ------------------------------------------------------------------ */
 
-static void io_desc(const IoDecl *io)
+static void io_desc(Emitter *e, const IoDecl *io)
 {
-    P("    {\"%s\", %s, %d, {", io->name, io->dt == DT_I32 ? "NNC_I32" : "NNC_F32", io->shape.nd);
+    P(e, "    {\"%s\", %s, %d, {", io->name, io->dt == DT_I32 ? "NNC_I32" : "NNC_F32", io->shape.nd);
     for (int k = 0; k < io->shape.nd; k++)
-        P("%s%lld", k ? ", " : "", k == 0 && io->shape.bd == 0 ? 0LL : (long long)io->shape.d[k]);
-    P("}, %d, %d, %d},\n", io->shape.bd == 0, io->limit, io->ignore_ok);
+        P(e, "%s%lld", k ? ", " : "", k == 0 && io->shape.bd == 0 ? 0LL : (long long)io->shape.d[k]);
+    P(e, "}, %d, %d, %d},\n", io->shape.bd == 0, io->limit, io->ignore_ok);
 }
 
-static double flops(void)
+static double flops(Emitter *e)
 {
-    const Graph *g = M->infer;
+    const Graph *g = e->m->infer;
     double f = 0;
     for (int i = 0; i < g->n; i++)
         if (g->nodes[i].fused >= 0)
@@ -2171,73 +2183,73 @@ static double flops(void)
     return f;
 }
 
-static void emit_driver(const char *hname, const char *fname)
+static void emit_driver(Emitter *e, const char *hname, const char *fname)
 {
-    const char *p = M->prefix;
-    banner(fname);
-    P("#include \"%s\"\n\n", hname);
-    P("/* Thin wrappers from the driver's generic calls to the typed API. */\n");
+    const char *p = e->m->prefix;
+    banner(e, fname);
+    P(e, "#include \"%s\"\n\n", hname);
+    P(e, "/* Thin wrappers from the driver's generic calls to the typed API. */\n");
     /* C11 needs the casts: a pointer to an array of const is not const */
     const char *args = "";
-    for (int i = 0; i < M->ninputs; i++)
-        args = xs("%s, (%s)in[%d]", args, io_decl(&M->inputs[i], 1, ""), i);
+    for (int i = 0; i < e->m->ninputs; i++)
+        args = xs("%s, (%s)in[%d]", args, io_decl(e, &e->m->inputs[i], 1, ""), i);
     const char *largs = "";
-    for (int i = 0; i < M->nlabels; i++)
-        largs = xs("%s, (%s)lab[%d]", largs, io_decl(&M->labels[i], 1, ""), i);
-    P("static int init_(void *m, int max_batch, uint64_t seed) { return %s_init(m, max_batch, seed); }\n", p);
-    P("static void release_(void *m) { %s_release(m); }\n", p);
+    for (int i = 0; i < e->m->nlabels; i++)
+        largs = xs("%s, (%s)lab[%d]", largs, io_decl(e, &e->m->labels[i], 1, ""), i);
+    P(e, "static int init_(void *m, int max_batch, uint64_t seed) { return %s_init(m, max_batch, seed); }\n", p);
+    P(e, "static void release_(void *m) { %s_release(m); }\n", p);
     IoDecl oio;
     memset(&oio, 0, sizeof oio);
     oio.dt = DT_F32;
-    oio.shape = M->infer->nodes[M->infer->output].shape;
-    const char *ocast = io_decl(&oio, 0, "");
-    P("static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, (%s)out);\n}\n", p, args, ocast);
-    if (M->has_loss) {
-        P("static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return %s_train_forward(m, n%s%s);\n}\n",
+    oio.shape = e->m->infer->nodes[e->m->infer->output].shape;
+    const char *ocast = io_decl(e, &oio, 0, "");
+    P(e, "static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, (%s)out);\n}\n", p, args, ocast);
+    if (e->m->has_loss) {
+        P(e, "static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return %s_train_forward(m, n%s%s);\n}\n",
           p, args, largs);
-        P("static void backward_(void *m) { %s_backward(m); }\n", p);
-        P("static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float *metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
+        P(e, "static void backward_(void *m) { %s_backward(m); }\n", p);
+        P(e, "static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float *metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
           p, args, largs);
     }
-    int ns = M->train ? M->train->nsummaries : 0;
+    int ns = e->m->train ? e->m->train->nsummaries : 0;
     if (ns)
-        P("static const float *summaries_(const void *m) { return ((const %s *)m)->summary_; }\n", p);
-    P("static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
-    P("static int load_(void *m, const char *path) { return %s_load(m, path); }\n\n", p);
-    P("static const nnc_io_desc inputs_[%d] = {\n", M->ninputs);
-    for (int i = 0; i < M->ninputs; i++)
-        io_desc(&M->inputs[i]);
-    P("};\n\n");
-    if (M->nlabels) {
-        P("static const nnc_io_desc labels_[%d] = {\n", M->nlabels);
-        for (int i = 0; i < M->nlabels; i++)
-            io_desc(&M->labels[i]);
-        P("};\n\n");
+        P(e, "static const float *summaries_(const void *m) { return ((const %s *)m)->summary_; }\n", p);
+    P(e, "static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
+    P(e, "static int load_(void *m, const char *path) { return %s_load(m, path); }\n\n", p);
+    P(e, "static const nnc_io_desc inputs_[%d] = {\n", e->m->ninputs);
+    for (int i = 0; i < e->m->ninputs; i++)
+        io_desc(e, &e->m->inputs[i]);
+    P(e, "};\n\n");
+    if (e->m->nlabels) {
+        P(e, "static const nnc_io_desc labels_[%d] = {\n", e->m->nlabels);
+        for (int i = 0; i < e->m->nlabels; i++)
+            io_desc(e, &e->m->labels[i]);
+        P(e, "};\n\n");
     }
-    P("int main(int argc, char **argv)\n{\n");
-    P("    static const nnc_model_desc desc = {\n");
-    P("        .name = \"%s\",\n        .model_size = sizeof(%s),\n", p, p);
-    P("        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", M->ninputs, M->nlabels, M->nmetrics);
-    P("        .inputs = inputs_,\n        .labels = %s,\n", M->nlabels ? "labels_" : "NULL");
-    const IrNode *o = &M->infer->nodes[M->infer->output];
-    P("        .output = ");
+    P(e, "int main(int argc, char **argv)\n{\n");
+    P(e, "    static const nnc_model_desc desc = {\n");
+    P(e, "        .name = \"%s\",\n        .model_size = sizeof(%s),\n", p, p);
+    P(e, "        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", e->m->ninputs, e->m->nlabels, e->m->nmetrics);
+    P(e, "        .inputs = inputs_,\n        .labels = %s,\n", e->m->nlabels ? "labels_" : "NULL");
+    const IrNode *o = &e->m->infer->nodes[e->m->infer->output];
+    P(e, "        .output = ");
     {
-        P("{\"output\", NNC_F32, %d, {", o->shape.nd);
+        P(e, "{\"output\", NNC_F32, %d, {", o->shape.nd);
         for (int k = 0; k < o->shape.nd; k++)
-            P("%s%lld", k ? ", " : "", k == 0 ? 0LL : (long long)o->shape.d[k]);
-        P("}, 1, 0, 0},\n");
+            P(e, "%s%lld", k ? ", " : "", k == 0 ? 0LL : (long long)o->shape.d[k]);
+        P(e, "}, 1, 0, 0},\n");
     }
-    P("        .metric_names = %s,\n", M->nmetrics ? xs("%s_metric_names", p) : "NULL");
-    P("        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", upper(p), upper(p));
-    P("        .flops_per_example = %.17g,\n", flops());
-    P("        .has_loss = %d,\n", M->has_loss);
-    P("        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = forward_,\n", p);
-    if (M->has_loss)
-        P("        .train_forward = train_forward_,\n        .backward = backward_,\n        .eval = eval_,\n");
+    P(e, "        .metric_names = %s,\n", e->m->nmetrics ? xs("%s_metric_names", p) : "NULL");
+    P(e, "        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", upper(p), upper(p));
+    P(e, "        .flops_per_example = %.17g,\n", flops(e));
+    P(e, "        .has_loss = %d,\n", e->m->has_loss);
+    P(e, "        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = forward_,\n", p);
+    if (e->m->has_loss)
+        P(e, "        .train_forward = train_forward_,\n        .backward = backward_,\n        .eval = eval_,\n");
     if (ns)
-        P("        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = summaries_,\n", ns, p);
-    P("        .save = save_,\n        .load = load_,\n    };\n");
-    P("    return nnc_driver_main(argc, argv, &desc);\n}\n");
+        P(e, "        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = summaries_,\n", ns, p);
+    P(e, "        .save = save_,\n        .load = load_,\n    };\n");
+    P(e, "    return nnc_driver_main(argc, argv, &desc);\n}\n");
 }
 
 static void finish_file(EmitFile *f, const char *name, char *text, size_t len)
@@ -2249,8 +2261,8 @@ static void finish_file(EmitFile *f, const char *name, char *text, size_t len)
 
 int emit_model(const Model *m, const EmitOptions *opt, EmitFile *files)
 {
-    M = m;
-    O = opt;
+    Emitter em = {.m = m, .opt = opt, .real = opt->f64 ? "double" : "float"};
+    Emitter *e = &em;
     int nf = 0;
     if (opt->f64)
         for (int k = 0; k < m->nparams + m->nstate; k++) {
@@ -2263,19 +2275,21 @@ int emit_model(const Model *m, const EmitOptions *opt, EmitFile *files)
     const char *hname = xs("%s.h", m->prefix), *cname = xs("%s.c", m->prefix), *dname = xs("%s_main.c", m->prefix);
     char *text;
     size_t len;
-    out = open_memstream(&text, &len);
-    emit_header(hname);
-    fclose(out);
+    e->out = open_memstream(&text, &len);
+    emit_header(e, hname);
+    fclose(e->out);
     finish_file(&files[nf++], hname, text, len);
-    out = open_memstream(&text, &len);
-    emit_source(hname, cname);
-    fclose(out);
+    e->out = open_memstream(&text, &len);
+    emit_source(e, hname, cname);
+    fclose(e->out);
     finish_file(&files[nf++], cname, text, len);
     if (opt->driver && !opt->f64) {
-        out = open_memstream(&text, &len);
-        emit_driver(hname, dname);
-        fclose(out);
+        e->out = open_memstream(&text, &len);
+        emit_driver(e, hname, dname);
+        fclose(e->out);
         finish_file(&files[nf++], dname, text, len);
     }
+    free(e->used);
+    free(e->merged);
     return nf;
 }
