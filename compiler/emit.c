@@ -19,35 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
+#include "emitter.h"
 #include "nnc_conv.h"
 #include "plan.h"
 
-/* Everything the printing functions share: the model and options, the
- * stream being written, and the state of the function body and of the
- * loop block being printed.  One per emit_model call. */
-typedef struct Emitter {
-    const Model *m;
-    const EmitOptions *opt;
-    const char *real;           /* the real type: "float", or "double" with --precision=f64 */
-    FILE *out;                  /* the stream being written */
-    /* the function being printed (begin_body .. end_body) */
-    const Graph *g;
-    char *used;                 /* per node: its pointer is referenced in this function */
-    char *merged;               /* per node: already computed along with an earlier one */
-    int in_backward;            /* inputs come from m->in_ (saved by train_forward) */
-    FILE *file_out;             /* the file's stream while the body goes to memory */
-    char *body_text;
-    size_t body_len;
-    /* the loop block being printed (loop_begin .. loop_end) */
-    char *loop_used;            /* roots it reads or writes */
-    char *loop_wr;              /* ... and the ones it writes besides its own (fused = 2) */
-    FILE *loop_saved;           /* the stream to print the block to */
-    char *loop_text;
-    size_t loop_len;
-} Emitter;
-
-static char *xs(const char *f, ...)
+char *emit_fmt(const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
@@ -62,12 +38,10 @@ static char *xs(const char *f, ...)
     return s;
 }
 
-#define P(e, ...) fprintf((e)->out, __VA_ARGS__)
-
 /* a libm function for the real type: "expf" or "exp" */
-static const char *fn(Emitter *e, const char *name) { return e->opt->f64 ? name : xs("%sf", name); }
+const char *emit_libm(Emitter *e, const char *name) { return e->opt->f64 ? name : emit_fmt("%sf", name); }
 
-static const char *lit(Emitter *e, double v)
+const char *emit_lit(Emitter *e, double v)
 {
     if (isnan(v))
         return "NAN";
@@ -77,28 +51,28 @@ static const char *lit(Emitter *e, double v)
     snprintf(buf, sizeof buf, "%.9g", v);
     if (!strpbrk(buf, ".e"))
         strcat(buf, ".0");
-    return xs("%s%s", buf, e->opt->f64 ? "" : "f");
+    return emit_fmt("%s%s", buf, e->opt->f64 ? "" : "f");
 }
 
 /* ---- sizes ----------------------------------------------------------------- */
 
-static const char *dim(Shape s, int i)
+const char *emit_dim(Shape s, int i)
 {
     if (i == s.bd)
-        return s.d[i] == 1 ? "n" : xs("%lld * n", (long long)s.d[i]);
-    return xs("%lld", (long long)s.d[i]);
+        return s.d[i] == 1 ? "n" : emit_fmt("%lld * n", (long long)s.d[i]);
+    return emit_fmt("%lld", (long long)s.d[i]);
 }
 
-static const char *numel(Shape s)
+const char *emit_numel(Shape s)
 {
     int64_t k = ir_numel(s);
     if (s.bd < 0)
-        return xs("%lld", (long long)k);
-    return k == 1 ? "(int64_t)n" : xs("%lld * (int64_t)n", (long long)k);
+        return emit_fmt("%lld", (long long)k);
+    return k == 1 ? "(int64_t)n" : emit_fmt("%lld * (int64_t)n", (long long)k);
 }
 
 /* product of dims [a, b) */
-static const char *prod(Shape s, int a, int b)
+const char *emit_prod(Shape s, int a, int b)
 {
     int64_t k = 1;
     int batch = 0;
@@ -107,30 +81,29 @@ static const char *prod(Shape s, int a, int b)
         batch |= i == s.bd;
     }
     if (!batch)
-        return xs("%lld", (long long)k);
-    return k == 1 ? "(int64_t)n" : xs("%lld * (int64_t)n", (long long)k);
+        return emit_fmt("%lld", (long long)k);
+    return k == 1 ? "(int64_t)n" : emit_fmt("%lld * (int64_t)n", (long long)k);
 }
 
 /* ---- pointers ---------------------------------------------------------------- */
 
-static const IrNode *nd(Emitter *e, int t) { return &e->g->nodes[t]; }
+const IrNode *emit_nd(Emitter *e, int t) { return &e->g->nodes[t]; }
 
-static const char *ref(Emitter *e, int t)
+const char *emit_ref(Emitter *e, int t)
 {
     int r = plan_storage_root(e->g, t);
     e->used[r] = 1;
     if (e->loop_used) {
         e->loop_used[r] = 1;
-        return xs("r%d", r);
+        return emit_fmt("r%d", r);
     }
-    return xs("t%d", r);
+    return emit_fmt("t%d", r);
 }
 
 /* A loop block gets `restrict` copies of the pointers it uses: tensors
  * live in one loop never overlap (plan.c), so the compiler may vectorize.
  * (Function-wide restrict would be wrong: buffers reuse arena space.) */
-
-static void loop_begin(Emitter *e)
+void emit_loop_begin(Emitter *e)
 {
     e->loop_used = calloc((size_t)e->g->n + 1, 1);
     e->loop_wr = calloc((size_t)e->g->n + 1, 1);
@@ -140,7 +113,7 @@ static void loop_begin(Emitter *e)
         abort();
 }
 
-static void loop_end(Emitter *e, int written)
+void emit_loop_end(Emitter *e, int written)
 {
     fclose(e->out);
     e->out = e->loop_saved;
@@ -148,7 +121,7 @@ static void loop_end(Emitter *e, int written)
     P(e, "    {\n");
     for (int r = 0; r < e->g->n; r++)
         if (e->loop_used[r]) {
-            const char *ty = nd(e, r)->dt == DT_I32 ? "int32_t" : e->real;
+            const char *ty = emit_nd(e, r)->dt == DT_I32 ? "int32_t" : e->real;
             P(e, "    %s%s *restrict const r%d = t%d;\n", r == w || e->loop_wr[r] ? "" : "const ", ty, r, r);
         }
     fwrite(e->loop_text, 1, e->loop_len, e->out);
@@ -162,9 +135,9 @@ static void loop_end(Emitter *e, int written)
 
 /* The declaration of a used pointer, at the top of the function, with
  * the tensor's shape (and name, for leaves) in a comment. */
-static void declare(Emitter *e, int r)
+void emit_declare(Emitter *e, int r)
 {
-    const IrNode *n = nd(e, r);
+    const IrNode *n = emit_nd(e, r);
     const char *ty = n->dt == DT_I32 ? "int32_t" : e->real;
     char sb[160];
     const char *shape = ir_shape_str(n->shape, "N", sb, sizeof sb);
@@ -203,7 +176,7 @@ static void declare(Emitter *e, int r)
 
 /* ---- comments ---------------------------------------------------------------- */
 
-static void comment(Emitter *e, const IrNode *n)
+void emit_comment(Emitter *e, const IrNode *n)
 {
     if (!n->loc.file) {
         P(e, "    /* %s%s */\n", ir_op_name(n->op), n->backward ? " (backward)" : "");
@@ -229,7 +202,7 @@ typedef struct Loop {
  * of the loop shape s (index variables i0..), each position of l's first
  * ll dims counting `unit` elements.  Broadcast dims (size 1 in l) add
  * nothing; the batch dim's extent is n times its multiplier. */
-static const char *bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit)
+const char *emit_bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit)
 {
     const char *idx = "";
     int64_t k = 1;
@@ -240,10 +213,10 @@ static const char *bcast_offset(Shape s, int nl, Shape l, int ll, const char *un
             break;
         int bcast = l.d[j] == 1 && j != l.bd && (s.d[i] != 1 || i == s.bd);
         if (!bcast) {
-            const char *st = kb ? xs("%lld * (int64_t)n", (long long)k) : xs("%lld", (long long)k);
+            const char *st = kb ? emit_fmt("%lld * (int64_t)n", (long long)k) : emit_fmt("%lld", (long long)k);
             if (strcmp(unit, "1"))
-                st = xs("%s * %s", st, unit);
-            idx = xs("%s%si%d * %s", idx, *idx ? " + " : "", i, st);
+                st = emit_fmt("%s * %s", st, unit);
+            idx = emit_fmt("%s%si%d * %s", idx, *idx ? " + " : "", i, st);
         }
         k *= l.d[j];
         kb |= j == l.bd;
@@ -258,12 +231,12 @@ static const char *leaf_index(const Loop *lp, Shape l)
         return "0";
     if (ir_shape_eq(l, lp->s))
         return "i";
-    return bcast_offset(lp->s, lp->s.nd, l, l.nd, "1");
+    return emit_bcast_offset(lp->s, lp->s.nd, l, l.nd, "1");
 }
 
 static int needs_nested(Emitter *e, const Loop *lp, int t)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     if ((n->fused == 1 || (n->fused == 2 && lp->root == n->home)) && n->op != IR_CONST) {
         for (int k = 0; k < n->nin; k++)
             if (needs_nested(e, lp, n->in[k]))
@@ -278,41 +251,44 @@ static int needs_nested(Emitter *e, const Loop *lp, int t)
 
 /* tanh: libm's in double code (the finite-difference checks), else the
  * inline rational one (nnc_tanh_float, below), which vectorizes. */
-static const char *tanh_fn(Emitter *e) { return e->opt->f64 ? "tanh" : "nnc_tanh_float"; }
+const char *emit_tanh_fn(Emitter *e) { return e->opt->f64 ? "tanh" : "nnc_tanh_float"; }
 /* exp where the argument is <= 0 (softmax, cross-entropy): nnc_exp_float */
-static const char *exp_fn(Emitter *e) { return e->opt->f64 ? "exp" : "nnc_exp_float"; }
+const char *emit_exp_fn(Emitter *e) { return e->opt->f64 ? "exp" : "nnc_exp_float"; }
 
 /* relu of the expression a (0 for NaN), wherever the emitted code applies
  * one: the elementwise op and the relus folded into other ops */
-static const char *relu_of(Emitter *e, const char *a) { return xs("%s > %s ? %s : %s", a, lit(e, 0), a, lit(e, 0)); }
+const char *emit_relu_of(Emitter *e, const char *a)
+{
+    return emit_fmt("%s > %s ? %s : %s", a, emit_lit(e, 0), a, emit_lit(e, 0));
+}
 
 static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
 {
-    const char *one = lit(e, 1), *zero = lit(e, 0);
+    const char *one = emit_lit(e, 1), *zero = emit_lit(e, 0);
     switch (n->op) {
-    case IR_NEG: return xs("-%s", a);
-    case IR_RELU: return relu_of(e, a);
-    case IR_SIGMOID: return xs("%s / (%s + %s(-%s))", one, one, fn(e, "exp"), a);
-    case IR_TANH: return xs("%s(%s)", tanh_fn(e), a);
+    case IR_NEG: return emit_fmt("-%s", a);
+    case IR_RELU: return emit_relu_of(e, a);
+    case IR_SIGMOID: return emit_fmt("%s / (%s + %s(-%s))", one, one, emit_libm(e, "exp"), a);
+    case IR_TANH: return emit_fmt("%s(%s)", emit_tanh_fn(e), a);
     case IR_GELU:
-        return xs("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", lit(e, 0.5), a, one, tanh_fn(e),
-                  lit(e, 0.7978845608028654), a, lit(e, 0.044715), a, a, a);
+        return emit_fmt("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", emit_lit(e, 0.5), a, one, emit_tanh_fn(e),
+                  emit_lit(e, 0.7978845608028654), a, emit_lit(e, 0.044715), a, a, a);
     case IR_DGELU:
-        return xs("nnc_dgelu_%s(%s)", e->real, a);
-    case IR_SILU: return xs("%s / (%s + %s(-%s))", a, one, fn(e, "exp"), a);
-    case IR_DSILU: return xs("nnc_dsilu_%s(%s)", e->real, a);
-    case IR_EXP: return xs("%s(%s)", fn(e, "exp"), a);
-    case IR_LOG: return xs("%s(%s)", fn(e, "log"), a);
-    case IR_SQRT: return xs("%s(%s)", fn(e, "sqrt"), a);
-    case IR_RSQRT: return xs("%s / %s(%s)", one, fn(e, "sqrt"), a);
-    case IR_ABS: return xs("%s(%s)", fn(e, "fabs"), a);
-    case IR_SQUARE: return xs("%s * %s", a, a);
+        return emit_fmt("nnc_dgelu_%s(%s)", e->real, a);
+    case IR_SILU: return emit_fmt("%s / (%s + %s(-%s))", a, one, emit_libm(e, "exp"), a);
+    case IR_DSILU: return emit_fmt("nnc_dsilu_%s(%s)", e->real, a);
+    case IR_EXP: return emit_fmt("%s(%s)", emit_libm(e, "exp"), a);
+    case IR_LOG: return emit_fmt("%s(%s)", emit_libm(e, "log"), a);
+    case IR_SQRT: return emit_fmt("%s(%s)", emit_libm(e, "sqrt"), a);
+    case IR_RSQRT: return emit_fmt("%s / %s(%s)", one, emit_libm(e, "sqrt"), a);
+    case IR_ABS: return emit_fmt("%s(%s)", emit_libm(e, "fabs"), a);
+    case IR_SQUARE: return emit_fmt("%s * %s", a, a);
     case IR_POWC:
         if (n->fval == 2)
-            return xs("%s * %s", a, a);
-        return xs("%s(%s, %s)", fn(e, "pow"), a, lit(e, n->fval));
-    case IR_STEP: return xs("%s > %s ? %s : %s", a, zero, one, zero);
-    case IR_SIGN: return xs("(%s)((%s > %s) - (%s < %s))", e->real, a, zero, a, zero);
+            return emit_fmt("%s * %s", a, a);
+        return emit_fmt("%s(%s, %s)", emit_libm(e, "pow"), a, emit_lit(e, n->fval));
+    case IR_STEP: return emit_fmt("%s > %s ? %s : %s", a, zero, one, zero);
+    case IR_SIGN: return emit_fmt("(%s)((%s > %s) - (%s < %s))", e->real, a, zero, a, zero);
     case IR_EXPAND: return a;
     default: abort();
     }
@@ -321,14 +297,15 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
 static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b)
 {
     switch (op) {
-    case IR_ADD: return xs("%s + %s", a, b);
-    case IR_SUB: return xs("%s - %s", a, b);
-    case IR_MUL: return xs("%s * %s", a, b);
-    case IR_DIV: return xs("%s / %s", a, b);
-    case IR_MAXIMUM: return xs("%s >= %s ? %s : %s", a, b, a, b);
-    case IR_MINIMUM: return xs("%s <= %s ? %s : %s", a, b, a, b);
-    case IR_MAXGRAD: return xs("%s > %s ? %s : %s == %s ? %s : %s", a, b, lit(e, 1), a, b, lit(e, 0.5), lit(e, 0));
-    case IR_EQMASK: return xs("%s == %s ? %s : %s", a, b, lit(e, 1), lit(e, 0));
+    case IR_ADD: return emit_fmt("%s + %s", a, b);
+    case IR_SUB: return emit_fmt("%s - %s", a, b);
+    case IR_MUL: return emit_fmt("%s * %s", a, b);
+    case IR_DIV: return emit_fmt("%s / %s", a, b);
+    case IR_MAXIMUM: return emit_fmt("%s >= %s ? %s : %s", a, b, a, b);
+    case IR_MINIMUM: return emit_fmt("%s <= %s ? %s : %s", a, b, a, b);
+    case IR_MAXGRAD:
+        return emit_fmt("%s > %s ? %s : %s == %s ? %s : %s", a, b, emit_lit(e, 1), a, b, emit_lit(e, 0.5), emit_lit(e, 0));
+    case IR_EQMASK: return emit_fmt("%s == %s ? %s : %s", a, b, emit_lit(e, 1), emit_lit(e, 0));
     default: abort();
     }
 }
@@ -338,30 +315,31 @@ static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b
  * anything else is a stored tensor read at the loop position. */
 static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     if (n->op == IR_CONST) {
         if (n->ival2 == -1)
-            return xs("(%s)(%s / (double)n)", e->real, lit(e, n->fval));
+            return emit_fmt("(%s)(%s / (double)n)", e->real, emit_lit(e, n->fval));
         if (n->ival2 == 1)
-            return xs("(%s)(%s * (double)n)", e->real, lit(e, n->fval));
-        return lit(e, n->fval);
+            return emit_fmt("(%s)(%s * (double)n)", e->real, emit_lit(e, n->fval));
+        return emit_lit(e, n->fval);
     }
     if (lp->seen[t])
-        return xs("v%d", t);
+        return emit_fmt("v%d", t);
     lp->seen[t] = 1;
     if (!root && (n->fused < 1 || (n->fused == 2 && lp->root != n->home))) {
-        P(e, "        const %s v%d = %s[%s];\n", e->real, t, ref(e, t), leaf_index(lp, n->shape));
-        return xs("v%d", t);
+        P(e, "        const %s v%d = %s[%s];\n", e->real, t, emit_ref(e, t), leaf_index(lp, n->shape));
+        return emit_fmt("v%d", t);
     }
     const char *ex;
-    int st = n->op == IR_MUL ? (nd(e, n->in[1])->op == IR_STEP && nd(e, n->in[1])->fused == 1 ? 1
-                                : nd(e, n->in[0])->op == IR_STEP && nd(e, n->in[0])->fused == 1 ? 0 : -1) : -1;
+    int st = n->op == IR_MUL ? (emit_nd(e, n->in[1])->op == IR_STEP && emit_nd(e, n->in[1])->fused == 1 ? 1
+                                : emit_nd(e, n->in[0])->op == IR_STEP && emit_nd(e, n->in[0])->fused == 1 ? 0
+                                : -1) : -1;
     if (st >= 0) {
         /* dy * step(x) as a select: no branch on the data, vectorizable */
-        const char *x = ew_value(e, lp, nd(e, n->in[st])->in[0], 0);
+        const char *x = ew_value(e, lp, emit_nd(e, n->in[st])->in[0], 0);
         const char *dy = ew_value(e, lp, n->in[1 - st], 0);
         lp->seen[n->in[st]] = 1;
-        ex = xs("%s > %s ? %s : %s", x, lit(e, 0), dy, lit(e, 0));
+        ex = emit_fmt("%s > %s ? %s : %s", x, emit_lit(e, 0), dy, emit_lit(e, 0));
     } else if (ir_op_class(n->op) == OC_UNARY) {
         ex = unary_expr(e, n, ew_value(e, lp, n->in[0], 0));
     } else {
@@ -372,17 +350,17 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
     P(e, "        const %s v%d = %s;\n", e->real, t, ex);
     if (!root && n->fused == 2) {
         /* read again later: stored from here */
-        const char *dst = ref(e, t);
+        const char *dst = emit_ref(e, t);
         e->loop_wr[plan_storage_root(e->g, t)] = 1;
         P(e, "        %s[i] = v%d;\n", dst, t);
     }
-    return xs("v%d", t);
+    return emit_fmt("v%d", t);
 }
 
-static void emit_elementwise(Emitter *e, int t)
+void emit_elementwise(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    loop_begin(e);
+    const IrNode *n = emit_nd(e, t);
+    emit_loop_begin(e);
     Loop lp;
     lp.s = n->shape;
     lp.seen = calloc((size_t)e->g->n + 1, 1);
@@ -392,30 +370,30 @@ static void emit_elementwise(Emitter *e, int t)
         lp.nested |= needs_nested(e, &lp, n->in[k]);
     if (lp.nested) {
         for (int k = 0; k < n->shape.nd; k++)
-            P(e, "    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, dim(n->shape, k), k);
+            P(e, "    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, emit_dim(n->shape, k), k);
         P(e, "    {\n");
         const char *flat = "0";
         for (int k = 0; k < n->shape.nd; k++)
-            flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(n->shape, k), k);
+            flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(n->shape, k), k);
         P(e, "        const int64_t i = %s;\n", flat);
     } else {
-        P(e, "    for (int64_t i = 0; i < %s; i++) {\n", numel(n->shape));
+        P(e, "    for (int64_t i = 0; i < %s; i++) {\n", emit_numel(n->shape));
     }
     const char *v = ew_value(e, &lp, t, 1);
-    P(e, "        %s[i] = %s;\n", ref(e, t), v);
+    P(e, "        %s[i] = %s;\n", emit_ref(e, t), v);
     P(e, "    }\n");
     free(lp.seen);
-    loop_end(e, t);
+    emit_loop_end(e, t);
 }
 
 /* ---- contractions and structure ------------------------------------------------ */
 
-static const char *gemm(Emitter *e) { return e->opt->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
+const char *emit_gemm(Emitter *e) { return e->opt->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
 
 static void loops(Emitter *e, Shape s, int upto, const char *indent)
 {
     for (int k = 0; k < upto; k++)
-        P(e, "%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, dim(s, k), k);
+        P(e, "%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, emit_dim(s, k), k);
 }
 
 /* The runtime's kernel for a batched matmul plan.c marked causal (attn.c),
@@ -423,7 +401,7 @@ static void loops(Emitter *e, Shape s, int upto, const char *indent)
  * and the sizes the kernels take. */
 static const char *causal_kernel(Emitter *e, const IrNode *n)
 {
-    const Shape so = n->shape, sa = nd(e, n->in[0])->shape, sb = nd(e, n->in[1])->shape;
+    const Shape so = n->shape, sa = emit_nd(e, n->in[0])->shape, sb = emit_nd(e, n->in[1])->shape;
     const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
     if (e->opt->f64 || !n->causal || T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
         return NULL;
@@ -435,98 +413,105 @@ static const char *causal_kernel(Emitter *e, const IrNode *n)
     return NULL;
 }
 
-static void emit_matmul(Emitter *e, int t)
+void emit_matmul(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    Shape so = n->shape, sa = nd(e, n->in[0])->shape, sb = nd(e, n->in[1])->shape;
+    const IrNode *n = emit_nd(e, t);
+    Shape so = n->shape, sa = emit_nd(e, n->in[0])->shape, sb = emit_nd(e, n->in[1])->shape;
     int no = so.nd;
-    const char *M = dim(so, no - 2), *N = dim(so, no - 1);
-    const char *K = n->ta ? dim(sa, sa.nd - 2) : dim(sa, sa.nd - 1);
-    const char *lda = dim(sa, sa.nd - 1), *ldb = dim(sb, sb.nd - 1);
+    const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
+    const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
+    const char *lda = emit_dim(sa, sa.nd - 1), *ldb = emit_dim(sb, sb.nd - 1);
     const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
-    const char *a = ref(e, n->in[0]), *b = ref(e, n->in[1]), *c = ref(e, t);
+    const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]), *c = emit_ref(e, t);
     if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
         /* one GEMM: the leading dims of A are more rows */
-        const char *rows = sa.nd == 2 ? M : prod(so, 0, no - 1);
+        const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
         P(e, "    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          gemm(e), TA, TB, rows, N, K, lit(e, n->alpha), a, lda, b, ldb, lit(e, 0), c, N);
+          emit_gemm(e), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */
-    const char *ma = prod(sa, sa.nd - 2, sa.nd), *mb = prod(sb, sb.nd - 2, sb.nd), *mc = prod(so, no - 2, no);
+    const char *ma = emit_prod(sa, sa.nd - 2, sa.nd), *mb = emit_prod(sb, sb.nd - 2, sb.nd),
+               *mc = emit_prod(so, no - 2, no);
     loops(e, so, no - 2, "    ");
     P(e, "    {\n");
     const char *flat = "0";
     for (int k = 0; k < no - 2; k++)
-        flat = k == 0 ? "i0" : xs("(%s) * %s + i%d", flat, dim(so, k), k);
+        flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(so, k), k);
     P(e, "        const int64_t ic = %s;\n", flat);
-    const char *ao = bcast_offset(so, no - 2, sa, sa.nd - 2, ma), *bo = bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
+    const char *ao = emit_bcast_offset(so, no - 2, sa, sa.nd - 2, ma),
+               *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
     const char *kernel = causal_kernel(e, n);
     if (kernel)
         /* plan.c's marks: the products of causal attention, by the triangle */
         P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel,
-          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, lit(e, n->alpha), a, ao, lda, b,
+          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b,
           bo, ldb, c, mc, N);
     else
         P(e, "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
-          gemm(e), TA, TB, M, N, K, lit(e, n->alpha), a, ao, lda, b, bo, ldb, lit(e, 0), c, mc, N);
+          emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, emit_lit(e, 0), c, mc, N);
     P(e, "    }\n");
 }
 
 /* stride of dim i of a row-major tensor s */
-static const char *stride(Shape s, int i)
+const char *emit_stride(Shape s, int i)
 {
-    return prod(s, i + 1, s.nd);
+    return emit_prod(s, i + 1, s.nd);
 }
 
-static void emit_permute(Emitter *e, int t)
+void emit_permute(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    Shape so = n->shape, si = nd(e, n->in[0])->shape;
+    const IrNode *n = emit_nd(e, t);
+    Shape so = n->shape, si = emit_nd(e, n->in[0])->shape;
     const char *idx = "";
     for (int k = 0; k < so.nd; k++)
-        idx = xs("%s%si%d * %s", idx, k ? " + " : "", k, stride(si, n->perm[k]));
+        idx = emit_fmt("%s%si%d * %s", idx, k ? " + " : "", k, emit_stride(si, n->perm[k]));
     P(e, "    {\n        int64_t o = 0;\n");
     loops(e, so, so.nd, "        ");
-    P(e, "            %s[o++] = %s[%s];\n    }\n", ref(e, t), ref(e, n->in[0]), idx);
+    P(e, "            %s[o++] = %s[%s];\n    }\n", emit_ref(e, t), emit_ref(e, n->in[0]), idx);
 }
 
-static void emit_concat(Emitter *e, int t)
+void emit_concat(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     Shape so = n->shape;
     int ax = n->axis;
-    const char *outer = prod(so, 0, ax), *ochunk = prod(so, ax, so.nd), *inner = prod(so, ax + 1, so.nd);
+    const char *outer = emit_prod(so, 0, ax), *ochunk = emit_prod(so, ax, so.nd), *inner = emit_prod(so, ax + 1, so.nd);
     int64_t off = 0;
     for (int k = 0; k < n->nin; k++) {
-        Shape si = nd(e, n->in[k])->shape;
-        const char *chunk = prod(si, ax, si.nd);
+        Shape si = emit_nd(e, n->in[k])->shape;
+        const char *chunk = emit_prod(si, ax, si.nd);
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P(e, "        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(e, t), ochunk,
-          (long long)off, inner, ref(e, n->in[k]), chunk, e->real, chunk);
+        P(e, "        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), ochunk,
+          (long long)off, inner, emit_ref(e, n->in[k]), chunk, e->real, chunk);
         off += si.d[ax];
     }
 }
 
 /* slice (out = in[start:end] on axis) and pad (its adjoint) */
-static void emit_slice(Emitter *e, int t, int pad)
+static void slice_pad(Emitter *e, int t, int pad)
 {
-    const IrNode *n = nd(e, t);
-    Shape big = pad ? n->shape : nd(e, n->in[0])->shape, small = pad ? nd(e, n->in[0])->shape : n->shape;
+    const IrNode *n = emit_nd(e, t);
+    Shape big = pad ? n->shape : emit_nd(e, n->in[0])->shape, small = pad ? emit_nd(e, n->in[0])->shape : n->shape;
     int ax = n->axis;
-    const char *outer = prod(big, 0, ax), *bchunk = prod(big, ax, big.nd), *schunk = prod(small, ax, small.nd);
-    const char *skip = xs("%lld * %s", (long long)n->start, prod(big, ax + 1, big.nd));
+    const char *outer = emit_prod(big, 0, ax), *bchunk = emit_prod(big, ax, big.nd),
+               *schunk = emit_prod(small, ax, small.nd);
+    const char *skip = emit_fmt("%lld * %s", (long long)n->start, emit_prod(big, ax + 1, big.nd));
     if (pad) {
-        P(e, "    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", ref(e, t), e->real, numel(big));
+        P(e, "    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), e->real, emit_numel(big));
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", ref(e, t), bchunk, skip,
-          ref(e, n->in[0]), schunk, e->real, schunk);
+        P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), bchunk, skip,
+          emit_ref(e, n->in[0]), schunk, e->real, schunk);
     } else {
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P(e, "        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", ref(e, t), schunk,
-          ref(e, n->in[0]), bchunk, skip, e->real, schunk);
+        P(e, "        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), schunk,
+          emit_ref(e, n->in[0]), bchunk, skip, e->real, schunk);
     }
 }
+
+void emit_slice(Emitter *e, int t) { slice_pad(e, t, 0); }
+
+void emit_pad(Emitter *e, int t) { slice_pad(e, t, 1); }
 
 /* Merges neighbouring dims of s that are both reduced or both kept (a
  * row-major view of the same data), so that a sum over H and W of
@@ -561,7 +546,8 @@ static uint32_t collapse_dims(Shape *s, uint32_t axes)
  * result goes to `store`: "sum =" or "acc +=".  expr holds no `?:`:
  * gcc 12 at -O3 vectorizes this loop nest wrongly when it does
  * (docs/decisions.md, "gcc 12 and conditional lane sums"). */
-static void lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len, const char *expr)
+void emit_lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len,
+                      const char *expr)
 {
     P(e, "%s{\n", ind);
     P(e, "%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, e->real, ind);
@@ -573,12 +559,12 @@ static void lanes_store(Emitter *e, const char *ind, const char *total, const ch
 
 /* Reductions: loops over the kept dims outside, the reduced dims inside,
  * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
-static void emit_reduce(Emitter *e, int t)
+void emit_reduce(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    loop_begin(e);
-    Shape si = nd(e, n->in[0])->shape;
-    const char *y = ref(e, t), *x = ref(e, n->in[0]);
+    const IrNode *n = emit_nd(e, t);
+    emit_loop_begin(e);
+    Shape si = emit_nd(e, n->in[0])->shape;
+    const char *y = emit_ref(e, t), *x = emit_ref(e, n->in[0]);
     uint32_t axes = collapse_dims(&si, n->axes);
     int lead = 0;                      /* reduced dims [0, lead), kept dims after */
     while (lead < si.nd && (axes & (1u << lead)))
@@ -587,16 +573,16 @@ static void emit_reduce(Emitter *e, int t)
     if (prefix) {
         /* a sum over leading dims (a bias gradient): row by row into the
          * output, so the inner loop is contiguous and vectorizes */
-        P(e, "    {\n        const int64_t rows = %s, K = %s;\n", prod(si, 0, lead), prod(si, lead, si.nd));
+        P(e, "    {\n        const int64_t rows = %s, K = %s;\n", emit_prod(si, 0, lead), emit_prod(si, lead, si.nd));
         P(e, "        memset(%s, 0, sizeof(%s) * (size_t)K);\n", y, e->real);
         P(e, "        for (int64_t r = 0; r < rows; r++)\n");
         P(e, "            for (int64_t k = 0; k < K; k++)\n                %s[k] += %s[r * K + k];\n    }\n", y, x);
-        loop_end(e, t);
+        emit_loop_end(e, t);
         return;
     }
     const char *xidx = "";
     for (int i = 0; i < si.nd; i++)
-        xidx = xs("%s%si%d * %s", xidx, i ? " + " : "", i, stride(si, i));
+        xidx = emit_fmt("%s%si%d * %s", xidx, i ? " + " : "", i, emit_stride(si, i));
     if (!*xidx)
         xidx = "0";
     int last = si.nd - 1;
@@ -606,17 +592,17 @@ static void emit_reduce(Emitter *e, int t)
     P(e, "    {\n        int64_t o = 0;\n");
     for (int i = 0; i < si.nd; i++)
         if (!(axes & (1u << i)))
-            P(e, "        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
+            P(e, "        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, emit_dim(si, i), i);
     P(e, "        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
     for (int i = 0; i < (lanes ? last : si.nd); i++)
         if (axes & (1u << i))
-            P(e, "            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, dim(si, i), i);
+            P(e, "            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, emit_dim(si, i), i);
     if (lanes) {
         const char *rowbase = "";
         for (int i = 0; i < last; i++)
-            rowbase = xs("%s%si%d * %s", rowbase, i ? " + " : "", i, stride(si, i));
+            rowbase = emit_fmt("%s%si%d * %s", rowbase, i ? " + " : "", i, emit_stride(si, i));
         P(e, "            {\n                const %s *row = %s + %s;\n", e->real, x, *rowbase ? rowbase : "0");
-        lanes_store(e, "                ", "double", "acc +=", xs("%lld", (long long)si.d[last]), "row[k]");
+        emit_lanes_store(e, "                ", "double", "acc +=", emit_fmt("%lld", (long long)si.d[last]), "row[k]");
         P(e, "            }\n");
     } else if (n->op == IR_MAX)
         P(e, "                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
@@ -630,36 +616,36 @@ static void emit_reduce(Emitter *e, int t)
                 c *= (double)si.d[i];
                 npow |= i == si.bd;
             }
-        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, lit(e, c), npow ? " * (double)n" : "");
+        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, emit_lit(e, c), npow ? " * (double)n" : "");
     } else {
         P(e, "            %s[o++] = (%s)acc;\n", y, e->real);
     }
     P(e, "        }\n    }\n");
-    loop_end(e, t);
+    emit_loop_end(e, t);
 }
 
 /* `name` = the sum of expr over k in [0, len), in the element type */
-static void lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr)
+void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr)
 {
     P(e, "%s%s %s;\n", ind, e->real, name);
-    lanes_store(e, ind, e->real, xs("%s =", name), len, expr);
+    emit_lanes_store(e, ind, e->real, emit_fmt("%s =", name), len, expr);
 }
 
 /* Softmax and its backward over a contiguous last dim, row by row: lane
  * reductions and a branch-free exp, so each pass vectorizes.  `alpha`
  * scales the input (forward) or dx (backward); a causal op handles row i of
  * each [T, T] matrix as its first i + 1 entries and writes zeros after. */
-static void emit_softmax_rows(Emitter *e, int t)
+static void softmax_rows(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     Shape s = n->shape;
     int64_t L = s.d[s.nd - 1];
-    const char *y = ref(e, t), *a = n->alpha != 1 ? xs("%s * ", lit(e, n->alpha)) : "";
-    P(e, "    for (int64_t r = 0; r < %s; r++) {\n", prod(s, 0, s.nd - 1));
-    P(e, "        const int64_t len = %s;\n", n->causal ? xs("r %% %lld + 1", (long long)L) : xs("%lld", (long long)L));
+    const char *y = emit_ref(e, t), *a = n->alpha != 1 ? emit_fmt("%s * ", emit_lit(e, n->alpha)) : "";
+    P(e, "    for (int64_t r = 0; r < %s; r++) {\n", emit_prod(s, 0, s.nd - 1));
+    P(e, "        const int64_t len = %s;\n", n->causal ? emit_fmt("r %% %lld + 1", (long long)L) : emit_fmt("%lld", (long long)L));
     P(e, "        %s *restrict yr = %s + r * %lld;\n", e->real, y, (long long)L);
     if (n->op == IR_SOFTMAX) {
-        P(e, "        const %s *restrict xr = %s + r * %lld;\n", e->real, ref(e, n->in[0]), (long long)L);
+        P(e, "        const %s *restrict xr = %s + r * %lld;\n", e->real, emit_ref(e, n->in[0]), (long long)L);
         P(e, "        %s mx;\n        {\n            %s l_[16];\n", e->real, e->real);
         P(e, "            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
         P(e, "            for (; k0_ + 16 <= len; k0_ += 16)\n");
@@ -667,55 +653,55 @@ static void emit_softmax_rows(Emitter *e, int t)
         P(e, "            mx = -INFINITY;\n");
         P(e, "            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", e->real, a);
         P(e, "            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
-        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", exp_fn(e), a);
-        lanes_sum(e, "        ", "sum", "len", "yr[k]");
-        P(e, "        const %s inv = %s / sum;\n", e->real, lit(e, 1));
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", emit_exp_fn(e), a);
+        emit_lanes_sum(e, "        ", "sum", "len", "yr[k]");
+        P(e, "        const %s inv = %s / sum;\n", e->real, emit_lit(e, 1));
         P(e, "        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
     } else {
-        const char *dy = ref(e, n->in[0]), *yy = ref(e, n->in[1]);
+        const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]);
         P(e, "        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", e->real, dy, (long long)L, yy,
           (long long)L);
-        lanes_sum(e, "        ", "dot", "len", "dr[k] * pr[k]");
+        emit_lanes_sum(e, "        ", "dot", "len", "dr[k] * pr[k]");
         P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %spr[k] * (dr[k] - dot);\n", a);
     }
     if (n->causal)
-        P(e, "        for (int64_t k = len; k < %lld; k++) yr[k] = %s;\n", (long long)L, lit(e, 0));
+        P(e, "        for (int64_t k = len; k < %lld; k++) yr[k] = %s;\n", (long long)L, emit_lit(e, 0));
     P(e, "    }\n");
 }
 
 /* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
 static void row_loops(Emitter *e, Shape s, int ax)
 {
-    P(e, "    for (int64_t o = 0; o < %s; o++)\n", prod(s, 0, ax));
-    P(e, "    for (int64_t j = 0; j < %s; j++) {\n", prod(s, ax + 1, s.nd));
-    P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", prod(s, ax, s.nd), prod(s, ax + 1, s.nd),
-      dim(s, ax));
+    P(e, "    for (int64_t o = 0; o < %s; o++)\n", emit_prod(s, 0, ax));
+    P(e, "    for (int64_t j = 0; j < %s; j++) {\n", emit_prod(s, ax + 1, s.nd));
+    P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", emit_prod(s, ax, s.nd), emit_prod(s, ax + 1, s.nd),
+      emit_dim(s, ax));
 }
 
-static void emit_rowop(Emitter *e, int t)
+void emit_rowop(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    Shape s = nd(e, n->in[0])->shape;
-    const char *y = ref(e, t);
+    const IrNode *n = emit_nd(e, t);
+    Shape s = emit_nd(e, n->in[0])->shape;
+    const char *y = emit_ref(e, t);
     if (ir_softmax_by_rows(n)) {
-        emit_softmax_rows(e, t);
+        softmax_rows(e, t);
         return;
     }
     switch (n->op) {
     case IR_SOFTMAX:
     case IR_LOG_SOFTMAX: {
-        const char *x = ref(e, n->in[0]);
+        const char *x = emit_ref(e, n->in[0]);
         row_loops(e, s, n->axis);
         P(e, "        %s mx = -INFINITY;\n", e->real);
         P(e, "        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
         P(e, "        double sum = 0;\n");
         if (n->op == IR_SOFTMAX) {
             P(e, "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] = e; sum += e; }\n",
-              e->real, fn(e, "exp"), x, y);
+              e->real, emit_libm(e, "exp"), x, y);
             P(e, "        const %s inv = (%s)(1.0 / sum);\n", e->real, e->real);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
         } else {
-            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", fn(e, "exp"), x);
+            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_libm(e, "exp"), x);
             P(e, "        const %s lse = mx + (%s)log(sum);\n", e->real, e->real);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
         }
@@ -724,7 +710,7 @@ static void emit_rowop(Emitter *e, int t)
     }
     case IR_SOFTMAX_BWD:
     case IR_LOG_SOFTMAX_BWD: {
-        const char *dy = ref(e, n->in[0]), *yy = ref(e, n->in[1]);
+        const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]);
         row_loops(e, s, n->axis);
         P(e, "        double dot = 0;\n");
         if (n->op == IR_SOFTMAX_BWD) {
@@ -734,13 +720,13 @@ static void emit_rowop(Emitter *e, int t)
         } else {
             P(e, "        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) * (%s)dot;\n",
-              y, dy, fn(e, "exp"), yy, e->real);
+              y, dy, emit_libm(e, "exp"), yy, e->real);
         }
         P(e, "    }\n");
         break;
     }
     case IR_ARGMAX: {
-        const char *x = ref(e, n->in[0]);
+        const char *x = emit_ref(e, n->in[0]);
         row_loops(e, s, n->axis);
         P(e, "        int32_t best = 0;\n");
         P(e, "        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = (int32_t)k;\n", x, x);
@@ -753,27 +739,28 @@ static void emit_rowop(Emitter *e, int t)
 }
 
 /* A scalar operand: a constant is inlined, anything else read at [0]. */
-static const char *scalar(Emitter *e, int t)
+const char *emit_scalar(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     if (n->op == IR_CONST && n->fused == 1)
-        return n->ival2 ? xs("(%s)(%s %s (double)n)", e->real, lit(e, n->fval), n->ival2 < 0 ? "/" : "*") : lit(e, n->fval);
-    return xs("%s[0]", ref(e, t));
+        return n->ival2 ? emit_fmt("(%s)(%s %s (double)n)", e->real, emit_lit(e, n->fval), n->ival2 < 0 ? "/" : "*")
+                        : emit_lit(e, n->fval);
+    return emit_fmt("%s[0]", emit_ref(e, t));
 }
 
-static void emit_loss(Emitter *e, int t)
+void emit_loss(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    const char *y = ref(e, t);
-    Shape s = nd(e, n->in[n->op == IR_CE_BWD ? 1 : 0])->shape;
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t);
+    Shape s = emit_nd(e, n->in[n->op == IR_CE_BWD ? 1 : 0])->shape;
     switch (n->op) {
     case IR_CROSS_ENTROPY:
     case IR_ACCURACY:
     case IR_CE_BWD: {
         int li = n->op == IR_CE_BWD ? 1 : 0;
-        const char *x = ref(e, n->in[li]), *lab = ref(e, n->in[li + 1]);
+        const char *x = emit_ref(e, n->in[li]), *lab = emit_ref(e, n->in[li + 1]);
         int64_t C = s.d[s.nd - 1];
-        const char *rows = prod(s, 0, s.nd - 1);
+        const char *rows = emit_prod(s, 0, s.nd - 1);
         P(e, "    {\n        const int64_t rows = %s, C = %lld;\n", rows, (long long)C);
         if (n->op == IR_ACCURACY) {
             P(e, "        int64_t hits = 0;\n");
@@ -795,18 +782,18 @@ static void emit_loss(Emitter *e, int t)
             P(e, "            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
             P(e, "            const %s *row = %s + r * C;\n            %s mx = row[0];\n", e->real, x, e->real);
             P(e, "            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
-            lanes_sum(e, "            ", "sum", "C", xs("%s(row[k] - mx)", exp_fn(e)));
+            emit_lanes_sum(e, "            ", "sum", "C", emit_fmt("%s(row[k] - mx)", emit_exp_fn(e)));
             P(e, "            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
             P(e, "        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, e->real, e->real);
         } else {
-            P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real, e->real, scalar(e, n->in[0]));
+            P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real, e->real, emit_scalar(e, n->in[0]));
             P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
             P(e, "            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + r * C;\n",
               lab, e->real, x, e->real, y);
             P(e, "            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", e->real);
             P(e, "            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", e->real);
-            P(e, "            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", exp_fn(e));
-            lanes_sum(e, "            ", "sum", "C", "d[k]");
+            P(e, "            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", emit_exp_fn(e));
+            emit_lanes_sum(e, "            ", "sum", "C", "d[k]");
             P(e, "            const %s inv = scale / sum;\n", e->real);
             P(e, "            for (int64_t k = 0; k < C; k++) d[k] *= inv;\n");
             P(e, "            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
@@ -815,15 +802,15 @@ static void emit_loss(Emitter *e, int t)
     }
     case IR_MSE:
     case IR_BCE_LOGITS: {
-        const char *a = ref(e, n->in[0]), *b = ref(e, n->in[1]);
+        const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]);
         P(e, "    {\n        double total = 0;\n");
-        P(e, "        for (int64_t i = 0; i < %s; i++) {\n", numel(s));
+        P(e, "        for (int64_t i = 0; i < %s; i++) {\n", emit_numel(s));
         if (n->op == IR_MSE)
             P(e, "            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
         else
             P(e, "            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs(x)));\n",
               a, b);
-        P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, numel(s));
+        P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, emit_numel(s));
         return;
     }
     default:
@@ -838,15 +825,15 @@ static void emit_loss(Emitter *e, int t)
  * -1 if there is none. */
 static int ln_partner(Emitter *e, int t, IrOp op)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     int D = (int)n->shape.d[n->shape.nd - 1];
     for (int j = t + 1; j < e->g->n; j++) {
-        const IrNode *c = nd(e, j);
+        const IrNode *c = emit_nd(e, j);
         if (c->op != op || c->fused < 0 || c->in[0] != n->in[0] || c->buf < 0 || e->g->bufs[c->buf].param_grad < 0)
             continue;
         if (op == IR_LAYER_NORM_WGRAD && c->in[1] == n->in[1] && c->fval == n->fval)
             return j;
-        Shape si = nd(e, c->in[0])->shape;
+        Shape si = emit_nd(e, c->in[0])->shape;
         if (op == IR_SUM && ir_numel(c->shape) == D && c->axes == (1u << (si.nd - 1)) - 1)
             return j;
     }
@@ -854,18 +841,18 @@ static int ln_partner(Emitter *e, int t, IrOp op)
 }
 
 /* Embeddings, layer norm and the causal mask (sequence models). */
-static void emit_seq_op(Emitter *e, int t)
+void emit_seq_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    const char *y = ref(e, t);
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t);
     switch (n->op) {
     case IR_EMBEDDING:
     case IR_EMBEDDING_BWD: {
         int bwd = n->op == IR_EMBEDDING_BWD;
-        Shape tab = bwd ? n->shape : nd(e, n->in[1])->shape;
-        const char *ids = ref(e, n->in[bwd ? 1 : 0]), *src = ref(e, n->in[bwd ? 0 : 1]);
+        Shape tab = bwd ? n->shape : emit_nd(e, n->in[1])->shape;
+        const char *ids = emit_ref(e, n->in[bwd ? 1 : 0]), *src = emit_ref(e, n->in[bwd ? 0 : 1]);
         int64_t V = tab.d[0], D = tab.d[1];
-        P(e, "    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", numel(nd(e, n->in[bwd ? 1 : 0])->shape),
+        P(e, "    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", emit_numel(emit_nd(e, n->in[bwd ? 1 : 0])->shape),
           (long long)V, (long long)D);
         if (bwd)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, e->real);
@@ -888,45 +875,45 @@ static void emit_seq_op(Emitter *e, int t)
          * over a row in cache) instead of keeping them: cheaper than the
          * extra outputs, and the same numbers forward and backward */
         int xi = n->op == IR_LAYER_NORM ? 0 : 1;
-        Shape s = nd(e, n->in[xi])->shape;
-        const char *x = ref(e, n->in[xi]);
+        Shape s = emit_nd(e, n->in[xi])->shape;
+        const char *x = emit_ref(e, n->in[xi]);
         /* dx, dweight and dbias in one pass over the rows */
         int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_LAYER_NORM_WGRAD) : -1;
         int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_SUM) : -1;
-        P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
+        P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", emit_prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
         if (n->op == IR_LAYER_NORM_WGRAD)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, e->real);
         if (wg >= 0)
-            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(e, wg), e->real);
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, wg), e->real);
         if (bg >= 0)
-            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", ref(e, bg), e->real);
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, bg), e->real);
         P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
         P(e, "            const %s *restrict xr = %s + r * D;\n", e->real, x);
-        lanes_sum(e, "            ", "sx", "D", "xr[k]");
+        emit_lanes_sum(e, "            ", "sx", "D", "xr[k]");
         P(e, "            const %s mu = sx / (%s)D;\n", e->real, e->real);
-        lanes_sum(e, "            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
-        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, lit(e, 1), fn(e, "sqrt"), e->real, lit(e, n->fval));
+        emit_lanes_sum(e, "            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
+        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, emit_lit(e, 1), emit_libm(e, "sqrt"), e->real, emit_lit(e, n->fval));
         if (n->op == IR_LAYER_NORM) {
-            const char *w = ref(e, n->in[1]), *b = ref(e, n->in[2]);
+            const char *w = emit_ref(e, n->in[1]), *b = emit_ref(e, n->in[2]);
             P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
         } else if (n->op == IR_LAYER_NORM_BWD) {
             /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
-            const char *dy = ref(e, n->in[0]), *w = ref(e, n->in[2]);
+            const char *dy = emit_ref(e, n->in[0]), *w = emit_ref(e, n->in[2]);
             P(e, "            const %s *restrict dr = %s + r * D;\n", e->real, dy);
-            lanes_sum(e, "            ", "sg", "D", xs("dr[k] * %s[k]", w));
-            lanes_sum(e, "            ", "sgx", "D", xs("dr[k] * %s[k] * (xr[k] - mu)", w));
+            emit_lanes_sum(e, "            ", "sg", "D", emit_fmt("dr[k] * %s[k]", w));
+            emit_lanes_sum(e, "            ", "sgx", "D", emit_fmt("dr[k] * %s[k] * (xr[k] - mu)", w));
             P(e, "            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", e->real, e->real, e->real);
             P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
             if (wg >= 0) {
                 e->merged[wg] = 1;
-                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", ref(e, wg));
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", emit_ref(e, wg));
             }
             if (bg >= 0) {
                 e->merged[bg] = 1;
-                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", ref(e, bg));
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", emit_ref(e, bg));
             }
         } else {
-            const char *dy = ref(e, n->in[0]);
+            const char *dy = emit_ref(e, n->in[0]);
             P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
         }
         P(e, "        }\n    }\n");
@@ -935,10 +922,10 @@ static void emit_seq_op(Emitter *e, int t)
     case IR_CAUSAL_MASK: {
         Shape s = n->shape;
         int64_t T = s.d[s.nd - 1];
-        P(e, "    {\n        const int64_t mats = %s, T = %lld;\n", prod(s, 0, s.nd - 2), (long long)T);
+        P(e, "    {\n        const int64_t mats = %s, T = %lld;\n", emit_prod(s, 0, s.nd - 2), (long long)T);
         P(e, "        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j = 0; j < T; j++)\n");
         P(e, "            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
-          n->ival ? lit(e, 0) : "-INFINITY", ref(e, n->in[0]));
+          n->ival ? emit_lit(e, 0) : "-INFINITY", emit_ref(e, n->in[0]));
         return;
     }
     default:
@@ -952,23 +939,23 @@ static int maxpool2(Emitter *e, const IrNode *n)
     return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
 }
 
-static int maxpool_tiles(Emitter *e, const IrNode *n)
+int emit_maxpool_tiles(Emitter *e, const IrNode *n)
 {
     return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(e, n);
 }
 
 /* (NC, H, W, x, [dy,] y or dx[, relu]) */
-static void emit_maxpool2(Emitter *e, int t)
+static void maxpool2_call(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    Shape x = n->op == IR_MAXPOOL ? nd(e, n->in[0])->shape : n->shape;
-    const char *nc = xs("%s * %lld", dim(x, 0), (long long)x.d[1]);
+    const IrNode *n = emit_nd(e, t);
+    Shape x = n->op == IR_MAXPOOL ? emit_nd(e, n->in[0])->shape : n->shape;
+    const char *nc = emit_fmt("%s * %lld", emit_dim(x, 0), (long long)x.d[1]);
     if (n->op == IR_MAXPOOL)
-        P(e, "    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], ref(e, n->in[0]),
-          ref(e, t));
+        P(e, "    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], emit_ref(e, n->in[0]),
+          emit_ref(e, t));
     else /* with relu's gradient where plan.c folded it (fold_relu_pool) */
         P(e, "    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
-          ref(e, n->in[1]), ref(e, n->in[0]), ref(e, t), n->ival ? 1 : 0);
+          emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t), n->ival ? 1 : 0);
 }
 
 /* Max-pool backward when the windows tile the image (stride == size):
@@ -976,12 +963,12 @@ static void emit_maxpool2(Emitter *e, int t)
  * window is written once, dy at the window's first maximum and 0
  * elsewhere, and only the elements no window covers are cleared: no
  * memset of dx and no scattered read-modify-write. */
-static void emit_maxpool_bwd_tiled(Emitter *e, int t)
+static void maxpool_bwd_tiled(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    Shape x = n->shape, o = nd(e, n->in[0])->shape;
-    const char *dx = ref(e, t), *dy = ref(e, n->in[0]), *xp = ref(e, n->in[1]);
-    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n", dim(x, 0),
+    const IrNode *n = emit_nd(e, t);
+    Shape x = n->shape, o = emit_nd(e, n->in[0])->shape;
+    const char *dx = emit_ref(e, t), *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n", emit_dim(x, 0),
       (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3], n->kh);
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
     P(e, "            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", e->real, xp, e->real, dx);
@@ -1002,13 +989,13 @@ static void emit_maxpool_bwd_tiled(Emitter *e, int t)
     P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
     if (n->ival) /* and relu's gradient (plan.c fold_relu_pool): step(x), x its output */
         P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > %s));\n",
-          e->real, lit(e, 0));
+          e->real, emit_lit(e, 0));
     else
         P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", e->real);
     P(e, "                }\n");
     if (x.d[3] > o.d[3] * n->kh) {
         P(e, "                for (int64_t r = oh * K; r < oh * K + K; r++)\n");
-        P(e, "                    for (int64_t c = OW * K; c < W; c++) dimg[r * W + c] = %s;\n", lit(e, 0));
+        P(e, "                    for (int64_t c = OW * K; c < W; c++) dimg[r * W + c] = %s;\n", emit_lit(e, 0));
     }
     P(e, "            }\n");
     if (x.d[2] > o.d[2] * n->kh)
@@ -1018,14 +1005,14 @@ static void emit_maxpool_bwd_tiled(Emitter *e, int t)
 
 /* im2col/col2im and the pools, NCHW.  im2col lays each example's patches
  * out as [C*KH*KW, OH*OW], the right operand of one GEMM per example. */
-static void emit_vision_op(Emitter *e, int t)
+static void window_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    const char *y = ref(e, t);
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t);
     int bwd = n->op == IR_COL2IM || n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
-    Shape x = bwd ? n->shape : nd(e, n->in[0])->shape;        /* the image side */
-    Shape o = bwd ? nd(e, n->in[0])->shape : n->shape;        /* the patch side */
-    const char *src = ref(e, n->in[0]);
+    Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape;        /* the image side */
+    Shape o = bwd ? emit_nd(e, n->in[0])->shape : n->shape;        /* the patch side */
+    const char *src = emit_ref(e, n->in[0]);
     int64_t C = x.d[1], H = x.d[2], W = x.d[3];
     int64_t OH, OW;
     if (n->op == IR_IM2COL || n->op == IR_COL2IM) {
@@ -1034,7 +1021,7 @@ static void emit_vision_op(Emitter *e, int t)
     } else {
         OH = o.d[2], OW = o.d[3];
     }
-    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", dim(x, 0),
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", emit_dim(x, 0),
       (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW);
     P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
     if (bwd)
@@ -1053,14 +1040,14 @@ static void emit_vision_op(Emitter *e, int t)
         P(e, "            if (hi > OW) hi = OW;\n");
         P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
         P(e, "                const int64_t ih = oh * S - PD + ki;\n");
-        P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? e->real : xs("const %s", e->real),
+        P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? e->real : emit_fmt("const %s", e->real),
           n->op == IR_IM2COL ? y : src);
         P(e, "                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
         if (n->op == IR_IM2COL) {
             P(e, "                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
-            P(e, "                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", lit(e, 0));
+            P(e, "                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
             P(e, "                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", src);
-            P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", lit(e, 0));
+            P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
         } else {
             P(e, "                if (ih < 0 || ih >= H) continue;\n");
             P(e, "                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", y);
@@ -1076,7 +1063,7 @@ static void emit_vision_op(Emitter *e, int t)
     P(e, "            const int64_t op = (bc * OH + oh) * OW + ow;\n");
     if (n->op != IR_AVGPOOL_BWD)
         P(e, "            const %s *win = %s + (bc * H + oh * S) * W + ow * S;\n", e->real,
-          n->op == IR_MAXPOOL_BWD ? ref(e, n->in[1]) : src);
+          n->op == IR_MAXPOOL_BWD ? emit_ref(e, n->in[1]) : src);
     switch (n->op) {
     case IR_MAXPOOL:
         /* the maximum, or NaN if the window has one, as PyTorch: a select
@@ -1110,23 +1097,36 @@ static void emit_vision_op(Emitter *e, int t)
     P(e, "        }\n    }\n");
 }
 
+/* im2col/col2im and the pools; max pools by the runtime's 2x2 kernel or
+ * by tiles where they can */
+void emit_vision_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && maxpool2(e, n))
+        maxpool2_call(e, t);
+    else if (emit_maxpool_tiles(e, n))
+        maxpool_bwd_tiled(e, t);
+    else
+        window_op(e, t);
+}
+
 /* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
  * channel c is N rows of L contiguous elements.  The channel sums are
  * runtime/bn.c's in float (vector code over blocks of channels in memory
  * order); in double (the finite-difference checks' precision) they stay
  * plain loops that walk the channels one by one, 16 lanes per row with
  * row totals in double.  The elementwise ops run in memory order. */
-static void emit_bn_op(Emitter *e, int t)
+void emit_bn_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
-    Shape s = nd(e, n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
-    loop_begin(e);
-    const char *y = ref(e, t);
-    P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", dim(s, 0), (long long)s.d[1], prod(s, 2, s.nd));
+    const IrNode *n = emit_nd(e, t);
+    Shape s = emit_nd(e, n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
+    emit_loop_begin(e);
+    const char *y = emit_ref(e, t);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", emit_dim(s, 0), (long long)s.d[1], emit_prod(s, 2, s.nd));
     P(e, "        const double M = (double)N * (double)L;   /* elements per channel */\n");
     switch (n->op) {
     case IR_BN_STATS: {
-        const char *x = ref(e, n->in[0]);
+        const char *x = emit_ref(e, n->in[0]);
         if (!e->opt->f64) { /* runtime/bn.c: the same sums as vectors */
             P(e, "        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
             break;
@@ -1135,42 +1135,43 @@ static void emit_bn_op(Emitter *e, int t)
          * cancellation in E[x^2] - E[x]^2 */
         P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
         P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
-        lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
+        emit_lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
         P(e, "            }\n            const %s mu = (%s)(sum / M);\n", e->real, e->real);
         P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
-        lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
+        emit_lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
         P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, e->real);
         break;
     }
     case IR_BN_NORM: {
-        const char *x = ref(e, n->in[0]), *st = ref(e, n->in[1]), *w = ref(e, n->in[2]), *b = ref(e, n->in[3]);
+        const char *x = emit_ref(e, n->in[0]), *st = emit_ref(e, n->in[1]), *w = emit_ref(e, n->in[2]),
+                   *b = emit_ref(e, n->in[3]);
         P(e, "        (void)M;\n");
         P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
         P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", e->real,
           st, e->real, st, n->fval, w, b);
         P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real, x, e->real, y);
         /* plus a residual and a relu that plan.c folded in */
-        const char *res = n->nin > 4 ? ref(e, n->in[4]) : NULL;
+        const char *res = n->nin > 4 ? emit_ref(e, n->in[4]) : NULL;
         const char *v = res ? "(xr[k] - mu) * sc + sh + rr[k]" : "(xr[k] - mu) * sc + sh";
         if (res)
             P(e, "            const %s *rr = %s + (b * C + c) * L;\n", e->real, res);
         if (n->ival)
             P(e, "            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = %s;\n            }\n        }\n",
-              e->real, v, relu_of(e, "v"));
+              e->real, v, emit_relu_of(e, "v"));
         else
             P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
         break;
     }
     case IR_BN_GRADS: {
         /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
-        const char *dy = ref(e, n->in[0]), *x = ref(e, n->in[1]), *st = ref(e, n->in[2]);
+        const char *dy = emit_ref(e, n->in[0]), *x = emit_ref(e, n->in[1]), *st = emit_ref(e, n->in[2]);
         /* dy masked by a relu's output (plan.c's fold_relu_bn_grad): a
          * select in runtime/bn.c (float); in the loops below a product
          * with the mask, not `mr[k] > 0 ? dr[k] : 0`, which gcc 12 at -O3
          * miscompiles in these lane sums (docs/decisions.md, "gcc 12 and
          * conditional lane sums") */
-        const char *mask = n->nin > 3 ? ref(e, n->in[3]) : NULL;
-        const char *d = mask ? xs("dr[k] * (%s)(mr[k] > %s)", e->real, lit(e, 0)) : "dr[k]";
+        const char *mask = n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
+        const char *d = mask ? emit_fmt("dr[k] * (%s)(mr[k] > %s)", e->real, emit_lit(e, 0)) : "dr[k]";
         P(e, "        (void)M;\n");
         if (!e->opt->f64) {
             P(e, "        nnc_bn_grads_f32(N, C, L, %s, %s, %s, %s, %.17g, %s);\n", dy, x, mask ? mask : "NULL", st,
@@ -1183,8 +1184,8 @@ static void emit_bn_op(Emitter *e, int t)
         P(e, "                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
         if (mask)
             P(e, "                const %s *mr = %s + (b * C + c) * L;\n", e->real, mask);
-        lanes_store(e, "                ", "double", "sdx +=", "L", xs("%s * (xr[k] - mu)", d));
-        lanes_store(e, "                ", "double", "sd +=", "L", d);
+        emit_lanes_store(e, "                ", "double", "sdx +=", "L", emit_fmt("%s * (xr[k] - mu)", d));
+        emit_lanes_store(e, "                ", "double", "sd +=", "L", d);
         P(e, "            }\n");
         P(e, "            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
           y, e->real, st, n->fval, y, e->real);
@@ -1192,8 +1193,8 @@ static void emit_bn_op(Emitter *e, int t)
     }
     case IR_BN_BWD: {
         /* dx = w rstd (dy - mean(dy)) - (x - mean) w rstd^2 mean(dy xhat) */
-        const char *dy = ref(e, n->in[0]), *x = ref(e, n->in[1]), *st = ref(e, n->in[2]), *w = ref(e, n->in[3]),
-                   *gr = ref(e, n->in[4]);
+        const char *dy = emit_ref(e, n->in[0]), *x = emit_ref(e, n->in[1]), *st = emit_ref(e, n->in[2]),
+                   *w = emit_ref(e, n->in[3]), *gr = emit_ref(e, n->in[4]);
         P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
         P(e, "            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
           n->fval, w);
@@ -1201,18 +1202,18 @@ static void emit_bn_op(Emitter *e, int t)
         P(e, "                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", e->real, gr);
         P(e, "            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
         P(e, "            %s *yr = %s + (b * C + c) * L;\n", e->real, y);
-        const char *mask = n->nin > 5 ? ref(e, n->in[5]) : NULL;
+        const char *mask = n->nin > 5 ? emit_ref(e, n->in[5]) : NULL;
         if (mask)
             P(e, "            const %s *mr = %s + (b * C + c) * L;\n", e->real, mask);
         P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = a * (%s - mdy) - (xr[k] - mu) * k2;\n        }\n",
-          mask ? xs("(mr[k] > %s ? dr[k] : %s)", lit(e, 0), lit(e, 0)) : "dr[k]");
+          mask ? emit_fmt("(mr[k] > %s ? dr[k] : %s)", emit_lit(e, 0), emit_lit(e, 0)) : "dr[k]");
         break;
     }
     default:
         abort();
     }
     P(e, "    }\n");
-    loop_end(e, t);
+    emit_loop_end(e, t);
 }
 
 /* Convolution one example at a time (elab.c's conv2d): the example's
@@ -1242,9 +1243,9 @@ static void conv_cols_same(Emitter *e, int add, const char *img, const char *col
     P(e, "                if (a < -d) a = -d;\n                if (e > H * W - d) e = H * W - d;\n");
     P(e, "                if (a > P) a = P;\n                if (e < a) e = a;\n");
     if (!add) {
-        P(e, "                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", lit(e, 0));
+        P(e, "                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", emit_lit(e, 0));
         P(e, "                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];\n");
-        P(e, "                for (int64_t p = e; p < P; p++) crow[p] = %s;\n", lit(e, 0));
+        P(e, "                for (int64_t p = e; p < P; p++) crow[p] = %s;\n", emit_lit(e, 0));
     }
     /* columns that wrapped to the previous or next image row: 0 in the
      * columns, and so (zeroed before the add) nothing added by col2im */
@@ -1252,8 +1253,8 @@ static void conv_cols_same(Emitter *e, int add, const char *img, const char *col
      * reaches a neighbouring row) */
     P(e, "                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;\n");
     P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P(e, "                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", lit(e, 0));
-    P(e, "                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", lit(e, 0));
+    P(e, "                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", emit_lit(e, 0));
+    P(e, "                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", emit_lit(e, 0));
     P(e, "                }\n");
     if (add)
         P(e, "                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];\n");
@@ -1278,9 +1279,9 @@ static void conv_cols(Emitter *e, int add, int same, const char *img, const char
     P(e, "                    %s%s *crow = %s + ((c * KH + ki) * KW + kj) * P + oh * OW;\n", add ? "const " : "", e->real, col);
     if (!add) {
         P(e, "                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
-        P(e, "                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", lit(e, 0));
+        P(e, "                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
         P(e, "                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", img);
-        P(e, "                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", lit(e, 0));
+        P(e, "                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
     } else {
         P(e, "                    if (ih < 0 || ih >= H) continue;\n");
         P(e, "                    for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", img);
@@ -1288,14 +1289,14 @@ static void conv_cols(Emitter *e, int add, int same, const char *img, const char
     P(e, "                }\n            }\n");
 }
 
-static void emit_conv_op(Emitter *e, int t)
+void emit_conv_op(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
     int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
     /* x: the image side, yv: the output side [N, F, OH, OW] */
-    Shape x = fwd || !data ? nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
-    Shape yv = fwd ? n->shape : nd(e, n->in[0])->shape;
-    Shape w = fwd || data ? nd(e, n->in[1])->shape : n->shape;
+    Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
+    Shape yv = fwd ? n->shape : emit_nd(e, n->in[0])->shape;
+    Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
     int direct = n->kh == 1 && n->kw == 1 && n->stride == 1 && n->pad == 0;
     /* short rows only: at 32 floats the per-row loops were as fast (0.61
      * ms against 0.70 for resnet_small's stage-1 columns, whose fix-ups of
@@ -1330,64 +1331,67 @@ static void emit_conv_op(Emitter *e, int t)
      * keeps the columns (below) for the other case.  The work buffer holds
      * either (elab.c, grad.c). */
     /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
-    const char *dims = xs("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
-                          (long long)w.d[0], n->kh, n->kw);
+    const char *dims = emit_fmt("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2],
+                                (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
     const int filter = !e->opt->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER && n->kh * n->kw > 1;
-    /* (ref() declares the buffer it names: only for a kernel's call) */
+    /* (emit_ref() declares the buffer it names: only for a kernel's call) */
     const char *work =
-        filter || kernel ? xs("%s, %lld", ref(e, n->in[2]), (long long)ir_numel(nd(e, n->in[2])->shape)) : NULL;
+        filter || kernel ? emit_fmt("%s, %lld", emit_ref(e, n->in[2]), (long long)ir_numel(emit_nd(e, n->in[2])->shape))
+                         : NULL;
     /* a bias (and a relu) that plan.c folded into the forward pass; the
      * other gradient of x that plan.c folded into the data gradient
      * (fold_conv_add: dx = conv's + add, summed as dx is stored) */
-    const char *bias = fwd && n->nin > 3 ? ref(e, n->in[3]) : NULL;
-    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? ref(e, n->in[3]) : NULL;
+    const char *bias = fwd && n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
+    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
     const char *call = NULL;
     if (filter)
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
-        call = xs("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", dim(x, 0), ref(e, n->in[0]),
-                  ref(e, n->in[1]), ref(e, t), dims, n->stride, n->pad, work);
+        call = emit_fmt("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", emit_dim(x, 0),
+                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->stride, n->pad, work);
     else if (kernel && fwd)
         /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
-        call = xs("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, dim(x, 0), ref(e, n->in[0]),
-                  ref(e, n->in[1]), ref(e, t), dims, n->pad, bias ? bias : "NULL", n->ival, work);
+        call = emit_fmt("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, emit_dim(x, 0),
+                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->pad, bias ? bias : "NULL",
+                        n->ival, work);
     else if (kernel)
         /* (N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work floats) */
-        call = xs("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, dim(x, 0), ref(e, n->in[0]),
-                  ref(e, n->in[1]), ref(e, t), add ? add : "NULL", dims, n->pad, work);
+        call = emit_fmt("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, emit_dim(x, 0),
+                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), add ? add : "NULL", dims, n->pad,
+                        work);
     if (call)
         P(e, "    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
     P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
-      dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
+      emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
       (long long)yv.d[3]);
     P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
       n->stride, n->pad);
     P(e, "        (void)KH, (void)KW, (void)S, (void)PD;\n");
-    const char *scr = direct ? NULL : ref(e, n->in[2]);
+    const char *scr = direct ? NULL : emit_ref(e, n->in[2]);
     switch (n->op) {
     case IR_CONV2D: {
-        const char *xp = ref(e, n->in[0]), *wp = ref(e, n->in[1]), *y = ref(e, t);
+        const char *xp = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *y = emit_ref(e, t);
         P(e, "        for (int64_t b = 0; b < N; b++) {\n");
         P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
         if (!direct)
             conv_cols(e, 0, same, "img", scr);
         P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
-          gemm(e), lit(e, 1), wp, direct ? "img" : scr, lit(e, 0), y);
+          emit_gemm(e), emit_lit(e, 1), wp, direct ? "img" : scr, emit_lit(e, 0), y);
         if (bias) {
             P(e, "            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
             P(e, "                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", e->real, y, bias);
             P(e, "                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
-              n->ival ? relu_of(e, "v") : "v");
+              n->ival ? emit_relu_of(e, "v") : "v");
         }
         P(e, "        }\n");
         break;
     }
     case IR_CONV2D_BWD_DATA: {
         /* dcol = Wᵀ dy (the example's), then col2im */
-        const char *dy = ref(e, n->in[0]), *wp = ref(e, n->in[1]), *dx = ref(e, t);
+        const char *dy = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *dx = emit_ref(e, t);
         P(e, "        for (int64_t b = 0; b < N; b++) {\n");
         P(e, "            %s *img = %s + b * C * H * W;\n", e->real, dx);
         P(e, "            %s(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, %s, %s, (int)CKK, %s + b * F * P, (int)P, %s, %s, (int)P);\n",
-          gemm(e), lit(e, 1), wp, dy, lit(e, 0), direct ? "img" : scr);
+          emit_gemm(e), emit_lit(e, 1), wp, dy, emit_lit(e, 0), direct ? "img" : scr);
         if (!direct) {
             P(e, "            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", e->real);
             conv_cols(e, 1, same, "img", scr);
@@ -1403,15 +1407,15 @@ static void emit_conv_op(Emitter *e, int t)
          * the columns and transposed at the end: OpenBLAS runs this shape
          * 10-30% faster (M = CKK rather than F: 16x144x1024 took 3.6 ms
          * per batch, 144x16x1024 2.6 ms) */
-        const char *dy = ref(e, n->in[0]), *xp = ref(e, n->in[1]), *dw = ref(e, t);
-        const char *sp = ref(e, n->in[2]);
+        const char *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]), *dw = emit_ref(e, t);
+        const char *sp = emit_ref(e, n->in[2]);
         P(e, "        %s *const dwt = %s + CKK * P;\n", e->real, sp);
         P(e, "        for (int64_t b = 0; b < N; b++) {\n");
         P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
         if (!direct)
             conv_cols(e, 0, same, "img", scr);
         P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, %s, %s, (int)P, %s + b * F * P, (int)P, b ? %s : %s, dwt, (int)F);\n",
-          gemm(e), lit(e, 1), direct ? "img" : scr, dy, lit(e, 1), lit(e, 0));
+          emit_gemm(e), emit_lit(e, 1), direct ? "img" : scr, dy, emit_lit(e, 1), emit_lit(e, 0));
         P(e, "        }\n");
         P(e, "        for (int64_t f = 0; f < F; f++)\n            for (int64_t k = 0; k < CKK; k++)\n");
         P(e, "                %s[f * CKK + k] = dwt[k * F + f];\n", dw);
@@ -1423,30 +1427,35 @@ static void emit_conv_op(Emitter *e, int t)
     P(e, "    }\n");
 }
 
-static void emit_node(Emitter *e, int t)
+/* dropout's mask: 1 / keep with probability keep, else 0 */
+void emit_rng_mask(Emitter *e, int t)
 {
-    const IrNode *n = nd(e, t);
+    const IrNode *n = emit_nd(e, t);
+    double keep = 1 - n->fval;
+    P(e, "    for (int64_t i = 0; i < %s; i++)\n", emit_numel(n->shape));
+    P(e, "        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", emit_ref(e, t), keep, emit_lit(e, 1 / keep),
+      emit_lit(e, 0));
+}
+
+void emit_node(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
     if (n->fused || e->merged[t] || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
         return;
     if (n->op == IR_CONV_SCRATCH)
         return;                         /* storage only: the conv op fills it */
-    comment(e, n);
+    emit_comment(e, n);
     if (ir_is_elementwise(n->op)) {
         emit_elementwise(e, t);
         return;
     }
     switch (n->op) {
-    case IR_RNG_MASK: {
-        double keep = 1 - n->fval;
-        P(e, "    for (int64_t i = 0; i < %s; i++)\n", numel(n->shape));
-        P(e, "        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", ref(e, t), keep, lit(e, 1 / keep), lit(e, 0));
-        break;
-    }
+    case IR_RNG_MASK: emit_rng_mask(e, t); break;
     case IR_MATMUL: emit_matmul(e, t); break;
     case IR_PERMUTE: emit_permute(e, t); break;
     case IR_CONCAT: emit_concat(e, t); break;
-    case IR_SLICE: emit_slice(e, t, 0); break;
-    case IR_PAD: emit_slice(e, t, 1); break;
+    case IR_SLICE: emit_slice(e, t); break;
+    case IR_PAD: emit_pad(e, t); break;
     case IR_SUM: case IR_MEAN: case IR_MAX: emit_reduce(e, t); break;
     case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD: case IR_ARGMAX:
         emit_rowop(e, t);
@@ -1458,18 +1467,7 @@ static void emit_node(Emitter *e, int t)
     case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
         emit_seq_op(e, t);
         break;
-    case IR_MAXPOOL: case IR_MAXPOOL_BWD:
-        if (maxpool2(e, n)) {
-            emit_maxpool2(e, t);
-            break;
-        }
-        if (maxpool_tiles(e, n)) {
-            emit_maxpool_bwd_tiled(e, t);
-            break;
-        }
-        emit_vision_op(e, t);
-        break;
-    case IR_IM2COL: case IR_COL2IM: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
         emit_vision_op(e, t);
         break;
     case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
@@ -1485,7 +1483,6 @@ static void emit_node(Emitter *e, int t)
 }
 
 /* ---- functions ---------------------------------------------------------------- */
-
 
 static void begin_body(Emitter *e, const Graph *g, int backward)
 {
@@ -1535,7 +1532,7 @@ static void end_body(Emitter *e)
     P(e, "    (void)A, (void)MB, (void)SB, (void)P, (void)G;\n");
     for (int i = 0; i < e->g->n; i++)
         if (e->used[i])
-            declare(e, i);
+            emit_declare(e, i);
     fwrite(e->body_text, 1, e->body_len, e->out);
     free(e->body_text);
     e->body_text = NULL;
@@ -1545,20 +1542,20 @@ static const char *model_type(Emitter *e) { return e->m->prefix; }
 
 /* `const float (*x)[8][8]` for an input [N, 8, 8]. */
 /* With name "", the type alone, for a cast: `const float (*)[64]`. */
-static const char *io_decl(Emitter *e, const IoDecl *io, int is_const, const char *name)
+const char *emit_io_decl(Emitter *e, const IoDecl *io, int is_const, const char *name)
 {
     const char *ty = io->dt == DT_I32 ? "int32_t" : e->real;
     const char *dims = "";
     for (int i = 1; i < io->shape.nd; i++)
-        dims = xs("%s[%lld]", dims, (long long)io->shape.d[i]);
+        dims = emit_fmt("%s[%lld]", dims, (long long)io->shape.d[i]);
     if (!*dims)
-        return xs("%s%s *%s", is_const ? "const " : "", ty, name);
-    return xs("%s%s (*%s)%s", is_const ? "const " : "", ty, name, dims);
+        return emit_fmt("%s%s *%s", is_const ? "const " : "", ty, name);
+    return emit_fmt("%s%s (*%s)%s", is_const ? "const " : "", ty, name, dims);
 }
 
 static const char *io_param(Emitter *e, const IoDecl *io, int is_const)
 {
-    return io_decl(e, io, is_const, io->name);
+    return emit_io_decl(e, io, is_const, io->name);
 }
 
 static const char *out_param(Emitter *e)
@@ -1576,25 +1573,26 @@ static const char *sig_inputs(Emitter *e, int labels)
 {
     const char *s = "";
     for (int i = 0; i < e->m->ninputs; i++)
-        s = xs("%s, %s", s, io_param(e, &e->m->inputs[i], 1));
+        s = emit_fmt("%s, %s", s, io_param(e, &e->m->inputs[i], 1));
     for (int i = 0; labels && i < e->m->nlabels; i++)
-        s = xs("%s, %s", s, io_param(e, &e->m->labels[i], 1));
+        s = emit_fmt("%s, %s", s, io_param(e, &e->m->labels[i], 1));
     return s;
 }
 
-static const char *sig_forward(Emitter *e)
+const char *emit_sig_forward(Emitter *e)
 {
-    return xs("void %s_forward(%s *m, int n%s, %s)", e->m->prefix, model_type(e), sig_inputs(e, 0), out_param(e));
+    return emit_fmt("void %s_forward(%s *m, int n%s, %s)", e->m->prefix, model_type(e), sig_inputs(e, 0), out_param(e));
 }
 
-static const char *sig_train(Emitter *e)
+const char *emit_sig_train(Emitter *e)
 {
-    return xs("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, model_type(e), sig_inputs(e, 1));
+    return emit_fmt("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, model_type(e), sig_inputs(e, 1));
 }
 
-static const char *sig_eval(Emitter *e)
+const char *emit_sig_eval(Emitter *e)
 {
-    return xs("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", e->m->prefix, model_type(e), sig_inputs(e, 1), e->real, e->real);
+    return emit_fmt("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", e->m->prefix, model_type(e),
+                    sig_inputs(e, 1), e->real, e->real);
 }
 
 /* Inputs a pass does not read are still parameters: mark them used. */
@@ -1606,50 +1604,50 @@ static void void_params(Emitter *e, int labels)
         P(e, "    (void)%s;\n", e->m->labels[i].name);
 }
 
-static void emit_range(Emitter *e, const Graph *g, int lo, int hi)
+static void node_range(Emitter *e, const Graph *g, int lo, int hi)
 {
     for (int i = lo; i < hi; i++)
         if (g->nodes[i].fused >= 0)
             emit_node(e, i);
 }
 
-static void emit_forward(Emitter *e)
+static void forward_fn(Emitter *e)
 {
     const Graph *g = e->m->infer;
-    P(e, "%s\n{\n", sig_forward(e));
+    P(e, "%s\n{\n", emit_sig_forward(e));
     begin_body(e, g, 0);
     void_params(e, 0);
-    emit_range(e, g, 0, g->n);
-    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", ref(e, g->output), e->real, numel(g->nodes[g->output].shape));
+    node_range(e, g, 0, g->n);
+    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real, emit_numel(g->nodes[g->output].shape));
     end_body(e);
     P(e, "}\n\n");
 }
 
-static void emit_train(Emitter *e)
+static void train_fn(Emitter *e)
 {
     const Graph *g = e->m->train;
-    P(e, "%s\n{\n", sig_train(e));
+    P(e, "%s\n{\n", emit_sig_train(e));
     begin_body(e, g, 0);
     P(e, "    m->n_ = n;\n");
     for (int i = 0; i < e->m->ninputs; i++)
         P(e, "    m->in_[%d] = %s;\n", i, e->m->inputs[i].name);
     for (int i = 0; i < e->m->nlabels; i++)
         P(e, "    m->lab_[%d] = %s;\n", i, e->m->labels[i].name);
-    emit_range(e, g, 0, g->fwd_end);
+    node_range(e, g, 0, g->fwd_end);
     for (int i = 0; i < g->nupdates; i++) {
         const Tensor *t = &e->m->state[g->update_state[i]];
         P(e, "    /* update %s */\n", t->path);
-        P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, ref(e, g->update_value[i]), e->real,
+        P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, emit_ref(e, g->update_value[i]), e->real,
           (long long)ir_numel(t->shape));
     }
     for (int i = 0; i < g->nsummaries; i++)
-        P(e, "    m->summary_[%d] = %s;\n", i, scalar(e, g->summary_value[i]));
-    P(e, "    return %s;\n", scalar(e, g->loss));
+        P(e, "    m->summary_[%d] = %s;\n", i, emit_scalar(e, g->summary_value[i]));
+    P(e, "    return %s;\n", emit_scalar(e, g->loss));
     end_body(e);
     P(e, "}\n\n");
 }
 
-static void emit_backward(Emitter *e)
+static void backward_fn(Emitter *e)
 {
     const Graph *g = e->m->train;
     P(e, "void %s_backward(%s *m)\n{\n", e->m->prefix, model_type(e));
@@ -1660,7 +1658,7 @@ static void emit_backward(Emitter *e)
         if (g->param_grad[p] < 0)
             P(e, "    memset(G + %lld, 0, sizeof(%s) * %lld); /* %s */\n", (long long)e->m->params[p].offset, e->real,
               (long long)ir_numel(e->m->params[p].shape), e->m->params[p].path);
-    emit_range(e, g, g->fwd_end, g->n);
+    node_range(e, g, g->fwd_end, g->n);
     for (int p = 0; p < e->m->nparams; p++) {
         int t = g->param_grad[p];
         if (t < 0)
@@ -1671,25 +1669,25 @@ static void emit_backward(Emitter *e)
         P(e, "    /* d %s */\n", e->m->params[p].path);
         if (r->op == IR_CONST || (r->fused == 1))
             P(e, "    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n", (long long)ir_numel(e->m->params[p].shape),
-              (long long)e->m->params[p].offset, scalar(e, t));
+              (long long)e->m->params[p].offset, emit_scalar(e, t));
         else
-            P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, ref(e, t), e->real,
+            P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, emit_ref(e, t), e->real,
               (long long)ir_numel(e->m->params[p].shape));
     }
     end_body(e);
     P(e, "}\n\n");
 }
 
-static void emit_eval(Emitter *e)
+static void eval_fn(Emitter *e)
 {
     const Graph *g = e->m->eval;
-    P(e, "%s\n{\n", sig_eval(e));
+    P(e, "%s\n{\n", emit_sig_eval(e));
     begin_body(e, g, 0);
     void_params(e, 1);
-    emit_range(e, g, 0, g->n);
-    P(e, "    *loss = %s;\n", scalar(e, g->loss));
+    node_range(e, g, 0, g->n);
+    P(e, "    *loss = %s;\n", emit_scalar(e, g->loss));
     for (int i = 0; i < g->nmetrics; i++)
-        P(e, "    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? scalar(e, g->metrics[i]) : "NAN");
+        P(e, "    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? emit_scalar(e, g->metrics[i]) : "NAN");
     if (!g->nmetrics)
         P(e, "    (void)metrics;\n");
     end_body(e);
@@ -1731,7 +1729,7 @@ static const char *field_doc(Emitter *e, const Tensor *t, int depth)
 {
     const char *path = t->parts[0];
     for (int k = 1; k <= depth; k++)
-        path = xs("%s.%s", path, t->parts[k]);
+        path = emit_fmt("%s.%s", path, t->parts[k]);
     for (int r = 0; r < e->m->nrows; r++)
         if (!strcmp(e->m->rows[r].path, path))
             return e->m->rows[r].doc;
@@ -1810,23 +1808,23 @@ static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth
     return text;
 }
 
-static const char *upper(const char *s)
+const char *emit_upper(const char *s)
 {
-    char *u = xs("%s", s);
+    char *u = emit_fmt("%s", s);
     for (char *p = u; *p; p++)
         *p = (char)toupper((unsigned char)*p);
     return u;
 }
 
-static void banner(Emitter *e, const char *what)
+void emit_banner(Emitter *e, const char *what)
 {
     P(e, "/* %s: generated by nnc from %s; do not edit. */\n", what, e->m->source);
 }
 
-static void emit_header(Emitter *e, const char *fname)
+void emit_header(Emitter *e, const char *fname)
 {
-    const char *U = upper(e->m->prefix);
-    banner(e, fname);
+    const char *U = emit_upper(e->m->prefix);
+    emit_banner(e, fname);
     if (e->m->doc) {
         P(e, "\n");
         doc_comment(e->out, e->m->doc, 0);
@@ -1839,7 +1837,7 @@ static void emit_header(Emitter *e, const char *fname)
     for (int i = 0; i < e->m->nhparams; i++) {
         if (e->m->hparams[i].doc)
             doc_comment(e->out, e->m->hparams[i].doc, 4);
-        P(e, "    %s_%s = %lld,\n", U, upper(e->m->hparams[i].name), e->m->hparams[i].ival);
+        P(e, "    %s_%s = %lld,\n", U, emit_upper(e->m->hparams[i].name), e->m->hparams[i].ival);
     }
     P(e, "    %s_NUM_PARAMS = %lld, /* %ss in %s_params */\n", U, (long long)e->m->num_params, e->real, e->m->prefix);
     P(e, "    %s_NUM_STATE = %lld, /* %ss in %s_state */\n", U, (long long)e->m->num_state, e->real, e->m->prefix);
@@ -1881,13 +1879,13 @@ static void emit_header(Emitter *e, const char *fname)
       "   and state, deterministically for a seed; 0, or -1 with errno set. */\n");
     P(e, "int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
     P(e, "void %s_release(%s *m);\n", p, p);
-    P(e, "/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", sig_forward(e));
+    P(e, "/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", emit_sig_forward(e));
     if (e->m->has_loss) {
         P(e, "/* Training pass: returns the loss and keeps what backward needs, including\n"
-          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n", sig_train(e));
+          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n", emit_sig_train(e));
         P(e, "/* d loss / d params of the last training pass into m->grads (overwritten). */\n");
         P(e, "void %s_backward(%s *m);\n", p, p);
-        P(e, "/* Loss and every metric (declaration order), in inference mode. */\n%s;\n", sig_eval(e));
+        P(e, "/* Loss and every metric (declaration order), in inference mode. */\n%s;\n", emit_sig_eval(e));
         if (e->m->train->nsummaries) {
             P(e, "/* The summaries of the last training pass: names and values. */\n");
             P(e, "enum { %s_NUM_SUMMARIES = %d };\n", U, e->m->train->nsummaries);
@@ -1912,10 +1910,10 @@ static const char *init_enum(InitKind k)
 {
     static const char *names[] = {"ZEROS", "ONES", "CONSTANT", "NORMAL", "UNIFORM", "GLOROT_UNIFORM",
                                   "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
-    return xs("NNC_INIT_%s", names[k]);
+    return emit_fmt("NNC_INIT_%s", names[k]);
 }
 
-static void emit_tensor_table(Emitter *e)
+static void tensor_table(Emitter *e)
 {
     int n = e->m->nparams + e->m->nstate;
     P(e, "static const nnc_tensor_info tensor_info_[%d] = {\n", n ? n : 1);
@@ -1963,7 +1961,7 @@ static const char *cstr(const char *s)
  * the field (the state_dict of that sub-module).  The file must hold
  * exactly those tensors; a failure makes init fail with errno EINVAL and
  * nnc_error() saying why. */
-static void emit_from_loads(Emitter *e)
+static void from_loads(Emitter *e)
 {
     int total = e->m->nparams + e->m->nstate;
     char *done = calloc((size_t)total + 1, 1);
@@ -1996,7 +1994,7 @@ static void emit_from_loads(Emitter *e)
     free(done);
 }
 
-static void emit_init(Emitter *e)
+static void init_fns(Emitter *e)
 {
     const char *p = e->m->prefix;
     int64_t sb = arena_static(e), bb = arena_batched(e);
@@ -2026,7 +2024,7 @@ static void emit_init(Emitter *e)
             P(e, "}, %s, %.17g, %.17g, &m->rng_); /* %s */\n", init_enum(t->init), t->init_a, t->init_b, t->path);
         }
     }
-    emit_from_loads(e);
+    from_loads(e);
     P(e, "    return 0;\n}\n\n");
     P(e, "void %s_release(%s *m)\n{\n", p, p);
     P(e, "    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");
@@ -2064,12 +2062,13 @@ static int softmax_by_rows(Emitter *e, const IrNode *n)
     return ir_softmax_by_rows(n);
 }
 
-static void emit_helpers(Emitter *e)
+static void helpers(Emitter *e)
 {
     const char *r = e->real;
     const int need_tanh = !e->opt->f64 && (uses_op(e, IR_TANH) || uses_op(e, IR_GELU) || uses_op(e, IR_DGELU));
     const int need_exp =
-        !e->opt->f64 && (uses_node(e, IR_SOFTMAX, softmax_by_rows) || uses_op(e, IR_CROSS_ENTROPY) || uses_op(e, IR_CE_BWD));
+        !e->opt->f64 &&
+        (uses_node(e, IR_SOFTMAX, softmax_by_rows) || uses_op(e, IR_CROSS_ENTROPY) || uses_op(e, IR_CE_BWD));
     if (need_tanh || need_exp) {
         /* a * b + c in one rounding where the target has a fast fused
          * multiply-add (C99's FP_FAST_FMAF, e.g. -march=native on x86-64
@@ -2116,11 +2115,11 @@ static void emit_helpers(Emitter *e)
     }
     if (uses_op(e, IR_DGELU)) {
     P(e, "static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
-    P(e, "    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, lit(e, 0.7978845608028654), lit(e, 0.044715), tanh_fn(e));
-    P(e, "    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", lit(e, 0.5), lit(e, 1), lit(e, 0.5),
-      lit(e, 1), lit(e, 1), lit(e, 3 * 0.044715));
+    P(e, "    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, emit_lit(e, 0.7978845608028654), emit_lit(e, 0.044715), emit_tanh_fn(e));
+    P(e, "    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", emit_lit(e, 0.5), emit_lit(e, 1), emit_lit(e, 0.5),
+      emit_lit(e, 1), emit_lit(e, 1), emit_lit(e, 3 * 0.044715));
     }
-    if (uses_node(e, IR_MAXPOOL_BWD, maxpool_tiles)) {
+    if (uses_node(e, IR_MAXPOOL_BWD, emit_maxpool_tiles)) {
     /* g where keep is 1, +0 where it is 0, without a branch */
     const char *u = e->opt->f64 ? "uint64_t" : "uint32_t";
     P(e, "static inline %s nnc_keep_%s(%s g, int keep)\n{\n    %s u;\n    memcpy(&u, &g, sizeof u);\n", r, r, r, u);
@@ -2128,19 +2127,19 @@ static void emit_helpers(Emitter *e)
     }
     if (uses_op(e, IR_DSILU)) {
     P(e, "static inline %s nnc_dsilu_%s(%s x)\n{\n", r, r, r);
-    P(e, "    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, lit(e, 1), lit(e, 1), fn(e, "exp"),
-      lit(e, 1), lit(e, 1));
+    P(e, "    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, emit_lit(e, 1), emit_lit(e, 1), emit_libm(e, "exp"),
+      emit_lit(e, 1), emit_lit(e, 1));
     }
 }
 
-static void emit_source(Emitter *e, const char *hname, const char *fname)
+void emit_source(Emitter *e, const char *hname, const char *fname)
 {
-    banner(e, fname);
+    emit_banner(e, fname);
     P(e, "#include \"%s\"\n\n", hname);
     P(e, "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
     P(e, "_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", e->m->prefix, e->real,
-      e->m->nparams ? xs("%s_NUM_PARAMS", upper(e->m->prefix)) : "1", e->real);
-    emit_helpers(e);
+      e->m->nparams ? emit_fmt("%s_NUM_PARAMS", emit_upper(e->m->prefix)) : "1", e->real);
+    helpers(e);
     if (e->m->nmetrics) {
         P(e, "const char *const %s_metric_names[%d] = {", e->m->prefix, e->m->nmetrics);
         for (int i = 0; i < e->m->nmetrics; i++)
@@ -2153,13 +2152,13 @@ static void emit_source(Emitter *e, const char *hname, const char *fname)
             P(e, "%s\"%s\"", i ? ", " : "", e->m->train->summary_name[i]);
         P(e, "};\n\n");
     }
-    emit_tensor_table(e);
-    emit_init(e);
-    emit_forward(e);
+    tensor_table(e);
+    init_fns(e);
+    forward_fn(e);
     if (e->m->has_loss) {
-        emit_train(e);
-        emit_backward(e);
-        emit_eval(e);
+        train_fn(e);
+        backward_fn(e);
+        eval_fn(e);
     }
 }
 
@@ -2183,26 +2182,26 @@ static double flops(Emitter *e)
     return f;
 }
 
-static void emit_driver(Emitter *e, const char *hname, const char *fname)
+void emit_driver(Emitter *e, const char *hname, const char *fname)
 {
     const char *p = e->m->prefix;
-    banner(e, fname);
+    emit_banner(e, fname);
     P(e, "#include \"%s\"\n\n", hname);
     P(e, "/* Thin wrappers from the driver's generic calls to the typed API. */\n");
     /* C11 needs the casts: a pointer to an array of const is not const */
     const char *args = "";
     for (int i = 0; i < e->m->ninputs; i++)
-        args = xs("%s, (%s)in[%d]", args, io_decl(e, &e->m->inputs[i], 1, ""), i);
+        args = emit_fmt("%s, (%s)in[%d]", args, emit_io_decl(e, &e->m->inputs[i], 1, ""), i);
     const char *largs = "";
     for (int i = 0; i < e->m->nlabels; i++)
-        largs = xs("%s, (%s)lab[%d]", largs, io_decl(e, &e->m->labels[i], 1, ""), i);
+        largs = emit_fmt("%s, (%s)lab[%d]", largs, emit_io_decl(e, &e->m->labels[i], 1, ""), i);
     P(e, "static int init_(void *m, int max_batch, uint64_t seed) { return %s_init(m, max_batch, seed); }\n", p);
     P(e, "static void release_(void *m) { %s_release(m); }\n", p);
     IoDecl oio;
     memset(&oio, 0, sizeof oio);
     oio.dt = DT_F32;
     oio.shape = e->m->infer->nodes[e->m->infer->output].shape;
-    const char *ocast = io_decl(e, &oio, 0, "");
+    const char *ocast = emit_io_decl(e, &oio, 0, "");
     P(e, "static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, (%s)out);\n}\n", p, args, ocast);
     if (e->m->has_loss) {
         P(e, "static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return %s_train_forward(m, n%s%s);\n}\n",
@@ -2239,8 +2238,8 @@ static void emit_driver(Emitter *e, const char *hname, const char *fname)
             P(e, "%s%lld", k ? ", " : "", k == 0 ? 0LL : (long long)o->shape.d[k]);
         P(e, "}, 1, 0, 0},\n");
     }
-    P(e, "        .metric_names = %s,\n", e->m->nmetrics ? xs("%s_metric_names", p) : "NULL");
-    P(e, "        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", upper(p), upper(p));
+    P(e, "        .metric_names = %s,\n", e->m->nmetrics ? emit_fmt("%s_metric_names", p) : "NULL");
+    P(e, "        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", emit_upper(p), emit_upper(p));
     P(e, "        .flops_per_example = %.17g,\n", flops(e));
     P(e, "        .has_loss = %d,\n", e->m->has_loss);
     P(e, "        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = forward_,\n", p);
@@ -2254,7 +2253,7 @@ static void emit_driver(Emitter *e, const char *hname, const char *fname)
 
 static void finish_file(EmitFile *f, const char *name, char *text, size_t len)
 {
-    f->name = xs("%s", name);
+    f->name = emit_fmt("%s", name);
     f->text = text;
     f->len = len;
 }
@@ -2272,7 +2271,8 @@ int emit_model(const Model *m, const EmitOptions *opt, EmitFile *files)
                 return 0;
             }
         }
-    const char *hname = xs("%s.h", m->prefix), *cname = xs("%s.c", m->prefix), *dname = xs("%s_main.c", m->prefix);
+    const char *hname = emit_fmt("%s.h", m->prefix), *cname = emit_fmt("%s.c", m->prefix),
+               *dname = emit_fmt("%s_main.c", m->prefix);
     char *text;
     size_t len;
     e->out = open_memstream(&text, &len);

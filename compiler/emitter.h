@@ -1,0 +1,135 @@
+/* emitter.h — what the C emission's files share (emit_*): the emitter
+ * context and the functions one file prints with and another calls.
+ * main.c sees only emit.h.
+ *
+ * Every printing function takes the context first: the model and the
+ * options, the stream being written, and the state of the function and
+ * of the loop block being printed.  P(e, ...) prints to e->out.  Strings
+ * the functions return (types, sizes, expressions) are allocated and
+ * never freed: one model's output is small.
+ */
+#ifndef NNC_EMITTER_H
+#define NNC_EMITTER_H
+
+#include <stdio.h>
+
+#include "emit.h"
+
+/* Everything the printing functions share.  One per emit_model call. */
+typedef struct Emitter {
+    const Model *m;
+    const EmitOptions *opt;
+    const char *real;           /* the real type: "float", or "double" with --precision=f64 */
+    FILE *out;                  /* the stream being written */
+    /* the function being printed (begin_body .. end_body) */
+    const Graph *g;
+    char *used;                 /* per node: its pointer is referenced in this function */
+    char *merged;               /* per node: already computed along with an earlier one */
+    int in_backward;            /* inputs come from m->in_ (saved by train_forward) */
+    FILE *file_out;             /* the file's stream while the body goes to memory */
+    char *body_text;
+    size_t body_len;
+    /* the loop block being printed (emit_loop_begin .. emit_loop_end) */
+    char *loop_used;            /* roots it reads or writes */
+    char *loop_wr;              /* ... and the ones it writes besides its own (fused = 2) */
+    FILE *loop_saved;           /* the stream to print the block to */
+    char *loop_text;
+    size_t loop_len;
+} Emitter;
+
+#define P(e, ...) fprintf((e)->out, __VA_ARGS__)
+
+/* ---- strings, literals, sizes, pointers, comments ------------------------------ */
+
+/* A new string, printf-style. */
+char *emit_fmt(const char *f, ...);
+/* A libm function for the real type: "expf" or "exp". */
+const char *emit_libm(Emitter *e, const char *name);
+/* A literal of the real type: "0.5f", "NAN", "-INFINITY". */
+const char *emit_lit(Emitter *e, double v);
+/* tanh, and exp where the argument is <= 0: the inline ones in float. */
+const char *emit_tanh_fn(Emitter *e);
+const char *emit_exp_fn(Emitter *e);
+/* relu of the expression a (0 for NaN). */
+const char *emit_relu_of(Emitter *e, const char *a);
+/* cblas_sgemm or cblas_dgemm. */
+const char *emit_gemm(Emitter *e);
+/* Dim i of s, the element count, the product of dims [a, b), the
+ * row-major stride of dim i: constants, or `k * n` with the batch. */
+const char *emit_dim(Shape s, int i);
+const char *emit_numel(Shape s);
+const char *emit_prod(Shape s, int a, int b);
+const char *emit_stride(Shape s, int i);
+/* Node t of the graph being printed. */
+const IrNode *emit_nd(Emitter *e, int t);
+/* The pointer to t's storage (`tK`, or `rK` in a loop block); marks it used. */
+const char *emit_ref(Emitter *e, int t);
+/* A scalar operand: a constant inlined, anything else read at [0]. */
+const char *emit_scalar(Emitter *e, int t);
+/* A loop block: what is printed in between goes inside a block that
+ * declares `restrict` copies of the pointers it uses. */
+void emit_loop_begin(Emitter *e);
+void emit_loop_end(Emitter *e, int written);
+/* The declaration of used pointer r at the top of a function. */
+void emit_declare(Emitter *e, int r);
+/* The comment above a node's code: source line and what it computes. */
+void emit_comment(Emitter *e, const IrNode *n);
+/* `S` upper-cased, and the first line of a generated file. */
+const char *emit_upper(const char *s);
+void emit_banner(Emitter *e, const char *what);
+
+/* ---- elementwise loops, reductions, lane sums ---------------------------------- */
+
+/* The offset of an operand of shape l broadcast against the first nl dims
+ * of the loop shape s (index variables i0..), in units of `unit`. */
+const char *emit_bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit);
+/* A sum over k in [0, len) of expr in 16 lanes, then `store` the total;
+ * emit_lanes_sum declares `name` = the sum. */
+void emit_lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len,
+                      const char *expr);
+void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr);
+void emit_elementwise(Emitter *e, int t);
+void emit_reduce(Emitter *e, int t);
+
+/* ---- the other ops, and the per-node dispatch ----------------------------------- */
+
+void emit_rng_mask(Emitter *e, int t);
+void emit_matmul(Emitter *e, int t);
+void emit_permute(Emitter *e, int t);
+void emit_concat(Emitter *e, int t);
+void emit_slice(Emitter *e, int t);
+void emit_pad(Emitter *e, int t);
+void emit_rowop(Emitter *e, int t);
+void emit_loss(Emitter *e, int t);
+void emit_seq_op(Emitter *e, int t);
+/* The code of node t of the function being printed (nothing for a fused
+ * or merged node, a leaf or a view). */
+void emit_node(Emitter *e, int t);
+
+/* ---- convolution, pooling, batch norm ------------------------------------------- */
+
+void emit_vision_op(Emitter *e, int t);
+void emit_bn_op(Emitter *e, int t);
+void emit_conv_op(Emitter *e, int t);
+/* A max-pool backward done by tiles (it needs the nnc_keep helper). */
+int emit_maxpool_tiles(Emitter *e, const IrNode *n);
+
+/* ---- the model's C file ----------------------------------------------------------- */
+
+void emit_source(Emitter *e, const char *hname, const char *fname);
+
+/* ---- the header ------------------------------------------------------------------- */
+
+void emit_header(Emitter *e, const char *fname);
+/* An input's parameter, `const float (*x)[8][8]`; with name "", its type. */
+const char *emit_io_decl(Emitter *e, const IoDecl *io, int is_const, const char *name);
+/* The API's signatures. */
+const char *emit_sig_forward(Emitter *e);
+const char *emit_sig_train(Emitter *e);
+const char *emit_sig_eval(Emitter *e);
+
+/* ---- the driver -------------------------------------------------------------------- */
+
+void emit_driver(Emitter *e, const char *hname, const char *fname);
+
+#endif
