@@ -39,7 +39,7 @@ typedef struct Emitter {
 
 #define P(e, ...) fprintf((e)->out, __VA_ARGS__)
 
-/* ---- strings, literals, sizes, pointers, comments ------------------------------ */
+/* ---- emit.c: strings, literals, sizes, pointers, comments ------------------------ */
 
 /* A new string, printf-style. */
 char *emit_fmt(const char *f, ...);
@@ -78,7 +78,7 @@ void emit_comment(Emitter *e, const IrNode *n);
 const char *emit_upper(const char *s);
 void emit_banner(Emitter *e, const char *what);
 
-/* ---- elementwise loops, reductions, lane sums ---------------------------------- */
+/* ---- emit_loops.c: elementwise loops, reductions, lane sums ---------------------- */
 
 /* The offset of an operand of shape l broadcast against the first nl dims
  * of the loop shape s (index variables i0..), in units of `unit`. */
@@ -91,7 +91,7 @@ void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *l
 void emit_elementwise(Emitter *e, int t);
 void emit_reduce(Emitter *e, int t);
 
-/* ---- the other ops, and the per-node dispatch ----------------------------------- */
+/* ---- the other ops, and the per-node dispatch ------------------------------------ */
 
 void emit_rng_mask(Emitter *e, int t);
 void emit_matmul(Emitter *e, int t);
@@ -106,7 +106,7 @@ void emit_seq_op(Emitter *e, int t);
  * or merged node, a leaf or a view). */
 void emit_node(Emitter *e, int t);
 
-/* ---- convolution, pooling, batch norm ------------------------------------------- */
+/* ---- convolution, pooling, batch norm -------------------------------------------- */
 
 void emit_vision_op(Emitter *e, int t);
 void emit_bn_op(Emitter *e, int t);
@@ -114,11 +114,11 @@ void emit_conv_op(Emitter *e, int t);
 /* A max-pool backward done by tiles (it needs the nnc_keep helper). */
 int emit_maxpool_tiles(Emitter *e, const IrNode *n);
 
-/* ---- the model's C file ----------------------------------------------------------- */
+/* ---- the model's C file ---------------------------------------------------------- */
 
 void emit_source(Emitter *e, const char *hname, const char *fname);
 
-/* ---- the header ------------------------------------------------------------------- */
+/* ---- the header ------------------------------------------------------------------ */
 
 void emit_header(Emitter *e, const char *fname);
 /* An input's parameter, `const float (*x)[8][8]`; with name "", its type. */
@@ -128,7 +128,7 @@ const char *emit_sig_forward(Emitter *e);
 const char *emit_sig_train(Emitter *e);
 const char *emit_sig_eval(Emitter *e);
 
-/* ---- the driver -------------------------------------------------------------------- */
+/* ---- the driver ------------------------------------------------------------------ */
 
 void emit_driver(Emitter *e, const char *hname, const char *fname);
 

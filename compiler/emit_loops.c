@@ -1,0 +1,319 @@
+/* emit_loops.c — elementwise loops, reductions and lane sums (emit_*).
+ *
+ * A fused elementwise chain (plan.c) is one loop over the shape of the
+ * node it computes, with one local per node, so a value used twice is
+ * computed once; operands of other shapes are read at broadcast offsets.
+ * Reductions loop over the kept dims outside and the reduced ones inside.
+ * A sum that would be one serial chain of float adds is split into 16
+ * lanes (emit_lanes_store, emit_lanes_sum), so that it vectorizes; the
+ * row ops, losses and batch norm sum that way too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emitter.h"
+#include "plan.h"
+
+/* ---- elementwise chains ---------------------------------------------------------- */
+
+typedef struct Loop {
+    Shape s;            /* the loop's shape */
+    int nested;         /* index variables i0..i{nd-1} are needed */
+    char *seen;         /* nodes already given a local */
+    int root;           /* the node the loop computes */
+} Loop;
+
+/* The offset of an operand of shape l, aligned right to the first nl dims
+ * of the loop shape s (index variables i0..), each position of l's first
+ * ll dims counting `unit` elements.  Broadcast dims (size 1 in l) add
+ * nothing; the batch dim's extent is n times its multiplier. */
+const char *emit_bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit)
+{
+    const char *idx = "";
+    int64_t k = 1;
+    int kb = 0;
+    for (int i = nl - 1; i >= 0; i--) {
+        int j = i - (nl - ll);
+        if (j < 0)
+            break;
+        int bcast = l.d[j] == 1 && j != l.bd && (s.d[i] != 1 || i == s.bd);
+        if (!bcast) {
+            const char *st = kb ? emit_fmt("%lld * (int64_t)n", (long long)k) : emit_fmt("%lld", (long long)k);
+            if (strcmp(unit, "1"))
+                st = emit_fmt("%s * %s", st, unit);
+            idx = emit_fmt("%s%si%d * %s", idx, *idx ? " + " : "", i, st);
+        }
+        k *= l.d[j];
+        kb |= j == l.bd;
+    }
+    return *idx ? idx : "0";
+}
+
+/* The index of a leaf of shape l inside the loop over s (broadcasting). */
+static const char *leaf_index(const Loop *lp, Shape l)
+{
+    if (ir_numel(l) == 1 && l.bd < 0)
+        return "0";
+    if (ir_shape_eq(l, lp->s))
+        return "i";
+    return emit_bcast_offset(lp->s, lp->s.nd, l, l.nd, "1");
+}
+
+static int needs_nested(Emitter *e, const Loop *lp, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    if ((n->fused == 1 || (n->fused == 2 && lp->root == n->home)) && n->op != IR_CONST) {
+        for (int k = 0; k < n->nin; k++)
+            if (needs_nested(e, lp, n->in[k]))
+                return 1;
+        return 0;
+    }
+    if (n->op == IR_CONST)
+        return 0;
+    Shape l = n->shape;
+    return !(ir_numel(l) == 1 && l.bd < 0) && !ir_shape_eq(l, lp->s);
+}
+
+static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
+{
+    const char *one = emit_lit(e, 1), *zero = emit_lit(e, 0);
+    switch (n->op) {
+    case IR_NEG: return emit_fmt("-%s", a);
+    case IR_RELU: return emit_relu_of(e, a);
+    case IR_SIGMOID: return emit_fmt("%s / (%s + %s(-%s))", one, one, emit_libm(e, "exp"), a);
+    case IR_TANH: return emit_fmt("%s(%s)", emit_tanh_fn(e), a);
+    case IR_GELU:
+        return emit_fmt("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", emit_lit(e, 0.5), a, one, emit_tanh_fn(e),
+                  emit_lit(e, 0.7978845608028654), a, emit_lit(e, 0.044715), a, a, a);
+    case IR_DGELU:
+        return emit_fmt("nnc_dgelu_%s(%s)", e->real, a);
+    case IR_SILU: return emit_fmt("%s / (%s + %s(-%s))", a, one, emit_libm(e, "exp"), a);
+    case IR_DSILU: return emit_fmt("nnc_dsilu_%s(%s)", e->real, a);
+    case IR_EXP: return emit_fmt("%s(%s)", emit_libm(e, "exp"), a);
+    case IR_LOG: return emit_fmt("%s(%s)", emit_libm(e, "log"), a);
+    case IR_SQRT: return emit_fmt("%s(%s)", emit_libm(e, "sqrt"), a);
+    case IR_RSQRT: return emit_fmt("%s / %s(%s)", one, emit_libm(e, "sqrt"), a);
+    case IR_ABS: return emit_fmt("%s(%s)", emit_libm(e, "fabs"), a);
+    case IR_SQUARE: return emit_fmt("%s * %s", a, a);
+    case IR_POWC:
+        if (n->fval == 2)
+            return emit_fmt("%s * %s", a, a);
+        return emit_fmt("%s(%s, %s)", emit_libm(e, "pow"), a, emit_lit(e, n->fval));
+    case IR_STEP: return emit_fmt("%s > %s ? %s : %s", a, zero, one, zero);
+    case IR_SIGN: return emit_fmt("(%s)((%s > %s) - (%s < %s))", e->real, a, zero, a, zero);
+    case IR_EXPAND: return a;
+    default: abort();
+    }
+}
+
+static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b)
+{
+    switch (op) {
+    case IR_ADD: return emit_fmt("%s + %s", a, b);
+    case IR_SUB: return emit_fmt("%s - %s", a, b);
+    case IR_MUL: return emit_fmt("%s * %s", a, b);
+    case IR_DIV: return emit_fmt("%s / %s", a, b);
+    case IR_MAXIMUM: return emit_fmt("%s >= %s ? %s : %s", a, b, a, b);
+    case IR_MINIMUM: return emit_fmt("%s <= %s ? %s : %s", a, b, a, b);
+    case IR_MAXGRAD:
+        return emit_fmt("%s > %s ? %s : %s == %s ? %s : %s", a, b, emit_lit(e, 1), a, b, emit_lit(e, 0.5), emit_lit(e, 0));
+    case IR_EQMASK: return emit_fmt("%s == %s ? %s : %s", a, b, emit_lit(e, 1), emit_lit(e, 0));
+    default: abort();
+    }
+}
+
+/* Emits locals for t and what it inlines; returns the local's name.  The
+ * loop's own node (root) and fused nodes are computed from their operands;
+ * anything else is a stored tensor read at the loop position. */
+static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
+{
+    const IrNode *n = emit_nd(e, t);
+    if (n->op == IR_CONST) {
+        if (n->ival2 == -1)
+            return emit_fmt("(%s)(%s / (double)n)", e->real, emit_lit(e, n->fval));
+        if (n->ival2 == 1)
+            return emit_fmt("(%s)(%s * (double)n)", e->real, emit_lit(e, n->fval));
+        return emit_lit(e, n->fval);
+    }
+    if (lp->seen[t])
+        return emit_fmt("v%d", t);
+    lp->seen[t] = 1;
+    if (!root && (n->fused < 1 || (n->fused == 2 && lp->root != n->home))) {
+        P(e, "        const %s v%d = %s[%s];\n", e->real, t, emit_ref(e, t), leaf_index(lp, n->shape));
+        return emit_fmt("v%d", t);
+    }
+    const char *ex;
+    int st = n->op == IR_MUL ? (emit_nd(e, n->in[1])->op == IR_STEP && emit_nd(e, n->in[1])->fused == 1 ? 1
+                                : emit_nd(e, n->in[0])->op == IR_STEP && emit_nd(e, n->in[0])->fused == 1 ? 0
+                                : -1) : -1;
+    if (st >= 0) {
+        /* dy * step(x) as a select: no branch on the data, vectorizable */
+        const char *x = ew_value(e, lp, emit_nd(e, n->in[st])->in[0], 0);
+        const char *dy = ew_value(e, lp, n->in[1 - st], 0);
+        lp->seen[n->in[st]] = 1;
+        ex = emit_fmt("%s > %s ? %s : %s", x, emit_lit(e, 0), dy, emit_lit(e, 0));
+    } else if (ir_op_class(n->op) == OC_UNARY) {
+        ex = unary_expr(e, n, ew_value(e, lp, n->in[0], 0));
+    } else {
+        const char *a = ew_value(e, lp, n->in[0], 0);
+        const char *b = ew_value(e, lp, n->in[1], 0);
+        ex = binary_expr(e, n->op, a, b);
+    }
+    P(e, "        const %s v%d = %s;\n", e->real, t, ex);
+    if (!root && n->fused == 2) {
+        /* read again later: stored from here */
+        const char *dst = emit_ref(e, t);
+        e->loop_wr[plan_storage_root(e->g, t)] = 1;
+        P(e, "        %s[i] = v%d;\n", dst, t);
+    }
+    return emit_fmt("v%d", t);
+}
+
+void emit_elementwise(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    emit_loop_begin(e);
+    Loop lp;
+    lp.s = n->shape;
+    lp.seen = calloc((size_t)e->g->n + 1, 1);
+    lp.root = t;
+    lp.nested = 0;
+    for (int k = 0; k < n->nin; k++)
+        lp.nested |= needs_nested(e, &lp, n->in[k]);
+    if (lp.nested) {
+        for (int k = 0; k < n->shape.nd; k++)
+            P(e, "    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, emit_dim(n->shape, k), k);
+        P(e, "    {\n");
+        const char *flat = "0";
+        for (int k = 0; k < n->shape.nd; k++)
+            flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(n->shape, k), k);
+        P(e, "        const int64_t i = %s;\n", flat);
+    } else {
+        P(e, "    for (int64_t i = 0; i < %s; i++) {\n", emit_numel(n->shape));
+    }
+    const char *v = ew_value(e, &lp, t, 1);
+    P(e, "        %s[i] = %s;\n", emit_ref(e, t), v);
+    P(e, "    }\n");
+    free(lp.seen);
+    emit_loop_end(e, t);
+}
+
+/* ---- reductions and lane sums ---------------------------------------------------- */
+
+/* Merges neighbouring dims of s that are both reduced or both kept (a
+ * row-major view of the same data), so that a sum over H and W of
+ * [N, C, H, W] runs over rows of H*W, long enough for the 16 lanes below;
+ * returns the reduced dims of the new shape. */
+static uint32_t collapse_dims(Shape *s, uint32_t axes)
+{
+    Shape c = *s;
+    uint32_t cax = 0;
+    c.nd = 0;
+    c.bd = -1;
+    for (int i = 0; i < s->nd; i++) {
+        int red = (axes >> i) & 1;
+        if (c.nd > 0 && red == (int)((cax >> (c.nd - 1)) & 1)) {
+            c.d[c.nd - 1] *= s->d[i];
+        } else {
+            c.d[c.nd] = s->d[i];
+            cax |= (uint32_t)red << c.nd;
+            c.nd++;
+        }
+        if (i == s->bd)
+            c.bd = c.nd - 1;
+    }
+    *s = c;
+    return cax;
+}
+
+/* The sum of expr over k in [0, len) in 16 partial sums, so that the adds
+ * are not one serial chain and the loop vectorizes (float reductions do
+ * not, without -ffast-math); expr reads the index as `k`.  The tail and
+ * the lanes are added in `total` (the element type, or double), and the
+ * result goes to `store`: "sum =" or "acc +=".  expr holds no `?:`:
+ * gcc 12 at -O3 vectorizes this loop nest wrongly when it does
+ * (docs/decisions.md, "gcc 12 and conditional lane sums"). */
+void emit_lanes_store(Emitter *e, const char *ind, const char *total, const char *store, const char *len,
+                      const char *expr)
+{
+    P(e, "%s{\n", ind);
+    P(e, "%s    %s l_[16] = {0};\n%s    int64_t k0_ = 0;\n", ind, e->real, ind);
+    P(e, "%s    for (; k0_ + 16 <= %s; k0_ += 16)\n", ind, len);
+    P(e, "%s        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += %s;\n", ind, expr);
+    P(e, "%s    %s s_ = 0;\n%s    for (int64_t k = k0_; k < %s; k++) s_ += %s;\n", ind, total, ind, len, expr);
+    P(e, "%s    for (int j = 0; j < 16; j++) s_ += l_[j];\n%s    %s s_;\n%s}\n", ind, ind, store, ind);
+}
+
+/* Reductions: loops over the kept dims outside, the reduced dims inside,
+ * accumulating in double (a BatchNorm mean runs over N*H*W elements). */
+void emit_reduce(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    emit_loop_begin(e);
+    Shape si = emit_nd(e, n->in[0])->shape;
+    const char *y = emit_ref(e, t), *x = emit_ref(e, n->in[0]);
+    uint32_t axes = collapse_dims(&si, n->axes);
+    int lead = 0;                      /* reduced dims [0, lead), kept dims after */
+    while (lead < si.nd && (axes & (1u << lead)))
+        lead++;
+    int prefix = lead > 0 && lead < si.nd && (axes >> lead) == 0 && n->op == IR_SUM;
+    if (prefix) {
+        /* a sum over leading dims (a bias gradient): row by row into the
+         * output, so the inner loop is contiguous and vectorizes */
+        P(e, "    {\n        const int64_t rows = %s, K = %s;\n", emit_prod(si, 0, lead), emit_prod(si, lead, si.nd));
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)K);\n", y, e->real);
+        P(e, "        for (int64_t r = 0; r < rows; r++)\n");
+        P(e, "            for (int64_t k = 0; k < K; k++)\n                %s[k] += %s[r * K + k];\n    }\n", y, x);
+        emit_loop_end(e, t);
+        return;
+    }
+    const char *xidx = "";
+    for (int i = 0; i < si.nd; i++)
+        xidx = emit_fmt("%s%si%d * %s", xidx, i ? " + " : "", i, emit_stride(si, i));
+    if (!*xidx)
+        xidx = "0";
+    int last = si.nd - 1;
+    /* a sum over a contiguous last dim: 16 float lanes per row, row totals
+     * in double, so the adds are not one serial chain */
+    int lanes = n->op != IR_MAX && (axes & (1u << last)) && last != si.bd;
+    P(e, "    {\n        int64_t o = 0;\n");
+    for (int i = 0; i < si.nd; i++)
+        if (!(axes & (1u << i)))
+            P(e, "        for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, emit_dim(si, i), i);
+    P(e, "        {\n            double acc = %s;\n", n->op == IR_MAX ? "-INFINITY" : "0");
+    for (int i = 0; i < (lanes ? last : si.nd); i++)
+        if (axes & (1u << i))
+            P(e, "            for (int64_t i%d = 0; i%d < %s; i%d++)\n", i, i, emit_dim(si, i), i);
+    if (lanes) {
+        const char *rowbase = "";
+        for (int i = 0; i < last; i++)
+            rowbase = emit_fmt("%s%si%d * %s", rowbase, i ? " + " : "", i, emit_stride(si, i));
+        P(e, "            {\n                const %s *row = %s + %s;\n", e->real, x, *rowbase ? rowbase : "0");
+        emit_lanes_store(e, "                ", "double", "acc +=", emit_fmt("%lld", (long long)si.d[last]), "row[k]");
+        P(e, "            }\n");
+    } else if (n->op == IR_MAX)
+        P(e, "                { const double v = %s[%s]; if (v > acc) acc = v; }\n", x, xidx);
+    else
+        P(e, "                acc += %s[%s];\n", x, xidx);
+    if (n->op == IR_MEAN) {
+        double c = 1;
+        int npow = 0;
+        for (int i = 0; i < si.nd; i++)
+            if (axes & (1u << i)) {
+                c *= (double)si.d[i];
+                npow |= i == si.bd;
+            }
+        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, emit_lit(e, c), npow ? " * (double)n" : "");
+    } else {
+        P(e, "            %s[o++] = (%s)acc;\n", y, e->real);
+    }
+    P(e, "        }\n    }\n");
+    emit_loop_end(e, t);
+}
+
+/* `name` = the sum of expr over k in [0, len), in the element type */
+void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *len, const char *expr)
+{
+    P(e, "%s%s %s;\n", ind, e->real, name);
+    emit_lanes_store(e, ind, e->real, emit_fmt("%s =", name), len, expr);
+}
