@@ -91,7 +91,7 @@ void emit_lanes_sum(Emitter *e, const char *ind, const char *name, const char *l
 void emit_elementwise(Emitter *e, int t);
 void emit_reduce(Emitter *e, int t);
 
-/* ---- the other ops, and the per-node dispatch ------------------------------------ */
+/* ---- emit_ops.c: the other ops, and the per-node dispatch ------------------------ */
 
 void emit_rng_mask(Emitter *e, int t);
 void emit_matmul(Emitter *e, int t);

@@ -1,0 +1,487 @@
+/* emit_ops.c — the code of the ops that are neither elementwise chains
+ * nor convolution, pooling or batch norm (emit_*), and emit_node, which
+ * prints one node's code by its op.
+ *
+ * Matmuls go to cblas_sgemm: one GEMM, or one per matrix of a batched
+ * product with broadcast operands (the causal products of attention to
+ * runtime/attn.c's kernels).  Permute, concat, slice and pad are copies.
+ * Softmax and the other row ops, the losses, embeddings, layer norm and
+ * the causal mask loop over rows, summing in lanes (emit_loops.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emitter.h"
+#include "nnc_conv.h"
+
+/* ---- contractions and structure -------------------------------------------------- */
+
+static void loops(Emitter *e, Shape s, int upto, const char *indent)
+{
+    for (int k = 0; k < upto; k++)
+        P(e, "%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, emit_dim(s, k), k);
+}
+
+/* The runtime's kernel for a batched matmul plan.c marked causal (attn.c),
+ * or NULL for a GEMM: float only, [T, T] matrices with T a multiple of 16,
+ * and the sizes the kernels take. */
+static const char *causal_kernel(Emitter *e, const IrNode *n)
+{
+    const Shape so = n->shape, sa = emit_nd(e, n->in[0])->shape, sb = emit_nd(e, n->in[1])->shape;
+    const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
+    if (e->opt->f64 || !n->causal || T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
+        return NULL;
+    if ((n->causal & 2) && !n->tb && N % 16 == 0)
+        return n->ta ? "nnc_matmul_lower_tn_f32" : "nnc_matmul_lower_nn_f32";
+    const int64_t K = sa.d[sa.nd - 1];
+    if ((n->causal & 1) && !n->ta && n->tb && N == T && T * K <= NNC_CAUSAL_NT_MAX)
+        return "nnc_matmul_causal_nt_f32";
+    return NULL;
+}
+
+void emit_matmul(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape so = n->shape, sa = emit_nd(e, n->in[0])->shape, sb = emit_nd(e, n->in[1])->shape;
+    int no = so.nd;
+    const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
+    const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
+    const char *lda = emit_dim(sa, sa.nd - 1), *ldb = emit_dim(sb, sb.nd - 1);
+    const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
+    const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]), *c = emit_ref(e, t);
+    if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
+        /* one GEMM: the leading dims of A are more rows */
+        const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
+        P(e, "    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+          emit_gemm(e), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
+        return;
+    }
+    /* batched: one GEMM per matrix of the output, operands broadcast */
+    const char *ma = emit_prod(sa, sa.nd - 2, sa.nd), *mb = emit_prod(sb, sb.nd - 2, sb.nd),
+               *mc = emit_prod(so, no - 2, no);
+    loops(e, so, no - 2, "    ");
+    P(e, "    {\n");
+    const char *flat = "0";
+    for (int k = 0; k < no - 2; k++)
+        flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(so, k), k);
+    P(e, "        const int64_t ic = %s;\n", flat);
+    const char *ao = emit_bcast_offset(so, no - 2, sa, sa.nd - 2, ma),
+               *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
+    const char *kernel = causal_kernel(e, n);
+    if (kernel)
+        /* plan.c's marks: the products of causal attention, by the triangle */
+        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel,
+          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b,
+          bo, ldb, c, mc, N);
+    else
+        P(e, "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
+          emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, emit_lit(e, 0), c, mc, N);
+    P(e, "    }\n");
+}
+
+void emit_permute(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape so = n->shape, si = emit_nd(e, n->in[0])->shape;
+    const char *idx = "";
+    for (int k = 0; k < so.nd; k++)
+        idx = emit_fmt("%s%si%d * %s", idx, k ? " + " : "", k, emit_stride(si, n->perm[k]));
+    P(e, "    {\n        int64_t o = 0;\n");
+    loops(e, so, so.nd, "        ");
+    P(e, "            %s[o++] = %s[%s];\n    }\n", emit_ref(e, t), emit_ref(e, n->in[0]), idx);
+}
+
+void emit_concat(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape so = n->shape;
+    int ax = n->axis;
+    const char *outer = emit_prod(so, 0, ax), *ochunk = emit_prod(so, ax, so.nd), *inner = emit_prod(so, ax + 1, so.nd);
+    int64_t off = 0;
+    for (int k = 0; k < n->nin; k++) {
+        Shape si = emit_nd(e, n->in[k])->shape;
+        const char *chunk = emit_prod(si, ax, si.nd);
+        P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P(e, "        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), ochunk,
+          (long long)off, inner, emit_ref(e, n->in[k]), chunk, e->real, chunk);
+        off += si.d[ax];
+    }
+}
+
+/* slice (out = in[start:end] on axis) and pad (its adjoint) */
+static void slice_pad(Emitter *e, int t, int pad)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape big = pad ? n->shape : emit_nd(e, n->in[0])->shape, small = pad ? emit_nd(e, n->in[0])->shape : n->shape;
+    int ax = n->axis;
+    const char *outer = emit_prod(big, 0, ax), *bchunk = emit_prod(big, ax, big.nd),
+               *schunk = emit_prod(small, ax, small.nd);
+    const char *skip = emit_fmt("%lld * %s", (long long)n->start, emit_prod(big, ax + 1, big.nd));
+    if (pad) {
+        P(e, "    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), e->real, emit_numel(big));
+        P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), bchunk, skip,
+          emit_ref(e, n->in[0]), schunk, e->real, schunk);
+    } else {
+        P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
+        P(e, "        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), schunk,
+          emit_ref(e, n->in[0]), bchunk, skip, e->real, schunk);
+    }
+}
+
+void emit_slice(Emitter *e, int t) { slice_pad(e, t, 0); }
+
+void emit_pad(Emitter *e, int t) { slice_pad(e, t, 1); }
+
+/* ---- softmax, row ops, losses ---------------------------------------------------- */
+
+/* Softmax and its backward over a contiguous last dim, row by row: lane
+ * reductions and a branch-free exp, so each pass vectorizes.  `alpha`
+ * scales the input (forward) or dx (backward); a causal op handles row i of
+ * each [T, T] matrix as its first i + 1 entries and writes zeros after. */
+static void softmax_rows(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape s = n->shape;
+    int64_t L = s.d[s.nd - 1];
+    const char *y = emit_ref(e, t), *a = n->alpha != 1 ? emit_fmt("%s * ", emit_lit(e, n->alpha)) : "";
+    P(e, "    for (int64_t r = 0; r < %s; r++) {\n", emit_prod(s, 0, s.nd - 1));
+    P(e, "        const int64_t len = %s;\n", n->causal ? emit_fmt("r %% %lld + 1", (long long)L) : emit_fmt("%lld", (long long)L));
+    P(e, "        %s *restrict yr = %s + r * %lld;\n", e->real, y, (long long)L);
+    if (n->op == IR_SOFTMAX) {
+        P(e, "        const %s *restrict xr = %s + r * %lld;\n", e->real, emit_ref(e, n->in[0]), (long long)L);
+        P(e, "        %s mx;\n        {\n            %s l_[16];\n", e->real, e->real);
+        P(e, "            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
+        P(e, "            for (; k0_ + 16 <= len; k0_ += 16)\n");
+        P(e, "                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }\n", e->real, a);
+        P(e, "            mx = -INFINITY;\n");
+        P(e, "            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", e->real, a);
+        P(e, "            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", emit_exp_fn(e), a);
+        emit_lanes_sum(e, "        ", "sum", "len", "yr[k]");
+        P(e, "        const %s inv = %s / sum;\n", e->real, emit_lit(e, 1));
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
+    } else {
+        const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]);
+        P(e, "        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", e->real, dy, (long long)L, yy,
+          (long long)L);
+        emit_lanes_sum(e, "        ", "dot", "len", "dr[k] * pr[k]");
+        P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %spr[k] * (dr[k] - dot);\n", a);
+    }
+    if (n->causal)
+        P(e, "        for (int64_t k = len; k < %lld; k++) yr[k] = %s;\n", (long long)L, emit_lit(e, 0));
+    P(e, "    }\n");
+}
+
+/* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
+static void row_loops(Emitter *e, Shape s, int ax)
+{
+    P(e, "    for (int64_t o = 0; o < %s; o++)\n", emit_prod(s, 0, ax));
+    P(e, "    for (int64_t j = 0; j < %s; j++) {\n", emit_prod(s, ax + 1, s.nd));
+    P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", emit_prod(s, ax, s.nd), emit_prod(s, ax + 1, s.nd),
+      emit_dim(s, ax));
+}
+
+void emit_rowop(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape s = emit_nd(e, n->in[0])->shape;
+    const char *y = emit_ref(e, t);
+    if (ir_softmax_by_rows(n)) {
+        softmax_rows(e, t);
+        return;
+    }
+    switch (n->op) {
+    case IR_SOFTMAX:
+    case IR_LOG_SOFTMAX: {
+        const char *x = emit_ref(e, n->in[0]);
+        row_loops(e, s, n->axis);
+        P(e, "        %s mx = -INFINITY;\n", e->real);
+        P(e, "        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
+        P(e, "        double sum = 0;\n");
+        if (n->op == IR_SOFTMAX) {
+            P(e, "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] = e; sum += e; }\n",
+              e->real, emit_libm(e, "exp"), x, y);
+            P(e, "        const %s inv = (%s)(1.0 / sum);\n", e->real, e->real);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
+        } else {
+            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_libm(e, "exp"), x);
+            P(e, "        const %s lse = mx + (%s)log(sum);\n", e->real, e->real);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
+        }
+        P(e, "    }\n");
+        break;
+    }
+    case IR_SOFTMAX_BWD:
+    case IR_LOG_SOFTMAX_BWD: {
+        const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]);
+        row_loops(e, s, n->axis);
+        P(e, "        double dot = 0;\n");
+        if (n->op == IR_SOFTMAX_BWD) {
+            P(e, "        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n", dy, yy);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - (%s)dot);\n",
+              y, yy, dy, e->real);
+        } else {
+            P(e, "        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
+            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) * (%s)dot;\n",
+              y, dy, emit_libm(e, "exp"), yy, e->real);
+        }
+        P(e, "    }\n");
+        break;
+    }
+    case IR_ARGMAX: {
+        const char *x = emit_ref(e, n->in[0]);
+        row_loops(e, s, n->axis);
+        P(e, "        int32_t best = 0;\n");
+        P(e, "        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = (int32_t)k;\n", x, x);
+        P(e, "        %s[o * st + j] = best;\n    }\n", y);
+        break;
+    }
+    default:
+        abort();
+    }
+}
+
+void emit_loss(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t);
+    Shape s = emit_nd(e, n->in[n->op == IR_CE_BWD ? 1 : 0])->shape;
+    switch (n->op) {
+    case IR_CROSS_ENTROPY:
+    case IR_ACCURACY:
+    case IR_CE_BWD: {
+        int li = n->op == IR_CE_BWD ? 1 : 0;
+        const char *x = emit_ref(e, n->in[li]), *lab = emit_ref(e, n->in[li + 1]);
+        int64_t C = s.d[s.nd - 1];
+        const char *rows = emit_prod(s, 0, s.nd - 1);
+        P(e, "    {\n        const int64_t rows = %s, C = %lld;\n", rows, (long long)C);
+        if (n->op == IR_ACCURACY) {
+            P(e, "        int64_t hits = 0;\n");
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            P(e, "            const %s *row = %s + r * C;\n            int64_t best = 0;\n", e->real, x);
+            P(e, "            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;\n");
+            P(e, "            hits += best == %s[r];\n        }\n", lab);
+            P(e, "        %s[0] = (%s)((double)hits / (double)rows);\n    }\n", y, e->real);
+            return;
+        }
+        /* ignore_index -100; another out-of-range id makes the loss NaN */
+        P(e, "        int64_t count = 0;\n        int bad = 0;\n");
+        P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+        P(e, "            const int32_t c = %s[r];\n", lab);
+        P(e, "            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
+        if (n->op == IR_CROSS_ENTROPY) {
+            P(e, "        double total = 0;\n");
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            P(e, "            const int32_t c = %s[r];\n            if (c < 0 || c >= C) continue;\n", lab);
+            P(e, "            const %s *row = %s + r * C;\n            %s mx = row[0];\n", e->real, x, e->real);
+            P(e, "            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
+            emit_lanes_sum(e, "            ", "sum", "C", emit_fmt("%s(row[k] - mx)", emit_exp_fn(e)));
+            P(e, "            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
+            P(e, "        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, e->real, e->real);
+        } else {
+            P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real, e->real, emit_scalar(e, n->in[0]));
+            P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+            P(e, "            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + r * C;\n",
+              lab, e->real, x, e->real, y);
+            P(e, "            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", e->real);
+            P(e, "            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", e->real);
+            P(e, "            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", emit_exp_fn(e));
+            emit_lanes_sum(e, "            ", "sum", "C", "d[k]");
+            P(e, "            const %s inv = scale / sum;\n", e->real);
+            P(e, "            for (int64_t k = 0; k < C; k++) d[k] *= inv;\n");
+            P(e, "            if (c >= 0 && c < C) d[c] -= scale;\n        }\n    }\n");
+        }
+        return;
+    }
+    case IR_MSE:
+    case IR_BCE_LOGITS: {
+        const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]);
+        P(e, "    {\n        double total = 0;\n");
+        P(e, "        for (int64_t i = 0; i < %s; i++) {\n", emit_numel(s));
+        if (n->op == IR_MSE)
+            P(e, "            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
+        else
+            P(e, "            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs(x)));\n",
+              a, b);
+        P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, emit_numel(s));
+        return;
+    }
+    default:
+        abort();
+    }
+}
+
+/* ---- sequence models ------------------------------------------------------------- */
+
+/* A later node computing `op` from the same dy (and x) as layer norm's
+ * backward t, whose result goes straight to a param's gradient (so its
+ * buffer exists at t's position too): layer norm's dweight, or the sum of
+ * dy over rows that is its dbias.  Such nodes are computed in t's row loop;
+ * -1 if there is none. */
+static int ln_partner(Emitter *e, int t, IrOp op)
+{
+    const IrNode *n = emit_nd(e, t);
+    int D = (int)n->shape.d[n->shape.nd - 1];
+    for (int j = t + 1; j < e->g->n; j++) {
+        const IrNode *c = emit_nd(e, j);
+        if (c->op != op || c->fused < 0 || c->in[0] != n->in[0] || c->buf < 0 || e->g->bufs[c->buf].param_grad < 0)
+            continue;
+        if (op == IR_LAYER_NORM_WGRAD && c->in[1] == n->in[1] && c->fval == n->fval)
+            return j;
+        Shape si = emit_nd(e, c->in[0])->shape;
+        if (op == IR_SUM && ir_numel(c->shape) == D && c->axes == (1u << (si.nd - 1)) - 1)
+            return j;
+    }
+    return -1;
+}
+
+/* Embeddings, layer norm and the causal mask (sequence models). */
+void emit_seq_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t);
+    switch (n->op) {
+    case IR_EMBEDDING:
+    case IR_EMBEDDING_BWD: {
+        int bwd = n->op == IR_EMBEDDING_BWD;
+        Shape tab = bwd ? n->shape : emit_nd(e, n->in[1])->shape;
+        const char *ids = emit_ref(e, n->in[bwd ? 1 : 0]), *src = emit_ref(e, n->in[bwd ? 0 : 1]);
+        int64_t V = tab.d[0], D = tab.d[1];
+        P(e, "    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", emit_numel(emit_nd(e, n->in[bwd ? 1 : 0])->shape),
+          (long long)V, (long long)D);
+        if (bwd)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, e->real);
+        P(e, "        for (int64_t r = 0; r < rows; r++) {\n            const int32_t id = %s[r];\n", ids);
+        if (bwd) {
+            P(e, "            if (id < 0 || id >= V) continue;\n");
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[id * D + k] += %s[r * D + k];\n", y, src);
+        } else {
+            /* an out-of-range id reads nothing: its row is NaN (spec section 7) */
+            P(e, "            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) %s[r * D + k] = (%s)NAN; continue; }\n", y, e->real);
+            P(e, "            memcpy(%s + r * D, %s + id * D, sizeof(%s) * (size_t)D);\n", y, src, e->real);
+        }
+        P(e, "        }\n    }\n");
+        return;
+    }
+    case IR_LAYER_NORM:
+    case IR_LAYER_NORM_BWD:
+    case IR_LAYER_NORM_WGRAD: {
+        /* each pass recomputes the row's statistics (two lane-summed passes
+         * over a row in cache) instead of keeping them: cheaper than the
+         * extra outputs, and the same numbers forward and backward */
+        int xi = n->op == IR_LAYER_NORM ? 0 : 1;
+        Shape s = emit_nd(e, n->in[xi])->shape;
+        const char *x = emit_ref(e, n->in[xi]);
+        /* dx, dweight and dbias in one pass over the rows */
+        int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_LAYER_NORM_WGRAD) : -1;
+        int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_SUM) : -1;
+        P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", emit_prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
+        if (n->op == IR_LAYER_NORM_WGRAD)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, e->real);
+        if (wg >= 0)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, wg), e->real);
+        if (bg >= 0)
+            P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, bg), e->real);
+        P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
+        P(e, "            const %s *restrict xr = %s + r * D;\n", e->real, x);
+        emit_lanes_sum(e, "            ", "sx", "D", "xr[k]");
+        P(e, "            const %s mu = sx / (%s)D;\n", e->real, e->real);
+        emit_lanes_sum(e, "            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
+        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, emit_lit(e, 1), emit_libm(e, "sqrt"), e->real, emit_lit(e, n->fval));
+        if (n->op == IR_LAYER_NORM) {
+            const char *w = emit_ref(e, n->in[1]), *b = emit_ref(e, n->in[2]);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
+        } else if (n->op == IR_LAYER_NORM_BWD) {
+            /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
+            const char *dy = emit_ref(e, n->in[0]), *w = emit_ref(e, n->in[2]);
+            P(e, "            const %s *restrict dr = %s + r * D;\n", e->real, dy);
+            emit_lanes_sum(e, "            ", "sg", "D", emit_fmt("dr[k] * %s[k]", w));
+            emit_lanes_sum(e, "            ", "sgx", "D", emit_fmt("dr[k] * %s[k] * (xr[k] - mu)", w));
+            P(e, "            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", e->real, e->real, e->real);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
+            if (wg >= 0) {
+                e->merged[wg] = 1;
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", emit_ref(e, wg));
+            }
+            if (bg >= 0) {
+                e->merged[bg] = 1;
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k];\n", emit_ref(e, bg));
+            }
+        } else {
+            const char *dy = emit_ref(e, n->in[0]);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += %s[r * D + k] * (xr[k] - mu) * rstd;\n", y, dy);
+        }
+        P(e, "        }\n    }\n");
+        return;
+    }
+    case IR_CAUSAL_MASK: {
+        Shape s = n->shape;
+        int64_t T = s.d[s.nd - 1];
+        P(e, "    {\n        const int64_t mats = %s, T = %lld;\n", emit_prod(s, 0, s.nd - 2), (long long)T);
+        P(e, "        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j = 0; j < T; j++)\n");
+        P(e, "            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
+          n->ival ? emit_lit(e, 0) : "-INFINITY", emit_ref(e, n->in[0]));
+        return;
+    }
+    default:
+        abort();
+    }
+}
+
+/* ---- dropout, and the per-node dispatch ------------------------------------------ */
+
+/* dropout's mask: 1 / keep with probability keep, else 0 */
+void emit_rng_mask(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    double keep = 1 - n->fval;
+    P(e, "    for (int64_t i = 0; i < %s; i++)\n", emit_numel(n->shape));
+    P(e, "        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", emit_ref(e, t), keep, emit_lit(e, 1 / keep),
+      emit_lit(e, 0));
+}
+
+void emit_node(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    if (n->fused || e->merged[t] || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+        return;
+    if (n->op == IR_CONV_SCRATCH)
+        return;                         /* storage only: the conv op fills it */
+    emit_comment(e, n);
+    if (ir_is_elementwise(n->op)) {
+        emit_elementwise(e, t);
+        return;
+    }
+    switch (n->op) {
+    case IR_RNG_MASK: emit_rng_mask(e, t); break;
+    case IR_MATMUL: emit_matmul(e, t); break;
+    case IR_PERMUTE: emit_permute(e, t); break;
+    case IR_CONCAT: emit_concat(e, t); break;
+    case IR_SLICE: emit_slice(e, t); break;
+    case IR_PAD: emit_pad(e, t); break;
+    case IR_SUM: case IR_MEAN: case IR_MAX: emit_reduce(e, t); break;
+    case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD: case IR_ARGMAX:
+        emit_rowop(e, t);
+        break;
+    case IR_CROSS_ENTROPY: case IR_CE_BWD: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
+        emit_loss(e, t);
+        break;
+    case IR_EMBEDDING: case IR_EMBEDDING_BWD: case IR_LAYER_NORM: case IR_LAYER_NORM_BWD:
+    case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
+        emit_seq_op(e, t);
+        break;
+    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
+        emit_vision_op(e, t);
+        break;
+    case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
+        emit_bn_op(e, t);
+        break;
+    case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
+        emit_conv_op(e, t);
+        break;
+    default:
+        fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));
+        abort();
+    }
+}
