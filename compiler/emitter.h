@@ -106,7 +106,7 @@ void emit_seq_op(Emitter *e, int t);
  * or merged node, a leaf or a view). */
 void emit_node(Emitter *e, int t);
 
-/* ---- convolution, pooling, batch norm -------------------------------------------- */
+/* ---- emit_vision.c: convolution, pooling, batch norm ----------------------------- */
 
 void emit_vision_op(Emitter *e, int t);
 void emit_bn_op(Emitter *e, int t);

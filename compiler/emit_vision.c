@@ -1,0 +1,514 @@
+/* emit_vision.c — convolution, pooling and batch norm, NCHW (emit_*).
+ *
+ * In float a convolution calls the runtime's direct kernels (conv.c)
+ * where they suit the layer, guarded by nnc_conv_direct_ok(); otherwise,
+ * and in double, it runs one example at a time as columns (im2col) and
+ * one GEMM.  2x2 max pools at stride 2 call runtime/pool.c, a max-pool
+ * backward whose windows tile the image writes each element once, and
+ * the other pools and im2col/col2im are loops over the windows.  Batch
+ * norm's channel sums are runtime/bn.c's in float and lane sums
+ * (emit_loops.c) in double.
+ */
+#include <stdlib.h>
+
+#include "emitter.h"
+
+/* ---- pooling, im2col and col2im -------------------------------------------------- */
+
+/* 2x2 windows at stride 2 in float: runtime/pool.c's vector code */
+static int maxpool2(Emitter *e, const IrNode *n)
+{
+    return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
+}
+
+int emit_maxpool_tiles(Emitter *e, const IrNode *n)
+{
+    return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(e, n);
+}
+
+/* (NC, H, W, x, [dy,] y or dx[, relu]) */
+static void maxpool2_call(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape x = n->op == IR_MAXPOOL ? emit_nd(e, n->in[0])->shape : n->shape;
+    const char *nc = emit_fmt("%s * %lld", emit_dim(x, 0), (long long)x.d[1]);
+    if (n->op == IR_MAXPOOL)
+        P(e, "    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], emit_ref(e, n->in[0]),
+          emit_ref(e, t));
+    else /* with relu's gradient where plan.c folded it (fold_relu_pool) */
+        P(e, "    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
+          emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t), n->ival ? 1 : 0);
+}
+
+/* Max-pool backward when the windows tile the image (stride == size):
+ * each input element is in at most one window, so every element of a
+ * window is written once, dy at the window's first maximum and 0
+ * elsewhere, and only the elements no window covers are cleared: no
+ * memset of dx and no scattered read-modify-write. */
+static void maxpool_bwd_tiled(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape x = n->shape, o = emit_nd(e, n->in[0])->shape;
+    const char *dx = emit_ref(e, t), *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n", emit_dim(x, 0),
+      (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3], n->kh);
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
+    P(e, "            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", e->real, xp, e->real, dx);
+    P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "                    const %s *win = img + oh * K * W + ow * K;\n", e->real);
+    /* PyTorch's rule: the first maximum in scan order, or the last NaN (a
+     * NaN replaces the running maximum, and only a later NaN replaces it);
+     * selected with integer masks, not branches (compilers turn `c ? g :
+     * 0` into jumps, which random data mispredicts: lenet5's pool1
+     * backward took 1.2 ms, 0.25 ms this way) */
+    P(e, "                    %s m = win[0];\n                    int64_t best = 0;\n", e->real);
+    P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) {\n");
+    P(e, "                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > m) | (v != v);\n", e->real);
+    P(e, "                        m = s ? v : m;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
+    P(e, "                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", e->real, dy);
+    P(e, "                    %s *dwin = dimg + oh * K * W + ow * K;\n", e->real);
+    P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
+    if (n->ival) /* and relu's gradient (plan.c fold_relu_pool): step(x), x its output */
+        P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > %s));\n",
+          e->real, emit_lit(e, 0));
+    else
+        P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", e->real);
+    P(e, "                }\n");
+    if (x.d[3] > o.d[3] * n->kh) {
+        P(e, "                for (int64_t r = oh * K; r < oh * K + K; r++)\n");
+        P(e, "                    for (int64_t c = OW * K; c < W; c++) dimg[r * W + c] = %s;\n", emit_lit(e, 0));
+    }
+    P(e, "            }\n");
+    if (x.d[2] > o.d[2] * n->kh)
+        P(e, "            memset(dimg + OH * K * W, 0, sizeof(%s) * (size_t)((H - OH * K) * W));\n", e->real);
+    P(e, "        }\n    }\n");
+}
+
+/* im2col/col2im and the pools, NCHW.  im2col lays each example's patches
+ * out as [C*KH*KW, OH*OW], the right operand of one GEMM per example. */
+static void window_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t);
+    int bwd = n->op == IR_COL2IM || n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
+    Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape;        /* the image side */
+    Shape o = bwd ? emit_nd(e, n->in[0])->shape : n->shape;        /* the patch side */
+    const char *src = emit_ref(e, n->in[0]);
+    int64_t C = x.d[1], H = x.d[2], W = x.d[3];
+    int64_t OH, OW;
+    if (n->op == IR_IM2COL || n->op == IR_COL2IM) {
+        OH = (H + 2 * n->pad - n->kh) / n->stride + 1;
+        OW = (W + 2 * n->pad - n->kw) / n->stride + 1;
+    } else {
+        OH = o.d[2], OW = o.d[3];
+    }
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", emit_dim(x, 0),
+      (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW);
+    P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
+    if (bwd)
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, e->real);
+    switch (n->op) {
+    case IR_IM2COL:
+    case IR_COL2IM:
+        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++)\n");
+        P(e, "        for (int64_t ki = 0; ki < KH; ki++)\n        for (int64_t kj = 0; kj < KW; kj++) {\n");
+        /* col is [C*KH*KW, N*OH*OW]: row (c, ki, kj), column (b, oh, ow) */
+        P(e, "            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;\n");
+        /* the in-bounds columns of each row are a range [lo, hi): no test
+         * per element, and at stride 1 a contiguous copy or add */
+        P(e, "            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
+        P(e, "            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+        P(e, "            if (hi > OW) hi = OW;\n");
+        P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
+        P(e, "                const int64_t ih = oh * S - PD + ki;\n");
+        P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? e->real : emit_fmt("const %s", e->real),
+          n->op == IR_IM2COL ? y : src);
+        P(e, "                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
+        if (n->op == IR_IM2COL) {
+            P(e, "                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
+            P(e, "                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
+            P(e, "                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", src);
+            P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
+        } else {
+            P(e, "                if (ih < 0 || ih >= H) continue;\n");
+            P(e, "                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", y);
+        }
+        P(e, "            }\n        }\n    }\n");
+        return;
+    default:
+        break;
+    }
+    /* pools: one window per output position */
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
+    P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "            const int64_t op = (bc * OH + oh) * OW + ow;\n");
+    if (n->op != IR_AVGPOOL_BWD)
+        P(e, "            const %s *win = %s + (bc * H + oh * S) * W + ow * S;\n", e->real,
+          n->op == IR_MAXPOOL_BWD ? emit_ref(e, n->in[1]) : src);
+    switch (n->op) {
+    case IR_MAXPOOL:
+        /* the maximum, or NaN if the window has one, as PyTorch: a select
+         * without a branch (the index form below, with its branch
+         * mispredicted on real data, took 3-4x as long) */
+        P(e, "            %s m = win[0];\n", e->real);
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) {\n");
+        P(e, "                const %s v = win[ki * W + kj];\n                m = ((v > m) | (v != v)) ? v : m;\n            }\n", e->real);
+        P(e, "            %s[op] = m;\n", y);
+        break;
+    case IR_MAXPOOL_BWD:
+        /* the first maximum in scan order, or the last NaN, as PyTorch */
+        P(e, "            int64_t best = 0;\n");
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
+        P(e, "                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + kj;\n");
+        P(e, "            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
+        break;
+    case IR_AVGPOOL:
+        P(e, "            double acc = 0;\n");
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) acc += win[ki * W + kj];\n");
+        P(e, "            %s[op] = (%s)(acc / (double)(KH * KW));\n", y, e->real);
+        break;
+    case IR_AVGPOOL_BWD:
+        P(e, "            const %s g = %s[op] / (%s)(KH * KW);\n", e->real, src, e->real);
+        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
+        P(e, "                %s[(bc * H + oh * S + ki) * W + ow * S + kj] += g;\n", y);
+        break;
+    default:
+        abort();
+    }
+    P(e, "        }\n    }\n");
+}
+
+/* im2col/col2im and the pools; max pools by the runtime's 2x2 kernel or
+ * by tiles where they can */
+void emit_vision_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && maxpool2(e, n))
+        maxpool2_call(e, t);
+    else if (emit_maxpool_tiles(e, n))
+        maxpool_bwd_tiled(e, t);
+    else
+        window_op(e, t);
+}
+
+/* ---- batch norm ------------------------------------------------------------------ */
+
+/* BatchNorm (elab.c's batch_norm_prim) over x [N, C, ...] as [N, C, L]:
+ * channel c is N rows of L contiguous elements.  The channel sums are
+ * runtime/bn.c's in float (vector code over blocks of channels in memory
+ * order); in double (the finite-difference checks' precision) they stay
+ * plain loops that walk the channels one by one, 16 lanes per row with
+ * row totals in double.  The elementwise ops run in memory order. */
+void emit_bn_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    Shape s = emit_nd(e, n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
+    emit_loop_begin(e);
+    const char *y = emit_ref(e, t);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", emit_dim(s, 0), (long long)s.d[1], emit_prod(s, 2, s.nd));
+    P(e, "        const double M = (double)N * (double)L;   /* elements per channel */\n");
+    switch (n->op) {
+    case IR_BN_STATS: {
+        const char *x = emit_ref(e, n->in[0]);
+        if (!e->opt->f64) { /* runtime/bn.c: the same sums as vectors */
+            P(e, "        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
+            break;
+        }
+        /* two passes (the mean, then squared deviations), as PyTorch, so no
+         * cancellation in E[x^2] - E[x]^2 */
+        P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
+        emit_lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
+        P(e, "            }\n            const %s mu = (%s)(sum / M);\n", e->real, e->real);
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
+        emit_lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
+        P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, e->real);
+        break;
+    }
+    case IR_BN_NORM: {
+        const char *x = emit_ref(e, n->in[0]), *st = emit_ref(e, n->in[1]), *w = emit_ref(e, n->in[2]),
+                   *b = emit_ref(e, n->in[3]);
+        P(e, "        (void)M;\n");
+        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", e->real,
+          st, e->real, st, n->fval, w, b);
+        P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real, x, e->real, y);
+        /* plus a residual and a relu that plan.c folded in */
+        const char *res = n->nin > 4 ? emit_ref(e, n->in[4]) : NULL;
+        const char *v = res ? "(xr[k] - mu) * sc + sh + rr[k]" : "(xr[k] - mu) * sc + sh";
+        if (res)
+            P(e, "            const %s *rr = %s + (b * C + c) * L;\n", e->real, res);
+        if (n->ival)
+            P(e, "            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = %s;\n            }\n        }\n",
+              e->real, v, emit_relu_of(e, "v"));
+        else
+            P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
+        break;
+    }
+    case IR_BN_GRADS: {
+        /* row 0: sum of dy * xhat (d weight), row 1: sum of dy (d bias) */
+        const char *dy = emit_ref(e, n->in[0]), *x = emit_ref(e, n->in[1]), *st = emit_ref(e, n->in[2]);
+        /* dy masked by a relu's output (plan.c's fold_relu_bn_grad): a
+         * select in runtime/bn.c (float); in the loops below a product
+         * with the mask, not `mr[k] > 0 ? dr[k] : 0`, which gcc 12 at -O3
+         * miscompiles in these lane sums (docs/decisions.md, "gcc 12 and
+         * conditional lane sums") */
+        const char *mask = n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
+        const char *d = mask ? emit_fmt("dr[k] * (%s)(mr[k] > %s)", e->real, emit_lit(e, 0)) : "dr[k]";
+        P(e, "        (void)M;\n");
+        if (!e->opt->f64) {
+            P(e, "        nnc_bn_grads_f32(N, C, L, %s, %s, %s, %s, %.17g, %s);\n", dy, x, mask ? mask : "NULL", st,
+              n->fval, y);
+            break;
+        }
+        P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sdx = 0, sd = 0;\n");
+        P(e, "            const %s mu = %s[c];\n", e->real, st);
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "                const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
+        if (mask)
+            P(e, "                const %s *mr = %s + (b * C + c) * L;\n", e->real, mask);
+        emit_lanes_store(e, "                ", "double", "sdx +=", "L", emit_fmt("%s * (xr[k] - mu)", d));
+        emit_lanes_store(e, "                ", "double", "sd +=", "L", d);
+        P(e, "            }\n");
+        P(e, "            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
+          y, e->real, st, n->fval, y, e->real);
+        break;
+    }
+    case IR_BN_BWD: {
+        /* dx = w rstd (dy - mean(dy)) - (x - mean) w rstd^2 mean(dy xhat) */
+        const char *dy = emit_ref(e, n->in[0]), *x = emit_ref(e, n->in[1]), *st = emit_ref(e, n->in[2]),
+                   *w = emit_ref(e, n->in[3]), *gr = emit_ref(e, n->in[4]);
+        P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
+        P(e, "            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
+          n->fval, w);
+        P(e, "            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", e->real, st, e->real, e->real, gr);
+        P(e, "                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", e->real, gr);
+        P(e, "            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
+        P(e, "            %s *yr = %s + (b * C + c) * L;\n", e->real, y);
+        const char *mask = n->nin > 5 ? emit_ref(e, n->in[5]) : NULL;
+        if (mask)
+            P(e, "            const %s *mr = %s + (b * C + c) * L;\n", e->real, mask);
+        P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = a * (%s - mdy) - (xr[k] - mu) * k2;\n        }\n",
+          mask ? emit_fmt("(mr[k] > %s ? dr[k] : %s)", emit_lit(e, 0), emit_lit(e, 0)) : "dr[k]");
+        break;
+    }
+    default:
+        abort();
+    }
+    P(e, "    }\n");
+    emit_loop_end(e, t);
+}
+
+/* ---- convolution ----------------------------------------------------------------- */
+
+/* Convolution one example at a time (elab.c's conv2d): the example's
+ * columns [C*KH*KW, OH*OW] go to a work buffer that stays in cache (the
+ * whole batch's, tens of MB, were written to memory and read back), and
+ * its GEMM writes [F, OH*OW], the example's part of NCHW, so no permute.
+ * A 1x1 convolution of stride 1 without padding reads the image as its
+ * columns.  Backward makes the columns again for dW instead of keeping
+ * them. */
+/* A stride-1 convolution whose output has the image's size ("same"
+ * padding, KH = KW = 2 PD + 1 here): column row (c, ki, kj) is channel c
+ * shifted by d = (ki - PD) W + (kj - PD), so it is one contiguous copy
+ * (or add) over the rows inside the image, and only the columns that
+ * wrapped around a row edge are fixed up.  Rows of 8 or 16 floats made the
+ * per-row loops mostly overhead: stage-3 columns of resnet_small took
+ * 0.60 ms a batch that way and 0.25 ms this way, stage 2's 1.0 and 0.5. */
+static void conv_cols_same(Emitter *e, int add, const char *img, const char *col)
+{
+    P(e, "            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
+    P(e, "            for (int64_t kj = 0; kj < KW; kj++) {\n");
+    P(e, "                %s *crow = %s + ((c * KH + ki) * KW + kj) * P;\n", e->real, col);
+    P(e, "                %s%s *ic = %s + c * H * W;\n", add ? "" : "const ", e->real, img);
+    P(e, "                const int64_t d = (ki - PD) * W + (kj - PD);\n");
+    /* [a, e): the positions whose image row is inside the image and whose
+     * shifted index is inside the channel */
+    P(e, "                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;\n");
+    P(e, "                if (a < -d) a = -d;\n                if (e > H * W - d) e = H * W - d;\n");
+    P(e, "                if (a > P) a = P;\n                if (e < a) e = a;\n");
+    if (!add) {
+        P(e, "                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", emit_lit(e, 0));
+        P(e, "                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];\n");
+        P(e, "                for (int64_t p = e; p < P; p++) crow[p] = %s;\n", emit_lit(e, 0));
+    }
+    /* columns that wrapped to the previous or next image row: 0 in the
+     * columns, and so (zeroed before the add) nothing added by col2im */
+    /* (clamped to [0, OW], so that padding wider than the image never
+     * reaches a neighbouring row) */
+    P(e, "                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;\n");
+    P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", emit_lit(e, 0));
+    P(e, "                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", emit_lit(e, 0));
+    P(e, "                }\n");
+    if (add)
+        P(e, "                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];\n");
+    P(e, "            }\n");
+}
+
+static void conv_cols(Emitter *e, int add, int same, const char *img, const char *col)
+{
+    /* add 0: im2col, img -> col; add 1: col2im, img += col.  The in-bounds
+     * columns of each row are a range [lo, hi): no test per element */
+    if (same) {
+        conv_cols_same(e, add, img, col);
+        return;
+    }
+    P(e, "            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
+    P(e, "            for (int64_t kj = 0; kj < KW; kj++) {\n");
+    P(e, "                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
+    P(e, "                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+    P(e, "                if (lo > OW) lo = OW;\n                if (hi > OW) hi = OW;\n                if (hi < lo) hi = lo;\n");
+    P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
+    P(e, "                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;\n");
+    P(e, "                    %s%s *crow = %s + ((c * KH + ki) * KW + kj) * P + oh * OW;\n", add ? "const " : "", e->real, col);
+    if (!add) {
+        P(e, "                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
+        P(e, "                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
+        P(e, "                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", img);
+        P(e, "                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
+    } else {
+        P(e, "                    if (ih < 0 || ih >= H) continue;\n");
+        P(e, "                    for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", img);
+    }
+    P(e, "                }\n            }\n");
+}
+
+void emit_conv_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    /* x: the image side, yv: the output side [N, F, OH, OW] */
+    Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
+    Shape yv = fwd ? n->shape : emit_nd(e, n->in[0])->shape;
+    Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
+    int direct = n->kh == 1 && n->kw == 1 && n->stride == 1 && n->pad == 0;
+    /* short rows only: at 32 floats the per-row loops were as fast (0.61
+     * ms against 0.70 for resnet_small's stage-1 columns, whose fix-ups of
+     * wrapped columns are more stores) */
+    int same = n->stride == 1 && yv.d[2] == x.d[2] && yv.d[3] == x.d[3] && x.d[3] < 24;
+    /* float: the runtime's direct kernels (conv.c), which beat the columns
+     * and OpenBLAS's GEMM on the benchmarks' layers (resnet_small's 3x3
+     * ones ~1.4x, lenet5's 5x5 ones 1.3-2x): the forward pass at stride 1
+     * and 2 (not 1x1 at stride 2, a quarter of the image: its 4 phases cost
+     * more than the columns' subsample, 0.6 against 0.3 ms), the kernel's
+     * gradient at any stride but for 1x1 kernels (a GEMM of the columns,
+     * the subsample at stride 2: resnet_small's two projections took 1.7 ms
+     * in the kernel, whose generic 1-tap rows run at ~10 GFLOP/s).  The
+     * backward pass for the data at stride 1 correlates dy padded by K - 1 -
+     * pad, so it needs pad <= K - 1, and its multiply-adds are H W / (OH OW)
+     * times the forward pass's: only for 'same'-like convolutions (lenet5's
+     * unpadded 5x5 took 0.85 ms that way, 2x its share of the GEMM path).
+     * At stride 2 (not 1x1: 3 of its 4 phases are zeros) it runs by dx's 4
+     * phases, each a stride-1 correlation of dy with its taps: ~1.1 ms for
+     * each of resnet_small's two layers, against ~2.3 for the columns
+     * (Wᵀ dy and a col2im of 9 scattered adds per value). */
+    const int s2 = n->stride == 2 && n->kh * n->kw > 1; /* stride 2 by phases, not for 1x1 */
+    int kernel = !e->opt->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
+             ((n->op == IR_CONV2D && (n->stride == 1 || s2)) ||
+              (n->op == IR_CONV2D_BWD_DATA &&
+               (s2 || (n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
+                       4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]))));
+    /* The kernels are fast only where the runtime was built for AVX-512
+     * (their 16-float accumulators fill its 32 registers; with 16 AVX2
+     * registers they spill and ran at 4-7 GFLOP/s, against ~50 for the
+     * columns): the generated code asks the runtime it is linked with and
+     * keeps the columns (below) for the other case.  The work buffer holds
+     * either (elab.c, grad.c). */
+    /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
+    const char *dims = emit_fmt("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2],
+                                (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
+    const int filter = !e->opt->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER && n->kh * n->kw > 1;
+    /* (emit_ref() declares the buffer it names: only for a kernel's call) */
+    const char *work =
+        filter || kernel ? emit_fmt("%s, %lld", emit_ref(e, n->in[2]), (long long)ir_numel(emit_nd(e, n->in[2])->shape))
+                         : NULL;
+    /* a bias (and a relu) that plan.c folded into the forward pass; the
+     * other gradient of x that plan.c folded into the data gradient
+     * (fold_conv_add: dx = conv's + add, summed as dx is stored) */
+    const char *bias = fwd && n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
+    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
+    const char *call = NULL;
+    if (filter)
+        /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
+        call = emit_fmt("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", emit_dim(x, 0),
+                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->stride, n->pad, work);
+    else if (kernel && fwd)
+        /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
+        call = emit_fmt("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, emit_dim(x, 0),
+                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->pad, bias ? bias : "NULL",
+                        n->ival, work);
+    else if (kernel)
+        /* (N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work floats) */
+        call = emit_fmt("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, emit_dim(x, 0),
+                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), add ? add : "NULL", dims, n->pad,
+                        work);
+    if (call)
+        P(e, "    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
+      emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
+      (long long)yv.d[3]);
+    P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
+      n->stride, n->pad);
+    P(e, "        (void)KH, (void)KW, (void)S, (void)PD;\n");
+    const char *scr = direct ? NULL : emit_ref(e, n->in[2]);
+    switch (n->op) {
+    case IR_CONV2D: {
+        const char *xp = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *y = emit_ref(e, t);
+        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
+        if (!direct)
+            conv_cols(e, 0, same, "img", scr);
+        P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
+          emit_gemm(e), emit_lit(e, 1), wp, direct ? "img" : scr, emit_lit(e, 0), y);
+        if (bias) {
+            P(e, "            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
+            P(e, "                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", e->real, y, bias);
+            P(e, "                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
+              n->ival ? emit_relu_of(e, "v") : "v");
+        }
+        P(e, "        }\n");
+        break;
+    }
+    case IR_CONV2D_BWD_DATA: {
+        /* dcol = Wᵀ dy (the example's), then col2im */
+        const char *dy = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *dx = emit_ref(e, t);
+        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "            %s *img = %s + b * C * H * W;\n", e->real, dx);
+        P(e, "            %s(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, %s, %s, (int)CKK, %s + b * F * P, (int)P, %s, %s, (int)P);\n",
+          emit_gemm(e), emit_lit(e, 1), wp, dy, emit_lit(e, 0), direct ? "img" : scr);
+        if (!direct) {
+            P(e, "            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", e->real);
+            conv_cols(e, 1, same, "img", scr);
+        }
+        if (add)
+            P(e, "            for (int64_t i = 0; i < C * H * W; i++)\n                img[i] += %s[b * C * H * W + i];\n", add);
+        P(e, "        }\n");
+        break;
+    }
+    case IR_CONV2D_BWD_FILTER: {
+        /* dW = sum over the examples of dy colᵀ (n >= 1: the first one sets
+         * it), computed as dWᵀ [CKK, F] += col dyᵀ in the work buffer after
+         * the columns and transposed at the end: OpenBLAS runs this shape
+         * 10-30% faster (M = CKK rather than F: 16x144x1024 took 3.6 ms
+         * per batch, 144x16x1024 2.6 ms) */
+        const char *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]), *dw = emit_ref(e, t);
+        const char *sp = emit_ref(e, n->in[2]);
+        P(e, "        %s *const dwt = %s + CKK * P;\n", e->real, sp);
+        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
+        P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
+        if (!direct)
+            conv_cols(e, 0, same, "img", scr);
+        P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, %s, %s, (int)P, %s + b * F * P, (int)P, b ? %s : %s, dwt, (int)F);\n",
+          emit_gemm(e), emit_lit(e, 1), direct ? "img" : scr, dy, emit_lit(e, 1), emit_lit(e, 0));
+        P(e, "        }\n");
+        P(e, "        for (int64_t f = 0; f < F; f++)\n            for (int64_t k = 0; k < CKK; k++)\n");
+        P(e, "                %s[f * CKK + k] = dwt[k * F + f];\n", dw);
+        break;
+    }
+    default:
+        abort();
+    }
+    P(e, "    }\n");
+}
