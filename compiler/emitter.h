@@ -114,7 +114,7 @@ void emit_conv_op(Emitter *e, int t);
 /* A max-pool backward done by tiles (it needs the nnc_keep helper). */
 int emit_maxpool_tiles(Emitter *e, const IrNode *n);
 
-/* ---- the model's C file ---------------------------------------------------------- */
+/* ---- emit_fn.c: the model's C file ----------------------------------------------- */
 
 void emit_source(Emitter *e, const char *hname, const char *fname);
 
@@ -123,7 +123,8 @@ void emit_source(Emitter *e, const char *hname, const char *fname);
 void emit_header(Emitter *e, const char *fname);
 /* An input's parameter, `const float (*x)[8][8]`; with name "", its type. */
 const char *emit_io_decl(Emitter *e, const IoDecl *io, int is_const, const char *name);
-/* The API's signatures. */
+/* The model's C type (its prefix), and the API's signatures. */
+const char *emit_model_type(Emitter *e);
 const char *emit_sig_forward(Emitter *e);
 const char *emit_sig_train(Emitter *e);
 const char *emit_sig_eval(Emitter *e);

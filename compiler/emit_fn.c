@@ -1,0 +1,432 @@
+/* emit_fn.c — the functions of the model's C file (emit_*): the tensor
+ * table, init, release, save and load, the passes forward,
+ * train_forward, backward and eval, and the inline helpers their loops
+ * call (a tanh and an exp that vectorize, derivatives too long to
+ * inline).
+ *
+ * A pass's body is printed to memory first (begin_body), so that the
+ * declarations at its top are only those of the pointers it used
+ * (end_body): nothing is unused at -Wall -Wextra.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emitter.h"
+#include "plan.h"
+
+/* ---- the passes ------------------------------------------------------------------ */
+
+static void begin_body(Emitter *e, const Graph *g, int backward)
+{
+    e->g = g;
+    free(e->used);
+    e->used = calloc((size_t)g->n + 1, 1);
+    free(e->merged);
+    e->merged = calloc((size_t)g->n + 1, 1);
+    e->in_backward = backward;
+    e->file_out = e->out;
+    e->out = open_memstream(&e->body_text, &e->body_len);
+    if (!e->out)
+        abort();
+}
+
+static int64_t arena_static(Emitter *e)
+{
+    int64_t s = 0;
+    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
+    for (int i = 0; i < 3; i++)
+        if (gs[i] && gs[i]->static_size > s)
+            s = gs[i]->static_size;
+    return s;
+}
+
+static int64_t arena_batched(Emitter *e)
+{
+    int64_t s = 0;
+    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
+    for (int i = 0; i < 3; i++)
+        if (gs[i] && gs[i]->batched_size > s)
+            s = gs[i]->batched_size;
+    return s;
+}
+
+/* Prints the standard locals and the used pointers, then the body. */
+static void end_body(Emitter *e)
+{
+    fclose(e->out);
+    e->out = e->file_out;
+    P(e, "    %s *const A = m->arena_;\n", e->real);
+    P(e, "    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_static(e));
+    P(e, "    const %s *const P = (const %s *)m->params;\n", e->real, e->real);
+    P(e, "    %s *const G = (%s *)m->grads;\n", e->real, e->real);
+    if (e->m->nstate)
+        P(e, "    %s *const S = (%s *)m->state;\n    (void)S;\n", e->real, e->real);
+    P(e, "    (void)A, (void)MB, (void)SB, (void)P, (void)G;\n");
+    for (int i = 0; i < e->g->n; i++)
+        if (e->used[i])
+            emit_declare(e, i);
+    fwrite(e->body_text, 1, e->body_len, e->out);
+    free(e->body_text);
+    e->body_text = NULL;
+}
+
+/* Inputs a pass does not read are still parameters: mark them used. */
+static void void_params(Emitter *e, int labels)
+{
+    for (int i = 0; i < e->m->ninputs; i++)
+        P(e, "    (void)%s;\n", e->m->inputs[i].name);
+    for (int i = 0; labels && i < e->m->nlabels; i++)
+        P(e, "    (void)%s;\n", e->m->labels[i].name);
+}
+
+static void node_range(Emitter *e, const Graph *g, int lo, int hi)
+{
+    for (int i = lo; i < hi; i++)
+        if (g->nodes[i].fused >= 0)
+            emit_node(e, i);
+}
+
+static void forward_fn(Emitter *e)
+{
+    const Graph *g = e->m->infer;
+    P(e, "%s\n{\n", emit_sig_forward(e));
+    begin_body(e, g, 0);
+    void_params(e, 0);
+    node_range(e, g, 0, g->n);
+    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real, emit_numel(g->nodes[g->output].shape));
+    end_body(e);
+    P(e, "}\n\n");
+}
+
+static void train_fn(Emitter *e)
+{
+    const Graph *g = e->m->train;
+    P(e, "%s\n{\n", emit_sig_train(e));
+    begin_body(e, g, 0);
+    P(e, "    m->n_ = n;\n");
+    for (int i = 0; i < e->m->ninputs; i++)
+        P(e, "    m->in_[%d] = %s;\n", i, e->m->inputs[i].name);
+    for (int i = 0; i < e->m->nlabels; i++)
+        P(e, "    m->lab_[%d] = %s;\n", i, e->m->labels[i].name);
+    node_range(e, g, 0, g->fwd_end);
+    for (int i = 0; i < g->nupdates; i++) {
+        const Tensor *t = &e->m->state[g->update_state[i]];
+        P(e, "    /* update %s */\n", t->path);
+        P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, emit_ref(e, g->update_value[i]), e->real,
+          (long long)ir_numel(t->shape));
+    }
+    for (int i = 0; i < g->nsummaries; i++)
+        P(e, "    m->summary_[%d] = %s;\n", i, emit_scalar(e, g->summary_value[i]));
+    P(e, "    return %s;\n", emit_scalar(e, g->loss));
+    end_body(e);
+    P(e, "}\n\n");
+}
+
+static void backward_fn(Emitter *e)
+{
+    const Graph *g = e->m->train;
+    P(e, "void %s_backward(%s *m)\n{\n", e->m->prefix, emit_model_type(e));
+    begin_body(e, g, 1);
+    P(e, "    const int n = m->n_;\n    (void)n;\n");
+    /* frozen and unreachable params: their gradient is 0 */
+    for (int p = 0; p < e->m->nparams; p++)
+        if (g->param_grad[p] < 0)
+            P(e, "    memset(G + %lld, 0, sizeof(%s) * %lld); /* %s */\n", (long long)e->m->params[p].offset, e->real,
+              (long long)ir_numel(e->m->params[p].shape), e->m->params[p].path);
+    node_range(e, g, g->fwd_end, g->n);
+    for (int p = 0; p < e->m->nparams; p++) {
+        int t = g->param_grad[p];
+        if (t < 0)
+            continue;
+        const IrNode *r = &g->nodes[plan_storage_root(g, t)];
+        if (r->buf >= 0 && g->bufs[r->buf].param_grad == p)
+            continue;
+        P(e, "    /* d %s */\n", e->m->params[p].path);
+        if (r->op == IR_CONST || (r->fused == 1))
+            P(e, "    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n", (long long)ir_numel(e->m->params[p].shape),
+              (long long)e->m->params[p].offset, emit_scalar(e, t));
+        else
+            P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, emit_ref(e, t), e->real,
+              (long long)ir_numel(e->m->params[p].shape));
+    }
+    end_body(e);
+    P(e, "}\n\n");
+}
+
+static void eval_fn(Emitter *e)
+{
+    const Graph *g = e->m->eval;
+    P(e, "%s\n{\n", emit_sig_eval(e));
+    begin_body(e, g, 0);
+    void_params(e, 1);
+    node_range(e, g, 0, g->n);
+    P(e, "    *loss = %s;\n", emit_scalar(e, g->loss));
+    for (int i = 0; i < g->nmetrics; i++)
+        P(e, "    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? emit_scalar(e, g->metrics[i]) : "NAN");
+    if (!g->nmetrics)
+        P(e, "    (void)metrics;\n");
+    end_body(e);
+    P(e, "}\n\n");
+}
+
+/* ---- the tensor table, init, release, save, load --------------------------------- */
+
+static const char *init_enum(InitKind k)
+{
+    static const char *names[] = {"ZEROS", "ONES", "CONSTANT", "NORMAL", "UNIFORM", "GLOROT_UNIFORM",
+                                  "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
+    return emit_fmt("NNC_INIT_%s", names[k]);
+}
+
+static void tensor_table(Emitter *e)
+{
+    int n = e->m->nparams + e->m->nstate;
+    P(e, "static const nnc_tensor_info tensor_info_[%d] = {\n", n ? n : 1);
+    for (int s = 0; s < 2; s++) {
+        const Tensor *ts = s ? e->m->state : e->m->params;
+        int cnt = s ? e->m->nstate : e->m->nparams;
+        for (int i = 0; i < cnt; i++) {
+            const Tensor *t = &ts[i];
+            P(e, "    {\"%s\", %d, {", t->path, t->shape.nd);
+            for (int k = 0; k < t->shape.nd; k++)
+                P(e, "%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+            if (!t->shape.nd)
+                P(e, "0");
+            P(e, "}, %lld, %lld, %d, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s, t->frozen);
+        }
+    }
+    if (!n)
+        P(e, "    {\"\", 0, {0}, 0, 0, 0, 0},\n");
+    P(e, "};\n\n");
+    P(e, "const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return tensor_info_;\n}\n\n",
+      e->m->prefix, n);
+}
+
+/* A C string literal's contents for s (quotes, backslashes, controls escaped). */
+static const char *cstr(const char *s)
+{
+    char *o = malloc(strlen(s) * 4 + 1), *q = o;
+    if (!o)
+        abort();
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            *q++ = '\\', *q++ = (char)c;
+        else if (c < 32 || c == 127)
+            q += sprintf(q, "\\%03o", c);
+        else
+            *q++ = (char)c;
+    }
+    *q = 0;
+    return o;
+}
+
+/* `from "file"` fields: after the initializers, each such field's params
+ * and state are loaded from a safetensors file whose names are relative to
+ * the field (the state_dict of that sub-module).  The file must hold
+ * exactly those tensors; a failure makes init fail with errno EINVAL and
+ * nnc_error() saying why. */
+static void from_loads(Emitter *e)
+{
+    int total = e->m->nparams + e->m->nstate;
+    char *done = calloc((size_t)total + 1, 1);
+    for (int k = 0; k < total; k++) {
+        const Tensor *t = k < e->m->nparams ? &e->m->params[k] : &e->m->state[k - e->m->nparams];
+        if (!t->from || done[k])
+            continue;
+        size_t plen = strlen(t->from_prefix);
+        int cnt = 0;
+        P(e, "    {\n        static const nnc_tensor_info from_[] = {\n");
+        for (int j = k; j < total; j++) {
+            const Tensor *u = j < e->m->nparams ? &e->m->params[j] : &e->m->state[j - e->m->nparams];
+            if (!u->from || strcmp(u->from_prefix, t->from_prefix) || strcmp(u->from, t->from))
+                continue;
+            done[j] = 1;
+            cnt++;
+            const char *rel = plen && !strncmp(u->path, t->from_prefix, plen) && u->path[plen] == '.'
+                                  ? u->path + plen + 1 : u->path;
+            P(e, "            {\"%s\", %d, {", rel, u->shape.nd);
+            for (int d = 0; d < u->shape.nd; d++)
+                P(e, "%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
+            if (!u->shape.nd)
+                P(e, "0");
+            P(e, "}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state, u->frozen);
+        }
+        P(e, "        };\n");
+        P(e, "        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n", cstr(t->from), cnt);
+        P(e, "            %s_release(m);\n            errno = EINVAL;\n            return -1;\n        }\n    }\n", e->m->prefix);
+    }
+    free(done);
+}
+
+static void init_fns(Emitter *e)
+{
+    const char *p = e->m->prefix;
+    int64_t sb = arena_static(e), bb = arena_batched(e);
+    P(e, "int %s_init(%s *m, int max_batch, uint64_t seed)\n{\n", p, p);
+    P(e, "    memset(m, 0, sizeof *m);\n");
+    P(e, "    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
+    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch;\n", (long long)sb, (long long)bb);
+    P(e, "    m->params = calloc(1, sizeof(%s_params));\n", p);
+    P(e, "    m->grads = calloc(1, sizeof(%s_params));\n", p);
+    if (e->m->nstate)
+        P(e, "    m->state = calloc(1, sizeof(%s_state));\n", p);
+    P(e, "    m->arena_ = calloc(arena ? arena : 1, sizeof(%s));\n", e->real);
+    P(e, "    if (!m->params || !m->grads || !m->arena_%s) {\n", e->m->nstate ? " || !m->state" : "");
+    P(e, "        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
+    P(e, "    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");
+    for (int s = 0; s < 2; s++) {
+        const Tensor *ts = s ? e->m->state : e->m->params;
+        int cnt = s ? e->m->nstate : e->m->nparams;
+        for (int i = 0; i < cnt; i++) {
+            const Tensor *t = &ts[i];
+            P(e, "    nnc_init_%s((%s *)m->%s + %lld, %d, (const int[]){", e->opt->f64 ? "f64" : "f32", e->real,
+              s ? "state" : "params", (long long)t->offset, t->shape.nd);
+            for (int k = 0; k < t->shape.nd; k++)
+                P(e, "%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+            if (!t->shape.nd)
+                P(e, "0");
+            P(e, "}, %s, %.17g, %.17g, &m->rng_); /* %s */\n", init_enum(t->init), t->init_a, t->init_b, t->path);
+        }
+    }
+    from_loads(e);
+    P(e, "    return 0;\n}\n\n");
+    P(e, "void %s_release(%s *m)\n{\n", p, p);
+    P(e, "    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");
+    P(e, "    memset(m, 0, sizeof *m);\n}\n\n");
+    if (!e->opt->f64) {
+        P(e, "int %s_save(const %s *m, const char *path)\n{\n", p, p);
+        P(e, "    return nnc_st_save(path, tensor_info_, %d, (const float *)m->params, (const float *)m->state);\n}\n\n",
+          e->m->nparams + e->m->nstate);
+        P(e, "int %s_load(%s *m, const char *path)\n{\n", p, p);
+        P(e, "    return nnc_st_load(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
+          e->m->nparams + e->m->nstate);
+    }
+}
+
+/* ---- inline helpers -------------------------------------------------------------- */
+
+/* Helpers the elementwise loops call: derivatives too long to inline. */
+/* Whether a live node of some graph has this op (and, with pred, passes
+ * it): the helper functions a model needs. */
+static int uses_node(Emitter *e, IrOp op, int (*pred)(Emitter *, const IrNode *))
+{
+    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; gs[k] && i < gs[k]->n; i++) {
+            const IrNode *n = &gs[k]->nodes[i];
+            if (n->op == op && n->fused >= 0 && (!pred || pred(e, n)))
+                return 1;
+        }
+    return 0;
+}
+
+static int uses_op(Emitter *e, IrOp op) { return uses_node(e, op, NULL); }
+
+static int softmax_by_rows(Emitter *e, const IrNode *n)
+{
+    (void)e;
+    return ir_softmax_by_rows(n);
+}
+
+static void helpers(Emitter *e)
+{
+    const char *r = e->real;
+    const int need_tanh = !e->opt->f64 && (uses_op(e, IR_TANH) || uses_op(e, IR_GELU) || uses_op(e, IR_DGELU));
+    const int need_exp =
+        !e->opt->f64 &&
+        (uses_node(e, IR_SOFTMAX, softmax_by_rows) || uses_op(e, IR_CROSS_ENTROPY) || uses_op(e, IR_CE_BWD));
+    if (need_tanh || need_exp) {
+        /* a * b + c in one rounding where the target has a fast fused
+         * multiply-add (C99's FP_FAST_FMAF, e.g. -march=native on x86-64
+         * since Haswell): -std=c11 turns off GCC's contraction of a * b + c,
+         * and the polynomials below are most of the work of GELU and
+         * softmax (measured on gpt_mini's 1024x512 GELU: 0.85 -> 0.68 ms,
+         * its gradient 1.16 -> 0.80 ms; the step's own loops outside
+         * sgemm 20.4 -> 19.1 ms).  Elsewhere fmaf would be a library call,
+         * so a multiply and an add. */
+        P(e, "#ifdef FP_FAST_FMAF\nstatic inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); }\n");
+        P(e, "#else\nstatic inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }\n#endif\n\n");
+    }
+    if (need_tanh) {
+        /* Eigen's rational approximation of tanh for floats (max abs error
+         * about 4e-7), clamped where it saturates: no libm call and no
+         * branch, so loops over it vectorize */
+        P(e, "static inline float nnc_tanh_float(float x)\n{\n");
+        P(e, "    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;\n");
+        P(e, "    const float x2 = x * x;\n");
+        P(e, "    float p = nnc_fmaf(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);\n");
+        P(e, "    p = nnc_fmaf(x2, p, -8.60467152213735e-11f);\n    p = nnc_fmaf(x2, p, 5.12229709037114e-08f);\n");
+        P(e, "    p = nnc_fmaf(x2, p, 1.48572235717979e-05f);\n    p = nnc_fmaf(x2, p, 6.37261928875436e-04f);\n");
+        P(e, "    p = nnc_fmaf(x2, p, 4.89352455891786e-03f);\n    p = x * p;\n");
+        P(e, "    float q = nnc_fmaf(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);\n");
+        P(e, "    q = nnc_fmaf(x2, q, 2.26843463243900e-03f);\n    q = nnc_fmaf(x2, q, 4.89352518554385e-03f);\n");
+        P(e, "    return p / q;\n}\n\n");
+    }
+    if (need_exp) {
+        /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
+         * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
+         * and 2^n is built in the exponent bits, so there is no libm call
+         * and no branch and the loop vectorizes.  Below -87 (where expf
+         * nears the subnormals) it gives 0, as for exp(-inf) */
+        P(e, "static inline float nnc_exp_float(float x)\n{\n");
+        P(e, "    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */\n");
+        P(e, "    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;\n");
+        P(e, "    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;\n");
+        P(e, "    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);\n");
+        P(e, "    p = nnc_fmaf(p, r, 8.3334519073e-3f);\n    p = nnc_fmaf(p, r, 4.1665795894e-2f);\n");
+        P(e, "    p = nnc_fmaf(p, r, 1.6666665459e-1f);\n    p = nnc_fmaf(p, r, 5.0000001201e-1f);\n");
+        P(e, "    p = nnc_fmaf(p, r2, r) + 1.0f;\n");
+        P(e, "    const int32_t e = ((int32_t)fn + 127) << 23;\n    float s;\n    memcpy(&s, &e, sizeof s);\n");
+        P(e, "    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */\n}\n\n");
+    }
+    if (uses_op(e, IR_DGELU)) {
+    P(e, "static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
+    P(e, "    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, emit_lit(e, 0.7978845608028654), emit_lit(e, 0.044715), emit_tanh_fn(e));
+    P(e, "    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", emit_lit(e, 0.5), emit_lit(e, 1), emit_lit(e, 0.5),
+      emit_lit(e, 1), emit_lit(e, 1), emit_lit(e, 3 * 0.044715));
+    }
+    if (uses_node(e, IR_MAXPOOL_BWD, emit_maxpool_tiles)) {
+    /* g where keep is 1, +0 where it is 0, without a branch */
+    const char *u = e->opt->f64 ? "uint64_t" : "uint32_t";
+    P(e, "static inline %s nnc_keep_%s(%s g, int keep)\n{\n    %s u;\n    memcpy(&u, &g, sizeof u);\n", r, r, r, u);
+    P(e, "    u &= (%s)0 - (%s)keep;\n    memcpy(&g, &u, sizeof g);\n    return g;\n}\n\n", u, u);
+    }
+    if (uses_op(e, IR_DSILU)) {
+    P(e, "static inline %s nnc_dsilu_%s(%s x)\n{\n", r, r, r);
+    P(e, "    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, emit_lit(e, 1), emit_lit(e, 1), emit_libm(e, "exp"),
+      emit_lit(e, 1), emit_lit(e, 1));
+    }
+}
+
+/* ---- the C file ------------------------------------------------------------------ */
+
+void emit_source(Emitter *e, const char *hname, const char *fname)
+{
+    emit_banner(e, fname);
+    P(e, "#include \"%s\"\n\n", hname);
+    P(e, "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    P(e, "_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", e->m->prefix, e->real,
+      e->m->nparams ? emit_fmt("%s_NUM_PARAMS", emit_upper(e->m->prefix)) : "1", e->real);
+    helpers(e);
+    if (e->m->nmetrics) {
+        P(e, "const char *const %s_metric_names[%d] = {", e->m->prefix, e->m->nmetrics);
+        for (int i = 0; i < e->m->nmetrics; i++)
+            P(e, "%s\"%s\"", i ? ", " : "", e->m->metric_names[i]);
+        P(e, "};\n\n");
+    }
+    if (e->m->train && e->m->train->nsummaries) {
+        P(e, "const char *const %s_summary_names[%d] = {", e->m->prefix, e->m->train->nsummaries);
+        for (int i = 0; i < e->m->train->nsummaries; i++)
+            P(e, "%s\"%s\"", i ? ", " : "", e->m->train->summary_name[i]);
+        P(e, "};\n\n");
+    }
+    tensor_table(e);
+    init_fns(e);
+    forward_fn(e);
+    if (e->m->has_loss) {
+        train_fn(e);
+        backward_fn(e);
+        eval_fn(e);
+    }
+}
