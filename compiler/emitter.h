@@ -118,7 +118,7 @@ int emit_maxpool_tiles(Emitter *e, const IrNode *n);
 
 void emit_source(Emitter *e, const char *hname, const char *fname);
 
-/* ---- the header ------------------------------------------------------------------ */
+/* ---- emit_header.c: the header --------------------------------------------------- */
 
 void emit_header(Emitter *e, const char *fname);
 /* An input's parameter, `const float (*x)[8][8]`; with name "", its type. */
