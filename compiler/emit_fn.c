@@ -173,8 +173,8 @@ static void eval_fn(Emitter *e)
 
 static const char *init_enum(InitKind k)
 {
-    static const char *names[] = {"ZEROS", "ONES", "CONSTANT", "NORMAL", "UNIFORM", "GLOROT_UNIFORM",
-                                  "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
+    static const char *const names[] = {"ZEROS", "ONES", "CONSTANT", "NORMAL", "UNIFORM", "GLOROT_UNIFORM",
+                                        "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
     return emit_fmt("NNC_INIT_%s", names[k]);
 }
 

@@ -129,7 +129,7 @@ const char *emit_sig_forward(Emitter *e);
 const char *emit_sig_train(Emitter *e);
 const char *emit_sig_eval(Emitter *e);
 
-/* ---- the driver ------------------------------------------------------------------ */
+/* ---- emit_driver.c: the driver --------------------------------------------------- */
 
 void emit_driver(Emitter *e, const char *hname, const char *fname);
 
