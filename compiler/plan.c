@@ -138,8 +138,8 @@ static void make_view(Graph *g, int t, int of)
  * over y (relu, then pool: lenet5, digits_cnn) and read nowhere else: the
  * pool's backward pass applies the mask as it writes dx (ival 1), and the
  * product becomes a view of it.  Only for the pools whose windows tile the
- * image (emit.c's maxpool_tiles: one write per element); saves a pass over
- * the largest activation (lenet5: ~0.19 ms of ~3.9). */
+ * image (emit_vision.c's emit_maxpool_tiles: one write per element);
+ * saves a pass over the largest activation (lenet5: ~0.19 ms of ~3.9). */
 static void fold_relu_pool(Graph *g, const char *roots)
 {
     int *uses = use_counts(g, roots);
@@ -445,9 +445,9 @@ static char *root_mask(const Graph *g, const Model *m)
  * operand is a causal softmax or its gradient, maybe through a reshape
  * that keeps the [T, T] matrices (P, dS: zeros above the diagonal), can
  * skip that triangle (causal |= 2).  Marks only, on live nodes after the
- * folds: emit.c calls the kernels where the sizes suit them. */
+ * folds: emit_ops.c calls the kernels where the sizes suit them. */
 /* A causal softmax or its gradient: row i of each [T, T] matrix holds
- * values in [0, i] and zeros after (emit.c emit_softmax_rows). */
+ * values in [0, i] and zeros after (emit_ops.c softmax_rows). */
 static int causal_rows(const IrNode *n) { return (n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && n->causal; }
 
 static void mark_causal_products(Graph *g, const char *roots, const char *live)

@@ -9,7 +9,7 @@
  * small (gpt_mini: 64 x 64 x 32, 1,536 calls a step), where a BLAS call
  * also costs its packing: these kernels skip the zero triangle and keep a
  * block of rows x 16-float column vectors in registers.  plan.c marks the
- * products (IrNode.causal on an IR_MATMUL), emit.c calls them for float
+ * products (IrNode.causal on an IR_MATMUL), emit_ops.c calls them for float
  * when the sizes fit (T a multiple of 16, the other dim too or small).
  *
  * Vectors are GCC/clang vector extensions of 16 floats (AVX-512 with

@@ -2,7 +2,7 @@
  * 1 and 2, the data gradient at stride 1, the kernel gradient at any
  * stride.
  *
- * im2col + GEMM, the generic path (emit.c), writes K*K copies of every
+ * im2col + GEMM, the generic path (emit_vision.c), writes K*K copies of every
  * image and then runs GEMMs whose shapes ([16, 144] x [144, 1024] for a
  * 16-channel 3x3 layer) OpenBLAS takes at 50-80 GFLOP/s; its backward pass
  * (Wᵀ dy, then col2im) is slower still.  A stride-1 convolution is better

@@ -9,7 +9,7 @@
  * the result back together with the inverse permute.  lenet5's first pool
  * (64 x 6 images of 28 x 28) takes a row pair in one masked step.
  *
- * Semantics, as PyTorch and as the generated loops (emit.c): the maximum
+ * Semantics, as PyTorch and as the generated loops (emit_vision.c): the maximum
  * of a window, or NaN if the window holds one; the gradient goes to the
  * first maximum in scan order (top-left, top-right, bottom-left,
  * bottom-right), or to the last NaN: a NaN replaces the running maximum,
