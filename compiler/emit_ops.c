@@ -441,47 +441,20 @@ void emit_rng_mask(Emitter *e, int t)
       emit_lit(e, 0));
 }
 
+/* ops.def's emit column: the printer of each op, 0 where an op prints
+ * nothing of its own (leaves, views, work buffers) */
+static void (*const emitters[IR_NUM_OPS])(Emitter *e, int t) = {
+#define OP(en, name, cls, arity, flops, grad, emit) [IR_##en] = emit,
+#include "ops.def"
+#undef OP
+};
+
 void emit_node(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    if (n->fused || e->merged[t] || n->op == IR_RESHAPE || (ir_op_class(n->op) == OC_LEAF && n->op != IR_RNG_MASK))
+    /* fused into a reader's loop, or computed by an earlier node's */
+    if (n->fused || e->merged[t] || !emitters[n->op])
         return;
-    if (n->op == IR_CONV_SCRATCH)
-        return;                         /* storage only: the conv op fills it */
     emit_comment(e, n);
-    if (ir_is_elementwise(n->op)) {
-        emit_elementwise(e, t);
-        return;
-    }
-    switch (n->op) {
-    case IR_RNG_MASK: emit_rng_mask(e, t); break;
-    case IR_MATMUL: emit_matmul(e, t); break;
-    case IR_PERMUTE: emit_permute(e, t); break;
-    case IR_CONCAT: emit_concat(e, t); break;
-    case IR_SLICE: emit_slice(e, t); break;
-    case IR_PAD: emit_pad(e, t); break;
-    case IR_SUM: case IR_MEAN: case IR_MAX: emit_reduce(e, t); break;
-    case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD: case IR_ARGMAX:
-        emit_rowop(e, t);
-        break;
-    case IR_CROSS_ENTROPY: case IR_CE_BWD: case IR_MSE: case IR_BCE_LOGITS: case IR_ACCURACY:
-        emit_loss(e, t);
-        break;
-    case IR_EMBEDDING: case IR_EMBEDDING_BWD: case IR_LAYER_NORM: case IR_LAYER_NORM_BWD:
-    case IR_LAYER_NORM_WGRAD: case IR_CAUSAL_MASK:
-        emit_seq_op(e, t);
-        break;
-    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
-        emit_vision_op(e, t);
-        break;
-    case IR_BN_STATS: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
-        emit_bn_op(e, t);
-        break;
-    case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
-        emit_conv_op(e, t);
-        break;
-    default:
-        fprintf(stderr, "nnc: internal error: no emitter for op '%s'\n", ir_op_name(n->op));
-        abort();
-    }
+    emitters[n->op](e, t);
 }
