@@ -3,7 +3,7 @@
  * A generated model describes itself in an nnc_model_desc (its inputs,
  * labels, output, metrics, tensors and thin wrappers around its typed API)
  * and hands it to nnc_driver_main, which implements the CLI of
- * spec/generated-c.md: info, train, eval, predict and grad over .npy data
+ * docs/generated-c.md: info, train, eval, predict and grad over .npy data
  * and safetensors checkpoints.  Keeping the CLI here rather than generating
  * it keeps every model's command line identical and the generated code
  * small.
