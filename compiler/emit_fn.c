@@ -1,8 +1,8 @@
 /* emit_fn.c — the functions of the model's C file (emit_*): the tensor
  * table, init, release, save and load, the passes forward,
- * train_forward, backward and eval, and the inline helpers their loops
- * call (a tanh and an exp that vectorize, derivatives too long to
- * inline).
+ * train_forward, backward and eval.  The math the loops call (a tanh
+ * and an exp that vectorize, derivatives too long to inline) is the
+ * runtime's header nnc_math.h.
  *
  * A pass's body is printed to memory first (begin_body), so that the
  * declarations at its top are only those of the pointers it used
@@ -304,111 +304,17 @@ static void init_fns(Emitter *e)
     }
 }
 
-/* ---- inline helpers -------------------------------------------------------------- */
-
-/* Helpers the elementwise loops call: derivatives too long to inline. */
-/* Whether a live node of some graph has this op (and, with pred, passes
- * it): the helper functions a model needs. */
-static int uses_node(Emitter *e, IrOp op, int (*pred)(Emitter *, const IrNode *))
-{
-    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; gs[k] && i < gs[k]->n; i++) {
-            const IrNode *n = &gs[k]->nodes[i];
-            if (n->op == op && n->fused >= 0 && (!pred || pred(e, n)))
-                return 1;
-        }
-    return 0;
-}
-
-static int uses_op(Emitter *e, IrOp op) { return uses_node(e, op, NULL); }
-
-static int softmax_by_rows(Emitter *e, const IrNode *n)
-{
-    (void)e;
-    return ir_softmax_by_rows(n);
-}
-
-static void helpers(Emitter *e)
-{
-    const char *r = e->real;
-    const int need_tanh = !e->opt->f64 && (uses_op(e, IR_TANH) || uses_op(e, IR_GELU) || uses_op(e, IR_DGELU));
-    const int need_exp =
-        !e->opt->f64 &&
-        (uses_node(e, IR_SOFTMAX, softmax_by_rows) || uses_op(e, IR_CROSS_ENTROPY) || uses_op(e, IR_CE_BWD));
-    if (need_tanh || need_exp) {
-        /* a * b + c in one rounding where the target has a fast fused
-         * multiply-add (C99's FP_FAST_FMAF, e.g. -march=native on x86-64
-         * since Haswell): -std=c11 turns off GCC's contraction of a * b + c,
-         * and the polynomials below are most of the work of GELU and
-         * softmax (measured on gpt_mini's 1024x512 GELU: 0.85 -> 0.68 ms,
-         * its gradient 1.16 -> 0.80 ms; the step's own loops outside
-         * sgemm 20.4 -> 19.1 ms).  Elsewhere fmaf would be a library call,
-         * so a multiply and an add. */
-        P(e, "#ifdef FP_FAST_FMAF\nstatic inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); }\n");
-        P(e, "#else\nstatic inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }\n#endif\n\n");
-    }
-    if (need_tanh) {
-        /* Eigen's rational approximation of tanh for floats (max abs error
-         * about 4e-7), clamped where it saturates: no libm call and no
-         * branch, so loops over it vectorize */
-        P(e, "static inline float nnc_tanh_float(float x)\n{\n");
-        P(e, "    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;\n");
-        P(e, "    const float x2 = x * x;\n");
-        P(e, "    float p = nnc_fmaf(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);\n");
-        P(e, "    p = nnc_fmaf(x2, p, -8.60467152213735e-11f);\n    p = nnc_fmaf(x2, p, 5.12229709037114e-08f);\n");
-        P(e, "    p = nnc_fmaf(x2, p, 1.48572235717979e-05f);\n    p = nnc_fmaf(x2, p, 6.37261928875436e-04f);\n");
-        P(e, "    p = nnc_fmaf(x2, p, 4.89352455891786e-03f);\n    p = x * p;\n");
-        P(e, "    float q = nnc_fmaf(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);\n");
-        P(e, "    q = nnc_fmaf(x2, q, 2.26843463243900e-03f);\n    q = nnc_fmaf(x2, q, 4.89352518554385e-03f);\n");
-        P(e, "    return p / q;\n}\n\n");
-    }
-    if (need_exp) {
-        /* exp for softmax (arguments <= 0): Cephes' expf, 2^n * p(r) with
-         * r = x - n ln 2, about 1 ulp; the rounding uses the 1.5 * 2^23 trick
-         * and 2^n is built in the exponent bits, so there is no libm call
-         * and no branch and the loop vectorizes.  Below -87 (where expf
-         * nears the subnormals) it gives 0, as for exp(-inf) */
-        P(e, "static inline float nnc_exp_float(float x)\n{\n");
-        P(e, "    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */\n");
-        P(e, "    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;\n");
-        P(e, "    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;\n");
-        P(e, "    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);\n");
-        P(e, "    p = nnc_fmaf(p, r, 8.3334519073e-3f);\n    p = nnc_fmaf(p, r, 4.1665795894e-2f);\n");
-        P(e, "    p = nnc_fmaf(p, r, 1.6666665459e-1f);\n    p = nnc_fmaf(p, r, 5.0000001201e-1f);\n");
-        P(e, "    p = nnc_fmaf(p, r2, r) + 1.0f;\n");
-        P(e, "    const int32_t e = ((int32_t)fn + 127) << 23;\n    float s;\n    memcpy(&s, &e, sizeof s);\n");
-        P(e, "    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */\n}\n\n");
-    }
-    if (uses_op(e, IR_DGELU)) {
-    P(e, "static inline %s nnc_dgelu_%s(%s x)\n{\n", r, r, r);
-    P(e, "    const %s k = %s, u = k * (x + %s * x * x * x), t = %s(u);\n", r, emit_lit(e, 0.7978845608028654), emit_lit(e, 0.044715), emit_tanh_fn(e));
-    P(e, "    return %s * (%s + t) + %s * x * (%s - t * t) * k * (%s + %s * x * x);\n}\n\n", emit_lit(e, 0.5), emit_lit(e, 1), emit_lit(e, 0.5),
-      emit_lit(e, 1), emit_lit(e, 1), emit_lit(e, 3 * 0.044715));
-    }
-    if (uses_node(e, IR_MAXPOOL_BWD, emit_maxpool_tiles)) {
-    /* g where keep is 1, +0 where it is 0, without a branch */
-    const char *u = e->opt->f64 ? "uint64_t" : "uint32_t";
-    P(e, "static inline %s nnc_keep_%s(%s g, int keep)\n{\n    %s u;\n    memcpy(&u, &g, sizeof u);\n", r, r, r, u);
-    P(e, "    u &= (%s)0 - (%s)keep;\n    memcpy(&g, &u, sizeof g);\n    return g;\n}\n\n", u, u);
-    }
-    if (uses_op(e, IR_DSILU)) {
-    P(e, "static inline %s nnc_dsilu_%s(%s x)\n{\n", r, r, r);
-    P(e, "    const %s s = %s / (%s + %s(-x));\n    return s * (%s + x * (%s - s));\n}\n\n", r, emit_lit(e, 1), emit_lit(e, 1), emit_libm(e, "exp"),
-      emit_lit(e, 1), emit_lit(e, 1));
-    }
-}
-
 /* ---- the C file ------------------------------------------------------------------ */
 
 void emit_source(Emitter *e, const char *hname, const char *fname)
 {
     emit_banner(e, fname);
     P(e, "#include \"%s\"\n\n", hname);
-    P(e, "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+    /* nnc_math.h: the tanh and exp polynomials and the derivatives the
+     * loops call, as static inline functions */
+    P(e, "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"nnc_math.h\"\n\n");
     P(e, "_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", e->m->prefix, e->real,
       e->m->nparams ? emit_fmt("%s_NUM_PARAMS", emit_upper(e->m->prefix)) : "1", e->real);
-    helpers(e);
     if (e->m->nmetrics) {
         P(e, "const char *const %s_metric_names[%d] = {", e->m->prefix, e->m->nmetrics);
         for (int i = 0; i < e->m->nmetrics; i++)

@@ -21,7 +21,7 @@ static int maxpool2(Emitter *e, const IrNode *n)
     return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
 }
 
-int emit_maxpool_tiles(Emitter *e, const IrNode *n)
+static int maxpool_tiles(Emitter *e, const IrNode *n)
 {
     return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(e, n);
 }
@@ -186,7 +186,7 @@ void emit_vision_op(Emitter *e, int t)
     const IrNode *n = emit_nd(e, t);
     if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && maxpool2(e, n))
         maxpool2_call(e, t);
-    else if (emit_maxpool_tiles(e, n))
+    else if (maxpool_tiles(e, n))
         maxpool_bwd_tiled(e, t);
     else
         window_op(e, t);

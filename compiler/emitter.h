@@ -112,7 +112,6 @@ void emit_vision_op(Emitter *e, int t);
 void emit_bn_op(Emitter *e, int t);
 void emit_conv_op(Emitter *e, int t);
 /* A max-pool backward done by tiles (it needs the nnc_keep helper). */
-int emit_maxpool_tiles(Emitter *e, const IrNode *n);
 
 /* ---- emit_fn.c: the model's C file ----------------------------------------------- */
 

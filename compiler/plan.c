@@ -138,7 +138,7 @@ static void make_view(Graph *g, int t, int of)
  * over y (relu, then pool: lenet5, digits_cnn) and read nowhere else: the
  * pool's backward pass applies the mask as it writes dx (ival 1), and the
  * product becomes a view of it.  Only for the pools whose windows tile the
- * image (emit_vision.c's emit_maxpool_tiles: one write per element);
+ * image (emit_vision.c's maxpool_tiles: one write per element);
  * saves a pass over the largest activation (lenet5: ~0.19 ms of ~3.9). */
 static void fold_relu_pool(Graph *g, const char *roots)
 {

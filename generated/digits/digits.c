@@ -6,30 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nnc_math.h"
+
 _Static_assert(sizeof(digits_params) == sizeof(float) * DIGITS_NUM_PARAMS, "params must be a flat float array");
-
-#ifdef FP_FAST_FMAF
-static inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); }
-#else
-static inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }
-#endif
-
-static inline float nnc_exp_float(float x)
-{
-    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */
-    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
-    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
-    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);
-    p = nnc_fmaf(p, r, 8.3334519073e-3f);
-    p = nnc_fmaf(p, r, 4.1665795894e-2f);
-    p = nnc_fmaf(p, r, 1.6666665459e-1f);
-    p = nnc_fmaf(p, r, 5.0000001201e-1f);
-    p = nnc_fmaf(p, r2, r) + 1.0f;
-    const int32_t e = ((int32_t)fn + 127) << 23;
-    float s;
-    memcpy(&s, &e, sizeof s);
-    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */
-}
 
 const char *const digits_metric_names[1] = {"accuracy"};
 

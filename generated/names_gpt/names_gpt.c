@@ -6,53 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nnc_math.h"
+
 _Static_assert(sizeof(names_gpt_params) == sizeof(float) * NAMES_GPT_NUM_PARAMS, "params must be a flat float array");
-
-#ifdef FP_FAST_FMAF
-static inline float nnc_fmaf(float a, float b, float c) { return fmaf(a, b, c); }
-#else
-static inline float nnc_fmaf(float a, float b, float c) { return a * b + c; }
-#endif
-
-static inline float nnc_tanh_float(float x)
-{
-    x = x < -7.90531110763549805f ? -7.90531110763549805f : x > 7.90531110763549805f ? 7.90531110763549805f : x;
-    const float x2 = x * x;
-    float p = nnc_fmaf(x2, -2.76076847742355e-16f, 2.00018790482477e-13f);
-    p = nnc_fmaf(x2, p, -8.60467152213735e-11f);
-    p = nnc_fmaf(x2, p, 5.12229709037114e-08f);
-    p = nnc_fmaf(x2, p, 1.48572235717979e-05f);
-    p = nnc_fmaf(x2, p, 6.37261928875436e-04f);
-    p = nnc_fmaf(x2, p, 4.89352455891786e-03f);
-    p = x * p;
-    float q = nnc_fmaf(x2, 1.19825839466702e-06f, 1.18534705686654e-04f);
-    q = nnc_fmaf(x2, q, 2.26843463243900e-03f);
-    q = nnc_fmaf(x2, q, 4.89352518554385e-03f);
-    return p / q;
-}
-
-static inline float nnc_exp_float(float x)
-{
-    const float xc = x >= -87.0f ? (x <= 88.0f ? x : 88.0f) : -87.0f;   /* NaN: -87, no undefined cast */
-    const float t = xc * 1.44269504088896341f + 12582912.0f, fn = t - 12582912.0f;
-    const float r = xc - fn * 0.693359375f + fn * 2.12194440e-4f, r2 = r * r;
-    float p = nnc_fmaf(1.9875691500e-4f, r, 1.3981999507e-3f);
-    p = nnc_fmaf(p, r, 8.3334519073e-3f);
-    p = nnc_fmaf(p, r, 4.1665795894e-2f);
-    p = nnc_fmaf(p, r, 1.6666665459e-1f);
-    p = nnc_fmaf(p, r, 5.0000001201e-1f);
-    p = nnc_fmaf(p, r2, r) + 1.0f;
-    const int32_t e = ((int32_t)fn + 127) << 23;
-    float s;
-    memcpy(&s, &e, sizeof s);
-    return x >= -87.0f ? p * s : x < -87.0f ? 0.0f : x;   /* NaN stays NaN */
-}
-
-static inline float nnc_dgelu_float(float x)
-{
-    const float k = 0.797884561f, u = k * (x + 0.044715f * x * x * x), t = nnc_tanh_float(u);
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 0.134145f * x * x);
-}
 
 static const nnc_tensor_info tensor_info_[38] = {
     {"tok.weight", 2, {28, 64}, 0, 1792, 1, 0},
