@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "elab.h"
-#include "nnc_conv.h"
 
 /* ===================================================================== */
 /* values and scopes                                                      */
@@ -1390,20 +1389,9 @@ static Value prim_call(const char *name, Args *a)
                        (long long)w.d[2], (long long)w.d[3], sstr(x));
             return none();
         }
-        /* one example at a time: its columns [C*KH*KW, OH*OW] (a work
-         * buffer that stays in cache) and one GEMM W[F, CKK] @ col, whose
-         * [F, OH*OW] result is the example's NCHW output as it is; in
-         * float, stride 1 and 2 go to the runtime's direct kernel (conv.c) */
-        int64_t ckk = x.d[1] * w.d[2] * w.d[3], len = ckk * oh * ow;
-        /* or, stride 1 or 2, the direct kernel's padded image and output grid */
-        const int64_t direct = st == 1   ? nnc_conv2d_s1_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd)
-                               : st == 2 ? nnc_conv2d_s2_work(x.d[1], x.d[2], x.d[3], w.d[0], w.d[2], w.d[3], pd)
-                                         : 0;
-        if (direct > len)
-            len = direct;
-        int sc = mk(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);
-        int cin[3] = {v[0].t, v[1].t, sc};
-        int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 3, cin);
+        /* how it is computed, and its work memory: kernel.c */
+        int cin[2] = {v[0].t, v[1].t};
+        int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 2, cin);
         node(ct)->kh = (int)w.d[2], node(ct)->kw = (int)w.d[3], node(ct)->stride = (int)st, node(ct)->pad = (int)pd;
         Value out = vtensor(ct);
         if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))

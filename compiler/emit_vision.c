@@ -383,54 +383,27 @@ void emit_conv_op(Emitter *e, int t)
     Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
     Shape yv = fwd ? n->shape : emit_nd(e, n->in[0])->shape;
     Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
-    int direct = n->kh == 1 && n->kw == 1 && n->stride == 1 && n->pad == 0;
+    /* kernel.c's choice: the image as the GEMM operand (1x1), the runtime's
+     * direct kernels (with the columns where its CPU lacks AVX-512), or
+     * the columns */
+    const int direct = n->kernel == KERNEL_GEMM, kernel = n->kernel == KERNEL_DIRECT;
     /* short rows only: at 32 floats the per-row loops were as fast (0.61
      * ms against 0.70 for resnet_small's stage-1 columns, whose fix-ups of
      * wrapped columns are more stores) */
     int same = n->stride == 1 && yv.d[2] == x.d[2] && yv.d[3] == x.d[3] && x.d[3] < 24;
-    /* float: the runtime's direct kernels (conv.c), which beat the columns
-     * and OpenBLAS's GEMM on the benchmarks' layers (resnet_small's 3x3
-     * ones ~1.4x, lenet5's 5x5 ones 1.3-2x): the forward pass at stride 1
-     * and 2 (not 1x1 at stride 2, a quarter of the image: its 4 phases cost
-     * more than the columns' subsample, 0.6 against 0.3 ms), the kernel's
-     * gradient at any stride but for 1x1 kernels (a GEMM of the columns,
-     * the subsample at stride 2: resnet_small's two projections took 1.7 ms
-     * in the kernel, whose generic 1-tap rows run at ~10 GFLOP/s).  The
-     * backward pass for the data at stride 1 correlates dy padded by K - 1 -
-     * pad, so it needs pad <= K - 1, and its multiply-adds are H W / (OH OW)
-     * times the forward pass's: only for 'same'-like convolutions (lenet5's
-     * unpadded 5x5 took 0.85 ms that way, 2x its share of the GEMM path).
-     * At stride 2 (not 1x1: 3 of its 4 phases are zeros) it runs by dx's 4
-     * phases, each a stride-1 correlation of dy with its taps: ~1.1 ms for
-     * each of resnet_small's two layers, against ~2.3 for the columns
-     * (Wᵀ dy and a col2im of 9 scattered adds per value). */
-    const int s2 = n->stride == 2 && n->kh * n->kw > 1; /* stride 2 by phases, not for 1x1 */
-    int kernel = !e->opt->f64 && !direct && n->kh * n->kw <= 4096 && /* conv.c's tap table */
-             ((n->op == IR_CONV2D && (n->stride == 1 || s2)) ||
-              (n->op == IR_CONV2D_BWD_DATA &&
-               (s2 || (n->stride == 1 && n->pad < n->kh && n->pad < n->kw &&
-                       4 * x.d[2] * x.d[3] <= 5 * yv.d[2] * yv.d[3]))));
-    /* The kernels are fast only where the runtime was built for AVX-512
-     * (their 16-float accumulators fill its 32 registers; with 16 AVX2
-     * registers they spill and ran at 4-7 GFLOP/s, against ~50 for the
-     * columns): the generated code asks the runtime it is linked with and
-     * keeps the columns (below) for the other case.  The work buffer holds
-     * either (elab.c, grad.c). */
+    /* the work memory plan.c gave the node (static, live only here) */
+    const char *scr = n->wbuf >= 0 ? emit_fmt("(A + %lld)", (long long)e->g->bufs[n->wbuf].off) : NULL;
     /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
     const char *dims = emit_fmt("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2],
                                 (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
-    const int filter = !e->opt->f64 && !direct && n->op == IR_CONV2D_BWD_FILTER && n->kh * n->kw > 1;
-    /* (emit_ref() declares the buffer it names: only for a kernel's call) */
-    const char *work =
-        filter || kernel ? emit_fmt("%s, %lld", emit_ref(e, n->in[2]), (long long)ir_numel(emit_nd(e, n->in[2])->shape))
-                         : NULL;
+    const char *work = kernel ? emit_fmt("%s, %lld", scr, (long long)n->work) : NULL;
     /* a bias (and a relu) that plan.c folded into the forward pass; the
      * other gradient of x that plan.c folded into the data gradient
      * (fold_conv_add: dx = conv's + add, summed as dx is stored) */
-    const char *bias = fwd && n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
-    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
+    const char *bias = fwd && n->nin > 2 ? emit_ref(e, n->in[2]) : NULL;
+    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 2 ? emit_ref(e, n->in[2]) : NULL;
     const char *call = NULL;
-    if (filter)
+    if (kernel && n->op == IR_CONV2D_BWD_FILTER)
         /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
         call = emit_fmt("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", emit_dim(x, 0),
                         emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->stride, n->pad, work);
@@ -452,7 +425,6 @@ void emit_conv_op(Emitter *e, int t)
     P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
       n->stride, n->pad);
     P(e, "        (void)KH, (void)KW, (void)S, (void)PD;\n");
-    const char *scr = direct ? NULL : emit_ref(e, n->in[2]);
     switch (n->op) {
     case IR_CONV2D: {
         const char *xp = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *y = emit_ref(e, t);
@@ -494,8 +466,8 @@ void emit_conv_op(Emitter *e, int t)
          * 10-30% faster (M = CKK rather than F: 16x144x1024 took 3.6 ms
          * per batch, 144x16x1024 2.6 ms) */
         const char *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]), *dw = emit_ref(e, t);
-        const char *sp = emit_ref(e, n->in[2]);
-        P(e, "        %s *const dwt = %s + CKK * P;\n", e->real, sp);
+        /* (after the columns; a 1x1 kernel has none) */
+        P(e, "        %s *const dwt = %s%s;\n", e->real, scr, direct ? "" : " + CKK * P");
         P(e, "        for (int64_t b = 0; b < N; b++) {\n");
         P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
         if (!direct)

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "grad.h"
-#include "nnc_conv.h"
 
 static Graph *G;
 static int *adj;          /* per forward node: its adjoint, or -1 */
@@ -455,31 +454,16 @@ static void d_batch_norm(const Rule *r)
     }
 }
 
-/* per example: dcol = Wᵀ dy and a col2im; dW += dy colᵀ with the columns
- * made again (not kept from the forward pass); the work buffer of dW also
- * holds dWᵀ (see emit_conv_op).  In float, the direct kernels of conv.c
- * instead (dx at stride 1 and 2, dW but for 1x1). */
+/* dx = the convolution's adjoint, dW = the sum over examples of dy x's
+ * patches; how each is computed is kernel.c's choice */
 static void d_conv2d(const Rule *r)
 {
     const IrNode *n = r->n;
-    Shape xs = shp(n->in[0]), ws = shp(n->in[1]);
-    const int64_t ckk = xs.d[1] * ws.d[2] * ws.d[3], cols = ckk * n->shape.d[2] * n->shape.d[3];
     for (int k = 0; k < 2; k++) {
         if (!need(r, k))
             continue;
-        int64_t len = cols + (k == 1 ? ckk * ws.d[0] : 0); /* and dWᵀ [CKK, F] after the columns */
-        /* or the direct kernels' (conv.c) */
-        int64_t d = k == 1 ? nnc_conv2d_bwd_filter_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3],
-                                                        n->stride, n->pad)
-                    : n->stride == 1 && n->pad < ws.d[2] && n->pad < ws.d[3]
-                        ? nnc_conv2d_s1_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
-                    : n->stride == 2
-                        ? nnc_conv2d_s2_bwd_data_work(xs.d[1], xs.d[2], xs.d[3], ws.d[0], ws.d[2], ws.d[3], n->pad)
-                        : 0;
-        len = d > len ? d : len;
-        int sc = bw(IR_CONV_SCRATCH, ir_shape(1, (int64_t[]){len}, -1), 0, NULL);
-        int in[3] = {r->dy, k == 0 ? n->in[1] : r->x, sc};
-        int t = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 3, in);
+        int in[2] = {r->dy, k == 0 ? n->in[1] : r->x};
+        int t = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 2, in);
         G->nodes[t].kh = n->kh, G->nodes[t].kw = n->kw, G->nodes[t].stride = n->stride, G->nodes[t].pad = n->pad;
         acc(n->in[k], t);
     }

@@ -205,6 +205,7 @@ IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in)
     for (int i = 0; i < nin; i++)
         n.in[i] = in[i];
     n.buf = -1;
+    n.wbuf = -1;
     n.alpha = 1;
     return n;
 }
@@ -254,8 +255,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
     case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
     case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
-        if (n->op == IR_CONV2D && (n->nin > 3 || n->ival))
-            fprintf(out, "%s%s", n->nin > 3 ? " +bias" : "", n->ival ? " relu" : "");
+        if (n->op == IR_CONV2D && (n->nin > 2 || n->ival))
+            fprintf(out, "%s%s", n->nin > 2 ? " +bias" : "", n->ival ? " relu" : "");
         if (n->op == IR_MAXPOOL_BWD && n->ival)
             fprintf(out, " *step(x)");
         break;

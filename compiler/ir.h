@@ -37,6 +37,14 @@ typedef enum IrOp {
 
 typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_OTHER } OpClass;
 
+/* How a node is computed, where there is a choice (kernel.c). */
+typedef enum KernelKind {
+    KERNEL_LOOPS,       /* the generated code of its op (no choice) */
+    KERNEL_GEMM,        /* convolution: the image is the GEMM operand (1x1) */
+    KERNEL_DIRECT,      /* convolution: the runtime's direct kernels, or the columns */
+    KERNEL_COLUMNS,     /* convolution: im2col and a GEMM per example */
+} KernelKind;
+
 typedef struct IrNode {
     IrOp op;
     DType dt;
@@ -62,12 +70,16 @@ typedef struct IrNode {
     Loc loc;                /* source span it came from */
     const char *what;       /* short source text for comments: "fc1(x)" */
     int backward;           /* 1 if created by autodiff */
+    /* filled by kernel.c */
+    KernelKind kernel;
+    int64_t work;           /* floats of work memory it needs while it runs */
     /* filled by plan.c */
     int uses;               /* consumers in the graph */
     int fused;              /* 1: computed inline inside its only consumer; 2: computed in the
                              * loop of node `home` (its first reader) and stored there */
     int home;
     int buf;                /* storage: index into Graph.bufs, or -1 */
+    int wbuf;               /* its work memory (kernel.c's work): a buffer, or -1 */
 } IrNode;
 
 typedef struct Buffer {

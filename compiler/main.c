@@ -1,7 +1,8 @@
 /* main.c — the nnc command line and the pipeline:
  *
  *     lex + parse (grammar/)  ->  elaborate (elab.c)  ->  autodiff (grad.c)
- *         ->  plan: peepholes, fusion, memory (plan.c)  ->  emit C (emit.c)
+ *         ->  kernel selection (kernel.c)  ->  plan: peepholes, fusion,
+ *             memory (plan.c)  ->  emit C (emit*.c)
  *
  * Each stage can be dumped with --dump=tokens|ast|ir|grad|plan.  Output
  * files are written only when the whole run had no error, each atomically
@@ -18,6 +19,7 @@
 #include "elab.h"
 #include "emit.h"
 #include "grad.h"
+#include "kernel.h"
 #include "plan.h"
 #include "view.h"
 
@@ -320,8 +322,10 @@ int main(int argc, char **argv)
         }
         Graph *gs[3] = {m->infer, m->train, m->eval};
         for (int k = 0; k < 3; k++)
-            if (gs[k])
+            if (gs[k]) {
+                kernel_select(gs[k], eopt.f64);
                 plan_graph(m, gs[k]);
+            }
         if (dump)
             for (int k = 0; k < 3; k++)
                 if (gs[k])

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "plan.h"
 
 #define ALIGN 16   /* floats: 64-byte alignment for vector loads */
@@ -231,12 +232,12 @@ static void fold_conv_bias(Graph *g, const char *roots)
             const IrNode *b = &g->nodes[bi];
             /* (the bias, through its views, must exist before the
              * convolution that now reads it) */
-            if (c->op != IR_CONV2D || c->nin != 3 || uses[ci] != 1 || !ir_shape_eq(a->shape, c->shape) ||
+            if (c->op != IR_CONV2D || c->nin != 2 || uses[ci] != 1 || !ir_shape_eq(a->shape, c->shape) ||
                 plan_storage_root(g, bi) > ci ||
                 b->shape.nd != 3 || b->shape.bd >= 0 || b->shape.d[0] != c->shape.d[1] || b->shape.d[1] != 1 ||
                 b->shape.d[2] != 1)
                 continue;
-            add_input(c, bi); /* in[3] */
+            add_input(c, bi); /* in[2] */
             /* a relu of the sum, if the sum is read nowhere else */
             int relu = only_reader(g, uses, i);
             if (relu >= 0 && g->nodes[relu].op != IR_RELU)
@@ -256,7 +257,7 @@ static void fold_conv_bias(Graph *g, const char *roots)
  * input (grad.c's sum for a value read twice: a residual block's input,
  * read by the convolution and by the skip): add(dconv, g), with the data
  * gradient read nowhere else and g computed before it, becomes the data
- * gradient with in[3] = g, which runtime/conv.c adds as it stores dx (the
+ * gradient with in[2] = g, which runtime/conv.c adds as it stores dx (the
  * column path after each example); the add becomes a view.  A pass over
  * the activation less per residual block (resnet_small: 2 MB at the
  * stem, and the skip's read in each relu(h + skip) gradient). */
@@ -270,11 +271,11 @@ static void fold_conv_add(Graph *g, const char *roots)
         for (int k = 0; k < 2; k++) {
             const int di = a->in[k], oi = a->in[1 - k];
             IrNode *d = &g->nodes[di];
-            if (d->op != IR_CONV2D_BWD_DATA || d->nin != 3 || uses[di] != 1 || d->dt != a->dt ||
+            if (d->op != IR_CONV2D_BWD_DATA || d->nin != 2 || uses[di] != 1 || d->dt != a->dt ||
                 !ir_shape_eq(a->shape, d->shape) || !ir_shape_eq(g->nodes[oi].shape, d->shape) ||
                 plan_storage_root(g, oi) > di)
                 continue;
-            add_input(d, oi); /* in[3] */
+            add_input(d, oi); /* in[2] */
             make_view(g, i, di);
             break;
         }
@@ -574,6 +575,7 @@ void plan_graph(const Model *m, Graph *g)
         n->uses = 0;
         n->fused = 0;
         n->buf = -1;
+        n->wbuf = -1;
     }
     for (int i = 0; i < g->n; i++)
         if (live[i])
@@ -643,6 +645,11 @@ void plan_graph(const Model *m, Graph *g)
             continue;
         n->buf = new_buf(g, ir_numel(n->shape), n->shape.bd >= 0, i);
     }
+    /* work memory (kernel.c): live only while its node runs, so every
+     * convolution's shares the same bytes */
+    for (int i = 0; i < g->n; i++)
+        if (live[i] && g->nodes[i].work > 0)
+            g->nodes[i].wbuf = new_buf(g, g->nodes[i].work, 0, i);
     /* a param's gradient is written straight into m->grads */
     for (int p = 0; g->param_grad && p < m->nparams; p++) {
         int t = g->param_grad[p];
@@ -737,6 +744,10 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
         }
         if (n->op == IR_MATMUL && n->causal)
             fprintf(out, "%s%s", n->causal & 1 ? " lower-result" : "", n->causal & 2 ? " lower-a" : "");
+        if (n->kernel != KERNEL_LOOPS)
+            fprintf(out, " kernel=%s", kernel_name(n->kernel));
+        if (n->wbuf >= 0)
+            fprintf(out, " work %lld @S+%lld", (long long)g->bufs[n->wbuf].size, (long long)g->bufs[n->wbuf].off);
         fprintf(out, "\n");
     }
 }

@@ -98,35 +98,33 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [2661] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t5 = P + 288; /* bn1.weight [32] */
-    const float *const t6 = P + 320; /* bn1.bias [32] */
-    const float *const t7 = S + 0; /* bn1.running_mean [32] */
-    const float *const t8 = S + 32; /* bn1.running_var [32] */
-    float *const t17 = (float *)(A + 0); /* [32, 1] */
-    float *const t20 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
-    const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t25 = (float *)(A + 0); /* [4608] */
-    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    const float *const t27 = P + 18784; /* bn2.weight [64] */
-    const float *const t28 = P + 18848; /* bn2.bias [64] */
-    const float *const t29 = S + 64; /* bn2.running_mean [64] */
-    const float *const t30 = S + 128; /* bn2.running_var [64] */
-    float *const t39 = (float *)(A + 0); /* [64, 1] */
-    float *const t42 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t44 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t45 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t47 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t48 = P + 21472; /* fc.bias [10] */
-    float *const t50 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t4 = P + 288; /* bn1.weight [32] */
+    const float *const t5 = P + 320; /* bn1.bias [32] */
+    const float *const t6 = S + 0; /* bn1.running_mean [32] */
+    const float *const t7 = S + 32; /* bn1.running_var [32] */
+    float *const t16 = (float *)(A + 0); /* [32, 1] */
+    float *const t19 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const t22 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t23 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const t25 = P + 18784; /* bn2.weight [64] */
+    const float *const t26 = P + 18848; /* bn2.bias [64] */
+    const float *const t27 = S + 64; /* bn2.running_mean [64] */
+    const float *const t28 = S + 128; /* bn2.running_var [64] */
+    float *const t37 = (float *)(A + 0); /* [64, 1] */
+    float *const t40 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const t42 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const t43 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const t45 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t46 = P + 21472; /* fc.bias [10] */
+    float *const t48 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+        nnc_conv2d_s1_f32(n, t0, t2, t3, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
@@ -137,7 +135,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -154,71 +152,71 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r8 = t8;
-    float *restrict const r17 = t17;
+    const float *restrict const r7 = t7;
+    float *restrict const r16 = t16;
     for (int64_t i = 0; i < 32; i++) {
-        const float v13 = r8[i];
-        const float v16 = v13 + 1e-05f;
-        const float v17 = 1.0f / sqrtf(v16);
-        r17[i] = v17;
+        const float v12 = r7[i];
+        const float v15 = v12 + 1e-05f;
+        const float v16 = 1.0f / sqrtf(v15);
+        r16[i] = v16;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
     const float *restrict const r6 = t6;
-    const float *restrict const r7 = t7;
-    const float *restrict const r17 = t17;
-    float *restrict const r20 = t20;
+    const float *restrict const r16 = t16;
+    float *restrict const r19 = t19;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v9 = r4[i];
-        const float v12 = r7[i1 * 1];
-        const float v14 = v9 - v12;
-        const float v17 = r17[i1 * 1];
-        const float v18 = v14 * v17;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 * v10;
+        const float v8 = r3[i];
         const float v11 = r6[i1 * 1];
-        const float v20 = v19 + v11;
-        r20[i] = v20;
+        const float v13 = v8 - v11;
+        const float v16 = r16[i1 * 1];
+        const float v17 = v13 * v16;
+        const float v9 = r4[i1 * 1];
+        const float v18 = v17 * v9;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 + v10;
+        r19[i] = v19;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r20 = t20;
-    float *restrict const r22 = t22;
+    const float *restrict const r19 = t19;
+    float *restrict const r21 = t21;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v21 = r20[i];
-        const float v22 = v21 > 0.0f ? v21 : 0.0f;
-        r22[i] = v22;
+        const float v20 = r19[i];
+        const float v21 = v20 > 0.0f ? v20 : 0.0f;
+        r21[i] = v21;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 32, 8, 8, t22, t23);
+    nnc_maxpool2_f32(n * 32, 8, 8, t21, t22);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
+        nnc_conv2d_s1_f32(n, t22, t23, t24, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 0), 4608);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t23 + b * C * H * W;
+            const float *img = t22 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -235,75 +233,75 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, (A + 0), (int)P, 0.0f, t24 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r30 = t30;
-    float *restrict const r39 = t39;
+    const float *restrict const r28 = t28;
+    float *restrict const r37 = t37;
     for (int64_t i = 0; i < 64; i++) {
-        const float v35 = r30[i];
-        const float v38 = v35 + 1e-05f;
-        const float v39 = 1.0f / sqrtf(v38);
-        r39[i] = v39;
+        const float v33 = r28[i];
+        const float v36 = v33 + 1e-05f;
+        const float v37 = 1.0f / sqrtf(v36);
+        r37[i] = v37;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
+    const float *restrict const r24 = t24;
+    const float *restrict const r25 = t25;
     const float *restrict const r26 = t26;
     const float *restrict const r27 = t27;
-    const float *restrict const r28 = t28;
-    const float *restrict const r29 = t29;
-    const float *restrict const r39 = t39;
-    float *restrict const r42 = t42;
+    const float *restrict const r37 = t37;
+    float *restrict const r40 = t40;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v31 = r26[i];
-        const float v34 = r29[i1 * 1];
-        const float v36 = v31 - v34;
-        const float v39 = r39[i1 * 1];
-        const float v40 = v36 * v39;
+        const float v29 = r24[i];
         const float v32 = r27[i1 * 1];
-        const float v41 = v40 * v32;
-        const float v33 = r28[i1 * 1];
-        const float v42 = v41 + v33;
-        r42[i] = v42;
+        const float v34 = v29 - v32;
+        const float v37 = r37[i1 * 1];
+        const float v38 = v34 * v37;
+        const float v30 = r25[i1 * 1];
+        const float v39 = v38 * v30;
+        const float v31 = r26[i1 * 1];
+        const float v40 = v39 + v31;
+        r40[i] = v40;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r42 = t42;
-    float *restrict const r44 = t44;
+    const float *restrict const r40 = t40;
+    float *restrict const r42 = t42;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v43 = r42[i];
-        const float v44 = v43 > 0.0f ? v43 : 0.0f;
-        r44[i] = v44;
+        const float v41 = r40[i];
+        const float v42 = v41 > 0.0f ? v41 : 0.0f;
+        r42[i] = v42;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 64, 4, 4, t44, t45);
+    nnc_maxpool2_f32(n * 64, 4, 4, t42, t43);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t43, (int)(256), t45, (int)(256), 0.0f, t48, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
+    const float *restrict const r46 = t46;
     const float *restrict const r48 = t48;
-    const float *restrict const r50 = t50;
-    float *restrict const r51 = t51;
+    float *restrict const r49 = t49;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v50 = r50[i];
-        const float v48 = r48[i1 * 1];
-        const float v51 = v50 + v48;
-        r51[i] = v51;
+        const float v48 = r48[i];
+        const float v46 = r46[i1 * 1];
+        const float v49 = v48 + v46;
+        r49[i] = v49;
     }
     }
-    memcpy(out, t51, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, t49, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
@@ -318,48 +316,46 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [2661] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t5 = P + 288; /* bn1.weight [32] */
-    const float *const t6 = P + 320; /* bn1.bias [32] */
-    const float *const t7 = S + 0; /* bn1.running_mean [32] */
-    const float *const t8 = S + 32; /* bn1.running_var [32] */
-    float *const t10 = (float *)(A + 0); /* [2, 32] */
-    float *const t11 = (float *)(A + 64); /* [1, 32] */
-    float *const t13 = (float *)(A + 96); /* [1, 32] */
-    float *const t19 = (float *)(A + 128); /* [32] */
-    float *const t28 = (float *)(A + 64); /* [] */
-    float *const t30 = (float *)(A + 160); /* [32] */
-    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t34 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
-    const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t36 = (float *)(A + 192); /* [4608] */
-    float *const t37 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
-    const float *const t38 = P + 18784; /* bn2.weight [64] */
-    const float *const t39 = P + 18848; /* bn2.bias [64] */
-    const float *const t40 = S + 64; /* bn2.running_mean [64] */
-    const float *const t41 = S + 128; /* bn2.running_var [64] */
-    float *const t43 = (float *)(A + 192); /* [2, 64] */
-    float *const t44 = (float *)(A + 64); /* [1, 64] */
-    float *const t46 = (float *)(A + 320); /* [1, 64] */
-    float *const t52 = (float *)(A + 384); /* [64] */
-    float *const t61 = (float *)(A + 64); /* [] */
-    float *const t63 = (float *)(A + 448); /* [64] */
-    float *const t64 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
-    float *const t67 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
-    float *const t69 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
-    float *const t70 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
-    const float *const t71 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t72 = P + 21472; /* fc.bias [10] */
-    float *const t74 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const t75 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const t76 = (float *)(A + 64); /* [] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t4 = P + 288; /* bn1.weight [32] */
+    const float *const t5 = P + 320; /* bn1.bias [32] */
+    const float *const t6 = S + 0; /* bn1.running_mean [32] */
+    const float *const t7 = S + 32; /* bn1.running_var [32] */
+    float *const t9 = (float *)(A + 0); /* [2, 32] */
+    float *const t10 = (float *)(A + 64); /* [1, 32] */
+    float *const t12 = (float *)(A + 96); /* [1, 32] */
+    float *const t18 = (float *)(A + 128); /* [32] */
+    float *const t27 = (float *)(A + 64); /* [] */
+    float *const t29 = (float *)(A + 160); /* [32] */
+    float *const t30 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const t34 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t35 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const t36 = P + 18784; /* bn2.weight [64] */
+    const float *const t37 = P + 18848; /* bn2.bias [64] */
+    const float *const t38 = S + 64; /* bn2.running_mean [64] */
+    const float *const t39 = S + 128; /* bn2.running_var [64] */
+    float *const t41 = (float *)(A + 192); /* [2, 64] */
+    float *const t42 = (float *)(A + 64); /* [1, 64] */
+    float *const t44 = (float *)(A + 320); /* [1, 64] */
+    float *const t50 = (float *)(A + 384); /* [64] */
+    float *const t59 = (float *)(A + 64); /* [] */
+    float *const t61 = (float *)(A + 448); /* [64] */
+    float *const t62 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const t65 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
+    float *const t67 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const t68 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const t69 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t70 = P + 21472; /* fc.bias [10] */
+    float *const t72 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const t73 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const t74 = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+        nnc_conv2d_s1_f32(n, t0, t2, t3, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
@@ -370,7 +366,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -387,82 +383,82 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r4 = t4;
-    float *restrict const r10 = t10;
+    const float *restrict const r3 = t3;
+    float *restrict const r9 = t9;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r4, r10);
+        nnc_bn_stats_f32(N, C, L, r3, r9);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t11 + o * 32, t10 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t10 + o * 32, t9 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t13 + o * 32, t10 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t12 + o * 32, t9 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r11 = t11;
-    float *restrict const r19 = t19;
+    const float *restrict const r6 = t6;
+    const float *restrict const r10 = t10;
+    float *restrict const r18 = t18;
     for (int64_t i = 0; i < 32; i++) {
-        const float v7 = r7[i];
-        const float v16 = 0.9f * v7;
-        const float v12 = r11[i];
-        const float v18 = 0.1f * v12;
-        const float v19 = v16 + v18;
-        r19[i] = v19;
+        const float v6 = r6[i];
+        const float v15 = 0.9f * v6;
+        const float v11 = r10[i];
+        const float v17 = 0.1f * v11;
+        const float v18 = v15 + v17;
+        r18[i] = v18;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: / */
     {
-    float *restrict const r28 = t28;
+    float *restrict const r27 = t27;
     for (int64_t i = 0; i < 1; i++) {
-        const float v26 = (float)(64.0f * (double)n) - 1.0f;
-        const float v28 = (float)(64.0f * (double)n) / v26;
-        r28[i] = v28;
+        const float v25 = (float)(64.0f * (double)n) - 1.0f;
+        const float v27 = (float)(64.0f * (double)n) / v25;
+        r27[i] = v27;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r8 = t8;
-    const float *restrict const r13 = t13;
-    const float *restrict const r28 = t28;
-    float *restrict const r30 = t30;
+    const float *restrict const r7 = t7;
+    const float *restrict const r12 = t12;
+    const float *restrict const r27 = t27;
+    float *restrict const r29 = t29;
     for (int64_t i = 0; i < 32; i++) {
-        const float v8 = r8[i];
-        const float v21 = 0.9f * v8;
-        const float v14 = r13[i];
-        const float v23 = 0.1f * v14;
-        const float v28 = r28[0];
-        const float v29 = v23 * v28;
-        const float v30 = v21 + v29;
-        r30[i] = v30;
+        const float v7 = r7[i];
+        const float v20 = 0.9f * v7;
+        const float v13 = r12[i];
+        const float v22 = 0.1f * v13;
+        const float v27 = r27[0];
+        const float v28 = v22 * v27;
+        const float v29 = v20 + v28;
+        r29[i] = v29;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
-    const float *restrict const r6 = t6;
-    const float *restrict const r10 = t10;
-    float *restrict const r31 = t31;
+    const float *restrict const r9 = t9;
+    float *restrict const r30 = t30;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
-            const float *xr = r4 + (b * C + c) * L;
-            float *yr = r31 + (b * C + c) * L;
+            const float mu = r9[c], sc = (float)(1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05)) * r4[c], sh = r5[c];
+            const float *xr = r3 + (b * C + c) * L;
+            float *yr = r30 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -471,21 +467,21 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 32, 8, 8, t31, t34);
+    nnc_maxpool2_f32(n * 32, 8, 8, t30, t33);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t34, t35, t37, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t36, 4608);
+        nnc_conv2d_s1_f32(n, t33, t34, t35, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 192), 4608);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t34 + b * C * H * W;
+            const float *img = t33 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t36 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 192) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -502,82 +498,82 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t35, (int)CKK, t36, (int)P, 0.0f, t37 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, (A + 192), (int)P, 0.0f, t35 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r37 = t37;
-    float *restrict const r43 = t43;
+    const float *restrict const r35 = t35;
+    float *restrict const r41 = t41;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r37, r43);
+        nnc_bn_stats_f32(N, C, L, r35, r41);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t44 + o * 64, t43 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t42 + o * 64, t41 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t46 + o * 64, t43 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t44 + o * 64, t41 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r40 = t40;
-    const float *restrict const r44 = t44;
-    float *restrict const r52 = t52;
+    const float *restrict const r38 = t38;
+    const float *restrict const r42 = t42;
+    float *restrict const r50 = t50;
     for (int64_t i = 0; i < 64; i++) {
-        const float v40 = r40[i];
-        const float v49 = 0.9f * v40;
-        const float v45 = r44[i];
-        const float v51 = 0.1f * v45;
-        const float v52 = v49 + v51;
-        r52[i] = v52;
+        const float v38 = r38[i];
+        const float v47 = 0.9f * v38;
+        const float v43 = r42[i];
+        const float v49 = 0.1f * v43;
+        const float v50 = v47 + v49;
+        r50[i] = v50;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: / */
     {
-    float *restrict const r61 = t61;
+    float *restrict const r59 = t59;
     for (int64_t i = 0; i < 1; i++) {
-        const float v59 = (float)(16.0f * (double)n) - 1.0f;
-        const float v61 = (float)(16.0f * (double)n) / v59;
-        r61[i] = v61;
+        const float v57 = (float)(16.0f * (double)n) - 1.0f;
+        const float v59 = (float)(16.0f * (double)n) / v57;
+        r59[i] = v59;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r41 = t41;
-    const float *restrict const r46 = t46;
-    const float *restrict const r61 = t61;
-    float *restrict const r63 = t63;
+    const float *restrict const r39 = t39;
+    const float *restrict const r44 = t44;
+    const float *restrict const r59 = t59;
+    float *restrict const r61 = t61;
     for (int64_t i = 0; i < 64; i++) {
-        const float v41 = r41[i];
-        const float v54 = 0.9f * v41;
-        const float v47 = r46[i];
-        const float v56 = 0.1f * v47;
-        const float v61 = r61[0];
-        const float v62 = v56 * v61;
-        const float v63 = v54 + v62;
-        r63[i] = v63;
+        const float v39 = r39[i];
+        const float v52 = 0.9f * v39;
+        const float v45 = r44[i];
+        const float v54 = 0.1f * v45;
+        const float v59 = r59[0];
+        const float v60 = v54 * v59;
+        const float v61 = v52 + v60;
+        r61[i] = v61;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r35 = t35;
+    const float *restrict const r36 = t36;
     const float *restrict const r37 = t37;
-    const float *restrict const r38 = t38;
-    const float *restrict const r39 = t39;
-    const float *restrict const r43 = t43;
-    float *restrict const r64 = t64;
+    const float *restrict const r41 = t41;
+    float *restrict const r62 = t62;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r43[c], sc = (float)(1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05)) * r38[c], sh = r39[c];
-            const float *xr = r37 + (b * C + c) * L;
-            float *yr = r64 + (b * C + c) * L;
+            const float mu = r41[c], sc = (float)(1.0 / sqrt((double)r41[C + c] + 1.0000000000000001e-05)) * r36[c], sh = r37[c];
+            const float *xr = r35 + (b * C + c) * L;
+            float *yr = r62 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -586,37 +582,37 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 64, 4, 4, t64, t67);
+    nnc_maxpool2_f32(n * 64, 4, 4, t62, t65);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        t69[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+        t67[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
+    const float *restrict const r65 = t65;
     const float *restrict const r67 = t67;
-    const float *restrict const r69 = t69;
-    float *restrict const r70 = t70;
+    float *restrict const r68 = t68;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v68 = r67[i];
-        const float v69 = r69[i];
-        const float v70 = v68 * v69;
-        r70[i] = v70;
+        const float v66 = r65[i];
+        const float v67 = r67[i];
+        const float v68 = v66 * v67;
+        r68[i] = v68;
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t70, (int)(256), t71, (int)(256), 0.0f, t74, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t68, (int)(256), t69, (int)(256), 0.0f, t72, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
+    const float *restrict const r70 = t70;
     const float *restrict const r72 = t72;
-    const float *restrict const r74 = t74;
-    float *restrict const r75 = t75;
+    float *restrict const r73 = t73;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v74 = r74[i];
-        const float v72 = r72[i1 * 1];
-        const float v75 = v74 + v72;
-        r75[i] = v75;
+        const float v72 = r72[i];
+        const float v70 = r70[i1 * 1];
+        const float v73 = v72 + v70;
+        r73[i] = v73;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -633,7 +629,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t75 + r * C;
+            const float *row = t73 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -649,17 +645,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t76[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t74[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn1.running_mean */
-    memmove(S + 0, t19, sizeof(float) * 32);
+    memmove(S + 0, t18, sizeof(float) * 32);
     /* update bn1.running_var */
-    memmove(S + 32, t30, sizeof(float) * 32);
+    memmove(S + 32, t29, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, t52, sizeof(float) * 64);
+    memmove(S + 64, t50, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, t63, sizeof(float) * 64);
-    return t76[0];
+    memmove(S + 128, t61, sizeof(float) * 64);
+    return t74[0];
 }
 
 void digits_cnn_backward(digits_cnn *m)
@@ -673,41 +669,38 @@ void digits_cnn_backward(digits_cnn *m)
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t5 = P + 288; /* bn1.weight [32] */
-    float *const t10 = (float *)(A + 0); /* [2, 32] */
-    float *const t31 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t34 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
-    const float *const t35 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t37 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
-    const float *const t38 = P + 18784; /* bn2.weight [64] */
-    float *const t43 = (float *)(A + 192); /* [2, 64] */
-    float *const t64 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
-    float *const t69 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
-    float *const t70 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
-    const float *const t71 = P + 18912; /* fc.weight [10, 256] */
-    float *const t75 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const t78 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const t79 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t81 = (float *)(A + SB + 7440 * MB); /* [N, 256] */
-    float *const t83 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t84 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
-    float *const t86 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
-    float *const t90 = (float *)(A + 64); /* [2, 64] */
-    float *const t91 = G + 18784; /* d bn2.weight [1, 64] */
-    float *const t93 = G + 18848; /* d bn2.bias [1, 64] */
-    float *const t95 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
-    float *const t97 = (float *)(A + 64); /* [22336] */
-    float *const t98 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
-    float *const t99 = (float *)(A + 64); /* [23040] */
-    float *const t100 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
-    float *const t101 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
-    float *const t105 = (float *)(A + 64); /* [2, 32] */
-    float *const t106 = G + 288; /* d bn1.weight [1, 32] */
-    float *const t108 = G + 320; /* d bn1.bias [1, 32] */
-    float *const t110 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t112 = (float *)(A + 0); /* [3108] */
-    float *const t113 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t4 = P + 288; /* bn1.weight [32] */
+    float *const t9 = (float *)(A + 0); /* [2, 32] */
+    float *const t30 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const t34 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t35 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const t36 = P + 18784; /* bn2.weight [64] */
+    float *const t41 = (float *)(A + 192); /* [2, 64] */
+    float *const t62 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const t67 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const t68 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const t69 = P + 18912; /* fc.weight [10, 256] */
+    float *const t73 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const t76 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const t77 = G + 21472; /* d fc.bias [1, 10] */
+    float *const t79 = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const t81 = G + 18912; /* d fc.weight [10, 256] */
+    float *const t82 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    float *const t84 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
+    float *const t88 = (float *)(A + 64); /* [2, 64] */
+    float *const t89 = G + 18784; /* d bn2.weight [1, 64] */
+    float *const t91 = G + 18848; /* d bn2.bias [1, 64] */
+    float *const t93 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const t95 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
+    float *const t96 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
+    float *const t97 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
+    float *const t101 = (float *)(A + 64); /* [2, 32] */
+    float *const t102 = G + 288; /* d bn1.weight [1, 32] */
+    float *const t104 = G + 320; /* d bn1.bias [1, 32] */
+    float *const t106 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t108 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
@@ -723,8 +716,8 @@ void digits_cnn_backward(digits_cnn *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t75 + r * C;
-            float *d = t78 + r * C;
+            const float *row = t73 + r * C;
+            float *d = t76 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -747,91 +740,91 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r78 = t78;
-    float *restrict const r79 = t79;
+    const float *restrict const r76 = t76;
+    float *restrict const r77 = t77;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r79, 0, sizeof(float) * (size_t)K);
+        memset(r77, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r79[k] += r78[r * K + k];
+                r77[k] += r76[r * K + k];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t78, (int)(10), t71, (int)(256), 0.0f, t81, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t76, (int)(10), t69, (int)(256), 0.0f, t79, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t78, (int)(10), t70, (int)(256), 0.0f, t83, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t76, (int)(10), t68, (int)(256), 0.0f, t81, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
-    const float *restrict const r69 = t69;
-    const float *restrict const r81 = t81;
-    float *restrict const r84 = t84;
+    const float *restrict const r67 = t67;
+    const float *restrict const r79 = t79;
+    float *restrict const r82 = t82;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v81 = r81[i];
-        const float v69 = r69[i];
-        const float v84 = v81 * v69;
-        r84[i] = v84;
+        const float v79 = r79[i];
+        const float v67 = r67[i];
+        const float v82 = v79 * v67;
+        r82[i] = v82;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
-    nnc_maxpool2_bwd_f32(n * 64, 4, 4, t64, t84, t86, 1);
+    nnc_maxpool2_bwd_f32(n * 64, 4, 4, t62, t82, t84, 1);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r37 = t37;
-    const float *restrict const r43 = t43;
-    const float *restrict const r86 = t86;
-    float *restrict const r90 = t90;
+    const float *restrict const r35 = t35;
+    const float *restrict const r41 = t41;
+    const float *restrict const r84 = t84;
+    float *restrict const r88 = t88;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r86, r37, NULL, r43, 1.0000000000000001e-05, r90);
+        nnc_bn_grads_f32(N, C, L, r84, r35, NULL, r41, 1.0000000000000001e-05, r88);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t91 + o * 64, t90 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t89 + o * 64, t88 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t93 + o * 64, t90 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t91 + o * 64, t88 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r37 = t37;
-    const float *restrict const r38 = t38;
-    const float *restrict const r43 = t43;
-    const float *restrict const r86 = t86;
-    const float *restrict const r90 = t90;
-    float *restrict const r95 = t95;
+    const float *restrict const r35 = t35;
+    const float *restrict const r36 = t36;
+    const float *restrict const r41 = t41;
+    const float *restrict const r84 = t84;
+    const float *restrict const r88 = t88;
+    float *restrict const r93 = t93;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r43[C + c] + 1.0000000000000001e-05), k1 = (double)r38[c] * rstd;
-            const float mu = r43[c], a = (float)k1, mdy = (float)((double)r90[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r90[c] / M);
-            const float *xr = r37 + (b * C + c) * L, *dr = r86 + (b * C + c) * L;
-            float *yr = r95 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r41[C + c] + 1.0000000000000001e-05), k1 = (double)r36[c] * rstd;
+            const float mu = r41[c], a = (float)k1, mdy = (float)((double)r88[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r88[c] / M);
+            const float *xr = r35 + (b * C + c) * L, *dr = r84 + (b * C + c) * L;
+            float *yr = r93 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t95, t35, t98, NULL, 32, 4, 4, 64, 3, 3, 1, t97, 22336);
+        nnc_conv2d_s1_bwd_data_f32(n, t93, t34, t95, NULL, 32, 4, 4, 64, 3, 3, 1, (A + 64), 22336);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t98 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t35, (int)CKK, t95 + b * F * P, (int)P, 0.0f, t97, (int)P);
+            float *img = t95 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t93 + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t97 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P;
                 float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -850,19 +843,19 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t95, t34, t100, 32, 4, 4, 64, 3, 3, 1, 1, t99, 23040);
+        nnc_conv2d_bwd_filter_f32(n, t93, t33, t96, 32, 4, 4, 64, 3, 3, 1, 1, (A + 64), 23040);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t99 + CKK * P;
+        float *const dwt = (A + 64) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t34 + b * C * H * W;
+            const float *img = t33 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t99 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -879,70 +872,70 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t99, (int)P, t95 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, t93 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t100[f * CKK + k] = dwt[k * F + f];
+                t96[f * CKK + k] = dwt[k * F + f];
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
-    nnc_maxpool2_bwd_f32(n * 32, 8, 8, t31, t98, t101, 1);
+    nnc_maxpool2_bwd_f32(n * 32, 8, 8, t30, t95, t97, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r4 = t4;
-    const float *restrict const r10 = t10;
-    const float *restrict const r101 = t101;
-    float *restrict const r105 = t105;
+    const float *restrict const r3 = t3;
+    const float *restrict const r9 = t9;
+    const float *restrict const r97 = t97;
+    float *restrict const r101 = t101;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r101, r4, NULL, r10, 1.0000000000000001e-05, r105);
+        nnc_bn_grads_f32(N, C, L, r97, r3, NULL, r9, 1.0000000000000001e-05, r101);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t106 + o * 32, t105 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t102 + o * 32, t101 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t108 + o * 32, t105 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t104 + o * 32, t101 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r10 = t10;
+    const float *restrict const r9 = t9;
+    const float *restrict const r97 = t97;
     const float *restrict const r101 = t101;
-    const float *restrict const r105 = t105;
-    float *restrict const r110 = t110;
+    float *restrict const r106 = t106;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
-            const float mu = r10[c], a = (float)k1, mdy = (float)((double)r105[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r105[c] / M);
-            const float *xr = r4 + (b * C + c) * L, *dr = r101 + (b * C + c) * L;
-            float *yr = r110 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05), k1 = (double)r4[c] * rstd;
+            const float mu = r9[c], a = (float)k1, mdy = (float)((double)r101[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r101[c] / M);
+            const float *xr = r3 + (b * C + c) * L, *dr = r97 + (b * C + c) * L;
+            float *yr = r106 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t110, t0, t113, 1, 8, 8, 32, 3, 3, 1, 1, t112, 3108);
+        nnc_conv2d_bwd_filter_f32(n, t106, t0, t108, 1, 8, 8, 32, 3, 3, 1, 1, (A + 0), 3108);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t112 + CKK * P;
+        float *const dwt = (A + 0) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t112 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -959,11 +952,11 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t112, (int)P, t110 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, t106 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t113[f * CKK + k] = dwt[k * F + f];
+                t108[f * CKK + k] = dwt[k * F + f];
     }
 }
 
@@ -979,38 +972,36 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [2661] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t5 = P + 288; /* bn1.weight [32] */
-    const float *const t6 = P + 320; /* bn1.bias [32] */
-    const float *const t7 = S + 0; /* bn1.running_mean [32] */
-    const float *const t8 = S + 32; /* bn1.running_var [32] */
-    float *const t17 = (float *)(A + 0); /* [32, 1] */
-    float *const t20 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    float *const t23 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
-    const float *const t24 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t25 = (float *)(A + 0); /* [4608] */
-    float *const t26 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    const float *const t27 = P + 18784; /* bn2.weight [64] */
-    const float *const t28 = P + 18848; /* bn2.bias [64] */
-    const float *const t29 = S + 64; /* bn2.running_mean [64] */
-    const float *const t30 = S + 128; /* bn2.running_var [64] */
-    float *const t39 = (float *)(A + 0); /* [64, 1] */
-    float *const t42 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t44 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t45 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t47 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t48 = P + 21472; /* fc.bias [10] */
-    float *const t50 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t51 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t52 = (float *)(A + 0); /* [] */
-    float *const t53 = (float *)(A + 16); /* [] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const t4 = P + 288; /* bn1.weight [32] */
+    const float *const t5 = P + 320; /* bn1.bias [32] */
+    const float *const t6 = S + 0; /* bn1.running_mean [32] */
+    const float *const t7 = S + 32; /* bn1.running_var [32] */
+    float *const t16 = (float *)(A + 0); /* [32, 1] */
+    float *const t19 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const t22 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const t23 = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const t25 = P + 18784; /* bn2.weight [64] */
+    const float *const t26 = P + 18848; /* bn2.bias [64] */
+    const float *const t27 = S + 64; /* bn2.running_mean [64] */
+    const float *const t28 = S + 128; /* bn2.running_var [64] */
+    float *const t37 = (float *)(A + 0); /* [64, 1] */
+    float *const t40 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const t42 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const t43 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const t45 = P + 18912; /* fc.weight [10, 256] */
+    const float *const t46 = P + 21472; /* fc.bias [10] */
+    float *const t48 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const t50 = (float *)(A + 0); /* [] */
+    float *const t51 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t4, 1, 8, 8, 32, 3, 3, 1, NULL, 0, t3, 2661);
+        nnc_conv2d_s1_f32(n, t0, t2, t3, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
@@ -1021,7 +1012,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t3 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -1038,71 +1029,71 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r8 = t8;
-    float *restrict const r17 = t17;
+    const float *restrict const r7 = t7;
+    float *restrict const r16 = t16;
     for (int64_t i = 0; i < 32; i++) {
-        const float v13 = r8[i];
-        const float v16 = v13 + 1e-05f;
-        const float v17 = 1.0f / sqrtf(v16);
-        r17[i] = v17;
+        const float v12 = r7[i];
+        const float v15 = v12 + 1e-05f;
+        const float v16 = 1.0f / sqrtf(v15);
+        r16[i] = v16;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
     const float *restrict const r6 = t6;
-    const float *restrict const r7 = t7;
-    const float *restrict const r17 = t17;
-    float *restrict const r20 = t20;
+    const float *restrict const r16 = t16;
+    float *restrict const r19 = t19;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v9 = r4[i];
-        const float v12 = r7[i1 * 1];
-        const float v14 = v9 - v12;
-        const float v17 = r17[i1 * 1];
-        const float v18 = v14 * v17;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 * v10;
+        const float v8 = r3[i];
         const float v11 = r6[i1 * 1];
-        const float v20 = v19 + v11;
-        r20[i] = v20;
+        const float v13 = v8 - v11;
+        const float v16 = r16[i1 * 1];
+        const float v17 = v13 * v16;
+        const float v9 = r4[i1 * 1];
+        const float v18 = v17 * v9;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 + v10;
+        r19[i] = v19;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r20 = t20;
-    float *restrict const r22 = t22;
+    const float *restrict const r19 = t19;
+    float *restrict const r21 = t21;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v21 = r20[i];
-        const float v22 = v21 > 0.0f ? v21 : 0.0f;
-        r22[i] = v22;
+        const float v20 = r19[i];
+        const float v21 = v20 > 0.0f ? v20 : 0.0f;
+        r21[i] = v21;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 32, 8, 8, t22, t23);
+    nnc_maxpool2_f32(n * 32, 8, 8, t21, t22);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t23, t24, t26, 32, 4, 4, 64, 3, 3, 1, NULL, 0, t25, 4608);
+        nnc_conv2d_s1_f32(n, t22, t23, t24, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 0), 4608);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t23 + b * C * H * W;
+            const float *img = t22 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t25 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -1119,72 +1110,72 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t24, (int)CKK, t25, (int)P, 0.0f, t26 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, (A + 0), (int)P, 0.0f, t24 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r30 = t30;
-    float *restrict const r39 = t39;
+    const float *restrict const r28 = t28;
+    float *restrict const r37 = t37;
     for (int64_t i = 0; i < 64; i++) {
-        const float v35 = r30[i];
-        const float v38 = v35 + 1e-05f;
-        const float v39 = 1.0f / sqrtf(v38);
-        r39[i] = v39;
+        const float v33 = r28[i];
+        const float v36 = v33 + 1e-05f;
+        const float v37 = 1.0f / sqrtf(v36);
+        r37[i] = v37;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
+    const float *restrict const r24 = t24;
+    const float *restrict const r25 = t25;
     const float *restrict const r26 = t26;
     const float *restrict const r27 = t27;
-    const float *restrict const r28 = t28;
-    const float *restrict const r29 = t29;
-    const float *restrict const r39 = t39;
-    float *restrict const r42 = t42;
+    const float *restrict const r37 = t37;
+    float *restrict const r40 = t40;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v31 = r26[i];
-        const float v34 = r29[i1 * 1];
-        const float v36 = v31 - v34;
-        const float v39 = r39[i1 * 1];
-        const float v40 = v36 * v39;
+        const float v29 = r24[i];
         const float v32 = r27[i1 * 1];
-        const float v41 = v40 * v32;
-        const float v33 = r28[i1 * 1];
-        const float v42 = v41 + v33;
-        r42[i] = v42;
+        const float v34 = v29 - v32;
+        const float v37 = r37[i1 * 1];
+        const float v38 = v34 * v37;
+        const float v30 = r25[i1 * 1];
+        const float v39 = v38 * v30;
+        const float v31 = r26[i1 * 1];
+        const float v40 = v39 + v31;
+        r40[i] = v40;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r42 = t42;
-    float *restrict const r44 = t44;
+    const float *restrict const r40 = t40;
+    float *restrict const r42 = t42;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v43 = r42[i];
-        const float v44 = v43 > 0.0f ? v43 : 0.0f;
-        r44[i] = v44;
+        const float v41 = r40[i];
+        const float v42 = v41 > 0.0f ? v41 : 0.0f;
+        r42[i] = v42;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 64, 4, 4, t44, t45);
+    nnc_maxpool2_f32(n * 64, 4, 4, t42, t43);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t45, (int)(256), t47, (int)(256), 0.0f, t50, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t43, (int)(256), t45, (int)(256), 0.0f, t48, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
+    const float *restrict const r46 = t46;
     const float *restrict const r48 = t48;
-    const float *restrict const r50 = t50;
-    float *restrict const r51 = t51;
+    float *restrict const r49 = t49;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v50 = r50[i];
-        const float v48 = r48[i1 * 1];
-        const float v51 = v50 + v48;
-        r51[i] = v51;
+        const float v48 = r48[i];
+        const float v46 = r46[i1 * 1];
+        const float v49 = v48 + v46;
+        r49[i] = v49;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -1201,7 +1192,7 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t51 + r * C;
+            const float *row = t49 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -1217,21 +1208,21 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t52[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t50[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t51 + r * C;
+            const float *row = t49 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == t1[r];
         }
-        t53[0] = (float)((double)hits / (double)rows);
+        t51[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t52[0];
-    metrics[0] = t53[0];
+    *loss = t50[0];
+    metrics[0] = t51[0];
 }
 

@@ -228,162 +228,147 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [27648] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t5 = P + 432; /* bn.weight [16] */
-    const float *const t6 = P + 448; /* bn.bias [16] */
-    const float *const t7 = S + 0; /* bn.running_mean [16] */
-    const float *const t8 = S + 16; /* bn.running_var [16] */
-    float *const t17 = (float *)(A + 0); /* [16, 1] */
-    float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t24 = (float *)(A + 0); /* [147456] */
-    float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t28 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t29 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t38 = (float *)(A + 0); /* [16, 1] */
-    float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t45 = (float *)(A + 0); /* [147456] */
-    float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t49 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t50 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t59 = (float *)(A + 0); /* [16, 1] */
-    float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t67 = (float *)(A + 0); /* [147456] */
-    float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t71 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t72 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t81 = (float *)(A + 0); /* [16, 1] */
-    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t88 = (float *)(A + 0); /* [147456] */
-    float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t92 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t93 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t102 = (float *)(A + 0); /* [16, 1] */
-    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t110 = (float *)(A + 0); /* [36864] */
-    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t114 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t115 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t124 = (float *)(A + 0); /* [32, 1] */
-    float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t131 = (float *)(A + 0); /* [82688] */
-    float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t135 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t136 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t145 = (float *)(A + 0); /* [32, 1] */
-    float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t151 = (float *)(A + 0); /* [24640] */
-    float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t155 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t156 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t165 = (float *)(A + 0); /* [32, 1] */
-    float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
-    float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t173 = (float *)(A + 0); /* [82688] */
-    float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t177 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t178 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t187 = (float *)(A + 0); /* [32, 1] */
-    float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
-    float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t194 = (float *)(A + 0); /* [82688] */
-    float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t198 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t199 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t208 = (float *)(A + 0); /* [32, 1] */
-    float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t216 = (float *)(A + 0); /* [18432] */
-    float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t220 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t221 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t230 = (float *)(A + 0); /* [64, 1] */
-    float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [197376] */
-    float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t241 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t242 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t251 = (float *)(A + 0); /* [64, 1] */
-    float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t257 = (float *)(A + 0); /* [12416] */
-    float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t261 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t262 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t271 = (float *)(A + 0); /* [64, 1] */
-    float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
-    float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [197376] */
-    float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t283 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t284 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t293 = (float *)(A + 0); /* [64, 1] */
-    float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
-    float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [197376] */
-    float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t304 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t305 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t314 = (float *)(A + 0); /* [64, 1] */
-    float *const t317 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t320 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    float *const t321 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t322 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t323 = P + 175248; /* fc.bias [10] */
-    float *const t325 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t4 = P + 432; /* bn.weight [16] */
+    const float *const t5 = P + 448; /* bn.bias [16] */
+    const float *const t6 = S + 0; /* bn.running_mean [16] */
+    const float *const t7 = S + 16; /* bn.running_var [16] */
+    float *const t16 = (float *)(A + 0); /* [16, 1] */
+    float *const t19 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t22 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t23 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t24 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t25 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t26 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t27 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t36 = (float *)(A + 0); /* [16, 1] */
+    float *const t39 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t41 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t42 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t43 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t44 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t45 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t46 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t47 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t56 = (float *)(A + 0); /* [16, 1] */
+    float *const t59 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t62 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t63 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t64 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t65 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t66 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t67 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t68 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t77 = (float *)(A + 0); /* [16, 1] */
+    float *const t80 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t82 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t83 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t85 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t86 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t87 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t88 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t97 = (float *)(A + 0); /* [16, 1] */
+    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const t103 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t104 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t106 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t107 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t108 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t109 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t118 = (float *)(A + 0); /* [32, 1] */
+    float *const t121 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const t123 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t124 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t125 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t126 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t127 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t128 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t129 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t138 = (float *)(A + 0); /* [32, 1] */
+    float *const t141 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const t143 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t144 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t145 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t146 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t147 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t148 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t157 = (float *)(A + 0); /* [32, 1] */
+    float *const t160 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t163 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t164 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t165 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t166 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t167 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t168 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t169 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t178 = (float *)(A + 0); /* [32, 1] */
+    float *const t181 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t183 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t184 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t185 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t186 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t187 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t188 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t189 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t198 = (float *)(A + 0); /* [32, 1] */
+    float *const t201 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const t204 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t205 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t206 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t207 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t208 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t209 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t210 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t219 = (float *)(A + 0); /* [64, 1] */
+    float *const t222 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const t224 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t225 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t226 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t227 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t228 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t229 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t230 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t239 = (float *)(A + 0); /* [64, 1] */
+    float *const t242 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const t244 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t245 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t246 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t247 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t248 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t249 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t258 = (float *)(A + 0); /* [64, 1] */
+    float *const t261 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t264 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t265 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t266 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t267 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t268 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t269 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t270 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t279 = (float *)(A + 0); /* [64, 1] */
+    float *const t282 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t284 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t285 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t286 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const t287 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t288 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t289 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t290 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t299 = (float *)(A + 0); /* [64, 1] */
+    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const t305 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const t306 = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const t307 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t308 = P + 175248; /* fc.bias [10] */
+    float *const t310 = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const t311 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+        nnc_conv2d_s1_f32(n, t0, t2, t3, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -401,72 +386,72 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r8 = t8;
-    float *restrict const r17 = t17;
+    const float *restrict const r7 = t7;
+    float *restrict const r16 = t16;
     for (int64_t i = 0; i < 16; i++) {
-        const float v13 = r8[i];
-        const float v16 = v13 + 1e-05f;
-        const float v17 = 1.0f / sqrtf(v16);
-        r17[i] = v17;
+        const float v12 = r7[i];
+        const float v15 = v12 + 1e-05f;
+        const float v16 = 1.0f / sqrtf(v15);
+        r16[i] = v16;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
     const float *restrict const r6 = t6;
-    const float *restrict const r7 = t7;
-    const float *restrict const r17 = t17;
-    float *restrict const r20 = t20;
+    const float *restrict const r16 = t16;
+    float *restrict const r19 = t19;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v9 = r4[i];
-        const float v12 = r7[i1 * 1];
-        const float v14 = v9 - v12;
-        const float v17 = r17[i1 * 1];
-        const float v18 = v14 * v17;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 * v10;
+        const float v8 = r3[i];
         const float v11 = r6[i1 * 1];
-        const float v20 = v19 + v11;
-        r20[i] = v20;
+        const float v13 = v8 - v11;
+        const float v16 = r16[i1 * 1];
+        const float v17 = v13 * v16;
+        const float v9 = r4[i1 * 1];
+        const float v18 = v17 * v9;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 + v10;
+        r19[i] = v19;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r20 = t20;
-    float *restrict const r22 = t22;
+    const float *restrict const r19 = t19;
+    float *restrict const r21 = t21;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v21 = r20[i];
-        const float v22 = v21 > 0.0f ? v21 : 0.0f;
-        r22[i] = v22;
+        const float v20 = r19[i];
+        const float v21 = v20 > 0.0f ? v20 : 0.0f;
+        r21[i] = v21;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
+        nnc_conv2d_s1_f32(n, t21, t22, t23, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t22 + b * C * H * W;
+            const float *img = t21 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -477,72 +462,72 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t22, (int)CKK, (A + 0), (int)P, 0.0f, t23 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r29 = t29;
-    float *restrict const r38 = t38;
+    const float *restrict const r27 = t27;
+    float *restrict const r36 = t36;
     for (int64_t i = 0; i < 16; i++) {
-        const float v34 = r29[i];
-        const float v37 = v34 + 1e-05f;
-        const float v38 = 1.0f / sqrtf(v37);
-        r38[i] = v38;
+        const float v32 = r27[i];
+        const float v35 = v32 + 1e-05f;
+        const float v36 = 1.0f / sqrtf(v35);
+        r36[i] = v36;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
+    const float *restrict const r23 = t23;
+    const float *restrict const r24 = t24;
     const float *restrict const r25 = t25;
     const float *restrict const r26 = t26;
-    const float *restrict const r27 = t27;
-    const float *restrict const r28 = t28;
-    const float *restrict const r38 = t38;
-    float *restrict const r41 = t41;
+    const float *restrict const r36 = t36;
+    float *restrict const r39 = t39;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v30 = r25[i];
-        const float v33 = r28[i1 * 1];
-        const float v35 = v30 - v33;
-        const float v38 = r38[i1 * 1];
-        const float v39 = v35 * v38;
+        const float v28 = r23[i];
         const float v31 = r26[i1 * 1];
-        const float v40 = v39 * v31;
-        const float v32 = r27[i1 * 1];
-        const float v41 = v40 + v32;
+        const float v33 = v28 - v31;
+        const float v36 = r36[i1 * 1];
+        const float v37 = v33 * v36;
+        const float v29 = r24[i1 * 1];
+        const float v38 = v37 * v29;
+        const float v30 = r25[i1 * 1];
+        const float v39 = v38 + v30;
+        r39[i] = v39;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r39 = t39;
+    float *restrict const r41 = t41;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v40 = r39[i];
+        const float v41 = v40 > 0.0f ? v40 : 0.0f;
         r41[i] = v41;
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r41 = t41;
-    float *restrict const r43 = t43;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v42 = r41[i];
-        const float v43 = v42 > 0.0f ? v42 : 0.0f;
-        r43[i] = v43;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
+        nnc_conv2d_s1_f32(n, t41, t42, t43, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t43 + b * C * H * W;
+            const float *img = t41 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -553,75 +538,75 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t42, (int)CKK, (A + 0), (int)P, 0.0f, t43 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r50 = t50;
-    float *restrict const r59 = t59;
+    const float *restrict const r47 = t47;
+    float *restrict const r56 = t56;
     for (int64_t i = 0; i < 16; i++) {
-        const float v55 = r50[i];
-        const float v58 = v55 + 1e-05f;
-        const float v59 = 1.0f / sqrtf(v58);
+        const float v52 = r47[i];
+        const float v55 = v52 + 1e-05f;
+        const float v56 = 1.0f / sqrtf(v55);
+        r56[i] = v56;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r43 = t43;
+    const float *restrict const r44 = t44;
+    const float *restrict const r45 = t45;
+    const float *restrict const r46 = t46;
+    const float *restrict const r56 = t56;
+    float *restrict const r59 = t59;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        const float v48 = r43[i];
+        const float v51 = r46[i1 * 1];
+        const float v53 = v48 - v51;
+        const float v56 = r56[i1 * 1];
+        const float v57 = v53 * v56;
+        const float v49 = r44[i1 * 1];
+        const float v58 = v57 * v49;
+        const float v50 = r45[i1 * 1];
+        const float v59 = v58 + v50;
         r59[i] = v59;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + */
+    /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r46 = t46;
-    const float *restrict const r47 = t47;
-    const float *restrict const r48 = t48;
-    const float *restrict const r49 = t49;
+    const float *restrict const r21 = t21;
     const float *restrict const r59 = t59;
     float *restrict const r62 = t62;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v51 = r46[i];
-        const float v54 = r49[i1 * 1];
-        const float v56 = v51 - v54;
-        const float v59 = r59[i1 * 1];
-        const float v60 = v56 * v59;
-        const float v52 = r47[i1 * 1];
-        const float v61 = v60 * v52;
-        const float v53 = r48[i1 * 1];
-        const float v62 = v61 + v53;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v60 = r59[i];
+        const float v21 = r21[i];
+        const float v61 = v60 + v21;
+        const float v62 = v61 > 0.0f ? v61 : 0.0f;
         r62[i] = v62;
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r22 = t22;
-    const float *restrict const r62 = t62;
-    float *restrict const r65 = t65;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v63 = r62[i];
-        const float v22 = r22[i];
-        const float v64 = v63 + v22;
-        const float v65 = v64 > 0.0f ? v64 : 0.0f;
-        r65[i] = v65;
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+        nnc_conv2d_s1_f32(n, t62, t63, t64, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t65 + b * C * H * W;
+            const float *img = t62 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -632,72 +617,72 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t63, (int)CKK, (A + 0), (int)P, 0.0f, t64 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r72 = t72;
-    float *restrict const r81 = t81;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v77 = r72[i];
-        const float v80 = v77 + 1e-05f;
-        const float v81 = 1.0f / sqrtf(v80);
-        r81[i] = v81;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
     {
     const float *restrict const r68 = t68;
-    const float *restrict const r69 = t69;
-    const float *restrict const r70 = t70;
-    const float *restrict const r71 = t71;
-    const float *restrict const r81 = t81;
-    float *restrict const r84 = t84;
+    float *restrict const r77 = t77;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v73 = r68[i];
+        const float v76 = v73 + 1e-05f;
+        const float v77 = 1.0f / sqrtf(v76);
+        r77[i] = v77;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r64 = t64;
+    const float *restrict const r65 = t65;
+    const float *restrict const r66 = t66;
+    const float *restrict const r67 = t67;
+    const float *restrict const r77 = t77;
+    float *restrict const r80 = t80;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v73 = r68[i];
-        const float v76 = r71[i1 * 1];
-        const float v78 = v73 - v76;
-        const float v81 = r81[i1 * 1];
-        const float v82 = v78 * v81;
-        const float v74 = r69[i1 * 1];
-        const float v83 = v82 * v74;
-        const float v75 = r70[i1 * 1];
-        const float v84 = v83 + v75;
-        r84[i] = v84;
+        const float v69 = r64[i];
+        const float v72 = r67[i1 * 1];
+        const float v74 = v69 - v72;
+        const float v77 = r77[i1 * 1];
+        const float v78 = v74 * v77;
+        const float v70 = r65[i1 * 1];
+        const float v79 = v78 * v70;
+        const float v71 = r66[i1 * 1];
+        const float v80 = v79 + v71;
+        r80[i] = v80;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r84 = t84;
-    float *restrict const r86 = t86;
+    const float *restrict const r80 = t80;
+    float *restrict const r82 = t82;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v85 = r84[i];
-        const float v86 = v85 > 0.0f ? v85 : 0.0f;
-        r86[i] = v86;
+        const float v81 = r80[i];
+        const float v82 = v81 > 0.0f ? v81 : 0.0f;
+        r82[i] = v82;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
+        nnc_conv2d_s1_f32(n, t82, t83, t84, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t86 + b * C * H * W;
+            const float *img = t82 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -708,75 +693,75 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t83, (int)CKK, (A + 0), (int)P, 0.0f, t84 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r93 = t93;
-    float *restrict const r102 = t102;
+    const float *restrict const r88 = t88;
+    float *restrict const r97 = t97;
     for (int64_t i = 0; i < 16; i++) {
-        const float v98 = r93[i];
-        const float v101 = v98 + 1e-05f;
-        const float v102 = 1.0f / sqrtf(v101);
-        r102[i] = v102;
+        const float v93 = r88[i];
+        const float v96 = v93 + 1e-05f;
+        const float v97 = 1.0f / sqrtf(v96);
+        r97[i] = v97;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r89 = t89;
-    const float *restrict const r90 = t90;
-    const float *restrict const r91 = t91;
-    const float *restrict const r92 = t92;
-    const float *restrict const r102 = t102;
-    float *restrict const r105 = t105;
+    const float *restrict const r84 = t84;
+    const float *restrict const r85 = t85;
+    const float *restrict const r86 = t86;
+    const float *restrict const r87 = t87;
+    const float *restrict const r97 = t97;
+    float *restrict const r100 = t100;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v94 = r89[i];
-        const float v97 = r92[i1 * 1];
-        const float v99 = v94 - v97;
-        const float v102 = r102[i1 * 1];
-        const float v103 = v99 * v102;
-        const float v95 = r90[i1 * 1];
-        const float v104 = v103 * v95;
-        const float v96 = r91[i1 * 1];
-        const float v105 = v104 + v96;
-        r105[i] = v105;
+        const float v89 = r84[i];
+        const float v92 = r87[i1 * 1];
+        const float v94 = v89 - v92;
+        const float v97 = r97[i1 * 1];
+        const float v98 = v94 * v97;
+        const float v90 = r85[i1 * 1];
+        const float v99 = v98 * v90;
+        const float v91 = r86[i1 * 1];
+        const float v100 = v99 + v91;
+        r100[i] = v100;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r65 = t65;
-    const float *restrict const r105 = t105;
-    float *restrict const r108 = t108;
+    const float *restrict const r62 = t62;
+    const float *restrict const r100 = t100;
+    float *restrict const r103 = t103;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v106 = r105[i];
-        const float v65 = r65[i];
-        const float v107 = v106 + v65;
-        const float v108 = v107 > 0.0f ? v107 : 0.0f;
-        r108[i] = v108;
+        const float v101 = r100[i];
+        const float v62 = r62[i];
+        const float v102 = v101 + v62;
+        const float v103 = v102 > 0.0f ? v102 : 0.0f;
+        r103[i] = v103;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
+        nnc_conv2d_s2_f32(n, t103, t104, t105, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 0), 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t108 + b * C * H * W;
+            const float *img = t103 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -787,76 +772,76 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t104, (int)CKK, (A + 0), (int)P, 0.0f, t105 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r115 = t115;
-    float *restrict const r124 = t124;
+    const float *restrict const r109 = t109;
+    float *restrict const r118 = t118;
     for (int64_t i = 0; i < 32; i++) {
-        const float v120 = r115[i];
-        const float v123 = v120 + 1e-05f;
-        const float v124 = 1.0f / sqrtf(v123);
-        r124[i] = v124;
+        const float v114 = r109[i];
+        const float v117 = v114 + 1e-05f;
+        const float v118 = 1.0f / sqrtf(v117);
+        r118[i] = v118;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r111 = t111;
-    const float *restrict const r112 = t112;
-    const float *restrict const r113 = t113;
-    const float *restrict const r114 = t114;
-    const float *restrict const r124 = t124;
-    float *restrict const r127 = t127;
+    const float *restrict const r105 = t105;
+    const float *restrict const r106 = t106;
+    const float *restrict const r107 = t107;
+    const float *restrict const r108 = t108;
+    const float *restrict const r118 = t118;
+    float *restrict const r121 = t121;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v116 = r111[i];
-        const float v119 = r114[i1 * 1];
-        const float v121 = v116 - v119;
-        const float v124 = r124[i1 * 1];
-        const float v125 = v121 * v124;
-        const float v117 = r112[i1 * 1];
-        const float v126 = v125 * v117;
-        const float v118 = r113[i1 * 1];
-        const float v127 = v126 + v118;
-        r127[i] = v127;
+        const float v110 = r105[i];
+        const float v113 = r108[i1 * 1];
+        const float v115 = v110 - v113;
+        const float v118 = r118[i1 * 1];
+        const float v119 = v115 * v118;
+        const float v111 = r106[i1 * 1];
+        const float v120 = v119 * v111;
+        const float v112 = r107[i1 * 1];
+        const float v121 = v120 + v112;
+        r121[i] = v121;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r127 = t127;
-    float *restrict const r129 = t129;
+    const float *restrict const r121 = t121;
+    float *restrict const r123 = t123;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v128 = r127[i];
-        const float v129 = v128 > 0.0f ? v128 : 0.0f;
-        r129[i] = v129;
+        const float v122 = r121[i];
+        const float v123 = v122 > 0.0f ? v122 : 0.0f;
+        r123[i] = v123;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 82688);
+        nnc_conv2d_s1_f32(n, t123, t124, t125, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t129 + b * C * H * W;
+            const float *img = t123 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -873,43 +858,43 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t124, (int)CKK, (A + 0), (int)P, 0.0f, t125 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r136 = t136;
-    float *restrict const r145 = t145;
+    const float *restrict const r129 = t129;
+    float *restrict const r138 = t138;
     for (int64_t i = 0; i < 32; i++) {
-        const float v141 = r136[i];
-        const float v144 = v141 + 1e-05f;
-        const float v145 = 1.0f / sqrtf(v144);
-        r145[i] = v145;
+        const float v134 = r129[i];
+        const float v137 = v134 + 1e-05f;
+        const float v138 = 1.0f / sqrtf(v137);
+        r138[i] = v138;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r132 = t132;
-    const float *restrict const r133 = t133;
-    const float *restrict const r134 = t134;
-    const float *restrict const r135 = t135;
-    const float *restrict const r145 = t145;
-    float *restrict const r148 = t148;
+    const float *restrict const r125 = t125;
+    const float *restrict const r126 = t126;
+    const float *restrict const r127 = t127;
+    const float *restrict const r128 = t128;
+    const float *restrict const r138 = t138;
+    float *restrict const r141 = t141;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v137 = r132[i];
-        const float v140 = r135[i1 * 1];
-        const float v142 = v137 - v140;
-        const float v145 = r145[i1 * 1];
-        const float v146 = v142 * v145;
-        const float v138 = r133[i1 * 1];
-        const float v147 = v146 * v138;
-        const float v139 = r134[i1 * 1];
-        const float v148 = v147 + v139;
-        r148[i] = v148;
+        const float v130 = r125[i];
+        const float v133 = r128[i1 * 1];
+        const float v135 = v130 - v133;
+        const float v138 = r138[i1 * 1];
+        const float v139 = v135 * v138;
+        const float v131 = r126[i1 * 1];
+        const float v140 = v139 * v131;
+        const float v132 = r127[i1 * 1];
+        const float v141 = v140 + v132;
+        r141[i] = v141;
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -918,7 +903,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t108 + b * C * H * W;
+            const float *img = t103 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -929,236 +914,236 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t151 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t150, (int)CKK, t151, (int)P, 0.0f, t152 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t143, (int)CKK, (A + 0), (int)P, 0.0f, t144 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r156 = t156;
-    float *restrict const r165 = t165;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v161 = r156[i];
-        const float v164 = v161 + 1e-05f;
-        const float v165 = 1.0f / sqrtf(v164);
-        r165[i] = v165;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r152 = t152;
-    const float *restrict const r153 = t153;
-    const float *restrict const r154 = t154;
-    const float *restrict const r155 = t155;
-    const float *restrict const r165 = t165;
-    float *restrict const r168 = t168;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v157 = r152[i];
-        const float v160 = r155[i1 * 1];
-        const float v162 = v157 - v160;
-        const float v165 = r165[i1 * 1];
-        const float v166 = v162 * v165;
-        const float v158 = r153[i1 * 1];
-        const float v167 = v166 * v158;
-        const float v159 = r154[i1 * 1];
-        const float v168 = v167 + v159;
-        r168[i] = v168;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r148 = t148;
-    const float *restrict const r168 = t168;
-    float *restrict const r171 = t171;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v149 = r148[i];
-        const float v169 = r168[i];
-        const float v170 = v149 + v169;
-        const float v171 = v170 > 0.0f ? v170 : 0.0f;
-        r171[i] = v171;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t171 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
-        }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r178 = t178;
-    float *restrict const r187 = t187;
+    float *restrict const r157 = t157;
     for (int64_t i = 0; i < 32; i++) {
-        const float v183 = r178[i];
-        const float v186 = v183 + 1e-05f;
-        const float v187 = 1.0f / sqrtf(v186);
-        r187[i] = v187;
+        const float v153 = r148[i];
+        const float v156 = v153 + 1e-05f;
+        const float v157 = 1.0f / sqrtf(v156);
+        r157[i] = v157;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r174 = t174;
-    const float *restrict const r175 = t175;
-    const float *restrict const r176 = t176;
-    const float *restrict const r177 = t177;
-    const float *restrict const r187 = t187;
-    float *restrict const r190 = t190;
+    const float *restrict const r144 = t144;
+    const float *restrict const r145 = t145;
+    const float *restrict const r146 = t146;
+    const float *restrict const r147 = t147;
+    const float *restrict const r157 = t157;
+    float *restrict const r160 = t160;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v179 = r174[i];
-        const float v182 = r177[i1 * 1];
-        const float v184 = v179 - v182;
-        const float v187 = r187[i1 * 1];
-        const float v188 = v184 * v187;
-        const float v180 = r175[i1 * 1];
-        const float v189 = v188 * v180;
-        const float v181 = r176[i1 * 1];
-        const float v190 = v189 + v181;
-        r190[i] = v190;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r190 = t190;
-    float *restrict const r192 = t192;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v191 = r190[i];
-        const float v192 = v191 > 0.0f ? v191 : 0.0f;
-        r192[i] = v192;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t192 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
-        }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r199 = t199;
-    float *restrict const r208 = t208;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v204 = r199[i];
-        const float v207 = v204 + 1e-05f;
-        const float v208 = 1.0f / sqrtf(v207);
-        r208[i] = v208;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r195 = t195;
-    const float *restrict const r196 = t196;
-    const float *restrict const r197 = t197;
-    const float *restrict const r198 = t198;
-    const float *restrict const r208 = t208;
-    float *restrict const r211 = t211;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v200 = r195[i];
-        const float v203 = r198[i1 * 1];
-        const float v205 = v200 - v203;
-        const float v208 = r208[i1 * 1];
-        const float v209 = v205 * v208;
-        const float v201 = r196[i1 * 1];
-        const float v210 = v209 * v201;
-        const float v202 = r197[i1 * 1];
-        const float v211 = v210 + v202;
-        r211[i] = v211;
+        const float v149 = r144[i];
+        const float v152 = r147[i1 * 1];
+        const float v154 = v149 - v152;
+        const float v157 = r157[i1 * 1];
+        const float v158 = v154 * v157;
+        const float v150 = r145[i1 * 1];
+        const float v159 = v158 * v150;
+        const float v151 = r146[i1 * 1];
+        const float v160 = v159 + v151;
+        r160[i] = v160;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r171 = t171;
-    const float *restrict const r211 = t211;
-    float *restrict const r214 = t214;
+    const float *restrict const r141 = t141;
+    const float *restrict const r160 = t160;
+    float *restrict const r163 = t163;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v212 = r211[i];
-        const float v171 = r171[i];
-        const float v213 = v212 + v171;
-        const float v214 = v213 > 0.0f ? v213 : 0.0f;
-        r214[i] = v214;
+        const float v142 = r141[i];
+        const float v161 = r160[i];
+        const float v162 = v142 + v161;
+        const float v163 = v162 > 0.0f ? v162 : 0.0f;
+        r163[i] = v163;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
+        nnc_conv2d_s1_f32(n, t163, t164, t165, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, (A + 0), (int)P, 0.0f, t165 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r169 = t169;
+    float *restrict const r178 = t178;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v174 = r169[i];
+        const float v177 = v174 + 1e-05f;
+        const float v178 = 1.0f / sqrtf(v177);
+        r178[i] = v178;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r165 = t165;
+    const float *restrict const r166 = t166;
+    const float *restrict const r167 = t167;
+    const float *restrict const r168 = t168;
+    const float *restrict const r178 = t178;
+    float *restrict const r181 = t181;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v170 = r165[i];
+        const float v173 = r168[i1 * 1];
+        const float v175 = v170 - v173;
+        const float v178 = r178[i1 * 1];
+        const float v179 = v175 * v178;
+        const float v171 = r166[i1 * 1];
+        const float v180 = v179 * v171;
+        const float v172 = r167[i1 * 1];
+        const float v181 = v180 + v172;
+        r181[i] = v181;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r181 = t181;
+    float *restrict const r183 = t183;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v182 = r181[i];
+        const float v183 = v182 > 0.0f ? v182 : 0.0f;
+        r183[i] = v183;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t183, t184, t185, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t183 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t184, (int)CKK, (A + 0), (int)P, 0.0f, t185 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r189 = t189;
+    float *restrict const r198 = t198;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v194 = r189[i];
+        const float v197 = v194 + 1e-05f;
+        const float v198 = 1.0f / sqrtf(v197);
+        r198[i] = v198;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r185 = t185;
+    const float *restrict const r186 = t186;
+    const float *restrict const r187 = t187;
+    const float *restrict const r188 = t188;
+    const float *restrict const r198 = t198;
+    float *restrict const r201 = t201;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v190 = r185[i];
+        const float v193 = r188[i1 * 1];
+        const float v195 = v190 - v193;
+        const float v198 = r198[i1 * 1];
+        const float v199 = v195 * v198;
+        const float v191 = r186[i1 * 1];
+        const float v200 = v199 * v191;
+        const float v192 = r187[i1 * 1];
+        const float v201 = v200 + v192;
+        r201[i] = v201;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r163 = t163;
+    const float *restrict const r201 = t201;
+    float *restrict const r204 = t204;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v202 = r201[i];
+        const float v163 = r163[i];
+        const float v203 = v202 + v163;
+        const float v204 = v203 > 0.0f ? v203 : 0.0f;
+        r204[i] = v204;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t204, t205, t206, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 0), 18432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t214 + b * C * H * W;
+            const float *img = t204 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1169,76 +1154,76 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t205, (int)CKK, (A + 0), (int)P, 0.0f, t206 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r221 = t221;
-    float *restrict const r230 = t230;
+    const float *restrict const r210 = t210;
+    float *restrict const r219 = t219;
     for (int64_t i = 0; i < 64; i++) {
-        const float v226 = r221[i];
-        const float v229 = v226 + 1e-05f;
-        const float v230 = 1.0f / sqrtf(v229);
-        r230[i] = v230;
+        const float v215 = r210[i];
+        const float v218 = v215 + 1e-05f;
+        const float v219 = 1.0f / sqrtf(v218);
+        r219[i] = v219;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r217 = t217;
-    const float *restrict const r218 = t218;
+    const float *restrict const r206 = t206;
+    const float *restrict const r207 = t207;
+    const float *restrict const r208 = t208;
+    const float *restrict const r209 = t209;
     const float *restrict const r219 = t219;
-    const float *restrict const r220 = t220;
-    const float *restrict const r230 = t230;
-    float *restrict const r233 = t233;
+    float *restrict const r222 = t222;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v222 = r217[i];
-        const float v225 = r220[i1 * 1];
-        const float v227 = v222 - v225;
-        const float v230 = r230[i1 * 1];
-        const float v231 = v227 * v230;
-        const float v223 = r218[i1 * 1];
-        const float v232 = v231 * v223;
-        const float v224 = r219[i1 * 1];
-        const float v233 = v232 + v224;
-        r233[i] = v233;
+        const float v211 = r206[i];
+        const float v214 = r209[i1 * 1];
+        const float v216 = v211 - v214;
+        const float v219 = r219[i1 * 1];
+        const float v220 = v216 * v219;
+        const float v212 = r207[i1 * 1];
+        const float v221 = v220 * v212;
+        const float v213 = r208[i1 * 1];
+        const float v222 = v221 + v213;
+        r222[i] = v222;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r233 = t233;
-    float *restrict const r235 = t235;
+    const float *restrict const r222 = t222;
+    float *restrict const r224 = t224;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v234 = r233[i];
-        const float v235 = v234 > 0.0f ? v234 : 0.0f;
-        r235[i] = v235;
+        const float v223 = r222[i];
+        const float v224 = v223 > 0.0f ? v223 : 0.0f;
+        r224[i] = v224;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 197376);
+        nnc_conv2d_s1_f32(n, t224, t225, t226, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t235 + b * C * H * W;
+            const float *img = t224 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -1255,43 +1240,43 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t225, (int)CKK, (A + 0), (int)P, 0.0f, t226 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r242 = t242;
-    float *restrict const r251 = t251;
+    const float *restrict const r230 = t230;
+    float *restrict const r239 = t239;
     for (int64_t i = 0; i < 64; i++) {
-        const float v247 = r242[i];
-        const float v250 = v247 + 1e-05f;
-        const float v251 = 1.0f / sqrtf(v250);
-        r251[i] = v251;
+        const float v235 = r230[i];
+        const float v238 = v235 + 1e-05f;
+        const float v239 = 1.0f / sqrtf(v238);
+        r239[i] = v239;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r238 = t238;
+    const float *restrict const r226 = t226;
+    const float *restrict const r227 = t227;
+    const float *restrict const r228 = t228;
+    const float *restrict const r229 = t229;
     const float *restrict const r239 = t239;
-    const float *restrict const r240 = t240;
-    const float *restrict const r241 = t241;
-    const float *restrict const r251 = t251;
-    float *restrict const r254 = t254;
+    float *restrict const r242 = t242;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v243 = r238[i];
-        const float v246 = r241[i1 * 1];
-        const float v248 = v243 - v246;
-        const float v251 = r251[i1 * 1];
-        const float v252 = v248 * v251;
-        const float v244 = r239[i1 * 1];
-        const float v253 = v252 * v244;
-        const float v245 = r240[i1 * 1];
-        const float v254 = v253 + v245;
-        r254[i] = v254;
+        const float v231 = r226[i];
+        const float v234 = r229[i1 * 1];
+        const float v236 = v231 - v234;
+        const float v239 = r239[i1 * 1];
+        const float v240 = v236 * v239;
+        const float v232 = r227[i1 * 1];
+        const float v241 = v240 * v232;
+        const float v233 = r228[i1 * 1];
+        const float v242 = v241 + v233;
+        r242[i] = v242;
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -1300,7 +1285,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t214 + b * C * H * W;
+            const float *img = t204 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1311,79 +1296,79 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t257 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t256, (int)CKK, t257, (int)P, 0.0f, t258 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t244, (int)CKK, (A + 0), (int)P, 0.0f, t245 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r262 = t262;
-    float *restrict const r271 = t271;
+    const float *restrict const r249 = t249;
+    float *restrict const r258 = t258;
     for (int64_t i = 0; i < 64; i++) {
-        const float v267 = r262[i];
-        const float v270 = v267 + 1e-05f;
-        const float v271 = 1.0f / sqrtf(v270);
-        r271[i] = v271;
+        const float v254 = r249[i];
+        const float v257 = v254 + 1e-05f;
+        const float v258 = 1.0f / sqrtf(v257);
+        r258[i] = v258;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
+    const float *restrict const r245 = t245;
+    const float *restrict const r246 = t246;
+    const float *restrict const r247 = t247;
+    const float *restrict const r248 = t248;
     const float *restrict const r258 = t258;
-    const float *restrict const r259 = t259;
-    const float *restrict const r260 = t260;
-    const float *restrict const r261 = t261;
-    const float *restrict const r271 = t271;
-    float *restrict const r274 = t274;
+    float *restrict const r261 = t261;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v263 = r258[i];
-        const float v266 = r261[i1 * 1];
-        const float v268 = v263 - v266;
-        const float v271 = r271[i1 * 1];
-        const float v272 = v268 * v271;
-        const float v264 = r259[i1 * 1];
-        const float v273 = v272 * v264;
-        const float v265 = r260[i1 * 1];
-        const float v274 = v273 + v265;
-        r274[i] = v274;
+        const float v250 = r245[i];
+        const float v253 = r248[i1 * 1];
+        const float v255 = v250 - v253;
+        const float v258 = r258[i1 * 1];
+        const float v259 = v255 * v258;
+        const float v251 = r246[i1 * 1];
+        const float v260 = v259 * v251;
+        const float v252 = r247[i1 * 1];
+        const float v261 = v260 + v252;
+        r261[i] = v261;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r254 = t254;
-    const float *restrict const r274 = t274;
-    float *restrict const r277 = t277;
+    const float *restrict const r242 = t242;
+    const float *restrict const r261 = t261;
+    float *restrict const r264 = t264;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v255 = r254[i];
-        const float v275 = r274[i];
-        const float v276 = v255 + v275;
-        const float v277 = v276 > 0.0f ? v276 : 0.0f;
-        r277[i] = v277;
+        const float v243 = r242[i];
+        const float v262 = r261[i];
+        const float v263 = v243 + v262;
+        const float v264 = v263 > 0.0f ? v263 : 0.0f;
+        r264[i] = v264;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 197376);
+        nnc_conv2d_s1_f32(n, t264, t265, t266, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t277 + b * C * H * W;
+            const float *img = t264 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -1400,69 +1385,69 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t265, (int)CKK, (A + 0), (int)P, 0.0f, t266 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r284 = t284;
-    float *restrict const r293 = t293;
+    const float *restrict const r270 = t270;
+    float *restrict const r279 = t279;
     for (int64_t i = 0; i < 64; i++) {
-        const float v289 = r284[i];
-        const float v292 = v289 + 1e-05f;
-        const float v293 = 1.0f / sqrtf(v292);
-        r293[i] = v293;
+        const float v275 = r270[i];
+        const float v278 = v275 + 1e-05f;
+        const float v279 = 1.0f / sqrtf(v278);
+        r279[i] = v279;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r280 = t280;
-    const float *restrict const r281 = t281;
-    const float *restrict const r282 = t282;
-    const float *restrict const r283 = t283;
-    const float *restrict const r293 = t293;
-    float *restrict const r296 = t296;
+    const float *restrict const r266 = t266;
+    const float *restrict const r267 = t267;
+    const float *restrict const r268 = t268;
+    const float *restrict const r269 = t269;
+    const float *restrict const r279 = t279;
+    float *restrict const r282 = t282;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v285 = r280[i];
-        const float v288 = r283[i1 * 1];
-        const float v290 = v285 - v288;
-        const float v293 = r293[i1 * 1];
-        const float v294 = v290 * v293;
-        const float v286 = r281[i1 * 1];
-        const float v295 = v294 * v286;
-        const float v287 = r282[i1 * 1];
-        const float v296 = v295 + v287;
-        r296[i] = v296;
+        const float v271 = r266[i];
+        const float v274 = r269[i1 * 1];
+        const float v276 = v271 - v274;
+        const float v279 = r279[i1 * 1];
+        const float v280 = v276 * v279;
+        const float v272 = r267[i1 * 1];
+        const float v281 = v280 * v272;
+        const float v273 = r268[i1 * 1];
+        const float v282 = v281 + v273;
+        r282[i] = v282;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r296 = t296;
-    float *restrict const r298 = t298;
+    const float *restrict const r282 = t282;
+    float *restrict const r284 = t284;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v297 = r296[i];
-        const float v298 = v297 > 0.0f ? v297 : 0.0f;
-        r298[i] = v298;
+        const float v283 = r282[i];
+        const float v284 = v283 > 0.0f ? v283 : 0.0f;
+        r284[i] = v284;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 197376);
+        nnc_conv2d_s1_f32(n, t284, t285, t286, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t298 + b * C * H * W;
+            const float *img = t284 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -1479,69 +1464,69 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t285, (int)CKK, (A + 0), (int)P, 0.0f, t286 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r305 = t305;
-    float *restrict const r314 = t314;
+    const float *restrict const r290 = t290;
+    float *restrict const r299 = t299;
     for (int64_t i = 0; i < 64; i++) {
-        const float v310 = r305[i];
-        const float v313 = v310 + 1e-05f;
-        const float v314 = 1.0f / sqrtf(v313);
-        r314[i] = v314;
+        const float v295 = r290[i];
+        const float v298 = v295 + 1e-05f;
+        const float v299 = 1.0f / sqrtf(v298);
+        r299[i] = v299;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r301 = t301;
-    const float *restrict const r302 = t302;
-    const float *restrict const r303 = t303;
-    const float *restrict const r304 = t304;
-    const float *restrict const r314 = t314;
-    float *restrict const r317 = t317;
+    const float *restrict const r286 = t286;
+    const float *restrict const r287 = t287;
+    const float *restrict const r288 = t288;
+    const float *restrict const r289 = t289;
+    const float *restrict const r299 = t299;
+    float *restrict const r302 = t302;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v306 = r301[i];
-        const float v309 = r304[i1 * 1];
-        const float v311 = v306 - v309;
-        const float v314 = r314[i1 * 1];
-        const float v315 = v311 * v314;
-        const float v307 = r302[i1 * 1];
-        const float v316 = v315 * v307;
-        const float v308 = r303[i1 * 1];
-        const float v317 = v316 + v308;
-        r317[i] = v317;
+        const float v291 = r286[i];
+        const float v294 = r289[i1 * 1];
+        const float v296 = v291 - v294;
+        const float v299 = r299[i1 * 1];
+        const float v300 = v296 * v299;
+        const float v292 = r287[i1 * 1];
+        const float v301 = v300 * v292;
+        const float v293 = r288[i1 * 1];
+        const float v302 = v301 + v293;
+        r302[i] = v302;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r277 = t277;
-    const float *restrict const r317 = t317;
-    float *restrict const r320 = t320;
+    const float *restrict const r264 = t264;
+    const float *restrict const r302 = t302;
+    float *restrict const r305 = t305;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v318 = r317[i];
-        const float v277 = r277[i];
-        const float v319 = v318 + v277;
-        const float v320 = v319 > 0.0f ? v319 : 0.0f;
-        r320[i] = v320;
+        const float v303 = r302[i];
+        const float v264 = r264[i];
+        const float v304 = v303 + v264;
+        const float v305 = v304 > 0.0f ? v304 : 0.0f;
+        r305[i] = v305;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r320 = t320;
-    float *restrict const r321 = t321;
+    const float *restrict const r305 = t305;
+    float *restrict const r306 = t306;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
             {
-                const float *row = r320 + i0 * 64;
+                const float *row = r305 + i0 * 64;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -1553,28 +1538,28 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
                     acc += s_;
                 }
             }
-            r321[o++] = (float)(acc / (64.0f));
+            r306[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t321, (int)(64), t322, (int)(64), 0.0f, t325, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t306, (int)(64), t307, (int)(64), 0.0f, t310, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r323 = t323;
-    const float *restrict const r325 = t325;
-    float *restrict const r326 = t326;
+    const float *restrict const r308 = t308;
+    const float *restrict const r310 = t310;
+    float *restrict const r311 = t311;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v325 = r325[i];
-        const float v323 = r323[i1 * 1];
-        const float v326 = v325 + v323;
-        r326[i] = v326;
+        const float v310 = r310[i];
+        const float v308 = r308[i1 * 1];
+        const float v311 = v310 + v308;
+        r311[i] = v311;
     }
     }
-    memcpy(out, t326, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, t311, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
@@ -1589,227 +1574,212 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [27648] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t5 = P + 432; /* bn.weight [16] */
-    const float *const t6 = P + 448; /* bn.bias [16] */
-    const float *const t7 = S + 0; /* bn.running_mean [16] */
-    const float *const t8 = S + 16; /* bn.running_var [16] */
-    float *const t10 = (float *)(A + 0); /* [2, 16] */
-    float *const t11 = (float *)(A + 32); /* [1, 16] */
-    float *const t13 = (float *)(A + 48); /* [1, 16] */
-    float *const t19 = (float *)(A + 64); /* [16] */
-    float *const t28 = (float *)(A + 32); /* [] */
-    float *const t30 = (float *)(A + 80); /* [16] */
-    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t35 = (float *)(A + 96); /* [147456] */
-    float *const t36 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t38 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t39 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t40 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t42 = (float *)(A + 32); /* [2, 16] */
-    float *const t43 = (float *)(A + 96); /* [1, 16] */
-    float *const t45 = (float *)(A + 112); /* [1, 16] */
-    float *const t51 = (float *)(A + 128); /* [16] */
-    float *const t60 = (float *)(A + 96); /* [] */
-    float *const t62 = (float *)(A + 144); /* [16] */
-    float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t67 = (float *)(A + 160); /* [147456] */
-    float *const t68 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
-    const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t70 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t71 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t72 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t74 = (float *)(A + 96); /* [2, 16] */
-    float *const t75 = (float *)(A + 160); /* [1, 16] */
-    float *const t77 = (float *)(A + 176); /* [1, 16] */
-    float *const t83 = (float *)(A + 192); /* [16] */
-    float *const t92 = (float *)(A + 160); /* [] */
-    float *const t94 = (float *)(A + 208); /* [16] */
-    float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t100 = (float *)(A + 224); /* [147456] */
-    float *const t101 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t103 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t104 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t105 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t107 = (float *)(A + 160); /* [2, 16] */
-    float *const t108 = (float *)(A + 224); /* [1, 16] */
-    float *const t110 = (float *)(A + 240); /* [1, 16] */
-    float *const t116 = (float *)(A + 256); /* [16] */
-    float *const t125 = (float *)(A + 224); /* [] */
-    float *const t127 = (float *)(A + 272); /* [16] */
-    float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t132 = (float *)(A + 288); /* [147456] */
-    float *const t133 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t135 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t136 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t137 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t139 = (float *)(A + 224); /* [2, 16] */
-    float *const t140 = (float *)(A + 288); /* [1, 16] */
-    float *const t142 = (float *)(A + 304); /* [1, 16] */
-    float *const t148 = (float *)(A + 320); /* [16] */
-    float *const t157 = (float *)(A + 288); /* [] */
-    float *const t159 = (float *)(A + 336); /* [16] */
-    float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t165 = (float *)(A + 352); /* [36864] */
-    float *const t166 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
-    const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t168 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t169 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t170 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t172 = (float *)(A + 352); /* [2, 32] */
-    float *const t173 = (float *)(A + 288); /* [1, 32] */
-    float *const t175 = (float *)(A + 416); /* [1, 32] */
-    float *const t181 = (float *)(A + 448); /* [32] */
-    float *const t190 = (float *)(A + 288); /* [] */
-    float *const t192 = (float *)(A + 480); /* [32] */
-    float *const t193 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
-    const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t197 = (float *)(A + 512); /* [82688] */
-    float *const t198 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t200 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t201 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t202 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t204 = (float *)(A + 512); /* [2, 32] */
-    float *const t205 = (float *)(A + 288); /* [1, 32] */
-    float *const t207 = (float *)(A + 416); /* [1, 32] */
-    float *const t213 = (float *)(A + 576); /* [32] */
-    float *const t222 = (float *)(A + 288); /* [] */
-    float *const t224 = (float *)(A + 608); /* [32] */
-    float *const t225 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t228 = (float *)(A + 640); /* [24640] */
-    float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
-    const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t231 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t232 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t233 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t235 = (float *)(A + 640); /* [2, 32] */
-    float *const t236 = (float *)(A + 288); /* [1, 32] */
-    float *const t238 = (float *)(A + 416); /* [1, 32] */
-    float *const t244 = (float *)(A + 704); /* [32] */
-    float *const t253 = (float *)(A + 288); /* [] */
-    float *const t255 = (float *)(A + 736); /* [32] */
-    float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t261 = (float *)(A + 768); /* [82688] */
-    float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t264 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t265 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t266 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t268 = (float *)(A + 768); /* [2, 32] */
-    float *const t269 = (float *)(A + 288); /* [1, 32] */
-    float *const t271 = (float *)(A + 416); /* [1, 32] */
-    float *const t277 = (float *)(A + 832); /* [32] */
-    float *const t286 = (float *)(A + 288); /* [] */
-    float *const t288 = (float *)(A + 864); /* [32] */
-    float *const t289 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
-    const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t293 = (float *)(A + 896); /* [82688] */
-    float *const t294 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t296 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t297 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t298 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t300 = (float *)(A + 896); /* [2, 32] */
-    float *const t301 = (float *)(A + 288); /* [1, 32] */
-    float *const t303 = (float *)(A + 416); /* [1, 32] */
-    float *const t309 = (float *)(A + 960); /* [32] */
-    float *const t318 = (float *)(A + 288); /* [] */
-    float *const t320 = (float *)(A + 992); /* [32] */
-    float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t326 = (float *)(A + 1024); /* [18432] */
-    float *const t327 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
-    const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t329 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t330 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t331 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t333 = (float *)(A + 1024); /* [2, 64] */
-    float *const t334 = (float *)(A + 1152); /* [1, 64] */
-    float *const t336 = (float *)(A + 1216); /* [1, 64] */
-    float *const t342 = (float *)(A + 1280); /* [64] */
-    float *const t351 = (float *)(A + 288); /* [] */
-    float *const t353 = (float *)(A + 1152); /* [64] */
-    float *const t354 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
-    const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t358 = (float *)(A + 1344); /* [197376] */
-    float *const t359 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t361 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t362 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t363 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t365 = (float *)(A + 1344); /* [2, 64] */
-    float *const t366 = (float *)(A + 1216); /* [1, 64] */
-    float *const t368 = (float *)(A + 1472); /* [1, 64] */
-    float *const t374 = (float *)(A + 1536); /* [64] */
-    float *const t383 = (float *)(A + 288); /* [] */
-    float *const t385 = (float *)(A + 1216); /* [64] */
-    float *const t386 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t389 = (float *)(A + 1600); /* [12416] */
-    float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
-    const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t392 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t393 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t394 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t396 = (float *)(A + 1600); /* [2, 64] */
-    float *const t397 = (float *)(A + 1472); /* [1, 64] */
-    float *const t399 = (float *)(A + 1728); /* [1, 64] */
-    float *const t405 = (float *)(A + 1792); /* [64] */
-    float *const t414 = (float *)(A + 288); /* [] */
-    float *const t416 = (float *)(A + 1472); /* [64] */
-    float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t422 = (float *)(A + 1856); /* [197376] */
-    float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t425 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t426 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t427 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t429 = (float *)(A + 1856); /* [2, 64] */
-    float *const t430 = (float *)(A + 1728); /* [1, 64] */
-    float *const t432 = (float *)(A + 1984); /* [1, 64] */
-    float *const t438 = (float *)(A + 2048); /* [64] */
-    float *const t447 = (float *)(A + 288); /* [] */
-    float *const t449 = (float *)(A + 1728); /* [64] */
-    float *const t450 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
-    const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t454 = (float *)(A + 2112); /* [197376] */
-    float *const t455 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t457 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t458 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t459 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t461 = (float *)(A + 2112); /* [2, 64] */
-    float *const t462 = (float *)(A + 1984); /* [1, 64] */
-    float *const t464 = (float *)(A + 2240); /* [1, 64] */
-    float *const t470 = (float *)(A + 2304); /* [64] */
-    float *const t479 = (float *)(A + 288); /* [] */
-    float *const t481 = (float *)(A + 1984); /* [64] */
-    float *const t482 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
-    const float *const t487 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t488 = P + 175248; /* fc.bias [10] */
-    float *const t490 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const t491 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const t492 = (float *)(A + 288); /* [] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t4 = P + 432; /* bn.weight [16] */
+    const float *const t5 = P + 448; /* bn.bias [16] */
+    const float *const t6 = S + 0; /* bn.running_mean [16] */
+    const float *const t7 = S + 16; /* bn.running_var [16] */
+    float *const t9 = (float *)(A + 0); /* [2, 16] */
+    float *const t10 = (float *)(A + 32); /* [1, 16] */
+    float *const t12 = (float *)(A + 48); /* [1, 16] */
+    float *const t18 = (float *)(A + 64); /* [16] */
+    float *const t27 = (float *)(A + 32); /* [] */
+    float *const t29 = (float *)(A + 80); /* [16] */
+    float *const t30 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const t33 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t34 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t35 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t36 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t37 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t38 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t40 = (float *)(A + 32); /* [2, 16] */
+    float *const t41 = (float *)(A + 96); /* [1, 16] */
+    float *const t43 = (float *)(A + 112); /* [1, 16] */
+    float *const t49 = (float *)(A + 128); /* [16] */
+    float *const t58 = (float *)(A + 96); /* [] */
+    float *const t60 = (float *)(A + 144); /* [16] */
+    float *const t61 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const t64 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t67 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t68 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t69 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t71 = (float *)(A + 96); /* [2, 16] */
+    float *const t72 = (float *)(A + 160); /* [1, 16] */
+    float *const t74 = (float *)(A + 176); /* [1, 16] */
+    float *const t80 = (float *)(A + 192); /* [16] */
+    float *const t89 = (float *)(A + 160); /* [] */
+    float *const t91 = (float *)(A + 208); /* [16] */
+    float *const t92 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const t96 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t97 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const t98 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t99 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t100 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t101 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t103 = (float *)(A + 160); /* [2, 16] */
+    float *const t104 = (float *)(A + 224); /* [1, 16] */
+    float *const t106 = (float *)(A + 240); /* [1, 16] */
+    float *const t112 = (float *)(A + 256); /* [16] */
+    float *const t121 = (float *)(A + 224); /* [] */
+    float *const t123 = (float *)(A + 272); /* [16] */
+    float *const t124 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const t127 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t128 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const t129 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t130 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t131 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t132 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t134 = (float *)(A + 224); /* [2, 16] */
+    float *const t135 = (float *)(A + 288); /* [1, 16] */
+    float *const t137 = (float *)(A + 304); /* [1, 16] */
+    float *const t143 = (float *)(A + 320); /* [16] */
+    float *const t152 = (float *)(A + 288); /* [] */
+    float *const t154 = (float *)(A + 336); /* [16] */
+    float *const t155 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const t159 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t160 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const t161 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t162 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t163 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t164 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t166 = (float *)(A + 352); /* [2, 32] */
+    float *const t167 = (float *)(A + 288); /* [1, 32] */
+    float *const t169 = (float *)(A + 416); /* [1, 32] */
+    float *const t175 = (float *)(A + 448); /* [32] */
+    float *const t184 = (float *)(A + 288); /* [] */
+    float *const t186 = (float *)(A + 480); /* [32] */
+    float *const t187 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const t190 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t191 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const t192 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t193 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t194 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t195 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t197 = (float *)(A + 512); /* [2, 32] */
+    float *const t198 = (float *)(A + 288); /* [1, 32] */
+    float *const t200 = (float *)(A + 416); /* [1, 32] */
+    float *const t206 = (float *)(A + 576); /* [32] */
+    float *const t215 = (float *)(A + 288); /* [] */
+    float *const t217 = (float *)(A + 608); /* [32] */
+    float *const t218 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    const float *const t220 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t221 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const t222 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t223 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t224 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t225 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t227 = (float *)(A + 640); /* [2, 32] */
+    float *const t228 = (float *)(A + 288); /* [1, 32] */
+    float *const t230 = (float *)(A + 416); /* [1, 32] */
+    float *const t236 = (float *)(A + 704); /* [32] */
+    float *const t245 = (float *)(A + 288); /* [] */
+    float *const t247 = (float *)(A + 736); /* [32] */
+    float *const t248 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const t252 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t253 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const t254 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t255 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t256 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t257 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t259 = (float *)(A + 768); /* [2, 32] */
+    float *const t260 = (float *)(A + 288); /* [1, 32] */
+    float *const t262 = (float *)(A + 416); /* [1, 32] */
+    float *const t268 = (float *)(A + 832); /* [32] */
+    float *const t277 = (float *)(A + 288); /* [] */
+    float *const t279 = (float *)(A + 864); /* [32] */
+    float *const t280 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const t283 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t284 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const t285 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t286 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t287 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t288 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t290 = (float *)(A + 896); /* [2, 32] */
+    float *const t291 = (float *)(A + 288); /* [1, 32] */
+    float *const t293 = (float *)(A + 416); /* [1, 32] */
+    float *const t299 = (float *)(A + 960); /* [32] */
+    float *const t308 = (float *)(A + 288); /* [] */
+    float *const t310 = (float *)(A + 992); /* [32] */
+    float *const t311 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const t315 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t316 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const t317 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t318 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t319 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t320 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t322 = (float *)(A + 1024); /* [2, 64] */
+    float *const t323 = (float *)(A + 1152); /* [1, 64] */
+    float *const t325 = (float *)(A + 1216); /* [1, 64] */
+    float *const t331 = (float *)(A + 1280); /* [64] */
+    float *const t340 = (float *)(A + 288); /* [] */
+    float *const t342 = (float *)(A + 1152); /* [64] */
+    float *const t343 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const t346 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t347 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const t348 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t349 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t350 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t351 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t353 = (float *)(A + 1344); /* [2, 64] */
+    float *const t354 = (float *)(A + 1216); /* [1, 64] */
+    float *const t356 = (float *)(A + 1472); /* [1, 64] */
+    float *const t362 = (float *)(A + 1536); /* [64] */
+    float *const t371 = (float *)(A + 288); /* [] */
+    float *const t373 = (float *)(A + 1216); /* [64] */
+    float *const t374 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    const float *const t376 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t377 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const t378 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t379 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t380 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t381 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t383 = (float *)(A + 1600); /* [2, 64] */
+    float *const t384 = (float *)(A + 1472); /* [1, 64] */
+    float *const t386 = (float *)(A + 1728); /* [1, 64] */
+    float *const t392 = (float *)(A + 1792); /* [64] */
+    float *const t401 = (float *)(A + 288); /* [] */
+    float *const t403 = (float *)(A + 1472); /* [64] */
+    float *const t404 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const t408 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t409 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const t410 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t411 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t412 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t413 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t415 = (float *)(A + 1856); /* [2, 64] */
+    float *const t416 = (float *)(A + 1728); /* [1, 64] */
+    float *const t418 = (float *)(A + 1984); /* [1, 64] */
+    float *const t424 = (float *)(A + 2048); /* [64] */
+    float *const t433 = (float *)(A + 288); /* [] */
+    float *const t435 = (float *)(A + 1728); /* [64] */
+    float *const t436 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const t439 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t440 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const t441 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t442 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t443 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t444 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t446 = (float *)(A + 2112); /* [2, 64] */
+    float *const t447 = (float *)(A + 1984); /* [1, 64] */
+    float *const t449 = (float *)(A + 2240); /* [1, 64] */
+    float *const t455 = (float *)(A + 2304); /* [64] */
+    float *const t464 = (float *)(A + 288); /* [] */
+    float *const t466 = (float *)(A + 1984); /* [64] */
+    float *const t467 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t471 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const t472 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t473 = P + 175248; /* fc.bias [10] */
+    float *const t475 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const t476 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const t477 = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+        nnc_conv2d_s1_f32(n, t0, t2, t3, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -1827,89 +1797,89 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
-    const float *restrict const r4 = t4;
-    float *restrict const r10 = t10;
+    const float *restrict const r3 = t3;
+    float *restrict const r9 = t9;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r4, r10);
+        nnc_bn_stats_f32(N, C, L, r3, r9);
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t11 + o * 16, t10 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t10 + o * 16, t9 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t13 + o * 16, t10 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t12 + o * 16, t9 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r11 = t11;
-    float *restrict const r19 = t19;
+    const float *restrict const r6 = t6;
+    const float *restrict const r10 = t10;
+    float *restrict const r18 = t18;
     for (int64_t i = 0; i < 16; i++) {
-        const float v7 = r7[i];
-        const float v16 = 0.9f * v7;
-        const float v12 = r11[i];
-        const float v18 = 0.1f * v12;
-        const float v19 = v16 + v18;
-        r19[i] = v19;
+        const float v6 = r6[i];
+        const float v15 = 0.9f * v6;
+        const float v11 = r10[i];
+        const float v17 = 0.1f * v11;
+        const float v18 = v15 + v17;
+        r18[i] = v18;
     }
     }
     /* resnet.nn:46  bn(stem(x)): / */
     {
-    float *restrict const r28 = t28;
+    float *restrict const r27 = t27;
     for (int64_t i = 0; i < 1; i++) {
-        const float v26 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v28 = (float)(1024.0f * (double)n) / v26;
-        r28[i] = v28;
+        const float v25 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v27 = (float)(1024.0f * (double)n) / v25;
+        r27[i] = v27;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r8 = t8;
-    const float *restrict const r13 = t13;
-    const float *restrict const r28 = t28;
-    float *restrict const r30 = t30;
+    const float *restrict const r7 = t7;
+    const float *restrict const r12 = t12;
+    const float *restrict const r27 = t27;
+    float *restrict const r29 = t29;
     for (int64_t i = 0; i < 16; i++) {
-        const float v8 = r8[i];
-        const float v21 = 0.9f * v8;
-        const float v14 = r13[i];
-        const float v23 = 0.1f * v14;
-        const float v28 = r28[0];
-        const float v29 = v23 * v28;
-        const float v30 = v21 + v29;
-        r30[i] = v30;
+        const float v7 = r7[i];
+        const float v20 = 0.9f * v7;
+        const float v13 = r12[i];
+        const float v22 = 0.1f * v13;
+        const float v27 = r27[0];
+        const float v28 = v22 * v27;
+        const float v29 = v20 + v28;
+        r29[i] = v29;
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
-    const float *restrict const r6 = t6;
-    const float *restrict const r10 = t10;
-    float *restrict const r31 = t31;
+    const float *restrict const r9 = t9;
+    float *restrict const r30 = t30;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r10[c], sc = (float)(1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05)) * r5[c], sh = r6[c];
-            const float *xr = r4 + (b * C + c) * L;
-            float *yr = r31 + (b * C + c) * L;
+            const float mu = r9[c], sc = (float)(1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05)) * r4[c], sh = r5[c];
+            const float *xr = r3 + (b * C + c) * L;
+            float *yr = r30 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -1919,14 +1889,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t31, t34, t36, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t35, 147456);
+        nnc_conv2d_s1_f32(n, t30, t33, t34, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 96), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t31 + b * C * H * W;
+            const float *img = t30 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1937,89 +1907,89 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t35 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 96) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, t35, (int)P, 0.0f, t36 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t33, (int)CKK, (A + 96), (int)P, 0.0f, t34 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r36 = t36;
-    float *restrict const r42 = t42;
+    const float *restrict const r34 = t34;
+    float *restrict const r40 = t40;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r36, r42);
+        nnc_bn_stats_f32(N, C, L, r34, r40);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t43 + o * 16, t42 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t41 + o * 16, t40 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t45 + o * 16, t42 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t43 + o * 16, t40 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r39 = t39;
-    const float *restrict const r43 = t43;
-    float *restrict const r51 = t51;
+    const float *restrict const r37 = t37;
+    const float *restrict const r41 = t41;
+    float *restrict const r49 = t49;
     for (int64_t i = 0; i < 16; i++) {
-        const float v39 = r39[i];
-        const float v48 = 0.9f * v39;
-        const float v44 = r43[i];
-        const float v50 = 0.1f * v44;
-        const float v51 = v48 + v50;
-        r51[i] = v51;
+        const float v37 = r37[i];
+        const float v46 = 0.9f * v37;
+        const float v42 = r41[i];
+        const float v48 = 0.1f * v42;
+        const float v49 = v46 + v48;
+        r49[i] = v49;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r60 = t60;
+    float *restrict const r58 = t58;
     for (int64_t i = 0; i < 1; i++) {
-        const float v58 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v60 = (float)(1024.0f * (double)n) / v58;
+        const float v56 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v58 = (float)(1024.0f * (double)n) / v56;
+        r58[i] = v58;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r38 = t38;
+    const float *restrict const r43 = t43;
+    const float *restrict const r58 = t58;
+    float *restrict const r60 = t60;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v38 = r38[i];
+        const float v51 = 0.9f * v38;
+        const float v44 = r43[i];
+        const float v53 = 0.1f * v44;
+        const float v58 = r58[0];
+        const float v59 = v53 * v58;
+        const float v60 = v51 + v59;
         r60[i] = v60;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
-    {
-    const float *restrict const r40 = t40;
-    const float *restrict const r45 = t45;
-    const float *restrict const r60 = t60;
-    float *restrict const r62 = t62;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v40 = r40[i];
-        const float v53 = 0.9f * v40;
-        const float v46 = r45[i];
-        const float v55 = 0.1f * v46;
-        const float v60 = r60[0];
-        const float v61 = v55 * v60;
-        const float v62 = v53 + v61;
-        r62[i] = v62;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r34 = t34;
+    const float *restrict const r35 = t35;
     const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r38 = t38;
-    const float *restrict const r42 = t42;
-    float *restrict const r63 = t63;
+    const float *restrict const r40 = t40;
+    float *restrict const r61 = t61;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r42[c], sc = (float)(1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05)) * r37[c], sh = r38[c];
-            const float *xr = r36 + (b * C + c) * L;
-            float *yr = r63 + (b * C + c) * L;
+            const float mu = r40[c], sc = (float)(1.0 / sqrt((double)r40[C + c] + 1.0000000000000001e-05)) * r35[c], sh = r36[c];
+            const float *xr = r34 + (b * C + c) * L;
+            float *yr = r61 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2029,14 +1999,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t63, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+        nnc_conv2d_s1_f32(n, t61, t64, t65, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 160), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t63 + b * C * H * W;
+            const float *img = t61 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2047,91 +2017,91 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 160) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t64, (int)CKK, (A + 160), (int)P, 0.0f, t65 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r68 = t68;
-    float *restrict const r74 = t74;
+    const float *restrict const r65 = t65;
+    float *restrict const r71 = t71;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r68, r74);
+        nnc_bn_stats_f32(N, C, L, r65, r71);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t75 + o * 16, t74 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t72 + o * 16, t71 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t77 + o * 16, t74 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t74 + o * 16, t71 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r71 = t71;
-    const float *restrict const r75 = t75;
-    float *restrict const r83 = t83;
+    const float *restrict const r68 = t68;
+    const float *restrict const r72 = t72;
+    float *restrict const r80 = t80;
     for (int64_t i = 0; i < 16; i++) {
-        const float v71 = r71[i];
-        const float v80 = 0.9f * v71;
-        const float v76 = r75[i];
-        const float v82 = 0.1f * v76;
-        const float v83 = v80 + v82;
-        r83[i] = v83;
+        const float v68 = r68[i];
+        const float v77 = 0.9f * v68;
+        const float v73 = r72[i];
+        const float v79 = 0.1f * v73;
+        const float v80 = v77 + v79;
+        r80[i] = v80;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r92 = t92;
+    float *restrict const r89 = t89;
     for (int64_t i = 0; i < 1; i++) {
-        const float v90 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v92 = (float)(1024.0f * (double)n) / v90;
-        r92[i] = v92;
+        const float v87 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v89 = (float)(1024.0f * (double)n) / v87;
+        r89[i] = v89;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r72 = t72;
-    const float *restrict const r77 = t77;
-    const float *restrict const r92 = t92;
-    float *restrict const r94 = t94;
+    const float *restrict const r69 = t69;
+    const float *restrict const r74 = t74;
+    const float *restrict const r89 = t89;
+    float *restrict const r91 = t91;
     for (int64_t i = 0; i < 16; i++) {
-        const float v72 = r72[i];
-        const float v85 = 0.9f * v72;
-        const float v78 = r77[i];
-        const float v87 = 0.1f * v78;
-        const float v92 = r92[0];
-        const float v93 = v87 * v92;
-        const float v94 = v85 + v93;
-        r94[i] = v94;
+        const float v69 = r69[i];
+        const float v82 = 0.9f * v69;
+        const float v75 = r74[i];
+        const float v84 = 0.1f * v75;
+        const float v89 = r89[0];
+        const float v90 = v84 * v89;
+        const float v91 = v82 + v90;
+        r91[i] = v91;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r31 = t31;
-    const float *restrict const r68 = t68;
-    const float *restrict const r69 = t69;
-    const float *restrict const r70 = t70;
-    const float *restrict const r74 = t74;
-    float *restrict const r95 = t95;
+    const float *restrict const r30 = t30;
+    const float *restrict const r65 = t65;
+    const float *restrict const r66 = t66;
+    const float *restrict const r67 = t67;
+    const float *restrict const r71 = t71;
+    float *restrict const r92 = t92;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r74[c], sc = (float)(1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05)) * r69[c], sh = r70[c];
-            const float *xr = r68 + (b * C + c) * L;
-            float *yr = r95 + (b * C + c) * L;
-            const float *rr = r31 + (b * C + c) * L;
+            const float mu = r71[c], sc = (float)(1.0 / sqrt((double)r71[C + c] + 1.0000000000000001e-05)) * r66[c], sh = r67[c];
+            const float *xr = r65 + (b * C + c) * L;
+            float *yr = r92 + (b * C + c) * L;
+            const float *rr = r30 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2141,14 +2111,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t95, t99, t101, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t100, 147456);
+        nnc_conv2d_s1_f32(n, t92, t96, t97, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 224), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t95 + b * C * H * W;
+            const float *img = t92 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2159,89 +2129,89 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t100 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 224) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t99, (int)CKK, t100, (int)P, 0.0f, t101 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t96, (int)CKK, (A + 224), (int)P, 0.0f, t97 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r101 = t101;
-    float *restrict const r107 = t107;
+    const float *restrict const r97 = t97;
+    float *restrict const r103 = t103;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r101, r107);
+        nnc_bn_stats_f32(N, C, L, r97, r103);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t108 + o * 16, t107 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t104 + o * 16, t103 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t110 + o * 16, t107 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t106 + o * 16, t103 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
+    const float *restrict const r100 = t100;
     const float *restrict const r104 = t104;
-    const float *restrict const r108 = t108;
-    float *restrict const r116 = t116;
+    float *restrict const r112 = t112;
     for (int64_t i = 0; i < 16; i++) {
-        const float v104 = r104[i];
-        const float v113 = 0.9f * v104;
-        const float v109 = r108[i];
-        const float v115 = 0.1f * v109;
-        const float v116 = v113 + v115;
-        r116[i] = v116;
+        const float v100 = r100[i];
+        const float v109 = 0.9f * v100;
+        const float v105 = r104[i];
+        const float v111 = 0.1f * v105;
+        const float v112 = v109 + v111;
+        r112[i] = v112;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r125 = t125;
+    float *restrict const r121 = t121;
     for (int64_t i = 0; i < 1; i++) {
-        const float v123 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v125 = (float)(1024.0f * (double)n) / v123;
-        r125[i] = v125;
+        const float v119 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v121 = (float)(1024.0f * (double)n) / v119;
+        r121[i] = v121;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r105 = t105;
-    const float *restrict const r110 = t110;
-    const float *restrict const r125 = t125;
-    float *restrict const r127 = t127;
+    const float *restrict const r101 = t101;
+    const float *restrict const r106 = t106;
+    const float *restrict const r121 = t121;
+    float *restrict const r123 = t123;
     for (int64_t i = 0; i < 16; i++) {
-        const float v105 = r105[i];
-        const float v118 = 0.9f * v105;
-        const float v111 = r110[i];
-        const float v120 = 0.1f * v111;
-        const float v125 = r125[0];
-        const float v126 = v120 * v125;
-        const float v127 = v118 + v126;
-        r127[i] = v127;
+        const float v101 = r101[i];
+        const float v114 = 0.9f * v101;
+        const float v107 = r106[i];
+        const float v116 = 0.1f * v107;
+        const float v121 = r121[0];
+        const float v122 = v116 * v121;
+        const float v123 = v114 + v122;
+        r123[i] = v123;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r101 = t101;
-    const float *restrict const r102 = t102;
+    const float *restrict const r97 = t97;
+    const float *restrict const r98 = t98;
+    const float *restrict const r99 = t99;
     const float *restrict const r103 = t103;
-    const float *restrict const r107 = t107;
-    float *restrict const r128 = t128;
+    float *restrict const r124 = t124;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r107[c], sc = (float)(1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05)) * r102[c], sh = r103[c];
-            const float *xr = r101 + (b * C + c) * L;
-            float *yr = r128 + (b * C + c) * L;
+            const float mu = r103[c], sc = (float)(1.0 / sqrt((double)r103[C + c] + 1.0000000000000001e-05)) * r98[c], sh = r99[c];
+            const float *xr = r97 + (b * C + c) * L;
+            float *yr = r124 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2251,14 +2221,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t128, t131, t133, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t132, 147456);
+        nnc_conv2d_s1_f32(n, t124, t127, t128, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 288), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t128 + b * C * H * W;
+            const float *img = t124 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2269,91 +2239,91 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t132 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 288) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t131, (int)CKK, t132, (int)P, 0.0f, t133 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t127, (int)CKK, (A + 288), (int)P, 0.0f, t128 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r133 = t133;
-    float *restrict const r139 = t139;
+    const float *restrict const r128 = t128;
+    float *restrict const r134 = t134;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r133, r139);
+        nnc_bn_stats_f32(N, C, L, r128, r134);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t140 + o * 16, t139 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t135 + o * 16, t134 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t142 + o * 16, t139 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t137 + o * 16, t134 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r136 = t136;
-    const float *restrict const r140 = t140;
-    float *restrict const r148 = t148;
+    const float *restrict const r131 = t131;
+    const float *restrict const r135 = t135;
+    float *restrict const r143 = t143;
     for (int64_t i = 0; i < 16; i++) {
-        const float v136 = r136[i];
-        const float v145 = 0.9f * v136;
-        const float v141 = r140[i];
-        const float v147 = 0.1f * v141;
-        const float v148 = v145 + v147;
-        r148[i] = v148;
+        const float v131 = r131[i];
+        const float v140 = 0.9f * v131;
+        const float v136 = r135[i];
+        const float v142 = 0.1f * v136;
+        const float v143 = v140 + v142;
+        r143[i] = v143;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r157 = t157;
+    float *restrict const r152 = t152;
     for (int64_t i = 0; i < 1; i++) {
-        const float v155 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v157 = (float)(1024.0f * (double)n) / v155;
-        r157[i] = v157;
+        const float v150 = (float)(1024.0f * (double)n) - 1.0f;
+        const float v152 = (float)(1024.0f * (double)n) / v150;
+        r152[i] = v152;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
+    const float *restrict const r132 = t132;
     const float *restrict const r137 = t137;
-    const float *restrict const r142 = t142;
-    const float *restrict const r157 = t157;
-    float *restrict const r159 = t159;
+    const float *restrict const r152 = t152;
+    float *restrict const r154 = t154;
     for (int64_t i = 0; i < 16; i++) {
-        const float v137 = r137[i];
-        const float v150 = 0.9f * v137;
-        const float v143 = r142[i];
-        const float v152 = 0.1f * v143;
-        const float v157 = r157[0];
-        const float v158 = v152 * v157;
-        const float v159 = v150 + v158;
-        r159[i] = v159;
+        const float v132 = r132[i];
+        const float v145 = 0.9f * v132;
+        const float v138 = r137[i];
+        const float v147 = 0.1f * v138;
+        const float v152 = r152[0];
+        const float v153 = v147 * v152;
+        const float v154 = v145 + v153;
+        r154[i] = v154;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r95 = t95;
-    const float *restrict const r133 = t133;
+    const float *restrict const r92 = t92;
+    const float *restrict const r128 = t128;
+    const float *restrict const r129 = t129;
+    const float *restrict const r130 = t130;
     const float *restrict const r134 = t134;
-    const float *restrict const r135 = t135;
-    const float *restrict const r139 = t139;
-    float *restrict const r160 = t160;
+    float *restrict const r155 = t155;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r139[c], sc = (float)(1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05)) * r134[c], sh = r135[c];
-            const float *xr = r133 + (b * C + c) * L;
-            float *yr = r160 + (b * C + c) * L;
-            const float *rr = r95 + (b * C + c) * L;
+            const float mu = r134[c], sc = (float)(1.0 / sqrt((double)r134[C + c] + 1.0000000000000001e-05)) * r129[c], sh = r130[c];
+            const float *xr = r128 + (b * C + c) * L;
+            float *yr = r155 + (b * C + c) * L;
+            const float *rr = r92 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2363,14 +2333,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t160, t164, t166, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t165, 36864);
+        nnc_conv2d_s2_f32(n, t155, t159, t160, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 352), 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t160 + b * C * H * W;
+            const float *img = t155 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2381,89 +2351,89 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t165 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 352) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, t165, (int)P, 0.0f, t166 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t159, (int)CKK, (A + 352), (int)P, 0.0f, t160 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r166 = t166;
-    float *restrict const r172 = t172;
+    const float *restrict const r160 = t160;
+    float *restrict const r166 = t166;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r166, r172);
+        nnc_bn_stats_f32(N, C, L, r160, r166);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t173 + o * 32, t172 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t167 + o * 32, t166 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t175 + o * 32, t172 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t169 + o * 32, t166 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r169 = t169;
-    const float *restrict const r173 = t173;
-    float *restrict const r181 = t181;
+    const float *restrict const r163 = t163;
+    const float *restrict const r167 = t167;
+    float *restrict const r175 = t175;
     for (int64_t i = 0; i < 32; i++) {
-        const float v169 = r169[i];
-        const float v178 = 0.9f * v169;
-        const float v174 = r173[i];
-        const float v180 = 0.1f * v174;
-        const float v181 = v178 + v180;
-        r181[i] = v181;
+        const float v163 = r163[i];
+        const float v172 = 0.9f * v163;
+        const float v168 = r167[i];
+        const float v174 = 0.1f * v168;
+        const float v175 = v172 + v174;
+        r175[i] = v175;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r190 = t190;
+    float *restrict const r184 = t184;
     for (int64_t i = 0; i < 1; i++) {
-        const float v188 = (float)(256.0f * (double)n) - 1.0f;
-        const float v190 = (float)(256.0f * (double)n) / v188;
-        r190[i] = v190;
+        const float v182 = (float)(256.0f * (double)n) - 1.0f;
+        const float v184 = (float)(256.0f * (double)n) / v182;
+        r184[i] = v184;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r170 = t170;
-    const float *restrict const r175 = t175;
-    const float *restrict const r190 = t190;
-    float *restrict const r192 = t192;
+    const float *restrict const r164 = t164;
+    const float *restrict const r169 = t169;
+    const float *restrict const r184 = t184;
+    float *restrict const r186 = t186;
     for (int64_t i = 0; i < 32; i++) {
-        const float v170 = r170[i];
-        const float v183 = 0.9f * v170;
-        const float v176 = r175[i];
-        const float v185 = 0.1f * v176;
-        const float v190 = r190[0];
-        const float v191 = v185 * v190;
-        const float v192 = v183 + v191;
-        r192[i] = v192;
+        const float v164 = r164[i];
+        const float v177 = 0.9f * v164;
+        const float v170 = r169[i];
+        const float v179 = 0.1f * v170;
+        const float v184 = r184[0];
+        const float v185 = v179 * v184;
+        const float v186 = v177 + v185;
+        r186[i] = v186;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
+    const float *restrict const r160 = t160;
+    const float *restrict const r161 = t161;
+    const float *restrict const r162 = t162;
     const float *restrict const r166 = t166;
-    const float *restrict const r167 = t167;
-    const float *restrict const r168 = t168;
-    const float *restrict const r172 = t172;
-    float *restrict const r193 = t193;
+    float *restrict const r187 = t187;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r172[c], sc = (float)(1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05)) * r167[c], sh = r168[c];
-            const float *xr = r166 + (b * C + c) * L;
-            float *yr = r193 + (b * C + c) * L;
+            const float mu = r166[c], sc = (float)(1.0 / sqrt((double)r166[C + c] + 1.0000000000000001e-05)) * r161[c], sh = r162[c];
+            const float *xr = r160 + (b * C + c) * L;
+            float *yr = r187 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2473,18 +2443,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t193, t196, t198, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t197, 82688);
+        nnc_conv2d_s1_f32(n, t187, t190, t191, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 512), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t193 + b * C * H * W;
+            const float *img = t187 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t197 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 512) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -2501,82 +2471,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t196, (int)CKK, t197, (int)P, 0.0f, t198 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t190, (int)CKK, (A + 512), (int)P, 0.0f, t191 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r198 = t198;
-    float *restrict const r204 = t204;
+    const float *restrict const r191 = t191;
+    float *restrict const r197 = t197;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r198, r204);
+        nnc_bn_stats_f32(N, C, L, r191, r197);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t205 + o * 32, t204 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t198 + o * 32, t197 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t207 + o * 32, t204 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t200 + o * 32, t197 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r201 = t201;
-    const float *restrict const r205 = t205;
-    float *restrict const r213 = t213;
+    const float *restrict const r194 = t194;
+    const float *restrict const r198 = t198;
+    float *restrict const r206 = t206;
     for (int64_t i = 0; i < 32; i++) {
-        const float v201 = r201[i];
-        const float v210 = 0.9f * v201;
-        const float v206 = r205[i];
-        const float v212 = 0.1f * v206;
-        const float v213 = v210 + v212;
-        r213[i] = v213;
+        const float v194 = r194[i];
+        const float v203 = 0.9f * v194;
+        const float v199 = r198[i];
+        const float v205 = 0.1f * v199;
+        const float v206 = v203 + v205;
+        r206[i] = v206;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r222 = t222;
+    float *restrict const r215 = t215;
     for (int64_t i = 0; i < 1; i++) {
-        const float v220 = (float)(256.0f * (double)n) - 1.0f;
-        const float v222 = (float)(256.0f * (double)n) / v220;
-        r222[i] = v222;
+        const float v213 = (float)(256.0f * (double)n) - 1.0f;
+        const float v215 = (float)(256.0f * (double)n) / v213;
+        r215[i] = v215;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r202 = t202;
-    const float *restrict const r207 = t207;
-    const float *restrict const r222 = t222;
-    float *restrict const r224 = t224;
+    const float *restrict const r195 = t195;
+    const float *restrict const r200 = t200;
+    const float *restrict const r215 = t215;
+    float *restrict const r217 = t217;
     for (int64_t i = 0; i < 32; i++) {
-        const float v202 = r202[i];
-        const float v215 = 0.9f * v202;
-        const float v208 = r207[i];
-        const float v217 = 0.1f * v208;
-        const float v222 = r222[0];
-        const float v223 = v217 * v222;
-        const float v224 = v215 + v223;
-        r224[i] = v224;
+        const float v195 = r195[i];
+        const float v208 = 0.9f * v195;
+        const float v201 = r200[i];
+        const float v210 = 0.1f * v201;
+        const float v215 = r215[0];
+        const float v216 = v210 * v215;
+        const float v217 = v208 + v216;
+        r217[i] = v217;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r198 = t198;
-    const float *restrict const r199 = t199;
-    const float *restrict const r200 = t200;
-    const float *restrict const r204 = t204;
-    float *restrict const r225 = t225;
+    const float *restrict const r191 = t191;
+    const float *restrict const r192 = t192;
+    const float *restrict const r193 = t193;
+    const float *restrict const r197 = t197;
+    float *restrict const r218 = t218;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r204[c], sc = (float)(1.0 / sqrt((double)r204[C + c] + 1.0000000000000001e-05)) * r199[c], sh = r200[c];
-            const float *xr = r198 + (b * C + c) * L;
-            float *yr = r225 + (b * C + c) * L;
+            const float mu = r197[c], sc = (float)(1.0 / sqrt((double)r197[C + c] + 1.0000000000000001e-05)) * r192[c], sh = r193[c];
+            const float *xr = r191 + (b * C + c) * L;
+            float *yr = r218 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
@@ -2587,7 +2557,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t160 + b * C * H * W;
+            const float *img = t155 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2598,91 +2568,91 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t228 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 640) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t227, (int)CKK, t228, (int)P, 0.0f, t229 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t220, (int)CKK, (A + 640), (int)P, 0.0f, t221 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r229 = t229;
-    float *restrict const r235 = t235;
+    const float *restrict const r221 = t221;
+    float *restrict const r227 = t227;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r229, r235);
+        nnc_bn_stats_f32(N, C, L, r221, r227);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t236 + o * 32, t235 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t228 + o * 32, t227 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t238 + o * 32, t235 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t230 + o * 32, t227 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r232 = t232;
-    const float *restrict const r236 = t236;
-    float *restrict const r244 = t244;
+    const float *restrict const r224 = t224;
+    const float *restrict const r228 = t228;
+    float *restrict const r236 = t236;
     for (int64_t i = 0; i < 32; i++) {
-        const float v232 = r232[i];
-        const float v241 = 0.9f * v232;
-        const float v237 = r236[i];
-        const float v243 = 0.1f * v237;
-        const float v244 = v241 + v243;
-        r244[i] = v244;
+        const float v224 = r224[i];
+        const float v233 = 0.9f * v224;
+        const float v229 = r228[i];
+        const float v235 = 0.1f * v229;
+        const float v236 = v233 + v235;
+        r236[i] = v236;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r253 = t253;
+    float *restrict const r245 = t245;
     for (int64_t i = 0; i < 1; i++) {
-        const float v251 = (float)(256.0f * (double)n) - 1.0f;
-        const float v253 = (float)(256.0f * (double)n) / v251;
-        r253[i] = v253;
+        const float v243 = (float)(256.0f * (double)n) - 1.0f;
+        const float v245 = (float)(256.0f * (double)n) / v243;
+        r245[i] = v245;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r233 = t233;
-    const float *restrict const r238 = t238;
-    const float *restrict const r253 = t253;
-    float *restrict const r255 = t255;
+    const float *restrict const r225 = t225;
+    const float *restrict const r230 = t230;
+    const float *restrict const r245 = t245;
+    float *restrict const r247 = t247;
     for (int64_t i = 0; i < 32; i++) {
-        const float v233 = r233[i];
-        const float v246 = 0.9f * v233;
-        const float v239 = r238[i];
-        const float v248 = 0.1f * v239;
-        const float v253 = r253[0];
-        const float v254 = v248 * v253;
-        const float v255 = v246 + v254;
-        r255[i] = v255;
+        const float v225 = r225[i];
+        const float v238 = 0.9f * v225;
+        const float v231 = r230[i];
+        const float v240 = 0.1f * v231;
+        const float v245 = r245[0];
+        const float v246 = v240 * v245;
+        const float v247 = v238 + v246;
+        r247[i] = v247;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r225 = t225;
-    const float *restrict const r229 = t229;
-    const float *restrict const r230 = t230;
-    const float *restrict const r231 = t231;
-    const float *restrict const r235 = t235;
-    float *restrict const r256 = t256;
+    const float *restrict const r218 = t218;
+    const float *restrict const r221 = t221;
+    const float *restrict const r222 = t222;
+    const float *restrict const r223 = t223;
+    const float *restrict const r227 = t227;
+    float *restrict const r248 = t248;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r235[c], sc = (float)(1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05)) * r230[c], sh = r231[c];
-            const float *xr = r229 + (b * C + c) * L;
-            float *yr = r256 + (b * C + c) * L;
-            const float *rr = r225 + (b * C + c) * L;
+            const float mu = r227[c], sc = (float)(1.0 / sqrt((double)r227[C + c] + 1.0000000000000001e-05)) * r222[c], sh = r223[c];
+            const float *xr = r221 + (b * C + c) * L;
+            float *yr = r248 + (b * C + c) * L;
+            const float *rr = r218 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2692,18 +2662,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t256, t260, t262, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t261, 82688);
+        nnc_conv2d_s1_f32(n, t248, t252, t253, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 768), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t256 + b * C * H * W;
+            const float *img = t248 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t261 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 768) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -2720,82 +2690,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t260, (int)CKK, t261, (int)P, 0.0f, t262 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t252, (int)CKK, (A + 768), (int)P, 0.0f, t253 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r262 = t262;
-    float *restrict const r268 = t268;
+    const float *restrict const r253 = t253;
+    float *restrict const r259 = t259;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r262, r268);
+        nnc_bn_stats_f32(N, C, L, r253, r259);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t269 + o * 32, t268 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t260 + o * 32, t259 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t271 + o * 32, t268 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t262 + o * 32, t259 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r265 = t265;
-    const float *restrict const r269 = t269;
-    float *restrict const r277 = t277;
+    const float *restrict const r256 = t256;
+    const float *restrict const r260 = t260;
+    float *restrict const r268 = t268;
     for (int64_t i = 0; i < 32; i++) {
-        const float v265 = r265[i];
-        const float v274 = 0.9f * v265;
-        const float v270 = r269[i];
-        const float v276 = 0.1f * v270;
-        const float v277 = v274 + v276;
+        const float v256 = r256[i];
+        const float v265 = 0.9f * v256;
+        const float v261 = r260[i];
+        const float v267 = 0.1f * v261;
+        const float v268 = v265 + v267;
+        r268[i] = v268;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r277 = t277;
+    for (int64_t i = 0; i < 1; i++) {
+        const float v275 = (float)(256.0f * (double)n) - 1.0f;
+        const float v277 = (float)(256.0f * (double)n) / v275;
         r277[i] = v277;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): / */
-    {
-    float *restrict const r286 = t286;
-    for (int64_t i = 0; i < 1; i++) {
-        const float v284 = (float)(256.0f * (double)n) - 1.0f;
-        const float v286 = (float)(256.0f * (double)n) / v284;
-        r286[i] = v286;
-    }
-    }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r266 = t266;
-    const float *restrict const r271 = t271;
-    const float *restrict const r286 = t286;
-    float *restrict const r288 = t288;
+    const float *restrict const r257 = t257;
+    const float *restrict const r262 = t262;
+    const float *restrict const r277 = t277;
+    float *restrict const r279 = t279;
     for (int64_t i = 0; i < 32; i++) {
-        const float v266 = r266[i];
-        const float v279 = 0.9f * v266;
-        const float v272 = r271[i];
-        const float v281 = 0.1f * v272;
-        const float v286 = r286[0];
-        const float v287 = v281 * v286;
-        const float v288 = v279 + v287;
-        r288[i] = v288;
+        const float v257 = r257[i];
+        const float v270 = 0.9f * v257;
+        const float v263 = r262[i];
+        const float v272 = 0.1f * v263;
+        const float v277 = r277[0];
+        const float v278 = v272 * v277;
+        const float v279 = v270 + v278;
+        r279[i] = v279;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r264 = t264;
-    const float *restrict const r268 = t268;
-    float *restrict const r289 = t289;
+    const float *restrict const r253 = t253;
+    const float *restrict const r254 = t254;
+    const float *restrict const r255 = t255;
+    const float *restrict const r259 = t259;
+    float *restrict const r280 = t280;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r268[c], sc = (float)(1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05)) * r263[c], sh = r264[c];
-            const float *xr = r262 + (b * C + c) * L;
-            float *yr = r289 + (b * C + c) * L;
+            const float mu = r259[c], sc = (float)(1.0 / sqrt((double)r259[C + c] + 1.0000000000000001e-05)) * r254[c], sh = r255[c];
+            const float *xr = r253 + (b * C + c) * L;
+            float *yr = r280 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2805,18 +2775,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t289, t292, t294, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t293, 82688);
+        nnc_conv2d_s1_f32(n, t280, t283, t284, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 896), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t289 + b * C * H * W;
+            const float *img = t280 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t293 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 896) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -2833,84 +2803,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t292, (int)CKK, t293, (int)P, 0.0f, t294 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t283, (int)CKK, (A + 896), (int)P, 0.0f, t284 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r294 = t294;
-    float *restrict const r300 = t300;
+    const float *restrict const r284 = t284;
+    float *restrict const r290 = t290;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r294, r300);
+        nnc_bn_stats_f32(N, C, L, r284, r290);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t301 + o * 32, t300 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t291 + o * 32, t290 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t303 + o * 32, t300 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t293 + o * 32, t290 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r297 = t297;
-    const float *restrict const r301 = t301;
-    float *restrict const r309 = t309;
+    const float *restrict const r287 = t287;
+    const float *restrict const r291 = t291;
+    float *restrict const r299 = t299;
     for (int64_t i = 0; i < 32; i++) {
-        const float v297 = r297[i];
-        const float v306 = 0.9f * v297;
-        const float v302 = r301[i];
-        const float v308 = 0.1f * v302;
-        const float v309 = v306 + v308;
-        r309[i] = v309;
+        const float v287 = r287[i];
+        const float v296 = 0.9f * v287;
+        const float v292 = r291[i];
+        const float v298 = 0.1f * v292;
+        const float v299 = v296 + v298;
+        r299[i] = v299;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r318 = t318;
+    float *restrict const r308 = t308;
     for (int64_t i = 0; i < 1; i++) {
-        const float v316 = (float)(256.0f * (double)n) - 1.0f;
-        const float v318 = (float)(256.0f * (double)n) / v316;
-        r318[i] = v318;
+        const float v306 = (float)(256.0f * (double)n) - 1.0f;
+        const float v308 = (float)(256.0f * (double)n) / v306;
+        r308[i] = v308;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r298 = t298;
-    const float *restrict const r303 = t303;
-    const float *restrict const r318 = t318;
-    float *restrict const r320 = t320;
+    const float *restrict const r288 = t288;
+    const float *restrict const r293 = t293;
+    const float *restrict const r308 = t308;
+    float *restrict const r310 = t310;
     for (int64_t i = 0; i < 32; i++) {
-        const float v298 = r298[i];
-        const float v311 = 0.9f * v298;
-        const float v304 = r303[i];
-        const float v313 = 0.1f * v304;
-        const float v318 = r318[0];
-        const float v319 = v313 * v318;
-        const float v320 = v311 + v319;
-        r320[i] = v320;
+        const float v288 = r288[i];
+        const float v301 = 0.9f * v288;
+        const float v294 = r293[i];
+        const float v303 = 0.1f * v294;
+        const float v308 = r308[0];
+        const float v309 = v303 * v308;
+        const float v310 = v301 + v309;
+        r310[i] = v310;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r256 = t256;
-    const float *restrict const r294 = t294;
-    const float *restrict const r295 = t295;
-    const float *restrict const r296 = t296;
-    const float *restrict const r300 = t300;
-    float *restrict const r321 = t321;
+    const float *restrict const r248 = t248;
+    const float *restrict const r284 = t284;
+    const float *restrict const r285 = t285;
+    const float *restrict const r286 = t286;
+    const float *restrict const r290 = t290;
+    float *restrict const r311 = t311;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r300[c], sc = (float)(1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05)) * r295[c], sh = r296[c];
-            const float *xr = r294 + (b * C + c) * L;
-            float *yr = r321 + (b * C + c) * L;
-            const float *rr = r256 + (b * C + c) * L;
+            const float mu = r290[c], sc = (float)(1.0 / sqrt((double)r290[C + c] + 1.0000000000000001e-05)) * r285[c], sh = r286[c];
+            const float *xr = r284 + (b * C + c) * L;
+            float *yr = r311 + (b * C + c) * L;
+            const float *rr = r248 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2920,14 +2890,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t321, t325, t327, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t326, 18432);
+        nnc_conv2d_s2_f32(n, t311, t315, t316, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 1024), 18432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t321 + b * C * H * W;
+            const float *img = t311 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2938,89 +2908,89 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t326 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 1024) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t325, (int)CKK, t326, (int)P, 0.0f, t327 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t315, (int)CKK, (A + 1024), (int)P, 0.0f, t316 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r327 = t327;
-    float *restrict const r333 = t333;
+    const float *restrict const r316 = t316;
+    float *restrict const r322 = t322;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r327, r333);
+        nnc_bn_stats_f32(N, C, L, r316, r322);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t334 + o * 64, t333 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t323 + o * 64, t322 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t336 + o * 64, t333 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t325 + o * 64, t322 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r330 = t330;
-    const float *restrict const r334 = t334;
-    float *restrict const r342 = t342;
+    const float *restrict const r319 = t319;
+    const float *restrict const r323 = t323;
+    float *restrict const r331 = t331;
     for (int64_t i = 0; i < 64; i++) {
-        const float v330 = r330[i];
-        const float v339 = 0.9f * v330;
-        const float v335 = r334[i];
-        const float v341 = 0.1f * v335;
-        const float v342 = v339 + v341;
-        r342[i] = v342;
+        const float v319 = r319[i];
+        const float v328 = 0.9f * v319;
+        const float v324 = r323[i];
+        const float v330 = 0.1f * v324;
+        const float v331 = v328 + v330;
+        r331[i] = v331;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r351 = t351;
+    float *restrict const r340 = t340;
     for (int64_t i = 0; i < 1; i++) {
-        const float v349 = (float)(64.0f * (double)n) - 1.0f;
-        const float v351 = (float)(64.0f * (double)n) / v349;
-        r351[i] = v351;
+        const float v338 = (float)(64.0f * (double)n) - 1.0f;
+        const float v340 = (float)(64.0f * (double)n) / v338;
+        r340[i] = v340;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r331 = t331;
-    const float *restrict const r336 = t336;
-    const float *restrict const r351 = t351;
-    float *restrict const r353 = t353;
+    const float *restrict const r320 = t320;
+    const float *restrict const r325 = t325;
+    const float *restrict const r340 = t340;
+    float *restrict const r342 = t342;
     for (int64_t i = 0; i < 64; i++) {
-        const float v331 = r331[i];
-        const float v344 = 0.9f * v331;
-        const float v337 = r336[i];
-        const float v346 = 0.1f * v337;
-        const float v351 = r351[0];
-        const float v352 = v346 * v351;
-        const float v353 = v344 + v352;
-        r353[i] = v353;
+        const float v320 = r320[i];
+        const float v333 = 0.9f * v320;
+        const float v326 = r325[i];
+        const float v335 = 0.1f * v326;
+        const float v340 = r340[0];
+        const float v341 = v335 * v340;
+        const float v342 = v333 + v341;
+        r342[i] = v342;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r327 = t327;
-    const float *restrict const r328 = t328;
-    const float *restrict const r329 = t329;
-    const float *restrict const r333 = t333;
-    float *restrict const r354 = t354;
+    const float *restrict const r316 = t316;
+    const float *restrict const r317 = t317;
+    const float *restrict const r318 = t318;
+    const float *restrict const r322 = t322;
+    float *restrict const r343 = t343;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r333[c], sc = (float)(1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05)) * r328[c], sh = r329[c];
-            const float *xr = r327 + (b * C + c) * L;
-            float *yr = r354 + (b * C + c) * L;
+            const float mu = r322[c], sc = (float)(1.0 / sqrt((double)r322[C + c] + 1.0000000000000001e-05)) * r317[c], sh = r318[c];
+            const float *xr = r316 + (b * C + c) * L;
+            float *yr = r343 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3030,18 +3000,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t354, t357, t359, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t358, 197376);
+        nnc_conv2d_s1_f32(n, t343, t346, t347, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1344), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t354 + b * C * H * W;
+            const float *img = t343 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t358 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1344) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -3058,82 +3028,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t357, (int)CKK, t358, (int)P, 0.0f, t359 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t346, (int)CKK, (A + 1344), (int)P, 0.0f, t347 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r359 = t359;
-    float *restrict const r365 = t365;
+    const float *restrict const r347 = t347;
+    float *restrict const r353 = t353;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r359, r365);
+        nnc_bn_stats_f32(N, C, L, r347, r353);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t366 + o * 64, t365 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t354 + o * 64, t353 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t368 + o * 64, t365 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t356 + o * 64, t353 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r362 = t362;
-    const float *restrict const r366 = t366;
-    float *restrict const r374 = t374;
+    const float *restrict const r350 = t350;
+    const float *restrict const r354 = t354;
+    float *restrict const r362 = t362;
     for (int64_t i = 0; i < 64; i++) {
-        const float v362 = r362[i];
-        const float v371 = 0.9f * v362;
-        const float v367 = r366[i];
-        const float v373 = 0.1f * v367;
-        const float v374 = v371 + v373;
-        r374[i] = v374;
+        const float v350 = r350[i];
+        const float v359 = 0.9f * v350;
+        const float v355 = r354[i];
+        const float v361 = 0.1f * v355;
+        const float v362 = v359 + v361;
+        r362[i] = v362;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r383 = t383;
+    float *restrict const r371 = t371;
     for (int64_t i = 0; i < 1; i++) {
-        const float v381 = (float)(64.0f * (double)n) - 1.0f;
-        const float v383 = (float)(64.0f * (double)n) / v381;
-        r383[i] = v383;
+        const float v369 = (float)(64.0f * (double)n) - 1.0f;
+        const float v371 = (float)(64.0f * (double)n) / v369;
+        r371[i] = v371;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r363 = t363;
-    const float *restrict const r368 = t368;
-    const float *restrict const r383 = t383;
-    float *restrict const r385 = t385;
+    const float *restrict const r351 = t351;
+    const float *restrict const r356 = t356;
+    const float *restrict const r371 = t371;
+    float *restrict const r373 = t373;
     for (int64_t i = 0; i < 64; i++) {
-        const float v363 = r363[i];
-        const float v376 = 0.9f * v363;
-        const float v369 = r368[i];
-        const float v378 = 0.1f * v369;
-        const float v383 = r383[0];
-        const float v384 = v378 * v383;
-        const float v385 = v376 + v384;
-        r385[i] = v385;
+        const float v351 = r351[i];
+        const float v364 = 0.9f * v351;
+        const float v357 = r356[i];
+        const float v366 = 0.1f * v357;
+        const float v371 = r371[0];
+        const float v372 = v366 * v371;
+        const float v373 = v364 + v372;
+        r373[i] = v373;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r359 = t359;
-    const float *restrict const r360 = t360;
-    const float *restrict const r361 = t361;
-    const float *restrict const r365 = t365;
-    float *restrict const r386 = t386;
+    const float *restrict const r347 = t347;
+    const float *restrict const r348 = t348;
+    const float *restrict const r349 = t349;
+    const float *restrict const r353 = t353;
+    float *restrict const r374 = t374;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r365[c], sc = (float)(1.0 / sqrt((double)r365[C + c] + 1.0000000000000001e-05)) * r360[c], sh = r361[c];
-            const float *xr = r359 + (b * C + c) * L;
-            float *yr = r386 + (b * C + c) * L;
+            const float mu = r353[c], sc = (float)(1.0 / sqrt((double)r353[C + c] + 1.0000000000000001e-05)) * r348[c], sh = r349[c];
+            const float *xr = r347 + (b * C + c) * L;
+            float *yr = r374 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
@@ -3144,7 +3114,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t321 + b * C * H * W;
+            const float *img = t311 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3155,91 +3125,91 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t389 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 1600) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t388, (int)CKK, t389, (int)P, 0.0f, t390 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t376, (int)CKK, (A + 1600), (int)P, 0.0f, t377 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r390 = t390;
-    float *restrict const r396 = t396;
+    const float *restrict const r377 = t377;
+    float *restrict const r383 = t383;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r390, r396);
+        nnc_bn_stats_f32(N, C, L, r377, r383);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t397 + o * 64, t396 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t384 + o * 64, t383 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t399 + o * 64, t396 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t386 + o * 64, t383 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r393 = t393;
-    const float *restrict const r397 = t397;
-    float *restrict const r405 = t405;
+    const float *restrict const r380 = t380;
+    const float *restrict const r384 = t384;
+    float *restrict const r392 = t392;
     for (int64_t i = 0; i < 64; i++) {
-        const float v393 = r393[i];
-        const float v402 = 0.9f * v393;
-        const float v398 = r397[i];
-        const float v404 = 0.1f * v398;
-        const float v405 = v402 + v404;
-        r405[i] = v405;
+        const float v380 = r380[i];
+        const float v389 = 0.9f * v380;
+        const float v385 = r384[i];
+        const float v391 = 0.1f * v385;
+        const float v392 = v389 + v391;
+        r392[i] = v392;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r414 = t414;
+    float *restrict const r401 = t401;
     for (int64_t i = 0; i < 1; i++) {
-        const float v412 = (float)(64.0f * (double)n) - 1.0f;
-        const float v414 = (float)(64.0f * (double)n) / v412;
-        r414[i] = v414;
+        const float v399 = (float)(64.0f * (double)n) - 1.0f;
+        const float v401 = (float)(64.0f * (double)n) / v399;
+        r401[i] = v401;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r394 = t394;
-    const float *restrict const r399 = t399;
-    const float *restrict const r414 = t414;
-    float *restrict const r416 = t416;
+    const float *restrict const r381 = t381;
+    const float *restrict const r386 = t386;
+    const float *restrict const r401 = t401;
+    float *restrict const r403 = t403;
     for (int64_t i = 0; i < 64; i++) {
-        const float v394 = r394[i];
-        const float v407 = 0.9f * v394;
-        const float v400 = r399[i];
-        const float v409 = 0.1f * v400;
-        const float v414 = r414[0];
-        const float v415 = v409 * v414;
-        const float v416 = v407 + v415;
-        r416[i] = v416;
+        const float v381 = r381[i];
+        const float v394 = 0.9f * v381;
+        const float v387 = r386[i];
+        const float v396 = 0.1f * v387;
+        const float v401 = r401[0];
+        const float v402 = v396 * v401;
+        const float v403 = v394 + v402;
+        r403[i] = v403;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r386 = t386;
-    const float *restrict const r390 = t390;
-    const float *restrict const r391 = t391;
-    const float *restrict const r392 = t392;
-    const float *restrict const r396 = t396;
-    float *restrict const r417 = t417;
+    const float *restrict const r374 = t374;
+    const float *restrict const r377 = t377;
+    const float *restrict const r378 = t378;
+    const float *restrict const r379 = t379;
+    const float *restrict const r383 = t383;
+    float *restrict const r404 = t404;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r396[c], sc = (float)(1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05)) * r391[c], sh = r392[c];
-            const float *xr = r390 + (b * C + c) * L;
-            float *yr = r417 + (b * C + c) * L;
-            const float *rr = r386 + (b * C + c) * L;
+            const float mu = r383[c], sc = (float)(1.0 / sqrt((double)r383[C + c] + 1.0000000000000001e-05)) * r378[c], sh = r379[c];
+            const float *xr = r377 + (b * C + c) * L;
+            float *yr = r404 + (b * C + c) * L;
+            const float *rr = r374 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3249,18 +3219,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t417, t421, t423, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t422, 197376);
+        nnc_conv2d_s1_f32(n, t404, t408, t409, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1856), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t417 + b * C * H * W;
+            const float *img = t404 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t422 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1856) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -3277,82 +3247,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t421, (int)CKK, t422, (int)P, 0.0f, t423 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t408, (int)CKK, (A + 1856), (int)P, 0.0f, t409 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r423 = t423;
-    float *restrict const r429 = t429;
+    const float *restrict const r409 = t409;
+    float *restrict const r415 = t415;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r423, r429);
+        nnc_bn_stats_f32(N, C, L, r409, r415);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t430 + o * 64, t429 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t416 + o * 64, t415 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t432 + o * 64, t429 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t418 + o * 64, t415 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r426 = t426;
-    const float *restrict const r430 = t430;
-    float *restrict const r438 = t438;
+    const float *restrict const r412 = t412;
+    const float *restrict const r416 = t416;
+    float *restrict const r424 = t424;
     for (int64_t i = 0; i < 64; i++) {
-        const float v426 = r426[i];
-        const float v435 = 0.9f * v426;
-        const float v431 = r430[i];
-        const float v437 = 0.1f * v431;
-        const float v438 = v435 + v437;
-        r438[i] = v438;
+        const float v412 = r412[i];
+        const float v421 = 0.9f * v412;
+        const float v417 = r416[i];
+        const float v423 = 0.1f * v417;
+        const float v424 = v421 + v423;
+        r424[i] = v424;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r447 = t447;
+    float *restrict const r433 = t433;
     for (int64_t i = 0; i < 1; i++) {
-        const float v445 = (float)(64.0f * (double)n) - 1.0f;
-        const float v447 = (float)(64.0f * (double)n) / v445;
-        r447[i] = v447;
+        const float v431 = (float)(64.0f * (double)n) - 1.0f;
+        const float v433 = (float)(64.0f * (double)n) / v431;
+        r433[i] = v433;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r427 = t427;
-    const float *restrict const r432 = t432;
-    const float *restrict const r447 = t447;
-    float *restrict const r449 = t449;
+    const float *restrict const r413 = t413;
+    const float *restrict const r418 = t418;
+    const float *restrict const r433 = t433;
+    float *restrict const r435 = t435;
     for (int64_t i = 0; i < 64; i++) {
-        const float v427 = r427[i];
-        const float v440 = 0.9f * v427;
-        const float v433 = r432[i];
-        const float v442 = 0.1f * v433;
-        const float v447 = r447[0];
-        const float v448 = v442 * v447;
-        const float v449 = v440 + v448;
-        r449[i] = v449;
+        const float v413 = r413[i];
+        const float v426 = 0.9f * v413;
+        const float v419 = r418[i];
+        const float v428 = 0.1f * v419;
+        const float v433 = r433[0];
+        const float v434 = v428 * v433;
+        const float v435 = v426 + v434;
+        r435[i] = v435;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r423 = t423;
-    const float *restrict const r424 = t424;
-    const float *restrict const r425 = t425;
-    const float *restrict const r429 = t429;
-    float *restrict const r450 = t450;
+    const float *restrict const r409 = t409;
+    const float *restrict const r410 = t410;
+    const float *restrict const r411 = t411;
+    const float *restrict const r415 = t415;
+    float *restrict const r436 = t436;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r429[c], sc = (float)(1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05)) * r424[c], sh = r425[c];
-            const float *xr = r423 + (b * C + c) * L;
-            float *yr = r450 + (b * C + c) * L;
+            const float mu = r415[c], sc = (float)(1.0 / sqrt((double)r415[C + c] + 1.0000000000000001e-05)) * r410[c], sh = r411[c];
+            const float *xr = r409 + (b * C + c) * L;
+            float *yr = r436 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3362,18 +3332,18 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t450, t453, t455, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t454, 197376);
+        nnc_conv2d_s1_f32(n, t436, t439, t440, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 2112), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t450 + b * C * H * W;
+            const float *img = t436 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t454 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 2112) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -3390,84 +3360,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t453, (int)CKK, t454, (int)P, 0.0f, t455 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t439, (int)CKK, (A + 2112), (int)P, 0.0f, t440 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r455 = t455;
-    float *restrict const r461 = t461;
+    const float *restrict const r440 = t440;
+    float *restrict const r446 = t446;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r455, r461);
+        nnc_bn_stats_f32(N, C, L, r440, r446);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t462 + o * 64, t461 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t447 + o * 64, t446 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t464 + o * 64, t461 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t449 + o * 64, t446 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r458 = t458;
-    const float *restrict const r462 = t462;
-    float *restrict const r470 = t470;
+    const float *restrict const r443 = t443;
+    const float *restrict const r447 = t447;
+    float *restrict const r455 = t455;
     for (int64_t i = 0; i < 64; i++) {
-        const float v458 = r458[i];
-        const float v467 = 0.9f * v458;
-        const float v463 = r462[i];
-        const float v469 = 0.1f * v463;
-        const float v470 = v467 + v469;
-        r470[i] = v470;
+        const float v443 = r443[i];
+        const float v452 = 0.9f * v443;
+        const float v448 = r447[i];
+        const float v454 = 0.1f * v448;
+        const float v455 = v452 + v454;
+        r455[i] = v455;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r479 = t479;
+    float *restrict const r464 = t464;
     for (int64_t i = 0; i < 1; i++) {
-        const float v477 = (float)(64.0f * (double)n) - 1.0f;
-        const float v479 = (float)(64.0f * (double)n) / v477;
-        r479[i] = v479;
+        const float v462 = (float)(64.0f * (double)n) - 1.0f;
+        const float v464 = (float)(64.0f * (double)n) / v462;
+        r464[i] = v464;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r459 = t459;
+    const float *restrict const r444 = t444;
+    const float *restrict const r449 = t449;
     const float *restrict const r464 = t464;
-    const float *restrict const r479 = t479;
-    float *restrict const r481 = t481;
+    float *restrict const r466 = t466;
     for (int64_t i = 0; i < 64; i++) {
-        const float v459 = r459[i];
-        const float v472 = 0.9f * v459;
-        const float v465 = r464[i];
-        const float v474 = 0.1f * v465;
-        const float v479 = r479[0];
-        const float v480 = v474 * v479;
-        const float v481 = v472 + v480;
-        r481[i] = v481;
+        const float v444 = r444[i];
+        const float v457 = 0.9f * v444;
+        const float v450 = r449[i];
+        const float v459 = 0.1f * v450;
+        const float v464 = r464[0];
+        const float v465 = v459 * v464;
+        const float v466 = v457 + v465;
+        r466[i] = v466;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r417 = t417;
-    const float *restrict const r455 = t455;
-    const float *restrict const r456 = t456;
-    const float *restrict const r457 = t457;
-    const float *restrict const r461 = t461;
-    float *restrict const r482 = t482;
+    const float *restrict const r404 = t404;
+    const float *restrict const r440 = t440;
+    const float *restrict const r441 = t441;
+    const float *restrict const r442 = t442;
+    const float *restrict const r446 = t446;
+    float *restrict const r467 = t467;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r461[c], sc = (float)(1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05)) * r456[c], sh = r457[c];
-            const float *xr = r455 + (b * C + c) * L;
-            float *yr = r482 + (b * C + c) * L;
-            const float *rr = r417 + (b * C + c) * L;
+            const float mu = r446[c], sc = (float)(1.0 / sqrt((double)r446[C + c] + 1.0000000000000001e-05)) * r441[c], sh = r442[c];
+            const float *xr = r440 + (b * C + c) * L;
+            float *yr = r467 + (b * C + c) * L;
+            const float *rr = r404 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3477,15 +3447,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r482 = t482;
-    float *restrict const r486 = t486;
+    const float *restrict const r467 = t467;
+    float *restrict const r471 = t471;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
             {
-                const float *row = r482 + i0 * 64;
+                const float *row = r467 + i0 * 64;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -3497,25 +3467,25 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     acc += s_;
                 }
             }
-            r486[o++] = (float)(acc / (64.0f));
+            r471[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t486, (int)(64), t487, (int)(64), 0.0f, t490, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t471, (int)(64), t472, (int)(64), 0.0f, t475, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r488 = t488;
-    const float *restrict const r490 = t490;
-    float *restrict const r491 = t491;
+    const float *restrict const r473 = t473;
+    const float *restrict const r475 = t475;
+    float *restrict const r476 = t476;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v490 = r490[i];
-        const float v488 = r488[i1 * 1];
-        const float v491 = v490 + v488;
-        r491[i] = v491;
+        const float v475 = r475[i];
+        const float v473 = r473[i1 * 1];
+        const float v476 = v475 + v473;
+        r476[i] = v476;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -3532,7 +3502,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t491 + r * C;
+            const float *row = t476 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -3548,69 +3518,69 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t492[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t477[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn.running_mean */
-    memmove(S + 0, t19, sizeof(float) * 16);
+    memmove(S + 0, t18, sizeof(float) * 16);
     /* update bn.running_var */
-    memmove(S + 16, t30, sizeof(float) * 16);
+    memmove(S + 16, t29, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, t51, sizeof(float) * 16);
+    memmove(S + 32, t49, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, t62, sizeof(float) * 16);
+    memmove(S + 48, t60, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, t83, sizeof(float) * 16);
+    memmove(S + 64, t80, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, t94, sizeof(float) * 16);
+    memmove(S + 80, t91, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, t116, sizeof(float) * 16);
+    memmove(S + 96, t112, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, t127, sizeof(float) * 16);
+    memmove(S + 112, t123, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, t148, sizeof(float) * 16);
+    memmove(S + 128, t143, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, t159, sizeof(float) * 16);
+    memmove(S + 144, t154, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, t181, sizeof(float) * 32);
+    memmove(S + 160, t175, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, t192, sizeof(float) * 32);
+    memmove(S + 192, t186, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, t213, sizeof(float) * 32);
+    memmove(S + 224, t206, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, t224, sizeof(float) * 32);
+    memmove(S + 256, t217, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, t244, sizeof(float) * 32);
+    memmove(S + 288, t236, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, t255, sizeof(float) * 32);
+    memmove(S + 320, t247, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, t277, sizeof(float) * 32);
+    memmove(S + 352, t268, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, t288, sizeof(float) * 32);
+    memmove(S + 384, t279, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, t309, sizeof(float) * 32);
+    memmove(S + 416, t299, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, t320, sizeof(float) * 32);
+    memmove(S + 448, t310, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, t342, sizeof(float) * 64);
+    memmove(S + 480, t331, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, t353, sizeof(float) * 64);
+    memmove(S + 544, t342, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, t374, sizeof(float) * 64);
+    memmove(S + 608, t362, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, t385, sizeof(float) * 64);
+    memmove(S + 672, t373, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, t405, sizeof(float) * 64);
+    memmove(S + 736, t392, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, t416, sizeof(float) * 64);
+    memmove(S + 800, t403, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, t438, sizeof(float) * 64);
+    memmove(S + 864, t424, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, t449, sizeof(float) * 64);
+    memmove(S + 928, t435, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, t470, sizeof(float) * 64);
+    memmove(S + 992, t455, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, t481, sizeof(float) * 64);
-    return t492[0];
+    memmove(S + 1056, t466, sizeof(float) * 64);
+    return t477[0];
 }
 
 void res_net_backward(res_net *m)
@@ -3624,209 +3594,180 @@ void res_net_backward(res_net *m)
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
     const float *const t0 = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t5 = P + 432; /* bn.weight [16] */
-    float *const t10 = (float *)(A + 0); /* [2, 16] */
-    float *const t31 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t34 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t36 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t37 = P + 2768; /* stage1.0.bn1.weight [16] */
-    float *const t42 = (float *)(A + 32); /* [2, 16] */
-    float *const t63 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    const float *const t66 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t68 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
-    const float *const t69 = P + 5104; /* stage1.0.bn2.weight [16] */
-    float *const t74 = (float *)(A + 96); /* [2, 16] */
-    float *const t95 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    const float *const t99 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t101 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    const float *const t102 = P + 7440; /* stage1.1.bn1.weight [16] */
-    float *const t107 = (float *)(A + 160); /* [2, 16] */
-    float *const t128 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    const float *const t131 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t133 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    const float *const t134 = P + 9776; /* stage1.1.bn2.weight [16] */
-    float *const t139 = (float *)(A + 224); /* [2, 16] */
-    float *const t160 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    const float *const t164 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t166 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
-    const float *const t167 = P + 14416; /* stage2.0.bn1.weight [32] */
-    float *const t172 = (float *)(A + 352); /* [2, 32] */
-    float *const t193 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
-    const float *const t196 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t198 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    const float *const t199 = P + 23696; /* stage2.0.bn2.weight [32] */
-    float *const t204 = (float *)(A + 512); /* [2, 32] */
-    const float *const t227 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t229 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
-    const float *const t230 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    float *const t235 = (float *)(A + 640); /* [2, 32] */
-    float *const t256 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    const float *const t260 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t262 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    const float *const t263 = P + 33552; /* stage2.1.bn1.weight [32] */
-    float *const t268 = (float *)(A + 768); /* [2, 32] */
-    float *const t289 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
-    const float *const t292 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t294 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    const float *const t295 = P + 42832; /* stage2.1.bn2.weight [32] */
-    float *const t300 = (float *)(A + 896); /* [2, 32] */
-    float *const t321 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    const float *const t325 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t327 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
-    const float *const t328 = P + 61328; /* stage3.0.bn1.weight [64] */
-    float *const t333 = (float *)(A + 1024); /* [2, 64] */
-    float *const t354 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
-    const float *const t357 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t359 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    const float *const t360 = P + 98320; /* stage3.0.bn2.weight [64] */
-    float *const t365 = (float *)(A + 1344); /* [2, 64] */
-    const float *const t388 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t390 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
-    const float *const t391 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    float *const t396 = (float *)(A + 1600); /* [2, 64] */
-    float *const t417 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    const float *const t421 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t423 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    const float *const t424 = P + 137488; /* stage3.1.bn1.weight [64] */
-    float *const t429 = (float *)(A + 1856); /* [2, 64] */
-    float *const t450 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
-    const float *const t453 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t455 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    const float *const t456 = P + 174480; /* stage3.1.bn2.weight [64] */
-    float *const t461 = (float *)(A + 2112); /* [2, 64] */
-    float *const t482 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t486 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
-    const float *const t487 = P + 174608; /* fc.weight [10, 64] */
-    float *const t491 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const t494 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const t495 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t497 = (float *)(A + SB + 274512 * MB); /* [N, 64] */
-    float *const t499 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t505 = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
-    float *const t507 = (float *)(A + 1152); /* [2, 64] */
-    float *const t508 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
-    float *const t510 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
-    float *const t512 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t514 = (float *)(A + 1984); /* [197376] */
-    float *const t515 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    float *const t516 = (float *)(A + 1984); /* [201472] */
-    float *const t517 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t521 = (float *)(A + 1152); /* [2, 64] */
-    float *const t522 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
-    float *const t524 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
-    float *const t526 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t528 = (float *)(A + 1728); /* [197376] */
-    float *const t529 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    float *const t531 = (float *)(A + 1728); /* [201472] */
-    float *const t532 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t534 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
-    float *const t536 = (float *)(A + 1152); /* [2, 64] */
-    float *const t537 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
-    float *const t539 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
-    float *const t541 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t543 = (float *)(A + 1472); /* [14336] */
-    float *const t544 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
-    float *const t545 = (float *)(A + 1472); /* [14784] */
-    float *const t546 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t548 = (float *)(A + 1152); /* [2, 64] */
-    float *const t549 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
-    float *const t551 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
-    float *const t553 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t555 = (float *)(A + 1152); /* [197376] */
-    float *const t556 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    float *const t557 = (float *)(A + 1152); /* [201472] */
-    float *const t558 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t562 = (float *)(A + 1152); /* [2, 64] */
-    float *const t563 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
-    float *const t565 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
-    float *const t567 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t569 = (float *)(A + 960); /* [34432] */
-    float *const t570 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
-    float *const t572 = (float *)(A + 960); /* [36864] */
-    float *const t573 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t575 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t4 = P + 432; /* bn.weight [16] */
+    float *const t9 = (float *)(A + 0); /* [2, 16] */
+    float *const t30 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const t33 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t34 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t35 = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const t40 = (float *)(A + 32); /* [2, 16] */
+    float *const t61 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const t64 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const t66 = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const t71 = (float *)(A + 96); /* [2, 16] */
+    float *const t92 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const t96 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t97 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const t98 = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const t103 = (float *)(A + 160); /* [2, 16] */
+    float *const t124 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const t127 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t128 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const t129 = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const t134 = (float *)(A + 224); /* [2, 16] */
+    float *const t155 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const t159 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t160 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const t161 = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const t166 = (float *)(A + 352); /* [2, 32] */
+    float *const t187 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const t190 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t191 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const t192 = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const t197 = (float *)(A + 512); /* [2, 32] */
+    const float *const t220 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t221 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const t222 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const t227 = (float *)(A + 640); /* [2, 32] */
+    float *const t248 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const t252 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t253 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const t254 = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const t259 = (float *)(A + 768); /* [2, 32] */
+    float *const t280 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const t283 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t284 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const t285 = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const t290 = (float *)(A + 896); /* [2, 32] */
+    float *const t311 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const t315 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t316 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const t317 = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const t322 = (float *)(A + 1024); /* [2, 64] */
+    float *const t343 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const t346 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t347 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const t348 = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const t353 = (float *)(A + 1344); /* [2, 64] */
+    const float *const t376 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t377 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const t378 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const t383 = (float *)(A + 1600); /* [2, 64] */
+    float *const t404 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const t408 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t409 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const t410 = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const t415 = (float *)(A + 1856); /* [2, 64] */
+    float *const t436 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const t439 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t440 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const t441 = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const t446 = (float *)(A + 2112); /* [2, 64] */
+    float *const t467 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t471 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const t472 = P + 174608; /* fc.weight [10, 64] */
+    float *const t476 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const t479 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const t480 = G + 175248; /* d fc.bias [1, 10] */
+    float *const t482 = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const t484 = G + 174608; /* d fc.weight [10, 64] */
+    float *const t490 = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const t492 = (float *)(A + 1152); /* [2, 64] */
+    float *const t493 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const t495 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const t497 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t499 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    float *const t500 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t504 = (float *)(A + 1152); /* [2, 64] */
+    float *const t505 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const t507 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const t509 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const t511 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    float *const t513 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t515 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    float *const t517 = (float *)(A + 1152); /* [2, 64] */
+    float *const t518 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const t520 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const t522 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const t524 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
+    float *const t525 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t527 = (float *)(A + 1152); /* [2, 64] */
+    float *const t528 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const t530 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const t532 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const t534 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    float *const t535 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t539 = (float *)(A + 1152); /* [2, 64] */
+    float *const t540 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const t542 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const t544 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const t546 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const t548 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t550 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const t552 = (float *)(A + 256); /* [2, 32] */
+    float *const t553 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const t555 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const t557 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const t559 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    float *const t560 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t564 = (float *)(A + 256); /* [2, 32] */
+    float *const t565 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const t567 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const t569 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const t571 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    float *const t573 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t575 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     float *const t577 = (float *)(A + 256); /* [2, 32] */
-    float *const t578 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
-    float *const t580 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
-    float *const t582 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t584 = (float *)(A + 832); /* [82688] */
-    float *const t585 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    float *const t586 = (float *)(A + 832); /* [90880] */
-    float *const t587 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t591 = (float *)(A + 256); /* [2, 32] */
-    float *const t592 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
-    float *const t594 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
-    float *const t596 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t598 = (float *)(A + 704); /* [82688] */
-    float *const t599 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    float *const t601 = (float *)(A + 704); /* [90880] */
-    float *const t602 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t604 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
-    float *const t606 = (float *)(A + 256); /* [2, 32] */
-    float *const t607 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
-    float *const t609 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
-    float *const t611 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t613 = (float *)(A + 576); /* [25088] */
-    float *const t614 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
-    float *const t615 = (float *)(A + 576); /* [25312] */
-    float *const t616 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t618 = (float *)(A + 256); /* [2, 32] */
-    float *const t619 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
-    float *const t621 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
-    float *const t623 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t625 = (float *)(A + 416); /* [82688] */
-    float *const t626 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    float *const t627 = (float *)(A + 416); /* [90880] */
-    float *const t628 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t632 = (float *)(A + 256); /* [2, 32] */
-    float *const t633 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
-    float *const t635 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
-    float *const t637 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t639 = (float *)(A + 256); /* [36864] */
-    float *const t640 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
-    float *const t642 = (float *)(A + 256); /* [41472] */
-    float *const t643 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t645 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
-    float *const t647 = (float *)(A + 64); /* [2, 16] */
-    float *const t648 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
-    float *const t650 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
-    float *const t652 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    float *const t654 = (float *)(A + 192); /* [147456] */
-    float *const t655 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    float *const t656 = (float *)(A + 192); /* [149760] */
-    float *const t657 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t661 = (float *)(A + 64); /* [2, 16] */
-    float *const t662 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
-    float *const t664 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
-    float *const t666 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    float *const t668 = (float *)(A + 128); /* [147456] */
-    float *const t669 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    float *const t671 = (float *)(A + 128); /* [149760] */
-    float *const t672 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t674 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
-    float *const t676 = (float *)(A + 64); /* [2, 16] */
-    float *const t677 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
-    float *const t679 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
-    float *const t681 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    float *const t683 = (float *)(A + 64); /* [147456] */
-    float *const t684 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
-    float *const t685 = (float *)(A + 64); /* [149760] */
-    float *const t686 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t690 = (float *)(A + 64); /* [2, 16] */
-    float *const t691 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
-    float *const t693 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
-    float *const t695 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    float *const t697 = (float *)(A + 32); /* [147456] */
-    float *const t698 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    float *const t700 = (float *)(A + 32); /* [149760] */
-    float *const t701 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t705 = (float *)(A + 32); /* [2, 16] */
-    float *const t706 = G + 432; /* d bn.weight [1, 16] */
-    float *const t708 = G + 448; /* d bn.bias [1, 16] */
-    float *const t710 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    float *const t712 = (float *)(A + 0); /* [28080] */
-    float *const t713 = G + 0; /* d stem.weight [16, 3, 3, 3] */
+    float *const t578 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const t580 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const t582 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const t584 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const t585 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t587 = (float *)(A + 256); /* [2, 32] */
+    float *const t588 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const t590 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const t592 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const t594 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    float *const t595 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t599 = (float *)(A + 256); /* [2, 32] */
+    float *const t600 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const t602 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const t604 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const t606 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const t608 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t610 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const t612 = (float *)(A + 64); /* [2, 16] */
+    float *const t613 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const t615 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const t617 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const t619 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const t620 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t624 = (float *)(A + 64); /* [2, 16] */
+    float *const t625 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const t627 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const t629 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const t631 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const t633 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t635 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const t637 = (float *)(A + 64); /* [2, 16] */
+    float *const t638 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const t640 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const t642 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const t644 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    float *const t645 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t649 = (float *)(A + 64); /* [2, 16] */
+    float *const t650 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const t652 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const t654 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const t656 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const t658 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t662 = (float *)(A + 32); /* [2, 16] */
+    float *const t663 = G + 432; /* d bn.weight [1, 16] */
+    float *const t665 = G + 448; /* d bn.bias [1, 16] */
+    float *const t667 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const t669 = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
@@ -3842,8 +3783,8 @@ void res_net_backward(res_net *m)
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
-            const float *row = t491 + r * C;
-            float *d = t494 + r * C;
+            const float *row = t476 + r * C;
+            float *d = t479 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -3866,96 +3807,96 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r494 = t494;
-    float *restrict const r495 = t495;
+    const float *restrict const r479 = t479;
+    float *restrict const r480 = t480;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r495, 0, sizeof(float) * (size_t)K);
+        memset(r480, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r495[k] += r494[r * K + k];
+                r480[k] += r479[r * K + k];
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t494, (int)(10), t487, (int)(64), 0.0f, t497, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t479, (int)(10), t472, (int)(64), 0.0f, t482, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t494, (int)(10), t486, (int)(64), 0.0f, t499, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t479, (int)(10), t471, (int)(64), 0.0f, t484, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
+    const float *restrict const r467 = t467;
     const float *restrict const r482 = t482;
-    const float *restrict const r497 = t497;
-    float *restrict const r505 = t505;
+    float *restrict const r490 = t490;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v485 = r482[i];
-        const float v500 = r497[i1 * 1 + i0 * 64];
-        const float v501 = v500;
-        const float v503 = v501 * 0.015625f;
-        const float v505 = v485 > 0.0f ? v503 : 0.0f;
-        r505[i] = v505;
+        const float v470 = r467[i];
+        const float v485 = r482[i1 * 1 + i0 * 64];
+        const float v486 = v485;
+        const float v488 = v486 * 0.015625f;
+        const float v490 = v470 > 0.0f ? v488 : 0.0f;
+        r490[i] = v490;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r455 = t455;
-    const float *restrict const r461 = t461;
-    const float *restrict const r505 = t505;
-    float *restrict const r507 = t507;
+    const float *restrict const r440 = t440;
+    const float *restrict const r446 = t446;
+    const float *restrict const r490 = t490;
+    float *restrict const r492 = t492;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r505, r455, NULL, r461, 1.0000000000000001e-05, r507);
+        nnc_bn_grads_f32(N, C, L, r490, r440, NULL, r446, 1.0000000000000001e-05, r492);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t508 + o * 64, t507 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t493 + o * 64, t492 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t510 + o * 64, t507 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t495 + o * 64, t492 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r455 = t455;
-    const float *restrict const r456 = t456;
-    const float *restrict const r461 = t461;
-    const float *restrict const r505 = t505;
-    const float *restrict const r507 = t507;
-    float *restrict const r512 = t512;
+    const float *restrict const r440 = t440;
+    const float *restrict const r441 = t441;
+    const float *restrict const r446 = t446;
+    const float *restrict const r490 = t490;
+    const float *restrict const r492 = t492;
+    float *restrict const r497 = t497;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r461[C + c] + 1.0000000000000001e-05), k1 = (double)r456[c] * rstd;
-            const float mu = r461[c], a = (float)k1, mdy = (float)((double)r507[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r507[c] / M);
-            const float *xr = r455 + (b * C + c) * L, *dr = r505 + (b * C + c) * L;
-            float *yr = r512 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r446[C + c] + 1.0000000000000001e-05), k1 = (double)r441[c] * rstd;
+            const float mu = r446[c], a = (float)k1, mdy = (float)((double)r492[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r492[c] / M);
+            const float *xr = r440 + (b * C + c) * L, *dr = r490 + (b * C + c) * L;
+            float *yr = r497 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t512, t453, t515, NULL, 64, 8, 8, 64, 3, 3, 1, t514, 197376);
+        nnc_conv2d_s1_bwd_data_f32(n, t497, t439, t499, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1984), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t515 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t453, (int)CKK, t512 + b * F * P, (int)P, 0.0f, t514, (int)P);
+            float *img = t499 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t439, (int)CKK, t497 + b * F * P, (int)P, 0.0f, (A + 1984), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t514 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1984) + ((c * KH + ki) * KW + kj) * P;
                 float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -3974,19 +3915,19 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t512, t450, t517, 64, 8, 8, 64, 3, 3, 1, 1, t516, 201472);
+        nnc_conv2d_bwd_filter_f32(n, t497, t436, t500, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1984), 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t516 + CKK * P;
+        float *const dwt = (A + 1984) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t450 + b * C * H * W;
+            const float *img = t436 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t516 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1984) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4003,72 +3944,72 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t516, (int)P, t512 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1984), (int)P, t497 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t517[f * CKK + k] = dwt[k * F + f];
+                t500[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r423 = t423;
-    const float *restrict const r429 = t429;
-    const float *restrict const r450 = t450;
-    const float *restrict const r515 = t515;
-    float *restrict const r521 = t521;
+    const float *restrict const r409 = t409;
+    const float *restrict const r415 = t415;
+    const float *restrict const r436 = t436;
+    const float *restrict const r499 = t499;
+    float *restrict const r504 = t504;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r515, r423, r450, r429, 1.0000000000000001e-05, r521);
+        nnc_bn_grads_f32(N, C, L, r499, r409, r436, r415, 1.0000000000000001e-05, r504);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t522 + o * 64, t521 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t505 + o * 64, t504 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t524 + o * 64, t521 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t507 + o * 64, t504 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r423 = t423;
-    const float *restrict const r424 = t424;
-    const float *restrict const r429 = t429;
-    const float *restrict const r450 = t450;
-    const float *restrict const r515 = t515;
-    const float *restrict const r521 = t521;
-    float *restrict const r526 = t526;
+    const float *restrict const r409 = t409;
+    const float *restrict const r410 = t410;
+    const float *restrict const r415 = t415;
+    const float *restrict const r436 = t436;
+    const float *restrict const r499 = t499;
+    const float *restrict const r504 = t504;
+    float *restrict const r509 = t509;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r429[C + c] + 1.0000000000000001e-05), k1 = (double)r424[c] * rstd;
-            const float mu = r429[c], a = (float)k1, mdy = (float)((double)r521[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r521[c] / M);
-            const float *xr = r423 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
-            float *yr = r526 + (b * C + c) * L;
-            const float *mr = r450 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r415[C + c] + 1.0000000000000001e-05), k1 = (double)r410[c] * rstd;
+            const float mu = r415[c], a = (float)k1, mdy = (float)((double)r504[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r504[c] / M);
+            const float *xr = r409 + (b * C + c) * L, *dr = r499 + (b * C + c) * L;
+            float *yr = r509 + (b * C + c) * L;
+            const float *mr = r436 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t526, t421, t529, t505, 64, 8, 8, 64, 3, 3, 1, t528, 197376);
+        nnc_conv2d_s1_bwd_data_f32(n, t509, t408, t511, t490, 64, 8, 8, 64, 3, 3, 1, (A + 1728), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t529 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t421, (int)CKK, t526 + b * F * P, (int)P, 0.0f, t528, (int)P);
+            float *img = t511 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t408, (int)CKK, t509 + b * F * P, (int)P, 0.0f, (A + 1728), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t528 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1728) + ((c * KH + ki) * KW + kj) * P;
                 float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4084,24 +4025,24 @@ void res_net_backward(res_net *m)
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t505[b * C * H * W + i];
+                img[i] += t490[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t526, t417, t532, 64, 8, 8, 64, 3, 3, 1, 1, t531, 201472);
+        nnc_conv2d_bwd_filter_f32(n, t509, t404, t513, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1728), 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t531 + CKK * P;
+        float *const dwt = (A + 1728) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t417 + b * C * H * W;
+            const float *img = t404 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t531 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1728) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4118,61 +4059,61 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t531, (int)P, t526 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1728), (int)P, t509 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t532[f * CKK + k] = dwt[k * F + f];
+                t513[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r417 = t417;
-    const float *restrict const r529 = t529;
-    float *restrict const r534 = t534;
+    const float *restrict const r404 = t404;
+    const float *restrict const r511 = t511;
+    float *restrict const r515 = t515;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v420 = r417[i];
-        const float v530 = r529[i];
-        const float v534 = v420 > 0.0f ? v530 : 0.0f;
-        r534[i] = v534;
+        const float v407 = r404[i];
+        const float v512 = r511[i];
+        const float v515 = v407 > 0.0f ? v512 : 0.0f;
+        r515[i] = v515;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r390 = t390;
-    const float *restrict const r396 = t396;
-    const float *restrict const r534 = t534;
-    float *restrict const r536 = t536;
+    const float *restrict const r377 = t377;
+    const float *restrict const r383 = t383;
+    const float *restrict const r515 = t515;
+    float *restrict const r517 = t517;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r534, r390, NULL, r396, 1.0000000000000001e-05, r536);
+        nnc_bn_grads_f32(N, C, L, r515, r377, NULL, r383, 1.0000000000000001e-05, r517);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t537 + o * 64, t536 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t518 + o * 64, t517 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t539 + o * 64, t536 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t520 + o * 64, t517 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r390 = t390;
-    const float *restrict const r391 = t391;
-    const float *restrict const r396 = t396;
-    const float *restrict const r534 = t534;
-    const float *restrict const r536 = t536;
-    float *restrict const r541 = t541;
+    const float *restrict const r377 = t377;
+    const float *restrict const r378 = t378;
+    const float *restrict const r383 = t383;
+    const float *restrict const r515 = t515;
+    const float *restrict const r517 = t517;
+    float *restrict const r522 = t522;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r396[C + c] + 1.0000000000000001e-05), k1 = (double)r391[c] * rstd;
-            const float mu = r396[c], a = (float)k1, mdy = (float)((double)r536[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r536[c] / M);
-            const float *xr = r390 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-            float *yr = r541 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r383[C + c] + 1.0000000000000001e-05), k1 = (double)r378[c] * rstd;
+            const float mu = r383[c], a = (float)k1, mdy = (float)((double)r517[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r517[c] / M);
+            const float *xr = r377 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
+            float *yr = r522 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
@@ -4183,8 +4124,8 @@ void res_net_backward(res_net *m)
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t544 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t388, (int)CKK, t541 + b * F * P, (int)P, 0.0f, t543, (int)P);
+            float *img = t524 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t376, (int)CKK, t522 + b * F * P, (int)P, 0.0f, (A + 1472), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4196,7 +4137,7 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t543 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    const float *crow = (A + 1472) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
@@ -4208,9 +4149,9 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t545 + CKK * P;
+        float *const dwt = (A + 1472) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t321 + b * C * H * W;
+            const float *img = t311 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4221,76 +4162,76 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t545 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 1472) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t545, (int)P, t541 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1472), (int)P, t522 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t546[f * CKK + k] = dwt[k * F + f];
+                t525[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r359 = t359;
-    const float *restrict const r365 = t365;
-    const float *restrict const r534 = t534;
-    float *restrict const r548 = t548;
+    const float *restrict const r347 = t347;
+    const float *restrict const r353 = t353;
+    const float *restrict const r515 = t515;
+    float *restrict const r527 = t527;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r534, r359, NULL, r365, 1.0000000000000001e-05, r548);
+        nnc_bn_grads_f32(N, C, L, r515, r347, NULL, r353, 1.0000000000000001e-05, r527);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t549 + o * 64, t548 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t528 + o * 64, t527 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t551 + o * 64, t548 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t530 + o * 64, t527 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r359 = t359;
-    const float *restrict const r360 = t360;
-    const float *restrict const r365 = t365;
-    const float *restrict const r534 = t534;
-    const float *restrict const r548 = t548;
-    float *restrict const r553 = t553;
+    const float *restrict const r347 = t347;
+    const float *restrict const r348 = t348;
+    const float *restrict const r353 = t353;
+    const float *restrict const r515 = t515;
+    const float *restrict const r527 = t527;
+    float *restrict const r532 = t532;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r365[C + c] + 1.0000000000000001e-05), k1 = (double)r360[c] * rstd;
-            const float mu = r365[c], a = (float)k1, mdy = (float)((double)r548[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r548[c] / M);
-            const float *xr = r359 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-            float *yr = r553 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r353[C + c] + 1.0000000000000001e-05), k1 = (double)r348[c] * rstd;
+            const float mu = r353[c], a = (float)k1, mdy = (float)((double)r527[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r527[c] / M);
+            const float *xr = r347 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
+            float *yr = r532 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t553, t357, t556, NULL, 64, 8, 8, 64, 3, 3, 1, t555, 197376);
+        nnc_conv2d_s1_bwd_data_f32(n, t532, t346, t534, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1152), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t556 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t357, (int)CKK, t553 + b * F * P, (int)P, 0.0f, t555, (int)P);
+            float *img = t534 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t346, (int)CKK, t532 + b * F * P, (int)P, 0.0f, (A + 1152), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t555 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1152) + ((c * KH + ki) * KW + kj) * P;
                 float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4309,19 +4250,19 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t553, t354, t558, 64, 8, 8, 64, 3, 3, 1, 1, t557, 201472);
+        nnc_conv2d_bwd_filter_f32(n, t532, t343, t535, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1152), 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t557 + CKK * P;
+        float *const dwt = (A + 1152) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t354 + b * C * H * W;
+            const float *img = t343 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t557 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 1152) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4338,67 +4279,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t557, (int)P, t553 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1152), (int)P, t532 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t558[f * CKK + k] = dwt[k * F + f];
+                t535[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r327 = t327;
-    const float *restrict const r333 = t333;
-    const float *restrict const r354 = t354;
-    const float *restrict const r556 = t556;
-    float *restrict const r562 = t562;
+    const float *restrict const r316 = t316;
+    const float *restrict const r322 = t322;
+    const float *restrict const r343 = t343;
+    const float *restrict const r534 = t534;
+    float *restrict const r539 = t539;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r556, r327, r354, r333, 1.0000000000000001e-05, r562);
+        nnc_bn_grads_f32(N, C, L, r534, r316, r343, r322, 1.0000000000000001e-05, r539);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t563 + o * 64, t562 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t540 + o * 64, t539 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t565 + o * 64, t562 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(t542 + o * 64, t539 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r327 = t327;
-    const float *restrict const r328 = t328;
-    const float *restrict const r333 = t333;
-    const float *restrict const r354 = t354;
-    const float *restrict const r556 = t556;
-    const float *restrict const r562 = t562;
-    float *restrict const r567 = t567;
+    const float *restrict const r316 = t316;
+    const float *restrict const r317 = t317;
+    const float *restrict const r322 = t322;
+    const float *restrict const r343 = t343;
+    const float *restrict const r534 = t534;
+    const float *restrict const r539 = t539;
+    float *restrict const r544 = t544;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r333[C + c] + 1.0000000000000001e-05), k1 = (double)r328[c] * rstd;
-            const float mu = r333[c], a = (float)k1, mdy = (float)((double)r562[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r562[c] / M);
-            const float *xr = r327 + (b * C + c) * L, *dr = r556 + (b * C + c) * L;
-            float *yr = r567 + (b * C + c) * L;
-            const float *mr = r354 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r322[C + c] + 1.0000000000000001e-05), k1 = (double)r317[c] * rstd;
+            const float mu = r322[c], a = (float)k1, mdy = (float)((double)r539[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r539[c] / M);
+            const float *xr = r316 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
+            float *yr = r544 + (b * C + c) * L;
+            const float *mr = r343 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, t567, t325, t570, t544, 32, 16, 16, 64, 3, 3, 1, t569, 34432);
+        nnc_conv2d_s2_bwd_data_f32(n, t544, t315, t546, t524, 32, 16, 16, 64, 3, 3, 1, (A + 960), 34432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t570 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t325, (int)CKK, t567 + b * F * P, (int)P, 0.0f, t569, (int)P);
+            float *img = t546 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t315, (int)CKK, t544 + b * F * P, (int)P, 0.0f, (A + 960), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4410,26 +4351,26 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t569 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    const float *crow = (A + 960) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t544[b * C * H * W + i];
+                img[i] += t524[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t567, t321, t573, 32, 16, 16, 64, 3, 3, 2, 1, t572, 36864);
+        nnc_conv2d_bwd_filter_f32(n, t544, t311, t548, 32, 16, 16, 64, 3, 3, 2, 1, (A + 960), 36864);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t572 + CKK * P;
+        float *const dwt = (A + 960) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t321 + b * C * H * W;
+            const float *img = t311 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4440,14 +4381,251 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t572 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 960) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t572, (int)P, t567 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 960), (int)P, t544 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t548[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r311 = t311;
+    const float *restrict const r546 = t546;
+    float *restrict const r550 = t550;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v314 = r311[i];
+        const float v547 = r546[i];
+        const float v550 = v314 > 0.0f ? v547 : 0.0f;
+        r550[i] = v550;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r284 = t284;
+    const float *restrict const r290 = t290;
+    const float *restrict const r550 = t550;
+    float *restrict const r552 = t552;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r550, r284, NULL, r290, 1.0000000000000001e-05, r552);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t553 + o * 32, t552 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t555 + o * 32, t552 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r284 = t284;
+    const float *restrict const r285 = t285;
+    const float *restrict const r290 = t290;
+    const float *restrict const r550 = t550;
+    const float *restrict const r552 = t552;
+    float *restrict const r557 = t557;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r290[C + c] + 1.0000000000000001e-05), k1 = (double)r285[c] * rstd;
+            const float mu = r290[c], a = (float)k1, mdy = (float)((double)r552[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r552[c] / M);
+            const float *xr = r284 + (b * C + c) * L, *dr = r550 + (b * C + c) * L;
+            float *yr = r557 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t557, t283, t559, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 832), 82688);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t559 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t283, (int)CKK, t557 + b * F * P, (int)P, 0.0f, (A + 832), (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 832) + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t557, t280, t560, 32, 16, 16, 32, 3, 3, 1, 1, (A + 832), 90880);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = (A + 832) + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t280 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 832) + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 832), (int)P, t557 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t560[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r253 = t253;
+    const float *restrict const r259 = t259;
+    const float *restrict const r280 = t280;
+    const float *restrict const r559 = t559;
+    float *restrict const r564 = t564;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r559, r253, r280, r259, 1.0000000000000001e-05, r564);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t565 + o * 32, t564 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t567 + o * 32, t564 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r253 = t253;
+    const float *restrict const r254 = t254;
+    const float *restrict const r259 = t259;
+    const float *restrict const r280 = t280;
+    const float *restrict const r559 = t559;
+    const float *restrict const r564 = t564;
+    float *restrict const r569 = t569;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r259[C + c] + 1.0000000000000001e-05), k1 = (double)r254[c] * rstd;
+            const float mu = r259[c], a = (float)k1, mdy = (float)((double)r564[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r564[c] / M);
+            const float *xr = r253 + (b * C + c) * L, *dr = r559 + (b * C + c) * L;
+            float *yr = r569 + (b * C + c) * L;
+            const float *mr = r280 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t569, t252, t571, t550, 32, 16, 16, 32, 3, 3, 1, (A + 704), 82688);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t571 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t252, (int)CKK, t569 + b * F * P, (int)P, 0.0f, (A + 704), (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 704) + ((c * KH + ki) * KW + kj) * P;
+                float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
+            }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t550[b * C * H * W + i];
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t569, t248, t573, 32, 16, 16, 32, 3, 3, 1, 1, (A + 704), 90880);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = (A + 704) + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t248 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 704) + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 704), (int)P, t569 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
@@ -4455,40 +4633,40 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r321 = t321;
-    const float *restrict const r570 = t570;
+    const float *restrict const r248 = t248;
+    const float *restrict const r571 = t571;
     float *restrict const r575 = t575;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v324 = r321[i];
-        const float v571 = r570[i];
-        const float v575 = v324 > 0.0f ? v571 : 0.0f;
+        const float v251 = r248[i];
+        const float v572 = r571[i];
+        const float v575 = v251 > 0.0f ? v572 : 0.0f;
         r575[i] = v575;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r294 = t294;
-    const float *restrict const r300 = t300;
+    const float *restrict const r221 = t221;
+    const float *restrict const r227 = t227;
     const float *restrict const r575 = t575;
     float *restrict const r577 = t577;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r575, r294, NULL, r300, 1.0000000000000001e-05, r577);
+        nnc_bn_grads_f32(N, C, L, r575, r221, NULL, r227, 1.0000000000000001e-05, r577);
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(t578 + o * 32, t577 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(t580 + o * 32, t577 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r294 = t294;
-    const float *restrict const r295 = t295;
-    const float *restrict const r300 = t300;
+    const float *restrict const r221 = t221;
+    const float *restrict const r222 = t222;
+    const float *restrict const r227 = t227;
     const float *restrict const r575 = t575;
     const float *restrict const r577 = t577;
     float *restrict const r582 = t582;
@@ -4497,260 +4675,23 @@ void res_net_backward(res_net *m)
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r300[C + c] + 1.0000000000000001e-05), k1 = (double)r295[c] * rstd;
-            const float mu = r300[c], a = (float)k1, mdy = (float)((double)r577[C + c] / M),
+            const double rstd = 1.0 / sqrt((double)r227[C + c] + 1.0000000000000001e-05), k1 = (double)r222[c] * rstd;
+            const float mu = r227[c], a = (float)k1, mdy = (float)((double)r577[C + c] / M),
                   k2 = (float)(k1 * rstd * (double)r577[c] / M);
-            const float *xr = r294 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
+            const float *xr = r221 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
             float *yr = r582 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t582, t292, t585, NULL, 32, 16, 16, 32, 3, 3, 1, t584, 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t585 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t292, (int)CKK, t582 + b * F * P, (int)P, 0.0f, t584, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t584 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t582, t289, t587, 32, 16, 16, 32, 3, 3, 1, 1, t586, 90880);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t586 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t289 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t586 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t586, (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t587[f * CKK + k] = dwt[k * F + f];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r262 = t262;
-    const float *restrict const r268 = t268;
-    const float *restrict const r289 = t289;
-    const float *restrict const r585 = t585;
-    float *restrict const r591 = t591;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        nnc_bn_grads_f32(N, C, L, r585, r262, r289, r268, 1.0000000000000001e-05, r591);
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t592 + o * 32, t591 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t594 + o * 32, t591 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r262 = t262;
-    const float *restrict const r263 = t263;
-    const float *restrict const r268 = t268;
-    const float *restrict const r289 = t289;
-    const float *restrict const r585 = t585;
-    const float *restrict const r591 = t591;
-    float *restrict const r596 = t596;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r268[C + c] + 1.0000000000000001e-05), k1 = (double)r263[c] * rstd;
-            const float mu = r268[c], a = (float)k1, mdy = (float)((double)r591[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r591[c] / M);
-            const float *xr = r262 + (b * C + c) * L, *dr = r585 + (b * C + c) * L;
-            float *yr = r596 + (b * C + c) * L;
-            const float *mr = r289 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t596, t260, t599, t575, 32, 16, 16, 32, 3, 3, 1, t598, 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t599 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t260, (int)CKK, t596 + b * F * P, (int)P, 0.0f, t598, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t598 + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t575[b * C * H * W + i];
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t596, t256, t602, 32, 16, 16, 32, 3, 3, 1, 1, t601, 90880);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t601 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t256 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t601 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t601, (int)P, t596 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t602[f * CKK + k] = dwt[k * F + f];
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
-    {
-    const float *restrict const r256 = t256;
-    const float *restrict const r599 = t599;
-    float *restrict const r604 = t604;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v259 = r256[i];
-        const float v600 = r599[i];
-        const float v604 = v259 > 0.0f ? v600 : 0.0f;
-        r604[i] = v604;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r229 = t229;
-    const float *restrict const r235 = t235;
-    const float *restrict const r604 = t604;
-    float *restrict const r606 = t606;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        nnc_bn_grads_f32(N, C, L, r604, r229, NULL, r235, 1.0000000000000001e-05, r606);
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t607 + o * 32, t606 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t609 + o * 32, t606 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r229 = t229;
-    const float *restrict const r230 = t230;
-    const float *restrict const r235 = t235;
-    const float *restrict const r604 = t604;
-    const float *restrict const r606 = t606;
-    float *restrict const r611 = t611;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r235[C + c] + 1.0000000000000001e-05), k1 = (double)r230[c] * rstd;
-            const float mu = r235[c], a = (float)k1, mdy = (float)((double)r606[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r606[c] / M);
-            const float *xr = r229 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
-            float *yr = r611 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t614 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t227, (int)CKK, t611 + b * F * P, (int)P, 0.0f, t613, (int)P);
+            float *img = t584 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t220, (int)CKK, t582 + b * F * P, (int)P, 0.0f, (A + 576), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4762,7 +4703,7 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t613 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    const float *crow = (A + 576) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
@@ -4774,9 +4715,9 @@ void res_net_backward(res_net *m)
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t615 + CKK * P;
+        float *const dwt = (A + 576) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t160 + b * C * H * W;
+            const float *img = t155 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4787,76 +4728,76 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t615 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 576) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t615, (int)P, t611 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 576), (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t616[f * CKK + k] = dwt[k * F + f];
+                t585[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r198 = t198;
-    const float *restrict const r204 = t204;
-    const float *restrict const r604 = t604;
-    float *restrict const r618 = t618;
+    const float *restrict const r191 = t191;
+    const float *restrict const r197 = t197;
+    const float *restrict const r575 = t575;
+    float *restrict const r587 = t587;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r604, r198, NULL, r204, 1.0000000000000001e-05, r618);
+        nnc_bn_grads_f32(N, C, L, r575, r191, NULL, r197, 1.0000000000000001e-05, r587);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t619 + o * 32, t618 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t588 + o * 32, t587 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t621 + o * 32, t618 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(t590 + o * 32, t587 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r198 = t198;
-    const float *restrict const r199 = t199;
-    const float *restrict const r204 = t204;
-    const float *restrict const r604 = t604;
-    const float *restrict const r618 = t618;
-    float *restrict const r623 = t623;
+    const float *restrict const r191 = t191;
+    const float *restrict const r192 = t192;
+    const float *restrict const r197 = t197;
+    const float *restrict const r575 = t575;
+    const float *restrict const r587 = t587;
+    float *restrict const r592 = t592;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r204[C + c] + 1.0000000000000001e-05), k1 = (double)r199[c] * rstd;
-            const float mu = r204[c], a = (float)k1, mdy = (float)((double)r618[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r618[c] / M);
-            const float *xr = r198 + (b * C + c) * L, *dr = r604 + (b * C + c) * L;
-            float *yr = r623 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r197[C + c] + 1.0000000000000001e-05), k1 = (double)r192[c] * rstd;
+            const float mu = r197[c], a = (float)k1, mdy = (float)((double)r587[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r587[c] / M);
+            const float *xr = r191 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
+            float *yr = r592 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t623, t196, t626, NULL, 32, 16, 16, 32, 3, 3, 1, t625, 82688);
+        nnc_conv2d_s1_bwd_data_f32(n, t592, t190, t594, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 416), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t626 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t196, (int)CKK, t623 + b * F * P, (int)P, 0.0f, t625, (int)P);
+            float *img = t594 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t190, (int)CKK, t592 + b * F * P, (int)P, 0.0f, (A + 416), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t625 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 416) + ((c * KH + ki) * KW + kj) * P;
                 float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4875,19 +4816,19 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t623, t193, t628, 32, 16, 16, 32, 3, 3, 1, 1, t627, 90880);
+        nnc_conv2d_bwd_filter_f32(n, t592, t187, t595, 32, 16, 16, 32, 3, 3, 1, 1, (A + 416), 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t627 + CKK * P;
+        float *const dwt = (A + 416) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t193 + b * C * H * W;
+            const float *img = t187 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t627 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 416) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -4904,292 +4845,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t627, (int)P, t623 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 416), (int)P, t592 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t628[f * CKK + k] = dwt[k * F + f];
+                t595[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r166 = t166;
-    const float *restrict const r172 = t172;
-    const float *restrict const r193 = t193;
-    const float *restrict const r626 = t626;
-    float *restrict const r632 = t632;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        nnc_bn_grads_f32(N, C, L, r626, r166, r193, r172, 1.0000000000000001e-05, r632);
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t633 + o * 32, t632 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t635 + o * 32, t632 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r166 = t166;
-    const float *restrict const r167 = t167;
-    const float *restrict const r172 = t172;
-    const float *restrict const r193 = t193;
-    const float *restrict const r626 = t626;
-    const float *restrict const r632 = t632;
-    float *restrict const r637 = t637;
-    {
-        const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r172[C + c] + 1.0000000000000001e-05), k1 = (double)r167[c] * rstd;
-            const float mu = r172[c], a = (float)k1, mdy = (float)((double)r632[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r632[c] / M);
-            const float *xr = r166 + (b * C + c) * L, *dr = r626 + (b * C + c) * L;
-            float *yr = r637 + (b * C + c) * L;
-            const float *mr = r193 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, t637, t164, t640, t614, 16, 32, 32, 32, 3, 3, 1, t639, 36864);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t640 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t164, (int)CKK, t637 + b * F * P, (int)P, 0.0f, t639, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t639 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t614[b * C * H * W + i];
-        }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t637, t160, t643, 16, 32, 32, 32, 3, 3, 2, 1, t642, 41472);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t642 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t160 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t642 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t642, (int)P, t637 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t643[f * CKK + k] = dwt[k * F + f];
-    }
-    /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r160 = t160;
-    const float *restrict const r640 = t640;
-    float *restrict const r645 = t645;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v163 = r160[i];
-        const float v641 = r640[i];
-        const float v645 = v163 > 0.0f ? v641 : 0.0f;
-        r645[i] = v645;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    const float *restrict const r166 = t166;
+    const float *restrict const r187 = t187;
+    const float *restrict const r594 = t594;
+    float *restrict const r599 = t599;
     {
-    const float *restrict const r133 = t133;
-    const float *restrict const r139 = t139;
-    const float *restrict const r645 = t645;
-    float *restrict const r647 = t647;
-    {
-        const int64_t N = n, C = 16, L = 1024;
+        const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r645, r133, NULL, r139, 1.0000000000000001e-05, r647);
+        nnc_bn_grads_f32(N, C, L, r594, r160, r187, r166, 1.0000000000000001e-05, r599);
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t648 + o * 16, t647 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t600 + o * 32, t599 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t650 + o * 16, t647 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t602 + o * 32, t599 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r133 = t133;
-    const float *restrict const r134 = t134;
-    const float *restrict const r139 = t139;
-    const float *restrict const r645 = t645;
-    const float *restrict const r647 = t647;
-    float *restrict const r652 = t652;
+    const float *restrict const r160 = t160;
+    const float *restrict const r161 = t161;
+    const float *restrict const r166 = t166;
+    const float *restrict const r187 = t187;
+    const float *restrict const r594 = t594;
+    const float *restrict const r599 = t599;
+    float *restrict const r604 = t604;
     {
-        const int64_t N = n, C = 16, L = 1024;
+        const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r139[C + c] + 1.0000000000000001e-05), k1 = (double)r134[c] * rstd;
-            const float mu = r139[c], a = (float)k1, mdy = (float)((double)r647[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r647[c] / M);
-            const float *xr = r133 + (b * C + c) * L, *dr = r645 + (b * C + c) * L;
-            float *yr = r652 + (b * C + c) * L;
-            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
-        }
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t652, t131, t655, NULL, 16, 32, 32, 16, 3, 3, 1, t654, 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = t655 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t131, (int)CKK, t652 + b * F * P, (int)P, 0.0f, t654, (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t654 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t652, t128, t657, 16, 32, 32, 16, 3, 3, 1, 1, t656, 149760);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t656 + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t128 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t656 + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t656, (int)P, t652 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                t657[f * CKK + k] = dwt[k * F + f];
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r101 = t101;
-    const float *restrict const r107 = t107;
-    const float *restrict const r128 = t128;
-    const float *restrict const r655 = t655;
-    float *restrict const r661 = t661;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        (void)M;
-        nnc_bn_grads_f32(N, C, L, r655, r101, r128, r107, 1.0000000000000001e-05, r661);
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t662 + o * 16, t661 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    for (int64_t o = 0; o < 1; o++)
-        memcpy(t664 + o * 16, t661 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
-    {
-    const float *restrict const r101 = t101;
-    const float *restrict const r102 = t102;
-    const float *restrict const r107 = t107;
-    const float *restrict const r128 = t128;
-    const float *restrict const r655 = t655;
-    const float *restrict const r661 = t661;
-    float *restrict const r666 = t666;
-    {
-        const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
-        for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r107[C + c] + 1.0000000000000001e-05), k1 = (double)r102[c] * rstd;
-            const float mu = r107[c], a = (float)k1, mdy = (float)((double)r661[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r661[c] / M);
-            const float *xr = r101 + (b * C + c) * L, *dr = r655 + (b * C + c) * L;
-            float *yr = r666 + (b * C + c) * L;
-            const float *mr = r128 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r166[C + c] + 1.0000000000000001e-05), k1 = (double)r161[c] * rstd;
+            const float mu = r166[c], a = (float)k1, mdy = (float)((double)r599[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r599[c] / M);
+            const float *xr = r160 + (b * C + c) * L, *dr = r594 + (b * C + c) * L;
+            float *yr = r604 + (b * C + c) * L;
+            const float *mr = r187 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t666, t99, t669, t645, 16, 32, 32, 16, 3, 3, 1, t668, 147456);
+        nnc_conv2d_s2_bwd_data_f32(n, t604, t159, t606, t584, 16, 32, 32, 32, 3, 3, 1, (A + 256), 36864);
     else
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t669 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t99, (int)CKK, t666 + b * F * P, (int)P, 0.0f, t668, (int)P);
+            float *img = t606 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t159, (int)CKK, t604 + b * F * P, (int)P, 0.0f, (A + 256), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5201,26 +4917,26 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t668 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    const float *crow = (A + 256) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t645[b * C * H * W + i];
+                img[i] += t584[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t666, t95, t672, 16, 32, 32, 16, 3, 3, 1, 1, t671, 149760);
+        nnc_conv2d_bwd_filter_f32(n, t604, t155, t608, 16, 32, 32, 32, 3, 3, 2, 1, (A + 256), 41472);
     else
     {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t671 + CKK * P;
+        float *const dwt = (A + 256) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t95 + b * C * H * W;
+            const float *img = t155 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5231,83 +4947,83 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t671 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 256) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t671, (int)P, t666 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 256), (int)P, t604 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t672[f * CKK + k] = dwt[k * F + f];
+                t608[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r95 = t95;
-    const float *restrict const r669 = t669;
-    float *restrict const r674 = t674;
+    const float *restrict const r155 = t155;
+    const float *restrict const r606 = t606;
+    float *restrict const r610 = t610;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v98 = r95[i];
-        const float v670 = r669[i];
-        const float v674 = v98 > 0.0f ? v670 : 0.0f;
-        r674[i] = v674;
+        const float v158 = r155[i];
+        const float v607 = r606[i];
+        const float v610 = v158 > 0.0f ? v607 : 0.0f;
+        r610[i] = v610;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r68 = t68;
-    const float *restrict const r74 = t74;
-    const float *restrict const r674 = t674;
-    float *restrict const r676 = t676;
+    const float *restrict const r128 = t128;
+    const float *restrict const r134 = t134;
+    const float *restrict const r610 = t610;
+    float *restrict const r612 = t612;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r674, r68, NULL, r74, 1.0000000000000001e-05, r676);
+        nnc_bn_grads_f32(N, C, L, r610, r128, NULL, r134, 1.0000000000000001e-05, r612);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t677 + o * 16, t676 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t613 + o * 16, t612 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t679 + o * 16, t676 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t615 + o * 16, t612 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r68 = t68;
-    const float *restrict const r69 = t69;
-    const float *restrict const r74 = t74;
-    const float *restrict const r674 = t674;
-    const float *restrict const r676 = t676;
-    float *restrict const r681 = t681;
+    const float *restrict const r128 = t128;
+    const float *restrict const r129 = t129;
+    const float *restrict const r134 = t134;
+    const float *restrict const r610 = t610;
+    const float *restrict const r612 = t612;
+    float *restrict const r617 = t617;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r74[C + c] + 1.0000000000000001e-05), k1 = (double)r69[c] * rstd;
-            const float mu = r74[c], a = (float)k1, mdy = (float)((double)r676[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r676[c] / M);
-            const float *xr = r68 + (b * C + c) * L, *dr = r674 + (b * C + c) * L;
-            float *yr = r681 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r134[C + c] + 1.0000000000000001e-05), k1 = (double)r129[c] * rstd;
+            const float mu = r134[c], a = (float)k1, mdy = (float)((double)r612[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r612[c] / M);
+            const float *xr = r128 + (b * C + c) * L, *dr = r610 + (b * C + c) * L;
+            float *yr = r617 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t681, t66, t684, NULL, 16, 32, 32, 16, 3, 3, 1, t683, 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, t617, t127, t619, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 192), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t684 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t66, (int)CKK, t681 + b * F * P, (int)P, 0.0f, t683, (int)P);
+            float *img = t619 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t127, (int)CKK, t617 + b * F * P, (int)P, 0.0f, (A + 192), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5319,7 +5035,7 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t683 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    const float *crow = (A + 192) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
@@ -5328,15 +5044,15 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t681, t63, t686, 16, 32, 32, 16, 3, 3, 1, 1, t685, 149760);
+        nnc_conv2d_bwd_filter_f32(n, t617, t124, t620, 16, 32, 32, 16, 3, 3, 1, 1, (A + 192), 149760);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t685 + CKK * P;
+        float *const dwt = (A + 192) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t63 + b * C * H * W;
+            const float *img = t124 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5347,74 +5063,74 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t685 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 192) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t685, (int)P, t681 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 192), (int)P, t617 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t686[f * CKK + k] = dwt[k * F + f];
+                t620[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r36 = t36;
-    const float *restrict const r42 = t42;
-    const float *restrict const r63 = t63;
-    const float *restrict const r684 = t684;
-    float *restrict const r690 = t690;
+    const float *restrict const r97 = t97;
+    const float *restrict const r103 = t103;
+    const float *restrict const r124 = t124;
+    const float *restrict const r619 = t619;
+    float *restrict const r624 = t624;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r684, r36, r63, r42, 1.0000000000000001e-05, r690);
+        nnc_bn_grads_f32(N, C, L, r619, r97, r124, r103, 1.0000000000000001e-05, r624);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t691 + o * 16, t690 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t625 + o * 16, t624 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t693 + o * 16, t690 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(t627 + o * 16, t624 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r42 = t42;
-    const float *restrict const r63 = t63;
-    const float *restrict const r684 = t684;
-    const float *restrict const r690 = t690;
-    float *restrict const r695 = t695;
+    const float *restrict const r97 = t97;
+    const float *restrict const r98 = t98;
+    const float *restrict const r103 = t103;
+    const float *restrict const r124 = t124;
+    const float *restrict const r619 = t619;
+    const float *restrict const r624 = t624;
+    float *restrict const r629 = t629;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r42[C + c] + 1.0000000000000001e-05), k1 = (double)r37[c] * rstd;
-            const float mu = r42[c], a = (float)k1, mdy = (float)((double)r690[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r690[c] / M);
-            const float *xr = r36 + (b * C + c) * L, *dr = r684 + (b * C + c) * L;
-            float *yr = r695 + (b * C + c) * L;
-            const float *mr = r63 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r103[C + c] + 1.0000000000000001e-05), k1 = (double)r98[c] * rstd;
+            const float mu = r103[c], a = (float)k1, mdy = (float)((double)r624[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r624[c] / M);
+            const float *xr = r97 + (b * C + c) * L, *dr = r619 + (b * C + c) * L;
+            float *yr = r629 + (b * C + c) * L;
+            const float *mr = r124 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t695, t34, t698, t674, 16, 32, 32, 16, 3, 3, 1, t697, 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, t629, t96, t631, t610, 16, 32, 32, 16, 3, 3, 1, (A + 128), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t698 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t695 + b * F * P, (int)P, 0.0f, t697, (int)P);
+            float *img = t631 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t96, (int)CKK, t629 + b * F * P, (int)P, 0.0f, (A + 128), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5426,26 +5142,26 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = t697 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    const float *crow = (A + 128) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) continue;
                     for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t674[b * C * H * W + i];
+                img[i] += t610[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t695, t31, t701, 16, 32, 32, 16, 3, 3, 1, 1, t700, 149760);
+        nnc_conv2d_bwd_filter_f32(n, t629, t92, t633, 16, 32, 32, 16, 3, 3, 1, 1, (A + 128), 149760);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t700 + CKK * P;
+        float *const dwt = (A + 128) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t31 + b * C * H * W;
+            const float *img = t92 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5456,72 +5172,297 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t700 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 128) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t700, (int)P, t695 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 128), (int)P, t629 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t701[f * CKK + k] = dwt[k * F + f];
+                t633[f * CKK + k] = dwt[k * F + f];
     }
-    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r4 = t4;
-    const float *restrict const r10 = t10;
-    const float *restrict const r31 = t31;
-    const float *restrict const r698 = t698;
-    float *restrict const r705 = t705;
+    const float *restrict const r92 = t92;
+    const float *restrict const r631 = t631;
+    float *restrict const r635 = t635;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v95 = r92[i];
+        const float v632 = r631[i];
+        const float v635 = v95 > 0.0f ? v632 : 0.0f;
+        r635[i] = v635;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r65 = t65;
+    const float *restrict const r71 = t71;
+    const float *restrict const r635 = t635;
+    float *restrict const r637 = t637;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r698, r4, r31, r10, 1.0000000000000001e-05, r705);
+        nnc_bn_grads_f32(N, C, L, r635, r65, NULL, r71, 1.0000000000000001e-05, r637);
     }
     }
-    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t706 + o * 16, t705 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t638 + o * 16, t637 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t708 + o * 16, t705 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
-    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+        memcpy(t640 + o * 16, t637 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r10 = t10;
-    const float *restrict const r31 = t31;
-    const float *restrict const r698 = t698;
-    const float *restrict const r705 = t705;
-    float *restrict const r710 = t710;
+    const float *restrict const r65 = t65;
+    const float *restrict const r66 = t66;
+    const float *restrict const r71 = t71;
+    const float *restrict const r635 = t635;
+    const float *restrict const r637 = t637;
+    float *restrict const r642 = t642;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r10[C + c] + 1.0000000000000001e-05), k1 = (double)r5[c] * rstd;
-            const float mu = r10[c], a = (float)k1, mdy = (float)((double)r705[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r705[c] / M);
-            const float *xr = r4 + (b * C + c) * L, *dr = r698 + (b * C + c) * L;
-            float *yr = r710 + (b * C + c) * L;
-            const float *mr = r31 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r71[C + c] + 1.0000000000000001e-05), k1 = (double)r66[c] * rstd;
+            const float mu = r71[c], a = (float)k1, mdy = (float)((double)r637[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r637[c] / M);
+            const float *xr = r65 + (b * C + c) * L, *dr = r635 + (b * C + c) * L;
+            float *yr = r642 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t642, t64, t644, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 64), 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t644 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t64, (int)CKK, t642 + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+        }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t642, t61, t645, 16, 32, 32, 16, 3, 3, 1, 1, (A + 64), 149760);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = (A + 64) + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t61 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, t642 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t645[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r34 = t34;
+    const float *restrict const r40 = t40;
+    const float *restrict const r61 = t61;
+    const float *restrict const r644 = t644;
+    float *restrict const r649 = t649;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r644, r34, r61, r40, 1.0000000000000001e-05, r649);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t650 + o * 16, t649 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t652 + o * 16, t649 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r34 = t34;
+    const float *restrict const r35 = t35;
+    const float *restrict const r40 = t40;
+    const float *restrict const r61 = t61;
+    const float *restrict const r644 = t644;
+    const float *restrict const r649 = t649;
+    float *restrict const r654 = t654;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r40[C + c] + 1.0000000000000001e-05), k1 = (double)r35[c] * rstd;
+            const float mu = r40[c], a = (float)k1, mdy = (float)((double)r649[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r649[c] / M);
+            const float *xr = r34 + (b * C + c) * L, *dr = r644 + (b * C + c) * L;
+            float *yr = r654 + (b * C + c) * L;
+            const float *mr = r61 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_bwd_data_f32(n, t654, t33, t656, t635, 16, 32, 32, 16, 3, 3, 1, (A + 32), 147456);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            float *img = t656 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t33, (int)CKK, t654 + b * F * P, (int)P, 0.0f, (A + 32), (int)P);
+            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    const float *crow = (A + 32) + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
+                }
+            }
+            for (int64_t i = 0; i < C * H * W; i++)
+                img[i] += t635[b * C * H * W + i];
+        }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_bwd_filter_f32(n, t654, t30, t658, 16, 32, 32, 16, 3, 3, 1, 1, (A + 32), 149760);
+    else
+    {
+        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        float *const dwt = (A + 32) + CKK * P;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t30 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
+                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
+                if (lo > OW) lo = OW;
+                if (hi > OW) hi = OW;
+                if (hi < lo) hi = lo;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
+                    float *crow = (A + 32) + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
+                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
+                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
+                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 32), (int)P, t654 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+        }
+        for (int64_t f = 0; f < F; f++)
+            for (int64_t k = 0; k < CKK; k++)
+                t658[f * CKK + k] = dwt[k * F + f];
+    }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r3 = t3;
+    const float *restrict const r9 = t9;
+    const float *restrict const r30 = t30;
+    const float *restrict const r656 = t656;
+    float *restrict const r662 = t662;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r656, r3, r30, r9, 1.0000000000000001e-05, r662);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t663 + o * 16, t662 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(t665 + o * 16, t662 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r3 = t3;
+    const float *restrict const r4 = t4;
+    const float *restrict const r9 = t9;
+    const float *restrict const r30 = t30;
+    const float *restrict const r656 = t656;
+    const float *restrict const r662 = t662;
+    float *restrict const r667 = t667;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05), k1 = (double)r4[c] * rstd;
+            const float mu = r9[c], a = (float)k1, mdy = (float)((double)r662[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r662[c] / M);
+            const float *xr = r3 + (b * C + c) * L, *dr = r656 + (b * C + c) * L;
+            float *yr = r667 + (b * C + c) * L;
+            const float *mr = r30 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t710, t0, t713, 3, 32, 32, 16, 3, 3, 1, 1, t712, 28080);
+        nnc_conv2d_bwd_filter_f32(n, t667, t0, t669, 3, 32, 32, 16, 3, 3, 1, 1, (A + 0), 28080);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = t712 + CKK * P;
+        float *const dwt = (A + 0) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
             const float *img = t0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
@@ -5534,18 +5475,18 @@ void res_net_backward(res_net *m)
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t712 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, t712, (int)P, t710 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, t667 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t713[f * CKK + k] = dwt[k * F + f];
+                t669[f * CKK + k] = dwt[k * F + f];
     }
 }
 
@@ -5561,165 +5502,150 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
     const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + 0); /* [27648] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t5 = P + 432; /* bn.weight [16] */
-    const float *const t6 = P + 448; /* bn.bias [16] */
-    const float *const t7 = S + 0; /* bn.running_mean [16] */
-    const float *const t8 = S + 16; /* bn.running_var [16] */
-    float *const t17 = (float *)(A + 0); /* [16, 1] */
-    float *const t20 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t23 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t24 = (float *)(A + 0); /* [147456] */
-    float *const t25 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t26 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t27 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t28 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t29 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t38 = (float *)(A + 0); /* [16, 1] */
-    float *const t41 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t43 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t44 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t45 = (float *)(A + 0); /* [147456] */
-    float *const t46 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t47 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t48 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t49 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t50 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t59 = (float *)(A + 0); /* [16, 1] */
-    float *const t62 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t65 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t66 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t67 = (float *)(A + 0); /* [147456] */
-    float *const t68 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t69 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t70 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t71 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t72 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t81 = (float *)(A + 0); /* [16, 1] */
-    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t86 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t87 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t88 = (float *)(A + 0); /* [147456] */
-    float *const t89 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t90 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t91 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t92 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t93 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t102 = (float *)(A + 0); /* [16, 1] */
-    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t108 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t109 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t110 = (float *)(A + 0); /* [36864] */
-    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t112 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t113 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t114 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t115 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t124 = (float *)(A + 0); /* [32, 1] */
-    float *const t127 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t129 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t130 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t131 = (float *)(A + 0); /* [82688] */
-    float *const t132 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t133 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t134 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t135 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t136 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t145 = (float *)(A + 0); /* [32, 1] */
-    float *const t148 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t150 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t151 = (float *)(A + 0); /* [24640] */
-    float *const t152 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t153 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t154 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t155 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t156 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t165 = (float *)(A + 0); /* [32, 1] */
-    float *const t168 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
-    float *const t171 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t172 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t173 = (float *)(A + 0); /* [82688] */
-    float *const t174 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t175 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t176 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t177 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t178 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t187 = (float *)(A + 0); /* [32, 1] */
-    float *const t190 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
-    float *const t192 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t193 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t194 = (float *)(A + 0); /* [82688] */
-    float *const t195 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t196 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t197 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t198 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t199 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t208 = (float *)(A + 0); /* [32, 1] */
-    float *const t211 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t214 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t215 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t216 = (float *)(A + 0); /* [18432] */
-    float *const t217 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t218 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t219 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t220 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t221 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t230 = (float *)(A + 0); /* [64, 1] */
-    float *const t233 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t235 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t236 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t237 = (float *)(A + 0); /* [197376] */
-    float *const t238 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t239 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t240 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t241 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t242 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t251 = (float *)(A + 0); /* [64, 1] */
-    float *const t254 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t256 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t257 = (float *)(A + 0); /* [12416] */
-    float *const t258 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t259 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t260 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t261 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t262 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t271 = (float *)(A + 0); /* [64, 1] */
-    float *const t274 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
-    float *const t277 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t278 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t279 = (float *)(A + 0); /* [197376] */
-    float *const t280 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t281 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t282 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t283 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t284 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t293 = (float *)(A + 0); /* [64, 1] */
-    float *const t296 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
-    float *const t298 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t299 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t300 = (float *)(A + 0); /* [197376] */
-    float *const t301 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t302 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t303 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t304 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t305 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t314 = (float *)(A + 0); /* [64, 1] */
-    float *const t317 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t320 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    float *const t321 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t322 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t323 = P + 175248; /* fc.bias [10] */
-    float *const t325 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t326 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t327 = (float *)(A + 0); /* [] */
-    float *const t328 = (float *)(A + 16); /* [] */
+    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t4 = P + 432; /* bn.weight [16] */
+    const float *const t5 = P + 448; /* bn.bias [16] */
+    const float *const t6 = S + 0; /* bn.running_mean [16] */
+    const float *const t7 = S + 16; /* bn.running_var [16] */
+    float *const t16 = (float *)(A + 0); /* [16, 1] */
+    float *const t19 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t22 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const t23 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t24 = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const t25 = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const t26 = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const t27 = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const t36 = (float *)(A + 0); /* [16, 1] */
+    float *const t39 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const t41 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t42 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const t43 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t44 = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const t45 = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const t46 = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const t47 = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const t56 = (float *)(A + 0); /* [16, 1] */
+    float *const t59 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t62 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const t63 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const t64 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t65 = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const t66 = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const t67 = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const t68 = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const t77 = (float *)(A + 0); /* [16, 1] */
+    float *const t80 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const t82 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const t83 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t85 = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const t86 = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const t87 = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const t88 = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const t97 = (float *)(A + 0); /* [16, 1] */
+    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const t103 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const t104 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t106 = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const t107 = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const t108 = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const t109 = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const t118 = (float *)(A + 0); /* [32, 1] */
+    float *const t121 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const t123 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t124 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const t125 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t126 = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const t127 = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const t128 = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const t129 = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const t138 = (float *)(A + 0); /* [32, 1] */
+    float *const t141 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const t143 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const t144 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t145 = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const t146 = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const t147 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const t148 = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const t157 = (float *)(A + 0); /* [32, 1] */
+    float *const t160 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t163 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const t164 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const t165 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t166 = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const t167 = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const t168 = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const t169 = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const t178 = (float *)(A + 0); /* [32, 1] */
+    float *const t181 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const t183 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const t184 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const t185 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t186 = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const t187 = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const t188 = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const t189 = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const t198 = (float *)(A + 0); /* [32, 1] */
+    float *const t201 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const t204 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const t205 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const t206 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t207 = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const t208 = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const t209 = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const t210 = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const t219 = (float *)(A + 0); /* [64, 1] */
+    float *const t222 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const t224 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t225 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const t226 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t227 = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const t228 = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const t229 = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const t230 = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const t239 = (float *)(A + 0); /* [64, 1] */
+    float *const t242 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const t244 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const t245 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t246 = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const t247 = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const t248 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const t249 = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const t258 = (float *)(A + 0); /* [64, 1] */
+    float *const t261 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t264 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const t265 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const t266 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t267 = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const t268 = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const t269 = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const t270 = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const t279 = (float *)(A + 0); /* [64, 1] */
+    float *const t282 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const t284 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const t285 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const t286 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const t287 = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const t288 = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const t289 = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const t290 = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const t299 = (float *)(A + 0); /* [64, 1] */
+    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const t305 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const t306 = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const t307 = P + 174608; /* fc.weight [10, 64] */
+    const float *const t308 = P + 175248; /* fc.bias [10] */
+    float *const t310 = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const t311 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const t312 = (float *)(A + 0); /* [] */
+    float *const t313 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t4, 3, 32, 32, 16, 3, 3, 1, NULL, 0, t3, 27648);
+        nnc_conv2d_s1_f32(n, t0, t2, t3, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5737,72 +5663,72 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t3 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, t3, (int)P, 0.0f, t4 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r8 = t8;
-    float *restrict const r17 = t17;
+    const float *restrict const r7 = t7;
+    float *restrict const r16 = t16;
     for (int64_t i = 0; i < 16; i++) {
-        const float v13 = r8[i];
-        const float v16 = v13 + 1e-05f;
-        const float v17 = 1.0f / sqrtf(v16);
-        r17[i] = v17;
+        const float v12 = r7[i];
+        const float v15 = v12 + 1e-05f;
+        const float v16 = 1.0f / sqrtf(v15);
+        r16[i] = v16;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
+    const float *restrict const r3 = t3;
     const float *restrict const r4 = t4;
     const float *restrict const r5 = t5;
     const float *restrict const r6 = t6;
-    const float *restrict const r7 = t7;
-    const float *restrict const r17 = t17;
-    float *restrict const r20 = t20;
+    const float *restrict const r16 = t16;
+    float *restrict const r19 = t19;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v9 = r4[i];
-        const float v12 = r7[i1 * 1];
-        const float v14 = v9 - v12;
-        const float v17 = r17[i1 * 1];
-        const float v18 = v14 * v17;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 * v10;
+        const float v8 = r3[i];
         const float v11 = r6[i1 * 1];
-        const float v20 = v19 + v11;
-        r20[i] = v20;
+        const float v13 = v8 - v11;
+        const float v16 = r16[i1 * 1];
+        const float v17 = v13 * v16;
+        const float v9 = r4[i1 * 1];
+        const float v18 = v17 * v9;
+        const float v10 = r5[i1 * 1];
+        const float v19 = v18 + v10;
+        r19[i] = v19;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r20 = t20;
-    float *restrict const r22 = t22;
+    const float *restrict const r19 = t19;
+    float *restrict const r21 = t21;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v21 = r20[i];
-        const float v22 = v21 > 0.0f ? v21 : 0.0f;
-        r22[i] = v22;
+        const float v20 = r19[i];
+        const float v21 = v20 > 0.0f ? v20 : 0.0f;
+        r21[i] = v21;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t22, t23, t25, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t24, 147456);
+        nnc_conv2d_s1_f32(n, t21, t22, t23, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t22 + b * C * H * W;
+            const float *img = t21 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5813,72 +5739,72 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t24 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, t24, (int)P, 0.0f, t25 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t22, (int)CKK, (A + 0), (int)P, 0.0f, t23 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r29 = t29;
-    float *restrict const r38 = t38;
+    const float *restrict const r27 = t27;
+    float *restrict const r36 = t36;
     for (int64_t i = 0; i < 16; i++) {
-        const float v34 = r29[i];
-        const float v37 = v34 + 1e-05f;
-        const float v38 = 1.0f / sqrtf(v37);
-        r38[i] = v38;
+        const float v32 = r27[i];
+        const float v35 = v32 + 1e-05f;
+        const float v36 = 1.0f / sqrtf(v35);
+        r36[i] = v36;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
+    const float *restrict const r23 = t23;
+    const float *restrict const r24 = t24;
     const float *restrict const r25 = t25;
     const float *restrict const r26 = t26;
-    const float *restrict const r27 = t27;
-    const float *restrict const r28 = t28;
-    const float *restrict const r38 = t38;
-    float *restrict const r41 = t41;
+    const float *restrict const r36 = t36;
+    float *restrict const r39 = t39;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v30 = r25[i];
-        const float v33 = r28[i1 * 1];
-        const float v35 = v30 - v33;
-        const float v38 = r38[i1 * 1];
-        const float v39 = v35 * v38;
+        const float v28 = r23[i];
         const float v31 = r26[i1 * 1];
-        const float v40 = v39 * v31;
-        const float v32 = r27[i1 * 1];
-        const float v41 = v40 + v32;
+        const float v33 = v28 - v31;
+        const float v36 = r36[i1 * 1];
+        const float v37 = v33 * v36;
+        const float v29 = r24[i1 * 1];
+        const float v38 = v37 * v29;
+        const float v30 = r25[i1 * 1];
+        const float v39 = v38 + v30;
+        r39[i] = v39;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r39 = t39;
+    float *restrict const r41 = t41;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v40 = r39[i];
+        const float v41 = v40 > 0.0f ? v40 : 0.0f;
         r41[i] = v41;
     }
     }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r41 = t41;
-    float *restrict const r43 = t43;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v42 = r41[i];
-        const float v43 = v42 > 0.0f ? v42 : 0.0f;
-        r43[i] = v43;
-    }
-    }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t43, t44, t46, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t45, 147456);
+        nnc_conv2d_s1_f32(n, t41, t42, t43, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t43 + b * C * H * W;
+            const float *img = t41 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5889,75 +5815,75 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t45 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t44, (int)CKK, t45, (int)P, 0.0f, t46 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t42, (int)CKK, (A + 0), (int)P, 0.0f, t43 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r50 = t50;
-    float *restrict const r59 = t59;
+    const float *restrict const r47 = t47;
+    float *restrict const r56 = t56;
     for (int64_t i = 0; i < 16; i++) {
-        const float v55 = r50[i];
-        const float v58 = v55 + 1e-05f;
-        const float v59 = 1.0f / sqrtf(v58);
+        const float v52 = r47[i];
+        const float v55 = v52 + 1e-05f;
+        const float v56 = 1.0f / sqrtf(v55);
+        r56[i] = v56;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r43 = t43;
+    const float *restrict const r44 = t44;
+    const float *restrict const r45 = t45;
+    const float *restrict const r46 = t46;
+    const float *restrict const r56 = t56;
+    float *restrict const r59 = t59;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        const float v48 = r43[i];
+        const float v51 = r46[i1 * 1];
+        const float v53 = v48 - v51;
+        const float v56 = r56[i1 * 1];
+        const float v57 = v53 * v56;
+        const float v49 = r44[i1 * 1];
+        const float v58 = v57 * v49;
+        const float v50 = r45[i1 * 1];
+        const float v59 = v58 + v50;
         r59[i] = v59;
     }
     }
-    /* resnet.nn:22  bn2(conv2(h)): + */
+    /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r46 = t46;
-    const float *restrict const r47 = t47;
-    const float *restrict const r48 = t48;
-    const float *restrict const r49 = t49;
+    const float *restrict const r21 = t21;
     const float *restrict const r59 = t59;
     float *restrict const r62 = t62;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 16; i1++)
-    for (int64_t i2 = 0; i2 < 1024; i2++)
-    {
-        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v51 = r46[i];
-        const float v54 = r49[i1 * 1];
-        const float v56 = v51 - v54;
-        const float v59 = r59[i1 * 1];
-        const float v60 = v56 * v59;
-        const float v52 = r47[i1 * 1];
-        const float v61 = v60 * v52;
-        const float v53 = r48[i1 * 1];
-        const float v62 = v61 + v53;
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v60 = r59[i];
+        const float v21 = r21[i];
+        const float v61 = v60 + v21;
+        const float v62 = v61 > 0.0f ? v61 : 0.0f;
         r62[i] = v62;
     }
     }
-    /* resnet.nn:24  relu(h + skip) */
-    {
-    const float *restrict const r22 = t22;
-    const float *restrict const r62 = t62;
-    float *restrict const r65 = t65;
-    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v63 = r62[i];
-        const float v22 = r22[i];
-        const float v64 = v63 + v22;
-        const float v65 = v64 > 0.0f ? v64 : 0.0f;
-        r65[i] = v65;
-    }
-    }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t65, t66, t68, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t67, 147456);
+        nnc_conv2d_s1_f32(n, t62, t63, t64, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t65 + b * C * H * W;
+            const float *img = t62 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5968,72 +5894,72 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t67 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t66, (int)CKK, t67, (int)P, 0.0f, t68 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t63, (int)CKK, (A + 0), (int)P, 0.0f, t64 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r72 = t72;
-    float *restrict const r81 = t81;
-    for (int64_t i = 0; i < 16; i++) {
-        const float v77 = r72[i];
-        const float v80 = v77 + 1e-05f;
-        const float v81 = 1.0f / sqrtf(v80);
-        r81[i] = v81;
-    }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): + */
     {
     const float *restrict const r68 = t68;
-    const float *restrict const r69 = t69;
-    const float *restrict const r70 = t70;
-    const float *restrict const r71 = t71;
-    const float *restrict const r81 = t81;
-    float *restrict const r84 = t84;
+    float *restrict const r77 = t77;
+    for (int64_t i = 0; i < 16; i++) {
+        const float v73 = r68[i];
+        const float v76 = v73 + 1e-05f;
+        const float v77 = 1.0f / sqrtf(v76);
+        r77[i] = v77;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r64 = t64;
+    const float *restrict const r65 = t65;
+    const float *restrict const r66 = t66;
+    const float *restrict const r67 = t67;
+    const float *restrict const r77 = t77;
+    float *restrict const r80 = t80;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v73 = r68[i];
-        const float v76 = r71[i1 * 1];
-        const float v78 = v73 - v76;
-        const float v81 = r81[i1 * 1];
-        const float v82 = v78 * v81;
-        const float v74 = r69[i1 * 1];
-        const float v83 = v82 * v74;
-        const float v75 = r70[i1 * 1];
-        const float v84 = v83 + v75;
-        r84[i] = v84;
+        const float v69 = r64[i];
+        const float v72 = r67[i1 * 1];
+        const float v74 = v69 - v72;
+        const float v77 = r77[i1 * 1];
+        const float v78 = v74 * v77;
+        const float v70 = r65[i1 * 1];
+        const float v79 = v78 * v70;
+        const float v71 = r66[i1 * 1];
+        const float v80 = v79 + v71;
+        r80[i] = v80;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r84 = t84;
-    float *restrict const r86 = t86;
+    const float *restrict const r80 = t80;
+    float *restrict const r82 = t82;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v85 = r84[i];
-        const float v86 = v85 > 0.0f ? v85 : 0.0f;
-        r86[i] = v86;
+        const float v81 = r80[i];
+        const float v82 = v81 > 0.0f ? v81 : 0.0f;
+        r82[i] = v82;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t86, t87, t89, 16, 32, 32, 16, 3, 3, 1, NULL, 0, t88, 147456);
+        nnc_conv2d_s1_f32(n, t82, t83, t84, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t86 + b * C * H * W;
+            const float *img = t82 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -6044,75 +5970,75 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t88 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t87, (int)CKK, t88, (int)P, 0.0f, t89 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t83, (int)CKK, (A + 0), (int)P, 0.0f, t84 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r93 = t93;
-    float *restrict const r102 = t102;
+    const float *restrict const r88 = t88;
+    float *restrict const r97 = t97;
     for (int64_t i = 0; i < 16; i++) {
-        const float v98 = r93[i];
-        const float v101 = v98 + 1e-05f;
-        const float v102 = 1.0f / sqrtf(v101);
-        r102[i] = v102;
+        const float v93 = r88[i];
+        const float v96 = v93 + 1e-05f;
+        const float v97 = 1.0f / sqrtf(v96);
+        r97[i] = v97;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r89 = t89;
-    const float *restrict const r90 = t90;
-    const float *restrict const r91 = t91;
-    const float *restrict const r92 = t92;
-    const float *restrict const r102 = t102;
-    float *restrict const r105 = t105;
+    const float *restrict const r84 = t84;
+    const float *restrict const r85 = t85;
+    const float *restrict const r86 = t86;
+    const float *restrict const r87 = t87;
+    const float *restrict const r97 = t97;
+    float *restrict const r100 = t100;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v94 = r89[i];
-        const float v97 = r92[i1 * 1];
-        const float v99 = v94 - v97;
-        const float v102 = r102[i1 * 1];
-        const float v103 = v99 * v102;
-        const float v95 = r90[i1 * 1];
-        const float v104 = v103 * v95;
-        const float v96 = r91[i1 * 1];
-        const float v105 = v104 + v96;
-        r105[i] = v105;
+        const float v89 = r84[i];
+        const float v92 = r87[i1 * 1];
+        const float v94 = v89 - v92;
+        const float v97 = r97[i1 * 1];
+        const float v98 = v94 * v97;
+        const float v90 = r85[i1 * 1];
+        const float v99 = v98 * v90;
+        const float v91 = r86[i1 * 1];
+        const float v100 = v99 + v91;
+        r100[i] = v100;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r65 = t65;
-    const float *restrict const r105 = t105;
-    float *restrict const r108 = t108;
+    const float *restrict const r62 = t62;
+    const float *restrict const r100 = t100;
+    float *restrict const r103 = t103;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v106 = r105[i];
-        const float v65 = r65[i];
-        const float v107 = v106 + v65;
-        const float v108 = v107 > 0.0f ? v107 : 0.0f;
-        r108[i] = v108;
+        const float v101 = r100[i];
+        const float v62 = r62[i];
+        const float v102 = v101 + v62;
+        const float v103 = v102 > 0.0f ? v102 : 0.0f;
+        r103[i] = v103;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t108, t109, t111, 16, 32, 32, 32, 3, 3, 1, NULL, 0, t110, 36864);
+        nnc_conv2d_s2_f32(n, t103, t104, t105, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 0), 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t108 + b * C * H * W;
+            const float *img = t103 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -6123,76 +6049,76 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t110 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t109, (int)CKK, t110, (int)P, 0.0f, t111 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t104, (int)CKK, (A + 0), (int)P, 0.0f, t105 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r115 = t115;
-    float *restrict const r124 = t124;
+    const float *restrict const r109 = t109;
+    float *restrict const r118 = t118;
     for (int64_t i = 0; i < 32; i++) {
-        const float v120 = r115[i];
-        const float v123 = v120 + 1e-05f;
-        const float v124 = 1.0f / sqrtf(v123);
-        r124[i] = v124;
+        const float v114 = r109[i];
+        const float v117 = v114 + 1e-05f;
+        const float v118 = 1.0f / sqrtf(v117);
+        r118[i] = v118;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r111 = t111;
-    const float *restrict const r112 = t112;
-    const float *restrict const r113 = t113;
-    const float *restrict const r114 = t114;
-    const float *restrict const r124 = t124;
-    float *restrict const r127 = t127;
+    const float *restrict const r105 = t105;
+    const float *restrict const r106 = t106;
+    const float *restrict const r107 = t107;
+    const float *restrict const r108 = t108;
+    const float *restrict const r118 = t118;
+    float *restrict const r121 = t121;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v116 = r111[i];
-        const float v119 = r114[i1 * 1];
-        const float v121 = v116 - v119;
-        const float v124 = r124[i1 * 1];
-        const float v125 = v121 * v124;
-        const float v117 = r112[i1 * 1];
-        const float v126 = v125 * v117;
-        const float v118 = r113[i1 * 1];
-        const float v127 = v126 + v118;
-        r127[i] = v127;
+        const float v110 = r105[i];
+        const float v113 = r108[i1 * 1];
+        const float v115 = v110 - v113;
+        const float v118 = r118[i1 * 1];
+        const float v119 = v115 * v118;
+        const float v111 = r106[i1 * 1];
+        const float v120 = v119 * v111;
+        const float v112 = r107[i1 * 1];
+        const float v121 = v120 + v112;
+        r121[i] = v121;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r127 = t127;
-    float *restrict const r129 = t129;
+    const float *restrict const r121 = t121;
+    float *restrict const r123 = t123;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v128 = r127[i];
-        const float v129 = v128 > 0.0f ? v128 : 0.0f;
-        r129[i] = v129;
+        const float v122 = r121[i];
+        const float v123 = v122 > 0.0f ? v122 : 0.0f;
+        r123[i] = v123;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t129, t130, t132, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t131, 82688);
+        nnc_conv2d_s1_f32(n, t123, t124, t125, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t129 + b * C * H * W;
+            const float *img = t123 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t131 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -6209,43 +6135,43 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t130, (int)CKK, t131, (int)P, 0.0f, t132 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t124, (int)CKK, (A + 0), (int)P, 0.0f, t125 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r136 = t136;
-    float *restrict const r145 = t145;
+    const float *restrict const r129 = t129;
+    float *restrict const r138 = t138;
     for (int64_t i = 0; i < 32; i++) {
-        const float v141 = r136[i];
-        const float v144 = v141 + 1e-05f;
-        const float v145 = 1.0f / sqrtf(v144);
-        r145[i] = v145;
+        const float v134 = r129[i];
+        const float v137 = v134 + 1e-05f;
+        const float v138 = 1.0f / sqrtf(v137);
+        r138[i] = v138;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r132 = t132;
-    const float *restrict const r133 = t133;
-    const float *restrict const r134 = t134;
-    const float *restrict const r135 = t135;
-    const float *restrict const r145 = t145;
-    float *restrict const r148 = t148;
+    const float *restrict const r125 = t125;
+    const float *restrict const r126 = t126;
+    const float *restrict const r127 = t127;
+    const float *restrict const r128 = t128;
+    const float *restrict const r138 = t138;
+    float *restrict const r141 = t141;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v137 = r132[i];
-        const float v140 = r135[i1 * 1];
-        const float v142 = v137 - v140;
-        const float v145 = r145[i1 * 1];
-        const float v146 = v142 * v145;
-        const float v138 = r133[i1 * 1];
-        const float v147 = v146 * v138;
-        const float v139 = r134[i1 * 1];
-        const float v148 = v147 + v139;
-        r148[i] = v148;
+        const float v130 = r125[i];
+        const float v133 = r128[i1 * 1];
+        const float v135 = v130 - v133;
+        const float v138 = r138[i1 * 1];
+        const float v139 = v135 * v138;
+        const float v131 = r126[i1 * 1];
+        const float v140 = v139 * v131;
+        const float v132 = r127[i1 * 1];
+        const float v141 = v140 + v132;
+        r141[i] = v141;
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -6254,7 +6180,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t108 + b * C * H * W;
+            const float *img = t103 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -6265,236 +6191,236 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t151 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t150, (int)CKK, t151, (int)P, 0.0f, t152 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t143, (int)CKK, (A + 0), (int)P, 0.0f, t144 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r156 = t156;
-    float *restrict const r165 = t165;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v161 = r156[i];
-        const float v164 = v161 + 1e-05f;
-        const float v165 = 1.0f / sqrtf(v164);
-        r165[i] = v165;
-    }
-    }
-    /* resnet.nn:23  proj_bn(proj(x)): + */
-    {
-    const float *restrict const r152 = t152;
-    const float *restrict const r153 = t153;
-    const float *restrict const r154 = t154;
-    const float *restrict const r155 = t155;
-    const float *restrict const r165 = t165;
-    float *restrict const r168 = t168;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v157 = r152[i];
-        const float v160 = r155[i1 * 1];
-        const float v162 = v157 - v160;
-        const float v165 = r165[i1 * 1];
-        const float v166 = v162 * v165;
-        const float v158 = r153[i1 * 1];
-        const float v167 = v166 * v158;
-        const float v159 = r154[i1 * 1];
-        const float v168 = v167 + v159;
-        r168[i] = v168;
-    }
-    }
-    /* resnet.nn:24  relu(h + skip) */
     {
     const float *restrict const r148 = t148;
-    const float *restrict const r168 = t168;
-    float *restrict const r171 = t171;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v149 = r148[i];
-        const float v169 = r168[i];
-        const float v170 = v149 + v169;
-        const float v171 = v170 > 0.0f ? v170 : 0.0f;
-        r171[i] = v171;
-    }
-    }
-    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t171, t172, t174, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t173, 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t171 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t173 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t172, (int)CKK, t173, (int)P, 0.0f, t174 + b * F * P, (int)P);
-        }
-    }
-    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
-    {
-    const float *restrict const r178 = t178;
-    float *restrict const r187 = t187;
+    float *restrict const r157 = t157;
     for (int64_t i = 0; i < 32; i++) {
-        const float v183 = r178[i];
-        const float v186 = v183 + 1e-05f;
-        const float v187 = 1.0f / sqrtf(v186);
-        r187[i] = v187;
+        const float v153 = r148[i];
+        const float v156 = v153 + 1e-05f;
+        const float v157 = 1.0f / sqrtf(v156);
+        r157[i] = v157;
     }
     }
-    /* resnet.nn:21  bn1(conv1(x)): + */
+    /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r174 = t174;
-    const float *restrict const r175 = t175;
-    const float *restrict const r176 = t176;
-    const float *restrict const r177 = t177;
-    const float *restrict const r187 = t187;
-    float *restrict const r190 = t190;
+    const float *restrict const r144 = t144;
+    const float *restrict const r145 = t145;
+    const float *restrict const r146 = t146;
+    const float *restrict const r147 = t147;
+    const float *restrict const r157 = t157;
+    float *restrict const r160 = t160;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v179 = r174[i];
-        const float v182 = r177[i1 * 1];
-        const float v184 = v179 - v182;
-        const float v187 = r187[i1 * 1];
-        const float v188 = v184 * v187;
-        const float v180 = r175[i1 * 1];
-        const float v189 = v188 * v180;
-        const float v181 = r176[i1 * 1];
-        const float v190 = v189 + v181;
-        r190[i] = v190;
-    }
-    }
-    /* resnet.nn:21  relu(bn1(conv1(x))) */
-    {
-    const float *restrict const r190 = t190;
-    float *restrict const r192 = t192;
-    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v191 = r190[i];
-        const float v192 = v191 > 0.0f ? v191 : 0.0f;
-        r192[i] = v192;
-    }
-    }
-    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t192, t193, t195, 32, 16, 16, 32, 3, 3, 1, NULL, 0, t194, 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t192 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t194 + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t193, (int)CKK, t194, (int)P, 0.0f, t195 + b * F * P, (int)P);
-        }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
-    {
-    const float *restrict const r199 = t199;
-    float *restrict const r208 = t208;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v204 = r199[i];
-        const float v207 = v204 + 1e-05f;
-        const float v208 = 1.0f / sqrtf(v207);
-        r208[i] = v208;
-    }
-    }
-    /* resnet.nn:22  bn2(conv2(h)): + */
-    {
-    const float *restrict const r195 = t195;
-    const float *restrict const r196 = t196;
-    const float *restrict const r197 = t197;
-    const float *restrict const r198 = t198;
-    const float *restrict const r208 = t208;
-    float *restrict const r211 = t211;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 256; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v200 = r195[i];
-        const float v203 = r198[i1 * 1];
-        const float v205 = v200 - v203;
-        const float v208 = r208[i1 * 1];
-        const float v209 = v205 * v208;
-        const float v201 = r196[i1 * 1];
-        const float v210 = v209 * v201;
-        const float v202 = r197[i1 * 1];
-        const float v211 = v210 + v202;
-        r211[i] = v211;
+        const float v149 = r144[i];
+        const float v152 = r147[i1 * 1];
+        const float v154 = v149 - v152;
+        const float v157 = r157[i1 * 1];
+        const float v158 = v154 * v157;
+        const float v150 = r145[i1 * 1];
+        const float v159 = v158 * v150;
+        const float v151 = r146[i1 * 1];
+        const float v160 = v159 + v151;
+        r160[i] = v160;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r171 = t171;
-    const float *restrict const r211 = t211;
-    float *restrict const r214 = t214;
+    const float *restrict const r141 = t141;
+    const float *restrict const r160 = t160;
+    float *restrict const r163 = t163;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v212 = r211[i];
-        const float v171 = r171[i];
-        const float v213 = v212 + v171;
-        const float v214 = v213 > 0.0f ? v213 : 0.0f;
-        r214[i] = v214;
+        const float v142 = r141[i];
+        const float v161 = r160[i];
+        const float v162 = v142 + v161;
+        const float v163 = v162 > 0.0f ? v162 : 0.0f;
+        r163[i] = v163;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t214, t215, t217, 32, 16, 16, 64, 3, 3, 1, NULL, 0, t216, 18432);
+        nnc_conv2d_s1_f32(n, t163, t164, t165, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t163 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, (A + 0), (int)P, 0.0f, t165 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r169 = t169;
+    float *restrict const r178 = t178;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v174 = r169[i];
+        const float v177 = v174 + 1e-05f;
+        const float v178 = 1.0f / sqrtf(v177);
+        r178[i] = v178;
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r165 = t165;
+    const float *restrict const r166 = t166;
+    const float *restrict const r167 = t167;
+    const float *restrict const r168 = t168;
+    const float *restrict const r178 = t178;
+    float *restrict const r181 = t181;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v170 = r165[i];
+        const float v173 = r168[i1 * 1];
+        const float v175 = v170 - v173;
+        const float v178 = r178[i1 * 1];
+        const float v179 = v175 * v178;
+        const float v171 = r166[i1 * 1];
+        const float v180 = v179 * v171;
+        const float v172 = r167[i1 * 1];
+        const float v181 = v180 + v172;
+        r181[i] = v181;
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r181 = t181;
+    float *restrict const r183 = t183;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v182 = r181[i];
+        const float v183 = v182 > 0.0f ? v182 : 0.0f;
+        r183[i] = v183;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s1_f32(n, t183, t184, t185, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+    else
+    {
+        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
+        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
+        (void)KH, (void)KW, (void)S, (void)PD;
+        for (int64_t b = 0; b < N; b++) {
+            const float *img = t183 + b * C * H * W;
+            for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+            for (int64_t kj = 0; kj < KW; kj++) {
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
+                const float *ic = img + c * H * W;
+                const int64_t d = (ki - PD) * W + (kj - PD);
+                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
+                if (a < -d) a = -d;
+                if (e > H * W - d) e = H * W - d;
+                if (a > P) a = P;
+                if (e < a) e = a;
+                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
+                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
+                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
+                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
+                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
+                }
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t184, (int)CKK, (A + 0), (int)P, 0.0f, t185 + b * F * P, (int)P);
+        }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r189 = t189;
+    float *restrict const r198 = t198;
+    for (int64_t i = 0; i < 32; i++) {
+        const float v194 = r189[i];
+        const float v197 = v194 + 1e-05f;
+        const float v198 = 1.0f / sqrtf(v197);
+        r198[i] = v198;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r185 = t185;
+    const float *restrict const r186 = t186;
+    const float *restrict const r187 = t187;
+    const float *restrict const r188 = t188;
+    const float *restrict const r198 = t198;
+    float *restrict const r201 = t201;
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        const float v190 = r185[i];
+        const float v193 = r188[i1 * 1];
+        const float v195 = v190 - v193;
+        const float v198 = r198[i1 * 1];
+        const float v199 = v195 * v198;
+        const float v191 = r186[i1 * 1];
+        const float v200 = v199 * v191;
+        const float v192 = r187[i1 * 1];
+        const float v201 = v200 + v192;
+        r201[i] = v201;
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r163 = t163;
+    const float *restrict const r201 = t201;
+    float *restrict const r204 = t204;
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v202 = r201[i];
+        const float v163 = r163[i];
+        const float v203 = v202 + v163;
+        const float v204 = v203 > 0.0f ? v203 : 0.0f;
+        r204[i] = v204;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    if (nnc_conv_direct_ok())
+        nnc_conv2d_s2_f32(n, t204, t205, t206, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 0), 18432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t214 + b * C * H * W;
+            const float *img = t204 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -6505,76 +6431,76 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t216 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t215, (int)CKK, t216, (int)P, 0.0f, t217 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t205, (int)CKK, (A + 0), (int)P, 0.0f, t206 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r221 = t221;
-    float *restrict const r230 = t230;
+    const float *restrict const r210 = t210;
+    float *restrict const r219 = t219;
     for (int64_t i = 0; i < 64; i++) {
-        const float v226 = r221[i];
-        const float v229 = v226 + 1e-05f;
-        const float v230 = 1.0f / sqrtf(v229);
-        r230[i] = v230;
+        const float v215 = r210[i];
+        const float v218 = v215 + 1e-05f;
+        const float v219 = 1.0f / sqrtf(v218);
+        r219[i] = v219;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r217 = t217;
-    const float *restrict const r218 = t218;
+    const float *restrict const r206 = t206;
+    const float *restrict const r207 = t207;
+    const float *restrict const r208 = t208;
+    const float *restrict const r209 = t209;
     const float *restrict const r219 = t219;
-    const float *restrict const r220 = t220;
-    const float *restrict const r230 = t230;
-    float *restrict const r233 = t233;
+    float *restrict const r222 = t222;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v222 = r217[i];
-        const float v225 = r220[i1 * 1];
-        const float v227 = v222 - v225;
-        const float v230 = r230[i1 * 1];
-        const float v231 = v227 * v230;
-        const float v223 = r218[i1 * 1];
-        const float v232 = v231 * v223;
-        const float v224 = r219[i1 * 1];
-        const float v233 = v232 + v224;
-        r233[i] = v233;
+        const float v211 = r206[i];
+        const float v214 = r209[i1 * 1];
+        const float v216 = v211 - v214;
+        const float v219 = r219[i1 * 1];
+        const float v220 = v216 * v219;
+        const float v212 = r207[i1 * 1];
+        const float v221 = v220 * v212;
+        const float v213 = r208[i1 * 1];
+        const float v222 = v221 + v213;
+        r222[i] = v222;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r233 = t233;
-    float *restrict const r235 = t235;
+    const float *restrict const r222 = t222;
+    float *restrict const r224 = t224;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v234 = r233[i];
-        const float v235 = v234 > 0.0f ? v234 : 0.0f;
-        r235[i] = v235;
+        const float v223 = r222[i];
+        const float v224 = v223 > 0.0f ? v223 : 0.0f;
+        r224[i] = v224;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t235, t236, t238, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t237, 197376);
+        nnc_conv2d_s1_f32(n, t224, t225, t226, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t235 + b * C * H * W;
+            const float *img = t224 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t237 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -6591,43 +6517,43 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t236, (int)CKK, t237, (int)P, 0.0f, t238 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t225, (int)CKK, (A + 0), (int)P, 0.0f, t226 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r242 = t242;
-    float *restrict const r251 = t251;
+    const float *restrict const r230 = t230;
+    float *restrict const r239 = t239;
     for (int64_t i = 0; i < 64; i++) {
-        const float v247 = r242[i];
-        const float v250 = v247 + 1e-05f;
-        const float v251 = 1.0f / sqrtf(v250);
-        r251[i] = v251;
+        const float v235 = r230[i];
+        const float v238 = v235 + 1e-05f;
+        const float v239 = 1.0f / sqrtf(v238);
+        r239[i] = v239;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r238 = t238;
+    const float *restrict const r226 = t226;
+    const float *restrict const r227 = t227;
+    const float *restrict const r228 = t228;
+    const float *restrict const r229 = t229;
     const float *restrict const r239 = t239;
-    const float *restrict const r240 = t240;
-    const float *restrict const r241 = t241;
-    const float *restrict const r251 = t251;
-    float *restrict const r254 = t254;
+    float *restrict const r242 = t242;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v243 = r238[i];
-        const float v246 = r241[i1 * 1];
-        const float v248 = v243 - v246;
-        const float v251 = r251[i1 * 1];
-        const float v252 = v248 * v251;
-        const float v244 = r239[i1 * 1];
-        const float v253 = v252 * v244;
-        const float v245 = r240[i1 * 1];
-        const float v254 = v253 + v245;
-        r254[i] = v254;
+        const float v231 = r226[i];
+        const float v234 = r229[i1 * 1];
+        const float v236 = v231 - v234;
+        const float v239 = r239[i1 * 1];
+        const float v240 = v236 * v239;
+        const float v232 = r227[i1 * 1];
+        const float v241 = v240 * v232;
+        const float v233 = r228[i1 * 1];
+        const float v242 = v241 + v233;
+        r242[i] = v242;
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -6636,7 +6562,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t214 + b * C * H * W;
+            const float *img = t204 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -6647,79 +6573,79 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                 if (hi < lo) hi = lo;
                 for (int64_t oh = 0; oh < OH; oh++) {
                     const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = t257 + ((c * KH + ki) * KW + kj) * P + oh * OW;
+                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
                     if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
                     for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
                     for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t256, (int)CKK, t257, (int)P, 0.0f, t258 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t244, (int)CKK, (A + 0), (int)P, 0.0f, t245 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r262 = t262;
-    float *restrict const r271 = t271;
+    const float *restrict const r249 = t249;
+    float *restrict const r258 = t258;
     for (int64_t i = 0; i < 64; i++) {
-        const float v267 = r262[i];
-        const float v270 = v267 + 1e-05f;
-        const float v271 = 1.0f / sqrtf(v270);
-        r271[i] = v271;
+        const float v254 = r249[i];
+        const float v257 = v254 + 1e-05f;
+        const float v258 = 1.0f / sqrtf(v257);
+        r258[i] = v258;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
+    const float *restrict const r245 = t245;
+    const float *restrict const r246 = t246;
+    const float *restrict const r247 = t247;
+    const float *restrict const r248 = t248;
     const float *restrict const r258 = t258;
-    const float *restrict const r259 = t259;
-    const float *restrict const r260 = t260;
-    const float *restrict const r261 = t261;
-    const float *restrict const r271 = t271;
-    float *restrict const r274 = t274;
+    float *restrict const r261 = t261;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v263 = r258[i];
-        const float v266 = r261[i1 * 1];
-        const float v268 = v263 - v266;
-        const float v271 = r271[i1 * 1];
-        const float v272 = v268 * v271;
-        const float v264 = r259[i1 * 1];
-        const float v273 = v272 * v264;
-        const float v265 = r260[i1 * 1];
-        const float v274 = v273 + v265;
-        r274[i] = v274;
+        const float v250 = r245[i];
+        const float v253 = r248[i1 * 1];
+        const float v255 = v250 - v253;
+        const float v258 = r258[i1 * 1];
+        const float v259 = v255 * v258;
+        const float v251 = r246[i1 * 1];
+        const float v260 = v259 * v251;
+        const float v252 = r247[i1 * 1];
+        const float v261 = v260 + v252;
+        r261[i] = v261;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r254 = t254;
-    const float *restrict const r274 = t274;
-    float *restrict const r277 = t277;
+    const float *restrict const r242 = t242;
+    const float *restrict const r261 = t261;
+    float *restrict const r264 = t264;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v255 = r254[i];
-        const float v275 = r274[i];
-        const float v276 = v255 + v275;
-        const float v277 = v276 > 0.0f ? v276 : 0.0f;
-        r277[i] = v277;
+        const float v243 = r242[i];
+        const float v262 = r261[i];
+        const float v263 = v243 + v262;
+        const float v264 = v263 > 0.0f ? v263 : 0.0f;
+        r264[i] = v264;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t277, t278, t280, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t279, 197376);
+        nnc_conv2d_s1_f32(n, t264, t265, t266, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t277 + b * C * H * W;
+            const float *img = t264 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t279 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -6736,69 +6662,69 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t278, (int)CKK, t279, (int)P, 0.0f, t280 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t265, (int)CKK, (A + 0), (int)P, 0.0f, t266 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r284 = t284;
-    float *restrict const r293 = t293;
+    const float *restrict const r270 = t270;
+    float *restrict const r279 = t279;
     for (int64_t i = 0; i < 64; i++) {
-        const float v289 = r284[i];
-        const float v292 = v289 + 1e-05f;
-        const float v293 = 1.0f / sqrtf(v292);
-        r293[i] = v293;
+        const float v275 = r270[i];
+        const float v278 = v275 + 1e-05f;
+        const float v279 = 1.0f / sqrtf(v278);
+        r279[i] = v279;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r280 = t280;
-    const float *restrict const r281 = t281;
-    const float *restrict const r282 = t282;
-    const float *restrict const r283 = t283;
-    const float *restrict const r293 = t293;
-    float *restrict const r296 = t296;
+    const float *restrict const r266 = t266;
+    const float *restrict const r267 = t267;
+    const float *restrict const r268 = t268;
+    const float *restrict const r269 = t269;
+    const float *restrict const r279 = t279;
+    float *restrict const r282 = t282;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v285 = r280[i];
-        const float v288 = r283[i1 * 1];
-        const float v290 = v285 - v288;
-        const float v293 = r293[i1 * 1];
-        const float v294 = v290 * v293;
-        const float v286 = r281[i1 * 1];
-        const float v295 = v294 * v286;
-        const float v287 = r282[i1 * 1];
-        const float v296 = v295 + v287;
-        r296[i] = v296;
+        const float v271 = r266[i];
+        const float v274 = r269[i1 * 1];
+        const float v276 = v271 - v274;
+        const float v279 = r279[i1 * 1];
+        const float v280 = v276 * v279;
+        const float v272 = r267[i1 * 1];
+        const float v281 = v280 * v272;
+        const float v273 = r268[i1 * 1];
+        const float v282 = v281 + v273;
+        r282[i] = v282;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r296 = t296;
-    float *restrict const r298 = t298;
+    const float *restrict const r282 = t282;
+    float *restrict const r284 = t284;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v297 = r296[i];
-        const float v298 = v297 > 0.0f ? v297 : 0.0f;
-        r298[i] = v298;
+        const float v283 = r282[i];
+        const float v284 = v283 > 0.0f ? v283 : 0.0f;
+        r284[i] = v284;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t298, t299, t301, 64, 8, 8, 64, 3, 3, 1, NULL, 0, t300, 197376);
+        nnc_conv2d_s1_f32(n, t284, t285, t286, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t298 + b * C * H * W;
+            const float *img = t284 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = t300 + ((c * KH + ki) * KW + kj) * P;
+                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
                 const float *ic = img + c * H * W;
                 const int64_t d = (ki - PD) * W + (kj - PD);
                 int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
@@ -6815,69 +6741,69 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t299, (int)CKK, t300, (int)P, 0.0f, t301 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t285, (int)CKK, (A + 0), (int)P, 0.0f, t286 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r305 = t305;
-    float *restrict const r314 = t314;
+    const float *restrict const r290 = t290;
+    float *restrict const r299 = t299;
     for (int64_t i = 0; i < 64; i++) {
-        const float v310 = r305[i];
-        const float v313 = v310 + 1e-05f;
-        const float v314 = 1.0f / sqrtf(v313);
-        r314[i] = v314;
+        const float v295 = r290[i];
+        const float v298 = v295 + 1e-05f;
+        const float v299 = 1.0f / sqrtf(v298);
+        r299[i] = v299;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r301 = t301;
-    const float *restrict const r302 = t302;
-    const float *restrict const r303 = t303;
-    const float *restrict const r304 = t304;
-    const float *restrict const r314 = t314;
-    float *restrict const r317 = t317;
+    const float *restrict const r286 = t286;
+    const float *restrict const r287 = t287;
+    const float *restrict const r288 = t288;
+    const float *restrict const r289 = t289;
+    const float *restrict const r299 = t299;
+    float *restrict const r302 = t302;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v306 = r301[i];
-        const float v309 = r304[i1 * 1];
-        const float v311 = v306 - v309;
-        const float v314 = r314[i1 * 1];
-        const float v315 = v311 * v314;
-        const float v307 = r302[i1 * 1];
-        const float v316 = v315 * v307;
-        const float v308 = r303[i1 * 1];
-        const float v317 = v316 + v308;
-        r317[i] = v317;
+        const float v291 = r286[i];
+        const float v294 = r289[i1 * 1];
+        const float v296 = v291 - v294;
+        const float v299 = r299[i1 * 1];
+        const float v300 = v296 * v299;
+        const float v292 = r287[i1 * 1];
+        const float v301 = v300 * v292;
+        const float v293 = r288[i1 * 1];
+        const float v302 = v301 + v293;
+        r302[i] = v302;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r277 = t277;
-    const float *restrict const r317 = t317;
-    float *restrict const r320 = t320;
+    const float *restrict const r264 = t264;
+    const float *restrict const r302 = t302;
+    float *restrict const r305 = t305;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v318 = r317[i];
-        const float v277 = r277[i];
-        const float v319 = v318 + v277;
-        const float v320 = v319 > 0.0f ? v319 : 0.0f;
-        r320[i] = v320;
+        const float v303 = r302[i];
+        const float v264 = r264[i];
+        const float v304 = v303 + v264;
+        const float v305 = v304 > 0.0f ? v304 : 0.0f;
+        r305[i] = v305;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r320 = t320;
-    float *restrict const r321 = t321;
+    const float *restrict const r305 = t305;
+    float *restrict const r306 = t306;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
             {
-                const float *row = r320 + i0 * 64;
+                const float *row = r305 + i0 * 64;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -6889,25 +6815,25 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
                     acc += s_;
                 }
             }
-            r321[o++] = (float)(acc / (64.0f));
+            r306[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t321, (int)(64), t322, (int)(64), 0.0f, t325, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t306, (int)(64), t307, (int)(64), 0.0f, t310, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r323 = t323;
-    const float *restrict const r325 = t325;
-    float *restrict const r326 = t326;
+    const float *restrict const r308 = t308;
+    const float *restrict const r310 = t310;
+    float *restrict const r311 = t311;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v325 = r325[i];
-        const float v323 = r323[i1 * 1];
-        const float v326 = v325 + v323;
-        r326[i] = v326;
+        const float v310 = r310[i];
+        const float v308 = r308[i1 * 1];
+        const float v311 = v310 + v308;
+        r311[i] = v311;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -6924,7 +6850,7 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = t1[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t326 + r * C;
+            const float *row = t311 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -6940,21 +6866,21 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t327[0] = bad ? (float)NAN : (float)(total / (double)count);
+        t312[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t326 + r * C;
+            const float *row = t311 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == t1[r];
         }
-        t328[0] = (float)((double)hits / (double)rows);
+        t313[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t327[0];
-    metrics[0] = t328[0];
+    *loss = t312[0];
+    metrics[0] = t313[0];
 }
 

@@ -1,0 +1,95 @@
+/* kernel.c — kernel selection (kernel_*): how each convolution is
+ * computed, and the work memory that needs.
+ *
+ * This is the one place that decides.  It runs after autodiff, when every
+ * convolution of a graph exists (the forward pass and both gradients), and
+ * before planning, which gives each chosen kernel its work buffer in the
+ * arena: live only while the node runs, so the buffers of all convolutions
+ * share the same bytes.  Emission prints the call the choice names.
+ *
+ *   KERNEL_GEMM     1x1 kernels at stride 1 without padding: the image is
+ *                   already the GEMM operand (no columns);
+ *   KERNEL_DIRECT   the runtime's direct and Winograd kernels (conv.c), in
+ *                   float.  They are fast only where the runtime has
+ *                   AVX-512 (their 16-float accumulators fill its 32
+ *                   registers; with AVX2's 16 they spill and ran at 4-7
+ *                   GFLOP/s against ~50 for the columns), so the generated
+ *                   code asks the runtime (nnc_conv_direct_ok) and falls
+ *                   back to the columns: the work holds either;
+ *   KERNEL_COLUMNS  one example at a time, its columns [C*KH*KW, OH*OW]
+ *                   (im2col) and one GEMM.
+ *
+ * Where each goes (measured on the benchmarks' layers): the direct kernels
+ * beat the columns and OpenBLAS's GEMM on resnet_small's 3x3 layers (~1.4x)
+ * and lenet5's 5x5 ones (1.3-2x) for the forward pass at stride 1 and 2,
+ * but not for 1x1 at stride 2 (a quarter of the image: its 4 phases cost
+ * more than the columns' subsample, 0.6 against 0.3 ms).  The kernel's
+ * gradient goes direct at any stride but for 1x1 kernels (a GEMM of the
+ * columns: resnet_small's projections took 1.7 ms in the kernel, whose
+ * generic 1-tap rows run at ~10 GFLOP/s).  The data gradient at stride 1
+ * correlates dy padded by K - 1 - pad, so it needs pad <= K - 1, and its
+ * multiply-adds are H W / (OH OW) times the forward pass's: only for
+ * 'same'-like convolutions (lenet5's unpadded 5x5 took 0.85 ms that way, 2x
+ * the columns).  At stride 2 it goes by dx's 4 phases (not for 1x1, where 3
+ * of them are zeros): ~1.1 ms for each of resnet_small's two layers against
+ * ~2.3 for the columns.  Double precision (the gradient checks) always
+ * takes the columns.
+ */
+#include "kernel.h"
+#include "nnc_conv.h"
+
+/* The choice for convolution node n of g. */
+static void choose(IrNode *n, const Graph *g, int f64)
+{
+    const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    /* x: the image side [N, C, H, W], y: the output side [N, F, OH, OW] */
+    const Shape x = fwd || !data ? g->nodes[n->in[fwd ? 0 : 1]].shape : n->shape;
+    const Shape y = fwd ? n->shape : g->nodes[n->in[0]].shape;
+    const Shape w = fwd || data ? g->nodes[n->in[1]].shape : n->shape;
+    const int64_t C = x.d[1], H = x.d[2], W = x.d[3], F = w.d[0], KH = n->kh, KW = n->kw, pad = n->pad;
+    const int64_t ckk = C * KH * KW, cols = ckk * y.d[2] * y.d[3];
+    const int gemm = KH == 1 && KW == 1 && n->stride == 1 && pad == 0;
+    const int s2 = n->stride == 2 && KH * KW > 1; /* stride 2 by phases, not for 1x1 */
+    /* conv.c's tap table holds at most 4096 taps */
+    const int direct_ok = !f64 && !gemm && KH * KW <= 4096;
+    int64_t direct = -1; /* the direct kernel's work, if it takes the node */
+    switch (n->op) {
+    case IR_CONV2D:
+        if (direct_ok && n->stride == 1)
+            direct = nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad);
+        else if (direct_ok && s2)
+            direct = nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad);
+        n->work = gemm ? 0 : cols;
+        break;
+    case IR_CONV2D_BWD_DATA:
+        if (direct_ok && s2)
+            direct = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad);
+        else if (direct_ok && n->stride == 1 && pad < KH && pad < KW && 4 * H * W <= 5 * y.d[2] * y.d[3])
+            direct = nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad);
+        n->work = gemm ? 0 : cols;
+        break;
+    default: /* the kernel's gradient: dWᵀ [CKK, F] after the columns */
+        if (direct_ok && KH * KW > 1)
+            direct = nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, n->stride, pad);
+        n->work = (gemm ? 0 : cols) + ckk * F;
+        break;
+    }
+    n->kernel = gemm ? KERNEL_GEMM : direct >= 0 ? KERNEL_DIRECT : KERNEL_COLUMNS;
+    if (direct > n->work)
+        n->work = direct;
+}
+
+void kernel_select(Graph *g, int f64)
+{
+    for (int i = 0; i < g->n; i++) {
+        IrNode *n = &g->nodes[i];
+        if (n->op == IR_CONV2D || n->op == IR_CONV2D_BWD_DATA || n->op == IR_CONV2D_BWD_FILTER)
+            choose(n, g, f64);
+    }
+}
+
+const char *kernel_name(KernelKind k)
+{
+    static const char *const names[] = {"loops", "gemm", "direct", "columns"};
+    return names[k];
+}
