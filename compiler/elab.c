@@ -264,134 +264,6 @@ static Node *find_decl(const char *name)
     return NULL;
 }
 
-/* ===================================================================== */
-/* loading: parse the main file, its imports, and the standard library     */
-/* ===================================================================== */
-
-static int path_exists(const char *p)
-{
-    FILE *f = fopen(p, "rb");
-    if (f)
-        fclose(f);
-    return f != NULL;
-}
-
-static const char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return ".";
-    return ast_strndup(path, (size_t)(slash - path));
-}
-
-typedef struct LoadState {
-    Program *p;
-    const ElabOptions *opt;
-    const char **loading;    /* the import chain, for cycles */
-    int nloading;
-} LoadState;
-
-static void load_file(LoadState *ls, const char *path, Loc from);
-
-static void load_imports(LoadState *ls, Node *file)
-{
-    const char *dir = dir_of(file->loc.file->path);
-    for (int i = 0; i < file->list.n; i++) {
-        Node *d = file->list.v[i];
-        if (d->kind != ND_IMPORT)
-            continue;
-        const char *cand = d->str[0] == '/' ? d->str : fmt("%s/%s", dir, d->str);
-        const char *found = path_exists(cand) ? cand : NULL;
-        for (int k = 0; !found && k < ls->opt->nincdirs; k++) {
-            const char *c = fmt("%s/%s", ls->opt->incdirs[k], d->str);
-            if (path_exists(c))
-                found = c;
-        }
-        if (!found) {
-            diag_error(d->loc, "cannot find imported file '%s'", d->str);
-            if (ls->opt->nincdirs == 0)
-                diag_note(d->loc, "searched relative to '%s'; add directories with -I", dir);
-            continue;
-        }
-        load_file(ls, found, d->loc);
-    }
-}
-
-/* Two spellings of one file are the same file: compare real paths. */
-static const char *canon(const char *p)
-{
-    char *r = realpath(p, NULL);
-    if (!r)
-        return p;
-    const char *c = ast_strndup(r, strlen(r));
-    free(r);
-    return c;
-}
-
-static void load_file(LoadState *ls, const char *path, Loc from)
-{
-    const char *key = canon(path);
-    for (int i = 0; i < ls->nloading; i++)
-        if (!strcmp(ls->loading[i], key)) {
-            diag_error(from, "import cycle: '%s' imports itself through this import", path);
-            return;
-        }
-    for (int i = 0; i < ls->p->ndeps; i++)
-        if (!strcmp(canon(ls->p->deps[i]), key))
-            return;                      /* a second import has no effect */
-    SrcFile *f = diag_load_file(path);
-    if (!f) {
-        diag_error(from, "cannot read '%s': %s", path, strerror(errno));
-        return;
-    }
-    ls->p->deps = realloc(ls->p->deps, sizeof(char *) * (size_t)(ls->p->ndeps + 1));
-    ls->p->deps[ls->p->ndeps++] = path;
-    Node *tree = ast_parse(f);
-    if (!tree)
-        return;
-    if (!ls->p->main)
-        ls->p->main = tree;
-    ls->loading = realloc(ls->loading, sizeof(char *) * (size_t)(ls->nloading + 1));
-    ls->loading[ls->nloading++] = key;
-    load_imports(ls, tree);
-    ls->nloading--;
-    ls->p->files = realloc(ls->p->files, sizeof(Node *) * (size_t)(ls->p->nfiles + 1));
-    ls->p->files[ls->p->nfiles++] = tree;
-}
-
-static Loc std_user_site(Loc l);
-
-Program *elab_load(const char *path, const ElabOptions *opt)
-{
-    diag_set_user_site(std_user_site);
-    Program *p = xcalloc(1, sizeof *p);
-    LoadState ls = {p, opt, NULL, 0};
-    SrcFile *std = diag_string_file("<std>", nnc_std_source);
-    Node *stdtree = ast_parse(std);
-    if (!stdtree || diag_errors())
-        return NULL;
-    p->files = xcalloc(1, sizeof(Node *));
-    p->files[p->nfiles++] = stdtree;
-    SrcFile *f = diag_load_file(path);
-    if (!f) {
-        Loc none_loc = {0};
-        diag_error(none_loc, "cannot read '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    p->deps = xcalloc(1, sizeof(char *));
-    p->deps[p->ndeps++] = path;
-    p->main = ast_parse(f);
-    if (!p->main)
-        return NULL;
-    ls.loading = xcalloc(1, sizeof(char *));
-    ls.loading[ls.nloading++] = canon(path);
-    load_imports(&ls, p->main);
-    p->files = realloc(p->files, sizeof(Node *) * (size_t)(p->nfiles + 1));
-    p->files[p->nfiles++] = p->main;
-    free(ls.loading);
-    return diag_errors() ? NULL : p;
-}
-
 /* One global namespace for layers and models; a duplicate names both. */
 static void collect_decls(Program *p)
 {
@@ -3128,6 +3000,7 @@ static Model *elab_model(Node *decl, const ElabOptions *opt)
 
 int elab_models(Program *p, const ElabOptions *opt, Model ***models)
 {
+    diag_set_user_site(std_user_site);
     E.prog = p;
     collect_decls(p);
     int n = 0;

@@ -1,6 +1,6 @@
 /* main.c — the nnc command line and the pipeline:
  *
- *     lex + parse (grammar/)  ->  elaborate (elab.c)  ->  autodiff (grad.c)
+ *     lex + parse (grammar/, load.c)  ->  elaborate (elab.c)  ->  autodiff (grad.c)
  *         ->  kernel selection (kernel.c)  ->  plan: peepholes, fusion,
  *             memory (plan.c)  ->  emit C (emit*.c)
  *
@@ -20,6 +20,7 @@
 #include "emit.h"
 #include "grad.h"
 #include "kernel.h"
+#include "load.h"
 #include "plan.h"
 #include "view.h"
 
@@ -261,7 +262,7 @@ int main(int argc, char **argv)
         ast_dump_tokens(f, stdout);
         return diag_errors() ? 1 : 0;
     }
-    Program *prog = elab_load(input, &opt);
+    Program *prog = load_program(input, &opt);
     if (!prog)
         return 1;
     if (dump && !strcmp(dump, "ast")) {
