@@ -1,4 +1,4 @@
-/* elab.c — from syntax trees to IR graphs (elab_*).
+/* elab.c — from syntax trees to IR graphs (elab_*): the interpreter.
  *
  * Elaboration is an interpreter over the AST whose tensor values are IR
  * nodes.  It runs once per entry point (train, infer, eval) with
@@ -13,10 +13,12 @@
  *
  * Errors produce a poison value (VK_NONE) that every operation passes on
  * silently, so one mistake yields one diagnostic.
+ *
+ * The primitives the interpreter calls, and the tensor operations behind
+ * its operators, are in prims.c; what the files share is in elab.h.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,85 +28,6 @@
 /* ===================================================================== */
 /* values and scopes                                                      */
 /* ===================================================================== */
-
-typedef enum VK {
-    VK_NONE,    /* poison: an error was already reported */
-    VK_INT,     /* i (batch: the batch dim, i its multiplier) */
-    VK_FLOAT,   /* f */
-    VK_BOOL,    /* i */
-    VK_STR,     /* s */
-    VK_LIST,    /* items[n] */
-    VK_FN,      /* s: a unary elementwise primitive */
-    VK_INIT,    /* an initializer: ikind, ia, ib */
-    VK_LAYER,   /* tpl: a layer template with some hparams bound */
-    VK_TENSOR,  /* t: an IR node of the current graph */
-    VK_INST,    /* inst: a field (layer instance or sequence) */
-    VK_ABSENT,  /* a conditional field or param whose condition is false */
-} VK;
-
-typedef struct Tpl Tpl;
-typedef struct Inst Inst;
-
-typedef struct Value {
-    VK k;
-    int batch;
-    long long i;
-    double f;
-    const char *s;
-    struct Value *items;
-    int n;
-    Tpl *tpl;
-    Inst *inst;
-    int t;
-    int ikind;
-    double ia, ib;
-} Value;
-
-struct Tpl {
-    Node *decl;            /* ND_LAYER */
-    int n;
-    const char **names;
-    Value *vals;
-    Loc *locs;
-    Loc loc;               /* where the template was written */
-};
-
-typedef struct Bind {
-    const char *name;
-    Value v;
-    Loc loc;
-    struct Bind *next;
-} Bind;
-
-typedef struct Scope {
-    Bind *head;
-    struct Scope *parent;
-} Scope;
-
-struct Inst {
-    const char *path;      /* "" for the model, "blocks.2" */
-    int *order;            /* declaration-order key */
-    int norder;
-    Node *decl;            /* NULL for a sequence */
-    Scope *hp;             /* hparams (parent NULL: layers see only their own) */
-    Inst **items;          /* a sequence's copies */
-    int nitems;
-    Scope *fields;         /* field name -> VK_INST / VK_ABSENT */
-    int applied;
-    Loc first;             /* first application */
-    Value *members;        /* per member: its param/state tensor index (VK_INT) or VK_ABSENT */
-    int has_init;          /* a field `init` above overrides every initializer below */
-    int init_kind;
-    double init_a, init_b;
-    int frozen;
-    const char *from, *from_prefix;
-    const char *doc;       /* the field's `///` comment */
-    int summarized;        /* has a summary row */
-    Inst *parent;          /* the instance whose field this is (recursion check) */
-    int fields_made;       /* fields instantiated (at the first application when
-                              the layer has a call: they may use its dims) */
-    Loc loc;
-};
 
 /* The whole source span of an expression (a binary node's own loc is its
  * operator), for carets under a complete constraint or pattern. */
@@ -132,46 +55,7 @@ static Loc expr_span(const Node *e)
     return l;
 }
 
-static Value none(void)
-{
-    Value v;
-    memset(&v, 0, sizeof v);
-    return v;
-}
-
-static Value vint(long long i)
-{
-    Value v = none();
-    v.k = VK_INT;
-    v.i = i;
-    return v;
-}
-
-static Value vfloat(double f)
-{
-    Value v = none();
-    v.k = VK_FLOAT;
-    v.f = f;
-    return v;
-}
-
-static Value vbool(int b)
-{
-    Value v = none();
-    v.k = VK_BOOL;
-    v.i = b != 0;
-    return v;
-}
-
-static Value vtensor(int t)
-{
-    Value v = none();
-    v.k = VK_TENSOR;
-    v.t = t;
-    return v;
-}
-
-static void *xcalloc(size_t n, size_t size)
+void *elab_calloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
     if (!p)
@@ -181,14 +65,14 @@ static void *xcalloc(size_t n, size_t size)
 
 static Scope *scope_new(Scope *parent)
 {
-    Scope *s = xcalloc(1, sizeof *s);
+    Scope *s = elab_calloc(1, sizeof *s);
     s->parent = parent;
     return s;
 }
 
 static void bind(Scope *s, const char *name, Value v, Loc loc)
 {
-    Bind *b = xcalloc(1, sizeof *b);
+    Bind *b = elab_calloc(1, sizeof *b);
     b->name = name;
     b->v = v;
     b->loc = loc;
@@ -214,14 +98,14 @@ static Bind *lookup(Scope *s, const char *name)
     return NULL;
 }
 
-static const char *vk_name(VK k)
+const char *elab_vk_name(VK k)
 {
     static const char *names[] = {"error", "int", "float", "bool", "string", "list",
                                   "fn", "initializer", "layer", "tensor", "field", "absent field"};
     return names[k];
 }
 
-static char *fmt(const char *f, ...)
+char *elab_fmt(const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
@@ -238,23 +122,9 @@ static char *fmt(const char *f, ...)
 /* the elaboration context                                                */
 /* ===================================================================== */
 
-typedef struct Decl {
-    const char *name;
-    Node *node;
-} Decl;
-
-static struct {
-    Program *prog;
-    Decl *decls;
-    int ndecls;
-    Model *m;
-    Graph *g;
-    int training;
-    int *pnode, *snode;     /* per param/state: its leaf node in g, or -1 */
-    int pcap, scap;
-    Inst *root;
-    int *self_args, nself_args, self_result;   /* self(x) is computed once */
-} E;
+/* The one elaboration under way (elab.h); the batch dim is called N
+ * until a model names it. */
+Elab E = {.batch_name = "N"};
 
 static Node *find_decl(const char *name)
 {
@@ -284,29 +154,6 @@ static void collect_decls(Program *p)
         }
 }
 
-/* ===================================================================== */
-/* the primitive tables                                                    */
-/* ===================================================================== */
-
-static const struct {
-    const char *name;
-    IrOp op;
-} unary_prims[] = {
-    {"relu", IR_RELU}, {"sigmoid", IR_SIGMOID}, {"tanh", IR_TANH}, {"gelu", IR_GELU},
-    {"silu", IR_SILU}, {"exp", IR_EXP},         {"log", IR_LOG},   {"sqrt", IR_SQRT},
-    {"rsqrt", IR_RSQRT}, {"abs", IR_ABS},       {"square", IR_SQUARE},
-    {"identity", IR_NUM_OPS},
-};
-
-static const char *other_prims[] = {
-    "pow", "maximum", "minimum", "transpose", "permute", "sum", "mean", "max",
-    "reshape", "flatten", "concat", "slice", "softmax", "log_softmax", "dropout",
-    "cross_entropy", "mse", "bce_with_logits", "argmax", "accuracy", "linear",
-    "len", "min", "size", "reshape_as", "conv2d", "max_pool2d", "avg_pool2d", "embedding", "layer_norm",
-    "causal_mask",
-    "batch_stats", "batch_norm",
-};
-
 /* ORDER InitKind */
 static const char *init_names[] = {
     "zeros", "ones", "constant", "normal", "uniform",
@@ -321,29 +168,8 @@ static int init_kind(const char *name)
     return -1;
 }
 
-static int unary_prim(const char *name, IrOp *op)
-{
-    for (size_t i = 0; i < sizeof unary_prims / sizeof unary_prims[0]; i++)
-        if (!strcmp(unary_prims[i].name, name)) {
-            *op = unary_prims[i].op;
-            return 1;
-        }
-    return 0;
-}
-
-static int is_prim(const char *name)
-{
-    IrOp op;
-    if (unary_prim(name, &op))
-        return 1;
-    for (size_t i = 0; i < sizeof other_prims / sizeof other_prims[0]; i++)
-        if (!strcmp(other_prims[i], name))
-            return 1;
-    return 0;
-}
-
 /* ===================================================================== */
-/* IR helpers                                                             */
+/* nodes, and where they come from                                        */
 /* ===================================================================== */
 
 /* A short, one-line excerpt of the source for comments in generated C. */
@@ -370,219 +196,30 @@ static const char *excerpt(Loc loc)
     return s;
 }
 
-static Loc cur_loc;        /* the expression being elaborated, for nodes */
-static Loc user_loc;       /* the innermost call written in a user's file */
-
 static int in_std(Loc l) { return l.file && !strcmp(l.file->path, "<std>"); }
 
 /* Errors inside the standard library point at the user's call (diag.c). */
 static Loc std_user_site(Loc l)
 {
-    return in_std(l) && user_loc.file ? user_loc : l;
+    return in_std(l) && E.user_loc.file ? E.user_loc : l;
 }
 
 /* Nodes made inside the standard library are attributed to the user's
  * call that reached it, so generated C says "digits.nn:14 fc1: ...". */
-static int add(IrNode n)
+int elab_add(IrNode n)
 {
-    n.loc = cur_loc;
-    n.what = excerpt(cur_loc);
-    if (in_std(cur_loc) && user_loc.file) {
-        n.loc = user_loc;
-        n.what = fmt("%s: %s", excerpt(user_loc), excerpt(cur_loc));
+    n.loc = E.cur_loc;
+    n.what = excerpt(E.cur_loc);
+    if (in_std(E.cur_loc) && E.user_loc.file) {
+        n.loc = E.user_loc;
+        n.what = elab_fmt("%s: %s", excerpt(E.user_loc), excerpt(E.cur_loc));
     }
     return ir_add(E.g, n);
-}
-
-static IrNode *node(int t) { return &E.g->nodes[t]; }
-static Shape shape_of(int t) { return E.g->nodes[t].shape; }
-
-static int mk(IrOp op, Shape s, int nin, const int *in)
-{
-    return add(ir_node(op, DT_F32, s, nin, in));
-}
-
-static int mk1(IrOp op, int a)
-{
-    return mk(op, shape_of(a), 1, &a);
-}
-
-static int mk_const(double v, int npow)
-{
-    IrNode n = ir_node(IR_CONST, DT_F32, ir_shape(0, NULL, -1), 0, NULL);
-    n.fval = v;
-    n.ival2 = npow;
-    return add(n);
-}
-
-static const char *sstr(Shape s)
-{
-    char buf[160];
-    ir_shape_str(s, "N", buf, sizeof buf);
-    return ast_strndup(buf, strlen(buf));
-}
-
-/* The batch dim, bound by name in `input x: f32[N, 64]`. */
-static const char *batch_name = "N";
-
-static int need_tensor(Value v, Loc loc, const char *what)
-{
-    if (v.k == VK_NONE)
-        return 0;
-    if (v.k != VK_TENSOR) {
-        diag_error(loc, "%s must be a tensor, got %s", what, vk_name(v.k));
-        return 0;
-    }
-    if (node(v.t)->dt != DT_F32) {
-        diag_error(loc, "%s must be an f32 tensor, got i32", what);
-        return 0;
-    }
-    return 1;
-}
-
-/* A tensor operand or a scalar that becomes a constant. */
-static int as_operand(Value v, Loc loc, int *t)
-{
-    if (v.k == VK_INT) {
-        /* the batch size is known at run time: k * n */
-        *t = mk_const((double)v.i, v.batch ? 1 : 0);
-        return 1;
-    }
-    if (v.k == VK_FLOAT) {
-        *t = mk_const(v.f, 0);
-        return 1;
-    }
-    if (!need_tensor(v, loc, "operand"))
-        return 0;
-    *t = v.t;
-    return 1;
-}
-
-static Value binary_tensor(IrOp op, Value a, Value b, Loc loc)
-{
-    int ta, tb;
-    if (!as_operand(a, loc, &ta) || !as_operand(b, loc, &tb))
-        return none();
-    Shape s;
-    if (ir_broadcast(shape_of(ta), shape_of(tb), &s) < 0) {
-        diag_error(loc, "cannot broadcast shapes %s and %s", sstr(shape_of(ta)), sstr(shape_of(tb)));
-        return none();
-    }
-    int in[2] = {ta, tb};
-    return vtensor(mk(op, s, 2, in));
-}
-
-/* Normalizes a possibly negative axis; reports out-of-range axes. */
-static int norm_axis(long long axis, int nd, Loc loc, int *out)
-{
-    if (axis < -nd || axis >= nd) {
-        diag_error(loc, "axis %lld is out of range for a tensor of rank %d", axis, nd);
-        return 0;
-    }
-    *out = (int)(axis < 0 ? axis + nd : axis);
-    return 1;
-}
-
-static int mk_permute(int t, const int *perm)
-{
-    Shape in = shape_of(t), s = in;
-    s.bd = -1;
-    for (int i = 0; i < in.nd; i++) {
-        s.d[i] = in.d[perm[i]];
-        if (perm[i] == in.bd)
-            s.bd = i;
-    }
-    int n = mk(IR_PERMUTE, s, 1, &t);
-    memcpy(node(n)->perm, perm, sizeof(int) * (size_t)in.nd);
-    return n;
-}
-
-static int mk_reshape(int t, Shape s)
-{
-    IrNode n = ir_node(IR_RESHAPE, node(t)->dt, s, 1, &t);
-    return add(n);
-}
-
-/* The shape without dim k (a dim of size 1 being removed). */
-static Shape drop_dim(Shape s, int k)
-{
-    for (int i = k; i < s.nd - 1; i++)
-        s.d[i] = s.d[i + 1];
-    if (s.bd == k)
-        s.bd = -1;
-    else if (s.bd > k)
-        s.bd--;
-    s.nd--;
-    return s;
-}
-
-/* NumPy matmul: 1-D operands are promoted and the added dim removed,
- * leading dims broadcast. */
-static Value matmul(Value va, Value vb, Loc loc)
-{
-    if (!need_tensor(va, loc, "left operand of '@'") || !need_tensor(vb, loc, "right operand of '@'"))
-        return none();
-    int a = va.t, b = vb.t;
-    Shape sa = shape_of(a), sb = shape_of(b);
-    int pa = 0, pb = 0;
-    if (sa.nd == 0 || sb.nd == 0) {
-        diag_error(loc, "'@' needs operands of rank 1 or more, got %s and %s", sstr(sa), sstr(sb));
-        return none();
-    }
-    if (sa.nd == 1) {
-        Shape t = sa;
-        t.nd = 2, t.d[1] = sa.d[0], t.d[0] = 1, t.bd = sa.bd == 0 ? 1 : -1;
-        a = mk_reshape(a, t), sa = t, pa = 1;
-    }
-    if (sb.nd == 1) {
-        Shape t = sb;
-        t.nd = 2, t.d[1] = 1, t.bd = sb.bd;
-        b = mk_reshape(b, t), sb = t, pb = 1;
-    }
-    int ka = sa.nd - 1, kb = sb.nd - 2;
-    if (sa.d[ka] != sb.d[kb] || (sa.bd == ka) != (sb.bd == kb)) {
-        diag_error(loc, "'@' shapes %s and %s do not agree: inner dims differ", sstr(sa), sstr(sb));
-        return none();
-    }
-    Shape ba = sa, bb = sb, bs;
-    ba.nd -= 2, bb.nd -= 2;
-    if (ba.bd >= ba.nd) ba.bd = -1;
-    if (bb.bd >= bb.nd) bb.bd = -1;
-    if (ir_broadcast(ba, bb, &bs) < 0) {
-        diag_error(loc, "'@' cannot broadcast the leading dims of %s and %s", sstr(sa), sstr(sb));
-        return none();
-    }
-    Shape s = bs;
-    s.d[s.nd] = sa.d[sa.nd - 2];
-    s.d[s.nd + 1] = sb.d[sb.nd - 1];
-    if (sa.bd == sa.nd - 2) s.bd = s.nd;
-    if (sb.bd == sb.nd - 1) s.bd = s.nd + 1;
-    s.nd += 2;
-    int in[2] = {a, b};
-    int r = mk(IR_MATMUL, s, 2, in);
-    /* drop the promoted dims again: the last one first */
-    Shape t = s;
-    if (pb)
-        t = drop_dim(t, t.nd - 1);
-    if (pa)
-        t = drop_dim(t, t.nd - (pb ? 1 : 2));
-    if (pa || pb)
-        r = mk_reshape(r, t);
-    return vtensor(r);
 }
 
 /* ===================================================================== */
 /* arguments of calls                                                      */
 /* ===================================================================== */
-
-typedef struct Args {
-    int n;
-    const char **names;     /* NULL for positional */
-    Value *vals;
-    Loc *locs;
-    Loc loc;                /* the call */
-    const char *callee;
-} Args;
 
 static Value eval(Node *e, Scope *env);
 
@@ -592,9 +229,9 @@ static Args eval_args(Node *call, Scope *env, Value *self_first)
     memset(&a, 0, sizeof a);
     int extra = self_first ? 1 : 0;
     a.n = call->list.n + extra;
-    a.names = xcalloc((size_t)a.n, sizeof(char *));
-    a.vals = xcalloc((size_t)a.n, sizeof(Value));
-    a.locs = xcalloc((size_t)a.n, sizeof(Loc));
+    a.names = elab_calloc((size_t)a.n, sizeof(char *));
+    a.vals = elab_calloc((size_t)a.n, sizeof(Value));
+    a.locs = elab_calloc((size_t)a.n, sizeof(Loc));
     a.loc = call->loc;
     if (self_first) {
         a.vals[0] = *self_first;
@@ -607,788 +244,6 @@ static Args eval_args(Node *call, Scope *env, Value *self_first)
         a.locs[i + extra] = arg->a->loc;
     }
     return a;
-}
-
-/* Binds a primitive's arguments to its declared parameter names.  `spec`
- * lists the names in positional order; a trailing '?' marks optional ones.
- * Returns 0 after reporting when they do not fit. */
-static int bind_args(Args *a, const char *const *spec, int nspec, Value *out, Loc *locs)
-{
-    int ok = 1;
-    char seen[16] = {0};
-    for (int i = 0; i < nspec; i++)
-        out[i] = none(), out[i].k = VK_ABSENT, locs[i] = a->loc;
-    int pos = 0;
-    for (int i = 0; i < a->n; i++) {
-        int slot = -1;
-        if (!a->names[i]) {
-            if (pos >= nspec) {
-                diag_error(a->locs[i], "too many arguments to '%s' (it takes %d)", a->callee, nspec);
-                return 0;
-            }
-            slot = pos++;
-        } else {
-            const char *cands[16];
-            for (int k = 0; k < nspec; k++) {
-                size_t l = strlen(spec[k]);
-                cands[k] = spec[k][l - 1] == '?' ? ast_strndup(spec[k], l - 1) : spec[k];
-                if (!strcmp(cands[k], a->names[i]))
-                    slot = k;
-            }
-            if (slot < 0) {
-                const char *c = diag_closest(a->names[i], cands, nspec);
-                diag_error(a->locs[i], "'%s' has no parameter '%s'", a->callee, a->names[i]);
-                if (c)
-                    diag_note(a->locs[i], "did you mean '%s'?", c);
-                ok = 0;
-                continue;
-            }
-        }
-        if (seen[slot]) {
-            diag_error(a->locs[i], "argument '%s' of '%s' is given twice", spec[slot], a->callee);
-            ok = 0;
-        }
-        seen[slot] = 1;
-        out[slot] = a->vals[i];
-        locs[slot] = a->locs[i];
-        if (a->vals[i].k == VK_NONE)
-            ok = 0;
-    }
-    for (int k = 0; ok && k < nspec; k++) {
-        size_t l = strlen(spec[k]);
-        if (!seen[k] && spec[k][l - 1] != '?') {
-            diag_error(a->loc, "missing argument '%s' of '%s'", spec[k], a->callee);
-            ok = 0;
-        }
-    }
-    return ok;
-}
-
-static int get_int(Value v, Loc loc, const char *what, long long *out)
-{
-    if (v.k == VK_NONE)
-        return 0;
-    if (v.k != VK_INT || v.batch) {
-        diag_error(loc, "%s must be an int, got %s", what, v.batch ? "the batch dim" : vk_name(v.k));
-        return 0;
-    }
-    *out = v.i;
-    return 1;
-}
-
-static int get_number(Value v, Loc loc, const char *what, double *out)
-{
-    if (v.k == VK_FLOAT) {
-        *out = v.f;
-        return 1;
-    }
-    if (v.k == VK_INT && !v.batch) {
-        *out = (double)v.i;
-        return 1;
-    }
-    if (v.k != VK_NONE)
-        diag_error(loc, "%s must be a number, got %s", what, vk_name(v.k));
-    return 0;
-}
-
-static int get_bool(Value v, Loc loc, const char *what, int *out)
-{
-    if (v.k == VK_NONE)
-        return 0;
-    if (v.k != VK_BOOL) {
-        diag_error(loc, "%s must be a bool, got %s", what, vk_name(v.k));
-        return 0;
-    }
-    *out = (int)v.i;
-    return 1;
-}
-
-/* Axes given as an int or a list of ints: a bit mask over nd dims. */
-static int get_axes(Value v, Loc loc, int nd, uint32_t *mask)
-{
-    *mask = 0;
-    if (v.k == VK_LIST) {
-        for (int i = 0; i < v.n; i++) {
-            long long ax;
-            int a;
-            if (!get_int(v.items[i], loc, "an axis", &ax) || !norm_axis(ax, nd, loc, &a))
-                return 0;
-            if (*mask & (1u << a)) {
-                diag_error(loc, "axis %lld is given twice", ax);
-                return 0;
-            }
-            *mask |= 1u << a;
-        }
-        return 1;
-    }
-    long long ax;
-    int a;
-    if (!get_int(v, loc, "axis", &ax) || !norm_axis(ax, nd, loc, &a))
-        return 0;
-    *mask = 1u << a;
-    return 1;
-}
-
-/* ===================================================================== */
-/* primitives (spec §7)                                                    */
-/* ===================================================================== */
-
-#define SPEC(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *))
-
-static Value unary_tensor(IrOp op, Value x, Loc loc, const char *name)
-{
-    if (!need_tensor(x, loc, fmt("the argument of '%s'", name)))
-        return none();
-    if (op == IR_NUM_OPS)            /* identity */
-        return x;
-    return vtensor(mk1(op, x.t));
-}
-
-static Value reduce(IrOp op, Args *a)
-{
-    Value v[3];
-    Loc l[3];
-    if (!bind_args(a, SPEC("x", "axis?", "keepdim?"), v, l) || !need_tensor(v[0], l[0], "x"))
-        return none();
-    Shape in = shape_of(v[0].t);
-    uint32_t mask = (1u << in.nd) - 1;
-    int keep = 0;
-    if (v[1].k != VK_ABSENT && !get_axes(v[1], l[1], in.nd, &mask))
-        return none();
-    if (v[2].k != VK_ABSENT && !get_bool(v[2], l[2], "keepdim", &keep))
-        return none();
-    Shape s = in;
-    s.nd = 0, s.bd = -1;
-    for (int i = 0; i < in.nd; i++) {
-        if (mask & (1u << i)) {
-            if (keep)
-                s.d[s.nd++] = 1;
-            continue;
-        }
-        if (i == in.bd)
-            s.bd = s.nd;
-        s.d[s.nd++] = in.d[i];
-    }
-    int t = mk(op, s, 1, &v[0].t);
-    node(t)->axes = mask;
-    node(t)->keepdim = keep;
-    return vtensor(t);
-}
-
-/* reshape(x, [dims]): one -1; the batch dim may be written as its name. */
-static Value reshape(Args *a)
-{
-    Value v[2];
-    Loc l[2];
-    if (!bind_args(a, SPEC("x", "shape"), v, l))
-        return none();
-    if (!need_tensor(v[0], l[0], "x"))
-        return none();
-    if (v[1].k != VK_LIST) {
-        diag_error(l[1], "the shape of 'reshape' must be a list of ints");
-        return none();
-    }
-    Shape in = shape_of(v[0].t), s;
-    memset(&s, 0, sizeof s);
-    s.bd = -1;
-    int infer = -1;
-    int64_t prod = 1;
-    if (v[1].n > IR_MAXD || v[1].n == 0) {
-        diag_error(l[1], "'reshape' needs 1 to %d dims", IR_MAXD);
-        return none();
-    }
-    for (int i = 0; i < v[1].n; i++) {
-        Value d = v[1].items[i];
-        if (d.k != VK_INT) {
-            diag_error(l[1], "dim %d of the shape must be an int, got %s", i, vk_name(d.k));
-            return none();
-        }
-        if (d.batch) {
-            if (s.bd >= 0) {
-                diag_error(l[1], "the batch dim appears twice in the shape");
-                return none();
-            }
-            s.bd = i, s.d[i] = d.i;
-            prod *= d.i;
-        } else if (d.i == -1) {
-            if (infer >= 0) {
-                diag_error(l[1], "only one dim of the shape may be -1");
-                return none();
-            }
-            infer = i;
-        } else if (d.i <= 0) {
-            diag_error(l[1], "dim %d of the shape is %lld; dims must be positive", i, d.i);
-            return none();
-        } else {
-            s.d[i] = d.i, prod *= d.i;
-        }
-        s.nd++;
-    }
-    int64_t total = ir_numel(in);
-    int bad = 0;
-    if (in.bd >= 0 && s.bd < 0 && infer < 0)
-        bad = 1;                     /* a batched tensor into a fixed shape */
-    else if (in.bd < 0 && s.bd >= 0)
-        bad = 1;
-    else if (infer >= 0) {
-        if (total % prod)
-            bad = 1;
-        else {
-            s.d[infer] = total / prod;
-            if (in.bd >= 0 && s.bd < 0)
-                s.bd = infer;        /* -1 absorbs the batch */
-        }
-    } else if (prod != total)
-        bad = 1;
-    if (bad) {
-        diag_error(a->loc, "cannot reshape %s into %s", sstr(in), sstr(s));
-        return none();
-    }
-    return vtensor(mk_reshape(v[0].t, s));
-}
-
-static Value concat(Args *a)
-{
-    Value v[2];
-    Loc l[2];
-    if (!bind_args(a, SPEC("xs", "axis?"), v, l))
-        return none();
-    if (v[0].k != VK_LIST || v[0].n == 0) {
-        diag_error(l[0], "'concat' takes a non-empty list of tensors");
-        return none();
-    }
-    int *in = xcalloc((size_t)v[0].n, sizeof(int));
-    for (int i = 0; i < v[0].n; i++) {
-        if (!need_tensor(v[0].items[i], l[0], "each element of the list"))
-            return none();
-        in[i] = v[0].items[i].t;
-    }
-    Shape s = shape_of(in[0]);
-    long long ax = 0;
-    int axis;
-    if (v[1].k != VK_ABSENT && !get_int(v[1], l[1], "axis", &ax))
-        return none();
-    if (!norm_axis(ax, s.nd, l[1], &axis))
-        return none();
-    if (axis == s.bd) {
-        diag_error(l[1], "'concat' along the batch dim is not supported");
-        return none();
-    }
-    for (int i = 1; i < v[0].n; i++) {
-        Shape si = shape_of(in[i]);
-        int ok = si.nd == s.nd && si.bd == s.bd;
-        for (int k = 0; ok && k < s.nd; k++)
-            if (k != axis && si.d[k] != s.d[k])
-                ok = 0;
-        if (!ok) {
-            diag_error(l[0], "'concat' shapes %s and %s differ outside axis %d", sstr(shape_of(in[0])), sstr(si), axis);
-            return none();
-        }
-        s.d[axis] += si.d[axis];
-    }
-    int t = mk(IR_CONCAT, s, v[0].n, in);
-    node(t)->axis = axis;
-    return vtensor(t);
-}
-
-static Value slice(Args *a)
-{
-    Value v[6];
-    Loc l[6];
-    long long ax, st, en;
-    int axis;
-    if (!bind_args(a, SPEC("x", "axis", "start", "end"), v, l) || !need_tensor(v[0], l[0], "x"))
-        return none();
-    Shape s = shape_of(v[0].t);
-    if (!get_int(v[1], l[1], "axis", &ax) || !norm_axis(ax, s.nd, l[1], &axis) ||
-        !get_int(v[2], l[2], "start", &st) || !get_int(v[3], l[3], "end", &en))
-        return none();
-    if (axis == s.bd) {
-        diag_error(l[1], "'slice' along the batch dim is not supported");
-        return none();
-    }
-    int64_t dim = s.d[axis];
-    if (st < 0) st += dim;
-    if (en < 0) en += dim;
-    if (st < 0 || en > dim || st >= en) {
-        diag_error(a->loc, "slice [%lld, %lld) is empty or out of range for dim %d of %s", st, en, axis, sstr(s));
-        return none();
-    }
-    s.d[axis] = en - st;
-    int t = mk(IR_SLICE, s, 1, &v[0].t);
-    node(t)->axis = axis;
-    node(t)->start = st;
-    node(t)->end = en;
-    return vtensor(t);
-}
-
-static Value softmax(IrOp op, Args *a)
-{
-    Value v[2];
-    Loc l[2];
-    long long ax = -1;
-    int axis;
-    if (!bind_args(a, SPEC("x", "axis?"), v, l) || !need_tensor(v[0], l[0], "x"))
-        return none();
-    if (v[1].k != VK_ABSENT && !get_int(v[1], l[1], "axis", &ax))
-        return none();
-    if (!norm_axis(ax, shape_of(v[0].t).nd, l[1], &axis))
-        return none();
-    int t = mk1(op, v[0].t);
-    node(t)->axis = axis;
-    return vtensor(t);
-}
-
-/* Marks an i32 label or input as the ids of `limit` classes, so the
- * driver can reject out-of-range files before any pass. */
-static void note_id_limit(int t, int64_t limit, int ignore_ok)
-{
-    IrNode *n = node(t);
-    while (n->op == IR_RESHAPE)
-        n = node(n->in[0]);
-    IoDecl *io = n->op == IR_LABEL ? &E.m->labels[n->ival] : n->op == IR_INPUT ? &E.m->inputs[n->ival] : NULL;
-    if (io && (io->limit == 0 || io->limit > limit))
-        io->limit = (int32_t)limit, io->ignore_ok = ignore_ok;
-}
-
-static Value class_loss(IrOp op, Args *a)
-{
-    Value v[2];
-    Loc l[2];
-    if (!bind_args(a, SPEC("logits", "labels"), v, l) || !need_tensor(v[0], l[0], "logits"))
-        return none();
-    if (v[1].k != VK_TENSOR || node(v[1].t)->dt != DT_I32) {
-        if (v[1].k != VK_NONE)
-            diag_error(l[1], "labels of '%s' must be an i32 tensor of class ids", a->callee);
-        return none();
-    }
-    Shape s = shape_of(v[0].t), sl = shape_of(v[1].t);
-    int ok = s.nd >= 1 && sl.nd == s.nd - 1 && sl.bd == (s.bd == s.nd - 1 ? -2 : s.bd);
-    for (int i = 0; ok && i < sl.nd; i++)
-        ok = sl.d[i] == s.d[i];
-    if (!ok) {
-        diag_error(a->loc, "'%s' needs labels shaped like the logits without the class axis: logits %s, labels %s",
-                   a->callee, sstr(s), sstr(sl));
-        return none();
-    }
-    note_id_limit(v[1].t, s.d[s.nd - 1], op == IR_CROSS_ENTROPY);
-    int in[2] = {v[0].t, v[1].t};
-    return vtensor(mk(op, ir_shape(0, NULL, -1), 2, in));
-}
-
-static Value pair_loss(IrOp op, Args *a)
-{
-    Value v[2];
-    Loc l[2];
-    if (!bind_args(a, SPEC("a", "b"), v, l) || !need_tensor(v[0], l[0], "the first argument") ||
-        !need_tensor(v[1], l[1], "the second argument"))
-        return none();
-    if (!ir_shape_eq(shape_of(v[0].t), shape_of(v[1].t))) {
-        diag_error(a->loc, "'%s' needs operands of one shape, got %s and %s", a->callee,
-                   sstr(shape_of(v[0].t)), sstr(shape_of(v[1].t)));
-        return none();
-    }
-    int in[2] = {v[0].t, v[1].t};
-    return vtensor(mk(op, ir_shape(0, NULL, -1), 2, in));
-}
-
-/* min/max of ints are compile-time; max(x, axis:) is a reduction. */
-static Value minmax_const(Args *a, int is_max)
-{
-    if (a->n != 2 || a->names[0] || a->names[1]) {
-        diag_error(a->loc, "'%s' takes two numbers", a->callee);
-        return none();
-    }
-    Value x = a->vals[0], y = a->vals[1];
-    if (x.k == VK_INT && y.k == VK_INT && !x.batch && !y.batch)
-        return vint(is_max ? (x.i > y.i ? x.i : y.i) : (x.i < y.i ? x.i : y.i));
-    double fx, fy;
-    if (!get_number(x, a->locs[0], "the first argument", &fx) || !get_number(y, a->locs[1], "the second argument", &fy))
-        return none();
-    return vfloat(is_max ? fmax(fx, fy) : fmin(fx, fy));
-}
-
-/* prim(x, axis) with a required axis: binds both and normalizes the axis. */
-static int tensor_and_axis(Args *a, Value *v, Loc *l, int *axis)
-{
-    long long ax;
-    return bind_args(a, SPEC("x", "axis"), v, l) && need_tensor(v[0], l[0], "x") &&
-           get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
-}
-
-/* batch_stats(x) and batch_norm(x, stats, weight, bias, eps:), our
- * extension for the std BatchNorm: x is [N, C, ...] with the batch (if
- * any) in dim 0; the statistics run over every dim but 1.  batch_stats
- * gives [2, C] (the mean, then the biased variance), computed channel by
- * channel in one node instead of two reductions and their elementwise
- * passes; batch_norm normalizes x with them.  Its stats must be
- * batch_stats of the same x: its gradient is then the fused BatchNorm
- * backward (two passes over dy and x per channel), which includes the
- * path through the statistics. */
-static int bn_shape_ok(Shape s)
-{
-    return s.nd >= 2 && s.bd <= 0 && s.nd <= IR_MAXD;
-}
-
-static Value batch_norm_prim(const char *name, Args *a)
-{
-    Value v[5];
-    Loc l[5];
-    if (!strcmp(name, "batch_stats")) {
-        if (!bind_args(a, SPEC("x"), v, l) || !need_tensor(v[0], l[0], "x"))
-            return none();
-        Shape s = shape_of(v[0].t);
-        if (!bn_shape_ok(s)) {
-            diag_error(l[0], "'batch_stats' needs x [N, C, ...] with the batch in dim 0, got %s", sstr(s));
-            return none();
-        }
-        return vtensor(mk(IR_BN_STATS, ir_shape(2, (int64_t[]){2, s.d[1]}, -1), 1, &v[0].t));
-    }
-    double eps = 1e-5;
-    if (!bind_args(a, SPEC("x", "stats", "weight", "bias", "eps?"), v, l) || !need_tensor(v[0], l[0], "x") ||
-        !need_tensor(v[1], l[1], "stats") || !need_tensor(v[2], l[2], "weight") || !need_tensor(v[3], l[3], "bias"))
-        return none();
-    if (v[4].k != VK_ABSENT && !get_number(v[4], l[4], "eps", &eps))
-        return none();
-    if (eps <= 0) {
-        diag_error(l[4], "'batch_norm' needs eps > 0, got %g", eps);
-        return none();
-    }
-    Shape s = shape_of(v[0].t);
-    if (!bn_shape_ok(s)) {
-        diag_error(l[0], "'batch_norm' needs x [N, C, ...] with the batch in dim 0, got %s", sstr(s));
-        return none();
-    }
-    const IrNode *st = node(v[1].t);
-    if (st->op != IR_BN_STATS || st->in[0] != v[0].t) {
-        diag_error(l[1], "the stats of 'batch_norm' must be batch_stats(x) of the same x");
-        return none();
-    }
-    Shape want = ir_shape(1, (int64_t[]){s.d[1]}, -1);
-    if (!ir_shape_eq(shape_of(v[2].t), want) || !ir_shape_eq(shape_of(v[3].t), want)) {
-        diag_error(a->loc, "'batch_norm' of x %s needs weight and bias %s, got %s and %s", sstr(s), sstr(want),
-                   sstr(shape_of(v[2].t)), sstr(shape_of(v[3].t)));
-        return none();
-    }
-    int in[4] = {v[0].t, v[1].t, v[2].t, v[3].t};
-    int t = mk(IR_BN_NORM, s, 4, in);
-    node(t)->fval = eps;
-    return vtensor(t);
-}
-
-static Value prim_call(const char *name, Args *a)
-{
-    if (!strcmp(name, "batch_stats") || !strcmp(name, "batch_norm"))
-        return batch_norm_prim(name, a);
-    IrOp op;
-    Value v[6];
-    Loc l[6];
-    a->callee = name;
-    for (int i = 0; i < a->n; i++)
-        if (a->vals[i].k == VK_NONE)
-            return none();
-    if (unary_prim(name, &op)) {
-        if (!bind_args(a, SPEC("x"), v, l))
-            return none();
-        double c;
-        if ((v[0].k == VK_INT && !v[0].batch) || v[0].k == VK_FLOAT) {
-            /* on a number, a compile-time value: 1 / sqrt(head_dim) */
-            get_number(v[0], l[0], "x", &c);
-            switch (op) {
-            case IR_SQRT: return vfloat(sqrt(c));
-            case IR_RSQRT: return vfloat(1 / sqrt(c));
-            case IR_EXP: return vfloat(exp(c));
-            case IR_LOG: return vfloat(log(c));
-            case IR_ABS: return vfloat(fabs(c));
-            case IR_SQUARE: return vfloat(c * c);
-            case IR_TANH: return vfloat(tanh(c));
-            case IR_SIGMOID: return vfloat(1 / (1 + exp(-c)));
-            case IR_RELU: return vfloat(c > 0 ? c : 0);
-            case IR_NUM_OPS: return v[0];
-            default: break;
-            }
-        }
-        return unary_tensor(op, v[0], l[0], name);
-    }
-    if (!strcmp(name, "pow")) {
-        double c;
-        if (!bind_args(a, SPEC("x", "c"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !get_number(v[1], l[1], "the exponent", &c))
-            return none();
-        int t = mk1(IR_POWC, v[0].t);
-        node(t)->fval = c;
-        return vtensor(t);
-    }
-    if (!strcmp(name, "maximum") || !strcmp(name, "minimum")) {
-        if (!bind_args(a, SPEC("a", "b"), v, l))
-            return none();
-        return binary_tensor(name[1] == 'a' ? IR_MAXIMUM : IR_MINIMUM, v[0], v[1], a->loc);
-    }
-    if (!strcmp(name, "transpose")) {
-        long long d0, d1;
-        int a0, a1;
-        if (!bind_args(a, SPEC("x", "a", "b"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !get_int(v[1], l[1], "a dim", &d0) || !get_int(v[2], l[2], "a dim", &d1))
-            return none();
-        Shape s = shape_of(v[0].t);
-        if (!norm_axis(d0, s.nd, l[1], &a0) || !norm_axis(d1, s.nd, l[2], &a1))
-            return none();
-        int perm[IR_MAXD];
-        for (int i = 0; i < s.nd; i++)
-            perm[i] = i;
-        perm[a0] = a1, perm[a1] = a0;
-        return vtensor(mk_permute(v[0].t, perm));
-    }
-    if (!strcmp(name, "permute")) {
-        if (!bind_args(a, SPEC("x", "dims"), v, l) || !need_tensor(v[0], l[0], "x"))
-            return none();
-        Shape s = shape_of(v[0].t);
-        if (v[1].k != VK_LIST || v[1].n != s.nd) {
-            diag_error(l[1], "'permute' needs a list of %d dims for a tensor %s", s.nd, sstr(s));
-            return none();
-        }
-        int perm[IR_MAXD], seen = 0;
-        for (int i = 0; i < s.nd; i++) {
-            long long d;
-            if (!get_int(v[1].items[i], l[1], "a dim", &d) || !norm_axis(d, s.nd, l[1], &perm[i]))
-                return none();
-            if (seen & (1 << perm[i])) {
-                diag_error(l[1], "'permute' dims must be a permutation of 0..%d", s.nd - 1);
-                return none();
-            }
-            seen |= 1 << perm[i];
-        }
-        return vtensor(mk_permute(v[0].t, perm));
-    }
-    if (!strcmp(name, "sum"))
-        return reduce(IR_SUM, a);
-    if (!strcmp(name, "mean"))
-        return reduce(IR_MEAN, a);
-    if (!strcmp(name, "max") || !strcmp(name, "min")) {
-        if (a->n >= 1 && a->vals[0].k == VK_TENSOR && name[1] == 'a')
-            return reduce(IR_MAX, a);
-        return minmax_const(a, name[1] == 'a');
-    }
-    if (!strcmp(name, "len")) {
-        if (!bind_args(a, SPEC("xs"), v, l))
-            return none();
-        if (v[0].k != VK_LIST) {
-            diag_error(l[0], "'len' takes a list, got %s", vk_name(v[0].k));
-            return none();
-        }
-        return vint(v[0].n);
-    }
-    if (!strcmp(name, "reshape"))
-        return reshape(a);
-    if (!strcmp(name, "flatten")) {
-        if (!bind_args(a, SPEC("x"), v, l) || !need_tensor(v[0], l[0], "x"))
-            return none();
-        Shape s = shape_of(v[0].t);
-        if (s.nd < 1) {
-            diag_error(l[0], "'flatten' needs a tensor of rank 1 or more");
-            return none();
-        }
-        Shape r = ir_shape(2, (int64_t[]){s.d[0], ir_numel(s) / s.d[0]}, s.bd < 0 ? -1 : s.bd == 0 ? 0 : 1);
-        if (s.bd > 0)
-            r.d[0] = s.d[0], r.d[1] = ir_numel(s) / s.d[0];
-        return vtensor(mk_reshape(v[0].t, r));
-    }
-    if (!strcmp(name, "concat"))
-        return concat(a);
-    if (!strcmp(name, "slice"))
-        return slice(a);
-    if (!strcmp(name, "softmax"))
-        return softmax(IR_SOFTMAX, a);
-    if (!strcmp(name, "log_softmax"))
-        return softmax(IR_LOG_SOFTMAX, a);
-    if (!strcmp(name, "dropout")) {
-        double rate;
-        if (!bind_args(a, SPEC("x", "rate"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !get_number(v[1], l[1], "rate", &rate))
-            return none();
-        if (rate < 0 || rate >= 1) {
-            diag_error(l[1], "dropout rate must be in [0, 1), got %g", rate);
-            return none();
-        }
-        if (!E.training || rate == 0)
-            return v[0];
-        E.m->uses_rng = 1;
-        IrNode mask = ir_node(IR_RNG_MASK, DT_F32, shape_of(v[0].t), 0, NULL);
-        mask.fval = rate;
-        int in[2] = {v[0].t, add(mask)};
-        return vtensor(mk(IR_MUL, shape_of(v[0].t), 2, in));
-    }
-    if (!strcmp(name, "cross_entropy"))
-        return class_loss(IR_CROSS_ENTROPY, a);
-    if (!strcmp(name, "accuracy"))
-        return class_loss(IR_ACCURACY, a);
-    if (!strcmp(name, "mse"))
-        return pair_loss(IR_MSE, a);
-    if (!strcmp(name, "bce_with_logits"))
-        return pair_loss(IR_BCE_LOGITS, a);
-    if (!strcmp(name, "argmax")) {
-        int axis;
-        if (!tensor_and_axis(a, v, l, &axis))
-            return none();
-        Shape r = drop_dim(shape_of(v[0].t), axis);
-        IrNode n = ir_node(IR_ARGMAX, DT_I32, r, 1, &v[0].t);
-        n.axis = axis;
-        return vtensor(add(n));
-    }
-    if (!strcmp(name, "conv2d")) {
-        /* conv2d(x, w, [bias,] stride:, padding:) NCHW: an im2col and one
-         * GEMM per example; bias (a tensor or false) is our extension, so
-         * that Conv2D can be written like Dense */
-        long long st = 1, pd = 0;
-        if (!bind_args(a, SPEC("x", "w", "bias?", "stride?", "padding?"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !need_tensor(v[1], l[1], "w"))
-            return none();
-        if ((v[3].k != VK_ABSENT && !get_int(v[3], l[3], "stride", &st)) ||
-            (v[4].k != VK_ABSENT && !get_int(v[4], l[4], "padding", &pd)))
-            return none();
-        Shape x = shape_of(v[0].t), w = shape_of(v[1].t);
-        if (x.nd != 4 || (x.bd > 0) || w.nd != 4 || w.bd >= 0 || w.d[1] != x.d[1]) {
-            diag_error(a->loc, "'conv2d' needs x [N, C, H, W] and w [F, C, KH, KW], got %s and %s", sstr(x), sstr(w));
-            return none();
-        }
-        if (st < 1 || pd < 0) {
-            diag_error(a->loc, "'conv2d' needs stride >= 1 and padding >= 0, got %lld and %lld", st, pd);
-            return none();
-        }
-        int64_t oh = (x.d[2] + 2 * pd - w.d[2]) / st + 1, ow = (x.d[3] + 2 * pd - w.d[3]) / st + 1;
-        if (x.d[2] + 2 * pd < w.d[2] || x.d[3] + 2 * pd < w.d[3]) {
-            diag_error(a->loc, "'conv2d' kernel %lldx%lld is larger than the padded input %s",
-                       (long long)w.d[2], (long long)w.d[3], sstr(x));
-            return none();
-        }
-        /* how it is computed, and its work memory: kernel.c */
-        int cin[2] = {v[0].t, v[1].t};
-        int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 2, cin);
-        node(ct)->kh = (int)w.d[2], node(ct)->kw = (int)w.d[3], node(ct)->stride = (int)st, node(ct)->pad = (int)pd;
-        Value out = vtensor(ct);
-        if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
-            return out;
-        if (!need_tensor(v[2], l[2], "bias") || ir_numel(shape_of(v[2].t)) != w.d[0] || shape_of(v[2].t).bd >= 0) {
-            diag_error(l[2], "the bias of 'conv2d' must have %lld elements", (long long)w.d[0]);
-            return none();
-        }
-        Value b = vtensor(mk_reshape(v[2].t, ir_shape(3, (int64_t[]){w.d[0], 1, 1}, -1)));
-        return binary_tensor(IR_ADD, out, b, a->loc);
-    }
-    if (!strcmp(name, "max_pool2d") || !strcmp(name, "avg_pool2d")) {
-        long long size, st;
-        if (!bind_args(a, SPEC("x", "size", "stride?"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !get_int(v[1], l[1], "size", &size))
-            return none();
-        st = size;
-        if (v[2].k != VK_ABSENT && !get_int(v[2], l[2], "stride", &st))
-            return none();
-        Shape x = shape_of(v[0].t);
-        if (x.nd != 4 || x.bd > 0 || size < 1 || st < 1 || x.d[2] < size || x.d[3] < size) {
-            diag_error(a->loc, "'%s' needs x [N, C, H, W] with H, W >= size >= 1 and stride >= 1, got %s, size %lld, stride %lld",
-                       name, sstr(x), size, st);
-            return none();
-        }
-        Shape s = ir_shape(4, (int64_t[]){x.d[0], x.d[1], (x.d[2] - size) / st + 1, (x.d[3] - size) / st + 1}, x.bd);
-        IrNode pn = ir_node(name[0] == 'm' ? IR_MAXPOOL : IR_AVGPOOL, DT_F32, s, 1, &v[0].t);
-        pn.kh = pn.kw = (int)size, pn.stride = (int)st;
-        return vtensor(add(pn));
-    }
-    if (!strcmp(name, "size")) {
-        /* size(x, axis): a dim as an int (the batch dim: a run-time int) */
-        int axis;
-        if (!tensor_and_axis(a, v, l, &axis))
-            return none();
-        Shape s = shape_of(v[0].t);
-        Value r = vint(s.d[axis]);
-        r.batch = axis == s.bd;
-        return r;
-    }
-    if (!strcmp(name, "reshape_as")) {
-        if (!bind_args(a, SPEC("x", "like"), v, l) || !need_tensor(v[0], l[0], "x"))
-            return none();
-        if (v[1].k != VK_TENSOR) {
-            diag_error(l[1], "'reshape_as' takes the shape of a tensor, got %s", vk_name(v[1].k));
-            return none();
-        }
-        Shape s = shape_of(v[0].t), to = shape_of(v[1].t);
-        if (ir_numel(s) != ir_numel(to) || (s.bd >= 0) != (to.bd >= 0)) {
-            diag_error(a->loc, "cannot reshape %s into %s", sstr(s), sstr(to));
-            return none();
-        }
-        return vtensor(mk_reshape(v[0].t, to));
-    }
-    if (!strcmp(name, "embedding")) {
-        if (!bind_args(a, SPEC("ids", "table"), v, l))
-            return none();
-        if (v[0].k != VK_TENSOR || node(v[0].t)->dt != DT_I32) {
-            diag_error(l[0], "the ids of 'embedding' must be an i32 tensor");
-            return none();
-        }
-        if (!need_tensor(v[1], l[1], "the table of 'embedding'"))
-            return none();
-        Shape ids = shape_of(v[0].t), tab = shape_of(v[1].t);
-        if (tab.nd != 2 || tab.bd >= 0 || ids.nd + 1 > IR_MAXD) {
-            diag_error(l[1], "the table of 'embedding' must be a [vocab, dim] tensor, got %s", sstr(tab));
-            return none();
-        }
-        Shape s = ids;
-        s.d[s.nd++] = tab.d[1];
-        note_id_limit(v[0].t, tab.d[0], 0);
-        int in[2] = {v[0].t, v[1].t};
-        return vtensor(mk(IR_EMBEDDING, s, 2, in));
-    }
-    if (!strcmp(name, "layer_norm")) {
-        double eps = 1e-5;
-        if (!bind_args(a, SPEC("x", "weight", "bias", "eps?"), v, l) || !need_tensor(v[0], l[0], "x") ||
-            !need_tensor(v[1], l[1], "weight") || !need_tensor(v[2], l[2], "bias"))
-            return none();
-        if (v[3].k != VK_ABSENT && !get_number(v[3], l[3], "eps", &eps))
-            return none();
-        Shape s = shape_of(v[0].t);
-        Shape want = ir_shape(1, (int64_t[]){s.nd ? s.d[s.nd - 1] : 0}, -1);
-        if (s.nd < 1 || s.bd == s.nd - 1 || !ir_shape_eq(shape_of(v[1].t), want) ||
-            !ir_shape_eq(shape_of(v[2].t), want)) {
-            diag_error(a->loc, "'layer_norm' normalizes the last dim: x %s needs weight and bias %s, got %s and %s",
-                       sstr(s), sstr(want), sstr(shape_of(v[1].t)), sstr(shape_of(v[2].t)));
-            return none();
-        }
-        int in[3] = {v[0].t, v[1].t, v[2].t};
-        int t = mk(IR_LAYER_NORM, s, 3, in);
-        node(t)->fval = eps;
-        return vtensor(t);
-    }
-    if (!strcmp(name, "causal_mask")) {
-        if (!bind_args(a, SPEC("s"), v, l) || !need_tensor(v[0], l[0], "s"))
-            return none();
-        Shape s = shape_of(v[0].t);
-        if (s.nd < 2 || s.d[s.nd - 1] != s.d[s.nd - 2] || s.bd >= s.nd - 2) {
-            diag_error(l[0], "'causal_mask' needs a tensor whose last two dims are square, got %s", sstr(s));
-            return none();
-        }
-        return vtensor(mk1(IR_CAUSAL_MASK, v[0].t));
-    }
-    if (!strcmp(name, "linear")) {
-        /* linear(x, weight, bias): x @ weightᵀ + bias, bias a tensor or
-         * false; the standard library's Dense is written with it. */
-        if (!bind_args(a, SPEC("x", "weight", "bias?"), v, l))
-            return none();
-        Value wt = none();
-        if (!need_tensor(v[1], l[1], "weight"))
-            return none();
-        int perm[IR_MAXD] = {1, 0};
-        if (shape_of(v[1].t).nd != 2) {
-            diag_error(l[1], "the weight of 'linear' must be 2-D, got %s", sstr(shape_of(v[1].t)));
-            return none();
-        }
-        wt = vtensor(mk_permute(v[1].t, perm));
-        Value y = matmul(v[0], wt, a->loc);
-        if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i) || y.k == VK_NONE)
-            return y;
-        return binary_tensor(IR_ADD, y, v[2], a->loc);
-    }
-    diag_error(a->loc, "primitive '%s' is not available in this version of nnc", name);
-    return none();
 }
 
 /* ===================================================================== */
@@ -1419,13 +274,13 @@ static Node *call_fn(Node *decl)
  * a layer-typed hparam.  Names are checked here, where the user wrote them. */
 static Value make_template(Tpl *base, Node *decl, Args *a)
 {
-    Tpl *t = xcalloc(1, sizeof *t);
+    Tpl *t = elab_calloc(1, sizeof *t);
     t->decl = decl;
-    t->loc = a ? a->loc : cur_loc;
+    t->loc = a ? a->loc : E.cur_loc;
     int nbase = base ? base->n : 0, nnew = a ? a->n : 0;
-    t->names = xcalloc((size_t)(nbase + nnew), sizeof(char *));
-    t->vals = xcalloc((size_t)(nbase + nnew), sizeof(Value));
-    t->locs = xcalloc((size_t)(nbase + nnew), sizeof(Loc));
+    t->names = elab_calloc((size_t)(nbase + nnew), sizeof(char *));
+    t->vals = elab_calloc((size_t)(nbase + nnew), sizeof(Value));
+    t->locs = elab_calloc((size_t)(nbase + nnew), sizeof(Loc));
     for (int i = 0; i < nbase; i++)
         t->names[i] = base->names[i], t->vals[i] = base->vals[i], t->locs[i] = base->locs[i];
     t->n = nbase;
@@ -1492,7 +347,7 @@ static int check_type(Node *type, Value *v, Loc loc, const char *name)
         return 0;
     }
     if (!ok) {
-        diag_error(loc, "hparam '%s' is %s, got %s", name, !strcmp(tn, "list") ? "a list" : tn, vk_name(v->k));
+        diag_error(loc, "hparam '%s' is %s, got %s", name, !strcmp(tn, "list") ? "a list" : tn, elab_vk_name(v->k));
         return 0;
     }
     return 1;
@@ -1513,9 +368,9 @@ static Scope *bind_hparams(Tpl *t, Loc at)
             if (!strcmp(t->names[k], h->name))
                 v = t->vals[k], vl = t->locs[k], given = 1;
         if (!given && h->b) {
-            Loc save = cur_loc;
+            Loc save = E.cur_loc;
             v = eval(h->b, s);
-            cur_loc = save;
+            E.cur_loc = save;
             vl = h->b->loc;
         } else if (!given) {
             diag_error(at, "missing hparam '%s' of '%s'", h->name, t->decl->name);
@@ -1534,7 +389,7 @@ static Scope *bind_hparams(Tpl *t, Loc at)
         if (c.k == VK_NONE)
             continue;
         if (c.k != VK_BOOL) {
-            diag_error(h->c->loc, "a 'where' constraint must be a bool, got %s", vk_name(c.k));
+            diag_error(h->c->loc, "a 'where' constraint must be a bool, got %s", elab_vk_name(c.k));
         } else if (!c.i) {
             diag_error(at, "hparams of '%s' violate a constraint on '%s'", t->decl->name, h->name);
             diag_note(expr_span(h->c), "constraint declared here");
@@ -1554,7 +409,7 @@ static Value field_value(Node *f, Scope *env)
     if (f->b) {
         Value c = eval(f->b, env);
         int on;
-        if (!get_bool(c, f->b->loc, "a field condition", &on))
+        if (!prim_get_bool(c, f->b->loc, "a field condition", &on))
             return none();
         if (!on) {
             Value v = none();
@@ -1580,7 +435,7 @@ static void inherit(Inst *child, Inst *parent, Node *f)
         else if (iv.k == VK_INIT)
             child->has_init = 1, child->init_kind = iv.ikind, child->init_a = iv.ia, child->init_b = iv.ib;
         else if (iv.k != VK_NONE)
-            diag_error(f->c->loc, "'init' needs an initializer such as normal(std: 0.02), got %s", vk_name(iv.k));
+            diag_error(f->c->loc, "'init' needs an initializer such as normal(std: 0.02), got %s", elab_vk_name(iv.k));
     }
     child->frozen = (parent && parent->frozen) || (f && (f->flags & FIELD_FROZEN));
     if (parent && parent->from)
@@ -1591,7 +446,7 @@ static void inherit(Inst *child, Inst *parent, Node *f)
 
 static int *order_push(const int *order, int norder, int k)
 {
-    int *o = xcalloc((size_t)norder + 1, sizeof(int));
+    int *o = elab_calloc((size_t)norder + 1, sizeof(int));
     if (norder)
         memcpy(o, order, sizeof(int) * (size_t)norder);
     o[norder] = k;
@@ -1604,21 +459,22 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
     if (v.k == VK_LAYER)
         return instantiate(v.tpl, path, order, norder, at, parent, f);
     if (v.k == VK_LIST) {
-        Inst *seq = xcalloc(1, sizeof *seq);
+        Inst *seq = elab_calloc(1, sizeof *seq);
         seq->parent = parent;
         seq->path = path;
         seq->order = (int *)order;
         seq->norder = norder;
         seq->loc = at;
         inherit(seq, parent, f);
-        seq->items = xcalloc((size_t)v.n, sizeof(Inst *));
+        seq->items = elab_calloc((size_t)v.n, sizeof(Inst *));
         for (int i = 0; i < v.n; i++) {
             if (v.items[i].k != VK_LAYER) {
                 if (v.items[i].k != VK_NONE)
-                    diag_error(at, "element %d of a sequence field must be a layer, got %s", i, vk_name(v.items[i].k));
+                    diag_error(at, "element %d of a sequence field must be a layer, got %s", i,
+                               elab_vk_name(v.items[i].k));
                 return NULL;
             }
-            Inst *c = instantiate(v.items[i].tpl, fmt("%s.%d", path, i), order_push(order, norder, i),
+            Inst *c = instantiate(v.items[i].tpl, elab_fmt("%s.%d", path, i), order_push(order, norder, i),
                                   norder + 1, at, seq, NULL);
             if (!c)
                 return NULL;
@@ -1627,7 +483,7 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
         return seq;
     }
     if (v.k != VK_NONE)
-        diag_error(at, "a field must be a layer, got %s", vk_name(v.k));
+        diag_error(at, "a field must be a layer, got %s", elab_vk_name(v.k));
     return NULL;
 }
 
@@ -1643,7 +499,7 @@ static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder,
             diag_note(t->decl->name_loc, "'%s' is declared here", t->decl->name);
             return NULL;
         }
-    Inst *inst = xcalloc(1, sizeof *inst);
+    Inst *inst = elab_calloc(1, sizeof *inst);
     inst->path = path;
     inst->order = (int *)order;
     inst->norder = norder;
@@ -1652,7 +508,7 @@ static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder,
     inherit(inst, parent, pf);
     inst->hp = bind_hparams(t, at);
     inst->fields = scope_new(NULL);
-    inst->members = xcalloc((size_t)t->decl->list.n, sizeof(Value));
+    inst->members = elab_calloc((size_t)t->decl->list.n, sizeof(Value));
     inst->parent = parent;
     for (int k = 0; k < t->decl->list.n; k++)
         inst->members[k].k = VK_ABSENT;
@@ -1679,7 +535,7 @@ static void make_fields(Inst *inst, Scope *env)
         if (v.k == VK_ABSENT) {
             fv.k = VK_ABSENT;
         } else {
-            const char *p = *inst->path ? fmt("%s.%s", inst->path, f->name) : f->name;
+            const char *p = *inst->path ? elab_fmt("%s.%s", inst->path, f->name) : f->name;
             Inst *c = instantiate_value(v, p, order_push(inst->order, inst->norder, k), inst->norder + 1, f->a->loc,
                                         inst, f);
             if (c) {
@@ -1714,7 +570,7 @@ static int eval_shape(Node *list, Scope *env, Shape *s)
             diag_error(list->list.v[i]->loc, "a param or state shape cannot use the batch dim");
             return 0;
         }
-        if (!get_int(v, list->list.v[i]->loc, "a dim", &d))
+        if (!prim_get_int(v, list->list.v[i]->loc, "a dim", &d))
             return 0;
         if (d <= 0) {
             diag_error(list->list.v[i]->loc, "dim %d is %lld; dims must be positive", i, d);
@@ -1739,7 +595,7 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
     int st = mem->kind == ND_STATE;
     Tensor **tab = st ? &m->state : &m->params;
     int *n = st ? &m->nstate : &m->nparams;
-    const char *path = *inst->path ? fmt("%s.%s", inst->path, mem->name) : mem->name;
+    const char *path = *inst->path ? elab_fmt("%s.%s", inst->path, mem->name) : mem->name;
     int idx = find_tensor(*tab, *n, path);
     if (idx >= 0)
         return idx;                      /* made by an earlier graph */
@@ -1768,7 +624,7 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
         if (init.k != VK_NONE)
             diag_error(mem->b->loc, "'%s' is not an initializer (zeros, ones, constant(v), normal(std:, mean:), "
                        "uniform(lo, hi), glorot_uniform, glorot_normal, he_uniform, he_normal)",
-                       init.k == VK_FN ? init.s : vk_name(init.k));
+                       init.k == VK_FN ? init.s : elab_vk_name(init.k));
         t->init = INIT_ZEROS;
     }
     return (*n)++;
@@ -1809,7 +665,7 @@ static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
         if (mem->c) {
             Value c = eval(mem->c, env);
             int on;
-            if (!get_bool(c, mem->c->loc, "a param condition", &on) || !on)
+            if (!prim_get_bool(c, mem->c->loc, "a param condition", &on) || !on)
                 continue;
         }
         Shape s;
@@ -1886,17 +742,17 @@ static int match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *wha
                 continue;
             if (b->v.k != VK_INT) {
                 diag_error(p->loc, "'%s' in a shape pattern must be a dim or an int hparam, not %s",
-                           p->name, vk_name(b->v.k));
+                           p->name, elab_vk_name(b->v.k));
                 return 0;
             }
             diag_error(at, "%s has shape %s: dim %d is %s, but the pattern needs '%s' = %lld", what, sstr(s), d,
-                       dv.batch ? batch_name : fmt("%lld", dv.i), p->name, b->v.i);
+                       dv.batch ? E.batch_name : elab_fmt("%lld", dv.i), p->name, b->v.i);
             diag_note(p->loc, "pattern declared here");
             return 0;
         }
         Value want = eval(p, env);
         long long w;
-        if (!get_int(want, p->loc, "a pattern dim", &w))
+        if (!prim_get_int(want, p->loc, "a pattern dim", &w))
             return 0;
         if (dv.batch || dv.i != w) {
             diag_error(at, "%s has shape %s: dim %d should be %lld", what, sstr(s), d, w);
@@ -2033,13 +889,13 @@ static void add_list_rows(Model *m)
 
 static Value apply(Inst *inst, Args *a)
 {
-    Loc saved = user_loc;
+    Loc saved = E.user_loc;
     if (!in_std(a->loc))
-        user_loc = a->loc;
+        E.user_loc = a->loc;
     int row = summary_begin(inst);
     Value r = apply_inner(inst, a);
     summary_end(row, r);
-    user_loc = saved;
+    E.user_loc = saved;
     return r;
 }
 
@@ -2104,10 +960,10 @@ static Value apply_inner(Inst *inst, Args *a)
         if (p->a) {
             if (a->vals[i].k != VK_TENSOR) {
                 diag_error(a->locs[i], "argument '%s' of '%s' must be a tensor, got %s", p->name, decl->name,
-                           vk_name(a->vals[i].k));
+                           elab_vk_name(a->vals[i].k));
                 return none();
             }
-            if (!match_pattern(p->a, shape_of(a->vals[i].t), dims, a->locs[i], fmt("argument '%s'", p->name)))
+            if (!match_pattern(p->a, shape_of(a->vals[i].t), dims, a->locs[i], elab_fmt("argument '%s'", p->name)))
                 return none();
         }
     }
@@ -2135,7 +991,7 @@ static Value apply_inner(Inst *inst, Args *a)
 
 static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
 {
-    cur_loc = s->loc;
+    E.cur_loc = s->loc;
     switch (s->kind) {
     case ND_LET: {
         Value v = eval(s->a, env);
@@ -2160,7 +1016,7 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
     case ND_IF: {
         Value c = eval(s->a, env);
         int on;
-        if (!get_bool(c, s->a->loc, "an 'if' condition", &on))
+        if (!prim_get_bool(c, s->a->loc, "an 'if' condition", &on))
             return none();
         Node *branch = on ? s->b : s->c;
         if (!branch)
@@ -2171,8 +1027,8 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
     }
     case ND_FOR: {
         long long lo, hi;
-        if (!get_int(eval(s->a, env), s->a->loc, "the start of a range", &lo) ||
-            !get_int(eval(s->b, env), s->b->loc, "the end of a range", &hi))
+        if (!prim_get_int(eval(s->a, env), s->a->loc, "the start of a range", &lo) ||
+            !prim_get_int(eval(s->b, env), s->b->loc, "the end of a range", &hi))
             return none();
         for (long long i = lo; i < hi && !*returned; i++) {
             Scope *it = scope_new(env);
@@ -2197,7 +1053,7 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
         if (v.k == VK_NONE || cx->inst->members[k].k != VK_INT)
             return none();
         int idx = (int)cx->inst->members[k].i;
-        if (!need_tensor(v, s->a->loc, "the new value"))
+        if (!prim_need_tensor(v, s->a->loc, "the new value"))
             return none();
         if (!ir_shape_eq(shape_of(v.t), E.m->state[idx].shape)) {
             diag_error(s->a->loc, "'update %s' needs shape %s, got %s", s->name, sstr(E.m->state[idx].shape),
@@ -2216,7 +1072,7 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
     }
     case ND_SUMMARY: {
         Value v = eval(s->a, env);
-        if (!need_tensor(v, s->a->loc, "a summary") || !E.training)
+        if (!prim_need_tensor(v, s->a->loc, "a summary") || !E.training)
             return none();
         int t = v.t;
         if (shape_of(t).nd) {
@@ -2262,10 +1118,7 @@ static void unknown_name(Node *e, Scope *env)
     for (Scope *s = env; s; s = s->parent)
         for (Bind *b = s->head; b && n < 200; b = b->next)
             cands[n++] = b->name;
-    for (size_t i = 0; i < sizeof unary_prims / sizeof unary_prims[0] && n < 230; i++)
-        cands[n++] = unary_prims[i].name;
-    for (size_t i = 0; i < sizeof other_prims / sizeof other_prims[0] && n < 250; i++)
-        cands[n++] = other_prims[i];
+    n = prim_names(cands, n, 250);
     for (int i = 0; i < E.ndecls && n < 256; i++)
         cands[n++] = E.decls[i].name;
     const char *c = diag_closest(e->name, cands, n);
@@ -2289,8 +1142,8 @@ static Value eval_ident(Node *e, Scope *env)
     if (!strcmp(e->name, "training"))
         return vbool(E.training);
     Value v = none();
-    IrOp op;
-    if (unary_prim(e->name, &op)) {
+    const Prim *p = prim_find(e->name);
+    if (p && prim_is_unary(p)) {
         v.k = VK_FN;
         v.s = e->name;
         return v;
@@ -2316,20 +1169,20 @@ static Value eval_binary(Node *e, Scope *env)
     Value a = eval(e->a, env);
     if (e->op == OP_AND || e->op == OP_OR) {
         int x, y;
-        if (!get_bool(a, e->a->loc, "an operand of a logic operator", &x))
+        if (!prim_get_bool(a, e->a->loc, "an operand of a logic operator", &x))
             return none();
         if ((e->op == OP_AND && !x) || (e->op == OP_OR && x))
             return vbool(x);
-        if (!get_bool(eval(e->b, env), e->b->loc, "an operand of a logic operator", &y))
+        if (!prim_get_bool(eval(e->b, env), e->b->loc, "an operand of a logic operator", &y))
             return none();
         return vbool(y);
     }
     Value b = eval(e->b, env);
     if (a.k == VK_NONE || b.k == VK_NONE)
         return none();
-    cur_loc = e->loc;
+    E.cur_loc = e->loc;
     if (e->op == OP_MATMUL)
-        return matmul(a, b, e->loc);
+        return prim_matmul(a, b, e->loc);
     /* `Layer(...) * n`: n copies in sequence, with their own weights */
     if (e->op == OP_MUL && a.k == VK_LAYER && b.k == VK_INT && !b.batch) {
         if (b.i < 1 || b.i > 10000) {
@@ -2339,7 +1192,7 @@ static Value eval_binary(Node *e, Scope *env)
         Value l = none();
         l.k = VK_LIST;
         l.n = (int)b.i;
-        l.items = xcalloc((size_t)l.n, sizeof(Value));
+        l.items = elab_calloc((size_t)l.n, sizeof(Value));
         for (int i = 0; i < l.n; i++)
             l.items[i] = a;
         return l;
@@ -2350,7 +1203,7 @@ static Value eval_binary(Node *e, Scope *env)
             diag_error(e->loc, "this operator does not apply to tensors");
             return none();
         }
-        return binary_tensor(ops[e->op], a, b, e->loc);
+        return prim_binary(ops[e->op], a, b, e->loc);
     }
     if ((a.batch && (b.k == VK_INT || b.k == VK_FLOAT)) || (b.batch && (a.k == VK_INT || a.k == VK_FLOAT))) {
         /* the batch size times an int is still a dim; anything else with it
@@ -2365,7 +1218,7 @@ static Value eval_binary(Node *e, Scope *env)
             diag_error(e->loc, "the batch size is only known at run time; it cannot be compared or used with this operator");
             return none();
         }
-        return binary_tensor(rt[e->op], a, b, e->loc);
+        return prim_binary(rt[e->op], a, b, e->loc);
     }
     if (a.k == VK_INT && b.k == VK_INT) {
         long long x = a.i, y = b.i;
@@ -2391,7 +1244,7 @@ static Value eval_binary(Node *e, Scope *env)
     }
     double x, y;
     if ((a.k == VK_INT || a.k == VK_FLOAT) && (b.k == VK_INT || b.k == VK_FLOAT) &&
-        get_number(a, e->a->loc, "an operand", &x) && get_number(b, e->b->loc, "an operand", &y)) {
+        prim_get_number(a, e->a->loc, "an operand", &x) && prim_get_number(b, e->b->loc, "an operand", &y)) {
         switch (e->op) {
         case OP_ADD: return vfloat(x + y);
         case OP_SUB: return vfloat(x - y);
@@ -2411,7 +1264,7 @@ static Value eval_binary(Node *e, Scope *env)
         return vbool((a.i == b.i) == (e->op == OP_EQ));
     if (a.k == VK_STR && b.k == VK_STR && (e->op == OP_EQ || e->op == OP_NE))
         return vbool((strcmp(a.s, b.s) == 0) == (e->op == OP_EQ));
-    diag_error(e->loc, "this operator does not apply to %s and %s", vk_name(a.k), vk_name(b.k));
+    diag_error(e->loc, "this operator does not apply to %s and %s", elab_vk_name(a.k), elab_vk_name(b.k));
     return none();
 }
 
@@ -2424,7 +1277,7 @@ static Value eval_init(const char *name, Args *a)
     a->callee = name;
     switch (v.ikind) {
     case INIT_CONSTANT:
-        if (!bind_args(a, SPEC("value"), p, l) || !get_number(p[0], l[0], "the value", &v.ia))
+        if (!prim_bind_args(a, SPEC("value"), p, l) || !prim_get_number(p[0], l[0], "the value", &v.ia))
             return none();
         return v;
     case INIT_NORMAL:
@@ -2433,9 +1286,10 @@ static Value eval_init(const char *name, Args *a)
         int normal = v.ikind == INIT_NORMAL;
         const char *na = normal ? "std" : "lo", *nb = normal ? "mean" : "hi";
         v.ia = normal ? 1 : 0, v.ib = normal ? 0 : 1;
-        int bound = normal ? bind_args(a, SPEC("std?", "mean?"), p, l) : bind_args(a, SPEC("lo?", "hi?"), p, l);
-        if (!bound || (p[0].k != VK_ABSENT && !get_number(p[0], l[0], na, &v.ia)) ||
-            (p[1].k != VK_ABSENT && !get_number(p[1], l[1], nb, &v.ib)))
+        int bound = normal ? prim_bind_args(a, SPEC("std?", "mean?"), p, l)
+                           : prim_bind_args(a, SPEC("lo?", "hi?"), p, l);
+        if (!bound || (p[0].k != VK_ABSENT && !prim_get_number(p[0], l[0], na, &v.ia)) ||
+            (p[1].k != VK_ABSENT && !prim_get_number(p[1], l[1], nb, &v.ib)))
             return none();
         return v;
     }
@@ -2461,10 +1315,11 @@ static Value eval_call(Node *e, Scope *env)
             Args a = eval_args(e, env, NULL);
             return make_template(NULL, d, &a);
         }
-        if (is_prim(f->name)) {
+        const Prim *p = prim_find(f->name);
+        if (p) {
             Args a = eval_args(e, env, NULL);
-            cur_loc = e->loc;
-            return prim_call(f->name, &a);
+            E.cur_loc = e->loc;
+            return prim_call(p, &a);
         }
         if (init_kind(f->name) >= 0) {
             Args a = eval_args(e, env, NULL);
@@ -2475,26 +1330,31 @@ static Value eval_call(Node *e, Scope *env)
     if (callee.k == VK_NONE)
         return none();
     Args a = eval_args(e, env, NULL);
-    cur_loc = e->loc;
+    E.cur_loc = e->loc;
     switch (callee.k) {
     case VK_INST:
         return apply(callee.inst, &a);
-    case VK_FN:
+    case VK_FN: {
         if (init_kind(callee.s) >= 0)
             return eval_init(callee.s, &a);
-        return prim_call(callee.s, &a);
+        const Prim *p = prim_find(callee.s);   /* a unary one (eval_ident) */
+        if (p)
+            return prim_call(p, &a);
+        diag_error(a.loc, "primitive '%s' is not available in this version of nnc", callee.s);
+        return none();
+    }
     case VK_LAYER:
         return make_template(callee.tpl, callee.tpl->decl, &a);
     default:
-        diag_error(f->loc, "%s is not callable", vk_name(callee.k));
+        diag_error(f->loc, "%s is not callable", elab_vk_name(callee.k));
         return none();
     }
 }
 
 static Value eval(Node *e, Scope *env)
 {
-    Loc save = cur_loc;
-    cur_loc = e->loc;
+    Loc save = E.cur_loc;
+    E.cur_loc = e->loc;
     Value r = none();
     switch (e->kind) {
     case ND_INT: r = vint(e->ival); break;
@@ -2511,7 +1371,7 @@ static Value eval(Node *e, Scope *env)
     case ND_LIST:
         r.k = VK_LIST;
         r.n = e->list.n;
-        r.items = xcalloc((size_t)r.n, sizeof(Value));
+        r.items = elab_calloc((size_t)r.n, sizeof(Value));
         for (int i = 0; i < r.n; i++) {
             r.items[i] = eval(e->list.v[i], env);
             if (r.items[i].k == VK_NONE) {
@@ -2522,18 +1382,18 @@ static Value eval(Node *e, Scope *env)
         break;
     case ND_UNARY: {
         Value a = eval(e->a, env);
-        cur_loc = e->loc;
+        E.cur_loc = e->loc;
         if (a.k == VK_NONE)
             break;
         if (e->op == OP_NOT) {
             int b;
-            if (get_bool(a, e->a->loc, "the operand of '!'", &b))
+            if (prim_get_bool(a, e->a->loc, "the operand of '!'", &b))
                 r = vbool(!b);
         } else if (a.k == VK_INT && !a.batch) {
             r = vint(-a.i);
         } else if (a.k == VK_FLOAT) {
             r = vfloat(-a.f);
-        } else if (need_tensor(a, e->a->loc, "the operand of '-'")) {
+        } else if (prim_need_tensor(a, e->a->loc, "the operand of '-'")) {
             r = vtensor(mk1(IR_NEG, a.t));
         }
         break;
@@ -2541,21 +1401,18 @@ static Value eval(Node *e, Scope *env)
     case ND_BINARY: r = eval_binary(e, env); break;
     case ND_COND: {
         int c;
-        if (get_bool(eval(e->a, env), e->a->loc, "the condition of '?:'", &c))
+        if (prim_get_bool(eval(e->a, env), e->a->loc, "the condition of '?:'", &c))
             r = eval(c ? e->b : e->c, env);
         break;
     }
     case ND_CALL: r = eval_call(e, env); break;
     case ND_METHOD: {
         Value x = eval(e->a, env);
-        if (!is_prim(e->name)) {
+        const Prim *p = prim_find(e->name);
+        if (!p) {
             /* reported even when the receiver failed: an independent mistake */
             const char *cands[64];
-            int nc = 0;
-            for (size_t i = 0; i < sizeof unary_prims / sizeof unary_prims[0]; i++)
-                cands[nc++] = unary_prims[i].name;
-            for (size_t i = 0; i < sizeof other_prims / sizeof other_prims[0] && nc < 64; i++)
-                cands[nc++] = other_prims[i];
+            int nc = prim_names(cands, 0, 64);
             const char *c = diag_closest(e->name, cands, nc);
             if (c)
                 diag_error(e->name_loc, "'%s' is not a primitive; did you mean '%s'?", e->name, c);
@@ -2566,14 +1423,14 @@ static Value eval(Node *e, Scope *env)
         if (x.k == VK_NONE)
             break;
         Args a = eval_args(e, env, &x);
-        cur_loc = e->loc;
-        r = prim_call(e->name, &a);
+        E.cur_loc = e->loc;
+        r = prim_call(p, &a);
         break;
     }
     case ND_INDEX: {
         Value a = eval(e->a, env), i = eval(e->b, env);
         long long k;
-        if (a.k == VK_NONE || !get_int(i, e->b->loc, "an index", &k))
+        if (a.k == VK_NONE || !prim_get_int(i, e->b->loc, "an index", &k))
             break;
         if (a.k == VK_LIST || (a.k == VK_INST && !a.inst->decl)) {
             int n = a.k == VK_LIST ? a.n : a.inst->nitems;
@@ -2586,7 +1443,7 @@ static Value eval(Node *e, Scope *env)
             else
                 r.k = VK_INST, r.inst = a.inst->items[k];
         } else {
-            diag_error(e->a->loc, "only lists and sequence fields can be indexed, not %s", vk_name(a.k));
+            diag_error(e->a->loc, "only lists and sequence fields can be indexed, not %s", elab_vk_name(a.k));
         }
         break;
     }
@@ -2594,7 +1451,7 @@ static Value eval(Node *e, Scope *env)
         diag_error(e->loc, "this is not an expression");
         break;
     }
-    cur_loc = save;
+    E.cur_loc = save;
     return r;
 }
 
@@ -2706,9 +1563,9 @@ static Tpl *model_template(Node *decl, const ElabOptions *opt)
     Args a;
     memset(&a, 0, sizeof a);
     a.n = opt->ndefs;
-    a.names = xcalloc((size_t)a.n, sizeof(char *));
-    a.vals = xcalloc((size_t)a.n, sizeof(Value));
-    a.locs = xcalloc((size_t)a.n, sizeof(Loc));
+    a.names = elab_calloc((size_t)a.n, sizeof(char *));
+    a.vals = elab_calloc((size_t)a.n, sizeof(Value));
+    a.locs = elab_calloc((size_t)a.n, sizeof(Loc));
     a.loc = decl->name_loc;
     Loc none_loc = {0};
     for (int i = 0; i < a.n; i++) {
@@ -2753,7 +1610,7 @@ static IoDecl io_decl(Node *mem, const char **bname)
             continue;
         }
         long long v;
-        if (!get_int(eval(d, E.root->hp), d->loc, "a dim", &v))
+        if (!prim_get_int(eval(d, E.root->hp), d->loc, "a dim", &v))
             continue;
         if (v <= 0)
             diag_error(d->loc, "dims must be positive, got %lld", v);
@@ -2786,9 +1643,9 @@ static Graph *elab_graph(Node *decl, Tpl *tpl, const char *name, int training)
     Args args;
     memset(&args, 0, sizeof args);
     args.loc = decl->name_loc;
-    args.vals = xcalloc((size_t)decl->list.n, sizeof(Value));
-    args.names = xcalloc((size_t)decl->list.n, sizeof(char *));
-    args.locs = xcalloc((size_t)decl->list.n, sizeof(Loc));
+    args.vals = elab_calloc((size_t)decl->list.n, sizeof(Value));
+    args.names = elab_calloc((size_t)decl->list.n, sizeof(char *));
+    args.locs = elab_calloc((size_t)decl->list.n, sizeof(Loc));
     int nl = 0;
     for (int k = 0; k < decl->list.n; k++) {
         Node *mem = decl->list.v[k];
@@ -2817,7 +1674,7 @@ static Graph *elab_graph(Node *decl, Tpl *tpl, const char *name, int training)
         /* the batch dim is visible by name in the model (reshape(x, [N, -1])) */
         Value b = vint(1);
         b.batch = 1;
-        batch_name = bname;
+        E.batch_name = bname;
         bind(E.root->hp, bname, b, decl->name_loc);
     }
     /* model-level params have no call dims: their shapes use hparams only */
@@ -2833,32 +1690,32 @@ static Graph *elab_graph(Node *decl, Tpl *tpl, const char *name, int training)
                            decl->name, sstr(shape_of(out.t)));
         } else if (out.k != VK_NONE) {
             diag_error(decl->name_loc, "the call of model '%s' must return a tensor, got %s", decl->name,
-                       vk_name(out.k));
+                       elab_vk_name(out.k));
         }
     } else {
         Node *loss = find_member(decl, ND_LOSS, NULL);
-        cur_loc = loss->a->loc;
+        E.cur_loc = loss->a->loc;
         Value l = eval(loss->a, top);
         if (l.k == VK_TENSOR && (shape_of(l.t).nd != 0 || node(l.t)->dt != DT_F32))
             diag_error(loss->a->loc, "the loss must be an f32 scalar, got %s", sstr(shape_of(l.t)));
         else if (l.k == VK_TENSOR)
             E.g->loss = l.t;
         else if (l.k != VK_NONE)
-            diag_error(loss->a->loc, "the loss must be a tensor, got %s", vk_name(l.k));
+            diag_error(loss->a->loc, "the loss must be a tensor, got %s", elab_vk_name(l.k));
         for (int k = 0; !training && k < decl->list.n; k++) {
             Node *mem = decl->list.v[k];
             if (mem->kind != ND_METRIC)
                 continue;
-            cur_loc = mem->a->loc;
+            E.cur_loc = mem->a->loc;
             Value v = eval(mem->a, top);
             int t = -1;
             if (v.k == VK_TENSOR && shape_of(v.t).nd == 0 && node(v.t)->dt == DT_F32)
                 t = v.t;
             else if (v.k == VK_INT || v.k == VK_FLOAT)
-                as_operand(v, mem->a->loc, &t);
+                prim_operand(v, mem->a->loc, &t);
             else if (v.k != VK_NONE)
                 diag_error(mem->a->loc, "a metric must be an f32 scalar, got %s",
-                           v.k == VK_TENSOR ? sstr(shape_of(v.t)) : vk_name(v.k));
+                           v.k == VK_TENSOR ? sstr(shape_of(v.t)) : elab_vk_name(v.k));
             E.g->metrics = realloc(E.g->metrics, sizeof(int) * (size_t)(E.g->nmetrics + 1));
             E.g->metrics[E.g->nmetrics++] = t;
         }
@@ -2881,8 +1738,8 @@ static void sort_tensors(Model *m, int state)
 {
     Tensor *ts = state ? m->state : m->params;
     int n = state ? m->nstate : m->nparams;
-    int *old = xcalloc((size_t)n, sizeof(int));
-    Tensor *copy = xcalloc((size_t)n, sizeof(Tensor));
+    int *old = elab_calloc((size_t)n, sizeof(int));
+    Tensor *copy = elab_calloc((size_t)n, sizeof(Tensor));
     memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
     for (int i = 0; i < n; i++)
         copy[i].offset = i;              /* remember the old index */
@@ -2894,7 +1751,7 @@ static void sort_tensors(Model *m, int state)
         copy[i].offset = off;
         off += ir_numel(copy[i].shape);
         /* split the path into the parts the structs nest by */
-        copy[i].parts = xcalloc((size_t)copy[i].npart, sizeof(char *));
+        copy[i].parts = elab_calloc((size_t)copy[i].npart, sizeof(char *));
         const char *p = copy[i].path;
         for (int k = 0; k < copy[i].npart; k++) {
             const char *dot = k + 1 < copy[i].npart ? strchr(p, '.') : NULL;
@@ -2945,7 +1802,7 @@ static const char *snake(const char *name)
 
 static Model *elab_model(Node *decl, const ElabOptions *opt)
 {
-    Model *m = xcalloc(1, sizeof *m);
+    Model *m = elab_calloc(1, sizeof *m);
     E.m = m;
     m->name = decl->name;
     m->prefix = opt->prefix ? opt->prefix : snake(decl->name);

@@ -197,7 +197,7 @@ const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap);
 /* NumPy broadcasting of a and b; 0 and *out on success, -1 if incompatible. */
 int ir_broadcast(Shape a, Shape b, Shape *out);
 
-/* ---- graph building (shapes are checked by the caller, elab.c) -------------- */
+/* ---- graph building (shapes are checked by the caller, prims.c) ------------- */
 Graph *ir_graph_new(const char *name, int training);
 int ir_add(Graph *g, IrNode node);          /* copies; returns the id */
 IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in);

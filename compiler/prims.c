@@ -1,0 +1,1125 @@
+/* prims.c — the primitives (prim_*): the built-in functions of spec §7,
+ * from relu to batch_norm, each a row of one table.
+ *
+ * A row names the primitive and the function that checks its arguments
+ * and builds its nodes (a handler, named prim_<what> like the functions of
+ * Lua's library tables), and the IR op for rows that share a handler:
+ * relu and tanh are both prim_unary.  The interpreter (elab.c) finds a
+ * primitive by name, and its suggestions for a misspelt name list the
+ * table's names in order.
+ *
+ * Also here, because the primitives are most of their users: the tensor
+ * operations they are made of (broadcasting, NumPy's matmul, reshapes and
+ * permutations), and binding and checking the values of arguments, which
+ * the interpreter uses too (an `if` condition must be a bool as `keepdim:`
+ * must).  Errors return poison (VK_NONE) after one diagnostic.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elab.h"
+
+/* A row of the table (the table itself is at the end, after the handlers
+ * it names). */
+struct Prim {
+    const char *name;
+    Value (*call)(const Prim *p, Args *a);
+    IrOp op;                /* for the rows that share a handler; else 0 */
+};
+
+/* ===================================================================== */
+/* tensor operations                                                      */
+/* ===================================================================== */
+
+static int mk_const(double v, int npow)
+{
+    IrNode n = ir_node(IR_CONST, DT_F32, ir_shape(0, NULL, -1), 0, NULL);
+    n.fval = v;
+    n.ival2 = npow;
+    return elab_add(n);
+}
+
+int prim_need_tensor(Value v, Loc loc, const char *what)
+{
+    if (v.k == VK_NONE)
+        return 0;
+    if (v.k != VK_TENSOR) {
+        diag_error(loc, "%s must be a tensor, got %s", what, elab_vk_name(v.k));
+        return 0;
+    }
+    if (node(v.t)->dt != DT_F32) {
+        diag_error(loc, "%s must be an f32 tensor, got i32", what);
+        return 0;
+    }
+    return 1;
+}
+
+/* A tensor operand or a scalar that becomes a constant. */
+int prim_operand(Value v, Loc loc, int *t)
+{
+    if (v.k == VK_INT) {
+        /* the batch size is known at run time: k * n */
+        *t = mk_const((double)v.i, v.batch ? 1 : 0);
+        return 1;
+    }
+    if (v.k == VK_FLOAT) {
+        *t = mk_const(v.f, 0);
+        return 1;
+    }
+    if (!prim_need_tensor(v, loc, "operand"))
+        return 0;
+    *t = v.t;
+    return 1;
+}
+
+Value prim_binary(IrOp op, Value a, Value b, Loc loc)
+{
+    int ta, tb;
+    if (!prim_operand(a, loc, &ta) || !prim_operand(b, loc, &tb))
+        return none();
+    Shape s;
+    if (ir_broadcast(shape_of(ta), shape_of(tb), &s) < 0) {
+        diag_error(loc, "cannot broadcast shapes %s and %s", sstr(shape_of(ta)), sstr(shape_of(tb)));
+        return none();
+    }
+    int in[2] = {ta, tb};
+    return vtensor(mk(op, s, 2, in));
+}
+
+/* Normalizes a possibly negative axis; reports out-of-range axes. */
+static int norm_axis(long long axis, int nd, Loc loc, int *out)
+{
+    if (axis < -nd || axis >= nd) {
+        diag_error(loc, "axis %lld is out of range for a tensor of rank %d", axis, nd);
+        return 0;
+    }
+    *out = (int)(axis < 0 ? axis + nd : axis);
+    return 1;
+}
+
+static int mk_permute(int t, const int *perm)
+{
+    Shape in = shape_of(t), s = in;
+    s.bd = -1;
+    for (int i = 0; i < in.nd; i++) {
+        s.d[i] = in.d[perm[i]];
+        if (perm[i] == in.bd)
+            s.bd = i;
+    }
+    int n = mk(IR_PERMUTE, s, 1, &t);
+    memcpy(node(n)->perm, perm, sizeof(int) * (size_t)in.nd);
+    return n;
+}
+
+static int mk_reshape(int t, Shape s)
+{
+    IrNode n = ir_node(IR_RESHAPE, node(t)->dt, s, 1, &t);
+    return elab_add(n);
+}
+
+/* The shape without dim k (a dim of size 1 being removed). */
+static Shape drop_dim(Shape s, int k)
+{
+    for (int i = k; i < s.nd - 1; i++)
+        s.d[i] = s.d[i + 1];
+    if (s.bd == k)
+        s.bd = -1;
+    else if (s.bd > k)
+        s.bd--;
+    s.nd--;
+    return s;
+}
+
+/* NumPy matmul: 1-D operands are promoted and the added dim removed,
+ * leading dims broadcast. */
+Value prim_matmul(Value va, Value vb, Loc loc)
+{
+    if (!prim_need_tensor(va, loc, "left operand of '@'") || !prim_need_tensor(vb, loc, "right operand of '@'"))
+        return none();
+    int a = va.t, b = vb.t;
+    Shape sa = shape_of(a), sb = shape_of(b);
+    int pa = 0, pb = 0;
+    if (sa.nd == 0 || sb.nd == 0) {
+        diag_error(loc, "'@' needs operands of rank 1 or more, got %s and %s", sstr(sa), sstr(sb));
+        return none();
+    }
+    if (sa.nd == 1) {
+        Shape t = sa;
+        t.nd = 2, t.d[1] = sa.d[0], t.d[0] = 1, t.bd = sa.bd == 0 ? 1 : -1;
+        a = mk_reshape(a, t), sa = t, pa = 1;
+    }
+    if (sb.nd == 1) {
+        Shape t = sb;
+        t.nd = 2, t.d[1] = 1, t.bd = sb.bd;
+        b = mk_reshape(b, t), sb = t, pb = 1;
+    }
+    int ka = sa.nd - 1, kb = sb.nd - 2;
+    if (sa.d[ka] != sb.d[kb] || (sa.bd == ka) != (sb.bd == kb)) {
+        diag_error(loc, "'@' shapes %s and %s do not agree: inner dims differ", sstr(sa), sstr(sb));
+        return none();
+    }
+    Shape ba = sa, bb = sb, bs;
+    ba.nd -= 2, bb.nd -= 2;
+    if (ba.bd >= ba.nd) ba.bd = -1;
+    if (bb.bd >= bb.nd) bb.bd = -1;
+    if (ir_broadcast(ba, bb, &bs) < 0) {
+        diag_error(loc, "'@' cannot broadcast the leading dims of %s and %s", sstr(sa), sstr(sb));
+        return none();
+    }
+    Shape s = bs;
+    s.d[s.nd] = sa.d[sa.nd - 2];
+    s.d[s.nd + 1] = sb.d[sb.nd - 1];
+    if (sa.bd == sa.nd - 2) s.bd = s.nd;
+    if (sb.bd == sb.nd - 1) s.bd = s.nd + 1;
+    s.nd += 2;
+    int in[2] = {a, b};
+    int r = mk(IR_MATMUL, s, 2, in);
+    /* drop the promoted dims again: the last one first */
+    Shape t = s;
+    if (pb)
+        t = drop_dim(t, t.nd - 1);
+    if (pa)
+        t = drop_dim(t, t.nd - (pb ? 1 : 2));
+    if (pa || pb)
+        r = mk_reshape(r, t);
+    return vtensor(r);
+}
+
+/* ===================================================================== */
+/* arguments                                                              */
+/* ===================================================================== */
+
+/* Binds a primitive's arguments to its declared parameter names.  `spec`
+ * lists the names in positional order; a trailing '?' marks optional ones.
+ * Returns 0 after reporting when they do not fit. */
+int prim_bind_args(Args *a, const char *const *spec, int nspec, Value *out, Loc *locs)
+{
+    int ok = 1;
+    char seen[16] = {0};
+    for (int i = 0; i < nspec; i++)
+        out[i] = none(), out[i].k = VK_ABSENT, locs[i] = a->loc;
+    int pos = 0;
+    for (int i = 0; i < a->n; i++) {
+        int slot = -1;
+        if (!a->names[i]) {
+            if (pos >= nspec) {
+                diag_error(a->locs[i], "too many arguments to '%s' (it takes %d)", a->callee, nspec);
+                return 0;
+            }
+            slot = pos++;
+        } else {
+            const char *cands[16];
+            for (int k = 0; k < nspec; k++) {
+                size_t l = strlen(spec[k]);
+                cands[k] = spec[k][l - 1] == '?' ? ast_strndup(spec[k], l - 1) : spec[k];
+                if (!strcmp(cands[k], a->names[i]))
+                    slot = k;
+            }
+            if (slot < 0) {
+                const char *c = diag_closest(a->names[i], cands, nspec);
+                diag_error(a->locs[i], "'%s' has no parameter '%s'", a->callee, a->names[i]);
+                if (c)
+                    diag_note(a->locs[i], "did you mean '%s'?", c);
+                ok = 0;
+                continue;
+            }
+        }
+        if (seen[slot]) {
+            diag_error(a->locs[i], "argument '%s' of '%s' is given twice", spec[slot], a->callee);
+            ok = 0;
+        }
+        seen[slot] = 1;
+        out[slot] = a->vals[i];
+        locs[slot] = a->locs[i];
+        if (a->vals[i].k == VK_NONE)
+            ok = 0;
+    }
+    for (int k = 0; ok && k < nspec; k++) {
+        size_t l = strlen(spec[k]);
+        if (!seen[k] && spec[k][l - 1] != '?') {
+            diag_error(a->loc, "missing argument '%s' of '%s'", spec[k], a->callee);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+int prim_get_int(Value v, Loc loc, const char *what, long long *out)
+{
+    if (v.k == VK_NONE)
+        return 0;
+    if (v.k != VK_INT || v.batch) {
+        diag_error(loc, "%s must be an int, got %s", what, v.batch ? "the batch dim" : elab_vk_name(v.k));
+        return 0;
+    }
+    *out = v.i;
+    return 1;
+}
+
+int prim_get_number(Value v, Loc loc, const char *what, double *out)
+{
+    if (v.k == VK_FLOAT) {
+        *out = v.f;
+        return 1;
+    }
+    if (v.k == VK_INT && !v.batch) {
+        *out = (double)v.i;
+        return 1;
+    }
+    if (v.k != VK_NONE)
+        diag_error(loc, "%s must be a number, got %s", what, elab_vk_name(v.k));
+    return 0;
+}
+
+int prim_get_bool(Value v, Loc loc, const char *what, int *out)
+{
+    if (v.k == VK_NONE)
+        return 0;
+    if (v.k != VK_BOOL) {
+        diag_error(loc, "%s must be a bool, got %s", what, elab_vk_name(v.k));
+        return 0;
+    }
+    *out = (int)v.i;
+    return 1;
+}
+
+/* Axes given as an int or a list of ints: a bit mask over nd dims. */
+static int get_axes(Value v, Loc loc, int nd, uint32_t *mask)
+{
+    *mask = 0;
+    if (v.k == VK_LIST) {
+        for (int i = 0; i < v.n; i++) {
+            long long ax;
+            int a;
+            if (!prim_get_int(v.items[i], loc, "an axis", &ax) || !norm_axis(ax, nd, loc, &a))
+                return 0;
+            if (*mask & (1u << a)) {
+                diag_error(loc, "axis %lld is given twice", ax);
+                return 0;
+            }
+            *mask |= 1u << a;
+        }
+        return 1;
+    }
+    long long ax;
+    int a;
+    if (!prim_get_int(v, loc, "axis", &ax) || !norm_axis(ax, nd, loc, &a))
+        return 0;
+    *mask = 1u << a;
+    return 1;
+}
+
+/* ===================================================================== */
+/* primitives (spec §7)                                                   */
+/* ===================================================================== */
+
+static Value unary_tensor(IrOp op, Value x, Loc loc, const char *name)
+{
+    if (!prim_need_tensor(x, loc, elab_fmt("the argument of '%s'", name)))
+        return none();
+    if (op == IR_NUM_OPS)            /* identity */
+        return x;
+    return vtensor(mk1(op, x.t));
+}
+
+static Value prim_unary(const Prim *p, Args *a)
+{
+    Value v[1];
+    Loc l[1];
+    if (!prim_bind_args(a, SPEC("x"), v, l))
+        return none();
+    double c;
+    if ((v[0].k == VK_INT && !v[0].batch) || v[0].k == VK_FLOAT) {
+        /* on a number, a compile-time value: 1 / sqrt(head_dim) */
+        prim_get_number(v[0], l[0], "x", &c);
+        switch (p->op) {
+        case IR_SQRT: return vfloat(sqrt(c));
+        case IR_RSQRT: return vfloat(1 / sqrt(c));
+        case IR_EXP: return vfloat(exp(c));
+        case IR_LOG: return vfloat(log(c));
+        case IR_ABS: return vfloat(fabs(c));
+        case IR_SQUARE: return vfloat(c * c);
+        case IR_TANH: return vfloat(tanh(c));
+        case IR_SIGMOID: return vfloat(1 / (1 + exp(-c)));
+        case IR_RELU: return vfloat(c > 0 ? c : 0);
+        case IR_NUM_OPS: return v[0];
+        default: break;
+        }
+    }
+    return unary_tensor(p->op, v[0], l[0], p->name);
+}
+
+static Value prim_pow(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    double c;
+    if (!prim_bind_args(a, SPEC("x", "c"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_number(v[1], l[1], "the exponent", &c))
+        return none();
+    int t = mk1(IR_POWC, v[0].t);
+    node(t)->fval = c;
+    return vtensor(t);
+}
+
+static Value prim_maximum(const Prim *p, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("a", "b"), v, l))
+        return none();
+    return prim_binary(p->op, v[0], v[1], a->loc);
+}
+
+static Value prim_transpose(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    long long d0, d1;
+    int a0, a1;
+    if (!prim_bind_args(a, SPEC("x", "a", "b"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_int(v[1], l[1], "a dim", &d0) || !prim_get_int(v[2], l[2], "a dim", &d1))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (!norm_axis(d0, s.nd, l[1], &a0) || !norm_axis(d1, s.nd, l[2], &a1))
+        return none();
+    int perm[IR_MAXD];
+    for (int i = 0; i < s.nd; i++)
+        perm[i] = i;
+    perm[a0] = a1, perm[a1] = a0;
+    return vtensor(mk_permute(v[0].t, perm));
+}
+
+static Value prim_permute(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("x", "dims"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (v[1].k != VK_LIST || v[1].n != s.nd) {
+        diag_error(l[1], "'permute' needs a list of %d dims for a tensor %s", s.nd, sstr(s));
+        return none();
+    }
+    int perm[IR_MAXD], seen = 0;
+    for (int i = 0; i < s.nd; i++) {
+        long long d;
+        if (!prim_get_int(v[1].items[i], l[1], "a dim", &d) || !norm_axis(d, s.nd, l[1], &perm[i]))
+            return none();
+        if (seen & (1 << perm[i])) {
+            diag_error(l[1], "'permute' dims must be a permutation of 0..%d", s.nd - 1);
+            return none();
+        }
+        seen |= 1 << perm[i];
+    }
+    return vtensor(mk_permute(v[0].t, perm));
+}
+
+static Value reduce(IrOp op, Args *a)
+{
+    Value v[3];
+    Loc l[3];
+    if (!prim_bind_args(a, SPEC("x", "axis?", "keepdim?"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape in = shape_of(v[0].t);
+    uint32_t mask = (1u << in.nd) - 1;
+    int keep = 0;
+    if (v[1].k != VK_ABSENT && !get_axes(v[1], l[1], in.nd, &mask))
+        return none();
+    if (v[2].k != VK_ABSENT && !prim_get_bool(v[2], l[2], "keepdim", &keep))
+        return none();
+    Shape s = in;
+    s.nd = 0, s.bd = -1;
+    for (int i = 0; i < in.nd; i++) {
+        if (mask & (1u << i)) {
+            if (keep)
+                s.d[s.nd++] = 1;
+            continue;
+        }
+        if (i == in.bd)
+            s.bd = s.nd;
+        s.d[s.nd++] = in.d[i];
+    }
+    int t = mk(op, s, 1, &v[0].t);
+    node(t)->axes = mask;
+    node(t)->keepdim = keep;
+    return vtensor(t);
+}
+
+static Value prim_reduce(const Prim *p, Args *a)
+{
+    return reduce(p->op, a);
+}
+
+static Value minmax_const(Args *a, int is_max)
+{
+    if (a->n != 2 || a->names[0] || a->names[1]) {
+        diag_error(a->loc, "'%s' takes two numbers", a->callee);
+        return none();
+    }
+    Value x = a->vals[0], y = a->vals[1];
+    if (x.k == VK_INT && y.k == VK_INT && !x.batch && !y.batch)
+        return vint(is_max ? (x.i > y.i ? x.i : y.i) : (x.i < y.i ? x.i : y.i));
+    double fx, fy;
+    if (!prim_get_number(x, a->locs[0], "the first argument", &fx) ||
+        !prim_get_number(y, a->locs[1], "the second argument", &fy))
+        return none();
+    return vfloat(is_max ? fmax(fx, fy) : fmin(fx, fy));
+}
+
+/* min/max of ints are compile-time; max(x, axis:) is a reduction. */
+static Value prim_max(const Prim *p, Args *a)
+{
+    if (a->n >= 1 && a->vals[0].k == VK_TENSOR && p->name[1] == 'a')
+        return reduce(IR_MAX, a);
+    return minmax_const(a, p->name[1] == 'a');
+}
+
+static Value prim_len(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[1];
+    Loc l[1];
+    if (!prim_bind_args(a, SPEC("xs"), v, l))
+        return none();
+    if (v[0].k != VK_LIST) {
+        diag_error(l[0], "'len' takes a list, got %s", elab_vk_name(v[0].k));
+        return none();
+    }
+    return vint(v[0].n);
+}
+
+/* reshape(x, [dims]): one -1; the batch dim may be written as its name. */
+static Value prim_reshape(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("x", "shape"), v, l))
+        return none();
+    if (!prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_LIST) {
+        diag_error(l[1], "the shape of 'reshape' must be a list of ints");
+        return none();
+    }
+    Shape in = shape_of(v[0].t), s;
+    memset(&s, 0, sizeof s);
+    s.bd = -1;
+    int infer = -1;
+    int64_t prod = 1;
+    if (v[1].n > IR_MAXD || v[1].n == 0) {
+        diag_error(l[1], "'reshape' needs 1 to %d dims", IR_MAXD);
+        return none();
+    }
+    for (int i = 0; i < v[1].n; i++) {
+        Value d = v[1].items[i];
+        if (d.k != VK_INT) {
+            diag_error(l[1], "dim %d of the shape must be an int, got %s", i, elab_vk_name(d.k));
+            return none();
+        }
+        if (d.batch) {
+            if (s.bd >= 0) {
+                diag_error(l[1], "the batch dim appears twice in the shape");
+                return none();
+            }
+            s.bd = i, s.d[i] = d.i;
+            prod *= d.i;
+        } else if (d.i == -1) {
+            if (infer >= 0) {
+                diag_error(l[1], "only one dim of the shape may be -1");
+                return none();
+            }
+            infer = i;
+        } else if (d.i <= 0) {
+            diag_error(l[1], "dim %d of the shape is %lld; dims must be positive", i, d.i);
+            return none();
+        } else {
+            s.d[i] = d.i, prod *= d.i;
+        }
+        s.nd++;
+    }
+    int64_t total = ir_numel(in);
+    int bad = 0;
+    if (in.bd >= 0 && s.bd < 0 && infer < 0)
+        bad = 1;                     /* a batched tensor into a fixed shape */
+    else if (in.bd < 0 && s.bd >= 0)
+        bad = 1;
+    else if (infer >= 0) {
+        if (total % prod)
+            bad = 1;
+        else {
+            s.d[infer] = total / prod;
+            if (in.bd >= 0 && s.bd < 0)
+                s.bd = infer;        /* -1 absorbs the batch */
+        }
+    } else if (prod != total)
+        bad = 1;
+    if (bad) {
+        diag_error(a->loc, "cannot reshape %s into %s", sstr(in), sstr(s));
+        return none();
+    }
+    return vtensor(mk_reshape(v[0].t, s));
+}
+
+static Value prim_flatten(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[1];
+    Loc l[1];
+    if (!prim_bind_args(a, SPEC("x"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (s.nd < 1) {
+        diag_error(l[0], "'flatten' needs a tensor of rank 1 or more");
+        return none();
+    }
+    Shape r = ir_shape(2, (int64_t[]){s.d[0], ir_numel(s) / s.d[0]}, s.bd < 0 ? -1 : s.bd == 0 ? 0 : 1);
+    if (s.bd > 0)
+        r.d[0] = s.d[0], r.d[1] = ir_numel(s) / s.d[0];
+    return vtensor(mk_reshape(v[0].t, r));
+}
+
+static Value prim_concat(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("xs", "axis?"), v, l))
+        return none();
+    if (v[0].k != VK_LIST || v[0].n == 0) {
+        diag_error(l[0], "'concat' takes a non-empty list of tensors");
+        return none();
+    }
+    int *in = elab_calloc((size_t)v[0].n, sizeof(int));
+    for (int i = 0; i < v[0].n; i++) {
+        if (!prim_need_tensor(v[0].items[i], l[0], "each element of the list"))
+            return none();
+        in[i] = v[0].items[i].t;
+    }
+    Shape s = shape_of(in[0]);
+    long long ax = 0;
+    int axis;
+    if (v[1].k != VK_ABSENT && !prim_get_int(v[1], l[1], "axis", &ax))
+        return none();
+    if (!norm_axis(ax, s.nd, l[1], &axis))
+        return none();
+    if (axis == s.bd) {
+        diag_error(l[1], "'concat' along the batch dim is not supported");
+        return none();
+    }
+    for (int i = 1; i < v[0].n; i++) {
+        Shape si = shape_of(in[i]);
+        int ok = si.nd == s.nd && si.bd == s.bd;
+        for (int k = 0; ok && k < s.nd; k++)
+            if (k != axis && si.d[k] != s.d[k])
+                ok = 0;
+        if (!ok) {
+            diag_error(l[0], "'concat' shapes %s and %s differ outside axis %d", sstr(shape_of(in[0])), sstr(si), axis);
+            return none();
+        }
+        s.d[axis] += si.d[axis];
+    }
+    int t = mk(IR_CONCAT, s, v[0].n, in);
+    node(t)->axis = axis;
+    return vtensor(t);
+}
+
+static Value prim_slice(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[6];
+    Loc l[6];
+    long long ax, st, en;
+    int axis;
+    if (!prim_bind_args(a, SPEC("x", "axis", "start", "end"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (!prim_get_int(v[1], l[1], "axis", &ax) || !norm_axis(ax, s.nd, l[1], &axis) ||
+        !prim_get_int(v[2], l[2], "start", &st) || !prim_get_int(v[3], l[3], "end", &en))
+        return none();
+    if (axis == s.bd) {
+        diag_error(l[1], "'slice' along the batch dim is not supported");
+        return none();
+    }
+    int64_t dim = s.d[axis];
+    if (st < 0) st += dim;
+    if (en < 0) en += dim;
+    if (st < 0 || en > dim || st >= en) {
+        diag_error(a->loc, "slice [%lld, %lld) is empty or out of range for dim %d of %s", st, en, axis, sstr(s));
+        return none();
+    }
+    s.d[axis] = en - st;
+    int t = mk(IR_SLICE, s, 1, &v[0].t);
+    node(t)->axis = axis;
+    node(t)->start = st;
+    node(t)->end = en;
+    return vtensor(t);
+}
+
+static Value prim_softmax(const Prim *p, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    long long ax = -1;
+    int axis;
+    if (!prim_bind_args(a, SPEC("x", "axis?"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_ABSENT && !prim_get_int(v[1], l[1], "axis", &ax))
+        return none();
+    if (!norm_axis(ax, shape_of(v[0].t).nd, l[1], &axis))
+        return none();
+    int t = mk1(p->op, v[0].t);
+    node(t)->axis = axis;
+    return vtensor(t);
+}
+
+static Value prim_dropout(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    double rate;
+    if (!prim_bind_args(a, SPEC("x", "rate"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_number(v[1], l[1], "rate", &rate))
+        return none();
+    if (rate < 0 || rate >= 1) {
+        diag_error(l[1], "dropout rate must be in [0, 1), got %g", rate);
+        return none();
+    }
+    if (!E.training || rate == 0)
+        return v[0];
+    E.m->uses_rng = 1;
+    IrNode mask = ir_node(IR_RNG_MASK, DT_F32, shape_of(v[0].t), 0, NULL);
+    mask.fval = rate;
+    int in[2] = {v[0].t, elab_add(mask)};
+    return vtensor(mk(IR_MUL, shape_of(v[0].t), 2, in));
+}
+
+/* Marks an i32 label or input as the ids of `limit` classes, so the
+ * driver can reject out-of-range files before any pass. */
+static void note_id_limit(int t, int64_t limit, int ignore_ok)
+{
+    IrNode *n = node(t);
+    while (n->op == IR_RESHAPE)
+        n = node(n->in[0]);
+    IoDecl *io = n->op == IR_LABEL ? &E.m->labels[n->ival] : n->op == IR_INPUT ? &E.m->inputs[n->ival] : NULL;
+    if (io && (io->limit == 0 || io->limit > limit))
+        io->limit = (int32_t)limit, io->ignore_ok = ignore_ok;
+}
+
+static Value prim_class_loss(const Prim *p, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("logits", "labels"), v, l) || !prim_need_tensor(v[0], l[0], "logits"))
+        return none();
+    if (v[1].k != VK_TENSOR || node(v[1].t)->dt != DT_I32) {
+        if (v[1].k != VK_NONE)
+            diag_error(l[1], "labels of '%s' must be an i32 tensor of class ids", a->callee);
+        return none();
+    }
+    Shape s = shape_of(v[0].t), sl = shape_of(v[1].t);
+    int ok = s.nd >= 1 && sl.nd == s.nd - 1 && sl.bd == (s.bd == s.nd - 1 ? -2 : s.bd);
+    for (int i = 0; ok && i < sl.nd; i++)
+        ok = sl.d[i] == s.d[i];
+    if (!ok) {
+        diag_error(a->loc, "'%s' needs labels shaped like the logits without the class axis: logits %s, labels %s",
+                   a->callee, sstr(s), sstr(sl));
+        return none();
+    }
+    note_id_limit(v[1].t, s.d[s.nd - 1], p->op == IR_CROSS_ENTROPY);
+    int in[2] = {v[0].t, v[1].t};
+    return vtensor(mk(p->op, ir_shape(0, NULL, -1), 2, in));
+}
+
+static Value prim_pair_loss(const Prim *p, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("a", "b"), v, l) || !prim_need_tensor(v[0], l[0], "the first argument") ||
+        !prim_need_tensor(v[1], l[1], "the second argument"))
+        return none();
+    if (!ir_shape_eq(shape_of(v[0].t), shape_of(v[1].t))) {
+        diag_error(a->loc, "'%s' needs operands of one shape, got %s and %s", a->callee,
+                   sstr(shape_of(v[0].t)), sstr(shape_of(v[1].t)));
+        return none();
+    }
+    int in[2] = {v[0].t, v[1].t};
+    return vtensor(mk(p->op, ir_shape(0, NULL, -1), 2, in));
+}
+
+/* prim(x, axis) with a required axis: binds both and normalizes the axis. */
+static int tensor_and_axis(Args *a, Value *v, Loc *l, int *axis)
+{
+    long long ax;
+    return prim_bind_args(a, SPEC("x", "axis"), v, l) && prim_need_tensor(v[0], l[0], "x") &&
+           prim_get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
+}
+
+static Value prim_argmax(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    int axis;
+    if (!tensor_and_axis(a, v, l, &axis))
+        return none();
+    Shape r = drop_dim(shape_of(v[0].t), axis);
+    IrNode n = ir_node(IR_ARGMAX, DT_I32, r, 1, &v[0].t);
+    n.axis = axis;
+    return vtensor(elab_add(n));
+}
+
+/* conv2d(x, w, [bias,] stride:, padding:) NCHW: an im2col and one
+ * GEMM per example; bias (a tensor or false) is our extension, so
+ * that Conv2D can be written like Dense */
+static Value prim_conv2d(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[5];
+    Loc l[5];
+    long long st = 1, pd = 0;
+    if (!prim_bind_args(a, SPEC("x", "w", "bias?", "stride?", "padding?"), v, l) ||
+        !prim_need_tensor(v[0], l[0], "x") || !prim_need_tensor(v[1], l[1], "w"))
+        return none();
+    if ((v[3].k != VK_ABSENT && !prim_get_int(v[3], l[3], "stride", &st)) ||
+        (v[4].k != VK_ABSENT && !prim_get_int(v[4], l[4], "padding", &pd)))
+        return none();
+    Shape x = shape_of(v[0].t), w = shape_of(v[1].t);
+    if (x.nd != 4 || (x.bd > 0) || w.nd != 4 || w.bd >= 0 || w.d[1] != x.d[1]) {
+        diag_error(a->loc, "'conv2d' needs x [N, C, H, W] and w [F, C, KH, KW], got %s and %s", sstr(x), sstr(w));
+        return none();
+    }
+    if (st < 1 || pd < 0) {
+        diag_error(a->loc, "'conv2d' needs stride >= 1 and padding >= 0, got %lld and %lld", st, pd);
+        return none();
+    }
+    int64_t oh = (x.d[2] + 2 * pd - w.d[2]) / st + 1, ow = (x.d[3] + 2 * pd - w.d[3]) / st + 1;
+    if (x.d[2] + 2 * pd < w.d[2] || x.d[3] + 2 * pd < w.d[3]) {
+        diag_error(a->loc, "'conv2d' kernel %lldx%lld is larger than the padded input %s",
+                   (long long)w.d[2], (long long)w.d[3], sstr(x));
+        return none();
+    }
+    /* how it is computed, and its work memory: kernel.c */
+    int cin[2] = {v[0].t, v[1].t};
+    int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 2, cin);
+    node(ct)->kh = (int)w.d[2], node(ct)->kw = (int)w.d[3], node(ct)->stride = (int)st, node(ct)->pad = (int)pd;
+    Value out = vtensor(ct);
+    if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
+        return out;
+    if (!prim_need_tensor(v[2], l[2], "bias") || ir_numel(shape_of(v[2].t)) != w.d[0] || shape_of(v[2].t).bd >= 0) {
+        diag_error(l[2], "the bias of 'conv2d' must have %lld elements", (long long)w.d[0]);
+        return none();
+    }
+    Value b = vtensor(mk_reshape(v[2].t, ir_shape(3, (int64_t[]){w.d[0], 1, 1}, -1)));
+    return prim_binary(IR_ADD, out, b, a->loc);
+}
+
+static Value prim_pool2d(const Prim *p, Args *a)
+{
+    Value v[3];
+    Loc l[3];
+    long long size, st;
+    if (!prim_bind_args(a, SPEC("x", "size", "stride?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_int(v[1], l[1], "size", &size))
+        return none();
+    st = size;
+    if (v[2].k != VK_ABSENT && !prim_get_int(v[2], l[2], "stride", &st))
+        return none();
+    Shape x = shape_of(v[0].t);
+    if (x.nd != 4 || x.bd > 0 || size < 1 || st < 1 || x.d[2] < size || x.d[3] < size) {
+        diag_error(a->loc, "'%s' needs x [N, C, H, W] with H, W >= size >= 1 and stride >= 1, got %s, size %lld, stride %lld",
+                   p->name, sstr(x), size, st);
+        return none();
+    }
+    Shape s = ir_shape(4, (int64_t[]){x.d[0], x.d[1], (x.d[2] - size) / st + 1, (x.d[3] - size) / st + 1}, x.bd);
+    IrNode pn = ir_node(p->op, DT_F32, s, 1, &v[0].t);
+    pn.kh = pn.kw = (int)size, pn.stride = (int)st;
+    return vtensor(elab_add(pn));
+}
+
+/* size(x, axis): a dim as an int (the batch dim: a run-time int) */
+static Value prim_size(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    int axis;
+    if (!tensor_and_axis(a, v, l, &axis))
+        return none();
+    Shape s = shape_of(v[0].t);
+    Value r = vint(s.d[axis]);
+    r.batch = axis == s.bd;
+    return r;
+}
+
+static Value prim_reshape_as(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("x", "like"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_TENSOR) {
+        diag_error(l[1], "'reshape_as' takes the shape of a tensor, got %s", elab_vk_name(v[1].k));
+        return none();
+    }
+    Shape s = shape_of(v[0].t), to = shape_of(v[1].t);
+    if (ir_numel(s) != ir_numel(to) || (s.bd >= 0) != (to.bd >= 0)) {
+        diag_error(a->loc, "cannot reshape %s into %s", sstr(s), sstr(to));
+        return none();
+    }
+    return vtensor(mk_reshape(v[0].t, to));
+}
+
+static Value prim_embedding(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("ids", "table"), v, l))
+        return none();
+    if (v[0].k != VK_TENSOR || node(v[0].t)->dt != DT_I32) {
+        diag_error(l[0], "the ids of 'embedding' must be an i32 tensor");
+        return none();
+    }
+    if (!prim_need_tensor(v[1], l[1], "the table of 'embedding'"))
+        return none();
+    Shape ids = shape_of(v[0].t), tab = shape_of(v[1].t);
+    if (tab.nd != 2 || tab.bd >= 0 || ids.nd + 1 > IR_MAXD) {
+        diag_error(l[1], "the table of 'embedding' must be a [vocab, dim] tensor, got %s", sstr(tab));
+        return none();
+    }
+    Shape s = ids;
+    s.d[s.nd++] = tab.d[1];
+    note_id_limit(v[0].t, tab.d[0], 0);
+    int in[2] = {v[0].t, v[1].t};
+    return vtensor(mk(IR_EMBEDDING, s, 2, in));
+}
+
+static Value prim_layer_norm(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[4];
+    Loc l[4];
+    double eps = 1e-5;
+    if (!prim_bind_args(a, SPEC("x", "weight", "bias", "eps?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_need_tensor(v[1], l[1], "weight") || !prim_need_tensor(v[2], l[2], "bias"))
+        return none();
+    if (v[3].k != VK_ABSENT && !prim_get_number(v[3], l[3], "eps", &eps))
+        return none();
+    Shape s = shape_of(v[0].t);
+    Shape want = ir_shape(1, (int64_t[]){s.nd ? s.d[s.nd - 1] : 0}, -1);
+    if (s.nd < 1 || s.bd == s.nd - 1 || !ir_shape_eq(shape_of(v[1].t), want) ||
+        !ir_shape_eq(shape_of(v[2].t), want)) {
+        diag_error(a->loc, "'layer_norm' normalizes the last dim: x %s needs weight and bias %s, got %s and %s",
+                   sstr(s), sstr(want), sstr(shape_of(v[1].t)), sstr(shape_of(v[2].t)));
+        return none();
+    }
+    int in[3] = {v[0].t, v[1].t, v[2].t};
+    int t = mk(IR_LAYER_NORM, s, 3, in);
+    node(t)->fval = eps;
+    return vtensor(t);
+}
+
+static Value prim_causal_mask(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[1];
+    Loc l[1];
+    if (!prim_bind_args(a, SPEC("s"), v, l) || !prim_need_tensor(v[0], l[0], "s"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (s.nd < 2 || s.d[s.nd - 1] != s.d[s.nd - 2] || s.bd >= s.nd - 2) {
+        diag_error(l[0], "'causal_mask' needs a tensor whose last two dims are square, got %s", sstr(s));
+        return none();
+    }
+    return vtensor(mk1(IR_CAUSAL_MASK, v[0].t));
+}
+
+/* linear(x, weight, bias): x @ weightᵀ + bias, bias a tensor or
+ * false; the standard library's Dense is written with it. */
+static Value prim_linear(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    if (!prim_bind_args(a, SPEC("x", "weight", "bias?"), v, l))
+        return none();
+    Value wt = none();
+    if (!prim_need_tensor(v[1], l[1], "weight"))
+        return none();
+    int perm[IR_MAXD] = {1, 0};
+    if (shape_of(v[1].t).nd != 2) {
+        diag_error(l[1], "the weight of 'linear' must be 2-D, got %s", sstr(shape_of(v[1].t)));
+        return none();
+    }
+    wt = vtensor(mk_permute(v[1].t, perm));
+    Value y = prim_matmul(v[0], wt, a->loc);
+    if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i) || y.k == VK_NONE)
+        return y;
+    return prim_binary(IR_ADD, y, v[2], a->loc);
+}
+
+/* batch_stats(x) and batch_norm(x, stats, weight, bias, eps:), our
+ * extension for the std BatchNorm: x is [N, C, ...] with the batch (if
+ * any) in dim 0; the statistics run over every dim but 1.  batch_stats
+ * gives [2, C] (the mean, then the biased variance), computed channel by
+ * channel in one node instead of two reductions and their elementwise
+ * passes; batch_norm normalizes x with them.  Its stats must be
+ * batch_stats of the same x: its gradient is then the fused BatchNorm
+ * backward (two passes over dy and x per channel), which includes the
+ * path through the statistics. */
+static int bn_shape_ok(Shape s)
+{
+    return s.nd >= 2 && s.bd <= 0 && s.nd <= IR_MAXD;
+}
+
+static Value prim_batch_stats(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[1];
+    Loc l[1];
+    if (!prim_bind_args(a, SPEC("x"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (!bn_shape_ok(s)) {
+        diag_error(l[0], "'batch_stats' needs x [N, C, ...] with the batch in dim 0, got %s", sstr(s));
+        return none();
+    }
+    return vtensor(mk(IR_BN_STATS, ir_shape(2, (int64_t[]){2, s.d[1]}, -1), 1, &v[0].t));
+}
+
+static Value prim_batch_norm(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[5];
+    Loc l[5];
+    double eps = 1e-5;
+    if (!prim_bind_args(a, SPEC("x", "stats", "weight", "bias", "eps?"), v, l) ||
+        !prim_need_tensor(v[0], l[0], "x") || !prim_need_tensor(v[1], l[1], "stats") ||
+        !prim_need_tensor(v[2], l[2], "weight") || !prim_need_tensor(v[3], l[3], "bias"))
+        return none();
+    if (v[4].k != VK_ABSENT && !prim_get_number(v[4], l[4], "eps", &eps))
+        return none();
+    if (eps <= 0) {
+        diag_error(l[4], "'batch_norm' needs eps > 0, got %g", eps);
+        return none();
+    }
+    Shape s = shape_of(v[0].t);
+    if (!bn_shape_ok(s)) {
+        diag_error(l[0], "'batch_norm' needs x [N, C, ...] with the batch in dim 0, got %s", sstr(s));
+        return none();
+    }
+    const IrNode *st = node(v[1].t);
+    if (st->op != IR_BN_STATS || st->in[0] != v[0].t) {
+        diag_error(l[1], "the stats of 'batch_norm' must be batch_stats(x) of the same x");
+        return none();
+    }
+    Shape want = ir_shape(1, (int64_t[]){s.d[1]}, -1);
+    if (!ir_shape_eq(shape_of(v[2].t), want) || !ir_shape_eq(shape_of(v[3].t), want)) {
+        diag_error(a->loc, "'batch_norm' of x %s needs weight and bias %s, got %s and %s", sstr(s), sstr(want),
+                   sstr(shape_of(v[2].t)), sstr(shape_of(v[3].t)));
+        return none();
+    }
+    int in[4] = {v[0].t, v[1].t, v[2].t, v[3].t};
+    int t = mk(IR_BN_NORM, s, 4, in);
+    node(t)->fval = eps;
+    return vtensor(t);
+}
+
+/* ===================================================================== */
+/* the table                                                              */
+/* ===================================================================== */
+
+/* The unary elementwise primitives come first: they are also values of
+ * type fn (prim_is_unary).  The order is that of the suggestions for a
+ * misspelt name, where the first of equally close names wins. */
+static const Prim prims[] = {
+    {"relu", prim_unary, IR_RELU},
+    {"sigmoid", prim_unary, IR_SIGMOID},
+    {"tanh", prim_unary, IR_TANH},
+    {"gelu", prim_unary, IR_GELU},
+    {"silu", prim_unary, IR_SILU},
+    {"exp", prim_unary, IR_EXP},
+    {"log", prim_unary, IR_LOG},
+    {"sqrt", prim_unary, IR_SQRT},
+    {"rsqrt", prim_unary, IR_RSQRT},
+    {"abs", prim_unary, IR_ABS},
+    {"square", prim_unary, IR_SQUARE},
+    {"identity", prim_unary, IR_NUM_OPS},      /* no node: x itself */
+    {"pow", prim_pow, 0},
+    {"maximum", prim_maximum, IR_MAXIMUM},
+    {"minimum", prim_maximum, IR_MINIMUM},
+    {"transpose", prim_transpose, 0},
+    {"permute", prim_permute, 0},
+    {"sum", prim_reduce, IR_SUM},
+    {"mean", prim_reduce, IR_MEAN},
+    {"max", prim_max, 0},
+    {"reshape", prim_reshape, 0},
+    {"flatten", prim_flatten, 0},
+    {"concat", prim_concat, 0},
+    {"slice", prim_slice, 0},
+    {"softmax", prim_softmax, IR_SOFTMAX},
+    {"log_softmax", prim_softmax, IR_LOG_SOFTMAX},
+    {"dropout", prim_dropout, 0},
+    {"cross_entropy", prim_class_loss, IR_CROSS_ENTROPY},
+    {"mse", prim_pair_loss, IR_MSE},
+    {"bce_with_logits", prim_pair_loss, IR_BCE_LOGITS},
+    {"argmax", prim_argmax, 0},
+    {"accuracy", prim_class_loss, IR_ACCURACY},
+    {"linear", prim_linear, 0},
+    {"len", prim_len, 0},
+    {"min", prim_max, 0},
+    {"size", prim_size, 0},
+    {"reshape_as", prim_reshape_as, 0},
+    {"conv2d", prim_conv2d, 0},
+    {"max_pool2d", prim_pool2d, IR_MAXPOOL},
+    {"avg_pool2d", prim_pool2d, IR_AVGPOOL},
+    {"embedding", prim_embedding, 0},
+    {"layer_norm", prim_layer_norm, 0},
+    {"causal_mask", prim_causal_mask, 0},
+    {"batch_stats", prim_batch_stats, 0},
+    {"batch_norm", prim_batch_norm, 0},
+};
+
+enum { NPRIMS = sizeof prims / sizeof prims[0] };
+
+const Prim *prim_find(const char *name)
+{
+    for (int i = 0; i < NPRIMS; i++)
+        if (!strcmp(prims[i].name, name))
+            return &prims[i];
+    return NULL;
+}
+
+int prim_is_unary(const Prim *p)
+{
+    return p->call == prim_unary;
+}
+
+int prim_names(const char **cands, int n, int cap)
+{
+    for (int i = 0; i < NPRIMS && n < cap; i++)
+        cands[n++] = prims[i].name;
+    return n;
+}
+
+Value prim_call(const Prim *p, Args *a)
+{
+    /* batch_stats and batch_norm have always been called before the rest
+     * is named and checked for poison: their argument errors name no
+     * callee ('(null)'), which is kept as it was */
+    if (p->call == prim_batch_stats || p->call == prim_batch_norm)
+        return p->call(p, a);
+    a->callee = p->name;
+    for (int i = 0; i < a->n; i++)
+        if (a->vals[i].k == VK_NONE)
+            return none();
+    return p->call(p, a);
+}
