@@ -17,8 +17,6 @@
  * The primitives the interpreter calls, and the tensor operations behind
  * its operators, are in prims.c; what the files share is in elab.h.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,14 +61,14 @@ void *elab_calloc(size_t n, size_t size)
     return p;
 }
 
-static Scope *scope_new(Scope *parent)
+Scope *elab_scope_new(Scope *parent)
 {
     Scope *s = elab_calloc(1, sizeof *s);
     s->parent = parent;
     return s;
 }
 
-static void bind(Scope *s, const char *name, Value v, Loc loc)
+void elab_bind(Scope *s, const char *name, Value v, Loc loc)
 {
     Bind *b = elab_calloc(1, sizeof *b);
     b->name = name;
@@ -80,7 +78,7 @@ static void bind(Scope *s, const char *name, Value v, Loc loc)
     s->head = b;
 }
 
-static Bind *lookup_here(Scope *s, const char *name)
+Bind *elab_lookup_here(Scope *s, const char *name)
 {
     for (Bind *b = s->head; b; b = b->next)
         if (!strcmp(b->name, name))
@@ -88,10 +86,10 @@ static Bind *lookup_here(Scope *s, const char *name)
     return NULL;
 }
 
-static Bind *lookup(Scope *s, const char *name)
+Bind *elab_lookup(Scope *s, const char *name)
 {
     for (; s; s = s->parent) {
-        Bind *b = lookup_here(s, name);
+        Bind *b = elab_lookup_here(s, name);
         if (b)
             return b;
     }
@@ -126,32 +124,12 @@ char *elab_fmt(const char *f, ...)
  * until a model names it. */
 Elab E = {.batch_name = "N"};
 
-static Node *find_decl(const char *name)
+Node *elab_find_decl(const char *name)
 {
     for (int i = 0; i < E.ndecls; i++)
         if (!strcmp(E.decls[i].name, name))
             return E.decls[i].node;
     return NULL;
-}
-
-/* One global namespace for layers and models; a duplicate names both. */
-static void collect_decls(Program *p)
-{
-    for (int f = 0; f < p->nfiles; f++)
-        for (int i = 0; i < p->files[f]->list.n; i++) {
-            Node *d = p->files[f]->list.v[i];
-            if (d->kind != ND_LAYER && d->kind != ND_MODEL)
-                continue;
-            Node *prev = find_decl(d->name);
-            if (prev) {
-                diag_error(d->name_loc, "duplicate declaration of '%s'", d->name);
-                diag_note(prev->name_loc, "'%s' was first declared here", d->name);
-                continue;
-            }
-            E.decls = realloc(E.decls, sizeof(Decl) * (size_t)(E.ndecls + 1));
-            E.decls[E.ndecls].name = d->name;
-            E.decls[E.ndecls++].node = d;
-        }
 }
 
 /* ORDER InitKind */
@@ -199,7 +177,7 @@ static const char *excerpt(Loc loc)
 static int in_std(Loc l) { return l.file && !strcmp(l.file->path, "<std>"); }
 
 /* Errors inside the standard library point at the user's call (diag.c). */
-static Loc std_user_site(Loc l)
+Loc elab_user_site(Loc l)
 {
     return in_std(l) && E.user_loc.file ? E.user_loc : l;
 }
@@ -221,8 +199,6 @@ int elab_add(IrNode n)
 /* arguments of calls                                                      */
 /* ===================================================================== */
 
-static Value eval(Node *e, Scope *env);
-
 static Args eval_args(Node *call, Scope *env, Value *self_first)
 {
     Args a;
@@ -240,7 +216,7 @@ static Args eval_args(Node *call, Scope *env, Value *self_first)
     for (int i = 0; i < call->list.n; i++) {
         Node *arg = call->list.v[i];
         a.names[i + extra] = arg->name;
-        a.vals[i + extra] = eval(arg->a, env);
+        a.vals[i + extra] = elab_eval(arg->a, env);
         a.locs[i + extra] = arg->a->loc;
     }
     return a;
@@ -250,7 +226,7 @@ static Args eval_args(Node *call, Scope *env, Value *self_first)
 /* templates and instantiation                                             */
 /* ===================================================================== */
 
-static Node *find_member(Node *decl, NodeKind kind, const char *name)
+Node *elab_find_member(Node *decl, NodeKind kind, const char *name)
 {
     for (int i = 0; i < decl->list.n; i++) {
         Node *m = decl->list.v[i];
@@ -260,19 +236,19 @@ static Node *find_member(Node *decl, NodeKind kind, const char *name)
     return NULL;
 }
 
-static Node *hparams_block(Node *decl)
+Node *elab_hparams_block(Node *decl)
 {
-    return find_member(decl, ND_HPARAMS, NULL);
+    return elab_find_member(decl, ND_HPARAMS, NULL);
 }
 
 static Node *call_fn(Node *decl)
 {
-    return find_member(decl, ND_FN, "call");
+    return elab_find_member(decl, ND_FN, "call");
 }
 
 /* A template: `Dense(units: 3)`, or `block(filters: 64)` binding more of
  * a layer-typed hparam.  Names are checked here, where the user wrote them. */
-static Value make_template(Tpl *base, Node *decl, Args *a)
+Value elab_template(Tpl *base, Node *decl, Args *a)
 {
     Tpl *t = elab_calloc(1, sizeof *t);
     t->decl = decl;
@@ -284,13 +260,13 @@ static Value make_template(Tpl *base, Node *decl, Args *a)
     for (int i = 0; i < nbase; i++)
         t->names[i] = base->names[i], t->vals[i] = base->vals[i], t->locs[i] = base->locs[i];
     t->n = nbase;
-    Node *hp = hparams_block(decl);
+    Node *hp = elab_hparams_block(decl);
     for (int i = 0; i < nnew; i++) {
         if (!a->names[i]) {
             diag_error(a->locs[i], "hparams are given by name: write '%s(name: value)'", decl->name);
             return none();
         }
-        Node *h = hp ? find_member(hp, ND_HPARAM, a->names[i]) : NULL;
+        Node *h = hp ? elab_find_member(hp, ND_HPARAM, a->names[i]) : NULL;
         if (!h) {
             const char *cands[64];
             int nc = 0;
@@ -357,8 +333,8 @@ static int check_type(Node *type, Value *v, Loc loc, const char *name)
  * default may use the hparams above it), then the `where` constraints. */
 static Scope *bind_hparams(Tpl *t, Loc at)
 {
-    Scope *s = scope_new(NULL);
-    Node *hp = hparams_block(t->decl);
+    Scope *s = elab_scope_new(NULL);
+    Node *hp = elab_hparams_block(t->decl);
     for (int i = 0; hp && i < hp->list.n; i++) {
         Node *h = hp->list.v[i];
         Value v = none();
@@ -369,7 +345,7 @@ static Scope *bind_hparams(Tpl *t, Loc at)
                 v = t->vals[k], vl = t->locs[k], given = 1;
         if (!given && h->b) {
             Loc save = E.cur_loc;
-            v = eval(h->b, s);
+            v = elab_eval(h->b, s);
             E.cur_loc = save;
             vl = h->b->loc;
         } else if (!given) {
@@ -379,13 +355,13 @@ static Scope *bind_hparams(Tpl *t, Loc at)
         }
         if (v.k != VK_NONE && !check_type(h->a, &v, vl, h->name))
             v = none();
-        bind(s, h->name, v, h->name_loc);
+        elab_bind(s, h->name, v, h->name_loc);
     }
     for (int i = 0; hp && i < hp->list.n; i++) {
         Node *h = hp->list.v[i];
-        if (!h->c || lookup_here(s, h->name)->v.k == VK_NONE)
+        if (!h->c || elab_lookup_here(s, h->name)->v.k == VK_NONE)
             continue;
-        Value c = eval(h->c, s);
+        Value c = elab_eval(h->c, s);
         if (c.k == VK_NONE)
             continue;
         if (c.k != VK_BOOL) {
@@ -398,8 +374,6 @@ static Scope *bind_hparams(Tpl *t, Loc at)
     return s;
 }
 
-static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
-                         Inst *parent, Node *f);
 static void make_fields(Inst *inst, Scope *env);
 
 /* A field's value: a template, or a list of them (`* n`, `[…]`);
@@ -407,7 +381,7 @@ static void make_fields(Inst *inst, Scope *env);
 static Value field_value(Node *f, Scope *env)
 {
     if (f->b) {
-        Value c = eval(f->b, env);
+        Value c = elab_eval(f->b, env);
         int on;
         if (!prim_get_bool(c, f->b->loc, "a field condition", &on))
             return none();
@@ -417,7 +391,7 @@ static Value field_value(Node *f, Scope *env)
             return v;
         }
     }
-    return eval(f->a, env);
+    return elab_eval(f->a, env);
 }
 
 /* Overrides flow down from fields: the outermost `init` wins (the user of
@@ -429,7 +403,7 @@ static void inherit(Inst *child, Inst *parent, Node *f)
         child->has_init = 1, child->init_kind = parent->init_kind;
         child->init_a = parent->init_a, child->init_b = parent->init_b;
     } else if (f && f->c) {
-        Value iv = eval(f->c, parent->hp);
+        Value iv = elab_eval(f->c, parent->hp);
         if (iv.k == VK_FN && init_kind(iv.s) >= 0)
             child->has_init = 1, child->init_kind = init_kind(iv.s), child->init_a = 0, child->init_b = 0;
         else if (iv.k == VK_INIT)
@@ -457,7 +431,7 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
                                Inst *parent, Node *f)
 {
     if (v.k == VK_LAYER)
-        return instantiate(v.tpl, path, order, norder, at, parent, f);
+        return elab_instantiate(v.tpl, path, order, norder, at, parent, f);
     if (v.k == VK_LIST) {
         Inst *seq = elab_calloc(1, sizeof *seq);
         seq->parent = parent;
@@ -474,8 +448,8 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
                                elab_vk_name(v.items[i].k));
                 return NULL;
             }
-            Inst *c = instantiate(v.items[i].tpl, elab_fmt("%s.%d", path, i), order_push(order, norder, i),
-                                  norder + 1, at, seq, NULL);
+            Inst *c = elab_instantiate(v.items[i].tpl, elab_fmt("%s.%d", path, i), order_push(order, norder, i),
+                                       norder + 1, at, seq, NULL);
             if (!c)
                 return NULL;
             seq->items[seq->nitems++] = c;
@@ -487,8 +461,8 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
     return NULL;
 }
 
-static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
-                         Inst *parent, Node *pf)
+Inst *elab_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
+                       Inst *parent, Node *pf)
 {
     /* recursion: the same layer among the instances this one is a field
      * of (fields may be made lazily, so the chain of parents, not a call
@@ -507,7 +481,7 @@ static Inst *instantiate(Tpl *t, const char *path, const int *order, int norder,
     inst->decl = t->decl;
     inherit(inst, parent, pf);
     inst->hp = bind_hparams(t, at);
-    inst->fields = scope_new(NULL);
+    inst->fields = elab_scope_new(NULL);
     inst->members = elab_calloc((size_t)t->decl->list.n, sizeof(Value));
     inst->parent = parent;
     for (int k = 0; k < t->decl->list.n; k++)
@@ -543,7 +517,7 @@ static void make_fields(Inst *inst, Scope *env)
                 c->doc = f->doc;
             }
         }
-        bind(inst->fields, f->name, fv, f->name_loc);
+        elab_bind(inst->fields, f->name, fv, f->name_loc);
     }
 }
 
@@ -564,7 +538,7 @@ static int eval_shape(Node *list, Scope *env, Shape *s)
         return 0;
     }
     for (int i = 0; i < list->list.n; i++) {
-        Value v = eval(list->list.v[i], env);
+        Value v = elab_eval(list->list.v[i], env);
         long long d;
         if (v.k == VK_INT && v.batch) {
             diag_error(list->list.v[i]->loc, "a param or state shape cannot use the batch dim");
@@ -654,7 +628,7 @@ static int leaf(int state, int idx)
 
 /* Creates (first application) or checks (later ones) the params and state
  * of `inst` with the dims bound in `env`; binds them into `members`. */
-static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
+void elab_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
 {
     Node *decl = inst->decl;
     for (int k = 0; k < decl->list.n; k++) {
@@ -663,26 +637,26 @@ static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
             continue;
         int st = mem->kind == ND_STATE;
         if (mem->c) {
-            Value c = eval(mem->c, env);
+            Value c = elab_eval(mem->c, env);
             int on;
             if (!prim_get_bool(c, mem->c->loc, "a param condition", &on) || !on)
                 continue;
         }
         Shape s;
         if (!eval_shape(mem->a, env, &s)) {
-            bind(members, mem->name, none(), mem->name_loc);   /* poison: no cascade */
+            elab_bind(members, mem->name, none(), mem->name_loc);   /* poison: no cascade */
             continue;
         }
         if (!inst->applied) {
             Value init = none();
             init.k = VK_ABSENT;
             if (mem->b)
-                init = eval(mem->b, env);
+                init = elab_eval(mem->b, env);
             int idx = new_tensor(inst, mem, k, s, init);
             inst->members[k] = vint(idx);
         }
         if (inst->members[k].k != VK_INT) {
-            bind(members, mem->name, none(), mem->name_loc);
+            elab_bind(members, mem->name, none(), mem->name_loc);
             continue;
         }
         int idx = (int)inst->members[k].i;
@@ -691,10 +665,10 @@ static void make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
             diag_error(at, "'%s' is applied again with an input that gives %s the shape %s, not %s",
                        *inst->path ? inst->path : decl->name, t->path, sstr(s), sstr(t->shape));
             diag_note(inst->first, "first applied here (applying a field again shares its weights)");
-            bind(members, mem->name, none(), mem->name_loc);
+            elab_bind(members, mem->name, none(), mem->name_loc);
             continue;
         }
-        bind(members, mem->name, vtensor(leaf(st, idx)), mem->name_loc);
+        elab_bind(members, mem->name, vtensor(leaf(st, idx)), mem->name_loc);
     }
 }
 
@@ -733,9 +707,9 @@ static int match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *wha
         if (p->kind == ND_IDENT && !strcmp(p->name, "_"))
             continue;
         if (p->kind == ND_IDENT) {
-            Bind *b = lookup(env, p->name);
+            Bind *b = elab_lookup(env, p->name);
             if (!b) {
-                bind(env, p->name, dv, p->loc);
+                elab_bind(env, p->name, dv, p->loc);
                 continue;
             }
             if (b->v.k == VK_INT && b->v.i == dv.i && b->v.batch == dv.batch)
@@ -750,7 +724,7 @@ static int match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *wha
             diag_note(p->loc, "pattern declared here");
             return 0;
         }
-        Value want = eval(p, env);
+        Value want = elab_eval(p, env);
         long long w;
         if (!prim_get_int(want, p->loc, "a pattern dim", &w))
             return 0;
@@ -794,107 +768,14 @@ static Value apply_seq(Inst *inst, Args *a)
 
 static Value apply_inner(Inst *inst, Args *a);
 
-/* A summary row for the first application of a field, in the inference
- * graph: filled in pre-order, completed when the application returns. */
-static int summary_begin(Inst *inst)
-{
-    if (strcmp(E.g->name, "infer") || !*inst->path || inst->summarized)
-        return -1;
-    inst->summarized = 1;
-    Model *m = E.m;
-    m->rows = realloc(m->rows, sizeof(SummaryRow) * (size_t)(m->nrows + 1));
-    SummaryRow *r = &m->rows[m->nrows];
-    memset(r, 0, sizeof *r);
-    r->path = inst->path;
-    r->layer = inst->decl ? inst->decl->name : "sequence";
-    r->doc = inst->doc;
-    r->depth = 1;
-    for (const char *p = inst->path; *p; p++)
-        r->depth += *p == '.';
-    r->first = E.g->n;
-    return m->nrows++;
-}
-
-static void summary_end(int row, Value result)
-{
-    if (row < 0)
-        return;
-    SummaryRow *r = &E.m->rows[row];
-    r->last = E.g->n;
-    if (result.k == VK_TENSOR)
-        r->out = shape_of(result.t);
-    else
-        r->out.nd = -1;
-    for (int i = r->first; i < r->last; i++)
-        r->flops += ir_node_flops(E.g, i);
-}
-
-/* The length of the path of row r's parent ("blocks" for "blocks.1"), or
- * 0 at depth 1. */
-static size_t parent_len(const SummaryRow *r)
-{
-    const char *dot = strrchr(r->path, '.');
-    return dot ? (size_t)(dot - r->path) : 0;
-}
-
-static int is_under(const SummaryRow *r, const char *prefix, size_t len)
-{
-    return !strncmp(r->path, prefix, len) && r->path[len] == '.';
-}
-
-/* A list whose items the model calls one by one (`blocks[0](x)`) is never
- * applied itself, so it has no row of its own: give it one, as a list
- * called whole gets ("sequence"), before its items, which move up to
- * follow it; its FLOPs are its items'.  Its node range stays empty (the
- * items' nodes need not be contiguous), so --dot draws the items' ops as
- * before.  A list of lists gets a row at each level. */
-static void add_list_rows(Model *m)
-{
-    for (int r = 0; r < m->nrows; r++) {
-        size_t len = parent_len(&m->rows[r]);
-        if (!len)
-            continue;
-        int found = 0;
-        for (int q = 0; q < m->nrows && !found; q++)
-            found = strlen(m->rows[q].path) == len && !strncmp(m->rows[q].path, m->rows[r].path, len);
-        if (found)
-            continue;
-        SummaryRow parent = {0};
-        parent.path = ast_strndup(m->rows[r].path, len);
-        parent.layer = "list";
-        parent.depth = m->rows[r].depth - 1;
-        parent.out.nd = -1;
-        /* the new order: rows before r, the parent, every row under it (in
-         * their order), then the rest */
-        SummaryRow *rows = malloc(sizeof(SummaryRow) * (size_t)(m->nrows + 1));
-        int k = 0;
-        for (int q = 0; q < r; q++)
-            rows[k++] = m->rows[q];
-        rows[k++] = parent;
-        for (int q = r; q < m->nrows; q++)
-            if (is_under(&m->rows[q], parent.path, len)) {
-                if (m->rows[q].depth == parent.depth + 1)
-                    rows[r].flops += m->rows[q].flops;
-                rows[k++] = m->rows[q];
-            }
-        for (int q = r; q < m->nrows; q++)
-            if (!is_under(&m->rows[q], parent.path, len))
-                rows[k++] = m->rows[q];
-        free(m->rows);
-        m->rows = rows;
-        m->nrows = k;
-        r = -1; /* again from the top: the parent may itself need one */
-    }
-}
-
 static Value apply(Inst *inst, Args *a)
 {
     Loc saved = E.user_loc;
     if (!in_std(a->loc))
         E.user_loc = a->loc;
-    int row = summary_begin(inst);
+    int row = model_row_begin(inst);
     Value r = apply_inner(inst, a);
-    summary_end(row, r);
+    model_row_end(row, r);
     E.user_loc = saved;
     return r;
 }
@@ -908,7 +789,7 @@ static Value apply_inner(Inst *inst, Args *a)
             return none();
     Node *decl = inst->decl;
     Node *fn = call_fn(decl);
-    Scope *dims = scope_new(inst->hp);
+    Scope *dims = elab_scope_new(inst->hp);
     Ctx cx = {inst, NULL};
     if (!fn) {
         /* sequential: the fields in declaration order */
@@ -927,7 +808,7 @@ static Value apply_inner(Inst *inst, Args *a)
             if (f->kind != ND_FIELD)
                 continue;
             nfields++;
-            Bind *b = lookup_here(inst->fields, f->name);
+            Bind *b = elab_lookup_here(inst->fields, f->name);
             if (!b || b->v.k != VK_INST)
                 continue;                 /* absent (condition false) or broken */
             Args one = *a;
@@ -968,16 +849,16 @@ static Value apply_inner(Inst *inst, Args *a)
         }
     }
     make_fields(inst, dims);
-    Scope *members = scope_new(dims);
+    Scope *members = elab_scope_new(dims);
     for (Bind *b = inst->fields->head; b; b = b->next)
-        bind(members, b->name, b->v, b->loc);
-    make_tensors(inst, dims, members, a->loc);
+        elab_bind(members, b->name, b->v, b->loc);
+    elab_make_tensors(inst, dims, members, a->loc);
     if (!inst->applied)
         inst->applied = 1, inst->first = a->loc;
     cx.members = members;
-    Scope *body = scope_new(members);
+    Scope *body = elab_scope_new(members);
     for (int i = 0; i < nparams; i++)
-        bind(body, fn->list.v[i]->name, a->vals[i], fn->list.v[i]->loc);
+        elab_bind(body, fn->list.v[i]->name, a->vals[i], fn->list.v[i]->loc);
     int returned = 0;
     Value r = exec_block(fn->b, body, &cx, &returned);
     if (!returned) {
@@ -989,32 +870,56 @@ static Value apply_inner(Inst *inst, Args *a)
     return r;
 }
 
+/* self(x): the model's call, computed once per pass for the same inputs. */
+Value elab_self_call(Args *a)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->vals[i].k != VK_TENSOR)
+            return a->vals[i].k == VK_NONE ? none() : (diag_error(a->locs[i], "self takes tensors"), none());
+    if (E.self_result >= 0 && E.nself_args == a->n) {
+        int same = 1;
+        for (int i = 0; i < a->n; i++)
+            same &= E.self_args[i] == a->vals[i].t;
+        if (same)
+            return vtensor(E.self_result);
+    }
+    Value r = apply(E.root, a);
+    if (r.k == VK_TENSOR) {
+        E.nself_args = a->n;
+        E.self_args = realloc(E.self_args, sizeof(int) * (size_t)(a->n + 1));
+        for (int i = 0; i < a->n; i++)
+            E.self_args[i] = a->vals[i].t;
+        E.self_result = r.t;
+    }
+    return r;
+}
+
 static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
 {
     E.cur_loc = s->loc;
     switch (s->kind) {
     case ND_LET: {
-        Value v = eval(s->a, env);
-        bind(env, s->name, v, s->name_loc);
+        Value v = elab_eval(s->a, env);
+        elab_bind(env, s->name, v, s->name_loc);
         return none();
     }
     case ND_ASSIGN: {
         Bind *b = NULL;
         for (Scope *sc = env; sc && sc != cx->members; sc = sc->parent)
-            if ((b = lookup_here(sc, s->name)))
+            if ((b = elab_lookup_here(sc, s->name)))
                 break;
         if (!b) {
-            if (lookup(env, s->name))
+            if (elab_lookup(env, s->name))
                 diag_error(s->name_loc, "cannot assign to '%s': only names bound by 'let' or arguments can be rebound", s->name);
             else
                 diag_error(s->name_loc, "assignment to undeclared name '%s'; declare it with 'let'", s->name);
             return none();
         }
-        b->v = eval(s->a, env);
+        b->v = elab_eval(s->a, env);
         return none();
     }
     case ND_IF: {
-        Value c = eval(s->a, env);
+        Value c = elab_eval(s->a, env);
         int on;
         if (!prim_get_bool(c, s->a->loc, "an 'if' condition", &on))
             return none();
@@ -1023,16 +928,16 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
             return none();
         if (branch->kind == ND_IF)
             return exec_stmt(branch, env, cx, returned);
-        return exec_block(branch, scope_new(env), cx, returned);
+        return exec_block(branch, elab_scope_new(env), cx, returned);
     }
     case ND_FOR: {
         long long lo, hi;
-        if (!prim_get_int(eval(s->a, env), s->a->loc, "the start of a range", &lo) ||
-            !prim_get_int(eval(s->b, env), s->b->loc, "the end of a range", &hi))
+        if (!prim_get_int(elab_eval(s->a, env), s->a->loc, "the start of a range", &lo) ||
+            !prim_get_int(elab_eval(s->b, env), s->b->loc, "the end of a range", &hi))
             return none();
         for (long long i = lo; i < hi && !*returned; i++) {
-            Scope *it = scope_new(env);
-            bind(it, s->name, vint(i), s->name_loc);
+            Scope *it = elab_scope_new(env);
+            elab_bind(it, s->name, vint(i), s->name_loc);
             Value r = exec_block(s->c, it, cx, returned);
             if (*returned)
                 return r;
@@ -1041,7 +946,7 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
     }
     case ND_UPDATE: {
         Node *decl = cx->inst ? cx->inst->decl : NULL;
-        Node *mem = decl ? find_member(decl, ND_STATE, s->name) : NULL;
+        Node *mem = decl ? elab_find_member(decl, ND_STATE, s->name) : NULL;
         if (!mem) {
             diag_error(s->name_loc, "'update' needs a state of this layer; '%s' is not one", s->name);
             return none();
@@ -1049,7 +954,7 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
         int k = 0;
         while (decl->list.v[k] != mem)
             k++;
-        Value v = eval(s->a, env);
+        Value v = elab_eval(s->a, env);
         if (v.k == VK_NONE || cx->inst->members[k].k != VK_INT)
             return none();
         int idx = (int)cx->inst->members[k].i;
@@ -1066,12 +971,12 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
             g->update_value = realloc(g->update_value, sizeof(int) * (size_t)(g->nupdates + 1));
             g->update_state[g->nupdates] = idx;
             g->update_value[g->nupdates++] = v.t;
-            bind(cx->members, s->name, v, s->name_loc);
+            elab_bind(cx->members, s->name, v, s->name_loc);
         }
         return none();
     }
     case ND_SUMMARY: {
-        Value v = eval(s->a, env);
+        Value v = elab_eval(s->a, env);
         if (!prim_need_tensor(v, s->a->loc, "a summary") || !E.training)
             return none();
         int t = v.t;
@@ -1088,7 +993,7 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
     }
     case ND_RETURN:
         *returned = 1;
-        return eval(s->a, env);
+        return elab_eval(s->a, env);
     default:
         diag_error(s->loc, "this is not a statement");
         return none();
@@ -1109,8 +1014,6 @@ static Value exec_block(Node *block, Scope *env, Ctx *cx, int *returned)
 /* expressions                                                              */
 /* ===================================================================== */
 
-static Value self_call(Args *a);
-
 static void unknown_name(Node *e, Scope *env)
 {
     const char *cands[256];
@@ -1130,7 +1033,7 @@ static void unknown_name(Node *e, Scope *env)
 
 static Value eval_ident(Node *e, Scope *env)
 {
-    Bind *b = lookup(env, e->name);
+    Bind *b = elab_lookup(env, e->name);
     if (b) {
         if (b->v.k == VK_ABSENT) {
             diag_error(e->loc, "'%s' does not exist here: its condition is false", e->name);
@@ -1153,9 +1056,9 @@ static Value eval_ident(Node *e, Scope *env)
         v.s = e->name;
         return v;
     }
-    Node *d = find_decl(e->name);
+    Node *d = elab_find_decl(e->name);
     if (d && d->kind == ND_LAYER)
-        return make_template(NULL, d, NULL);
+        return elab_template(NULL, d, NULL);
     if (d) {
         diag_error(e->loc, "'%s' is a model; only layers can be used as fields", e->name);
         return none();
@@ -1166,18 +1069,18 @@ static Value eval_ident(Node *e, Scope *env)
 
 static Value eval_binary(Node *e, Scope *env)
 {
-    Value a = eval(e->a, env);
+    Value a = elab_eval(e->a, env);
     if (e->op == OP_AND || e->op == OP_OR) {
         int x, y;
         if (!prim_get_bool(a, e->a->loc, "an operand of a logic operator", &x))
             return none();
         if ((e->op == OP_AND && !x) || (e->op == OP_OR && x))
             return vbool(x);
-        if (!prim_get_bool(eval(e->b, env), e->b->loc, "an operand of a logic operator", &y))
+        if (!prim_get_bool(elab_eval(e->b, env), e->b->loc, "an operand of a logic operator", &y))
             return none();
         return vbool(y);
     }
-    Value b = eval(e->b, env);
+    Value b = elab_eval(e->b, env);
     if (a.k == VK_NONE || b.k == VK_NONE)
         return none();
     E.cur_loc = e->loc;
@@ -1307,13 +1210,13 @@ static Value eval_call(Node *e, Scope *env)
     Node *f = e->a;
     if (f->kind == ND_SELF) {
         Args a = eval_args(e, env, NULL);
-        return self_call(&a);
+        return elab_self_call(&a);
     }
-    if (f->kind == ND_IDENT && !lookup(env, f->name)) {
-        Node *d = find_decl(f->name);
+    if (f->kind == ND_IDENT && !elab_lookup(env, f->name)) {
+        Node *d = elab_find_decl(f->name);
         if (d && d->kind == ND_LAYER) {
             Args a = eval_args(e, env, NULL);
-            return make_template(NULL, d, &a);
+            return elab_template(NULL, d, &a);
         }
         const Prim *p = prim_find(f->name);
         if (p) {
@@ -1326,7 +1229,7 @@ static Value eval_call(Node *e, Scope *env)
             return eval_init(f->name, &a);
         }
     }
-    Value callee = eval(f, env);
+    Value callee = elab_eval(f, env);
     if (callee.k == VK_NONE)
         return none();
     Args a = eval_args(e, env, NULL);
@@ -1344,14 +1247,14 @@ static Value eval_call(Node *e, Scope *env)
         return none();
     }
     case VK_LAYER:
-        return make_template(callee.tpl, callee.tpl->decl, &a);
+        return elab_template(callee.tpl, callee.tpl->decl, &a);
     default:
         diag_error(f->loc, "%s is not callable", elab_vk_name(callee.k));
         return none();
     }
 }
 
-static Value eval(Node *e, Scope *env)
+Value elab_eval(Node *e, Scope *env)
 {
     Loc save = E.cur_loc;
     E.cur_loc = e->loc;
@@ -1373,7 +1276,7 @@ static Value eval(Node *e, Scope *env)
         r.n = e->list.n;
         r.items = elab_calloc((size_t)r.n, sizeof(Value));
         for (int i = 0; i < r.n; i++) {
-            r.items[i] = eval(e->list.v[i], env);
+            r.items[i] = elab_eval(e->list.v[i], env);
             if (r.items[i].k == VK_NONE) {
                 r = none();
                 break;
@@ -1381,7 +1284,7 @@ static Value eval(Node *e, Scope *env)
         }
         break;
     case ND_UNARY: {
-        Value a = eval(e->a, env);
+        Value a = elab_eval(e->a, env);
         E.cur_loc = e->loc;
         if (a.k == VK_NONE)
             break;
@@ -1401,13 +1304,13 @@ static Value eval(Node *e, Scope *env)
     case ND_BINARY: r = eval_binary(e, env); break;
     case ND_COND: {
         int c;
-        if (prim_get_bool(eval(e->a, env), e->a->loc, "the condition of '?:'", &c))
-            r = eval(c ? e->b : e->c, env);
+        if (prim_get_bool(elab_eval(e->a, env), e->a->loc, "the condition of '?:'", &c))
+            r = elab_eval(c ? e->b : e->c, env);
         break;
     }
     case ND_CALL: r = eval_call(e, env); break;
     case ND_METHOD: {
-        Value x = eval(e->a, env);
+        Value x = elab_eval(e->a, env);
         const Prim *p = prim_find(e->name);
         if (!p) {
             /* reported even when the receiver failed: an independent mistake */
@@ -1428,7 +1331,7 @@ static Value eval(Node *e, Scope *env)
         break;
     }
     case ND_INDEX: {
-        Value a = eval(e->a, env), i = eval(e->b, env);
+        Value a = elab_eval(e->a, env), i = elab_eval(e->b, env);
         long long k;
         if (a.k == VK_NONE || !prim_get_int(i, e->b->loc, "an index", &k))
             break;
@@ -1453,461 +1356,4 @@ static Value eval(Node *e, Scope *env)
     }
     E.cur_loc = save;
     return r;
-}
-
-/* ===================================================================== */
-/* models                                                                   */
-/* ===================================================================== */
-
-/* self(x): the model's call, computed once per pass for the same inputs. */
-static Value self_call(Args *a)
-{
-    for (int i = 0; i < a->n; i++)
-        if (a->vals[i].k != VK_TENSOR)
-            return a->vals[i].k == VK_NONE ? none() : (diag_error(a->locs[i], "self takes tensors"), none());
-    if (E.self_result >= 0 && E.nself_args == a->n) {
-        int same = 1;
-        for (int i = 0; i < a->n; i++)
-            same &= E.self_args[i] == a->vals[i].t;
-        if (same)
-            return vtensor(E.self_result);
-    }
-    Value r = apply(E.root, a);
-    if (r.k == VK_TENSOR) {
-        E.nself_args = a->n;
-        E.self_args = realloc(E.self_args, sizeof(int) * (size_t)(a->n + 1));
-        for (int i = 0; i < a->n; i++)
-            E.self_args[i] = a->vals[i].t;
-        E.self_result = r.t;
-    }
-    return r;
-}
-
-/* A -D value in the language's literal syntax: 3, -2, 0.5, true, [1, 2]. */
-static const char *lit_p;
-
-static Value lit_value(Loc loc)
-{
-    while (*lit_p == ' ')
-        lit_p++;
-    if (*lit_p == '[') {
-        Value l = none();
-        l.k = VK_LIST;
-        lit_p++;
-        while (*lit_p == ' ')
-            lit_p++;
-        while (*lit_p && *lit_p != ']') {
-            Value v = lit_value(loc);
-            if (v.k == VK_NONE)
-                return v;
-            l.items = realloc(l.items, sizeof(Value) * (size_t)(l.n + 1));
-            l.items[l.n++] = v;
-            while (*lit_p == ' ')
-                lit_p++;
-            if (*lit_p == ',')
-                lit_p++;
-            while (*lit_p == ' ')
-                lit_p++;
-        }
-        if (*lit_p != ']')
-            return none();
-        lit_p++;
-        return l;
-    }
-    if (!strncmp(lit_p, "true", 4) || !strncmp(lit_p, "false", 5)) {
-        int t = *lit_p == 't';
-        lit_p += t ? 4 : 5;
-        return vbool(t);
-    }
-    char *end;
-    errno = 0;
-    long long i = strtoll(lit_p, &end, 10);
-    if (end != lit_p && *end != '.' && *end != 'e' && *end != 'E' && !errno) {
-        lit_p = end;
-        return vint(i);
-    }
-    double d = strtod(lit_p, &end);
-    if (end != lit_p) {
-        lit_p = end;
-        return vfloat(d);
-    }
-    if (isalpha((unsigned char)*lit_p) || *lit_p == '_') {
-        const char *s = lit_p;
-        while (isalnum((unsigned char)*lit_p) || *lit_p == '_')
-            lit_p++;
-        Node id = {0};
-        id.kind = ND_IDENT;
-        id.name = ast_strndup(s, (size_t)(lit_p - s));
-        id.loc = loc;
-        return eval(&id, NULL);       /* relu, he_normal, a layer name */
-    }
-    return none();
-}
-
-static Value value_from_literal(const char *text, Loc loc)
-{
-    lit_p = text;
-    Value v = lit_value(loc);
-    while (*lit_p == ' ')
-        lit_p++;
-    if (v.k == VK_NONE || *lit_p) {
-        diag_error(loc, "-D value '%s' is not a literal (int, float, bool, name or [list])", text);
-        return none();
-    }
-    return v;
-}
-
-/* The model template with -D overrides bound as arguments. */
-static Tpl *model_template(Node *decl, const ElabOptions *opt)
-{
-    Args a;
-    memset(&a, 0, sizeof a);
-    a.n = opt->ndefs;
-    a.names = elab_calloc((size_t)a.n, sizeof(char *));
-    a.vals = elab_calloc((size_t)a.n, sizeof(Value));
-    a.locs = elab_calloc((size_t)a.n, sizeof(Loc));
-    a.loc = decl->name_loc;
-    Loc none_loc = {0};
-    for (int i = 0; i < a.n; i++) {
-        a.names[i] = opt->defs[i].name;
-        a.vals[i] = value_from_literal(opt->defs[i].value, none_loc);
-        a.locs[i] = none_loc;
-    }
-    Node *hp = hparams_block(decl);
-    for (int i = 0; i < a.n; i++)
-        if (!hp || !find_member(hp, ND_HPARAM, a.names[i])) {
-            const char *cands[64];
-            int nc = 0;
-            for (int k = 0; hp && k < hp->list.n && nc < 64; k++)
-                cands[nc++] = hp->list.v[k]->name;
-            const char *c = diag_closest(a.names[i], cands, nc);
-            diag_error(none_loc, "-D %s: model '%s' has no hparam '%s'%s%s%s", a.names[i], decl->name, a.names[i],
-                       c ? "; did you mean '" : "", c ? c : "", c ? "'?" : "");
-            return NULL;
-        }
-    Value v = make_template(NULL, decl, &a);
-    return v.k == VK_LAYER ? v.tpl : NULL;
-}
-
-static IoDecl io_decl(Node *mem, const char **bname)
-{
-    IoDecl io;
-    memset(&io, 0, sizeof io);
-    io.name = mem->name;
-    io.dt = !strcmp(mem->str, "i32") ? DT_I32 : DT_F32;
-    if (strcmp(mem->str, "i32") && strcmp(mem->str, "f32"))
-        diag_error(mem->loc, "'%s' must be f32 or i32, not '%s'", mem->name, mem->str);
-    io.shape.bd = -1;
-    Node *dims = mem->a;
-    for (int i = 0; i < dims->list.n && i < IR_MAXD; i++) {
-        Node *d = dims->list.v[i];
-        if (i == 0 && d->kind == ND_IDENT && !lookup(E.root->hp, d->name)) {
-            if (*bname && strcmp(*bname, d->name))
-                diag_error(d->loc, "every input and label shares one batch dim; this one is '%s'", *bname);
-            *bname = d->name;
-            io.shape.bd = 0;
-            io.shape.d[io.shape.nd++] = 1;
-            continue;
-        }
-        long long v;
-        if (!prim_get_int(eval(d, E.root->hp), d->loc, "a dim", &v))
-            continue;
-        if (v <= 0)
-            diag_error(d->loc, "dims must be positive, got %lld", v);
-        io.shape.d[io.shape.nd++] = v;
-    }
-    return io;
-}
-
-/* One graph: train (loss, updates), infer (output) or eval (loss, metrics).
- * The model's call body sees only its arguments (scopes are lexical), so
- * labels, bound in the loss's scope, are visible to loss and metric only. */
-static Graph *elab_graph(Node *decl, Tpl *tpl, const char *name, int training)
-{
-    Model *m = E.m;
-    E.g = ir_graph_new(name, training);
-    E.training = training;
-    E.pcap = E.scap = 0;
-    free(E.pnode), free(E.snode);
-    E.pnode = E.snode = NULL;
-    E.self_result = -1;
-    E.root = instantiate(tpl, "", NULL, 0, decl->name_loc, NULL, NULL);
-    if (!E.root)
-        return NULL;
-    /* scope of loss and metric: params > inputs, labels, fields > hparams */
-    Scope *env = scope_new(E.root->hp);
-    for (Bind *b = E.root->fields->head; b; b = b->next)
-        bind(env, b->name, b->v, b->loc);
-    const char *bname = NULL;
-    int first = m->inputs == NULL && m->labels == NULL;
-    Args args;
-    memset(&args, 0, sizeof args);
-    args.loc = decl->name_loc;
-    args.vals = elab_calloc((size_t)decl->list.n, sizeof(Value));
-    args.names = elab_calloc((size_t)decl->list.n, sizeof(char *));
-    args.locs = elab_calloc((size_t)decl->list.n, sizeof(Loc));
-    int nl = 0;
-    for (int k = 0; k < decl->list.n; k++) {
-        Node *mem = decl->list.v[k];
-        if (mem->kind != ND_INPUT && mem->kind != ND_LABEL)
-            continue;
-        IoDecl io = io_decl(mem, &bname);
-        int lab = mem->kind == ND_LABEL;
-        if (first) {
-            IoDecl **tab = lab ? &m->labels : &m->inputs;
-            int *n = lab ? &m->nlabels : &m->ninputs;
-            *tab = realloc(*tab, sizeof(IoDecl) * (size_t)(*n + 1));
-            (*tab)[(*n)++] = io;
-        }
-        IrNode n = ir_node(lab ? IR_LABEL : IR_INPUT, io.dt, io.shape, 0, NULL);
-        n.ival = lab ? nl++ : args.n;
-        n.loc = mem->name_loc;
-        n.what = mem->name;
-        int t = ir_add(E.g, n);
-        bind(env, mem->name, vtensor(t), mem->name_loc);
-        if (!lab) {
-            args.locs[args.n] = mem->name_loc;
-            args.vals[args.n++] = vtensor(t);
-        }
-    }
-    if (bname) {
-        /* the batch dim is visible by name in the model (reshape(x, [N, -1])) */
-        Value b = vint(1);
-        b.batch = 1;
-        E.batch_name = bname;
-        bind(E.root->hp, bname, b, decl->name_loc);
-    }
-    /* model-level params have no call dims: their shapes use hparams only */
-    Scope *top = scope_new(env);
-    make_tensors(E.root, E.root->hp, top, decl->name_loc);
-    if (!strcmp(name, "infer")) {
-        Value out = self_call(&args);
-        if (out.k == VK_TENSOR) {
-            E.g->output = out.t;
-            if (node(out.t)->dt != DT_F32 || node(out.t)->shape.bd != 0)
-                diag_error(decl->name_loc,
-                           "the output of model '%s' must be an f32 tensor whose first dim is the batch, got %s",
-                           decl->name, sstr(shape_of(out.t)));
-        } else if (out.k != VK_NONE) {
-            diag_error(decl->name_loc, "the call of model '%s' must return a tensor, got %s", decl->name,
-                       elab_vk_name(out.k));
-        }
-    } else {
-        Node *loss = find_member(decl, ND_LOSS, NULL);
-        E.cur_loc = loss->a->loc;
-        Value l = eval(loss->a, top);
-        if (l.k == VK_TENSOR && (shape_of(l.t).nd != 0 || node(l.t)->dt != DT_F32))
-            diag_error(loss->a->loc, "the loss must be an f32 scalar, got %s", sstr(shape_of(l.t)));
-        else if (l.k == VK_TENSOR)
-            E.g->loss = l.t;
-        else if (l.k != VK_NONE)
-            diag_error(loss->a->loc, "the loss must be a tensor, got %s", elab_vk_name(l.k));
-        for (int k = 0; !training && k < decl->list.n; k++) {
-            Node *mem = decl->list.v[k];
-            if (mem->kind != ND_METRIC)
-                continue;
-            E.cur_loc = mem->a->loc;
-            Value v = eval(mem->a, top);
-            int t = -1;
-            if (v.k == VK_TENSOR && shape_of(v.t).nd == 0 && node(v.t)->dt == DT_F32)
-                t = v.t;
-            else if (v.k == VK_INT || v.k == VK_FLOAT)
-                prim_operand(v, mem->a->loc, &t);
-            else if (v.k != VK_NONE)
-                diag_error(mem->a->loc, "a metric must be an f32 scalar, got %s",
-                           v.k == VK_TENSOR ? sstr(shape_of(v.t)) : elab_vk_name(v.k));
-            E.g->metrics = realloc(E.g->metrics, sizeof(int) * (size_t)(E.g->nmetrics + 1));
-            E.g->metrics[E.g->nmetrics++] = t;
-        }
-    }
-    E.g->fwd_end = E.g->n;
-    return E.g;
-}
-
-static int cmp_tensor(const void *pa, const void *pb)
-{
-    const Tensor *a = pa, *b = pb;
-    for (int i = 0; i < a->npart && i < b->npart; i++)
-        if (a->order[i] != b->order[i])
-            return a->order[i] < b->order[i] ? -1 : 1;
-    return a->npart - b->npart;
-}
-
-/* Declaration order for the structs; the graphs' leaves are renumbered. */
-static void sort_tensors(Model *m, int state)
-{
-    Tensor *ts = state ? m->state : m->params;
-    int n = state ? m->nstate : m->nparams;
-    int *old = elab_calloc((size_t)n, sizeof(int));
-    Tensor *copy = elab_calloc((size_t)n, sizeof(Tensor));
-    memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
-    for (int i = 0; i < n; i++)
-        copy[i].offset = i;              /* remember the old index */
-    qsort(copy, (size_t)n, sizeof(Tensor), cmp_tensor);
-    for (int i = 0; i < n; i++)
-        old[copy[i].offset] = i;
-    int64_t off = 0;
-    for (int i = 0; i < n; i++) {
-        copy[i].offset = off;
-        off += ir_numel(copy[i].shape);
-        /* split the path into the parts the structs nest by */
-        copy[i].parts = elab_calloc((size_t)copy[i].npart, sizeof(char *));
-        const char *p = copy[i].path;
-        for (int k = 0; k < copy[i].npart; k++) {
-            const char *dot = k + 1 < copy[i].npart ? strchr(p, '.') : NULL;
-            copy[i].parts[k] = dot ? ast_strndup(p, (size_t)(dot - p)) : p;
-            p = dot ? dot + 1 : p;
-        }
-    }
-    memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
-    if (state)
-        m->num_state = off;
-    else
-        m->num_params = off;
-    Graph *gs[3] = {m->train, m->infer, m->eval};
-    for (int k = 0; k < 3; k++) {
-        Graph *g = gs[k];
-        for (int i = 0; g && i < g->n; i++)
-            if (g->nodes[i].op == (state ? IR_STATE : IR_PARAM))
-                g->nodes[i].ival = old[g->nodes[i].ival];
-        for (int i = 0; state && g && i < g->nupdates; i++)
-            g->update_state[i] = old[g->update_state[i]];
-    }
-    free(old);
-    free(copy);
-}
-
-static const char *snake(const char *name)
-{
-    size_t n = strlen(name);
-    char *s = ast_alloc(2 * n + 1);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if (isupper(c)) {
-            /* a capital starts a word after a lower-case letter or a digit
-             * (Gpt2Small -> gpt2_small), and ends a run of capitals when a
-             * lower-case letter follows (TinyMLPNet -> tiny_mlp_net) */
-            if (i > 0 && (islower((unsigned char)name[i - 1]) || isdigit((unsigned char)name[i - 1]) ||
-                          (i + 1 < n && islower((unsigned char)name[i + 1]) && isupper((unsigned char)name[i - 1]))))
-                s[k++] = '_';
-            s[k++] = (char)tolower(c);
-        } else {
-            s[k++] = (char)c;
-        }
-    }
-    s[k] = 0;
-    return s;
-}
-
-static Model *elab_model(Node *decl, const ElabOptions *opt)
-{
-    Model *m = elab_calloc(1, sizeof *m);
-    E.m = m;
-    m->name = decl->name;
-    m->prefix = opt->prefix ? opt->prefix : snake(decl->name);
-    m->source = decl->loc.file->path;
-    m->doc = decl->doc;
-    int errs = diag_errors();
-    Tpl *tpl = model_template(decl, opt);
-    if (!tpl)
-        return NULL;
-    m->has_loss = find_member(decl, ND_LOSS, NULL) != NULL;
-    for (int k = 0; k < decl->list.n; k++)
-        if (decl->list.v[k]->kind == ND_METRIC) {
-            m->metric_names = realloc(m->metric_names, sizeof(char *) * (size_t)(m->nmetrics + 1));
-            m->metric_names[m->nmetrics++] = decl->list.v[k]->name;
-        }
-    if (!find_member(decl, ND_INPUT, NULL)) {
-        diag_error(decl->name_loc, "model '%s' declares no input", decl->name);
-        return NULL;
-    }
-    /* all three even after an error: each may find its own (metrics are
-     * only in eval); repeats of one error are printed once (diag.c) */
-    if (m->has_loss) {
-        m->train = elab_graph(decl, tpl, "train", 1);
-        m->eval = elab_graph(decl, tpl, "eval", 0);
-    }
-    m->infer = elab_graph(decl, tpl, "infer", 0);
-    if (diag_errors() > errs || !m->infer)
-        return NULL;
-    /* the int hparams of the model, for the header's enum */
-    Node *hp = hparams_block(decl);
-    for (int i = 0; hp && i < hp->list.n; i++) {
-        Bind *b = lookup_here(E.root->hp, hp->list.v[i]->name);
-        if (!b || b->v.k != VK_INT)
-            continue;
-        m->hparams = realloc(m->hparams, sizeof(HparamVal) * (size_t)(m->nhparams + 1));
-        m->hparams[m->nhparams].name = b->name;
-        m->hparams[m->nhparams].ival = b->v.i;
-        m->hparams[m->nhparams].is_int = 1;
-        m->hparams[m->nhparams++].doc = hp->list.v[i]->doc;
-    }
-    sort_tensors(m, 0);
-    sort_tensors(m, 1);
-    add_list_rows(m);
-    for (int r = 0; r < m->nrows; r++) {
-        size_t len = strlen(m->rows[r].path);
-        for (int i = 0; i < m->nparams; i++)
-            if (!strncmp(m->params[i].path, m->rows[r].path, len) && m->params[i].path[len] == '.')
-                m->rows[r].params += ir_numel(m->params[i].shape);
-    }
-    return m;
-}
-
-int elab_models(Program *p, const ElabOptions *opt, Model ***models)
-{
-    diag_set_user_site(std_user_site);
-    E.prog = p;
-    collect_decls(p);
-    int n = 0;
-    *models = NULL;
-    int nmodels = 0;
-    if (opt->model) {
-        Node *d = find_decl(opt->model);
-        const char *cands[256];
-        int nc = 0;
-        for (int i = 0; i < p->main->list.n && nc < 256; i++)
-            if (p->main->list.v[i]->kind == ND_MODEL)
-                cands[nc++] = p->main->list.v[i]->name;
-        int here = 0;
-        for (int i = 0; i < p->main->list.n; i++)
-            here |= p->main->list.v[i] == d;
-        if (!d || d->kind != ND_MODEL || !here) {
-            Loc none_loc = {0};
-            const char *c = diag_closest(opt->model, cands, nc);
-            diag_error(none_loc, "--model: '%s' is not a model of '%s'%s%s%s", opt->model, p->main->loc.file->path,
-                       c ? "; did you mean '" : "", c ? c : "", c ? "'?" : "");
-            return 0;
-        }
-        Model *m = elab_model(d, opt);
-        if (!m)
-            return 0;
-        *models = malloc(sizeof(Model *));
-        (*models)[0] = m;
-        return 1;
-    }
-    for (int i = 0; i < p->main->list.n; i++)
-        nmodels += p->main->list.v[i]->kind == ND_MODEL;
-    if (nmodels == 0) {
-        Loc l = {p->main->loc.file, 0, 0};
-        diag_error(l, "no model is declared in this file");
-        return 0;
-    }
-    if (nmodels > 1 && opt->prefix) {
-        Loc none_loc = {0};
-        diag_error(none_loc, "--prefix needs a file with one model; this one has %d", nmodels);
-        return 0;
-    }
-    for (int i = 0; i < p->main->list.n; i++) {
-        Node *d = p->main->list.v[i];
-        if (d->kind != ND_MODEL)
-            continue;
-        Model *m = elab_model(d, opt);
-        if (!m)
-            continue;
-        *models = realloc(*models, sizeof(Model *) * (size_t)(n + 1));
-        (*models)[n++] = m;
-    }
-    return n;
 }

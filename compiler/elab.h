@@ -1,13 +1,14 @@
-/* elab.h — the elaboration stage, shared by elab.c and prims.c (main.c
- * calls elab_models and nothing else here).
+/* elab.h — the elaboration stage, shared by elab.c, prims.c and model.c
+ * (main.c sees only model.h).
  *
  * Elaboration turns the parsed program into IR graphs.  elab.c is the
  * interpreter: values, scopes, layer instances, statements and
  * expressions, whose tensor values are IR nodes of the graph being built.
  * prims.c holds the built-in primitives, the tensor operations they are
  * made of, and the checks of argument values that the interpreter uses
- * too.  Like chibicc.h, this header has the types they share first, then
- * one section per file with what that file exports.
+ * too.  model.c assembles each model from its entry points.  Like
+ * chibicc.h, this header has the types they share first, then one section
+ * per file with what that file exports.
  */
 #ifndef NNC_ELAB_H
 #define NNC_ELAB_H
@@ -146,12 +147,35 @@ extern Elab E;
 void *elab_calloc(size_t n, size_t size);     /* calloc, or abort */
 char *elab_fmt(const char *f, ...);          /* printf into the arena */
 const char *elab_vk_name(VK k);              /* "int", "tensor": for messages */
+
+Scope *elab_scope_new(Scope *parent);
+void elab_bind(Scope *s, const char *name, Value v, Loc loc);
+Bind *elab_lookup_here(Scope *s, const char *name);
+Bind *elab_lookup(Scope *s, const char *name);      /* here, then the parents */
+
+/* Layers and models by name (E.decls), and a declaration's members. */
+Node *elab_find_decl(const char *name);
+Node *elab_find_member(Node *decl, NodeKind kind, const char *name);
+Node *elab_hparams_block(Node *decl);
+
+/* A template: decl with the hparams of base (or none) and those of a
+ * call (or none) bound, checked by name. */
+Value elab_template(Tpl *base, Node *decl, Args *a);
+/* An instance of a template at `path`: hparams bound and checked, fields
+ * made (or, for a layer with a call, left to its first application). */
+Inst *elab_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at, Inst *parent, Node *pf);
+/* Creates or checks inst's params and state, binding them in `members`. */
+void elab_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at);
+/* self(x): the model's call (E.root), once per graph for the same inputs. */
+Value elab_self_call(Args *a);
+Value elab_eval(Node *e, Scope *env);
+
 /* Adds a node to the current graph, attributed to the source being
  * elaborated (the user's call, inside the standard library). */
 int elab_add(IrNode n);
-
-/* Elaborates every model declared in the main file into *models. */
-int elab_models(Program *p, const ElabOptions *opt, Model ***models);
+/* For diag_set_user_site: an error inside the standard library is
+ * reported at the user's call that reached it. */
+Loc elab_user_site(Loc l);
 
 /* Values are small structs built in place: these are used everywhere. */
 static inline Value none(void)
@@ -248,5 +272,14 @@ int prim_need_tensor(Value v, Loc loc, const char *what);
 int prim_operand(Value v, Loc loc, int *t);
 Value prim_binary(IrOp op, Value a, Value b, Loc loc);
 Value prim_matmul(Value va, Value vb, Loc loc);
+
+/* ===================================================================== */
+/* model.c: model assembly                                                */
+/* ===================================================================== */
+
+/* A summary row for a field's first application in the inference graph
+ * (or -1), completed with its result's shape and its nodes' FLOPs. */
+int model_row_begin(Inst *inst);
+void model_row_end(int row, Value result);
 
 #endif

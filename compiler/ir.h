@@ -132,7 +132,7 @@ typedef struct Tensor {
     const char *from;       /* `from` file, or NULL */
     const char *from_prefix;/* the field path the file's names are relative to */
     const char *doc;
-    int64_t offset;         /* floats into params or state (set by elab_finish) */
+    int64_t offset;         /* floats into params or state (set by sort_tensors) */
     Loc loc;
 } Tensor;
 
@@ -171,7 +171,7 @@ typedef struct Model {
     const char *doc;
     HparamVal *hparams;
     int nhparams;
-    Tensor *params;         /* sorted in declaration order by elab_finish */
+    Tensor *params;         /* sorted in declaration order by model.c */
     int nparams;
     Tensor *state;
     int nstate;

@@ -1,8 +1,8 @@
 /* main.c — the nnc command line and the pipeline:
  *
- *     lex + parse (grammar/, load.c)  ->  elaborate (elab.c)  ->  autodiff (grad.c)
- *         ->  kernel selection (kernel.c)  ->  plan: peepholes, fusion,
- *             memory (plan.c)  ->  emit C (emit*.c)
+ *     lex + parse (grammar/, load.c)  ->  elaborate (model.c, elab.c, prims.c)
+ *         ->  autodiff (grad.c)  ->  kernel selection (kernel.c)
+ *         ->  plan: peepholes, fusion, memory (plan.c)  ->  emit C (emit*.c)
  *
  * Each stage can be dumped with --dump=tokens|ast|ir|grad|plan.  Output
  * files are written only when the whole run had no error, each atomically
@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "ast.h"
-#include "elab.h"
 #include "emit.h"
 #include "grad.h"
 #include "kernel.h"
 #include "load.h"
+#include "model.h"
 #include "plan.h"
 #include "view.h"
 
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 
     /* elaborate: hparams, instantiation, shape inference, IR */
     Model **models;
-    int nmodels = elab_models(prog, &opt, &models);
+    int nmodels = model_elaborate(prog, &opt, &models);
     if (diag_errors())
         return 1;
 

@@ -1,6 +1,6 @@
 /* view.c — the --summary table and the --emit=dot picture (view_*).
  *
- * Both read the rows elab.c records while elaborating the inference graph:
+ * Both read the rows model.c records while elaborating the inference graph:
  * each field's first application, with the range of IR nodes it made.
  * That range gives its FLOPs and, for the picture, which box a node
  * belongs to: an edge is drawn wherever a tensor crosses between boxes.
