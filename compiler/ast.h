@@ -125,6 +125,9 @@ Loc ast_span(Loc from, Loc to);        /* from the start of one to the end of th
  * (the tree may still be returned with errors, in which case diag_errors()
  * is non-zero).  Implemented in grammar/parse.y with the re2c lexer. */
 Node *ast_parse(const SrcFile *file);
+/* Parses `file` as one expression (a -D value): the expression, or NULL
+ * after reporting diagnostics when it has any. */
+Node *ast_parse_expr(const SrcFile *file);
 
 /* ---- tokens (grammar/lex.re) --------------------------------------
  * The lexer applies the newline rule of spec §1 itself: a newline that ends

@@ -13,7 +13,7 @@
 
 typedef struct Define {
     const char *name;
-    const char *value;        /* literal syntax: 3, 0.5, true, [1,2] */
+    const char *value;        /* an expression: 3, 0.5, true, [1,2], relu (model.c) */
 } Define;
 
 typedef struct ElabOptions {

@@ -10,7 +10,6 @@
  * fields were first applied in the inference graph, are completed.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,78 +137,22 @@ static void add_list_rows(Model *m)
 /* -D values                                                             */
 /* ===================================================================== */
 
-/* A -D value in the language's literal syntax: 3, -2, 0.5, true, [1, 2]. */
-static const char *lit_p;
+/* A -D value is an expression of the language (3, -2, 0.5, true, [1, 2],
+ * relu, Dense(units: 4)), read by the language's own lexer and parser from
+ * a source of its own named "<-D name>", so that an error in it points
+ * into it.  The values are parsed when the first model needs them, once
+ * (a file of several models reports a bad value once), and evaluated for
+ * each model with nothing in scope: the names are those known everywhere
+ * (primitives, initializers, layers). */
+static Node **def_exprs;        /* per -D: its expression, NULL after errors */
 
-static Value lit_value(Loc loc)
+static void parse_defines(const ElabOptions *opt)
 {
-    while (*lit_p == ' ')
-        lit_p++;
-    if (*lit_p == '[') {
-        Value l = none();
-        l.k = VK_LIST;
-        lit_p++;
-        while (*lit_p == ' ')
-            lit_p++;
-        while (*lit_p && *lit_p != ']') {
-            Value v = lit_value(loc);
-            if (v.k == VK_NONE)
-                return v;
-            l.items = realloc(l.items, sizeof(Value) * (size_t)(l.n + 1));
-            l.items[l.n++] = v;
-            while (*lit_p == ' ')
-                lit_p++;
-            if (*lit_p == ',')
-                lit_p++;
-            while (*lit_p == ' ')
-                lit_p++;
-        }
-        if (*lit_p != ']')
-            return none();
-        lit_p++;
-        return l;
+    def_exprs = elab_calloc((size_t)opt->ndefs, sizeof(Node *));
+    for (int i = 0; i < opt->ndefs; i++) {
+        const Define *d = &opt->defs[i];
+        def_exprs[i] = ast_parse_expr(diag_string_file(elab_fmt("<-D %s>", d->name), d->value));
     }
-    if (!strncmp(lit_p, "true", 4) || !strncmp(lit_p, "false", 5)) {
-        int t = *lit_p == 't';
-        lit_p += t ? 4 : 5;
-        return vbool(t);
-    }
-    char *end;
-    errno = 0;
-    long long i = strtoll(lit_p, &end, 10);
-    if (end != lit_p && *end != '.' && *end != 'e' && *end != 'E' && !errno) {
-        lit_p = end;
-        return vint(i);
-    }
-    double d = strtod(lit_p, &end);
-    if (end != lit_p) {
-        lit_p = end;
-        return vfloat(d);
-    }
-    if (isalpha((unsigned char)*lit_p) || *lit_p == '_') {
-        const char *s = lit_p;
-        while (isalnum((unsigned char)*lit_p) || *lit_p == '_')
-            lit_p++;
-        Node id = {0};
-        id.kind = ND_IDENT;
-        id.name = ast_strndup(s, (size_t)(lit_p - s));
-        id.loc = loc;
-        return elab_eval(&id, NULL);       /* relu, he_normal, a layer name */
-    }
-    return none();
-}
-
-static Value value_from_literal(const char *text, Loc loc)
-{
-    lit_p = text;
-    Value v = lit_value(loc);
-    while (*lit_p == ' ')
-        lit_p++;
-    if (v.k == VK_NONE || *lit_p) {
-        diag_error(loc, "-D value '%s' is not a literal (int, float, bool, name or [list])", text);
-        return none();
-    }
-    return v;
 }
 
 /* The model template with -D overrides bound as arguments. */
@@ -223,10 +166,12 @@ static Tpl *model_template(Node *decl, const ElabOptions *opt)
     a.locs = elab_calloc((size_t)a.n, sizeof(Loc));
     a.loc = decl->name_loc;
     Loc none_loc = {0};
+    if (!def_exprs)
+        parse_defines(opt);
     for (int i = 0; i < a.n; i++) {
         a.names[i] = opt->defs[i].name;
-        a.vals[i] = value_from_literal(opt->defs[i].value, none_loc);
-        a.locs[i] = none_loc;
+        a.vals[i] = def_exprs[i] ? elab_eval(def_exprs[i], NULL) : none();
+        a.locs[i] = none_loc;     /* a type error names the hparam: "hparam 'h' is int" */
     }
     Node *hp = elab_hparams_block(decl);
     for (int i = 0; i < a.n; i++)

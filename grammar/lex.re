@@ -76,6 +76,7 @@ static const char *const kind_names[] = {
     [TK_DOTDOT] = "DOTDOT", [TK_ELLIPSIS] = "ELLIPSIS", [TK_ARROW] = "ARROW",
     [TK_LPAREN] = "LPAREN", [TK_RPAREN] = "RPAREN", [TK_LBRACKET] = "LBRACKET",
     [TK_RBRACKET] = "RBRACKET", [TK_LBRACE] = "LBRACE", [TK_RBRACE] = "RBRACE",
+    [TK_EXPR_START] = "EXPR_START",
 };
 
 static const char *const kind_texts[] = {
@@ -100,6 +101,7 @@ static const char *const kind_texts[] = {
     [TK_DOTDOT] = "'..'", [TK_ELLIPSIS] = "'...'", [TK_ARROW] = "'->'",
     [TK_LPAREN] = "'('", [TK_RPAREN] = "')'", [TK_LBRACKET] = "'['",
     [TK_RBRACKET] = "']'", [TK_LBRACE] = "'{'", [TK_RBRACE] = "'}'",
+    [TK_EXPR_START] = "start of expression",
 };
 
 const char *lex_kind_name(int kind)

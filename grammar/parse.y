@@ -6,7 +6,7 @@
  * separated by `;`, where an item may be empty, so that blank statements
  * and the `;` the lexer makes from newlines are allowed anywhere.
  *
- * Syntax errors.  Before each token is fed, the driver (ast_parse, at the
+ * Syntax errors.  Before each token is fed, the driver (drive, at the
  * end) checks that the parser can take it, by replaying lemon's tables on
  * the state stack.  This happens before lemon's own default reductions, so
  * the expected tokens are those of the real context ("expected member or
@@ -16,6 +16,10 @@
  * `}` at that level, so that one run reports every independent error.
  * (`list ::= list error` catches junk right after a complete item; without
  * it lemon would pop the list itself and lose the items before.)
+ *
+ * The same grammar reads a single expression, a -D value from the command
+ * line: the driver then feeds a token no source can contain, EXPR_START,
+ * which selects the start rule `file ::= EXPR_START expr`.
  *
  * There is no %destructor: nodes live in the arena and are never freed
  * (ast.h), so values popped during error recovery need no cleanup.
@@ -33,12 +37,15 @@
 %stack_overflow { too_deep(ctx); }
 
 /* The order of the token codes (parse.h); lex.re's tables are indexed by
- * them with designated initializers, so the order is free. */
+ * them with designated initializers, so the order is free.  EXPR_START is
+ * never lexed: the driver feeds it first to parse one expression instead
+ * of a file (ast_parse_expr). */
 %token SEMI IMPORT LAYER MODEL HPARAMS PARAM STATE INPUT LABEL FN LET RETURN
        IF ELSE FOR IN WHERE LOSS METRIC SUMMARY UPDATE INIT FROM FROZEN TRUE
        FALSE SELF IDENT INT FLOAT STRING PLUS MINUS STAR SLASH PERCENT AT EQEQ
        NE LT LE GT GE ANDAND OROR NOT QUESTION EQ COLON COMMA DOT DOTDOT
-       ELLIPSIS ARROW LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE.
+       ELLIPSIS ARROW LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE
+       EXPR_START.
 
 /* `in` is the dimension name of spec §4 (`[units, in]`) and `init` an
  * hparam of Dense (§8): where the keyword cannot appear, they are names. */
@@ -72,6 +79,8 @@ typedef struct Parser {
     int too_deep;        /* an expression was cut (see expr_done) */
     Node *decl;          /* the layer or model whose members are parsed */
     Node *first_hparams, *first_loss;
+    int start;           /* TK_EXPR_START when parsing one expression */
+    Node *expr;          /* ...and the expression */
 } Parser;
 
 struct yyParser;
@@ -501,6 +510,8 @@ static Node *index_expr(Parser *p, Node *a, Node *i, const Token *rb)
 
 // file = decl? (";" decl?)*
 file ::= decls.
+// or one expression, for a -D value (the driver feeds EXPR_START first)
+file ::= EXPR_START expr(E).                          { ctx->expr = E; }
 decls ::= decl_opt.
 decls ::= decls SEMI decl_opt.
 decls ::= decls error.
@@ -814,6 +825,8 @@ static void report(Parser *p, const yyParser *yyp, const Token *tok)
     /* keywords that are also names are only worth naming on their own */
     if (ok[TK_IDENT])
         ok[TK_IN] = ok[TK_INIT] = 0;
+    /* the driver's own token: never worth expecting */
+    ok[TK_EXPR_START] = 0;
 
     const char *items[8];
     int n = 0;
@@ -869,6 +882,11 @@ static void report(Parser *p, const yyParser *yyp, const Token *tok)
     else
         diag_error(tok->loc, "unexpected %s", got);
 
+    /* A -D value is one line, shown whole above: its brackets need no
+     * pointing out. */
+    if (p->start)
+        return;
+
     /* The innermost unclosed bracket, when the parser wants it closed.
      * For '{' this is only news at the end of the file.  A closed pair can
      * still be on the stack, waiting for its reduction: skip those. */
@@ -904,15 +922,18 @@ static void syntax_error(Parser *p, struct yyParser *yyp, int major,
         report(p, yyp, tok);
 }
 
-/* file = decl? (";" decl?)*  — drives the lexer and lemon over one file.
+/* file = decl? (";" decl?)*  — drives the lexer and lemon over one file,
+ * or over one expression when `start` is TK_EXPR_START (fed first).
  *
  * After a syntax error lemon has popped to the innermost list that has an
  * `error` rule and wants a `;` or `}` next; skipping to that token here
  * (over whole {…} groups) avoids a cascade of errors from the rest of the
- * broken line.  The tree is returned even when there were errors. */
-Node *ast_parse(const SrcFile *file)
+ * broken line.  The tree is returned even when there were errors.  An
+ * expression has no list to recover in: it stops at its first error, the
+ * lexer's included, so that a bad -D value gets one message. */
+static Parser drive(const SrcFile *file, int start)
 {
-    Parser p = {.file = file};
+    Parser p = {.file = file, .start = start};
     p.root = ast_new(ND_FILE, (Loc){file, 0, (int)file->len});
     yyParser *lemon = ast_lemonAlloc(malloc, &p);
     if (!lemon) {
@@ -920,11 +941,15 @@ Node *ast_parse(const SrcFile *file)
         exit(1);
     }
     Lexer *lx = lex_open(file);
+    if (start)
+        ast_lemon(lemon, start, (Token){.kind = start, .loc = {file, 0, 0}});
 
-    int skipping = 0, depth = 0, recovering = 0;
+    int skipping = 0, depth = 0, recovering = 0, errors = diag_errors();
     Token t;
     do {
         lex_next(lx, &t);
+        if (p.start && diag_errors() > errors)
+            break;
         if (skipping) {
             if (t.kind == TK_LBRACE) {
                 depth++;
@@ -947,6 +972,8 @@ Node *ast_parse(const SrcFile *file)
         p.reported = p.error;
         if (p.error && !recovering)
             report(&p, lemon, &t);
+        if (p.error && p.start)
+            break;
         ast_lemon(lemon, t.kind, t);
         if (p.stop)
             break;
@@ -960,7 +987,19 @@ Node *ast_parse(const SrcFile *file)
     } while (t.kind != 0);
 
     ast_lemonFree(lemon, free);
-    return p.root;
+    return p;
+}
+
+Node *ast_parse(const SrcFile *file)
+{
+    return drive(file, 0).root;
+}
+
+Node *ast_parse_expr(const SrcFile *file)
+{
+    int errors = diag_errors();
+    Parser p = drive(file, TK_EXPR_START);
+    return diag_errors() > errors ? NULL : p.expr;
 }
 
 }
