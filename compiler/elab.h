@@ -177,7 +177,9 @@ int elab_add(IrNode n);
  * reported at the user's call that reached it. */
 Loc elab_user_site(Loc l);
 
-/* Values are small structs built in place: these are used everywhere. */
+/* Values, and nodes of the current graph, are made in all three files,
+ * a hundred times over: these small makers are defined here, inline, so
+ * that they keep their short names. */
 static inline Value none(void)
 {
     Value v;
@@ -217,7 +219,7 @@ static inline Value vtensor(int t)
     return v;
 }
 
-/* The current graph's nodes, and new f32 nodes in it. */
+/* The current graph's nodes, and new f32 nodes in it (elab_add). */
 static inline IrNode *node(int t) { return &E.g->nodes[t]; }
 static inline Shape shape_of(int t) { return E.g->nodes[t].shape; }
 
