@@ -1112,11 +1112,6 @@ int prim_names(const char **cands, int n, int cap)
 
 Value prim_call(const Prim *p, Args *a)
 {
-    /* batch_stats and batch_norm have always been called before the rest
-     * is named and checked for poison: their argument errors name no
-     * callee ('(null)'), which is kept as it was */
-    if (p->call == prim_batch_stats || p->call == prim_batch_norm)
-        return p->call(p, a);
     a->callee = p->name;
     for (int i = 0; i < a->n; i++)
         if (a->vals[i].k == VK_NONE)
