@@ -19,7 +19,7 @@ static double flops(Emitter *e)
 {
     const Graph *g = e->m->infer;
     double f = 0;
-    for (int i = 0; i < g->n; i++)
+    for (int i = 0; i < g->core_end; i++)
         if (g->nodes[i].fused >= 0)
             f += ir_node_flops(g, i);
     return f;

@@ -33,8 +33,8 @@ static void begin_body(Emitter *e, const Graph *g, int backward)
 static int64_t arena_static(Emitter *e)
 {
     int64_t s = 0;
-    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
-    for (int i = 0; i < 3; i++)
+    const Graph *gs[2] = {e->m->train, e->m->infer};
+    for (int i = 0; i < 2; i++)
         if (gs[i] && gs[i]->static_size > s)
             s = gs[i]->static_size;
     return s;
@@ -43,8 +43,8 @@ static int64_t arena_static(Emitter *e)
 static int64_t arena_batched(Emitter *e)
 {
     int64_t s = 0;
-    const Graph *gs[3] = {e->m->train, e->m->infer, e->m->eval};
-    for (int i = 0; i < 3; i++)
+    const Graph *gs[2] = {e->m->train, e->m->infer};
+    for (int i = 0; i < 2; i++)
         if (gs[i] && gs[i]->batched_size > s)
             s = gs[i]->batched_size;
     return s;
@@ -86,13 +86,35 @@ static void node_range(Emitter *e, const Graph *g, int lo, int hi)
             emit_node(e, i);
 }
 
+/* The inference pass up to the output, a function of its own that forward
+ * and eval both call: the infer graph's nodes [0, core_end). */
+static void infer_fn(Emitter *e)
+{
+    const Graph *g = e->m->infer;
+    P(e, "/* The inference pass (training false) up to the output, for forward and eval. */\n");
+    P(e, "static void %s_infer(%s *m, int n%s)\n{\n", e->m->prefix, emit_model_type(e), emit_sig_inputs(e, 0));
+    begin_body(e, g, 0);
+    void_params(e, 0);
+    node_range(e, g, 0, g->core_end);
+    end_body(e);
+    P(e, "}\n\n");
+}
+
+/* A call of infer_fn's function. */
+static void call_infer(Emitter *e)
+{
+    P(e, "    %s_infer(m, n", e->m->prefix);
+    for (int i = 0; i < e->m->ninputs; i++)
+        P(e, ", %s", e->m->inputs[i].name);
+    P(e, ");\n");
+}
+
 static void forward_fn(Emitter *e)
 {
     const Graph *g = e->m->infer;
     P(e, "%s\n{\n", emit_sig_forward(e));
     begin_body(e, g, 0);
-    void_params(e, 0);
-    node_range(e, g, 0, g->n);
+    call_infer(e);
     P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real, emit_numel(g->nodes[g->output].shape));
     end_body(e);
     P(e, "}\n\n");
@@ -153,13 +175,16 @@ static void backward_fn(Emitter *e)
     P(e, "}\n\n");
 }
 
+/* The inference pass, then the loss and the metrics: the infer graph's
+ * nodes from core_end on. */
 static void eval_fn(Emitter *e)
 {
     const Graph *g = e->m->eval;
     P(e, "%s\n{\n", emit_sig_eval(e));
     begin_body(e, g, 0);
     void_params(e, 1);
-    node_range(e, g, 0, g->n);
+    call_infer(e);
+    node_range(e, g, g->core_end, g->n);
     P(e, "    *loss = %s;\n", emit_scalar(e, g->loss));
     for (int i = 0; i < g->nmetrics; i++)
         P(e, "    metrics[%d] = %s;\n", i, g->metrics[i] >= 0 ? emit_scalar(e, g->metrics[i]) : "NAN");
@@ -329,6 +354,7 @@ void emit_source(Emitter *e, const char *hname, const char *fname)
     }
     tensor_table(e);
     init_fns(e);
+    infer_fn(e);
     forward_fn(e);
     if (e->m->has_loss) {
         train_fn(e);

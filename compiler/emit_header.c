@@ -44,7 +44,7 @@ static const char *out_param(Emitter *e)
     return io_param(e, &io, 0);
 }
 
-static const char *sig_inputs(Emitter *e, int labels)
+const char *emit_sig_inputs(Emitter *e, int labels)
 {
     const char *s = "";
     for (int i = 0; i < e->m->ninputs; i++)
@@ -56,19 +56,19 @@ static const char *sig_inputs(Emitter *e, int labels)
 
 const char *emit_sig_forward(Emitter *e)
 {
-    return emit_fmt("void %s_forward(%s *m, int n%s, %s)", e->m->prefix, emit_model_type(e), sig_inputs(e, 0),
+    return emit_fmt("void %s_forward(%s *m, int n%s, %s)", e->m->prefix, emit_model_type(e), emit_sig_inputs(e, 0),
                     out_param(e));
 }
 
 const char *emit_sig_train(Emitter *e)
 {
-    return emit_fmt("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, emit_model_type(e), sig_inputs(e, 1));
+    return emit_fmt("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, emit_model_type(e), emit_sig_inputs(e, 1));
 }
 
 const char *emit_sig_eval(Emitter *e)
 {
     return emit_fmt("void %s_eval(%s *m, int n%s, %s *loss, %s *metrics)", e->m->prefix, emit_model_type(e),
-                    sig_inputs(e, 1), e->real, e->real);
+                    emit_sig_inputs(e, 1), e->real, e->real);
 }
 
 /* ---- the structs ----------------------------------------------------------------- */

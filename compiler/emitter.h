@@ -124,6 +124,8 @@ void emit_header(Emitter *e, const char *fname);
 const char *emit_io_decl(Emitter *e, const IoDecl *io, int is_const, const char *name);
 /* The model's C type (its prefix), and the API's signatures. */
 const char *emit_model_type(Emitter *e);
+/* ", const float (*x)[64]": the inputs (and labels) as parameters */
+const char *emit_sig_inputs(Emitter *e, int labels);
 const char *emit_sig_forward(Emitter *e);
 const char *emit_sig_train(Emitter *e);
 const char *emit_sig_eval(Emitter *e);

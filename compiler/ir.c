@@ -183,6 +183,7 @@ Graph *ir_graph_new(const char *name, int training)
     g->name = name;
     g->training = training;
     g->output = g->loss = -1;
+    g->core_end = -1;
     return g;
 }
 
@@ -282,6 +283,8 @@ void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only)
         const IrNode *n = &g->nodes[i];
         if (backward_only && !n->backward)
             continue;
+        if (i == g->core_end && !backward_only)
+            fprintf(out, "  // forward ends; eval goes on with the loss and the metrics\n");
         fprintf(out, "  %%%d = %s", i, ir_op_name(n->op));
         for (int k = 0; k < n->nin; k++)
             fprintf(out, "%s%%%d", k ? ", " : " ", n->in[k]);

@@ -105,6 +105,8 @@ typedef struct Graph {
     const char **summary_name;
     int nsummaries;
     int fwd_end;            /* nodes [0, fwd_end) are the forward pass */
+    int core_end;           /* infer: nodes [0, core_end) make the output (forward), the
+                             * rest the loss and metrics (eval); others: -1 */
     int *param_grad;        /* per param: node holding d loss/d param, or -1 */
     Buffer *bufs;
     int nbufs, bufcap;

@@ -308,8 +308,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < nmodels; i++) {
         Model *m = models[i];
         if (dump && !strcmp(dump, "ir")) {
-            Graph *gs[3] = {m->infer, m->train, m->eval};
-            for (int k = 0; k < 3; k++)
+            Graph *gs[2] = {m->infer, m->train};
+            for (int k = 0; k < 2; k++)
                 if (gs[k])
                     ir_dump(m, gs[k], stdout, 0);
             continue;
@@ -321,14 +321,15 @@ int main(int argc, char **argv)
                 ir_dump(m, m->train, stdout, 1);
             continue;
         }
-        Graph *gs[3] = {m->infer, m->train, m->eval};
-        for (int k = 0; k < 3; k++)
+        /* (m->eval is m->infer: forward and eval share it) */
+        Graph *gs[2] = {m->infer, m->train};
+        for (int k = 0; k < 2; k++)
             if (gs[k]) {
                 kernel_select(gs[k], eopt.f64);
                 plan_graph(m, gs[k]);
             }
         if (dump)
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 2; k++)
                 if (gs[k])
                     plan_dump(m, gs[k], stdout);
     }

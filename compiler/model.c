@@ -1,11 +1,13 @@
 /* model.c — model assembly (model_*): from the loaded program to one
  * Model per model declared in the main file, which is what main.c calls.
  *
- * A model is elaborated three times, once per entry point (train and eval
- * when it has a loss, infer always), each time from a fresh instance of
- * its template (the -D values bound as hparams) into its own graph; the
- * params and state they create are shared through the model's tables.
- * Once the three are built, the tables are sorted into declaration order
+ * A model is elaborated twice: train (when it has a loss) and infer, each
+ * time from a fresh instance of its template (the -D values bound as
+ * hparams) into its own graph; the params and state they create are
+ * shared through the model's tables.  The infer graph serves two entry
+ * points: forward runs it up to the output (core_end), eval goes on to
+ * the loss and the metrics, so the inference pass is written once.  Once
+ * both are built, the tables are sorted into declaration order
  * (the order of the generated structs) and the summary rows, recorded as
  * fields were first applied in the inference graph, are completed.
  */
@@ -223,7 +225,8 @@ static IoDecl io_decl(Node *mem, const char **bname)
     return io;
 }
 
-/* One graph: train (loss, updates), infer (output) or eval (loss, metrics).
+/* One graph: train (loss, updates), or infer (the output, then the loss
+ * and the metrics of eval, which forward does not run).
  * The model's call body sees only its arguments (scopes are lexical), so
  * labels, bound in the loss's scope, are visible to loss and metric only. */
 static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
@@ -284,7 +287,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
     /* model-level params have no call dims: their shapes use hparams only */
     Scope *top = elab_scope_new(env);
     elab_make_tensors(E.root, E.root->hp, top, decl->name_loc);
-    if (!strcmp(name, "infer")) {
+    if (!training) {
         Value out = elab_self_call(&args);
         if (out.k == VK_TENSOR) {
             E.g->output = out.t;
@@ -296,7 +299,12 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
             diag_error(decl->name_loc, "the call of model '%s' must return a tensor, got %s", decl->name,
                        elab_vk_name(out.k));
         }
-    } else {
+        /* the inference pass ends here: forward runs nodes [0, core_end),
+         * eval all of them (emit_fn.c); self(x) in the loss and the
+         * metrics below is this pass's output (elab_self_call) */
+        E.g->core_end = E.g->n;
+    }
+    if (m->has_loss) {
         Node *loss = elab_find_member(decl, ND_LOSS, NULL);
         E.cur_loc = loss->a->loc;
         Value l = elab_eval(loss->a, top);
@@ -368,8 +376,8 @@ static void sort_tensors(Model *m, int state)
         m->num_state = off;
     else
         m->num_params = off;
-    Graph *gs[3] = {m->train, m->infer, m->eval};
-    for (int k = 0; k < 3; k++) {
+    Graph *gs[2] = {m->train, m->infer};
+    for (int k = 0; k < 2; k++) {
         Graph *g = gs[k];
         for (int i = 0; g && i < g->n; i++)
             if (g->nodes[i].op == (state ? IR_STATE : IR_PARAM))
@@ -426,13 +434,12 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
         diag_error(decl->name_loc, "model '%s' declares no input", decl->name);
         return NULL;
     }
-    /* all three even after an error: each may find its own (metrics are
-     * only in eval); repeats of one error are printed once (diag.c) */
-    if (m->has_loss) {
+    /* both even after an error: each may find its own (metrics are only
+     * in infer); repeats of one error are printed once (diag.c) */
+    if (m->has_loss)
         m->train = entry_graph(decl, tpl, "train", 1);
-        m->eval = entry_graph(decl, tpl, "eval", 0);
-    }
     m->infer = entry_graph(decl, tpl, "infer", 0);
+    m->eval = m->has_loss ? m->infer : NULL;
     if (diag_errors() > errs || !m->infer)
         return NULL;
     /* the int hparams of the model, for the header's enum */

@@ -554,6 +554,16 @@ int plan_storage_root(const Graph *g, int t)
     return t;
 }
 
+/* Nodes i and j are computed by the same function: forward or backward
+ * (train), the inference pass or eval's loss and metrics (infer), so one
+ * may be fused into the other's loop. */
+static int same_pass(const Graph *g, int i, int j)
+{
+    if (g->nodes[i].backward != g->nodes[j].backward)
+        return 0;
+    return g->core_end < 0 || (i < g->core_end) == (j < g->core_end);
+}
+
 void plan_graph(const Model *m, Graph *g)
 {
     /* the rewrites keep node ids, so the mask stays valid */
@@ -605,7 +615,7 @@ void plan_graph(const Model *m, Graph *g)
                 reads += c->in[k] == i;
             if (!reads)
                 continue;
-            if (ir_is_elementwise(c->op) && c->backward == n->backward && ir_shape_eq(c->shape, n->shape))
+            if (ir_is_elementwise(c->op) && same_pass(g, i, j) && ir_shape_eq(c->shape, n->shape))
                 n->fused = 1;
             break;
         }
@@ -630,7 +640,7 @@ void plan_graph(const Model *m, Graph *g)
                 reads += c->in[k] == i;
             if (!reads)
                 continue;
-            if (ir_is_elementwise(c->op) && c->fused == 0 && c->backward == n->backward &&
+            if (ir_is_elementwise(c->op) && c->fused == 0 && same_pass(g, i, j) &&
                 ir_shape_eq(c->shape, n->shape)) {
                 n->fused = 2;
                 n->home = absorb[i] = j;
@@ -726,6 +736,8 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
             (long long)g->batched_size);
     for (int i = 0; i < g->n; i++) {
         const IrNode *n = &g->nodes[i];
+        if (i == g->core_end)
+            fprintf(out, "  // forward ends; eval goes on with the loss and the metrics\n");
         if (n->fused < 0)
             continue;
         fprintf(out, "  %%%d %-14s %-16s", i, ir_op_name(n->op), ir_shape_str(n->shape, "N", sb, sizeof sb));

@@ -56,7 +56,7 @@ void view_summary(const Model *m, FILE *out)
         fputc('-', out);
     fputc('\n', out);
     double total = 0;
-    for (int i = 0; i < m->infer->n; i++)
+    for (int i = 0; i < m->infer->core_end; i++)
         total += ir_node_flops(m->infer, i);
     fprintf(out, "%-*s  %-*s  %-*s  %13s  %16s\n", wpath, "total", wlayer, "", wshape, "",
             num((double)m->num_params, b1, sizeof b1), num(total, b2, sizeof b2));
@@ -126,7 +126,7 @@ void view_dot(const Model *m, FILE *out)
     /* edges where a tensor crosses from one vertex to another, once each */
     char (*seen)[80] = calloc((size_t)g->n * 4 + 8, 80);
     int nseen = 0;
-    for (int i = 0; i < g->n; i++) {
+    for (int i = 0; i < g->core_end; i++) {
         const IrNode *n = &g->nodes[i];
         if (!vertex(m, i, b, sizeof b))
             continue;

@@ -70,7 +70,8 @@ int digits_load(digits *m, const char *path)
     return nnc_st_load(path, tensor_info_, 4, (float *)m->params, (float *)m->state);
 }
 
-void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
+/* The inference pass (training false) up to the output, for forward and eval. */
+static void digits_infer(digits *m, int n, const float (*x)[64])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -122,6 +123,17 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
         r12[i] = v12;
     }
     }
+}
+
+void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
+{
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    digits_infer(m, n, x);
     memcpy(out, t12, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
@@ -323,55 +335,13 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 64] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    const float *const t2 = P + 0; /* fc1.weight [128, 64] */
-    const float *const t3 = P + 8192; /* fc1.bias [128] */
-    float *const t5 = (float *)(A + SB + 0 * MB); /* [N, 128] */
-    float *const t7 = (float *)(A + SB + 128 * MB); /* [N, 128] */
-    const float *const t8 = P + 8320; /* fc2.weight [10, 128] */
-    const float *const t9 = P + 9600; /* fc2.bias [10] */
-    float *const t11 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const t13 = (float *)(A + 0); /* [] */
     float *const t14 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
-    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
-    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
-    {
-    const float *restrict const r3 = t3;
-    const float *restrict const r5 = t5;
-    float *restrict const r7 = t7;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 128; i1++)
-    {
-        const int64_t i = (i0) * 128 + i1;
-        const float v5 = r5[i];
-        const float v3 = r3[i1 * 1];
-        const float v6 = v5 + v3;
-        const float v7 = v6 > 0.0f ? v6 : 0.0f;
-        r7[i] = v7;
-    }
-    }
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
-    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r9 = t9;
-    const float *restrict const r11 = t11;
-    float *restrict const r12 = t12;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        const float v11 = r11[i];
-        const float v9 = r9[i1 * 1];
-        const float v12 = v11 + v9;
-        r12[i] = v12;
-    }
-    }
+    digits_infer(m, n, x);
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;

@@ -87,7 +87,8 @@ int digits_cnn_load(digits_cnn *m, const char *path)
     return nnc_st_load(path, tensor_info_, 12, (float *)m->params, (float *)m->state);
 }
 
-void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
+/* The inference pass (training false) up to the output, for forward and eval. */
+static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 23104;
@@ -301,6 +302,19 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
         r49[i] = v49;
     }
     }
+}
+
+void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
+{
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 23104;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    digits_cnn_infer(m, n, x);
     memcpy(out, t49, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
@@ -969,215 +983,13 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
     const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t4 = P + 288; /* bn1.weight [32] */
-    const float *const t5 = P + 320; /* bn1.bias [32] */
-    const float *const t6 = S + 0; /* bn1.running_mean [32] */
-    const float *const t7 = S + 32; /* bn1.running_var [32] */
-    float *const t16 = (float *)(A + 0); /* [32, 1] */
-    float *const t19 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    float *const t22 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
-    const float *const t23 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    const float *const t25 = P + 18784; /* bn2.weight [64] */
-    const float *const t26 = P + 18848; /* bn2.bias [64] */
-    const float *const t27 = S + 64; /* bn2.running_mean [64] */
-    const float *const t28 = S + 128; /* bn2.running_var [64] */
-    float *const t37 = (float *)(A + 0); /* [64, 1] */
-    float *const t40 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t42 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t43 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t45 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t46 = P + 21472; /* fc.bias [10] */
-    float *const t48 = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const t50 = (float *)(A + 0); /* [] */
     float *const t51 = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
-    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t3, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
-    else
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
-        }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
-    {
-    const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
-    for (int64_t i = 0; i < 32; i++) {
-        const float v12 = r7[i];
-        const float v15 = v12 + 1e-05f;
-        const float v16 = 1.0f / sqrtf(v15);
-        r16[i] = v16;
-    }
-    }
-    /* digits_cnn.nn:16  bn1: BatchNorm: + */
-    {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r6 = t6;
-    const float *restrict const r16 = t16;
-    float *restrict const r19 = t19;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 32; i1++)
-    for (int64_t i2 = 0; i2 < 64; i2++)
-    {
-        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v8 = r3[i];
-        const float v11 = r6[i1 * 1];
-        const float v13 = v8 - v11;
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 * v16;
-        const float v9 = r4[i1 * 1];
-        const float v18 = v17 * v9;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 + v10;
-        r19[i] = v19;
-    }
-    }
-    /* digits_cnn.nn:17  act1: ReLU: relu(x) */
-    {
-    const float *restrict const r19 = t19;
-    float *restrict const r21 = t21;
-    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v20 = r19[i];
-        const float v21 = v20 > 0.0f ? v20 : 0.0f;
-        r21[i] = v21;
-    }
-    }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 32, 8, 8, t21, t22);
-    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t22, t23, t24, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 0), 4608);
-    else
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = t22 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, (A + 0), (int)P, 0.0f, t24 + b * F * P, (int)P);
-        }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
-    {
-    const float *restrict const r28 = t28;
-    float *restrict const r37 = t37;
-    for (int64_t i = 0; i < 64; i++) {
-        const float v33 = r28[i];
-        const float v36 = v33 + 1e-05f;
-        const float v37 = 1.0f / sqrtf(v36);
-        r37[i] = v37;
-    }
-    }
-    /* digits_cnn.nn:20  bn2: BatchNorm: + */
-    {
-    const float *restrict const r24 = t24;
-    const float *restrict const r25 = t25;
-    const float *restrict const r26 = t26;
-    const float *restrict const r27 = t27;
-    const float *restrict const r37 = t37;
-    float *restrict const r40 = t40;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 64; i1++)
-    for (int64_t i2 = 0; i2 < 16; i2++)
-    {
-        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v29 = r24[i];
-        const float v32 = r27[i1 * 1];
-        const float v34 = v29 - v32;
-        const float v37 = r37[i1 * 1];
-        const float v38 = v34 * v37;
-        const float v30 = r25[i1 * 1];
-        const float v39 = v38 * v30;
-        const float v31 = r26[i1 * 1];
-        const float v40 = v39 + v31;
-        r40[i] = v40;
-    }
-    }
-    /* digits_cnn.nn:21  act2: ReLU: relu(x) */
-    {
-    const float *restrict const r40 = t40;
-    float *restrict const r42 = t42;
-    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v41 = r40[i];
-        const float v42 = v41 > 0.0f ? v41 : 0.0f;
-        r42[i] = v42;
-    }
-    }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 64, 4, 4, t42, t43);
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t43, (int)(256), t45, (int)(256), 0.0f, t48, (int)(10));
-    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    {
-    const float *restrict const r46 = t46;
-    const float *restrict const r48 = t48;
-    float *restrict const r49 = t49;
-    for (int64_t i0 = 0; i0 < n; i0++)
-    for (int64_t i1 = 0; i1 < 10; i1++)
-    {
-        const int64_t i = (i0) * 10 + i1;
-        const float v48 = r48[i];
-        const float v46 = r46[i1 * 1];
-        const float v49 = v48 + v46;
-        r49[i] = v49;
-    }
-    }
+    digits_cnn_infer(m, n, x);
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
