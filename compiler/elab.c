@@ -586,7 +586,9 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
     t->npart = inst->norder + 1;
     t->from = inst->from;
     t->from_prefix = inst->from_prefix;
-    if (inst->has_init) {
+    if (inst->has_init && !st) {
+        /* a field's `init` is for params, as the spec says: a BatchNorm's
+         * running variance drawn from normal(std: 0.02) could be negative */
         t->init = (InitKind)inst->init_kind, t->init_a = inst->init_a, t->init_b = inst->init_b;
     } else if (init.k == VK_FN && init_kind(init.s) >= 0) {
         t->init = (InitKind)init_kind(init.s);

@@ -1,0 +1,23 @@
+# check_init.cmake: compiles MODEL with NNC into OUTDIR and checks that the
+# generated init calls give each tensor in EXPECT ("path=KIND,...") the
+# initializer KIND (NNC_INIT_<KIND>).
+file(REMOVE_RECURSE ${OUTDIR})
+execute_process(COMMAND ${NNC} ${MODEL} -o ${OUTDIR} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nnc failed (${rc}): ${err}")
+endif()
+file(GLOB _c ${OUTDIR}/*.c)
+file(READ ${_c} text)
+string(REPLACE "," ";" _pairs "${EXPECT}")
+foreach(pair ${_pairs})
+  string(REPLACE "=" ";" kv ${pair})
+  list(GET kv 0 path)
+  list(GET kv 1 kind)
+  string(REGEX MATCH "NNC_INIT_[A-Z_]+, [^\n]*/\\* ${path} \\*/" line "${text}")
+  if(NOT line)
+    message(FATAL_ERROR "no init call for ${path}")
+  endif()
+  if(NOT line MATCHES "^NNC_INIT_${kind},")
+    message(FATAL_ERROR "${path}: expected NNC_INIT_${kind}, got: ${line}")
+  endif()
+endforeach()
