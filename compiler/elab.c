@@ -182,10 +182,64 @@ Loc elab_user_site(Loc l)
     return in_std(l) && E.user_loc.file ? E.user_loc : l;
 }
 
+/* A dotted path as a name: "stage1.0.conv1" -> "stage1_0_conv1". */
+static const char *path_name(const char *path)
+{
+    char *s = elab_fmt("%s", path);
+    for (char *p = s; *p; p++)
+        if (*p == '.')
+            *p = '_';
+    return s;
+}
+
+/* `name` qualified by the field being applied: "stage1_0_h", or "h" in the
+ * model's own call */
+static const char *qualified(const char *name)
+{
+    return E.path && *E.path ? elab_fmt("%s_%s", path_name(E.path), name) : name;
+}
+
+/* The nodes of graph named_g that a field's result or a `let` has named
+ * (the names elab_add gives are only defaults). */
+static const Graph *named_g;
+static char *named;
+static int named_cap;
+
+static int is_named(int t) { return named_g == E.g && t < named_cap && named[t]; }
+
+/* Names node t `name` if it was made since node `since` and no field or
+ * `let` inside has named it already (the innermost name wins); a reshape
+ * passes the name on to the node it views, if that is new and unnamed. */
+static void name_node(int t, int since, const char *name)
+{
+    while (t >= since && !is_named(t)) {
+        if (named_g != E.g) {
+            if (named)
+                memset(named, 0, (size_t)named_cap);
+            named_g = E.g;
+        }
+        if (t >= named_cap) {
+            int nc = E.g->n + 64;
+            named = realloc(named, (size_t)nc);
+            if (!named)
+                abort();
+            memset(named + named_cap, 0, (size_t)(nc - named_cap));
+            named_cap = nc;
+        }
+        named[t] = 1;
+        node(t)->name = name;
+        if (node(t)->op != IR_RESHAPE)
+            break;
+        t = node(t)->in[0];
+    }
+}
+
 /* Nodes made inside the standard library are attributed to the user's
  * call that reached it, so generated C says "digits.nn:14 fc1: ...". */
 int elab_add(IrNode n)
 {
+    if (!n.name)
+        n.name = qualified(ir_op_name(n.op));
     n.loc = E.cur_loc;
     n.what = excerpt(E.cur_loc);
     if (in_std(E.cur_loc) && E.user_loc.file) {
@@ -623,6 +677,7 @@ static int leaf(int state, int idx)
         n.ival = idx;
         n.loc = t->loc;
         n.what = t->path;
+        n.name = path_name(t->path);
         (*cache)[idx] = ir_add(E.g, n);
     }
     return (*cache)[idx];
@@ -773,12 +828,19 @@ static Value apply_inner(Inst *inst, Args *a);
 static Value apply(Inst *inst, Args *a)
 {
     Loc saved = E.user_loc;
+    const char *saved_path = E.path;
+    int since = E.g->n;
     if (!in_std(a->loc))
         E.user_loc = a->loc;
+    E.path = inst->path;
     int row = model_row_begin(inst);
     Value r = apply_inner(inst, a);
     model_row_end(row, r);
     E.user_loc = saved;
+    E.path = saved_path;
+    /* the field's result is called by its path: "stage1_0_conv1" */
+    if (r.k == VK_TENSOR && *inst->path)
+        name_node(r.t, since, path_name(inst->path));
     return r;
 }
 
@@ -901,7 +963,10 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
     E.cur_loc = s->loc;
     switch (s->kind) {
     case ND_LET: {
+        int since = E.g->n;
         Value v = elab_eval(s->a, env);
+        if (v.k == VK_TENSOR)
+            name_node(v.t, since, qualified(s->name));
         elab_bind(env, s->name, v, s->name_loc);
         return none();
     }
@@ -917,7 +982,10 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
                 diag_error(s->name_loc, "assignment to undeclared name '%s'; declare it with 'let'", s->name);
             return none();
         }
+        int since = E.g->n;
         b->v = elab_eval(s->a, env);
+        if (b->v.k == VK_TENSOR)
+            name_node(b->v.t, since, qualified(s->name));
         return none();
     }
     case ND_IF: {

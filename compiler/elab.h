@@ -135,6 +135,8 @@ typedef struct Elab {
     int *self_args, nself_args, self_result;   /* self(x) is computed once */
     Loc cur_loc;            /* the expression being elaborated, for nodes */
     Loc user_loc;           /* the innermost call written in a user's file */
+    const char *path;       /* the field being applied ("stage1.0.conv1"; "" or NULL for
+                             * the model): its nodes are named after it */
     const char *batch_name; /* the batch dim, bound by name in `input x: f32[N, 64]` */
 } Elab;
 
@@ -171,7 +173,9 @@ Value elab_self_call(Args *a);
 Value elab_eval(Node *e, Scope *env);
 
 /* Adds a node to the current graph, attributed to the source being
- * elaborated (the user's call, inside the standard library). */
+ * elaborated (the user's call, inside the standard library), and named
+ * after the field being applied and its op ("stage1_0_bn1_batch_norm",
+ * or "relu" in the model's own call) until a better name comes. */
 int elab_add(IrNode n);
 /* For diag_set_user_site: an error inside the standard library is
  * reported at the user's call that reached it. */

@@ -20,6 +20,24 @@
 static Graph *G;
 static int *adj;          /* per forward node: its adjoint, or -1 */
 static const IrNode *cur; /* the forward node being differentiated */
+static int made;          /* the first node its rule made */
+
+/* a + b + c, a new string */
+static const char *cat(const char *a, const char *b, const char *c)
+{
+    size_t len = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(len);
+    if (!s)
+        abort();
+    snprintf(s, len, "%s%s%s", a, b, c);
+    return s;
+}
+
+static const char *name_of(const IrNode *n) { return n->name ? n->name : ir_op_name(n->op); }
+
+/* What a backward node is called until it becomes an adjoint (acc): the
+ * forward node's name and its own op, "d_fc1_step". */
+static const char *op_name(IrOp op) { return cat("d_", name_of(cur), cat("_", ir_op_name(op), "")); }
 
 static int bw(IrOp op, Shape s, int nin, const int *in)
 {
@@ -27,6 +45,7 @@ static int bw(IrOp op, Shape s, int nin, const int *in)
     n.backward = 1;
     n.loc = cur->loc;
     n.what = cur->what;
+    n.name = op_name(op);
     return ir_add(G, n);
 }
 
@@ -50,6 +69,7 @@ static int cst(double v, int npow)
     n.ival2 = npow;
     n.backward = 1;
     n.loc = cur->loc;
+    n.name = op_name(IR_CONST);
     return ir_add(G, n);
 }
 
@@ -93,8 +113,17 @@ static int sum_to(int t, Shape to)
     return reshape(t, to);
 }
 
+/* Pushes g to the adjoint of x.  Each contribution the rule made, and
+ * their sum, is called d_<x> (and so is what a contribution made by a
+ * reshape views, if the rule made that too: a bias's summed gradient). */
 static void acc(int x, int g)
 {
+    const char *name = cat("d_", name_of(&G->nodes[x]), "");
+    for (int t = g; t >= made && G->nodes[t].op != IR_CONST; t = G->nodes[t].in[0]) {
+        G->nodes[t].name = name;
+        if (G->nodes[t].op != IR_RESHAPE)
+            break;
+    }
     if (adj[x] < 0) {
         adj[x] = g;
         return;
@@ -104,6 +133,7 @@ static void acc(int x, int g)
     n.backward = 1;
     n.loc = G->nodes[x].loc;
     n.what = G->nodes[x].what;
+    n.name = name;
     adj[x] = ir_add(G, n);
 }
 
@@ -482,6 +512,7 @@ static void rule(int i, const int *needs)
     static IrNode self;
     self = G->nodes[i];
     cur = &self;
+    made = G->n;
     if (!rules[self.op])
         return;
     Rule r = {&self, i, adj[i], self.nin > 0 ? self.in[0] : -1, self.nin > 1 ? self.in[1] : -1, needs};
@@ -528,6 +559,7 @@ void grad_build(const Model *m, Graph *g)
         seed = g->nodes[g->loss];
         cur = &seed;
         adj[g->loss] = cst(1, 0);
+        g->nodes[adj[g->loss]].name = cat("d_", name_of(&seed), "");
         for (int i = g->loss; i >= 0; i--) {
             if (adj[i] < 0 || !needs[i])
                 continue;

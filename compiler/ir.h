@@ -69,6 +69,9 @@ typedef struct IrNode {
     int kh, kw, stride, pad;/* im2col and pools */
     Loc loc;                /* source span it came from */
     const char *what;       /* short source text for comments: "fc1(x)" */
+    const char *name;       /* what the generated C calls it: "stage1_0_conv1", "d_fc1",
+                             * "x_in" (elab.c, model.c, grad.c); the emitter makes it a
+                             * unique C identifier */
     int backward;           /* 1 if created by autodiff */
     /* filled by kernel.c */
     KernelKind kernel;

@@ -270,6 +270,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
         n.ival = lab ? nl++ : args.n;
         n.loc = mem->name_loc;
         n.what = mem->name;
+        n.name = elab_fmt("%s_in", mem->name);   /* not the C parameter's name */
         int t = ir_add(E.g, n);
         elab_bind(env, mem->name, vtensor(t), mem->name_loc);
         if (!lab) {

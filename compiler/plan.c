@@ -103,6 +103,7 @@ static void peephole(Graph *g, const char *roots)
         r.alpha = mm->alpha;
         r.loc = n->loc;
         r.what = n->what;
+        r.name = n->name;
         r.backward = n->backward;
         r.buf = -1;
         free(n->in);
@@ -129,6 +130,7 @@ static void make_view(Graph *g, int t, int of)
     IrNode r = ir_node(IR_RESHAPE, n->dt, n->shape, 1, (int[]){of});
     r.loc = n->loc;
     r.what = n->what;
+    r.name = n->name;
     r.backward = n->backward;
     r.buf = -1;
     free(n->in);
