@@ -160,7 +160,7 @@ static const char *excerpt(Loc loc)
     int k = 0;
     for (int i = 0; i < len; i++) {
         char c = loc.file->text[loc.off + i];
-        if (c == '\n' || c == '\t' || c == '\r')
+        if ((unsigned char)c < ' ')      /* new lines, tabs; and emit.c's marks */
             c = ' ';
         if (c == '*' && i + 1 < len && loc.file->text[loc.off + i + 1] == '/')
             c = '.';                     /* never close the C comment */

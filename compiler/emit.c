@@ -9,17 +9,19 @@
  * driver; emit_driver.c).  Every size is a constant except the batch: a
  * dim that holds it is printed as `k * n`.
  *
- * Inside a function, each stored tensor is a pointer `tK` (K its node id)
- * into the arena, the params, the state or the caller's arrays; a fused
- * elementwise chain is one loop with one local per node, so a value used
- * twice is computed once.  GEMMs go to cblas_sgemm.  The body of each
- * function is written to memory first, so that only the pointers it uses
- * are declared (no unused-variable warnings at -Wall -Wextra).
+ * Inside a function, each stored tensor is a pointer into the arena, the
+ * params, the state or the caller's arrays, named after the source
+ * (`stage1_0_conv1`, `d_fc1`: the node's name, IrNode.name); a fused
+ * elementwise chain is one loop with one local per node (`v_fc1`), so a
+ * value used twice is computed once.  GEMMs go to cblas_sgemm.  The body
+ * of each function is written to memory first, so that only the pointers
+ * it uses are declared (no unused-variable warnings at -Wall -Wextra), and
+ * so that the identifiers are chosen knowing every other name it uses.
  *
  * Here: the strings, literals and sizes the printers build, the pointers
  * (emit_ref, a loop block's restrict copies, the declarations at the top
- * of a function), and the comment above each node's code.  All of them
- * take the context that emitter.h declares.
+ * of a function), their identifiers (emit_names), and the comment above
+ * each node's code.  All of them take the context that emitter.h declares.
  */
 #include <ctype.h>
 #include <math.h>
@@ -120,15 +122,25 @@ const char *emit_stride(Shape s, int i)
 
 const IrNode *emit_nd(Emitter *e, int t) { return &e->g->nodes[t]; }
 
+/* In a body, a node's identifiers are marks until emit_names chooses
+ * them: \1P<id>\2 its pointer, \1R<id>\2 the restrict copy in a loop
+ * block, \1V<id>.<loop>\2 its value in the fused loop of that number. */
+static const char *mark(char kind, int t) { return emit_fmt("\001%c%d\002", kind, t); }
+
 const char *emit_ref(Emitter *e, int t)
 {
     int r = plan_storage_root(e->g, t);
     e->used[r] = 1;
     if (e->loop_used) {
         e->loop_used[r] = 1;
-        return emit_fmt("r%d", r);
+        return mark('R', r);
     }
-    return emit_fmt("t%d", r);
+    return mark('P', r);
+}
+
+const char *emit_value(Emitter *e, int t)
+{
+    return emit_fmt("\001V%d.%d\002", t, e->loop_seq);
 }
 
 /* A scalar operand: a constant is inlined, anything else read at [0]. */
@@ -147,6 +159,7 @@ const char *emit_scalar(Emitter *e, int t)
 void emit_loop_begin(Emitter *e)
 {
     e->loop_used = calloc((size_t)e->g->n + 1, 1);
+    e->loop_seq++;
     e->loop_wr = calloc((size_t)e->g->n + 1, 1);
     e->loop_saved = e->out;
     e->out = open_memstream(&e->loop_text, &e->loop_len);
@@ -163,7 +176,8 @@ void emit_loop_end(Emitter *e, int written)
     for (int r = 0; r < e->g->n; r++)
         if (e->loop_used[r]) {
             const char *ty = emit_nd(e, r)->dt == DT_I32 ? "int32_t" : e->real;
-            P(e, "    %s%s *restrict const r%d = t%d;\n", r == w || e->loop_wr[r] ? "" : "const ", ty, r, r);
+            P(e, "    %s%s *restrict const %s = %s;\n", r == w || e->loop_wr[r] ? "" : "const ", ty, mark('R', r),
+              mark('P', r));
         }
     fwrite(e->loop_text, 1, e->loop_len, e->out);
     P(e, "    }\n");
@@ -179,16 +193,16 @@ void emit_loop_end(Emitter *e, int written)
 void emit_declare(Emitter *e, int r)
 {
     const IrNode *n = emit_nd(e, r);
-    const char *ty = n->dt == DT_I32 ? "int32_t" : e->real;
+    const char *ty = n->dt == DT_I32 ? "int32_t" : e->real, *id = e->names[r];
     char sb[160];
     const char *shape = ir_shape_str(n->shape, "N", sb, sizeof sb);
     switch (n->op) {
     case IR_PARAM:
-        P(e, "    const %s *const t%d = P + %lld; /* %s %s */\n", ty, r, (long long)e->m->params[n->ival].offset,
+        P(e, "    const %s *const %s = P + %lld; /* %s %s */\n", ty, id, (long long)e->m->params[n->ival].offset,
           e->m->params[n->ival].path, shape);
         return;
     case IR_STATE:
-        P(e, "    const %s *const t%d = S + %lld; /* %s %s */\n", ty, r, (long long)e->m->state[n->ival].offset,
+        P(e, "    const %s *const %s = S + %lld; /* %s %s */\n", ty, id, (long long)e->m->state[n->ival].offset,
           e->m->state[n->ival].path, shape);
         return;
     case IR_INPUT:
@@ -196,10 +210,10 @@ void emit_declare(Emitter *e, int r)
         int lab = n->op == IR_LABEL;
         const IoDecl *io = lab ? &e->m->labels[n->ival] : &e->m->inputs[n->ival];
         if (e->in_backward)
-            P(e, "    const %s *const t%d = (const %s *)m->%s_[%d]; /* %s %s */\n", ty, r, ty, lab ? "lab" : "in",
+            P(e, "    const %s *const %s = (const %s *)m->%s_[%d]; /* %s %s */\n", ty, id, ty, lab ? "lab" : "in",
               n->ival, io->name, shape);
         else
-            P(e, "    const %s *const t%d = (const %s *)%s; /* %s */\n", ty, r, ty, io->name, shape);
+            P(e, "    const %s *const %s = (const %s *)%s; /* %s */\n", ty, id, ty, io->name, shape);
         return;
     }
     default:
@@ -207,12 +221,302 @@ void emit_declare(Emitter *e, int r)
     }
     const Buffer *b = &e->g->bufs[n->buf];
     if (b->param_grad >= 0)
-        P(e, "    %s *const t%d = G + %lld; /* d %s %s */\n", ty, r, (long long)e->m->params[b->param_grad].offset,
+        P(e, "    %s *const %s = G + %lld; /* d %s %s */\n", ty, id, (long long)e->m->params[b->param_grad].offset,
           e->m->params[b->param_grad].path, shape);
     else if (b->batched)
-        P(e, "    %s *const t%d = (%s *)(A + SB + %lld * MB); /* %s */\n", ty, r, ty, (long long)b->off, shape);
+        P(e, "    %s *const %s = (%s *)(A + SB + %lld * MB); /* %s */\n", ty, id, ty, (long long)b->off, shape);
     else
-        P(e, "    %s *const t%d = (%s *)(A + %lld); /* %s */\n", ty, r, ty, (long long)b->off, shape);
+        P(e, "    %s *const %s = (%s *)(A + %lld); /* %s */\n", ty, id, ty, (long long)b->off, shape);
+}
+
+/* ---- identifiers ------------------------------------------------------------- */
+
+/* A set of strings: open addressing, FNV-1a. */
+typedef struct Names {
+    const char **slot;
+    size_t cap, n;
+} Names;
+
+static size_t hash(const char *s)
+{
+    size_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int names_has(const Names *ns, const char *s)
+{
+    if (!ns->cap)
+        return 0;
+    for (size_t i = hash(s) & (ns->cap - 1); ns->slot[i]; i = (i + 1) & (ns->cap - 1))
+        if (!strcmp(ns->slot[i], s))
+            return 1;
+    return 0;
+}
+
+static void names_add(Names *ns, const char *s)
+{
+    if (names_has(ns, s))
+        return;
+    if (2 * (ns->n + 1) > ns->cap) {
+        Names big = {calloc(ns->cap ? 2 * ns->cap : 256, sizeof(char *)), ns->cap ? 2 * ns->cap : 256, 0};
+        if (!big.slot)
+            abort();
+        for (size_t i = 0; i < ns->cap; i++)
+            if (ns->slot[i])
+                names_add(&big, ns->slot[i]);
+        free(ns->slot);
+        *ns = big;
+    }
+    size_t i = hash(s) & (ns->cap - 1);
+    while (ns->slot[i])
+        i = (i + 1) & (ns->cap - 1);
+    ns->slot[i] = s;
+    ns->n++;
+}
+
+/* Names no tensor may take, besides those the function's code uses: C's
+ * keywords (C23's and GNU's included), the lower-case macros and global
+ * variables of the headers generated code includes (libc, libm, cblas),
+ * and what every pass declares: its parameters and fixed locals. */
+static const char *const reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+    "alignas", "alignof", "bool", "constexpr", "false", "nullptr", "static_assert", "thread_local", "true",
+    "typeof", "typeof_unqual", "asm", "complex", "imaginary", "noreturn", "errno", "math_errhandling",
+    "signgam", "stdin", "stdout", "stderr", "offsetof", "sched_priority", "xdouble", "L_tmpnam",
+    "program_invocation_name", "program_invocation_short_name", "blasint", "tensor_info_",
+    "m", "n", "out", "loss", "metrics", "A", "MB", "SB", "P", "G", "S",
+};
+
+/* A name of a reserved family, which a numeric suffix would not take out
+ * of it (base_name puts "t_" in front instead): C's reserved identifiers
+ * (_x), macros by convention (no lower-case letter: EDOM, I), the
+ * runtime's and BLAS's prefixes. */
+static int reserved_family(const char *s)
+{
+    static const char *const prefixes[] = {"_", "nnc_", "NNC_", "cblas_", "Cblas", "CBLAS", "openblas", "OPENBLAS"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (!strncmp(s, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    for (const char *p = s; *p; p++)
+        if (islower((unsigned char)*p))
+            return 0;
+    return 1;
+}
+
+static int is_id(int c) { return isalnum(c) || c == '_'; }
+
+/* Every identifier in the code of a body (not in its comments, strings
+ * or marks): the locals of its blocks, the functions and macros it calls. */
+static void code_names(const char *s, size_t len, Names *out)
+{
+    size_t i = 0;
+    while (i < len) {
+        char c = s[i];
+        if (c == '\001') {
+            while (i < len && s[i] != '\002')
+                i++;
+            i++;
+        } else if (c == '/' && i + 1 < len && s[i + 1] == '*') {
+            const char *end = strstr(s + i + 2, "*/");
+            i = end ? (size_t)(end - s) + 2 : len;
+        } else if (c == '"' || c == '\'') {
+            for (i++; i < len && s[i] != c; i++)
+                if (s[i] == '\\')
+                    i++;
+            i++;
+        } else if (isdigit((unsigned char)c)) {
+            while (i < len && (is_id((unsigned char)s[i]) || s[i] == '.'))
+                i++;
+        } else if (is_id((unsigned char)c)) {
+            size_t b = i;
+            while (i < len && is_id((unsigned char)s[i]))
+                i++;
+            names_add(out, emit_fmt("%.*s", (int)(i - b), s + b));
+        } else {
+            i++;
+        }
+    }
+}
+
+/* A node's name as a C identifier: its characters, the op's name if it
+ * has none, "t_" in front of one that a reserved family would take. */
+static const char *base_name(const IrNode *n)
+{
+    char *b = emit_fmt("%s", n->name && *n->name ? n->name : ir_op_name(n->op));
+    for (char *p = b; *p; p++)
+        if (!is_id((unsigned char)*p))
+            *p = '_';
+    if (isdigit((unsigned char)b[0]) || reserved_family(b))
+        b = emit_fmt("t_%s", b);
+    return b;
+}
+
+/* A mark in a body (emit_ref, emit_value): the node, and for a value the
+ * loop it is in. */
+typedef struct Mark {
+    char kind;          /* 'P' pointer, 'R' restrict copy, 'V' value */
+    int t, loop;
+} Mark;
+
+/* the mark at s (after \1), and the length of its text */
+static Mark read_mark(const char *s, size_t *len)
+{
+    Mark k = {s[0], 0, -1};
+    char *end;
+    k.t = (int)strtol(s + 1, &end, 10);
+    if (*end == '.')
+        k.loop = (int)strtol(end + 1, &end, 10);
+    *len = (size_t)(end - s) + 2;   /* with \1 and \2 */
+    return k;
+}
+
+static int by_id(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static int typedef_like(const char *id)
+{
+    size_t l = strlen(id);
+    return l >= 2 && !strcmp(id + l - 2, "_t");   /* size_t, int64_t */
+}
+
+void emit_names(Emitter *e)
+{
+    const Graph *g = e->g;
+    /* fn: what the function and its blocks declare or use; pv: the value
+     * locals v_<id> of the pointers, which live in the loops only */
+    Names fn = {0}, pv = {0};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        names_add(&fn, reserved[i]);
+    for (int i = 0; i < e->m->ninputs; i++)
+        names_add(&fn, e->m->inputs[i].name);
+    for (int i = 0; i < e->m->nlabels; i++)
+        names_add(&fn, e->m->labels[i].name);
+    const char *p = e->m->prefix;
+    names_add(&fn, p);
+    names_add(&fn, emit_fmt("%s_params", p));
+    names_add(&fn, emit_fmt("%s_state", p));
+    names_add(&fn, emit_fmt("%s_metric_names", p));
+    names_add(&fn, emit_fmt("%s_summary_names", p));
+    code_names(e->body_text, e->body_len, &fn);
+    /* the marks, in the order of the text */
+    Mark *marks = NULL;
+    int nmarks = 0, cap = 0;
+    char *ptr = calloc((size_t)g->n + 1, 1);
+    if (!ptr)
+        abort();
+    for (size_t i = 0; i < e->body_len; i++) {
+        if (e->body_text[i] != '\001')
+            continue;
+        size_t len;
+        Mark k = read_mark(e->body_text + i + 1, &len);
+        if (nmarks == cap) {
+            cap = cap ? 2 * cap : 256;
+            marks = realloc(marks, sizeof(Mark) * (size_t)cap);
+            if (!marks)
+                abort();
+        }
+        marks[nmarks++] = k;
+        if (k.kind != 'V')
+            ptr[k.t] = 1;
+        i += len - 1;
+    }
+    for (int t = 0; t < g->n; t++)
+        ptr[t] |= e->used[t];   /* declared, so named, even if no mark is left */
+    /* pointers, in node order: the name, or name_2, name_3, ... so that
+     * neither it nor r_<it> nor v_<it> is taken */
+    free(e->names);
+    e->names = calloc((size_t)g->n + 1, sizeof(char *));
+    const char **vname = calloc((size_t)g->n + 1, sizeof(char *));
+    const char **mname = calloc((size_t)nmarks + 1, sizeof(char *));
+    if (!e->names || !vname || !mname)
+        abort();
+    for (int t = 0; t < g->n; t++) {
+        if (!ptr[t])
+            continue;
+        const char *b = base_name(&g->nodes[t]), *id = b;
+        for (int k = 2; names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) ||
+                        names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id));
+             k++)
+            id = emit_fmt("%s_%d", b, k);
+        names_add(&fn, id);
+        names_add(&fn, emit_fmt("r_%s", id));
+        names_add(&pv, emit_fmt("v_%s", id));
+        e->names[t] = id;
+    }
+    /* values, loop by loop: v_<pointer> for a stored node, else v_<name>
+     * made unique in the loop (node order) and free of fn's names */
+    for (int a = 0; a < nmarks;) {
+        if (marks[a].kind != 'V') {
+            a++;
+            continue;
+        }
+        int loop = marks[a].loop, b = a;
+        int *ts = malloc(sizeof(int) * (size_t)(nmarks - a));
+        int nt = 0;
+        for (; b < nmarks && (marks[b].kind != 'V' || marks[b].loop == loop); b++)
+            if (marks[b].kind == 'V' && !vname[marks[b].t]) {
+                vname[marks[b].t] = "";
+                ts[nt++] = marks[b].t;
+            }
+        qsort(ts, (size_t)nt, sizeof(int), by_id);
+        Names in_loop = {0};
+        for (int i = 0; i < nt; i++)
+            if (ptr[ts[i]]) {
+                vname[ts[i]] = emit_fmt("v_%s", e->names[ts[i]]);
+                names_add(&in_loop, vname[ts[i]]);
+            }
+        for (int i = 0; i < nt; i++) {
+            int t = ts[i];
+            if (ptr[t])
+                continue;
+            const char *b0 = emit_fmt("v_%s", base_name(&g->nodes[t])), *id = b0;
+            for (int k = 2; names_has(&fn, id) || names_has(&in_loop, id) || typedef_like(id); k++)
+                id = emit_fmt("%s_%d", b0, k);
+            names_add(&in_loop, id);
+            vname[t] = id;
+        }
+        for (int i = a; i < b; i++)
+            if (marks[i].kind == 'V')
+                mname[i] = vname[marks[i].t];
+        for (int i = 0; i < nt; i++)
+            vname[ts[i]] = NULL;
+        free(ts);
+        free(in_loop.slot);
+        a = b;
+    }
+    /* the marks become the identifiers */
+    char *text;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        abort();
+    for (size_t i = 0, k = 0; i < e->body_len; i++) {
+        if (e->body_text[i] != '\001') {
+            fputc(e->body_text[i], f);
+            continue;
+        }
+        size_t ml;
+        Mark mk = read_mark(e->body_text + i + 1, &ml);
+        if (mk.kind == 'V')
+            fputs(mname[k], f);
+        else
+            fprintf(f, "%s%s", mk.kind == 'R' ? "r_" : "", e->names[mk.t]);
+        k++;
+        i += ml - 1;
+    }
+    fclose(f);
+    free(e->body_text);
+    e->body_text = text;
+    e->body_len = len;
+    free(marks);
+    free(mname);
+    free(vname);
+    free(ptr);
+    free(fn.slot);
+    free(pv.slot);
 }
 
 /* ---- comments ---------------------------------------------------------------- */
@@ -287,5 +591,6 @@ int emit_model(const Model *m, const EmitOptions *opt, EmitFile *files)
     }
     free(e->used);
     free(e->merged);
+    free(e->names);
     return nf;
 }

@@ -55,6 +55,7 @@ static void end_body(Emitter *e)
 {
     fclose(e->out);
     e->out = e->file_out;
+    emit_names(e);
     P(e, "    %s *const A = m->arena_;\n", e->real);
     P(e, "    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_static(e));
     P(e, "    const %s *const P = (const %s *)m->params;\n", e->real, e->real);

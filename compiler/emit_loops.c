@@ -135,12 +135,13 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
             return emit_fmt("(%s)(%s * (double)n)", e->real, emit_lit(e, n->fval));
         return emit_lit(e, n->fval);
     }
+    const char *v = emit_value(e, t);
     if (lp->seen[t])
-        return emit_fmt("v%d", t);
+        return v;
     lp->seen[t] = 1;
     if (!root && (n->fused < 1 || (n->fused == 2 && lp->root != n->home))) {
-        P(e, "        const %s v%d = %s[%s];\n", e->real, t, emit_ref(e, t), leaf_index(lp, n->shape));
-        return emit_fmt("v%d", t);
+        P(e, "        const %s %s = %s[%s];\n", e->real, v, emit_ref(e, t), leaf_index(lp, n->shape));
+        return v;
     }
     const char *ex;
     int st = n->op == IR_MUL ? (emit_nd(e, n->in[1])->op == IR_STEP && emit_nd(e, n->in[1])->fused == 1 ? 1
@@ -159,14 +160,14 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
         const char *b = ew_value(e, lp, n->in[1], 0);
         ex = binary_expr(e, n->op, a, b);
     }
-    P(e, "        const %s v%d = %s;\n", e->real, t, ex);
+    P(e, "        const %s %s = %s;\n", e->real, v, ex);
     if (!root && n->fused == 2) {
         /* read again later: stored from here */
         const char *dst = emit_ref(e, t);
         e->loop_wr[plan_storage_root(e->g, t)] = 1;
-        P(e, "        %s[i] = v%d;\n", dst, t);
+        P(e, "        %s[i] = %s;\n", dst, v);
     }
-    return emit_fmt("v%d", t);
+    return v;
 }
 
 void emit_elementwise(Emitter *e, int t)

@@ -25,11 +25,13 @@ typedef struct Emitter {
     const Graph *g;
     char *used;                 /* per node: its pointer is referenced in this function */
     char *merged;               /* per node: already computed along with an earlier one */
+    const char **names;         /* per node: its identifier in this function (emit_names) */
     int in_backward;            /* inputs come from m->in_ (saved by train_forward) */
     FILE *file_out;             /* the file's stream while the body goes to memory */
     char *body_text;
     size_t body_len;
     /* the loop block being printed (emit_loop_begin .. emit_loop_end) */
+    int loop_seq;               /* its number (the scope of its values' names) */
     char *loop_used;            /* roots it reads or writes */
     char *loop_wr;              /* ... and the ones it writes besides its own (fused = 2) */
     FILE *loop_saved;           /* the stream to print the block to */
@@ -62,14 +64,24 @@ const char *emit_prod(Shape s, int a, int b);
 const char *emit_stride(Shape s, int i);
 /* Node t of the graph being printed. */
 const IrNode *emit_nd(Emitter *e, int t);
-/* The pointer to t's storage (`tK`, or `rK` in a loop block); marks it used. */
+/* The pointer to t's storage (`fc1`, or its restrict copy `r_fc1` in a
+ * loop block); marks it used.  In the body it is a mark that emit_names
+ * replaces with the identifier. */
 const char *emit_ref(Emitter *e, int t);
+/* The local holding t's value in a fused loop (`v_fc1`), a mark too. */
+const char *emit_value(Emitter *e, int t);
 /* A scalar operand: a constant inlined, anything else read at [0]. */
 const char *emit_scalar(Emitter *e, int t);
 /* A loop block: what is printed in between goes inside a block that
  * declares `restrict` copies of the pointers it uses. */
 void emit_loop_begin(Emitter *e);
 void emit_loop_end(Emitter *e, int written);
+/* Once a function's body is printed (e->body_text): each node it refers
+ * to gets an identifier, its name made unique in node order (`h`, `h_2`)
+ * and free of what else the function names (keywords, parameters, the
+ * locals of its blocks, the functions and macros it calls; the restrict
+ * copy `r_h` and the value `v_h` too), and the body gets the identifiers. */
+void emit_names(Emitter *e);
 /* The declaration of used pointer r at the top of a function. */
 void emit_declare(Emitter *e, int r);
 /* The comment above a node's code: source line and what it computes. */

@@ -78,49 +78,49 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 64] */
-    const float *const t2 = P + 0; /* fc1.weight [128, 64] */
-    const float *const t3 = P + 8192; /* fc1.bias [128] */
-    float *const t5 = (float *)(A + SB + 0 * MB); /* [N, 128] */
-    float *const t7 = (float *)(A + SB + 128 * MB); /* [N, 128] */
-    const float *const t8 = P + 8320; /* fc2.weight [10, 128] */
-    const float *const t9 = P + 9600; /* fc2.bias [10] */
-    float *const t11 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    const float *const x_in = (const float *)x; /* [N, 64] */
+    const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
+    const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
+    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
+    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r5 = t5;
-    float *restrict const r7 = t7;
+    const float *restrict const r_fc1_bias = fc1_bias;
+    const float *restrict const r_fc1_matmul = fc1_matmul;
+    float *restrict const r_fc1 = fc1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v5 = r5[i];
-        const float v3 = r3[i1 * 1];
-        const float v6 = v5 + v3;
-        const float v7 = v6 > 0.0f ? v6 : 0.0f;
-        r7[i] = v7;
+        const float v_fc1_matmul = r_fc1_matmul[i];
+        const float v_fc1_bias = r_fc1_bias[i1 * 1];
+        const float v_fc1_add = v_fc1_matmul + v_fc1_bias;
+        const float v_fc1 = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+        r_fc1[i] = v_fc1;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r9 = t9;
-    const float *restrict const r11 = t11;
-    float *restrict const r12 = t12;
+    const float *restrict const r_fc2_bias = fc2_bias;
+    const float *restrict const r_fc2_matmul = fc2_matmul;
+    float *restrict const r_fc2 = fc2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v11 = r11[i];
-        const float v9 = r9[i1 * 1];
-        const float v12 = v11 + v9;
-        r12[i] = v12;
+        const float v_fc2_matmul = r_fc2_matmul[i];
+        const float v_fc2_bias = r_fc2_bias[i1 * 1];
+        const float v_fc2 = v_fc2_matmul + v_fc2_bias;
+        r_fc2[i] = v_fc2;
     }
     }
 }
@@ -132,9 +132,9 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     digits_infer(m, n, x);
-    memcpy(out, t12, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, fc2, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t *y)
@@ -144,53 +144,53 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 64] */
-    const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    const float *const t2 = P + 0; /* fc1.weight [128, 64] */
-    const float *const t3 = P + 8192; /* fc1.bias [128] */
-    float *const t5 = (float *)(A + SB + 0 * MB); /* [N, 128] */
-    float *const t7 = (float *)(A + SB + 128 * MB); /* [N, 128] */
-    const float *const t8 = P + 8320; /* fc2.weight [10, 128] */
-    const float *const t9 = P + 9600; /* fc2.bias [10] */
-    float *const t11 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t13 = (float *)(A + 0); /* [] */
+    const float *const x_in = (const float *)x; /* [N, 64] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
+    const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
+    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
+    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, t0, (int)(64), t2, (int)(64), 0.0f, t5, (int)(128));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r5 = t5;
-    float *restrict const r7 = t7;
+    const float *restrict const r_fc1_bias = fc1_bias;
+    const float *restrict const r_fc1_matmul = fc1_matmul;
+    float *restrict const r_fc1 = fc1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v5 = r5[i];
-        const float v3 = r3[i1 * 1];
-        const float v6 = v5 + v3;
-        const float v7 = v6 > 0.0f ? v6 : 0.0f;
-        r7[i] = v7;
+        const float v_fc1_matmul = r_fc1_matmul[i];
+        const float v_fc1_bias = r_fc1_bias[i1 * 1];
+        const float v_fc1_add = v_fc1_matmul + v_fc1_bias;
+        const float v_fc1 = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+        r_fc1[i] = v_fc1;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, t7, (int)(128), t8, (int)(128), 0.0f, t11, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r9 = t9;
-    const float *restrict const r11 = t11;
-    float *restrict const r12 = t12;
+    const float *restrict const r_fc2_bias = fc2_bias;
+    const float *restrict const r_fc2_matmul = fc2_matmul;
+    float *restrict const r_fc2 = fc2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v11 = r11[i];
-        const float v9 = r9[i1 * 1];
-        const float v12 = v11 + v9;
-        r12[i] = v12;
+        const float v_fc2_matmul = r_fc2_matmul[i];
+        const float v_fc2_bias = r_fc2_bias[i1 * 1];
+        const float v_fc2 = v_fc2_matmul + v_fc2_bias;
+        r_fc2[i] = v_fc2;
     }
     }
     /* digits.nn:18  cross_entropy(self(x), y) */
@@ -199,15 +199,15 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t12 + r * C;
+            const float *row = fc2 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -223,9 +223,9 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t13[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
-    return t13[0];
+    return cross_entropy[0];
 }
 
 void digits_backward(digits *m)
@@ -235,18 +235,18 @@ void digits_backward(digits *m)
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)m->in_[0]; /* x [N, 64] */
-    const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t7 = (float *)(A + SB + 128 * MB); /* [N, 128] */
-    const float *const t8 = P + 8320; /* fc2.weight [10, 128] */
-    float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t15 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t16 = G + 9600; /* d fc2.bias [1, 10] */
-    float *const t18 = (float *)(A + SB + 256 * MB); /* [N, 128] */
-    float *const t20 = G + 8320; /* d fc2.weight [10, 128] */
-    float *const t22 = (float *)(A + SB + 0 * MB); /* [N, 128] */
-    float *const t23 = G + 8192; /* d fc1.bias [1, 128] */
-    float *const t26 = G + 0; /* d fc1.weight [128, 64] */
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 64] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const d_fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const d_fc2_bias = G + 9600; /* d fc2.bias [1, 10] */
+    float *const d_fc1 = (float *)(A + SB + 256 * MB); /* [N, 128] */
+    float *const d_fc2_weight = G + 8320; /* d fc2.weight [10, 128] */
+    float *const d_fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const d_fc1_bias = G + 8192; /* d fc1.bias [1, 128] */
+    float *const d_fc1_weight = G + 0; /* d fc1.weight [128, 64] */
     const int n = m->n_;
     (void)n;
     /* digits.nn:18  cross_entropy(self(x), y) (backward) */
@@ -255,15 +255,15 @@ void digits_backward(digits *m)
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
-            const float *row = t12 + r * C;
-            float *d = t15 + r * C;
+            const int32_t c = y_in[r];
+            const float *row = fc2 + r * C;
+            float *d = d_fc2 + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -286,46 +286,46 @@ void digits_backward(digits *m)
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r15 = t15;
-    float *restrict const r16 = t16;
+    const float *restrict const r_d_fc2 = d_fc2;
+    float *restrict const r_d_fc2_bias = d_fc2_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r16, 0, sizeof(float) * (size_t)K);
+        memset(r_d_fc2_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r16[k] += r15[r * K + k];
+                r_d_fc2_bias[k] += r_d_fc2[r * K + k];
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, t15, (int)(10), t8, (int)(128), 0.0f, t18, (int)(128));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, t15, (int)(10), t7, (int)(128), 0.0f, t20, (int)(128));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r18 = t18;
-    float *restrict const r22 = t22;
+    const float *restrict const r_fc1 = fc1;
+    const float *restrict const r_d_fc1 = d_fc1;
+    float *restrict const r_d_fc1_add = d_fc1_add;
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v7 = r7[i];
-        const float v18 = r18[i];
-        const float v22 = v7 > 0.0f ? v18 : 0.0f;
-        r22[i] = v22;
+        const float v_fc1 = r_fc1[i];
+        const float v_d_fc1 = r_d_fc1[i];
+        const float v_d_fc1_add = v_fc1 > 0.0f ? v_d_fc1 : 0.0f;
+        r_d_fc1_add[i] = v_d_fc1_add;
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r22 = t22;
-    float *restrict const r23 = t23;
+    const float *restrict const r_d_fc1_add = d_fc1_add;
+    float *restrict const r_d_fc1_bias = d_fc1_bias;
     {
         const int64_t rows = (int64_t)n, K = 128;
-        memset(r23, 0, sizeof(float) * (size_t)K);
+        memset(r_d_fc1_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r23[k] += r22[r * K + k];
+                r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, t22, (int)(128), t0, (int)(64), 0.0f, t26, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
 }
 
 void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
@@ -335,10 +335,10 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    float *const t12 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t13 = (float *)(A + 0); /* [] */
-    float *const t14 = (float *)(A + 16); /* [] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     digits_infer(m, n, x);
@@ -348,15 +348,15 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t12 + r * C;
+            const float *row = fc2 + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -372,21 +372,21 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t13[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits.nn:19  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t12 + r * C;
+            const float *row = fc2 + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
-            hits += best == t1[r];
+            hits += best == y_in[r];
         }
-        t14[0] = (float)((double)hits / (double)rows);
+        accuracy[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t13[0];
-    metrics[0] = t14[0];
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
 

@@ -97,42 +97,42 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
-    const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t4 = P + 288; /* bn1.weight [32] */
-    const float *const t5 = P + 320; /* bn1.bias [32] */
-    const float *const t6 = S + 0; /* bn1.running_mean [32] */
-    const float *const t7 = S + 32; /* bn1.running_var [32] */
-    float *const t16 = (float *)(A + 0); /* [32, 1] */
-    float *const t19 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    float *const t22 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
-    const float *const t23 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t24 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    const float *const t25 = P + 18784; /* bn2.weight [64] */
-    const float *const t26 = P + 18848; /* bn2.bias [64] */
-    const float *const t27 = S + 64; /* bn2.running_mean [64] */
-    const float *const t28 = S + 128; /* bn2.running_var [64] */
-    float *const t37 = (float *)(A + 0); /* [64, 1] */
-    float *const t40 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
-    float *const t42 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
-    float *const t43 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
-    const float *const t45 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t46 = P + 21472; /* fc.bias [10] */
-    float *const t48 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    const float *const x_in = (const float *)x; /* [N, 1, 8, 8] */
+    const float *const conv1_weight = P + 0; /* conv1.weight [32, 1, 3, 3] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    const float *const bn1_bias = P + 320; /* bn1.bias [32] */
+    const float *const bn1_running_mean = S + 0; /* bn1.running_mean [32] */
+    const float *const bn1_running_var = S + 32; /* bn1.running_var [32] */
+    float *const bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const act1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const pool1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
+    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    float *const bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const bn2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const act2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const pool2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    const float *const fc_bias = P + 21472; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t3, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
+        nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
+            const float *img = x_in + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -153,67 +153,67 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, conv1 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
+    const float *restrict const r_bn1_running_var = bn1_running_var;
+    float *restrict const r_bn1_rsqrt = bn1_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v12 = r7[i];
-        const float v15 = v12 + 1e-05f;
-        const float v16 = 1.0f / sqrtf(v15);
-        r16[i] = v16;
+        const float v_bn1_var = r_bn1_running_var[i];
+        const float v_bn1_add = v_bn1_var + 1e-05f;
+        const float v_bn1_rsqrt = 1.0f / sqrtf(v_bn1_add);
+        r_bn1_rsqrt[i] = v_bn1_rsqrt;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r6 = t6;
-    const float *restrict const r16 = t16;
-    float *restrict const r19 = t19;
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_bias = bn1_bias;
+    const float *restrict const r_bn1_running_mean = bn1_running_mean;
+    const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
+    float *restrict const r_bn1 = bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v8 = r3[i];
-        const float v11 = r6[i1 * 1];
-        const float v13 = v8 - v11;
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 * v16;
-        const float v9 = r4[i1 * 1];
-        const float v18 = v17 * v9;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 + v10;
-        r19[i] = v19;
+        const float v_bn1_v = r_conv1[i];
+        const float v_bn1_mu = r_bn1_running_mean[i1 * 1];
+        const float v_bn1_sub = v_bn1_v - v_bn1_mu;
+        const float v_bn1_rsqrt = r_bn1_rsqrt[i1 * 1];
+        const float v_bn1_mul = v_bn1_sub * v_bn1_rsqrt;
+        const float v_bn1_w = r_bn1_weight[i1 * 1];
+        const float v_bn1_mul_2 = v_bn1_mul * v_bn1_w;
+        const float v_bn1_b = r_bn1_bias[i1 * 1];
+        const float v_bn1 = v_bn1_mul_2 + v_bn1_b;
+        r_bn1[i] = v_bn1;
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
     {
-    const float *restrict const r19 = t19;
-    float *restrict const r21 = t21;
+    const float *restrict const r_bn1 = bn1;
+    float *restrict const r_act1 = act1;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v20 = r19[i];
-        const float v21 = v20 > 0.0f ? v20 : 0.0f;
-        r21[i] = v21;
+        const float v_bn1 = r_bn1[i];
+        const float v_act1 = v_bn1 > 0.0f ? v_bn1 : 0.0f;
+        r_act1[i] = v_act1;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 32, 8, 8, t21, t22);
+    nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t22, t23, t24, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 0), 4608);
+        nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 0), 4608);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t22 + b * C * H * W;
+            const float *img = pool1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -234,72 +234,72 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t23, (int)CKK, (A + 0), (int)P, 0.0f, t24 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, conv2 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
-    const float *restrict const r28 = t28;
-    float *restrict const r37 = t37;
+    const float *restrict const r_bn2_running_var = bn2_running_var;
+    float *restrict const r_bn2_rsqrt = bn2_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v33 = r28[i];
-        const float v36 = v33 + 1e-05f;
-        const float v37 = 1.0f / sqrtf(v36);
-        r37[i] = v37;
+        const float v_bn2_var = r_bn2_running_var[i];
+        const float v_bn2_add = v_bn2_var + 1e-05f;
+        const float v_bn2_rsqrt = 1.0f / sqrtf(v_bn2_add);
+        r_bn2_rsqrt[i] = v_bn2_rsqrt;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r24 = t24;
-    const float *restrict const r25 = t25;
-    const float *restrict const r26 = t26;
-    const float *restrict const r27 = t27;
-    const float *restrict const r37 = t37;
-    float *restrict const r40 = t40;
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_bias = bn2_bias;
+    const float *restrict const r_bn2_running_mean = bn2_running_mean;
+    const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
+    float *restrict const r_bn2 = bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v29 = r24[i];
-        const float v32 = r27[i1 * 1];
-        const float v34 = v29 - v32;
-        const float v37 = r37[i1 * 1];
-        const float v38 = v34 * v37;
-        const float v30 = r25[i1 * 1];
-        const float v39 = v38 * v30;
-        const float v31 = r26[i1 * 1];
-        const float v40 = v39 + v31;
-        r40[i] = v40;
+        const float v_bn2_v = r_conv2[i];
+        const float v_bn2_mu = r_bn2_running_mean[i1 * 1];
+        const float v_bn2_sub = v_bn2_v - v_bn2_mu;
+        const float v_bn2_rsqrt = r_bn2_rsqrt[i1 * 1];
+        const float v_bn2_mul = v_bn2_sub * v_bn2_rsqrt;
+        const float v_bn2_w = r_bn2_weight[i1 * 1];
+        const float v_bn2_mul_2 = v_bn2_mul * v_bn2_w;
+        const float v_bn2_b = r_bn2_bias[i1 * 1];
+        const float v_bn2 = v_bn2_mul_2 + v_bn2_b;
+        r_bn2[i] = v_bn2;
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
     {
-    const float *restrict const r40 = t40;
-    float *restrict const r42 = t42;
+    const float *restrict const r_bn2 = bn2;
+    float *restrict const r_act2 = act2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v41 = r40[i];
-        const float v42 = v41 > 0.0f ? v41 : 0.0f;
-        r42[i] = v42;
+        const float v_bn2 = r_bn2[i];
+        const float v_act2 = v_bn2 > 0.0f ? v_bn2 : 0.0f;
+        r_act2[i] = v_act2;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 64, 4, 4, t42, t43);
+    nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t43, (int)(256), t45, (int)(256), 0.0f, t48, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r46 = t46;
-    const float *restrict const r48 = t48;
-    float *restrict const r49 = t49;
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v48 = r48[i];
-        const float v46 = r46[i1 * 1];
-        const float v49 = v48 + v46;
-        r49[i] = v49;
+        const float v_fc_matmul = r_fc_matmul[i];
+        const float v_fc_bias = r_fc_bias[i1 * 1];
+        const float v_fc = v_fc_matmul + v_fc_bias;
+        r_fc[i] = v_fc;
     }
     }
 }
@@ -313,9 +313,9 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
     digits_cnn_infer(m, n, x);
-    memcpy(out, t49, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
@@ -327,56 +327,56 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 1, 8, 8] */
-    const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    const float *const t2 = P + 0; /* conv1.weight [32, 1, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t4 = P + 288; /* bn1.weight [32] */
-    const float *const t5 = P + 320; /* bn1.bias [32] */
-    const float *const t6 = S + 0; /* bn1.running_mean [32] */
-    const float *const t7 = S + 32; /* bn1.running_var [32] */
-    float *const t9 = (float *)(A + 0); /* [2, 32] */
-    float *const t10 = (float *)(A + 64); /* [1, 32] */
-    float *const t12 = (float *)(A + 96); /* [1, 32] */
-    float *const t18 = (float *)(A + 128); /* [32] */
-    float *const t27 = (float *)(A + 64); /* [] */
-    float *const t29 = (float *)(A + 160); /* [32] */
-    float *const t30 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
-    const float *const t34 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t35 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
-    const float *const t36 = P + 18784; /* bn2.weight [64] */
-    const float *const t37 = P + 18848; /* bn2.bias [64] */
-    const float *const t38 = S + 64; /* bn2.running_mean [64] */
-    const float *const t39 = S + 128; /* bn2.running_var [64] */
-    float *const t41 = (float *)(A + 192); /* [2, 64] */
-    float *const t42 = (float *)(A + 64); /* [1, 64] */
-    float *const t44 = (float *)(A + 320); /* [1, 64] */
-    float *const t50 = (float *)(A + 384); /* [64] */
-    float *const t59 = (float *)(A + 64); /* [] */
-    float *const t61 = (float *)(A + 448); /* [64] */
-    float *const t62 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
-    float *const t65 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
-    float *const t67 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
-    float *const t68 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
-    const float *const t69 = P + 18912; /* fc.weight [10, 256] */
-    const float *const t70 = P + 21472; /* fc.bias [10] */
-    float *const t72 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const t73 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const t74 = (float *)(A + 64); /* [] */
+    const float *const x_in = (const float *)x; /* [N, 1, 8, 8] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const conv1_weight = P + 0; /* conv1.weight [32, 1, 3, 3] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    const float *const bn1_bias = P + 320; /* bn1.bias [32] */
+    const float *const bn1_running_mean = S + 0; /* bn1.running_mean [32] */
+    const float *const bn1_running_var = S + 32; /* bn1.running_var [32] */
+    float *const bn1_st = (float *)(A + 0); /* [2, 32] */
+    float *const bn1_mu = (float *)(A + 64); /* [1, 32] */
+    float *const bn1_var = (float *)(A + 96); /* [1, 32] */
+    float *const bn1_add = (float *)(A + 128); /* [32] */
+    float *const bn1_div = (float *)(A + 64); /* [] */
+    float *const bn1_add_2 = (float *)(A + 160); /* [32] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const pool1 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
+    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    float *const bn2_st = (float *)(A + 192); /* [2, 64] */
+    float *const bn2_mu = (float *)(A + 64); /* [1, 64] */
+    float *const bn2_var = (float *)(A + 320); /* [1, 64] */
+    float *const bn2_add = (float *)(A + 384); /* [64] */
+    float *const bn2_div = (float *)(A + 64); /* [] */
+    float *const bn2_add_2 = (float *)(A + 448); /* [64] */
+    float *const bn2 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const pool2 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
+    float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    const float *const fc_bias = P + 21472; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t3, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
+        nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
+            const float *img = x_in + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -397,82 +397,82 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, conv1 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r3 = t3;
-    float *restrict const r9 = t9;
+    const float *restrict const r_conv1 = conv1;
+    float *restrict const r_bn1_st = bn1_st;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r3, r9);
+        nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t10 + o * 32, t9 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(bn1_mu + o * 32, bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t12 + o * 32, t9 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(bn1_var + o * 32, bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r6 = t6;
-    const float *restrict const r10 = t10;
-    float *restrict const r18 = t18;
+    const float *restrict const r_bn1_running_mean = bn1_running_mean;
+    const float *restrict const r_bn1_mu = bn1_mu;
+    float *restrict const r_bn1_add = bn1_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v6 = r6[i];
-        const float v15 = 0.9f * v6;
-        const float v11 = r10[i];
-        const float v17 = 0.1f * v11;
-        const float v18 = v15 + v17;
-        r18[i] = v18;
+        const float v_bn1_running_mean = r_bn1_running_mean[i];
+        const float v_bn1_mul = 0.9f * v_bn1_running_mean;
+        const float v_bn1_mu = r_bn1_mu[i];
+        const float v_bn1_mul_2 = 0.1f * v_bn1_mu;
+        const float v_bn1_add = v_bn1_mul + v_bn1_mul_2;
+        r_bn1_add[i] = v_bn1_add;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: / */
     {
-    float *restrict const r27 = t27;
+    float *restrict const r_bn1_div = bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v25 = (float)(64.0f * (double)n) - 1.0f;
-        const float v27 = (float)(64.0f * (double)n) / v25;
-        r27[i] = v27;
+        const float v_bn1_sub = (float)(64.0f * (double)n) - 1.0f;
+        const float v_bn1_div = (float)(64.0f * (double)n) / v_bn1_sub;
+        r_bn1_div[i] = v_bn1_div;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r12 = t12;
-    const float *restrict const r27 = t27;
-    float *restrict const r29 = t29;
+    const float *restrict const r_bn1_running_var = bn1_running_var;
+    const float *restrict const r_bn1_var = bn1_var;
+    const float *restrict const r_bn1_div = bn1_div;
+    float *restrict const r_bn1_add_2 = bn1_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v7 = r7[i];
-        const float v20 = 0.9f * v7;
-        const float v13 = r12[i];
-        const float v22 = 0.1f * v13;
-        const float v27 = r27[0];
-        const float v28 = v22 * v27;
-        const float v29 = v20 + v28;
-        r29[i] = v29;
+        const float v_bn1_running_var = r_bn1_running_var[i];
+        const float v_bn1_mul = 0.9f * v_bn1_running_var;
+        const float v_bn1_var = r_bn1_var[i];
+        const float v_bn1_mul_2 = 0.1f * v_bn1_var;
+        const float v_bn1_div = r_bn1_div[0];
+        const float v_bn1_mul_3 = v_bn1_mul_2 * v_bn1_div;
+        const float v_bn1_add_2 = v_bn1_mul + v_bn1_mul_3;
+        r_bn1_add_2[i] = v_bn1_add_2;
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r9 = t9;
-    float *restrict const r30 = t30;
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_bias = bn1_bias;
+    const float *restrict const r_bn1_st = bn1_st;
+    float *restrict const r_bn1 = bn1;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r9[c], sc = (float)(1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05)) * r4[c], sh = r5[c];
-            const float *xr = r3 + (b * C + c) * L;
-            float *yr = r30 + (b * C + c) * L;
+            const float mu = r_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05)) * r_bn1_weight[c], sh = r_bn1_bias[c];
+            const float *xr = r_conv1 + (b * C + c) * L;
+            float *yr = r_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -481,17 +481,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 32, 8, 8, t30, t33);
+    nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t33, t34, t35, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 192), 4608);
+        nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 192), 4608);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t33 + b * C * H * W;
+            const float *img = pool1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -512,82 +512,82 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t34, (int)CKK, (A + 192), (int)P, 0.0f, t35 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv2_weight, (int)CKK, (A + 192), (int)P, 0.0f, conv2 + b * F * P, (int)P);
         }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
-    const float *restrict const r35 = t35;
-    float *restrict const r41 = t41;
+    const float *restrict const r_conv2 = conv2;
+    float *restrict const r_bn2_st = bn2_st;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r35, r41);
+        nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t42 + o * 64, t41 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(bn2_mu + o * 64, bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t44 + o * 64, t41 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(bn2_var + o * 64, bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r38 = t38;
-    const float *restrict const r42 = t42;
-    float *restrict const r50 = t50;
+    const float *restrict const r_bn2_running_mean = bn2_running_mean;
+    const float *restrict const r_bn2_mu = bn2_mu;
+    float *restrict const r_bn2_add = bn2_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v38 = r38[i];
-        const float v47 = 0.9f * v38;
-        const float v43 = r42[i];
-        const float v49 = 0.1f * v43;
-        const float v50 = v47 + v49;
-        r50[i] = v50;
+        const float v_bn2_running_mean = r_bn2_running_mean[i];
+        const float v_bn2_mul = 0.9f * v_bn2_running_mean;
+        const float v_bn2_mu = r_bn2_mu[i];
+        const float v_bn2_mul_2 = 0.1f * v_bn2_mu;
+        const float v_bn2_add = v_bn2_mul + v_bn2_mul_2;
+        r_bn2_add[i] = v_bn2_add;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: / */
     {
-    float *restrict const r59 = t59;
+    float *restrict const r_bn2_div = bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v57 = (float)(16.0f * (double)n) - 1.0f;
-        const float v59 = (float)(16.0f * (double)n) / v57;
-        r59[i] = v59;
+        const float v_bn2_sub = (float)(16.0f * (double)n) - 1.0f;
+        const float v_bn2_div = (float)(16.0f * (double)n) / v_bn2_sub;
+        r_bn2_div[i] = v_bn2_div;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
     {
-    const float *restrict const r39 = t39;
-    const float *restrict const r44 = t44;
-    const float *restrict const r59 = t59;
-    float *restrict const r61 = t61;
+    const float *restrict const r_bn2_running_var = bn2_running_var;
+    const float *restrict const r_bn2_var = bn2_var;
+    const float *restrict const r_bn2_div = bn2_div;
+    float *restrict const r_bn2_add_2 = bn2_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v39 = r39[i];
-        const float v52 = 0.9f * v39;
-        const float v45 = r44[i];
-        const float v54 = 0.1f * v45;
-        const float v59 = r59[0];
-        const float v60 = v54 * v59;
-        const float v61 = v52 + v60;
-        r61[i] = v61;
+        const float v_bn2_running_var = r_bn2_running_var[i];
+        const float v_bn2_mul = 0.9f * v_bn2_running_var;
+        const float v_bn2_var = r_bn2_var[i];
+        const float v_bn2_mul_2 = 0.1f * v_bn2_var;
+        const float v_bn2_div = r_bn2_div[0];
+        const float v_bn2_mul_3 = v_bn2_mul_2 * v_bn2_div;
+        const float v_bn2_add_2 = v_bn2_mul + v_bn2_mul_3;
+        r_bn2_add_2[i] = v_bn2_add_2;
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r37 = t37;
-    const float *restrict const r41 = t41;
-    float *restrict const r62 = t62;
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_bias = bn2_bias;
+    const float *restrict const r_bn2_st = bn2_st;
+    float *restrict const r_bn2 = bn2;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r41[c], sc = (float)(1.0 / sqrt((double)r41[C + c] + 1.0000000000000001e-05)) * r36[c], sh = r37[c];
-            const float *xr = r35 + (b * C + c) * L;
-            float *yr = r62 + (b * C + c) * L;
+            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            const float *xr = r_conv2 + (b * C + c) * L;
+            float *yr = r_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -596,37 +596,37 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
-    nnc_maxpool2_f32(n * 64, 4, 4, t62, t65);
+    nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        t67[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+        drop_rng_mask[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
-    const float *restrict const r65 = t65;
-    const float *restrict const r67 = t67;
-    float *restrict const r68 = t68;
+    const float *restrict const r_pool2 = pool2;
+    const float *restrict const r_drop_rng_mask = drop_rng_mask;
+    float *restrict const r_drop = drop;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v66 = r65[i];
-        const float v67 = r67[i];
-        const float v68 = v66 * v67;
-        r68[i] = v68;
+        const float v_flat = r_pool2[i];
+        const float v_drop_rng_mask = r_drop_rng_mask[i];
+        const float v_drop = v_flat * v_drop_rng_mask;
+        r_drop[i] = v_drop;
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, t68, (int)(256), t69, (int)(256), 0.0f, t72, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
-    const float *restrict const r70 = t70;
-    const float *restrict const r72 = t72;
-    float *restrict const r73 = t73;
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v72 = r72[i];
-        const float v70 = r70[i1 * 1];
-        const float v73 = v72 + v70;
-        r73[i] = v73;
+        const float v_fc_matmul = r_fc_matmul[i];
+        const float v_fc_bias = r_fc_bias[i1 * 1];
+        const float v_fc = v_fc_matmul + v_fc_bias;
+        r_fc[i] = v_fc;
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -635,15 +635,15 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t73 + r * C;
+            const float *row = fc + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -659,17 +659,17 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t74[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn1.running_mean */
-    memmove(S + 0, t18, sizeof(float) * 32);
+    memmove(S + 0, bn1_add, sizeof(float) * 32);
     /* update bn1.running_var */
-    memmove(S + 32, t29, sizeof(float) * 32);
+    memmove(S + 32, bn1_add_2, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, t50, sizeof(float) * 64);
+    memmove(S + 64, bn2_add, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, t61, sizeof(float) * 64);
-    return t74[0];
+    memmove(S + 128, bn2_add_2, sizeof(float) * 64);
+    return cross_entropy[0];
 }
 
 void digits_cnn_backward(digits_cnn *m)
@@ -681,40 +681,40 @@ void digits_cnn_backward(digits_cnn *m)
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
-    const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
-    const float *const t4 = P + 288; /* bn1.weight [32] */
-    float *const t9 = (float *)(A + 0); /* [2, 32] */
-    float *const t30 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t33 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
-    const float *const t34 = P + 352; /* conv2.weight [64, 32, 3, 3] */
-    float *const t35 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
-    const float *const t36 = P + 18784; /* bn2.weight [64] */
-    float *const t41 = (float *)(A + 192); /* [2, 64] */
-    float *const t62 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
-    float *const t67 = (float *)(A + SB + 6912 * MB); /* [N, 256] */
-    float *const t68 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
-    const float *const t69 = P + 18912; /* fc.weight [10, 256] */
-    float *const t73 = (float *)(A + SB + 7440 * MB); /* [N, 10] */
-    float *const t76 = (float *)(A + SB + 7424 * MB); /* [N, 10] */
-    float *const t77 = G + 21472; /* d fc.bias [1, 10] */
-    float *const t79 = (float *)(A + SB + 7440 * MB); /* [N, 256] */
-    float *const t81 = G + 18912; /* d fc.weight [10, 256] */
-    float *const t82 = (float *)(A + SB + 7168 * MB); /* [N, 256] */
-    float *const t84 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
-    float *const t88 = (float *)(A + 64); /* [2, 64] */
-    float *const t89 = G + 18784; /* d bn2.weight [1, 64] */
-    float *const t91 = G + 18848; /* d bn2.bias [1, 64] */
-    float *const t93 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
-    float *const t95 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
-    float *const t96 = G + 352; /* d conv2.weight [64, 32, 3, 3] */
-    float *const t97 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
-    float *const t101 = (float *)(A + 64); /* [2, 32] */
-    float *const t102 = G + 288; /* d bn1.weight [1, 32] */
-    float *const t104 = G + 320; /* d bn1.bias [1, 32] */
-    float *const t106 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
-    float *const t108 = G + 0; /* d conv1.weight [32, 1, 3, 3] */
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    float *const bn1_st = (float *)(A + 0); /* [2, 32] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const pool1 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    float *const bn2_st = (float *)(A + 192); /* [2, 64] */
+    float *const bn2 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const d_fc_bias = G + 21472; /* d fc.bias [1, 10] */
+    float *const d_drop = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const d_fc_weight = G + 18912; /* d fc.weight [10, 256] */
+    float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
+    float *const d_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 64] */
+    float *const d_bn2_weight = G + 18784; /* d bn2.weight [1, 64] */
+    float *const d_bn2_bias = G + 18848; /* d bn2.bias [1, 64] */
+    float *const d_bn2_v = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const d_pool1 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
+    float *const d_conv2_weight = G + 352; /* d conv2.weight [64, 32, 3, 3] */
+    float *const d_act1 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
+    float *const d_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 32] */
+    float *const d_bn1_weight = G + 288; /* d bn1.weight [1, 32] */
+    float *const d_bn1_bias = G + 320; /* d bn1.bias [1, 32] */
+    float *const d_bn1_v = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const d_conv1_weight = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
@@ -723,15 +723,15 @@ void digits_cnn_backward(digits_cnn *m)
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
-            const float *row = t73 + r * C;
-            float *d = t76 + r * C;
+            const int32_t c = y_in[r];
+            const float *row = fc + r * C;
+            float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -754,86 +754,86 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r76 = t76;
-    float *restrict const r77 = t77;
+    const float *restrict const r_d_fc = d_fc;
+    float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r77, 0, sizeof(float) * (size_t)K);
+        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r77[k] += r76[r * K + k];
+                r_d_fc_bias[k] += r_d_fc[r * K + k];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, t76, (int)(10), t69, (int)(256), 0.0f, t79, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, t76, (int)(10), t68, (int)(256), 0.0f, t81, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
-    const float *restrict const r67 = t67;
-    const float *restrict const r79 = t79;
-    float *restrict const r82 = t82;
+    const float *restrict const r_drop_rng_mask = drop_rng_mask;
+    const float *restrict const r_d_drop = d_drop;
+    float *restrict const r_d_flat = d_flat;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v79 = r79[i];
-        const float v67 = r67[i];
-        const float v82 = v79 * v67;
-        r82[i] = v82;
+        const float v_d_drop = r_d_drop[i];
+        const float v_drop_rng_mask = r_drop_rng_mask[i];
+        const float v_d_flat = v_d_drop * v_drop_rng_mask;
+        r_d_flat[i] = v_d_flat;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
-    nnc_maxpool2_bwd_f32(n * 64, 4, 4, t62, t82, t84, 1);
+    nnc_maxpool2_bwd_f32(n * 64, 4, 4, bn2, d_flat, d_act2, 1);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r35 = t35;
-    const float *restrict const r41 = t41;
-    const float *restrict const r84 = t84;
-    float *restrict const r88 = t88;
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_st = bn2_st;
+    const float *restrict const r_d_act2 = d_act2;
+    float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r84, r35, NULL, r41, 1.0000000000000001e-05, r88);
+        nnc_bn_grads_f32(N, C, L, r_d_act2, r_conv2, NULL, r_bn2_st, 1.0000000000000001e-05, r_d_bn2_batch_norm_grads);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t89 + o * 64, t88 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_bn2_weight + o * 64, d_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t91 + o * 64, t88 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_bn2_bias + o * 64, d_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r41 = t41;
-    const float *restrict const r84 = t84;
-    const float *restrict const r88 = t88;
-    float *restrict const r93 = t93;
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_st = bn2_st;
+    const float *restrict const r_d_act2 = d_act2;
+    const float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    float *restrict const r_d_bn2_v = d_bn2_v;
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r41[C + c] + 1.0000000000000001e-05), k1 = (double)r36[c] * rstd;
-            const float mu = r41[c], a = (float)k1, mdy = (float)((double)r88[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r88[c] / M);
-            const float *xr = r35 + (b * C + c) * L, *dr = r84 + (b * C + c) * L;
-            float *yr = r93 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
+            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
+            float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t93, t34, t95, NULL, 32, 4, 4, 64, 3, 3, 1, (A + 64), 22336);
+        nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, (A + 64), 22336);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t95 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t34, (int)CKK, t93 + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
+            float *img = d_pool1 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, conv2_weight, (int)CKK, d_bn2_v + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -857,7 +857,7 @@ void digits_cnn_backward(digits_cnn *m)
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t93, t33, t96, 32, 4, 4, 64, 3, 3, 1, 1, (A + 64), 23040);
+        nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, (A + 64), 23040);
     else
     {
         const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
@@ -865,7 +865,7 @@ void digits_cnn_backward(digits_cnn *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 64) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t33 + b * C * H * W;
+            const float *img = pool1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -886,58 +886,58 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, t93 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, d_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t96[f * CKK + k] = dwt[k * F + f];
+                d_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
-    nnc_maxpool2_bwd_f32(n * 32, 8, 8, t30, t95, t97, 1);
+    nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r9 = t9;
-    const float *restrict const r97 = t97;
-    float *restrict const r101 = t101;
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_st = bn1_st;
+    const float *restrict const r_d_act1 = d_act1;
+    float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r97, r3, NULL, r9, 1.0000000000000001e-05, r101);
+        nnc_bn_grads_f32(N, C, L, r_d_act1, r_conv1, NULL, r_bn1_st, 1.0000000000000001e-05, r_d_bn1_batch_norm_grads);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t102 + o * 32, t101 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_bn1_weight + o * 32, d_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t104 + o * 32, t101 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_bn1_bias + o * 32, d_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r9 = t9;
-    const float *restrict const r97 = t97;
-    const float *restrict const r101 = t101;
-    float *restrict const r106 = t106;
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_st = bn1_st;
+    const float *restrict const r_d_act1 = d_act1;
+    const float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    float *restrict const r_d_bn1_v = d_bn1_v;
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05), k1 = (double)r4[c] * rstd;
-            const float mu = r9[c], a = (float)k1, mdy = (float)((double)r101[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r101[c] / M);
-            const float *xr = r3 + (b * C + c) * L, *dr = r97 + (b * C + c) * L;
-            float *yr = r106 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;
+            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_conv1 + (b * C + c) * L, *dr = r_d_act1 + (b * C + c) * L;
+            float *yr = r_d_bn1_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t106, t0, t108, 1, 8, 8, 32, 3, 3, 1, 1, (A + 0), 3108);
+        nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, (A + 0), 3108);
     else
     {
         const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
@@ -945,7 +945,7 @@ void digits_cnn_backward(digits_cnn *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 0) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
+            const float *img = x_in + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -966,11 +966,11 @@ void digits_cnn_backward(digits_cnn *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, t106 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, d_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t108[f * CKK + k] = dwt[k * F + f];
+                d_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
 }
 
@@ -983,10 +983,10 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    float *const t49 = (float *)(A + SB + 16 * MB); /* [N, 10] */
-    float *const t50 = (float *)(A + 0); /* [] */
-    float *const t51 = (float *)(A + 16); /* [] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     digits_cnn_infer(m, n, x);
@@ -996,15 +996,15 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t49 + r * C;
+            const float *row = fc + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -1020,21 +1020,21 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t50[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t49 + r * C;
+            const float *row = fc + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
-            hits += best == t1[r];
+            hits += best == y_in[r];
         }
-        t51[0] = (float)((double)hits / (double)rows);
+        accuracy[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t50[0];
-    metrics[0] = t51[0];
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
 

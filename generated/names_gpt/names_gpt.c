@@ -144,123 +144,123 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t0 = (const int32_t *)ids; /* [N, 16] */
-    const float *const t2 = P + 1792; /* pos [16, 64] */
-    const float *const t3 = P + 0; /* tok.weight [28, 64] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t5 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
-    const float *const t6 = P + 2816; /* blocks.0.ln1.weight [64] */
-    const float *const t7 = P + 2880; /* blocks.0.ln1.bias [64] */
-    float *const t8 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t9 = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    const float *const t10 = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const t12 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const t13 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t15 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    const float *const t16 = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    const float *const t17 = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const t19 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t20 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t22 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    const float *const t23 = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    const float *const t24 = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const t26 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t27 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t29 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t33 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t35 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t36 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t37 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
-    const float *const t39 = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
-    const float *const t40 = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const t42 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t44 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    const float *const t45 = P + 19584; /* blocks.0.ln2.weight [64] */
-    const float *const t46 = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const t47 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t48 = P + 19712; /* blocks.0.fc.weight [256, 64] */
-    const float *const t49 = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const t51 = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const t53 = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
-    const float *const t54 = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    const float *const t55 = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const t57 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t59 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
-    const float *const t60 = P + 52800; /* blocks.1.ln1.weight [64] */
-    const float *const t61 = P + 52864; /* blocks.1.ln1.bias [64] */
-    float *const t62 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t63 = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    const float *const t64 = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const t66 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const t67 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t69 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    const float *const t70 = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    const float *const t71 = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const t73 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t74 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t76 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    const float *const t77 = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    const float *const t78 = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const t80 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t81 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t83 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t87 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t89 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    float *const t90 = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
-    float *const t91 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
-    const float *const t93 = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
-    const float *const t94 = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const t96 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t98 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    const float *const t99 = P + 69568; /* blocks.1.ln2.weight [64] */
-    const float *const t100 = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const t101 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t102 = P + 69696; /* blocks.1.fc.weight [256, 64] */
-    const float *const t103 = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const t105 = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
-    float *const t107 = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
-    const float *const t108 = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    const float *const t109 = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const t111 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t113 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
-    const float *const t114 = P + 102784; /* lnf.weight [64] */
-    const float *const t115 = P + 102848; /* lnf.bias [64] */
-    float *const t116 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t117 = P + 102912; /* head.weight [28, 64] */
-    const float *const t118 = P + 104704; /* head.bias [28] */
-    float *const t120 = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
-    float *const t121 = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    const int32_t *const ids_in = (const int32_t *)ids; /* [N, 16] */
+    const float *const pos = P + 1792; /* pos [16, 64] */
+    const float *const tok_weight = P + 0; /* tok.weight [28, 64] */
+    float *const tok = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    const float *const blocks_0_ln1_bias = P + 2880; /* blocks.0.ln1.bias [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
+    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
+    float *const blocks_0_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
+    float *const blocks_0_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
+    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
+    float *const blocks_1_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
+    float *const blocks_1_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
+    float *const lnf = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    const float *const head_bias = P + 104704; /* head.bias [28] */
+    float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
     (void)ids;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t id = t0[r];
-            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) t4[r * D + k] = (float)NAN; continue; }
-            memcpy(t4 + r * D, t3 + id * D, sizeof(float) * (size_t)D);
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
+            memcpy(tok + r * D, tok_weight + id * D, sizeof(float) * (size_t)D);
         }
     }
     /* names_gpt.nn:54  + */
     {
-    const float *restrict const r2 = t2;
-    const float *restrict const r4 = t4;
-    float *restrict const r5 = t5;
+    const float *restrict const r_pos = pos;
+    const float *restrict const r_tok = tok;
+    float *restrict const r_add = add;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v4 = r4[i];
-        const float v2 = r2[i2 * 1 + i1 * 64];
-        const float v5 = v4 + v2;
-        r5[i] = v5;
+        const float v_tok = r_tok[i];
+        const float v_pos = r_pos[i2 * 1 + i1 * 64];
+        const float v_add = v_tok + v_pos;
+        r_add[i] = v_add;
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t5 + r * D;
+            const float *restrict xr = add + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -285,25 +285,25 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t8[r * D + k] = (xr[k] - mu) * rstd * t6[k] + t7[k];
+            for (int64_t k = 0; k < D; k++) blocks_0_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln1_weight[k] + blocks_0_ln1_bias[k];
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t8, (int)(64), t9, (int)(64), 0.0f, t12, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r10 = t10;
-    const float *restrict const r12 = t12;
-    float *restrict const r13 = t13;
+    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
+    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
+    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v12 = r12[i];
-        const float v10 = r10[i2 * 1];
-        const float v13 = v12 + v10;
-        r13[i] = v13;
+        const float v_blocks_0_attn_query_matmul = r_blocks_0_attn_query_matmul[i];
+        const float v_blocks_0_attn_query_bias = r_blocks_0_attn_query_bias[i2 * 1];
+        const float v_blocks_0_attn_query = v_blocks_0_attn_query_matmul + v_blocks_0_attn_query_bias;
+        r_blocks_0_attn_query[i] = v_blocks_0_attn_query;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -313,24 +313,24 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t15[o++] = t13[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t8, (int)(64), t16, (int)(64), 0.0f, t19, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r17 = t17;
-    const float *restrict const r19 = t19;
-    float *restrict const r20 = t20;
+    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
+    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
+    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v19 = r19[i];
-        const float v17 = r17[i2 * 1];
-        const float v20 = v19 + v17;
-        r20[i] = v20;
+        const float v_blocks_0_attn_key_matmul = r_blocks_0_attn_key_matmul[i];
+        const float v_blocks_0_attn_key_bias = r_blocks_0_attn_key_bias[i2 * 1];
+        const float v_blocks_0_attn_key = v_blocks_0_attn_key_matmul + v_blocks_0_attn_key_bias;
+        r_blocks_0_attn_key[i] = v_blocks_0_attn_key;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -340,24 +340,24 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t22[o++] = t20[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t8, (int)(64), t23, (int)(64), 0.0f, t26, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r24 = t24;
-    const float *restrict const r26 = t26;
-    float *restrict const r27 = t27;
+    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
+    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
+    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v26 = r26[i];
-        const float v24 = r24[i2 * 1];
-        const float v27 = v26 + v24;
-        r27[i] = v27;
+        const float v_blocks_0_attn_value_matmul = r_blocks_0_attn_value_matmul[i];
+        const float v_blocks_0_attn_value_bias = r_blocks_0_attn_value_bias[i2 * 1];
+        const float v_blocks_0_attn_value = v_blocks_0_attn_value_matmul + v_blocks_0_attn_value_bias;
+        r_blocks_0_attn_value[i] = v_blocks_0_attn_value;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -367,20 +367,20 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t29[o++] = t27[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t33 + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
-        float *restrict yr = t35 + r * 16;
-        const float *restrict xr = t33 + r * 16;
+        float *restrict yr = blocks_0_attn_softmax + r * 16;
+        const float *restrict xr = blocks_0_attn_matmul + r * 16;
         float mx;
         {
             float l_[16];
@@ -413,7 +413,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t36 + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -422,34 +422,34 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t37[o++] = t36[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t37, (int)(64), t39, (int)(64), 0.0f, t42, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
-    const float *restrict const r5 = t5;
-    const float *restrict const r40 = t40;
-    const float *restrict const r42 = t42;
-    float *restrict const r44 = t44;
+    const float *restrict const r_add = add;
+    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
+    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    float *restrict const r_blocks_0_h = blocks_0_h;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v5 = r5[i];
-        const float v42 = r42[i];
-        const float v40 = r40[i2 * 1];
-        const float v43 = v42 + v40;
-        const float v44 = v5 + v43;
-        r44[i] = v44;
+        const float v_add = r_add[i];
+        const float v_blocks_0_attn_out_matmul = r_blocks_0_attn_out_matmul[i];
+        const float v_blocks_0_attn_out_bias = r_blocks_0_attn_out_bias[i2 * 1];
+        const float v_blocks_0_attn_out = v_blocks_0_attn_out_matmul + v_blocks_0_attn_out_bias;
+        const float v_blocks_0_h = v_add + v_blocks_0_attn_out;
+        r_blocks_0_h[i] = v_blocks_0_h;
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t44 + r * D;
+            const float *restrict xr = blocks_0_h + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -474,54 +474,54 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t47[r * D + k] = (xr[k] - mu) * rstd * t45[k] + t46[k];
+            for (int64_t k = 0; k < D; k++) blocks_0_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln2_weight[k] + blocks_0_ln2_bias[k];
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t47, (int)(64), t48, (int)(64), 0.0f, t51, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r49 = t49;
-    const float *restrict const r51 = t51;
-    float *restrict const r53 = t53;
+    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
+    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    float *restrict const r_blocks_0_fc = blocks_0_fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v51 = r51[i];
-        const float v49 = r49[i2 * 1];
-        const float v52 = v51 + v49;
-        const float v53 = 0.5f * v52 * (1.0f + nnc_tanh_float(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
-        r53[i] = v53;
+        const float v_blocks_0_fc_matmul = r_blocks_0_fc_matmul[i];
+        const float v_blocks_0_fc_bias = r_blocks_0_fc_bias[i2 * 1];
+        const float v_blocks_0_fc_add = v_blocks_0_fc_matmul + v_blocks_0_fc_bias;
+        const float v_blocks_0_fc = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = v_blocks_0_fc;
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, t53, (int)(256), t54, (int)(256), 0.0f, t57, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
-    const float *restrict const r44 = t44;
-    const float *restrict const r55 = t55;
-    const float *restrict const r57 = t57;
-    float *restrict const r59 = t59;
+    const float *restrict const r_blocks_0_h = blocks_0_h;
+    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
+    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    float *restrict const r_blocks_0 = blocks_0;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v44 = r44[i];
-        const float v57 = r57[i];
-        const float v55 = r55[i2 * 1];
-        const float v58 = v57 + v55;
-        const float v59 = v44 + v58;
-        r59[i] = v59;
+        const float v_blocks_0_h = r_blocks_0_h[i];
+        const float v_blocks_0_proj_matmul = r_blocks_0_proj_matmul[i];
+        const float v_blocks_0_proj_bias = r_blocks_0_proj_bias[i2 * 1];
+        const float v_blocks_0_proj = v_blocks_0_proj_matmul + v_blocks_0_proj_bias;
+        const float v_blocks_0 = v_blocks_0_h + v_blocks_0_proj;
+        r_blocks_0[i] = v_blocks_0;
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t59 + r * D;
+            const float *restrict xr = blocks_0 + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -546,25 +546,25 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t62[r * D + k] = (xr[k] - mu) * rstd * t60[k] + t61[k];
+            for (int64_t k = 0; k < D; k++) blocks_1_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln1_weight[k] + blocks_1_ln1_bias[k];
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t62, (int)(64), t63, (int)(64), 0.0f, t66, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r64 = t64;
-    const float *restrict const r66 = t66;
-    float *restrict const r67 = t67;
+    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
+    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
+    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v66 = r66[i];
-        const float v64 = r64[i2 * 1];
-        const float v67 = v66 + v64;
-        r67[i] = v67;
+        const float v_blocks_1_attn_query_matmul = r_blocks_1_attn_query_matmul[i];
+        const float v_blocks_1_attn_query_bias = r_blocks_1_attn_query_bias[i2 * 1];
+        const float v_blocks_1_attn_query = v_blocks_1_attn_query_matmul + v_blocks_1_attn_query_bias;
+        r_blocks_1_attn_query[i] = v_blocks_1_attn_query;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -574,24 +574,24 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t69[o++] = t67[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t62, (int)(64), t70, (int)(64), 0.0f, t73, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r71 = t71;
-    const float *restrict const r73 = t73;
-    float *restrict const r74 = t74;
+    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
+    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
+    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v73 = r73[i];
-        const float v71 = r71[i2 * 1];
-        const float v74 = v73 + v71;
-        r74[i] = v74;
+        const float v_blocks_1_attn_key_matmul = r_blocks_1_attn_key_matmul[i];
+        const float v_blocks_1_attn_key_bias = r_blocks_1_attn_key_bias[i2 * 1];
+        const float v_blocks_1_attn_key = v_blocks_1_attn_key_matmul + v_blocks_1_attn_key_bias;
+        r_blocks_1_attn_key[i] = v_blocks_1_attn_key;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -601,24 +601,24 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t76[o++] = t74[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t62, (int)(64), t77, (int)(64), 0.0f, t80, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r78 = t78;
-    const float *restrict const r80 = t80;
-    float *restrict const r81 = t81;
+    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
+    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
+    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v80 = r80[i];
-        const float v78 = r78[i2 * 1];
-        const float v81 = v80 + v78;
-        r81[i] = v81;
+        const float v_blocks_1_attn_value_matmul = r_blocks_1_attn_value_matmul[i];
+        const float v_blocks_1_attn_value_bias = r_blocks_1_attn_value_bias[i2 * 1];
+        const float v_blocks_1_attn_value = v_blocks_1_attn_value_matmul + v_blocks_1_attn_value_bias;
+        r_blocks_1_attn_value[i] = v_blocks_1_attn_value;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -628,20 +628,20 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t83[o++] = t81[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t87 + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
-        float *restrict yr = t89 + r * 16;
-        const float *restrict xr = t87 + r * 16;
+        float *restrict yr = blocks_1_attn_softmax + r * 16;
+        const float *restrict xr = blocks_1_attn_matmul + r * 16;
         float mx;
         {
             float l_[16];
@@ -674,7 +674,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t90 + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -683,34 +683,34 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t91[o++] = t90[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t91, (int)(64), t93, (int)(64), 0.0f, t96, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
-    const float *restrict const r59 = t59;
-    const float *restrict const r94 = t94;
-    const float *restrict const r96 = t96;
-    float *restrict const r98 = t98;
+    const float *restrict const r_blocks_0 = blocks_0;
+    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
+    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    float *restrict const r_blocks_1_h = blocks_1_h;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v59 = r59[i];
-        const float v96 = r96[i];
-        const float v94 = r94[i2 * 1];
-        const float v97 = v96 + v94;
-        const float v98 = v59 + v97;
-        r98[i] = v98;
+        const float v_blocks_0 = r_blocks_0[i];
+        const float v_blocks_1_attn_out_matmul = r_blocks_1_attn_out_matmul[i];
+        const float v_blocks_1_attn_out_bias = r_blocks_1_attn_out_bias[i2 * 1];
+        const float v_blocks_1_attn_out = v_blocks_1_attn_out_matmul + v_blocks_1_attn_out_bias;
+        const float v_blocks_1_h = v_blocks_0 + v_blocks_1_attn_out;
+        r_blocks_1_h[i] = v_blocks_1_h;
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t98 + r * D;
+            const float *restrict xr = blocks_1_h + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -735,54 +735,54 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t101[r * D + k] = (xr[k] - mu) * rstd * t99[k] + t100[k];
+            for (int64_t k = 0; k < D; k++) blocks_1_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln2_weight[k] + blocks_1_ln2_bias[k];
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t101, (int)(64), t102, (int)(64), 0.0f, t105, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r103 = t103;
-    const float *restrict const r105 = t105;
-    float *restrict const r107 = t107;
+    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
+    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    float *restrict const r_blocks_1_fc = blocks_1_fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v105 = r105[i];
-        const float v103 = r103[i2 * 1];
-        const float v106 = v105 + v103;
-        const float v107 = 0.5f * v106 * (1.0f + nnc_tanh_float(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
-        r107[i] = v107;
+        const float v_blocks_1_fc_matmul = r_blocks_1_fc_matmul[i];
+        const float v_blocks_1_fc_bias = r_blocks_1_fc_bias[i2 * 1];
+        const float v_blocks_1_fc_add = v_blocks_1_fc_matmul + v_blocks_1_fc_bias;
+        const float v_blocks_1_fc = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = v_blocks_1_fc;
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, t107, (int)(256), t108, (int)(256), 0.0f, t111, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
-    const float *restrict const r98 = t98;
-    const float *restrict const r109 = t109;
-    const float *restrict const r111 = t111;
-    float *restrict const r113 = t113;
+    const float *restrict const r_blocks_1_h = blocks_1_h;
+    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
+    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    float *restrict const r_blocks_1 = blocks_1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v98 = r98[i];
-        const float v111 = r111[i];
-        const float v109 = r109[i2 * 1];
-        const float v112 = v111 + v109;
-        const float v113 = v98 + v112;
-        r113[i] = v113;
+        const float v_blocks_1_h = r_blocks_1_h[i];
+        const float v_blocks_1_proj_matmul = r_blocks_1_proj_matmul[i];
+        const float v_blocks_1_proj_bias = r_blocks_1_proj_bias[i2 * 1];
+        const float v_blocks_1_proj = v_blocks_1_proj_matmul + v_blocks_1_proj_bias;
+        const float v_blocks_1 = v_blocks_1_h + v_blocks_1_proj;
+        r_blocks_1[i] = v_blocks_1;
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t113 + r * D;
+            const float *restrict xr = blocks_1 + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -807,25 +807,25 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t116[r * D + k] = (xr[k] - mu) * rstd * t114[k] + t115[k];
+            for (int64_t k = 0; k < D; k++) lnf[r * D + k] = (xr[k] - mu) * rstd * lnf_weight[k] + lnf_bias[k];
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, t116, (int)(64), t117, (int)(64), 0.0f, t120, (int)(28));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
     {
-    const float *restrict const r118 = t118;
-    const float *restrict const r120 = t120;
-    float *restrict const r121 = t121;
+    const float *restrict const r_head_bias = head_bias;
+    const float *restrict const r_head_matmul = head_matmul;
+    float *restrict const r_head = head;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        const float v120 = r120[i];
-        const float v118 = r118[i2 * 1];
-        const float v121 = v120 + v118;
-        r121[i] = v121;
+        const float v_head_matmul = r_head_matmul[i];
+        const float v_head_bias = r_head_bias[i2 * 1];
+        const float v_head = v_head_matmul + v_head_bias;
+        r_head[i] = v_head;
     }
     }
 }
@@ -837,9 +837,9 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const t121 = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
     names_gpt_infer(m, n, ids);
-    memcpy(out, t121, sizeof(float) * (size_t)(448 * (int64_t)n));
+    memcpy(out, head, sizeof(float) * (size_t)(448 * (int64_t)n));
 }
 
 float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
@@ -849,96 +849,96 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t0 = (const int32_t *)ids; /* [N, 16] */
-    const int32_t *const t1 = (const int32_t *)next; /* [N, 16] */
-    const float *const t2 = P + 1792; /* pos [16, 64] */
-    const float *const t3 = P + 0; /* tok.weight [28, 64] */
-    float *const t4 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t5 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
-    const float *const t6 = P + 2816; /* blocks.0.ln1.weight [64] */
-    const float *const t7 = P + 2880; /* blocks.0.ln1.bias [64] */
-    float *const t8 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t9 = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    const float *const t10 = P + 7040; /* blocks.0.attn.query.bias [64] */
-    float *const t12 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const t13 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t15 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    const float *const t16 = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    const float *const t17 = P + 11200; /* blocks.0.attn.key.bias [64] */
-    float *const t19 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t20 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t22 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    const float *const t23 = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    const float *const t24 = P + 15360; /* blocks.0.attn.value.bias [64] */
-    float *const t26 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t27 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const t29 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t33 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t35 = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const t36 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t37 = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
-    const float *const t39 = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
-    const float *const t40 = P + 19520; /* blocks.0.attn.out.bias [64] */
-    float *const t42 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const t44 = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
-    const float *const t45 = P + 19584; /* blocks.0.ln2.weight [64] */
-    const float *const t46 = P + 19648; /* blocks.0.ln2.bias [64] */
-    float *const t47 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    const float *const t48 = P + 19712; /* blocks.0.fc.weight [256, 64] */
-    const float *const t49 = P + 36096; /* blocks.0.fc.bias [256] */
-    float *const t51 = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
-    float *const t52 = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const t53 = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
-    const float *const t54 = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    const float *const t55 = P + 52736; /* blocks.0.proj.bias [64] */
-    float *const t57 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const t59 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
-    const float *const t60 = P + 52800; /* blocks.1.ln1.weight [64] */
-    const float *const t61 = P + 52864; /* blocks.1.ln1.bias [64] */
-    float *const t62 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    const float *const t63 = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    const float *const t64 = P + 57024; /* blocks.1.attn.query.bias [64] */
-    float *const t66 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const t67 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
-    float *const t69 = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    const float *const t70 = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    const float *const t71 = P + 61184; /* blocks.1.attn.key.bias [64] */
-    float *const t73 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
-    float *const t74 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const t76 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    const float *const t77 = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    const float *const t78 = P + 65344; /* blocks.1.attn.value.bias [64] */
-    float *const t80 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const t81 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const t83 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const t87 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t89 = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const t90 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t91 = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
-    const float *const t93 = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
-    const float *const t94 = P + 69504; /* blocks.1.attn.out.bias [64] */
-    float *const t96 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const t98 = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
-    const float *const t99 = P + 69568; /* blocks.1.ln2.weight [64] */
-    const float *const t100 = P + 69632; /* blocks.1.ln2.bias [64] */
-    float *const t101 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    const float *const t102 = P + 69696; /* blocks.1.fc.weight [256, 64] */
-    const float *const t103 = P + 86080; /* blocks.1.fc.bias [256] */
-    float *const t105 = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
-    float *const t106 = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const t107 = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
-    const float *const t108 = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    const float *const t109 = P + 102720; /* blocks.1.proj.bias [64] */
-    float *const t111 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    float *const t113 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
-    const float *const t114 = P + 102784; /* lnf.weight [64] */
-    const float *const t115 = P + 102848; /* lnf.bias [64] */
-    float *const t116 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    const float *const t117 = P + 102912; /* head.weight [28, 64] */
-    const float *const t118 = P + 104704; /* head.bias [28] */
-    float *const t120 = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
-    float *const t121 = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
-    float *const t122 = (float *)(A + 0); /* [] */
+    const int32_t *const ids_in = (const int32_t *)ids; /* [N, 16] */
+    const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
+    const float *const pos = P + 1792; /* pos [16, 64] */
+    const float *const tok_weight = P + 0; /* tok.weight [28, 64] */
+    float *const tok = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    const float *const blocks_0_ln1_bias = P + 2880; /* blocks.0.ln1.bias [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
+    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
+    float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
+    float *const blocks_0_proj_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
+    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
+    float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
+    float *const blocks_1_proj_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
+    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    const float *const head_bias = P + 104704; /* head.bias [28] */
+    float *const head_matmul = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
     m->in_[0] = ids;
     m->lab_[0] = next;
@@ -946,32 +946,32 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t id = t0[r];
-            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) t4[r * D + k] = (float)NAN; continue; }
-            memcpy(t4 + r * D, t3 + id * D, sizeof(float) * (size_t)D);
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
+            memcpy(tok + r * D, tok_weight + id * D, sizeof(float) * (size_t)D);
         }
     }
     /* names_gpt.nn:54  + */
     {
-    const float *restrict const r2 = t2;
-    const float *restrict const r4 = t4;
-    float *restrict const r5 = t5;
+    const float *restrict const r_pos = pos;
+    const float *restrict const r_tok = tok;
+    float *restrict const r_add = add;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v4 = r4[i];
-        const float v2 = r2[i2 * 1 + i1 * 64];
-        const float v5 = v4 + v2;
-        r5[i] = v5;
+        const float v_tok = r_tok[i];
+        const float v_pos = r_pos[i2 * 1 + i1 * 64];
+        const float v_add = v_tok + v_pos;
+        r_add[i] = v_add;
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t5 + r * D;
+            const float *restrict xr = add + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -996,25 +996,25 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t8[r * D + k] = (xr[k] - mu) * rstd * t6[k] + t7[k];
+            for (int64_t k = 0; k < D; k++) blocks_0_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln1_weight[k] + blocks_0_ln1_bias[k];
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t8, (int)(64), t9, (int)(64), 0.0f, t12, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r10 = t10;
-    const float *restrict const r12 = t12;
-    float *restrict const r13 = t13;
+    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
+    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
+    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v12 = r12[i];
-        const float v10 = r10[i2 * 1];
-        const float v13 = v12 + v10;
-        r13[i] = v13;
+        const float v_blocks_0_attn_query_matmul = r_blocks_0_attn_query_matmul[i];
+        const float v_blocks_0_attn_query_bias = r_blocks_0_attn_query_bias[i2 * 1];
+        const float v_blocks_0_attn_query = v_blocks_0_attn_query_matmul + v_blocks_0_attn_query_bias;
+        r_blocks_0_attn_query[i] = v_blocks_0_attn_query;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -1024,24 +1024,24 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t15[o++] = t13[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t8, (int)(64), t16, (int)(64), 0.0f, t19, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r17 = t17;
-    const float *restrict const r19 = t19;
-    float *restrict const r20 = t20;
+    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
+    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
+    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v19 = r19[i];
-        const float v17 = r17[i2 * 1];
-        const float v20 = v19 + v17;
-        r20[i] = v20;
+        const float v_blocks_0_attn_key_matmul = r_blocks_0_attn_key_matmul[i];
+        const float v_blocks_0_attn_key_bias = r_blocks_0_attn_key_bias[i2 * 1];
+        const float v_blocks_0_attn_key = v_blocks_0_attn_key_matmul + v_blocks_0_attn_key_bias;
+        r_blocks_0_attn_key[i] = v_blocks_0_attn_key;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -1051,24 +1051,24 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t22[o++] = t20[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t8, (int)(64), t23, (int)(64), 0.0f, t26, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r24 = t24;
-    const float *restrict const r26 = t26;
-    float *restrict const r27 = t27;
+    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
+    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
+    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v26 = r26[i];
-        const float v24 = r24[i2 * 1];
-        const float v27 = v26 + v24;
-        r27[i] = v27;
+        const float v_blocks_0_attn_value_matmul = r_blocks_0_attn_value_matmul[i];
+        const float v_blocks_0_attn_value_bias = r_blocks_0_attn_value_bias[i2 * 1];
+        const float v_blocks_0_attn_value = v_blocks_0_attn_value_matmul + v_blocks_0_attn_value_bias;
+        r_blocks_0_attn_value[i] = v_blocks_0_attn_value;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -1078,20 +1078,20 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t29[o++] = t27[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t33 + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
-        float *restrict yr = t35 + r * 16;
-        const float *restrict xr = t33 + r * 16;
+        float *restrict yr = blocks_0_attn_softmax + r * 16;
+        const float *restrict xr = blocks_0_attn_matmul + r * 16;
         float mx;
         {
             float l_[16];
@@ -1124,7 +1124,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t36 + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -1133,34 +1133,34 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t37[o++] = t36[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t37, (int)(64), t39, (int)(64), 0.0f, t42, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
-    const float *restrict const r5 = t5;
-    const float *restrict const r40 = t40;
-    const float *restrict const r42 = t42;
-    float *restrict const r44 = t44;
+    const float *restrict const r_add = add;
+    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
+    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    float *restrict const r_blocks_0_h = blocks_0_h;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v5 = r5[i];
-        const float v42 = r42[i];
-        const float v40 = r40[i2 * 1];
-        const float v43 = v42 + v40;
-        const float v44 = v5 + v43;
-        r44[i] = v44;
+        const float v_add = r_add[i];
+        const float v_blocks_0_attn_out_matmul = r_blocks_0_attn_out_matmul[i];
+        const float v_blocks_0_attn_out_bias = r_blocks_0_attn_out_bias[i2 * 1];
+        const float v_blocks_0_attn_out = v_blocks_0_attn_out_matmul + v_blocks_0_attn_out_bias;
+        const float v_blocks_0_h = v_add + v_blocks_0_attn_out;
+        r_blocks_0_h[i] = v_blocks_0_h;
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t44 + r * D;
+            const float *restrict xr = blocks_0_h + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -1185,56 +1185,56 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t47[r * D + k] = (xr[k] - mu) * rstd * t45[k] + t46[k];
+            for (int64_t k = 0; k < D; k++) blocks_0_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln2_weight[k] + blocks_0_ln2_bias[k];
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t47, (int)(64), t48, (int)(64), 0.0f, t51, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r49 = t49;
-    const float *restrict const r51 = t51;
-    float *restrict const r52 = t52;
-    float *restrict const r53 = t53;
+    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
+    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    float *restrict const r_blocks_0_fc = blocks_0_fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v51 = r51[i];
-        const float v49 = r49[i2 * 1];
-        const float v52 = v51 + v49;
-        r52[i] = v52;
-        const float v53 = 0.5f * v52 * (1.0f + nnc_tanh_float(0.797884561f * (v52 + 0.044715f * v52 * v52 * v52)));
-        r53[i] = v53;
+        const float v_blocks_0_fc_matmul = r_blocks_0_fc_matmul[i];
+        const float v_blocks_0_fc_bias = r_blocks_0_fc_bias[i2 * 1];
+        const float v_blocks_0_fc_add = v_blocks_0_fc_matmul + v_blocks_0_fc_bias;
+        r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
+        const float v_blocks_0_fc = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = v_blocks_0_fc;
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, t53, (int)(256), t54, (int)(256), 0.0f, t57, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
-    const float *restrict const r44 = t44;
-    const float *restrict const r55 = t55;
-    const float *restrict const r57 = t57;
-    float *restrict const r59 = t59;
+    const float *restrict const r_blocks_0_h = blocks_0_h;
+    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
+    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    float *restrict const r_blocks_0 = blocks_0;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v44 = r44[i];
-        const float v57 = r57[i];
-        const float v55 = r55[i2 * 1];
-        const float v58 = v57 + v55;
-        const float v59 = v44 + v58;
-        r59[i] = v59;
+        const float v_blocks_0_h = r_blocks_0_h[i];
+        const float v_blocks_0_proj_matmul = r_blocks_0_proj_matmul[i];
+        const float v_blocks_0_proj_bias = r_blocks_0_proj_bias[i2 * 1];
+        const float v_blocks_0_proj = v_blocks_0_proj_matmul + v_blocks_0_proj_bias;
+        const float v_blocks_0 = v_blocks_0_h + v_blocks_0_proj;
+        r_blocks_0[i] = v_blocks_0;
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t59 + r * D;
+            const float *restrict xr = blocks_0 + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -1259,25 +1259,25 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t62[r * D + k] = (xr[k] - mu) * rstd * t60[k] + t61[k];
+            for (int64_t k = 0; k < D; k++) blocks_1_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln1_weight[k] + blocks_1_ln1_bias[k];
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t62, (int)(64), t63, (int)(64), 0.0f, t66, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r64 = t64;
-    const float *restrict const r66 = t66;
-    float *restrict const r67 = t67;
+    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
+    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
+    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v66 = r66[i];
-        const float v64 = r64[i2 * 1];
-        const float v67 = v66 + v64;
-        r67[i] = v67;
+        const float v_blocks_1_attn_query_matmul = r_blocks_1_attn_query_matmul[i];
+        const float v_blocks_1_attn_query_bias = r_blocks_1_attn_query_bias[i2 * 1];
+        const float v_blocks_1_attn_query = v_blocks_1_attn_query_matmul + v_blocks_1_attn_query_bias;
+        r_blocks_1_attn_query[i] = v_blocks_1_attn_query;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -1287,24 +1287,24 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t69[o++] = t67[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t62, (int)(64), t70, (int)(64), 0.0f, t73, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r71 = t71;
-    const float *restrict const r73 = t73;
-    float *restrict const r74 = t74;
+    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
+    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
+    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v73 = r73[i];
-        const float v71 = r71[i2 * 1];
-        const float v74 = v73 + v71;
-        r74[i] = v74;
+        const float v_blocks_1_attn_key_matmul = r_blocks_1_attn_key_matmul[i];
+        const float v_blocks_1_attn_key_bias = r_blocks_1_attn_key_bias[i2 * 1];
+        const float v_blocks_1_attn_key = v_blocks_1_attn_key_matmul + v_blocks_1_attn_key_bias;
+        r_blocks_1_attn_key[i] = v_blocks_1_attn_key;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -1314,24 +1314,24 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t76[o++] = t74[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t62, (int)(64), t77, (int)(64), 0.0f, t80, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
-    const float *restrict const r78 = t78;
-    const float *restrict const r80 = t80;
-    float *restrict const r81 = t81;
+    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
+    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
+    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v80 = r80[i];
-        const float v78 = r78[i2 * 1];
-        const float v81 = v80 + v78;
-        r81[i] = v81;
+        const float v_blocks_1_attn_value_matmul = r_blocks_1_attn_value_matmul[i];
+        const float v_blocks_1_attn_value_bias = r_blocks_1_attn_value_bias[i2 * 1];
+        const float v_blocks_1_attn_value = v_blocks_1_attn_value_matmul + v_blocks_1_attn_value_bias;
+        r_blocks_1_attn_value[i] = v_blocks_1_attn_value;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -1341,20 +1341,20 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t83[o++] = t81[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 0.25f, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t87 + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
-        float *restrict yr = t89 + r * 16;
-        const float *restrict xr = t87 + r * 16;
+        float *restrict yr = blocks_1_attn_softmax + r * 16;
+        const float *restrict xr = blocks_1_attn_matmul + r * 16;
         float mx;
         {
             float l_[16];
@@ -1387,7 +1387,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t90 + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
     {
@@ -1396,34 +1396,34 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t91[o++] = t90[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t91, (int)(64), t93, (int)(64), 0.0f, t96, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
-    const float *restrict const r59 = t59;
-    const float *restrict const r94 = t94;
-    const float *restrict const r96 = t96;
-    float *restrict const r98 = t98;
+    const float *restrict const r_blocks_0 = blocks_0;
+    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
+    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    float *restrict const r_blocks_1_h = blocks_1_h;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v59 = r59[i];
-        const float v96 = r96[i];
-        const float v94 = r94[i2 * 1];
-        const float v97 = v96 + v94;
-        const float v98 = v59 + v97;
-        r98[i] = v98;
+        const float v_blocks_0 = r_blocks_0[i];
+        const float v_blocks_1_attn_out_matmul = r_blocks_1_attn_out_matmul[i];
+        const float v_blocks_1_attn_out_bias = r_blocks_1_attn_out_bias[i2 * 1];
+        const float v_blocks_1_attn_out = v_blocks_1_attn_out_matmul + v_blocks_1_attn_out_bias;
+        const float v_blocks_1_h = v_blocks_0 + v_blocks_1_attn_out;
+        r_blocks_1_h[i] = v_blocks_1_h;
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t98 + r * D;
+            const float *restrict xr = blocks_1_h + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -1448,56 +1448,56 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t101[r * D + k] = (xr[k] - mu) * rstd * t99[k] + t100[k];
+            for (int64_t k = 0; k < D; k++) blocks_1_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln2_weight[k] + blocks_1_ln2_bias[k];
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t101, (int)(64), t102, (int)(64), 0.0f, t105, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
-    const float *restrict const r103 = t103;
-    const float *restrict const r105 = t105;
-    float *restrict const r106 = t106;
-    float *restrict const r107 = t107;
+    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
+    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    float *restrict const r_blocks_1_fc = blocks_1_fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v105 = r105[i];
-        const float v103 = r103[i2 * 1];
-        const float v106 = v105 + v103;
-        r106[i] = v106;
-        const float v107 = 0.5f * v106 * (1.0f + nnc_tanh_float(0.797884561f * (v106 + 0.044715f * v106 * v106 * v106)));
-        r107[i] = v107;
+        const float v_blocks_1_fc_matmul = r_blocks_1_fc_matmul[i];
+        const float v_blocks_1_fc_bias = r_blocks_1_fc_bias[i2 * 1];
+        const float v_blocks_1_fc_add = v_blocks_1_fc_matmul + v_blocks_1_fc_bias;
+        r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
+        const float v_blocks_1_fc = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = v_blocks_1_fc;
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, t107, (int)(256), t108, (int)(256), 0.0f, t111, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
-    const float *restrict const r98 = t98;
-    const float *restrict const r109 = t109;
-    const float *restrict const r111 = t111;
-    float *restrict const r113 = t113;
+    const float *restrict const r_blocks_1_h = blocks_1_h;
+    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
+    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    float *restrict const r_blocks_1 = blocks_1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v98 = r98[i];
-        const float v111 = r111[i];
-        const float v109 = r109[i2 * 1];
-        const float v112 = v111 + v109;
-        const float v113 = v98 + v112;
-        r113[i] = v113;
+        const float v_blocks_1_h = r_blocks_1_h[i];
+        const float v_blocks_1_proj_matmul = r_blocks_1_proj_matmul[i];
+        const float v_blocks_1_proj_bias = r_blocks_1_proj_bias[i2 * 1];
+        const float v_blocks_1_proj = v_blocks_1_proj_matmul + v_blocks_1_proj_bias;
+        const float v_blocks_1 = v_blocks_1_h + v_blocks_1_proj;
+        r_blocks_1[i] = v_blocks_1;
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t113 + r * D;
+            const float *restrict xr = blocks_1 + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -1522,25 +1522,25 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            for (int64_t k = 0; k < D; k++) t116[r * D + k] = (xr[k] - mu) * rstd * t114[k] + t115[k];
+            for (int64_t k = 0; k < D; k++) lnf[r * D + k] = (xr[k] - mu) * rstd * lnf_weight[k] + lnf_bias[k];
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, t116, (int)(64), t117, (int)(64), 0.0f, t120, (int)(28));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
     {
-    const float *restrict const r118 = t118;
-    const float *restrict const r120 = t120;
-    float *restrict const r121 = t121;
+    const float *restrict const r_head_bias = head_bias;
+    const float *restrict const r_head_matmul = head_matmul;
+    float *restrict const r_head = head;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        const float v120 = r120[i];
-        const float v118 = r118[i2 * 1];
-        const float v121 = v120 + v118;
-        r121[i] = v121;
+        const float v_head_matmul = r_head_matmul[i];
+        const float v_head_bias = r_head_bias[i2 * 1];
+        const float v_head = v_head_matmul + v_head_bias;
+        r_head[i] = v_head;
     }
     }
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
@@ -1549,15 +1549,15 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = next_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t121 + r * C;
+            const float *row = head + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -1573,9 +1573,9 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t122[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
-    return t122[0];
+    return cross_entropy[0];
 }
 
 void names_gpt_backward(names_gpt *m)
@@ -1585,134 +1585,134 @@ void names_gpt_backward(names_gpt *m)
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t0 = (const int32_t *)m->in_[0]; /* ids [N, 16] */
-    const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* next [N, 16] */
-    float *const t5 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
-    const float *const t6 = P + 2816; /* blocks.0.ln1.weight [64] */
-    float *const t8 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    const float *const t9 = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
-    float *const t15 = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
-    const float *const t16 = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
-    float *const t22 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    const float *const t23 = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
-    float *const t29 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t35 = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
-    float *const t37 = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
-    const float *const t39 = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
-    float *const t44 = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
-    const float *const t45 = P + 19584; /* blocks.0.ln2.weight [64] */
-    float *const t47 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    const float *const t48 = P + 19712; /* blocks.0.fc.weight [256, 64] */
-    float *const t52 = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
-    float *const t53 = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
-    const float *const t54 = P + 36352; /* blocks.0.proj.weight [64, 256] */
-    float *const t59 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
-    const float *const t60 = P + 52800; /* blocks.1.ln1.weight [64] */
-    float *const t62 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    const float *const t63 = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
-    float *const t69 = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
-    const float *const t70 = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
-    float *const t76 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    const float *const t77 = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
-    float *const t83 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const t89 = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
-    float *const t91 = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
-    const float *const t93 = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
-    float *const t98 = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
-    const float *const t99 = P + 69568; /* blocks.1.ln2.weight [64] */
-    float *const t101 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    const float *const t102 = P + 69696; /* blocks.1.fc.weight [256, 64] */
-    float *const t106 = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
-    float *const t107 = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
-    const float *const t108 = P + 86336; /* blocks.1.proj.weight [64, 256] */
-    float *const t113 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
-    const float *const t114 = P + 102784; /* lnf.weight [64] */
-    float *const t116 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    const float *const t117 = P + 102912; /* head.weight [28, 64] */
-    float *const t121 = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
-    float *const t124 = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
-    float *const t125 = G + 104704; /* d head.bias [1, 1, 28] */
-    float *const t127 = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
-    float *const t131 = G + 102912; /* d head.weight [28, 64] */
-    float *const t132 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
-    float *const t133 = G + 102784; /* d lnf.weight [64] */
-    float *const t134 = G + 102848; /* d lnf.bias [1, 1, 64] */
-    float *const t136 = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
-    float *const t138 = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
-    float *const t142 = G + 86336; /* d blocks.1.proj.weight [64, 256] */
-    float *const t144 = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
-    float *const t145 = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
-    float *const t147 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
-    float *const t151 = G + 69696; /* d blocks.1.fc.weight [256, 64] */
-    float *const t152 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const t153 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
-    float *const t154 = G + 69568; /* d blocks.1.ln2.weight [64] */
-    float *const t155 = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
-    float *const t157 = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
-    float *const t159 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const t163 = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
-    float *const t165 = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const t166 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t167 = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
-    float *const t168 = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
-    float *const t171 = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
-    float *const t173 = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
-    float *const t174 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
-    float *const t176 = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
-    float *const t178 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
-    float *const t182 = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
-    float *const t183 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
-    float *const t185 = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
-    float *const t187 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
-    float *const t192 = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
-    float *const t193 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
-    float *const t195 = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
-    float *const t197 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
-    float *const t198 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
-    float *const t202 = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
-    float *const t203 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const t204 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
-    float *const t205 = G + 52800; /* d blocks.1.ln1.weight [64] */
-    float *const t206 = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
-    float *const t208 = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
-    float *const t210 = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
-    float *const t214 = G + 36352; /* d blocks.0.proj.weight [64, 256] */
-    float *const t216 = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
-    float *const t217 = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
-    float *const t219 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
-    float *const t223 = G + 19712; /* d blocks.0.fc.weight [256, 64] */
-    float *const t224 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const t225 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
-    float *const t226 = G + 19584; /* d blocks.0.ln2.weight [64] */
-    float *const t227 = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
-    float *const t229 = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
-    float *const t231 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const t235 = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
-    float *const t237 = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const t238 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t239 = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
-    float *const t240 = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
-    float *const t243 = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
-    float *const t245 = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
-    float *const t246 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
-    float *const t248 = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
-    float *const t250 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
-    float *const t254 = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
-    float *const t255 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
-    float *const t257 = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
-    float *const t259 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
-    float *const t264 = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
-    float *const t265 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
-    float *const t267 = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
-    float *const t269 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
-    float *const t270 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
-    float *const t274 = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
-    float *const t275 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
-    float *const t276 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
-    float *const t277 = G + 2816; /* d blocks.0.ln1.weight [64] */
-    float *const t278 = G + 2880; /* d blocks.0.ln1.bias [1, 1, 64] */
-    float *const t280 = G + 1792; /* d pos [1, 16, 64] */
-    float *const t282 = G + 0; /* d tok.weight [28, 64] */
+    const int32_t *const ids_in = (const int32_t *)m->in_[0]; /* ids [N, 16] */
+    const int32_t *const next_in = (const int32_t *)m->lab_[0]; /* next [N, 16] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const d_head = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const d_head_bias = G + 104704; /* d head.bias [1, 1, 28] */
+    float *const d_lnf = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
+    float *const d_head_weight = G + 102912; /* d head.weight [28, 64] */
+    float *const d_blocks_1 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const d_lnf_weight = G + 102784; /* d lnf.weight [64] */
+    float *const d_lnf_bias = G + 102848; /* d lnf.bias [1, 1, 64] */
+    float *const d_blocks_1_proj_bias = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
+    float *const d_blocks_1_fc = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_proj_weight = G + 86336; /* d blocks.1.proj.weight [64, 256] */
+    float *const d_blocks_1_fc_add = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
+    float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
+    float *const d_blocks_1_h = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
+    float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
+    float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
+    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
+    float *const d_blocks_1_attn_a = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_reshape_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
+    float *const d_blocks_1_attn_reshape_3 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
+    float *const d_blocks_1_attn_reshape_4 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
+    float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_weight = G + 52800; /* d blocks.1.ln1.weight [64] */
+    float *const d_blocks_1_ln1_bias = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
+    float *const d_blocks_0_proj_bias = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
+    float *const d_blocks_0_fc = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_proj_weight = G + 36352; /* d blocks.0.proj.weight [64, 256] */
+    float *const d_blocks_0_fc_add = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
+    float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
+    float *const d_blocks_0_h = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_h_2 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln2_weight = G + 19584; /* d blocks.0.ln2.weight [64] */
+    float *const d_blocks_0_ln2_bias = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
+    float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
+    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
+    float *const d_blocks_0_attn_a = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_reshape_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
+    float *const d_blocks_0_attn_reshape_3 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
+    float *const d_blocks_0_attn_reshape_4 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
+    float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const d_add_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_weight = G + 2816; /* d blocks.0.ln1.weight [64] */
+    float *const d_blocks_0_ln1_bias = G + 2880; /* d blocks.0.ln1.bias [1, 1, 64] */
+    float *const d_pos = G + 1792; /* d pos [1, 16, 64] */
+    float *const d_tok_weight = G + 0; /* d tok.weight [28, 64] */
     const int n = m->n_;
     (void)n;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) (backward) */
@@ -1721,15 +1721,15 @@ void names_gpt_backward(names_gpt *m)
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = next_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
-            const float *row = t121 + r * C;
-            float *d = t124 + r * C;
+            const int32_t c = next_in[r];
+            const float *row = head + r * C;
+            float *d = d_head + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -1752,27 +1752,27 @@ void names_gpt_backward(names_gpt *m)
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r124 = t124;
-    float *restrict const r125 = t125;
+    const float *restrict const r_d_head = d_head;
+    float *restrict const r_d_head_bias = d_head_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 28;
-        memset(r125, 0, sizeof(float) * (size_t)K);
+        memset(r_d_head_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r125[k] += r124[r * K + k];
+                r_d_head_bias[k] += r_d_head[r * K + k];
     }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, t124, (int)(28), t117, (int)(64), 0.0f, t127, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, t124, (int)(28), t116, (int)(64), 0.0f, t131, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t133, 0, sizeof(float) * (size_t)D);
-        memset(t134, 0, sizeof(float) * (size_t)D);
+        memset(d_lnf_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_lnf_bias, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t113 + r * D;
+            const float *restrict xr = blocks_1 + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -1797,15 +1797,15 @@ void names_gpt_backward(names_gpt *m)
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = t127 + r * D;
+            const float *restrict dr = d_lnf + r * D;
             float sg;
             {
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t114[k];
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t114[k];
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sg = s_;
             }
@@ -1814,70 +1814,70 @@ void names_gpt_backward(names_gpt *m)
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t114[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t114[k] * (xr[k] - mu);
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sgx = s_;
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) t132[r * D + k] = rstd * (dr[k] * t114[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) t133[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) t134[k] += dr[k];
+            for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_lnf_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r132 = t132;
-    float *restrict const r136 = t136;
+    const float *restrict const r_d_blocks_1 = d_blocks_1;
+    float *restrict const r_d_blocks_1_proj_bias = d_blocks_1_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r136, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_1_proj_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r136[k] += r132[r * K + k];
+                r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t132, (int)(64), t108, (int)(256), 0.0f, t138, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, t132, (int)(64), t107, (int)(256), 0.0f, t142, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
-    const float *restrict const r106 = t106;
-    const float *restrict const r138 = t138;
-    float *restrict const r144 = t144;
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    const float *restrict const r_d_blocks_1_fc = d_blocks_1_fc;
+    float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v138 = r138[i];
-        const float v106 = r106[i];
-        const float v143 = nnc_dgelu_float(v106);
-        const float v144 = v138 * v143;
-        r144[i] = v144;
+        const float v_d_blocks_1_fc = r_d_blocks_1_fc[i];
+        const float v_blocks_1_fc_add = r_blocks_1_fc_add[i];
+        const float v_d_blocks_1_fc_dgelu = nnc_dgelu_float(v_blocks_1_fc_add);
+        const float v_d_blocks_1_fc_add = v_d_blocks_1_fc * v_d_blocks_1_fc_dgelu;
+        r_d_blocks_1_fc_add[i] = v_d_blocks_1_fc_add;
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r144 = t144;
-    float *restrict const r145 = t145;
+    const float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
+    float *restrict const r_d_blocks_1_fc_bias = d_blocks_1_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r145, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_1_fc_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r145[k] += r144[r * K + k];
+                r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, t144, (int)(256), t102, (int)(64), 0.0f, t147, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, t144, (int)(256), t101, (int)(64), 0.0f, t151, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t154, 0, sizeof(float) * (size_t)D);
-        memset(t155, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln2_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln2_bias, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t98 + r * D;
+            const float *restrict xr = blocks_1_h + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -1902,15 +1902,15 @@ void names_gpt_backward(names_gpt *m)
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = t147 + r * D;
+            const float *restrict dr = d_blocks_1_ln2 + r * D;
             float sg;
             {
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t99[k];
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t99[k];
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sg = s_;
             }
@@ -1919,46 +1919,46 @@ void names_gpt_backward(names_gpt *m)
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t99[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t99[k] * (xr[k] - mu);
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sgx = s_;
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) t152[r * D + k] = rstd * (dr[k] * t99[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) t154[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) t155[k] += dr[k];
+            for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
     {
-    const float *restrict const r132 = t132;
-    const float *restrict const r152 = t152;
-    float *restrict const r153 = t153;
+    const float *restrict const r_d_blocks_1 = d_blocks_1;
+    const float *restrict const r_d_blocks_1_h = d_blocks_1_h;
+    float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v132 = r132[i];
-        const float v152 = r152[i];
-        const float v153 = v132 + v152;
-        r153[i] = v153;
+        const float v_d_blocks_1 = r_d_blocks_1[i];
+        const float v_d_blocks_1_h = r_d_blocks_1_h[i];
+        const float v_d_blocks_1_h_2 = v_d_blocks_1 + v_d_blocks_1_h;
+        r_d_blocks_1_h_2[i] = v_d_blocks_1_h_2;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r153 = t153;
-    float *restrict const r157 = t157;
+    const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    float *restrict const r_d_blocks_1_attn_out_bias = d_blocks_1_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r157, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_1_attn_out_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r157[k] += r153[r * K + k];
+                r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t153, (int)(64), t93, (int)(64), 0.0f, t159, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t153, (int)(64), t91, (int)(64), 0.0f, t163, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -1966,27 +1966,27 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t165[o++] = t159[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, t165 + i1 * 1 * 256 + i0 * 4 * 256, 16, t83 + i1 * 1 * 256 + i0 * 4 * 256, 16, t166 + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, t89 + i1 * 1 * 256 + i0 * 4 * 256, 16, t165 + i1 * 1 * 256 + i0 * 4 * 256, 16, t167 + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
-        float *restrict yr = t168 + r * 16;
-        const float *restrict dr = t166 + r * 16, *restrict pr = t89 + r * 16;
+        float *restrict yr = d_blocks_1_attn_s + r * 16;
+        const float *restrict dr = d_blocks_1_attn_softmax + r * 16, *restrict pr = blocks_1_attn_softmax + r * 16;
         float dot;
         {
             float l_[16] = {0};
@@ -2006,14 +2006,14 @@ void names_gpt_backward(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, 16, t76 + i1 * 1 * 256 + i0 * 4 * 256, 16, t171 + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, t168 + i1 * 1 * 256 + i0 * 4 * 256, 16, t69 + i1 * 1 * 256 + i0 * 4 * 256, 16, t173 + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
@@ -2022,24 +2022,24 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t174[o++] = t167[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r174 = t174;
-    float *restrict const r176 = t176;
+    const float *restrict const r_d_blocks_1_attn_reshape_2 = d_blocks_1_attn_reshape_2;
+    float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r176, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_1_attn_value_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r176[k] += r174[r * K + k];
+                r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t174, (int)(64), t77, (int)(64), 0.0f, t178, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t174, (int)(64), t62, (int)(64), 0.0f, t182, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2047,24 +2047,24 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t183[o++] = t173[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r183 = t183;
-    float *restrict const r185 = t185;
+    const float *restrict const r_d_blocks_1_attn_reshape_3 = d_blocks_1_attn_reshape_3;
+    float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r185, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_1_attn_key_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r185[k] += r183[r * K + k];
+                r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t183, (int)(64), t70, (int)(64), 0.0f, t187, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t183, (int)(64), t62, (int)(64), 0.0f, t192, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2072,46 +2072,46 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t193[o++] = t171[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r193 = t193;
-    float *restrict const r195 = t195;
+    const float *restrict const r_d_blocks_1_attn_reshape_4 = d_blocks_1_attn_reshape_4;
+    float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r195, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_1_attn_query_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r195[k] += r193[r * K + k];
+                r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t193, (int)(64), t63, (int)(64), 0.0f, t197, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r178 = t178;
-    const float *restrict const r187 = t187;
-    const float *restrict const r197 = t197;
-    float *restrict const r198 = t198;
+    const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
+    const float *restrict const r_d_blocks_1_ln1_2 = d_blocks_1_ln1_2;
+    const float *restrict const r_d_blocks_1_ln1_3 = d_blocks_1_ln1_3;
+    float *restrict const r_d_blocks_1_ln1_4 = d_blocks_1_ln1_4;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v178 = r178[i];
-        const float v187 = r187[i];
-        const float v188 = v178 + v187;
-        const float v197 = r197[i];
-        const float v198 = v188 + v197;
-        r198[i] = v198;
+        const float v_d_blocks_1_ln1 = r_d_blocks_1_ln1[i];
+        const float v_d_blocks_1_ln1_2 = r_d_blocks_1_ln1_2[i];
+        const float v_d_blocks_1_ln1_5 = v_d_blocks_1_ln1 + v_d_blocks_1_ln1_2;
+        const float v_d_blocks_1_ln1_3 = r_d_blocks_1_ln1_3[i];
+        const float v_d_blocks_1_ln1_4 = v_d_blocks_1_ln1_5 + v_d_blocks_1_ln1_3;
+        r_d_blocks_1_ln1_4[i] = v_d_blocks_1_ln1_4;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t193, (int)(64), t62, (int)(64), 0.0f, t202, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t205, 0, sizeof(float) * (size_t)D);
-        memset(t206, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln1_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln1_bias, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t59 + r * D;
+            const float *restrict xr = blocks_0 + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -2136,15 +2136,15 @@ void names_gpt_backward(names_gpt *m)
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = t198 + r * D;
+            const float *restrict dr = d_blocks_1_ln1_4 + r * D;
             float sg;
             {
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t60[k];
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t60[k];
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sg = s_;
             }
@@ -2153,82 +2153,82 @@ void names_gpt_backward(names_gpt *m)
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t60[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t60[k] * (xr[k] - mu);
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sgx = s_;
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) t203[r * D + k] = rstd * (dr[k] * t60[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) t205[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) t206[k] += dr[k];
+            for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:20  + (backward) */
     {
-    const float *restrict const r153 = t153;
-    const float *restrict const r203 = t203;
-    float *restrict const r204 = t204;
+    const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    const float *restrict const r_d_blocks_0 = d_blocks_0;
+    float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v153 = r153[i];
-        const float v203 = r203[i];
-        const float v204 = v153 + v203;
-        r204[i] = v204;
+        const float v_d_blocks_1_h_2 = r_d_blocks_1_h_2[i];
+        const float v_d_blocks_0 = r_d_blocks_0[i];
+        const float v_d_blocks_0_2 = v_d_blocks_1_h_2 + v_d_blocks_0;
+        r_d_blocks_0_2[i] = v_d_blocks_0_2;
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r204 = t204;
-    float *restrict const r208 = t208;
+    const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    float *restrict const r_d_blocks_0_proj_bias = d_blocks_0_proj_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r208, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_0_proj_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r208[k] += r204[r * K + k];
+                r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, t204, (int)(64), t54, (int)(256), 0.0f, t210, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, t204, (int)(64), t53, (int)(256), 0.0f, t214, (int)(256));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
-    const float *restrict const r52 = t52;
-    const float *restrict const r210 = t210;
-    float *restrict const r216 = t216;
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    const float *restrict const r_d_blocks_0_fc = d_blocks_0_fc;
+    float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v210 = r210[i];
-        const float v52 = r52[i];
-        const float v215 = nnc_dgelu_float(v52);
-        const float v216 = v210 * v215;
-        r216[i] = v216;
+        const float v_d_blocks_0_fc = r_d_blocks_0_fc[i];
+        const float v_blocks_0_fc_add = r_blocks_0_fc_add[i];
+        const float v_d_blocks_0_fc_dgelu = nnc_dgelu_float(v_blocks_0_fc_add);
+        const float v_d_blocks_0_fc_add = v_d_blocks_0_fc * v_d_blocks_0_fc_dgelu;
+        r_d_blocks_0_fc_add[i] = v_d_blocks_0_fc_add;
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r216 = t216;
-    float *restrict const r217 = t217;
+    const float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
+    float *restrict const r_d_blocks_0_fc_bias = d_blocks_0_fc_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 256;
-        memset(r217, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_0_fc_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r217[k] += r216[r * K + k];
+                r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, t216, (int)(256), t48, (int)(64), 0.0f, t219, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, t216, (int)(256), t47, (int)(64), 0.0f, t223, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t226, 0, sizeof(float) * (size_t)D);
-        memset(t227, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln2_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln2_bias, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t44 + r * D;
+            const float *restrict xr = blocks_0_h + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -2253,15 +2253,15 @@ void names_gpt_backward(names_gpt *m)
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = t219 + r * D;
+            const float *restrict dr = d_blocks_0_ln2 + r * D;
             float sg;
             {
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t45[k];
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t45[k];
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sg = s_;
             }
@@ -2270,46 +2270,46 @@ void names_gpt_backward(names_gpt *m)
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t45[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t45[k] * (xr[k] - mu);
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sgx = s_;
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) t224[r * D + k] = rstd * (dr[k] * t45[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) t226[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) t227[k] += dr[k];
+            for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:19  + (backward) */
     {
-    const float *restrict const r204 = t204;
-    const float *restrict const r224 = t224;
-    float *restrict const r225 = t225;
+    const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    const float *restrict const r_d_blocks_0_h = d_blocks_0_h;
+    float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v204 = r204[i];
-        const float v224 = r224[i];
-        const float v225 = v204 + v224;
-        r225[i] = v225;
+        const float v_d_blocks_0_2 = r_d_blocks_0_2[i];
+        const float v_d_blocks_0_h = r_d_blocks_0_h[i];
+        const float v_d_blocks_0_h_2 = v_d_blocks_0_2 + v_d_blocks_0_h;
+        r_d_blocks_0_h_2[i] = v_d_blocks_0_h_2;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r225 = t225;
-    float *restrict const r229 = t229;
+    const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    float *restrict const r_d_blocks_0_attn_out_bias = d_blocks_0_attn_out_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r229, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_0_attn_out_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r229[k] += r225[r * K + k];
+                r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t225, (int)(64), t39, (int)(64), 0.0f, t231, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t225, (int)(64), t37, (int)(64), 0.0f, t235, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2317,27 +2317,27 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t237[o++] = t231[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_causal_nt_f32(16, 16, 1.0f, t237 + i1 * 1 * 256 + i0 * 4 * 256, 16, t29 + i1 * 1 * 256 + i0 * 4 * 256, 16, t238 + ic * 256, 16);
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 1.0f, t35 + i1 * 1 * 256 + i0 * 4 * 256, 16, t237 + i1 * 1 * 256 + i0 * 4 * 256, 16, t239 + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
-        float *restrict yr = t240 + r * 16;
-        const float *restrict dr = t238 + r * 16, *restrict pr = t35 + r * 16;
+        float *restrict yr = d_blocks_0_attn_s + r * 16;
+        const float *restrict dr = d_blocks_0_attn_softmax + r * 16, *restrict pr = blocks_0_attn_softmax + r * 16;
         float dot;
         {
             float l_[16] = {0};
@@ -2357,14 +2357,14 @@ void names_gpt_backward(names_gpt *m)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_nn_f32(16, 16, 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, 16, t22 + i1 * 1 * 256 + i0 * 4 * 256, 16, t243 + ic * 256, 16);
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
         const int64_t ic = (i0) * 4 + i1;
-        nnc_matmul_lower_tn_f32(16, 16, 0.25f, t240 + i1 * 1 * 256 + i0 * 4 * 256, 16, t15 + i1 * 1 * 256 + i0 * 4 * 256, 16, t245 + ic * 256, 16);
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
@@ -2373,24 +2373,24 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t246[o++] = t239[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r246 = t246;
-    float *restrict const r248 = t248;
+    const float *restrict const r_d_blocks_0_attn_reshape_2 = d_blocks_0_attn_reshape_2;
+    float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r248, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_0_attn_value_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r248[k] += r246[r * K + k];
+                r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t246, (int)(64), t23, (int)(64), 0.0f, t250, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t246, (int)(64), t8, (int)(64), 0.0f, t254, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2398,24 +2398,24 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t255[o++] = t245[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r255 = t255;
-    float *restrict const r257 = t257;
+    const float *restrict const r_d_blocks_0_attn_reshape_3 = d_blocks_0_attn_reshape_3;
+    float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r257, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_0_attn_key_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r257[k] += r255[r * K + k];
+                r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t255, (int)(64), t16, (int)(64), 0.0f, t259, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t255, (int)(64), t8, (int)(64), 0.0f, t264, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2423,46 +2423,46 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            t265[o++] = t243[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r265 = t265;
-    float *restrict const r267 = t267;
+    const float *restrict const r_d_blocks_0_attn_reshape_4 = d_blocks_0_attn_reshape_4;
+    float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
     {
         const int64_t rows = 16 * (int64_t)n, K = 64;
-        memset(r267, 0, sizeof(float) * (size_t)K);
+        memset(r_d_blocks_0_attn_query_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r267[k] += r265[r * K + k];
+                r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, t265, (int)(64), t9, (int)(64), 0.0f, t269, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r250 = t250;
-    const float *restrict const r259 = t259;
-    const float *restrict const r269 = t269;
-    float *restrict const r270 = t270;
+    const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
+    const float *restrict const r_d_blocks_0_ln1_2 = d_blocks_0_ln1_2;
+    const float *restrict const r_d_blocks_0_ln1_3 = d_blocks_0_ln1_3;
+    float *restrict const r_d_blocks_0_ln1_4 = d_blocks_0_ln1_4;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v250 = r250[i];
-        const float v259 = r259[i];
-        const float v260 = v250 + v259;
-        const float v269 = r269[i];
-        const float v270 = v260 + v269;
-        r270[i] = v270;
+        const float v_d_blocks_0_ln1 = r_d_blocks_0_ln1[i];
+        const float v_d_blocks_0_ln1_2 = r_d_blocks_0_ln1_2[i];
+        const float v_d_blocks_0_ln1_5 = v_d_blocks_0_ln1 + v_d_blocks_0_ln1_2;
+        const float v_d_blocks_0_ln1_3 = r_d_blocks_0_ln1_3[i];
+        const float v_d_blocks_0_ln1_4 = v_d_blocks_0_ln1_5 + v_d_blocks_0_ln1_3;
+        r_d_blocks_0_ln1_4[i] = v_d_blocks_0_ln1_4;
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, t265, (int)(64), t8, (int)(64), 0.0f, t274, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
-        memset(t277, 0, sizeof(float) * (size_t)D);
-        memset(t278, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln1_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln1_bias, 0, sizeof(float) * (size_t)D);
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict xr = t5 + r * D;
+            const float *restrict xr = add + r * D;
             float sx;
             {
                 float l_[16] = {0};
@@ -2487,15 +2487,15 @@ void names_gpt_backward(names_gpt *m)
                 sd = s_;
             }
             const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
-            const float *restrict dr = t270 + r * D;
+            const float *restrict dr = d_blocks_0_ln1_4 + r * D;
             float sg;
             {
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t6[k];
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t6[k];
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sg = s_;
             }
@@ -2504,50 +2504,50 @@ void names_gpt_backward(names_gpt *m)
                 float l_[16] = {0};
                 int64_t k0_ = 0;
                 for (; k0_ + 16 <= D; k0_ += 16)
-                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * t6[k] * (xr[k] - mu);
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
                 float s_ = 0;
-                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * t6[k] * (xr[k] - mu);
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
                 for (int j = 0; j < 16; j++) s_ += l_[j];
                 sgx = s_;
             }
             const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
-            for (int64_t k = 0; k < D; k++) t275[r * D + k] = rstd * (dr[k] * t6[k] - mg - (xr[k] - mu) * rstd * mgx);
-            for (int64_t k = 0; k < D; k++) t277[k] += dr[k] * (xr[k] - mu) * rstd;
-            for (int64_t k = 0; k < D; k++) t278[k] += dr[k];
+            for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_bias[k] += dr[k];
         }
     }
     /* names_gpt.nn:54  + (backward) */
     {
-    const float *restrict const r225 = t225;
-    const float *restrict const r275 = t275;
-    float *restrict const r276 = t276;
+    const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    const float *restrict const r_d_add = d_add;
+    float *restrict const r_d_add_2 = d_add_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v225 = r225[i];
-        const float v275 = r275[i];
-        const float v276 = v225 + v275;
-        r276[i] = v276;
+        const float v_d_blocks_0_h_2 = r_d_blocks_0_h_2[i];
+        const float v_d_add = r_d_add[i];
+        const float v_d_add_2 = v_d_blocks_0_h_2 + v_d_add;
+        r_d_add_2[i] = v_d_add_2;
     }
     }
     /* names_gpt.nn:54  + (backward) */
     {
-    const float *restrict const r276 = t276;
-    float *restrict const r280 = t280;
+    const float *restrict const r_d_add_2 = d_add_2;
+    float *restrict const r_d_pos = d_pos;
     {
         const int64_t rows = (int64_t)n, K = 1024;
-        memset(r280, 0, sizeof(float) * (size_t)K);
+        memset(r_d_pos, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r280[k] += r276[r * K + k];
+                r_d_pos[k] += r_d_add_2[r * K + k];
     }
     }
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
-        memset(t282, 0, sizeof(float) * (size_t)(V * D));
+        memset(d_tok_weight, 0, sizeof(float) * (size_t)(V * D));
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t id = t0[r];
+            const int32_t id = ids_in[r];
             if (id < 0 || id >= V) continue;
-            for (int64_t k = 0; k < D; k++) t282[id * D + k] += t276[r * D + k];
+            for (int64_t k = 0; k < D; k++) d_tok_weight[id * D + k] += d_add_2[r * D + k];
         }
     }
 }
@@ -2559,9 +2559,9 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t1 = (const int32_t *)next; /* [N, 16] */
-    float *const t121 = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
-    float *const t122 = (float *)(A + 0); /* [] */
+    const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
     names_gpt_infer(m, n, ids);
@@ -2571,15 +2571,15 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = next_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = next_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t121 + r * C;
+            const float *row = head + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -2595,9 +2595,9 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t122[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
-    *loss = t122[0];
+    *loss = cross_entropy[0];
     (void)metrics;
 }
 

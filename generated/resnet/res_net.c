@@ -227,156 +227,156 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
-    const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t4 = P + 432; /* bn.weight [16] */
-    const float *const t5 = P + 448; /* bn.bias [16] */
-    const float *const t6 = S + 0; /* bn.running_mean [16] */
-    const float *const t7 = S + 16; /* bn.running_var [16] */
-    float *const t16 = (float *)(A + 0); /* [16, 1] */
-    float *const t19 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t21 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t22 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t23 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t24 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t25 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t26 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t27 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t36 = (float *)(A + 0); /* [16, 1] */
-    float *const t39 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
-    float *const t41 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t42 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t43 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t44 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t45 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t46 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t47 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t56 = (float *)(A + 0); /* [16, 1] */
-    float *const t59 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t62 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t63 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t64 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t65 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t66 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t67 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t68 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t77 = (float *)(A + 0); /* [16, 1] */
-    float *const t80 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    float *const t82 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t83 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t84 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t85 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t86 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t87 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t88 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t97 = (float *)(A + 0); /* [16, 1] */
-    float *const t100 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
-    float *const t103 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
-    const float *const t104 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t105 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t106 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t107 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t108 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t109 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t118 = (float *)(A + 0); /* [32, 1] */
-    float *const t121 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
-    float *const t123 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t124 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t125 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t126 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t127 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t128 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t129 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t138 = (float *)(A + 0); /* [32, 1] */
-    float *const t141 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    const float *const t143 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t144 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t145 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t146 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t147 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t148 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t157 = (float *)(A + 0); /* [32, 1] */
-    float *const t160 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
-    float *const t163 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
-    const float *const t164 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t165 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t166 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t167 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t168 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t169 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t178 = (float *)(A + 0); /* [32, 1] */
-    float *const t181 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
-    float *const t183 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
-    const float *const t184 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t185 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t186 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t187 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t188 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t189 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t198 = (float *)(A + 0); /* [32, 1] */
-    float *const t201 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
-    float *const t204 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
-    const float *const t205 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t206 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t207 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t208 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t209 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t210 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t219 = (float *)(A + 0); /* [64, 1] */
-    float *const t222 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
-    float *const t224 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t225 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t226 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t227 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t228 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t229 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t230 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t239 = (float *)(A + 0); /* [64, 1] */
-    float *const t242 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    const float *const t244 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t245 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t246 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t247 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t248 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t249 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t258 = (float *)(A + 0); /* [64, 1] */
-    float *const t261 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
-    float *const t264 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
-    const float *const t265 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t266 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t267 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t268 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t269 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t270 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t279 = (float *)(A + 0); /* [64, 1] */
-    float *const t282 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
-    float *const t284 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
-    const float *const t285 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t286 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    const float *const t287 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t288 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t289 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t290 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t299 = (float *)(A + 0); /* [64, 1] */
-    float *const t302 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
-    float *const t305 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
-    float *const t306 = (float *)(A + SB + 0 * MB); /* [N, 64] */
-    const float *const t307 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t308 = P + 175248; /* fc.bias [10] */
-    float *const t310 = (float *)(A + SB + 64 * MB); /* [N, 10] */
-    float *const t311 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    const float *const x_in = (const float *)x; /* [N, 3, 32, 32] */
+    const float *const stem_weight = P + 0; /* stem.weight [16, 3, 3, 3] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    const float *const bn_bias = P + 448; /* bn.bias [16] */
+    const float *const bn_running_mean = S + 0; /* bn.running_mean [16] */
+    const float *const bn_running_var = S + 16; /* bn.running_var [16] */
+    float *const bn_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const relu = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const stage1_0_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const stage1_0_h = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const stage1_0_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const stage1_0 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const stage1_1_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const stage1_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const stage1_1_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const stage1_1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const stage2_0_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const stage2_0_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const stage2_0_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const stage2_0_proj_bn_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const stage2_0 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const stage2_1_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const stage2_1_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const stage2_1_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const stage2_1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const stage3_0_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const stage3_0_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const stage3_0_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const stage3_0_proj_bn_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const stage3_0 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const stage3_1_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const stage3_1_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const stage3_1_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const stage3_1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const pool = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    const float *const fc_bias = P + 175248; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t3, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
+        nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
+            const float *img = x_in + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -394,65 +394,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stem_weight, (int)CKK, (A + 0), (int)P, 0.0f, stem + b * F * P, (int)P);
         }
     }
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r7 = t7;
-    float *restrict const r16 = t16;
+    const float *restrict const r_bn_running_var = bn_running_var;
+    float *restrict const r_bn_rsqrt = bn_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v12 = r7[i];
-        const float v15 = v12 + 1e-05f;
-        const float v16 = 1.0f / sqrtf(v15);
-        r16[i] = v16;
+        const float v_bn_var = r_bn_running_var[i];
+        const float v_bn_add = v_bn_var + 1e-05f;
+        const float v_bn_rsqrt = 1.0f / sqrtf(v_bn_add);
+        r_bn_rsqrt[i] = v_bn_rsqrt;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r6 = t6;
-    const float *restrict const r16 = t16;
-    float *restrict const r19 = t19;
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_bias = bn_bias;
+    const float *restrict const r_bn_running_mean = bn_running_mean;
+    const float *restrict const r_bn_rsqrt = bn_rsqrt;
+    float *restrict const r_bn = bn;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v8 = r3[i];
-        const float v11 = r6[i1 * 1];
-        const float v13 = v8 - v11;
-        const float v16 = r16[i1 * 1];
-        const float v17 = v13 * v16;
-        const float v9 = r4[i1 * 1];
-        const float v18 = v17 * v9;
-        const float v10 = r5[i1 * 1];
-        const float v19 = v18 + v10;
-        r19[i] = v19;
+        const float v_bn_v = r_stem[i];
+        const float v_bn_mu = r_bn_running_mean[i1 * 1];
+        const float v_bn_sub = v_bn_v - v_bn_mu;
+        const float v_bn_rsqrt = r_bn_rsqrt[i1 * 1];
+        const float v_bn_mul = v_bn_sub * v_bn_rsqrt;
+        const float v_bn_w = r_bn_weight[i1 * 1];
+        const float v_bn_mul_2 = v_bn_mul * v_bn_w;
+        const float v_bn_b = r_bn_bias[i1 * 1];
+        const float v_bn = v_bn_mul_2 + v_bn_b;
+        r_bn[i] = v_bn;
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
     {
-    const float *restrict const r19 = t19;
-    float *restrict const r21 = t21;
+    const float *restrict const r_bn = bn;
+    float *restrict const r_relu = relu;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v20 = r19[i];
-        const float v21 = v20 > 0.0f ? v20 : 0.0f;
-        r21[i] = v21;
+        const float v_bn = r_bn[i];
+        const float v_relu = v_bn > 0.0f ? v_bn : 0.0f;
+        r_relu[i] = v_relu;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t21, t22, t23, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
+        nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t21 + b * C * H * W;
+            const float *img = relu + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -470,65 +470,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t22, (int)CKK, (A + 0), (int)P, 0.0f, t23 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_0_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r27 = t27;
-    float *restrict const r36 = t36;
+    const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
+    float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v32 = r27[i];
-        const float v35 = v32 + 1e-05f;
-        const float v36 = 1.0f / sqrtf(v35);
-        r36[i] = v36;
+        const float v_stage1_0_bn1_var = r_stage1_0_bn1_running_var[i];
+        const float v_stage1_0_bn1_add = v_stage1_0_bn1_var + 1e-05f;
+        const float v_stage1_0_bn1_rsqrt = 1.0f / sqrtf(v_stage1_0_bn1_add);
+        r_stage1_0_bn1_rsqrt[i] = v_stage1_0_bn1_rsqrt;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r23 = t23;
-    const float *restrict const r24 = t24;
-    const float *restrict const r25 = t25;
-    const float *restrict const r26 = t26;
-    const float *restrict const r36 = t36;
-    float *restrict const r39 = t39;
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_bias = stage1_0_bn1_bias;
+    const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
+    const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
+    float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v28 = r23[i];
-        const float v31 = r26[i1 * 1];
-        const float v33 = v28 - v31;
-        const float v36 = r36[i1 * 1];
-        const float v37 = v33 * v36;
-        const float v29 = r24[i1 * 1];
-        const float v38 = v37 * v29;
-        const float v30 = r25[i1 * 1];
-        const float v39 = v38 + v30;
-        r39[i] = v39;
+        const float v_stage1_0_bn1_v = r_stage1_0_conv1[i];
+        const float v_stage1_0_bn1_mu = r_stage1_0_bn1_running_mean[i1 * 1];
+        const float v_stage1_0_bn1_sub = v_stage1_0_bn1_v - v_stage1_0_bn1_mu;
+        const float v_stage1_0_bn1_rsqrt = r_stage1_0_bn1_rsqrt[i1 * 1];
+        const float v_stage1_0_bn1_mul = v_stage1_0_bn1_sub * v_stage1_0_bn1_rsqrt;
+        const float v_stage1_0_bn1_w = r_stage1_0_bn1_weight[i1 * 1];
+        const float v_stage1_0_bn1_mul_2 = v_stage1_0_bn1_mul * v_stage1_0_bn1_w;
+        const float v_stage1_0_bn1_b = r_stage1_0_bn1_bias[i1 * 1];
+        const float v_stage1_0_bn1 = v_stage1_0_bn1_mul_2 + v_stage1_0_bn1_b;
+        r_stage1_0_bn1[i] = v_stage1_0_bn1;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r39 = t39;
-    float *restrict const r41 = t41;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    float *restrict const r_stage1_0_h = stage1_0_h;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v40 = r39[i];
-        const float v41 = v40 > 0.0f ? v40 : 0.0f;
-        r41[i] = v41;
+        const float v_stage1_0_bn1 = r_stage1_0_bn1[i];
+        const float v_stage1_0_h = v_stage1_0_bn1 > 0.0f ? v_stage1_0_bn1 : 0.0f;
+        r_stage1_0_h[i] = v_stage1_0_h;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t41, t42, t43, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
+        nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t41 + b * C * H * W;
+            const float *img = stage1_0_h + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -546,68 +546,68 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t42, (int)CKK, (A + 0), (int)P, 0.0f, t43 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_0_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r47 = t47;
-    float *restrict const r56 = t56;
+    const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
+    float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v52 = r47[i];
-        const float v55 = v52 + 1e-05f;
-        const float v56 = 1.0f / sqrtf(v55);
-        r56[i] = v56;
+        const float v_stage1_0_bn2_var = r_stage1_0_bn2_running_var[i];
+        const float v_stage1_0_bn2_add = v_stage1_0_bn2_var + 1e-05f;
+        const float v_stage1_0_bn2_rsqrt = 1.0f / sqrtf(v_stage1_0_bn2_add);
+        r_stage1_0_bn2_rsqrt[i] = v_stage1_0_bn2_rsqrt;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r43 = t43;
-    const float *restrict const r44 = t44;
-    const float *restrict const r45 = t45;
-    const float *restrict const r46 = t46;
-    const float *restrict const r56 = t56;
-    float *restrict const r59 = t59;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_bias = stage1_0_bn2_bias;
+    const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
+    const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
+    float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v48 = r43[i];
-        const float v51 = r46[i1 * 1];
-        const float v53 = v48 - v51;
-        const float v56 = r56[i1 * 1];
-        const float v57 = v53 * v56;
-        const float v49 = r44[i1 * 1];
-        const float v58 = v57 * v49;
-        const float v50 = r45[i1 * 1];
-        const float v59 = v58 + v50;
-        r59[i] = v59;
+        const float v_stage1_0_bn2_v = r_stage1_0_conv2[i];
+        const float v_stage1_0_bn2_mu = r_stage1_0_bn2_running_mean[i1 * 1];
+        const float v_stage1_0_bn2_sub = v_stage1_0_bn2_v - v_stage1_0_bn2_mu;
+        const float v_stage1_0_bn2_rsqrt = r_stage1_0_bn2_rsqrt[i1 * 1];
+        const float v_stage1_0_bn2_mul = v_stage1_0_bn2_sub * v_stage1_0_bn2_rsqrt;
+        const float v_stage1_0_bn2_w = r_stage1_0_bn2_weight[i1 * 1];
+        const float v_stage1_0_bn2_mul_2 = v_stage1_0_bn2_mul * v_stage1_0_bn2_w;
+        const float v_stage1_0_bn2_b = r_stage1_0_bn2_bias[i1 * 1];
+        const float v_stage1_0_bn2 = v_stage1_0_bn2_mul_2 + v_stage1_0_bn2_b;
+        r_stage1_0_bn2[i] = v_stage1_0_bn2;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r21 = t21;
-    const float *restrict const r59 = t59;
-    float *restrict const r62 = t62;
+    const float *restrict const r_relu = relu;
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    float *restrict const r_stage1_0 = stage1_0;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v60 = r59[i];
-        const float v21 = r21[i];
-        const float v61 = v60 + v21;
-        const float v62 = v61 > 0.0f ? v61 : 0.0f;
-        r62[i] = v62;
+        const float v_stage1_0_bn2 = r_stage1_0_bn2[i];
+        const float v_relu = r_relu[i];
+        const float v_stage1_0_add = v_stage1_0_bn2 + v_relu;
+        const float v_stage1_0 = v_stage1_0_add > 0.0f ? v_stage1_0_add : 0.0f;
+        r_stage1_0[i] = v_stage1_0;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t62, t63, t64, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
+        nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t62 + b * C * H * W;
+            const float *img = stage1_0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -625,65 +625,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t63, (int)CKK, (A + 0), (int)P, 0.0f, t64 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_1_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r68 = t68;
-    float *restrict const r77 = t77;
+    const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
+    float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v73 = r68[i];
-        const float v76 = v73 + 1e-05f;
-        const float v77 = 1.0f / sqrtf(v76);
-        r77[i] = v77;
+        const float v_stage1_1_bn1_var = r_stage1_1_bn1_running_var[i];
+        const float v_stage1_1_bn1_add = v_stage1_1_bn1_var + 1e-05f;
+        const float v_stage1_1_bn1_rsqrt = 1.0f / sqrtf(v_stage1_1_bn1_add);
+        r_stage1_1_bn1_rsqrt[i] = v_stage1_1_bn1_rsqrt;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r64 = t64;
-    const float *restrict const r65 = t65;
-    const float *restrict const r66 = t66;
-    const float *restrict const r67 = t67;
-    const float *restrict const r77 = t77;
-    float *restrict const r80 = t80;
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_bias = stage1_1_bn1_bias;
+    const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
+    const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
+    float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v69 = r64[i];
-        const float v72 = r67[i1 * 1];
-        const float v74 = v69 - v72;
-        const float v77 = r77[i1 * 1];
-        const float v78 = v74 * v77;
-        const float v70 = r65[i1 * 1];
-        const float v79 = v78 * v70;
-        const float v71 = r66[i1 * 1];
-        const float v80 = v79 + v71;
-        r80[i] = v80;
+        const float v_stage1_1_bn1_v = r_stage1_1_conv1[i];
+        const float v_stage1_1_bn1_mu = r_stage1_1_bn1_running_mean[i1 * 1];
+        const float v_stage1_1_bn1_sub = v_stage1_1_bn1_v - v_stage1_1_bn1_mu;
+        const float v_stage1_1_bn1_rsqrt = r_stage1_1_bn1_rsqrt[i1 * 1];
+        const float v_stage1_1_bn1_mul = v_stage1_1_bn1_sub * v_stage1_1_bn1_rsqrt;
+        const float v_stage1_1_bn1_w = r_stage1_1_bn1_weight[i1 * 1];
+        const float v_stage1_1_bn1_mul_2 = v_stage1_1_bn1_mul * v_stage1_1_bn1_w;
+        const float v_stage1_1_bn1_b = r_stage1_1_bn1_bias[i1 * 1];
+        const float v_stage1_1_bn1 = v_stage1_1_bn1_mul_2 + v_stage1_1_bn1_b;
+        r_stage1_1_bn1[i] = v_stage1_1_bn1;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r80 = t80;
-    float *restrict const r82 = t82;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    float *restrict const r_stage1_1_h = stage1_1_h;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v81 = r80[i];
-        const float v82 = v81 > 0.0f ? v81 : 0.0f;
-        r82[i] = v82;
+        const float v_stage1_1_bn1 = r_stage1_1_bn1[i];
+        const float v_stage1_1_h = v_stage1_1_bn1 > 0.0f ? v_stage1_1_bn1 : 0.0f;
+        r_stage1_1_h[i] = v_stage1_1_h;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t82, t83, t84, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
+        nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t82 + b * C * H * W;
+            const float *img = stage1_1_h + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -701,68 +701,68 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t83, (int)CKK, (A + 0), (int)P, 0.0f, t84 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_1_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r88 = t88;
-    float *restrict const r97 = t97;
+    const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
+    float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v93 = r88[i];
-        const float v96 = v93 + 1e-05f;
-        const float v97 = 1.0f / sqrtf(v96);
-        r97[i] = v97;
+        const float v_stage1_1_bn2_var = r_stage1_1_bn2_running_var[i];
+        const float v_stage1_1_bn2_add = v_stage1_1_bn2_var + 1e-05f;
+        const float v_stage1_1_bn2_rsqrt = 1.0f / sqrtf(v_stage1_1_bn2_add);
+        r_stage1_1_bn2_rsqrt[i] = v_stage1_1_bn2_rsqrt;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r84 = t84;
-    const float *restrict const r85 = t85;
-    const float *restrict const r86 = t86;
-    const float *restrict const r87 = t87;
-    const float *restrict const r97 = t97;
-    float *restrict const r100 = t100;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_bias = stage1_1_bn2_bias;
+    const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
+    const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
+    float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v89 = r84[i];
-        const float v92 = r87[i1 * 1];
-        const float v94 = v89 - v92;
-        const float v97 = r97[i1 * 1];
-        const float v98 = v94 * v97;
-        const float v90 = r85[i1 * 1];
-        const float v99 = v98 * v90;
-        const float v91 = r86[i1 * 1];
-        const float v100 = v99 + v91;
-        r100[i] = v100;
+        const float v_stage1_1_bn2_v = r_stage1_1_conv2[i];
+        const float v_stage1_1_bn2_mu = r_stage1_1_bn2_running_mean[i1 * 1];
+        const float v_stage1_1_bn2_sub = v_stage1_1_bn2_v - v_stage1_1_bn2_mu;
+        const float v_stage1_1_bn2_rsqrt = r_stage1_1_bn2_rsqrt[i1 * 1];
+        const float v_stage1_1_bn2_mul = v_stage1_1_bn2_sub * v_stage1_1_bn2_rsqrt;
+        const float v_stage1_1_bn2_w = r_stage1_1_bn2_weight[i1 * 1];
+        const float v_stage1_1_bn2_mul_2 = v_stage1_1_bn2_mul * v_stage1_1_bn2_w;
+        const float v_stage1_1_bn2_b = r_stage1_1_bn2_bias[i1 * 1];
+        const float v_stage1_1_bn2 = v_stage1_1_bn2_mul_2 + v_stage1_1_bn2_b;
+        r_stage1_1_bn2[i] = v_stage1_1_bn2;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r62 = t62;
-    const float *restrict const r100 = t100;
-    float *restrict const r103 = t103;
+    const float *restrict const r_stage1_0 = stage1_0;
+    const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    float *restrict const r_stage1_1 = stage1_1;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v101 = r100[i];
-        const float v62 = r62[i];
-        const float v102 = v101 + v62;
-        const float v103 = v102 > 0.0f ? v102 : 0.0f;
-        r103[i] = v103;
+        const float v_stage1_1_bn2 = r_stage1_1_bn2[i];
+        const float v_stage1_0 = r_stage1_0[i];
+        const float v_stage1_1_add = v_stage1_1_bn2 + v_stage1_0;
+        const float v_stage1_1 = v_stage1_1_add > 0.0f ? v_stage1_1_add : 0.0f;
+        r_stage1_1[i] = v_stage1_1;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t103, t104, t105, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 0), 36864);
+        nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 0), 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t103 + b * C * H * W;
+            const float *img = stage1_1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -780,65 +780,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t104, (int)CKK, (A + 0), (int)P, 0.0f, t105 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_0_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r109 = t109;
-    float *restrict const r118 = t118;
+    const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
+    float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v114 = r109[i];
-        const float v117 = v114 + 1e-05f;
-        const float v118 = 1.0f / sqrtf(v117);
-        r118[i] = v118;
+        const float v_stage2_0_bn1_var = r_stage2_0_bn1_running_var[i];
+        const float v_stage2_0_bn1_add = v_stage2_0_bn1_var + 1e-05f;
+        const float v_stage2_0_bn1_rsqrt = 1.0f / sqrtf(v_stage2_0_bn1_add);
+        r_stage2_0_bn1_rsqrt[i] = v_stage2_0_bn1_rsqrt;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r105 = t105;
-    const float *restrict const r106 = t106;
-    const float *restrict const r107 = t107;
-    const float *restrict const r108 = t108;
-    const float *restrict const r118 = t118;
-    float *restrict const r121 = t121;
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_bias = stage2_0_bn1_bias;
+    const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
+    const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
+    float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v110 = r105[i];
-        const float v113 = r108[i1 * 1];
-        const float v115 = v110 - v113;
-        const float v118 = r118[i1 * 1];
-        const float v119 = v115 * v118;
-        const float v111 = r106[i1 * 1];
-        const float v120 = v119 * v111;
-        const float v112 = r107[i1 * 1];
-        const float v121 = v120 + v112;
-        r121[i] = v121;
+        const float v_stage2_0_bn1_v = r_stage2_0_conv1[i];
+        const float v_stage2_0_bn1_mu = r_stage2_0_bn1_running_mean[i1 * 1];
+        const float v_stage2_0_bn1_sub = v_stage2_0_bn1_v - v_stage2_0_bn1_mu;
+        const float v_stage2_0_bn1_rsqrt = r_stage2_0_bn1_rsqrt[i1 * 1];
+        const float v_stage2_0_bn1_mul = v_stage2_0_bn1_sub * v_stage2_0_bn1_rsqrt;
+        const float v_stage2_0_bn1_w = r_stage2_0_bn1_weight[i1 * 1];
+        const float v_stage2_0_bn1_mul_2 = v_stage2_0_bn1_mul * v_stage2_0_bn1_w;
+        const float v_stage2_0_bn1_b = r_stage2_0_bn1_bias[i1 * 1];
+        const float v_stage2_0_bn1 = v_stage2_0_bn1_mul_2 + v_stage2_0_bn1_b;
+        r_stage2_0_bn1[i] = v_stage2_0_bn1;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r121 = t121;
-    float *restrict const r123 = t123;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    float *restrict const r_stage2_0_h = stage2_0_h;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v122 = r121[i];
-        const float v123 = v122 > 0.0f ? v122 : 0.0f;
-        r123[i] = v123;
+        const float v_stage2_0_bn1 = r_stage2_0_bn1[i];
+        const float v_stage2_0_h = v_stage2_0_bn1 > 0.0f ? v_stage2_0_bn1 : 0.0f;
+        r_stage2_0_h[i] = v_stage2_0_h;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t123, t124, t125, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+        nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t123 + b * C * H * W;
+            const float *img = stage2_0_h + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -859,43 +859,43 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t124, (int)CKK, (A + 0), (int)P, 0.0f, t125 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_0_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r129 = t129;
-    float *restrict const r138 = t138;
+    const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
+    float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v134 = r129[i];
-        const float v137 = v134 + 1e-05f;
-        const float v138 = 1.0f / sqrtf(v137);
-        r138[i] = v138;
+        const float v_stage2_0_bn2_var = r_stage2_0_bn2_running_var[i];
+        const float v_stage2_0_bn2_add = v_stage2_0_bn2_var + 1e-05f;
+        const float v_stage2_0_bn2_rsqrt = 1.0f / sqrtf(v_stage2_0_bn2_add);
+        r_stage2_0_bn2_rsqrt[i] = v_stage2_0_bn2_rsqrt;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r125 = t125;
-    const float *restrict const r126 = t126;
-    const float *restrict const r127 = t127;
-    const float *restrict const r128 = t128;
-    const float *restrict const r138 = t138;
-    float *restrict const r141 = t141;
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_bias = stage2_0_bn2_bias;
+    const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
+    const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
+    float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v130 = r125[i];
-        const float v133 = r128[i1 * 1];
-        const float v135 = v130 - v133;
-        const float v138 = r138[i1 * 1];
-        const float v139 = v135 * v138;
-        const float v131 = r126[i1 * 1];
-        const float v140 = v139 * v131;
-        const float v132 = r127[i1 * 1];
-        const float v141 = v140 + v132;
-        r141[i] = v141;
+        const float v_stage2_0_bn2_v = r_stage2_0_conv2[i];
+        const float v_stage2_0_bn2_mu = r_stage2_0_bn2_running_mean[i1 * 1];
+        const float v_stage2_0_bn2_sub = v_stage2_0_bn2_v - v_stage2_0_bn2_mu;
+        const float v_stage2_0_bn2_rsqrt = r_stage2_0_bn2_rsqrt[i1 * 1];
+        const float v_stage2_0_bn2_mul = v_stage2_0_bn2_sub * v_stage2_0_bn2_rsqrt;
+        const float v_stage2_0_bn2_w = r_stage2_0_bn2_weight[i1 * 1];
+        const float v_stage2_0_bn2_mul_2 = v_stage2_0_bn2_mul * v_stage2_0_bn2_w;
+        const float v_stage2_0_bn2_b = r_stage2_0_bn2_bias[i1 * 1];
+        const float v_stage2_0_bn2 = v_stage2_0_bn2_mul_2 + v_stage2_0_bn2_b;
+        r_stage2_0_bn2[i] = v_stage2_0_bn2;
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -904,7 +904,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t103 + b * C * H * W;
+            const float *img = stage1_1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -922,68 +922,68 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t143, (int)CKK, (A + 0), (int)P, 0.0f, t144 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_proj_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_0_proj + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r148 = t148;
-    float *restrict const r157 = t157;
+    const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
+    float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v153 = r148[i];
-        const float v156 = v153 + 1e-05f;
-        const float v157 = 1.0f / sqrtf(v156);
-        r157[i] = v157;
+        const float v_stage2_0_proj_bn_var = r_stage2_0_proj_bn_running_var[i];
+        const float v_stage2_0_proj_bn_add = v_stage2_0_proj_bn_var + 1e-05f;
+        const float v_stage2_0_proj_bn_rsqrt = 1.0f / sqrtf(v_stage2_0_proj_bn_add);
+        r_stage2_0_proj_bn_rsqrt[i] = v_stage2_0_proj_bn_rsqrt;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r144 = t144;
-    const float *restrict const r145 = t145;
-    const float *restrict const r146 = t146;
-    const float *restrict const r147 = t147;
-    const float *restrict const r157 = t157;
-    float *restrict const r160 = t160;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_bias = stage2_0_proj_bn_bias;
+    const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
+    const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
+    float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v149 = r144[i];
-        const float v152 = r147[i1 * 1];
-        const float v154 = v149 - v152;
-        const float v157 = r157[i1 * 1];
-        const float v158 = v154 * v157;
-        const float v150 = r145[i1 * 1];
-        const float v159 = v158 * v150;
-        const float v151 = r146[i1 * 1];
-        const float v160 = v159 + v151;
-        r160[i] = v160;
+        const float v_stage2_0_proj_bn_v = r_stage2_0_proj[i];
+        const float v_stage2_0_proj_bn_mu = r_stage2_0_proj_bn_running_mean[i1 * 1];
+        const float v_stage2_0_proj_bn_sub = v_stage2_0_proj_bn_v - v_stage2_0_proj_bn_mu;
+        const float v_stage2_0_proj_bn_rsqrt = r_stage2_0_proj_bn_rsqrt[i1 * 1];
+        const float v_stage2_0_proj_bn_mul = v_stage2_0_proj_bn_sub * v_stage2_0_proj_bn_rsqrt;
+        const float v_stage2_0_proj_bn_w = r_stage2_0_proj_bn_weight[i1 * 1];
+        const float v_stage2_0_proj_bn_mul_2 = v_stage2_0_proj_bn_mul * v_stage2_0_proj_bn_w;
+        const float v_stage2_0_proj_bn_b = r_stage2_0_proj_bn_bias[i1 * 1];
+        const float v_stage2_0_proj_bn = v_stage2_0_proj_bn_mul_2 + v_stage2_0_proj_bn_b;
+        r_stage2_0_proj_bn[i] = v_stage2_0_proj_bn;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r141 = t141;
-    const float *restrict const r160 = t160;
-    float *restrict const r163 = t163;
+    const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    float *restrict const r_stage2_0 = stage2_0;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v142 = r141[i];
-        const float v161 = r160[i];
-        const float v162 = v142 + v161;
-        const float v163 = v162 > 0.0f ? v162 : 0.0f;
-        r163[i] = v163;
+        const float v_stage2_0_bn2 = r_stage2_0_bn2[i];
+        const float v_stage2_0_proj_bn = r_stage2_0_proj_bn[i];
+        const float v_stage2_0_add = v_stage2_0_bn2 + v_stage2_0_proj_bn;
+        const float v_stage2_0 = v_stage2_0_add > 0.0f ? v_stage2_0_add : 0.0f;
+        r_stage2_0[i] = v_stage2_0;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t163, t164, t165, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+        nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t163 + b * C * H * W;
+            const float *img = stage2_0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1004,65 +1004,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t164, (int)CKK, (A + 0), (int)P, 0.0f, t165 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_1_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r169 = t169;
-    float *restrict const r178 = t178;
+    const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
+    float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v174 = r169[i];
-        const float v177 = v174 + 1e-05f;
-        const float v178 = 1.0f / sqrtf(v177);
-        r178[i] = v178;
+        const float v_stage2_1_bn1_var = r_stage2_1_bn1_running_var[i];
+        const float v_stage2_1_bn1_add = v_stage2_1_bn1_var + 1e-05f;
+        const float v_stage2_1_bn1_rsqrt = 1.0f / sqrtf(v_stage2_1_bn1_add);
+        r_stage2_1_bn1_rsqrt[i] = v_stage2_1_bn1_rsqrt;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r165 = t165;
-    const float *restrict const r166 = t166;
-    const float *restrict const r167 = t167;
-    const float *restrict const r168 = t168;
-    const float *restrict const r178 = t178;
-    float *restrict const r181 = t181;
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_bias = stage2_1_bn1_bias;
+    const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
+    const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
+    float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v170 = r165[i];
-        const float v173 = r168[i1 * 1];
-        const float v175 = v170 - v173;
-        const float v178 = r178[i1 * 1];
-        const float v179 = v175 * v178;
-        const float v171 = r166[i1 * 1];
-        const float v180 = v179 * v171;
-        const float v172 = r167[i1 * 1];
-        const float v181 = v180 + v172;
-        r181[i] = v181;
+        const float v_stage2_1_bn1_v = r_stage2_1_conv1[i];
+        const float v_stage2_1_bn1_mu = r_stage2_1_bn1_running_mean[i1 * 1];
+        const float v_stage2_1_bn1_sub = v_stage2_1_bn1_v - v_stage2_1_bn1_mu;
+        const float v_stage2_1_bn1_rsqrt = r_stage2_1_bn1_rsqrt[i1 * 1];
+        const float v_stage2_1_bn1_mul = v_stage2_1_bn1_sub * v_stage2_1_bn1_rsqrt;
+        const float v_stage2_1_bn1_w = r_stage2_1_bn1_weight[i1 * 1];
+        const float v_stage2_1_bn1_mul_2 = v_stage2_1_bn1_mul * v_stage2_1_bn1_w;
+        const float v_stage2_1_bn1_b = r_stage2_1_bn1_bias[i1 * 1];
+        const float v_stage2_1_bn1 = v_stage2_1_bn1_mul_2 + v_stage2_1_bn1_b;
+        r_stage2_1_bn1[i] = v_stage2_1_bn1;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r181 = t181;
-    float *restrict const r183 = t183;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    float *restrict const r_stage2_1_h = stage2_1_h;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v182 = r181[i];
-        const float v183 = v182 > 0.0f ? v182 : 0.0f;
-        r183[i] = v183;
+        const float v_stage2_1_bn1 = r_stage2_1_bn1[i];
+        const float v_stage2_1_h = v_stage2_1_bn1 > 0.0f ? v_stage2_1_bn1 : 0.0f;
+        r_stage2_1_h[i] = v_stage2_1_h;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t183, t184, t185, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
+        nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t183 + b * C * H * W;
+            const float *img = stage2_1_h + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1083,68 +1083,68 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t184, (int)CKK, (A + 0), (int)P, 0.0f, t185 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_1_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r189 = t189;
-    float *restrict const r198 = t198;
+    const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
+    float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v194 = r189[i];
-        const float v197 = v194 + 1e-05f;
-        const float v198 = 1.0f / sqrtf(v197);
-        r198[i] = v198;
+        const float v_stage2_1_bn2_var = r_stage2_1_bn2_running_var[i];
+        const float v_stage2_1_bn2_add = v_stage2_1_bn2_var + 1e-05f;
+        const float v_stage2_1_bn2_rsqrt = 1.0f / sqrtf(v_stage2_1_bn2_add);
+        r_stage2_1_bn2_rsqrt[i] = v_stage2_1_bn2_rsqrt;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r185 = t185;
-    const float *restrict const r186 = t186;
-    const float *restrict const r187 = t187;
-    const float *restrict const r188 = t188;
-    const float *restrict const r198 = t198;
-    float *restrict const r201 = t201;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_bias = stage2_1_bn2_bias;
+    const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
+    const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
+    float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v190 = r185[i];
-        const float v193 = r188[i1 * 1];
-        const float v195 = v190 - v193;
-        const float v198 = r198[i1 * 1];
-        const float v199 = v195 * v198;
-        const float v191 = r186[i1 * 1];
-        const float v200 = v199 * v191;
-        const float v192 = r187[i1 * 1];
-        const float v201 = v200 + v192;
-        r201[i] = v201;
+        const float v_stage2_1_bn2_v = r_stage2_1_conv2[i];
+        const float v_stage2_1_bn2_mu = r_stage2_1_bn2_running_mean[i1 * 1];
+        const float v_stage2_1_bn2_sub = v_stage2_1_bn2_v - v_stage2_1_bn2_mu;
+        const float v_stage2_1_bn2_rsqrt = r_stage2_1_bn2_rsqrt[i1 * 1];
+        const float v_stage2_1_bn2_mul = v_stage2_1_bn2_sub * v_stage2_1_bn2_rsqrt;
+        const float v_stage2_1_bn2_w = r_stage2_1_bn2_weight[i1 * 1];
+        const float v_stage2_1_bn2_mul_2 = v_stage2_1_bn2_mul * v_stage2_1_bn2_w;
+        const float v_stage2_1_bn2_b = r_stage2_1_bn2_bias[i1 * 1];
+        const float v_stage2_1_bn2 = v_stage2_1_bn2_mul_2 + v_stage2_1_bn2_b;
+        r_stage2_1_bn2[i] = v_stage2_1_bn2;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r163 = t163;
-    const float *restrict const r201 = t201;
-    float *restrict const r204 = t204;
+    const float *restrict const r_stage2_0 = stage2_0;
+    const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    float *restrict const r_stage2_1 = stage2_1;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v202 = r201[i];
-        const float v163 = r163[i];
-        const float v203 = v202 + v163;
-        const float v204 = v203 > 0.0f ? v203 : 0.0f;
-        r204[i] = v204;
+        const float v_stage2_1_bn2 = r_stage2_1_bn2[i];
+        const float v_stage2_0 = r_stage2_0[i];
+        const float v_stage2_1_add = v_stage2_1_bn2 + v_stage2_0;
+        const float v_stage2_1 = v_stage2_1_add > 0.0f ? v_stage2_1_add : 0.0f;
+        r_stage2_1[i] = v_stage2_1;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t204, t205, t206, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 0), 18432);
+        nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 0), 18432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t204 + b * C * H * W;
+            const float *img = stage2_1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1162,65 +1162,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t205, (int)CKK, (A + 0), (int)P, 0.0f, t206 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_0_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r210 = t210;
-    float *restrict const r219 = t219;
+    const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
+    float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v215 = r210[i];
-        const float v218 = v215 + 1e-05f;
-        const float v219 = 1.0f / sqrtf(v218);
-        r219[i] = v219;
+        const float v_stage3_0_bn1_var = r_stage3_0_bn1_running_var[i];
+        const float v_stage3_0_bn1_add = v_stage3_0_bn1_var + 1e-05f;
+        const float v_stage3_0_bn1_rsqrt = 1.0f / sqrtf(v_stage3_0_bn1_add);
+        r_stage3_0_bn1_rsqrt[i] = v_stage3_0_bn1_rsqrt;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r206 = t206;
-    const float *restrict const r207 = t207;
-    const float *restrict const r208 = t208;
-    const float *restrict const r209 = t209;
-    const float *restrict const r219 = t219;
-    float *restrict const r222 = t222;
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_bias = stage3_0_bn1_bias;
+    const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
+    const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
+    float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v211 = r206[i];
-        const float v214 = r209[i1 * 1];
-        const float v216 = v211 - v214;
-        const float v219 = r219[i1 * 1];
-        const float v220 = v216 * v219;
-        const float v212 = r207[i1 * 1];
-        const float v221 = v220 * v212;
-        const float v213 = r208[i1 * 1];
-        const float v222 = v221 + v213;
-        r222[i] = v222;
+        const float v_stage3_0_bn1_v = r_stage3_0_conv1[i];
+        const float v_stage3_0_bn1_mu = r_stage3_0_bn1_running_mean[i1 * 1];
+        const float v_stage3_0_bn1_sub = v_stage3_0_bn1_v - v_stage3_0_bn1_mu;
+        const float v_stage3_0_bn1_rsqrt = r_stage3_0_bn1_rsqrt[i1 * 1];
+        const float v_stage3_0_bn1_mul = v_stage3_0_bn1_sub * v_stage3_0_bn1_rsqrt;
+        const float v_stage3_0_bn1_w = r_stage3_0_bn1_weight[i1 * 1];
+        const float v_stage3_0_bn1_mul_2 = v_stage3_0_bn1_mul * v_stage3_0_bn1_w;
+        const float v_stage3_0_bn1_b = r_stage3_0_bn1_bias[i1 * 1];
+        const float v_stage3_0_bn1 = v_stage3_0_bn1_mul_2 + v_stage3_0_bn1_b;
+        r_stage3_0_bn1[i] = v_stage3_0_bn1;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r222 = t222;
-    float *restrict const r224 = t224;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    float *restrict const r_stage3_0_h = stage3_0_h;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v223 = r222[i];
-        const float v224 = v223 > 0.0f ? v223 : 0.0f;
-        r224[i] = v224;
+        const float v_stage3_0_bn1 = r_stage3_0_bn1[i];
+        const float v_stage3_0_h = v_stage3_0_bn1 > 0.0f ? v_stage3_0_bn1 : 0.0f;
+        r_stage3_0_h[i] = v_stage3_0_h;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t224, t225, t226, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
+        nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t224 + b * C * H * W;
+            const float *img = stage3_0_h + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1241,43 +1241,43 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t225, (int)CKK, (A + 0), (int)P, 0.0f, t226 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_0_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r230 = t230;
-    float *restrict const r239 = t239;
+    const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
+    float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v235 = r230[i];
-        const float v238 = v235 + 1e-05f;
-        const float v239 = 1.0f / sqrtf(v238);
-        r239[i] = v239;
+        const float v_stage3_0_bn2_var = r_stage3_0_bn2_running_var[i];
+        const float v_stage3_0_bn2_add = v_stage3_0_bn2_var + 1e-05f;
+        const float v_stage3_0_bn2_rsqrt = 1.0f / sqrtf(v_stage3_0_bn2_add);
+        r_stage3_0_bn2_rsqrt[i] = v_stage3_0_bn2_rsqrt;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r226 = t226;
-    const float *restrict const r227 = t227;
-    const float *restrict const r228 = t228;
-    const float *restrict const r229 = t229;
-    const float *restrict const r239 = t239;
-    float *restrict const r242 = t242;
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_bias = stage3_0_bn2_bias;
+    const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
+    const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
+    float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v231 = r226[i];
-        const float v234 = r229[i1 * 1];
-        const float v236 = v231 - v234;
-        const float v239 = r239[i1 * 1];
-        const float v240 = v236 * v239;
-        const float v232 = r227[i1 * 1];
-        const float v241 = v240 * v232;
-        const float v233 = r228[i1 * 1];
-        const float v242 = v241 + v233;
-        r242[i] = v242;
+        const float v_stage3_0_bn2_v = r_stage3_0_conv2[i];
+        const float v_stage3_0_bn2_mu = r_stage3_0_bn2_running_mean[i1 * 1];
+        const float v_stage3_0_bn2_sub = v_stage3_0_bn2_v - v_stage3_0_bn2_mu;
+        const float v_stage3_0_bn2_rsqrt = r_stage3_0_bn2_rsqrt[i1 * 1];
+        const float v_stage3_0_bn2_mul = v_stage3_0_bn2_sub * v_stage3_0_bn2_rsqrt;
+        const float v_stage3_0_bn2_w = r_stage3_0_bn2_weight[i1 * 1];
+        const float v_stage3_0_bn2_mul_2 = v_stage3_0_bn2_mul * v_stage3_0_bn2_w;
+        const float v_stage3_0_bn2_b = r_stage3_0_bn2_bias[i1 * 1];
+        const float v_stage3_0_bn2 = v_stage3_0_bn2_mul_2 + v_stage3_0_bn2_b;
+        r_stage3_0_bn2[i] = v_stage3_0_bn2;
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -1286,7 +1286,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t204 + b * C * H * W;
+            const float *img = stage2_1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1304,68 +1304,68 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t244, (int)CKK, (A + 0), (int)P, 0.0f, t245 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_proj_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_0_proj + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r249 = t249;
-    float *restrict const r258 = t258;
+    const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
+    float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v254 = r249[i];
-        const float v257 = v254 + 1e-05f;
-        const float v258 = 1.0f / sqrtf(v257);
-        r258[i] = v258;
+        const float v_stage3_0_proj_bn_var = r_stage3_0_proj_bn_running_var[i];
+        const float v_stage3_0_proj_bn_add = v_stage3_0_proj_bn_var + 1e-05f;
+        const float v_stage3_0_proj_bn_rsqrt = 1.0f / sqrtf(v_stage3_0_proj_bn_add);
+        r_stage3_0_proj_bn_rsqrt[i] = v_stage3_0_proj_bn_rsqrt;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r245 = t245;
-    const float *restrict const r246 = t246;
-    const float *restrict const r247 = t247;
-    const float *restrict const r248 = t248;
-    const float *restrict const r258 = t258;
-    float *restrict const r261 = t261;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_bias = stage3_0_proj_bn_bias;
+    const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
+    const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
+    float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v250 = r245[i];
-        const float v253 = r248[i1 * 1];
-        const float v255 = v250 - v253;
-        const float v258 = r258[i1 * 1];
-        const float v259 = v255 * v258;
-        const float v251 = r246[i1 * 1];
-        const float v260 = v259 * v251;
-        const float v252 = r247[i1 * 1];
-        const float v261 = v260 + v252;
-        r261[i] = v261;
+        const float v_stage3_0_proj_bn_v = r_stage3_0_proj[i];
+        const float v_stage3_0_proj_bn_mu = r_stage3_0_proj_bn_running_mean[i1 * 1];
+        const float v_stage3_0_proj_bn_sub = v_stage3_0_proj_bn_v - v_stage3_0_proj_bn_mu;
+        const float v_stage3_0_proj_bn_rsqrt = r_stage3_0_proj_bn_rsqrt[i1 * 1];
+        const float v_stage3_0_proj_bn_mul = v_stage3_0_proj_bn_sub * v_stage3_0_proj_bn_rsqrt;
+        const float v_stage3_0_proj_bn_w = r_stage3_0_proj_bn_weight[i1 * 1];
+        const float v_stage3_0_proj_bn_mul_2 = v_stage3_0_proj_bn_mul * v_stage3_0_proj_bn_w;
+        const float v_stage3_0_proj_bn_b = r_stage3_0_proj_bn_bias[i1 * 1];
+        const float v_stage3_0_proj_bn = v_stage3_0_proj_bn_mul_2 + v_stage3_0_proj_bn_b;
+        r_stage3_0_proj_bn[i] = v_stage3_0_proj_bn;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r242 = t242;
-    const float *restrict const r261 = t261;
-    float *restrict const r264 = t264;
+    const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    float *restrict const r_stage3_0 = stage3_0;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v243 = r242[i];
-        const float v262 = r261[i];
-        const float v263 = v243 + v262;
-        const float v264 = v263 > 0.0f ? v263 : 0.0f;
-        r264[i] = v264;
+        const float v_stage3_0_bn2 = r_stage3_0_bn2[i];
+        const float v_stage3_0_proj_bn = r_stage3_0_proj_bn[i];
+        const float v_stage3_0_add = v_stage3_0_bn2 + v_stage3_0_proj_bn;
+        const float v_stage3_0 = v_stage3_0_add > 0.0f ? v_stage3_0_add : 0.0f;
+        r_stage3_0[i] = v_stage3_0;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t264, t265, t266, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
+        nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t264 + b * C * H * W;
+            const float *img = stage3_0 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1386,65 +1386,65 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t265, (int)CKK, (A + 0), (int)P, 0.0f, t266 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_1_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
-    const float *restrict const r270 = t270;
-    float *restrict const r279 = t279;
+    const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
+    float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v275 = r270[i];
-        const float v278 = v275 + 1e-05f;
-        const float v279 = 1.0f / sqrtf(v278);
-        r279[i] = v279;
+        const float v_stage3_1_bn1_var = r_stage3_1_bn1_running_var[i];
+        const float v_stage3_1_bn1_add = v_stage3_1_bn1_var + 1e-05f;
+        const float v_stage3_1_bn1_rsqrt = 1.0f / sqrtf(v_stage3_1_bn1_add);
+        r_stage3_1_bn1_rsqrt[i] = v_stage3_1_bn1_rsqrt;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r266 = t266;
-    const float *restrict const r267 = t267;
-    const float *restrict const r268 = t268;
-    const float *restrict const r269 = t269;
-    const float *restrict const r279 = t279;
-    float *restrict const r282 = t282;
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_bias = stage3_1_bn1_bias;
+    const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
+    const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
+    float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v271 = r266[i];
-        const float v274 = r269[i1 * 1];
-        const float v276 = v271 - v274;
-        const float v279 = r279[i1 * 1];
-        const float v280 = v276 * v279;
-        const float v272 = r267[i1 * 1];
-        const float v281 = v280 * v272;
-        const float v273 = r268[i1 * 1];
-        const float v282 = v281 + v273;
-        r282[i] = v282;
+        const float v_stage3_1_bn1_v = r_stage3_1_conv1[i];
+        const float v_stage3_1_bn1_mu = r_stage3_1_bn1_running_mean[i1 * 1];
+        const float v_stage3_1_bn1_sub = v_stage3_1_bn1_v - v_stage3_1_bn1_mu;
+        const float v_stage3_1_bn1_rsqrt = r_stage3_1_bn1_rsqrt[i1 * 1];
+        const float v_stage3_1_bn1_mul = v_stage3_1_bn1_sub * v_stage3_1_bn1_rsqrt;
+        const float v_stage3_1_bn1_w = r_stage3_1_bn1_weight[i1 * 1];
+        const float v_stage3_1_bn1_mul_2 = v_stage3_1_bn1_mul * v_stage3_1_bn1_w;
+        const float v_stage3_1_bn1_b = r_stage3_1_bn1_bias[i1 * 1];
+        const float v_stage3_1_bn1 = v_stage3_1_bn1_mul_2 + v_stage3_1_bn1_b;
+        r_stage3_1_bn1[i] = v_stage3_1_bn1;
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
     {
-    const float *restrict const r282 = t282;
-    float *restrict const r284 = t284;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    float *restrict const r_stage3_1_h = stage3_1_h;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v283 = r282[i];
-        const float v284 = v283 > 0.0f ? v283 : 0.0f;
-        r284[i] = v284;
+        const float v_stage3_1_bn1 = r_stage3_1_bn1[i];
+        const float v_stage3_1_h = v_stage3_1_bn1 > 0.0f ? v_stage3_1_bn1 : 0.0f;
+        r_stage3_1_h[i] = v_stage3_1_h;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t284, t285, t286, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
+        nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t284 + b * C * H * W;
+            const float *img = stage3_1_h + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1465,69 +1465,69 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t285, (int)CKK, (A + 0), (int)P, 0.0f, t286 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_1_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
-    const float *restrict const r290 = t290;
-    float *restrict const r299 = t299;
+    const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
+    float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v295 = r290[i];
-        const float v298 = v295 + 1e-05f;
-        const float v299 = 1.0f / sqrtf(v298);
-        r299[i] = v299;
+        const float v_stage3_1_bn2_var = r_stage3_1_bn2_running_var[i];
+        const float v_stage3_1_bn2_add = v_stage3_1_bn2_var + 1e-05f;
+        const float v_stage3_1_bn2_rsqrt = 1.0f / sqrtf(v_stage3_1_bn2_add);
+        r_stage3_1_bn2_rsqrt[i] = v_stage3_1_bn2_rsqrt;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r286 = t286;
-    const float *restrict const r287 = t287;
-    const float *restrict const r288 = t288;
-    const float *restrict const r289 = t289;
-    const float *restrict const r299 = t299;
-    float *restrict const r302 = t302;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_bias = stage3_1_bn2_bias;
+    const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
+    const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
+    float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v291 = r286[i];
-        const float v294 = r289[i1 * 1];
-        const float v296 = v291 - v294;
-        const float v299 = r299[i1 * 1];
-        const float v300 = v296 * v299;
-        const float v292 = r287[i1 * 1];
-        const float v301 = v300 * v292;
-        const float v293 = r288[i1 * 1];
-        const float v302 = v301 + v293;
-        r302[i] = v302;
+        const float v_stage3_1_bn2_v = r_stage3_1_conv2[i];
+        const float v_stage3_1_bn2_mu = r_stage3_1_bn2_running_mean[i1 * 1];
+        const float v_stage3_1_bn2_sub = v_stage3_1_bn2_v - v_stage3_1_bn2_mu;
+        const float v_stage3_1_bn2_rsqrt = r_stage3_1_bn2_rsqrt[i1 * 1];
+        const float v_stage3_1_bn2_mul = v_stage3_1_bn2_sub * v_stage3_1_bn2_rsqrt;
+        const float v_stage3_1_bn2_w = r_stage3_1_bn2_weight[i1 * 1];
+        const float v_stage3_1_bn2_mul_2 = v_stage3_1_bn2_mul * v_stage3_1_bn2_w;
+        const float v_stage3_1_bn2_b = r_stage3_1_bn2_bias[i1 * 1];
+        const float v_stage3_1_bn2 = v_stage3_1_bn2_mul_2 + v_stage3_1_bn2_b;
+        r_stage3_1_bn2[i] = v_stage3_1_bn2;
     }
     }
     /* resnet.nn:24  relu(h + skip) */
     {
-    const float *restrict const r264 = t264;
-    const float *restrict const r302 = t302;
-    float *restrict const r305 = t305;
+    const float *restrict const r_stage3_0 = stage3_0;
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    float *restrict const r_stage3_1 = stage3_1;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v303 = r302[i];
-        const float v264 = r264[i];
-        const float v304 = v303 + v264;
-        const float v305 = v304 > 0.0f ? v304 : 0.0f;
-        r305[i] = v305;
+        const float v_stage3_1_bn2 = r_stage3_1_bn2[i];
+        const float v_stage3_0 = r_stage3_0[i];
+        const float v_stage3_1_add = v_stage3_1_bn2 + v_stage3_0;
+        const float v_stage3_1 = v_stage3_1_add > 0.0f ? v_stage3_1_add : 0.0f;
+        r_stage3_1[i] = v_stage3_1;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r305 = t305;
-    float *restrict const r306 = t306;
+    const float *restrict const r_stage3_1 = stage3_1;
+    float *restrict const r_pool = pool;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
             {
-                const float *row = r305 + i0 * 64;
+                const float *row = r_stage3_1 + i0 * 64;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -1539,25 +1539,25 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
                     acc += s_;
                 }
             }
-            r306[o++] = (float)(acc / (64.0f));
+            r_pool[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t306, (int)(64), t307, (int)(64), 0.0f, t310, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r308 = t308;
-    const float *restrict const r310 = t310;
-    float *restrict const r311 = t311;
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v310 = r310[i];
-        const float v308 = r308[i1 * 1];
-        const float v311 = v310 + v308;
-        r311[i] = v311;
+        const float v_fc_matmul = r_fc_matmul[i];
+        const float v_fc_bias = r_fc_bias[i1 * 1];
+        const float v_fc = v_fc_matmul + v_fc_bias;
+        r_fc[i] = v_fc;
     }
     }
 }
@@ -1571,9 +1571,9 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    float *const t311 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     res_net_infer(m, n, x);
-    memcpy(out, t311, sizeof(float) * (size_t)(10 * (int64_t)n));
+    memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
@@ -1585,222 +1585,222 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)x; /* [N, 3, 32, 32] */
-    const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    const float *const t2 = P + 0; /* stem.weight [16, 3, 3, 3] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t4 = P + 432; /* bn.weight [16] */
-    const float *const t5 = P + 448; /* bn.bias [16] */
-    const float *const t6 = S + 0; /* bn.running_mean [16] */
-    const float *const t7 = S + 16; /* bn.running_var [16] */
-    float *const t9 = (float *)(A + 0); /* [2, 16] */
-    float *const t10 = (float *)(A + 32); /* [1, 16] */
-    float *const t12 = (float *)(A + 48); /* [1, 16] */
-    float *const t18 = (float *)(A + 64); /* [16] */
-    float *const t27 = (float *)(A + 32); /* [] */
-    float *const t29 = (float *)(A + 80); /* [16] */
-    float *const t30 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t33 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t34 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t35 = P + 2768; /* stage1.0.bn1.weight [16] */
-    const float *const t36 = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const t37 = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const t38 = S + 48; /* stage1.0.bn1.running_var [16] */
-    float *const t40 = (float *)(A + 32); /* [2, 16] */
-    float *const t41 = (float *)(A + 96); /* [1, 16] */
-    float *const t43 = (float *)(A + 112); /* [1, 16] */
-    float *const t49 = (float *)(A + 128); /* [16] */
-    float *const t58 = (float *)(A + 96); /* [] */
-    float *const t60 = (float *)(A + 144); /* [16] */
-    float *const t61 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    const float *const t64 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
-    const float *const t66 = P + 5104; /* stage1.0.bn2.weight [16] */
-    const float *const t67 = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const t68 = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const t69 = S + 80; /* stage1.0.bn2.running_var [16] */
-    float *const t71 = (float *)(A + 96); /* [2, 16] */
-    float *const t72 = (float *)(A + 160); /* [1, 16] */
-    float *const t74 = (float *)(A + 176); /* [1, 16] */
-    float *const t80 = (float *)(A + 192); /* [16] */
-    float *const t89 = (float *)(A + 160); /* [] */
-    float *const t91 = (float *)(A + 208); /* [16] */
-    float *const t92 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    const float *const t96 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t97 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    const float *const t98 = P + 7440; /* stage1.1.bn1.weight [16] */
-    const float *const t99 = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const t100 = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const t101 = S + 112; /* stage1.1.bn1.running_var [16] */
-    float *const t103 = (float *)(A + 160); /* [2, 16] */
-    float *const t104 = (float *)(A + 224); /* [1, 16] */
-    float *const t106 = (float *)(A + 240); /* [1, 16] */
-    float *const t112 = (float *)(A + 256); /* [16] */
-    float *const t121 = (float *)(A + 224); /* [] */
-    float *const t123 = (float *)(A + 272); /* [16] */
-    float *const t124 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    const float *const t127 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t128 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    const float *const t129 = P + 9776; /* stage1.1.bn2.weight [16] */
-    const float *const t130 = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const t131 = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const t132 = S + 144; /* stage1.1.bn2.running_var [16] */
-    float *const t134 = (float *)(A + 224); /* [2, 16] */
-    float *const t135 = (float *)(A + 288); /* [1, 16] */
-    float *const t137 = (float *)(A + 304); /* [1, 16] */
-    float *const t143 = (float *)(A + 320); /* [16] */
-    float *const t152 = (float *)(A + 288); /* [] */
-    float *const t154 = (float *)(A + 336); /* [16] */
-    float *const t155 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    const float *const t159 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t160 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
-    const float *const t161 = P + 14416; /* stage2.0.bn1.weight [32] */
-    const float *const t162 = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const t163 = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const t164 = S + 192; /* stage2.0.bn1.running_var [32] */
-    float *const t166 = (float *)(A + 352); /* [2, 32] */
-    float *const t167 = (float *)(A + 288); /* [1, 32] */
-    float *const t169 = (float *)(A + 416); /* [1, 32] */
-    float *const t175 = (float *)(A + 448); /* [32] */
-    float *const t184 = (float *)(A + 288); /* [] */
-    float *const t186 = (float *)(A + 480); /* [32] */
-    float *const t187 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
-    const float *const t190 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t191 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    const float *const t192 = P + 23696; /* stage2.0.bn2.weight [32] */
-    const float *const t193 = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const t194 = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const t195 = S + 256; /* stage2.0.bn2.running_var [32] */
-    float *const t197 = (float *)(A + 512); /* [2, 32] */
-    float *const t198 = (float *)(A + 288); /* [1, 32] */
-    float *const t200 = (float *)(A + 416); /* [1, 32] */
-    float *const t206 = (float *)(A + 576); /* [32] */
-    float *const t215 = (float *)(A + 288); /* [] */
-    float *const t217 = (float *)(A + 608); /* [32] */
-    float *const t218 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    const float *const t220 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t221 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
-    const float *const t222 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    const float *const t223 = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const t224 = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const t225 = S + 320; /* stage2.0.proj_bn.running_var [32] */
-    float *const t227 = (float *)(A + 640); /* [2, 32] */
-    float *const t228 = (float *)(A + 288); /* [1, 32] */
-    float *const t230 = (float *)(A + 416); /* [1, 32] */
-    float *const t236 = (float *)(A + 704); /* [32] */
-    float *const t245 = (float *)(A + 288); /* [] */
-    float *const t247 = (float *)(A + 736); /* [32] */
-    float *const t248 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    const float *const t252 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t253 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    const float *const t254 = P + 33552; /* stage2.1.bn1.weight [32] */
-    const float *const t255 = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const t256 = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const t257 = S + 384; /* stage2.1.bn1.running_var [32] */
-    float *const t259 = (float *)(A + 768); /* [2, 32] */
-    float *const t260 = (float *)(A + 288); /* [1, 32] */
-    float *const t262 = (float *)(A + 416); /* [1, 32] */
-    float *const t268 = (float *)(A + 832); /* [32] */
-    float *const t277 = (float *)(A + 288); /* [] */
-    float *const t279 = (float *)(A + 864); /* [32] */
-    float *const t280 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
-    const float *const t283 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t284 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    const float *const t285 = P + 42832; /* stage2.1.bn2.weight [32] */
-    const float *const t286 = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const t287 = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const t288 = S + 448; /* stage2.1.bn2.running_var [32] */
-    float *const t290 = (float *)(A + 896); /* [2, 32] */
-    float *const t291 = (float *)(A + 288); /* [1, 32] */
-    float *const t293 = (float *)(A + 416); /* [1, 32] */
-    float *const t299 = (float *)(A + 960); /* [32] */
-    float *const t308 = (float *)(A + 288); /* [] */
-    float *const t310 = (float *)(A + 992); /* [32] */
-    float *const t311 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    const float *const t315 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t316 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
-    const float *const t317 = P + 61328; /* stage3.0.bn1.weight [64] */
-    const float *const t318 = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const t319 = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const t320 = S + 544; /* stage3.0.bn1.running_var [64] */
-    float *const t322 = (float *)(A + 1024); /* [2, 64] */
-    float *const t323 = (float *)(A + 1152); /* [1, 64] */
-    float *const t325 = (float *)(A + 1216); /* [1, 64] */
-    float *const t331 = (float *)(A + 1280); /* [64] */
-    float *const t340 = (float *)(A + 288); /* [] */
-    float *const t342 = (float *)(A + 1152); /* [64] */
-    float *const t343 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
-    const float *const t346 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t347 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    const float *const t348 = P + 98320; /* stage3.0.bn2.weight [64] */
-    const float *const t349 = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const t350 = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const t351 = S + 672; /* stage3.0.bn2.running_var [64] */
-    float *const t353 = (float *)(A + 1344); /* [2, 64] */
-    float *const t354 = (float *)(A + 1216); /* [1, 64] */
-    float *const t356 = (float *)(A + 1472); /* [1, 64] */
-    float *const t362 = (float *)(A + 1536); /* [64] */
-    float *const t371 = (float *)(A + 288); /* [] */
-    float *const t373 = (float *)(A + 1216); /* [64] */
-    float *const t374 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    const float *const t376 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t377 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
-    const float *const t378 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    const float *const t379 = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const t380 = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const t381 = S + 800; /* stage3.0.proj_bn.running_var [64] */
-    float *const t383 = (float *)(A + 1600); /* [2, 64] */
-    float *const t384 = (float *)(A + 1472); /* [1, 64] */
-    float *const t386 = (float *)(A + 1728); /* [1, 64] */
-    float *const t392 = (float *)(A + 1792); /* [64] */
-    float *const t401 = (float *)(A + 288); /* [] */
-    float *const t403 = (float *)(A + 1472); /* [64] */
-    float *const t404 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    const float *const t408 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t409 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    const float *const t410 = P + 137488; /* stage3.1.bn1.weight [64] */
-    const float *const t411 = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const t412 = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const t413 = S + 928; /* stage3.1.bn1.running_var [64] */
-    float *const t415 = (float *)(A + 1856); /* [2, 64] */
-    float *const t416 = (float *)(A + 1728); /* [1, 64] */
-    float *const t418 = (float *)(A + 1984); /* [1, 64] */
-    float *const t424 = (float *)(A + 2048); /* [64] */
-    float *const t433 = (float *)(A + 288); /* [] */
-    float *const t435 = (float *)(A + 1728); /* [64] */
-    float *const t436 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
-    const float *const t439 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t440 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    const float *const t441 = P + 174480; /* stage3.1.bn2.weight [64] */
-    const float *const t442 = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const t443 = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const t444 = S + 1056; /* stage3.1.bn2.running_var [64] */
-    float *const t446 = (float *)(A + 2112); /* [2, 64] */
-    float *const t447 = (float *)(A + 1984); /* [1, 64] */
-    float *const t449 = (float *)(A + 2240); /* [1, 64] */
-    float *const t455 = (float *)(A + 2304); /* [64] */
-    float *const t464 = (float *)(A + 288); /* [] */
-    float *const t466 = (float *)(A + 1984); /* [64] */
-    float *const t467 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t471 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
-    const float *const t472 = P + 174608; /* fc.weight [10, 64] */
-    const float *const t473 = P + 175248; /* fc.bias [10] */
-    float *const t475 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const t476 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const t477 = (float *)(A + 288); /* [] */
+    const float *const x_in = (const float *)x; /* [N, 3, 32, 32] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const stem_weight = P + 0; /* stem.weight [16, 3, 3, 3] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    const float *const bn_bias = P + 448; /* bn.bias [16] */
+    const float *const bn_running_mean = S + 0; /* bn.running_mean [16] */
+    const float *const bn_running_var = S + 16; /* bn.running_var [16] */
+    float *const bn_st = (float *)(A + 0); /* [2, 16] */
+    float *const bn_mu = (float *)(A + 32); /* [1, 16] */
+    float *const bn_var = (float *)(A + 48); /* [1, 16] */
+    float *const bn_add = (float *)(A + 64); /* [16] */
+    float *const bn_div = (float *)(A + 32); /* [] */
+    float *const bn_add_2 = (float *)(A + 80); /* [16] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
+    float *const stage1_0_bn1_mu = (float *)(A + 96); /* [1, 16] */
+    float *const stage1_0_bn1_var = (float *)(A + 112); /* [1, 16] */
+    float *const stage1_0_bn1_add = (float *)(A + 128); /* [16] */
+    float *const stage1_0_bn1_div = (float *)(A + 96); /* [] */
+    float *const stage1_0_bn1_add_2 = (float *)(A + 144); /* [16] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
+    float *const stage1_0_bn2_mu = (float *)(A + 160); /* [1, 16] */
+    float *const stage1_0_bn2_var = (float *)(A + 176); /* [1, 16] */
+    float *const stage1_0_bn2_add = (float *)(A + 192); /* [16] */
+    float *const stage1_0_bn2_div = (float *)(A + 160); /* [] */
+    float *const stage1_0_bn2_add_2 = (float *)(A + 208); /* [16] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
+    float *const stage1_1_bn1_mu = (float *)(A + 224); /* [1, 16] */
+    float *const stage1_1_bn1_var = (float *)(A + 240); /* [1, 16] */
+    float *const stage1_1_bn1_add = (float *)(A + 256); /* [16] */
+    float *const stage1_1_bn1_div = (float *)(A + 224); /* [] */
+    float *const stage1_1_bn1_add_2 = (float *)(A + 272); /* [16] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
+    float *const stage1_1_bn2_mu = (float *)(A + 288); /* [1, 16] */
+    float *const stage1_1_bn2_var = (float *)(A + 304); /* [1, 16] */
+    float *const stage1_1_bn2_add = (float *)(A + 320); /* [16] */
+    float *const stage1_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage1_1_bn2_add_2 = (float *)(A + 336); /* [16] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
+    float *const stage2_0_bn1_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_bn1_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_bn1_add = (float *)(A + 448); /* [32] */
+    float *const stage2_0_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_bn1_add_2 = (float *)(A + 480); /* [32] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
+    float *const stage2_0_bn2_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_bn2_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_bn2_add = (float *)(A + 576); /* [32] */
+    float *const stage2_0_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_bn2_add_2 = (float *)(A + 608); /* [32] */
+    float *const stage2_0_bn2 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
+    float *const stage2_0_proj_bn_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_proj_bn_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_proj_bn_add = (float *)(A + 704); /* [32] */
+    float *const stage2_0_proj_bn_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_proj_bn_add_2 = (float *)(A + 736); /* [32] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
+    float *const stage2_1_bn1_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_1_bn1_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_1_bn1_add = (float *)(A + 832); /* [32] */
+    float *const stage2_1_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage2_1_bn1_add_2 = (float *)(A + 864); /* [32] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
+    float *const stage2_1_bn2_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_1_bn2_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_1_bn2_add = (float *)(A + 960); /* [32] */
+    float *const stage2_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage2_1_bn2_add_2 = (float *)(A + 992); /* [32] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
+    float *const stage3_0_bn1_mu = (float *)(A + 1152); /* [1, 64] */
+    float *const stage3_0_bn1_var = (float *)(A + 1216); /* [1, 64] */
+    float *const stage3_0_bn1_add = (float *)(A + 1280); /* [64] */
+    float *const stage3_0_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_bn1_add_2 = (float *)(A + 1152); /* [64] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
+    float *const stage3_0_bn2_mu = (float *)(A + 1216); /* [1, 64] */
+    float *const stage3_0_bn2_var = (float *)(A + 1472); /* [1, 64] */
+    float *const stage3_0_bn2_add = (float *)(A + 1536); /* [64] */
+    float *const stage3_0_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_bn2_add_2 = (float *)(A + 1216); /* [64] */
+    float *const stage3_0_bn2 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
+    float *const stage3_0_proj_bn_mu = (float *)(A + 1472); /* [1, 64] */
+    float *const stage3_0_proj_bn_var = (float *)(A + 1728); /* [1, 64] */
+    float *const stage3_0_proj_bn_add = (float *)(A + 1792); /* [64] */
+    float *const stage3_0_proj_bn_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_proj_bn_add_2 = (float *)(A + 1472); /* [64] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
+    float *const stage3_1_bn1_mu = (float *)(A + 1728); /* [1, 64] */
+    float *const stage3_1_bn1_var = (float *)(A + 1984); /* [1, 64] */
+    float *const stage3_1_bn1_add = (float *)(A + 2048); /* [64] */
+    float *const stage3_1_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage3_1_bn1_add_2 = (float *)(A + 1728); /* [64] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
+    float *const stage3_1_bn2_mu = (float *)(A + 1984); /* [1, 64] */
+    float *const stage3_1_bn2_var = (float *)(A + 2240); /* [1, 64] */
+    float *const stage3_1_bn2_add = (float *)(A + 2304); /* [64] */
+    float *const stage3_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage3_1_bn2_add_2 = (float *)(A + 1984); /* [64] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    const float *const fc_bias = P + 175248; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t0, t2, t3, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
+        nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
+            const float *img = x_in + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1818,82 +1818,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t2, (int)CKK, (A + 0), (int)P, 0.0f, t3 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stem_weight, (int)CKK, (A + 0), (int)P, 0.0f, stem + b * F * P, (int)P);
         }
     }
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
-    const float *restrict const r3 = t3;
-    float *restrict const r9 = t9;
+    const float *restrict const r_stem = stem;
+    float *restrict const r_bn_st = bn_st;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r3, r9);
+        nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t10 + o * 16, t9 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(bn_mu + o * 16, bn_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t12 + o * 16, t9 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(bn_var + o * 16, bn_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r6 = t6;
-    const float *restrict const r10 = t10;
-    float *restrict const r18 = t18;
+    const float *restrict const r_bn_running_mean = bn_running_mean;
+    const float *restrict const r_bn_mu = bn_mu;
+    float *restrict const r_bn_add = bn_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v6 = r6[i];
-        const float v15 = 0.9f * v6;
-        const float v11 = r10[i];
-        const float v17 = 0.1f * v11;
-        const float v18 = v15 + v17;
-        r18[i] = v18;
+        const float v_bn_running_mean = r_bn_running_mean[i];
+        const float v_bn_mul = 0.9f * v_bn_running_mean;
+        const float v_bn_mu = r_bn_mu[i];
+        const float v_bn_mul_2 = 0.1f * v_bn_mu;
+        const float v_bn_add = v_bn_mul + v_bn_mul_2;
+        r_bn_add[i] = v_bn_add;
     }
     }
     /* resnet.nn:46  bn(stem(x)): / */
     {
-    float *restrict const r27 = t27;
+    float *restrict const r_bn_div = bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v25 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v27 = (float)(1024.0f * (double)n) / v25;
-        r27[i] = v27;
+        const float v_bn_sub = (float)(1024.0f * (double)n) - 1.0f;
+        const float v_bn_div = (float)(1024.0f * (double)n) / v_bn_sub;
+        r_bn_div[i] = v_bn_div;
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
     {
-    const float *restrict const r7 = t7;
-    const float *restrict const r12 = t12;
-    const float *restrict const r27 = t27;
-    float *restrict const r29 = t29;
+    const float *restrict const r_bn_running_var = bn_running_var;
+    const float *restrict const r_bn_var = bn_var;
+    const float *restrict const r_bn_div = bn_div;
+    float *restrict const r_bn_add_2 = bn_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v7 = r7[i];
-        const float v20 = 0.9f * v7;
-        const float v13 = r12[i];
-        const float v22 = 0.1f * v13;
-        const float v27 = r27[0];
-        const float v28 = v22 * v27;
-        const float v29 = v20 + v28;
-        r29[i] = v29;
+        const float v_bn_running_var = r_bn_running_var[i];
+        const float v_bn_mul = 0.9f * v_bn_running_var;
+        const float v_bn_var = r_bn_var[i];
+        const float v_bn_mul_2 = 0.1f * v_bn_var;
+        const float v_bn_div = r_bn_div[0];
+        const float v_bn_mul_3 = v_bn_mul_2 * v_bn_div;
+        const float v_bn_add_2 = v_bn_mul + v_bn_mul_3;
+        r_bn_add_2[i] = v_bn_add_2;
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r5 = t5;
-    const float *restrict const r9 = t9;
-    float *restrict const r30 = t30;
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_bias = bn_bias;
+    const float *restrict const r_bn_st = bn_st;
+    float *restrict const r_bn = bn;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r9[c], sc = (float)(1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05)) * r4[c], sh = r5[c];
-            const float *xr = r3 + (b * C + c) * L;
-            float *yr = r30 + (b * C + c) * L;
+            const float mu = r_bn_st[c], sc = (float)(1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05)) * r_bn_weight[c], sh = r_bn_bias[c];
+            const float *xr = r_stem + (b * C + c) * L;
+            float *yr = r_bn + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -1903,14 +1903,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t30, t33, t34, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 96), 147456);
+        nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 96), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t30 + b * C * H * W;
+            const float *img = bn + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -1928,82 +1928,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t33, (int)CKK, (A + 96), (int)P, 0.0f, t34 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv1_weight, (int)CKK, (A + 96), (int)P, 0.0f, stage1_0_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r34 = t34;
-    float *restrict const r40 = t40;
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r34, r40);
+        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t41 + o * 16, t40 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_0_bn1_mu + o * 16, stage1_0_bn1_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t43 + o * 16, t40 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_0_bn1_var + o * 16, stage1_0_bn1_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r37 = t37;
-    const float *restrict const r41 = t41;
-    float *restrict const r49 = t49;
+    const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
+    const float *restrict const r_stage1_0_bn1_mu = stage1_0_bn1_mu;
+    float *restrict const r_stage1_0_bn1_add = stage1_0_bn1_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v37 = r37[i];
-        const float v46 = 0.9f * v37;
-        const float v42 = r41[i];
-        const float v48 = 0.1f * v42;
-        const float v49 = v46 + v48;
-        r49[i] = v49;
+        const float v_stage1_0_bn1_running_mean = r_stage1_0_bn1_running_mean[i];
+        const float v_stage1_0_bn1_mul = 0.9f * v_stage1_0_bn1_running_mean;
+        const float v_stage1_0_bn1_mu = r_stage1_0_bn1_mu[i];
+        const float v_stage1_0_bn1_mul_2 = 0.1f * v_stage1_0_bn1_mu;
+        const float v_stage1_0_bn1_add = v_stage1_0_bn1_mul + v_stage1_0_bn1_mul_2;
+        r_stage1_0_bn1_add[i] = v_stage1_0_bn1_add;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r58 = t58;
+    float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v56 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v58 = (float)(1024.0f * (double)n) / v56;
-        r58[i] = v58;
+        const float v_stage1_0_bn1_sub = (float)(1024.0f * (double)n) - 1.0f;
+        const float v_stage1_0_bn1_div = (float)(1024.0f * (double)n) / v_stage1_0_bn1_sub;
+        r_stage1_0_bn1_div[i] = v_stage1_0_bn1_div;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r38 = t38;
-    const float *restrict const r43 = t43;
-    const float *restrict const r58 = t58;
-    float *restrict const r60 = t60;
+    const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
+    const float *restrict const r_stage1_0_bn1_var = stage1_0_bn1_var;
+    const float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
+    float *restrict const r_stage1_0_bn1_add_2 = stage1_0_bn1_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v38 = r38[i];
-        const float v51 = 0.9f * v38;
-        const float v44 = r43[i];
-        const float v53 = 0.1f * v44;
-        const float v58 = r58[0];
-        const float v59 = v53 * v58;
-        const float v60 = v51 + v59;
-        r60[i] = v60;
+        const float v_stage1_0_bn1_running_var = r_stage1_0_bn1_running_var[i];
+        const float v_stage1_0_bn1_mul = 0.9f * v_stage1_0_bn1_running_var;
+        const float v_stage1_0_bn1_var = r_stage1_0_bn1_var[i];
+        const float v_stage1_0_bn1_mul_2 = 0.1f * v_stage1_0_bn1_var;
+        const float v_stage1_0_bn1_div = r_stage1_0_bn1_div[0];
+        const float v_stage1_0_bn1_mul_3 = v_stage1_0_bn1_mul_2 * v_stage1_0_bn1_div;
+        const float v_stage1_0_bn1_add_2 = v_stage1_0_bn1_mul + v_stage1_0_bn1_mul_3;
+        r_stage1_0_bn1_add_2[i] = v_stage1_0_bn1_add_2;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r34 = t34;
-    const float *restrict const r35 = t35;
-    const float *restrict const r36 = t36;
-    const float *restrict const r40 = t40;
-    float *restrict const r61 = t61;
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_bias = stage1_0_bn1_bias;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r40[c], sc = (float)(1.0 / sqrt((double)r40[C + c] + 1.0000000000000001e-05)) * r35[c], sh = r36[c];
-            const float *xr = r34 + (b * C + c) * L;
-            float *yr = r61 + (b * C + c) * L;
+            const float mu = r_stage1_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn1_weight[c], sh = r_stage1_0_bn1_bias[c];
+            const float *xr = r_stage1_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage1_0_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2013,14 +2013,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t61, t64, t65, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 160), 147456);
+        nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 160), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t61 + b * C * H * W;
+            const float *img = stage1_0_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2038,84 +2038,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t64, (int)CKK, (A + 160), (int)P, 0.0f, t65 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv2_weight, (int)CKK, (A + 160), (int)P, 0.0f, stage1_0_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r65 = t65;
-    float *restrict const r71 = t71;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r65, r71);
+        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t72 + o * 16, t71 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_0_bn2_mu + o * 16, stage1_0_bn2_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t74 + o * 16, t71 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_0_bn2_var + o * 16, stage1_0_bn2_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r68 = t68;
-    const float *restrict const r72 = t72;
-    float *restrict const r80 = t80;
+    const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
+    const float *restrict const r_stage1_0_bn2_mu = stage1_0_bn2_mu;
+    float *restrict const r_stage1_0_bn2_add = stage1_0_bn2_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v68 = r68[i];
-        const float v77 = 0.9f * v68;
-        const float v73 = r72[i];
-        const float v79 = 0.1f * v73;
-        const float v80 = v77 + v79;
-        r80[i] = v80;
+        const float v_stage1_0_bn2_running_mean = r_stage1_0_bn2_running_mean[i];
+        const float v_stage1_0_bn2_mul = 0.9f * v_stage1_0_bn2_running_mean;
+        const float v_stage1_0_bn2_mu = r_stage1_0_bn2_mu[i];
+        const float v_stage1_0_bn2_mul_2 = 0.1f * v_stage1_0_bn2_mu;
+        const float v_stage1_0_bn2_add = v_stage1_0_bn2_mul + v_stage1_0_bn2_mul_2;
+        r_stage1_0_bn2_add[i] = v_stage1_0_bn2_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r89 = t89;
+    float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v87 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v89 = (float)(1024.0f * (double)n) / v87;
-        r89[i] = v89;
+        const float v_stage1_0_bn2_sub = (float)(1024.0f * (double)n) - 1.0f;
+        const float v_stage1_0_bn2_div = (float)(1024.0f * (double)n) / v_stage1_0_bn2_sub;
+        r_stage1_0_bn2_div[i] = v_stage1_0_bn2_div;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r69 = t69;
-    const float *restrict const r74 = t74;
-    const float *restrict const r89 = t89;
-    float *restrict const r91 = t91;
+    const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
+    const float *restrict const r_stage1_0_bn2_var = stage1_0_bn2_var;
+    const float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
+    float *restrict const r_stage1_0_bn2_add_2 = stage1_0_bn2_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v69 = r69[i];
-        const float v82 = 0.9f * v69;
-        const float v75 = r74[i];
-        const float v84 = 0.1f * v75;
-        const float v89 = r89[0];
-        const float v90 = v84 * v89;
-        const float v91 = v82 + v90;
-        r91[i] = v91;
+        const float v_stage1_0_bn2_running_var = r_stage1_0_bn2_running_var[i];
+        const float v_stage1_0_bn2_mul = 0.9f * v_stage1_0_bn2_running_var;
+        const float v_stage1_0_bn2_var = r_stage1_0_bn2_var[i];
+        const float v_stage1_0_bn2_mul_2 = 0.1f * v_stage1_0_bn2_var;
+        const float v_stage1_0_bn2_div = r_stage1_0_bn2_div[0];
+        const float v_stage1_0_bn2_mul_3 = v_stage1_0_bn2_mul_2 * v_stage1_0_bn2_div;
+        const float v_stage1_0_bn2_add_2 = v_stage1_0_bn2_mul + v_stage1_0_bn2_mul_3;
+        r_stage1_0_bn2_add_2[i] = v_stage1_0_bn2_add_2;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r30 = t30;
-    const float *restrict const r65 = t65;
-    const float *restrict const r66 = t66;
-    const float *restrict const r67 = t67;
-    const float *restrict const r71 = t71;
-    float *restrict const r92 = t92;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_bias = stage1_0_bn2_bias;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r71[c], sc = (float)(1.0 / sqrt((double)r71[C + c] + 1.0000000000000001e-05)) * r66[c], sh = r67[c];
-            const float *xr = r65 + (b * C + c) * L;
-            float *yr = r92 + (b * C + c) * L;
-            const float *rr = r30 + (b * C + c) * L;
+            const float mu = r_stage1_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn2_weight[c], sh = r_stage1_0_bn2_bias[c];
+            const float *xr = r_stage1_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage1_0_bn2 + (b * C + c) * L;
+            const float *rr = r_bn + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2125,14 +2125,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t92, t96, t97, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 224), 147456);
+        nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 224), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t92 + b * C * H * W;
+            const float *img = stage1_0_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2150,82 +2150,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t96, (int)CKK, (A + 224), (int)P, 0.0f, t97 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv1_weight, (int)CKK, (A + 224), (int)P, 0.0f, stage1_1_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r97 = t97;
-    float *restrict const r103 = t103;
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r97, r103);
+        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t104 + o * 16, t103 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_1_bn1_mu + o * 16, stage1_1_bn1_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t106 + o * 16, t103 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_1_bn1_var + o * 16, stage1_1_bn1_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r100 = t100;
-    const float *restrict const r104 = t104;
-    float *restrict const r112 = t112;
+    const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
+    const float *restrict const r_stage1_1_bn1_mu = stage1_1_bn1_mu;
+    float *restrict const r_stage1_1_bn1_add = stage1_1_bn1_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v100 = r100[i];
-        const float v109 = 0.9f * v100;
-        const float v105 = r104[i];
-        const float v111 = 0.1f * v105;
-        const float v112 = v109 + v111;
-        r112[i] = v112;
+        const float v_stage1_1_bn1_running_mean = r_stage1_1_bn1_running_mean[i];
+        const float v_stage1_1_bn1_mul = 0.9f * v_stage1_1_bn1_running_mean;
+        const float v_stage1_1_bn1_mu = r_stage1_1_bn1_mu[i];
+        const float v_stage1_1_bn1_mul_2 = 0.1f * v_stage1_1_bn1_mu;
+        const float v_stage1_1_bn1_add = v_stage1_1_bn1_mul + v_stage1_1_bn1_mul_2;
+        r_stage1_1_bn1_add[i] = v_stage1_1_bn1_add;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r121 = t121;
+    float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v119 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v121 = (float)(1024.0f * (double)n) / v119;
-        r121[i] = v121;
+        const float v_stage1_1_bn1_sub = (float)(1024.0f * (double)n) - 1.0f;
+        const float v_stage1_1_bn1_div = (float)(1024.0f * (double)n) / v_stage1_1_bn1_sub;
+        r_stage1_1_bn1_div[i] = v_stage1_1_bn1_div;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r101 = t101;
-    const float *restrict const r106 = t106;
-    const float *restrict const r121 = t121;
-    float *restrict const r123 = t123;
+    const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
+    const float *restrict const r_stage1_1_bn1_var = stage1_1_bn1_var;
+    const float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
+    float *restrict const r_stage1_1_bn1_add_2 = stage1_1_bn1_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v101 = r101[i];
-        const float v114 = 0.9f * v101;
-        const float v107 = r106[i];
-        const float v116 = 0.1f * v107;
-        const float v121 = r121[0];
-        const float v122 = v116 * v121;
-        const float v123 = v114 + v122;
-        r123[i] = v123;
+        const float v_stage1_1_bn1_running_var = r_stage1_1_bn1_running_var[i];
+        const float v_stage1_1_bn1_mul = 0.9f * v_stage1_1_bn1_running_var;
+        const float v_stage1_1_bn1_var = r_stage1_1_bn1_var[i];
+        const float v_stage1_1_bn1_mul_2 = 0.1f * v_stage1_1_bn1_var;
+        const float v_stage1_1_bn1_div = r_stage1_1_bn1_div[0];
+        const float v_stage1_1_bn1_mul_3 = v_stage1_1_bn1_mul_2 * v_stage1_1_bn1_div;
+        const float v_stage1_1_bn1_add_2 = v_stage1_1_bn1_mul + v_stage1_1_bn1_mul_3;
+        r_stage1_1_bn1_add_2[i] = v_stage1_1_bn1_add_2;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r97 = t97;
-    const float *restrict const r98 = t98;
-    const float *restrict const r99 = t99;
-    const float *restrict const r103 = t103;
-    float *restrict const r124 = t124;
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_bias = stage1_1_bn1_bias;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r103[c], sc = (float)(1.0 / sqrt((double)r103[C + c] + 1.0000000000000001e-05)) * r98[c], sh = r99[c];
-            const float *xr = r97 + (b * C + c) * L;
-            float *yr = r124 + (b * C + c) * L;
+            const float mu = r_stage1_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn1_weight[c], sh = r_stage1_1_bn1_bias[c];
+            const float *xr = r_stage1_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage1_1_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2235,14 +2235,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t124, t127, t128, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 288), 147456);
+        nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 288), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t124 + b * C * H * W;
+            const float *img = stage1_1_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2260,84 +2260,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t127, (int)CKK, (A + 288), (int)P, 0.0f, t128 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv2_weight, (int)CKK, (A + 288), (int)P, 0.0f, stage1_1_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r128 = t128;
-    float *restrict const r134 = t134;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r128, r134);
+        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t135 + o * 16, t134 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_1_bn2_mu + o * 16, stage1_1_bn2_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t137 + o * 16, t134 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(stage1_1_bn2_var + o * 16, stage1_1_bn2_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r131 = t131;
-    const float *restrict const r135 = t135;
-    float *restrict const r143 = t143;
+    const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
+    const float *restrict const r_stage1_1_bn2_mu = stage1_1_bn2_mu;
+    float *restrict const r_stage1_1_bn2_add = stage1_1_bn2_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v131 = r131[i];
-        const float v140 = 0.9f * v131;
-        const float v136 = r135[i];
-        const float v142 = 0.1f * v136;
-        const float v143 = v140 + v142;
-        r143[i] = v143;
+        const float v_stage1_1_bn2_running_mean = r_stage1_1_bn2_running_mean[i];
+        const float v_stage1_1_bn2_mul = 0.9f * v_stage1_1_bn2_running_mean;
+        const float v_stage1_1_bn2_mu = r_stage1_1_bn2_mu[i];
+        const float v_stage1_1_bn2_mul_2 = 0.1f * v_stage1_1_bn2_mu;
+        const float v_stage1_1_bn2_add = v_stage1_1_bn2_mul + v_stage1_1_bn2_mul_2;
+        r_stage1_1_bn2_add[i] = v_stage1_1_bn2_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r152 = t152;
+    float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v150 = (float)(1024.0f * (double)n) - 1.0f;
-        const float v152 = (float)(1024.0f * (double)n) / v150;
-        r152[i] = v152;
+        const float v_stage1_1_bn2_sub = (float)(1024.0f * (double)n) - 1.0f;
+        const float v_stage1_1_bn2_div = (float)(1024.0f * (double)n) / v_stage1_1_bn2_sub;
+        r_stage1_1_bn2_div[i] = v_stage1_1_bn2_div;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r132 = t132;
-    const float *restrict const r137 = t137;
-    const float *restrict const r152 = t152;
-    float *restrict const r154 = t154;
+    const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
+    const float *restrict const r_stage1_1_bn2_var = stage1_1_bn2_var;
+    const float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
+    float *restrict const r_stage1_1_bn2_add_2 = stage1_1_bn2_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v132 = r132[i];
-        const float v145 = 0.9f * v132;
-        const float v138 = r137[i];
-        const float v147 = 0.1f * v138;
-        const float v152 = r152[0];
-        const float v153 = v147 * v152;
-        const float v154 = v145 + v153;
-        r154[i] = v154;
+        const float v_stage1_1_bn2_running_var = r_stage1_1_bn2_running_var[i];
+        const float v_stage1_1_bn2_mul = 0.9f * v_stage1_1_bn2_running_var;
+        const float v_stage1_1_bn2_var = r_stage1_1_bn2_var[i];
+        const float v_stage1_1_bn2_mul_2 = 0.1f * v_stage1_1_bn2_var;
+        const float v_stage1_1_bn2_div = r_stage1_1_bn2_div[0];
+        const float v_stage1_1_bn2_mul_3 = v_stage1_1_bn2_mul_2 * v_stage1_1_bn2_div;
+        const float v_stage1_1_bn2_add_2 = v_stage1_1_bn2_mul + v_stage1_1_bn2_mul_3;
+        r_stage1_1_bn2_add_2[i] = v_stage1_1_bn2_add_2;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r92 = t92;
-    const float *restrict const r128 = t128;
-    const float *restrict const r129 = t129;
-    const float *restrict const r130 = t130;
-    const float *restrict const r134 = t134;
-    float *restrict const r155 = t155;
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_bias = stage1_1_bn2_bias;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r134[c], sc = (float)(1.0 / sqrt((double)r134[C + c] + 1.0000000000000001e-05)) * r129[c], sh = r130[c];
-            const float *xr = r128 + (b * C + c) * L;
-            float *yr = r155 + (b * C + c) * L;
-            const float *rr = r92 + (b * C + c) * L;
+            const float mu = r_stage1_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn2_weight[c], sh = r_stage1_1_bn2_bias[c];
+            const float *xr = r_stage1_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage1_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage1_0_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2347,14 +2347,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t155, t159, t160, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 352), 36864);
+        nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 352), 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t155 + b * C * H * W;
+            const float *img = stage1_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2372,82 +2372,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t159, (int)CKK, (A + 352), (int)P, 0.0f, t160 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv1_weight, (int)CKK, (A + 352), (int)P, 0.0f, stage2_0_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r160 = t160;
-    float *restrict const r166 = t166;
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r160, r166);
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t167 + o * 32, t166 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_0_bn1_mu + o * 32, stage2_0_bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t169 + o * 32, t166 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_0_bn1_var + o * 32, stage2_0_bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r163 = t163;
-    const float *restrict const r167 = t167;
-    float *restrict const r175 = t175;
+    const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
+    const float *restrict const r_stage2_0_bn1_mu = stage2_0_bn1_mu;
+    float *restrict const r_stage2_0_bn1_add = stage2_0_bn1_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v163 = r163[i];
-        const float v172 = 0.9f * v163;
-        const float v168 = r167[i];
-        const float v174 = 0.1f * v168;
-        const float v175 = v172 + v174;
-        r175[i] = v175;
+        const float v_stage2_0_bn1_running_mean = r_stage2_0_bn1_running_mean[i];
+        const float v_stage2_0_bn1_mul = 0.9f * v_stage2_0_bn1_running_mean;
+        const float v_stage2_0_bn1_mu = r_stage2_0_bn1_mu[i];
+        const float v_stage2_0_bn1_mul_2 = 0.1f * v_stage2_0_bn1_mu;
+        const float v_stage2_0_bn1_add = v_stage2_0_bn1_mul + v_stage2_0_bn1_mul_2;
+        r_stage2_0_bn1_add[i] = v_stage2_0_bn1_add;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r184 = t184;
+    float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v182 = (float)(256.0f * (double)n) - 1.0f;
-        const float v184 = (float)(256.0f * (double)n) / v182;
-        r184[i] = v184;
+        const float v_stage2_0_bn1_sub = (float)(256.0f * (double)n) - 1.0f;
+        const float v_stage2_0_bn1_div = (float)(256.0f * (double)n) / v_stage2_0_bn1_sub;
+        r_stage2_0_bn1_div[i] = v_stage2_0_bn1_div;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r164 = t164;
-    const float *restrict const r169 = t169;
-    const float *restrict const r184 = t184;
-    float *restrict const r186 = t186;
+    const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
+    const float *restrict const r_stage2_0_bn1_var = stage2_0_bn1_var;
+    const float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
+    float *restrict const r_stage2_0_bn1_add_2 = stage2_0_bn1_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v164 = r164[i];
-        const float v177 = 0.9f * v164;
-        const float v170 = r169[i];
-        const float v179 = 0.1f * v170;
-        const float v184 = r184[0];
-        const float v185 = v179 * v184;
-        const float v186 = v177 + v185;
-        r186[i] = v186;
+        const float v_stage2_0_bn1_running_var = r_stage2_0_bn1_running_var[i];
+        const float v_stage2_0_bn1_mul = 0.9f * v_stage2_0_bn1_running_var;
+        const float v_stage2_0_bn1_var = r_stage2_0_bn1_var[i];
+        const float v_stage2_0_bn1_mul_2 = 0.1f * v_stage2_0_bn1_var;
+        const float v_stage2_0_bn1_div = r_stage2_0_bn1_div[0];
+        const float v_stage2_0_bn1_mul_3 = v_stage2_0_bn1_mul_2 * v_stage2_0_bn1_div;
+        const float v_stage2_0_bn1_add_2 = v_stage2_0_bn1_mul + v_stage2_0_bn1_mul_3;
+        r_stage2_0_bn1_add_2[i] = v_stage2_0_bn1_add_2;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r160 = t160;
-    const float *restrict const r161 = t161;
-    const float *restrict const r162 = t162;
-    const float *restrict const r166 = t166;
-    float *restrict const r187 = t187;
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_bias = stage2_0_bn1_bias;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r166[c], sc = (float)(1.0 / sqrt((double)r166[C + c] + 1.0000000000000001e-05)) * r161[c], sh = r162[c];
-            const float *xr = r160 + (b * C + c) * L;
-            float *yr = r187 + (b * C + c) * L;
+            const float mu = r_stage2_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn1_weight[c], sh = r_stage2_0_bn1_bias[c];
+            const float *xr = r_stage2_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage2_0_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2457,14 +2457,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t187, t190, t191, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 512), 82688);
+        nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 512), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t187 + b * C * H * W;
+            const float *img = stage2_0_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2485,82 +2485,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t190, (int)CKK, (A + 512), (int)P, 0.0f, t191 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv2_weight, (int)CKK, (A + 512), (int)P, 0.0f, stage2_0_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r191 = t191;
-    float *restrict const r197 = t197;
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r191, r197);
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t198 + o * 32, t197 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_0_bn2_mu + o * 32, stage2_0_bn2_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t200 + o * 32, t197 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_0_bn2_var + o * 32, stage2_0_bn2_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r194 = t194;
-    const float *restrict const r198 = t198;
-    float *restrict const r206 = t206;
+    const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
+    const float *restrict const r_stage2_0_bn2_mu = stage2_0_bn2_mu;
+    float *restrict const r_stage2_0_bn2_add = stage2_0_bn2_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v194 = r194[i];
-        const float v203 = 0.9f * v194;
-        const float v199 = r198[i];
-        const float v205 = 0.1f * v199;
-        const float v206 = v203 + v205;
-        r206[i] = v206;
+        const float v_stage2_0_bn2_running_mean = r_stage2_0_bn2_running_mean[i];
+        const float v_stage2_0_bn2_mul = 0.9f * v_stage2_0_bn2_running_mean;
+        const float v_stage2_0_bn2_mu = r_stage2_0_bn2_mu[i];
+        const float v_stage2_0_bn2_mul_2 = 0.1f * v_stage2_0_bn2_mu;
+        const float v_stage2_0_bn2_add = v_stage2_0_bn2_mul + v_stage2_0_bn2_mul_2;
+        r_stage2_0_bn2_add[i] = v_stage2_0_bn2_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r215 = t215;
+    float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v213 = (float)(256.0f * (double)n) - 1.0f;
-        const float v215 = (float)(256.0f * (double)n) / v213;
-        r215[i] = v215;
+        const float v_stage2_0_bn2_sub = (float)(256.0f * (double)n) - 1.0f;
+        const float v_stage2_0_bn2_div = (float)(256.0f * (double)n) / v_stage2_0_bn2_sub;
+        r_stage2_0_bn2_div[i] = v_stage2_0_bn2_div;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r195 = t195;
-    const float *restrict const r200 = t200;
-    const float *restrict const r215 = t215;
-    float *restrict const r217 = t217;
+    const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
+    const float *restrict const r_stage2_0_bn2_var = stage2_0_bn2_var;
+    const float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
+    float *restrict const r_stage2_0_bn2_add_2 = stage2_0_bn2_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v195 = r195[i];
-        const float v208 = 0.9f * v195;
-        const float v201 = r200[i];
-        const float v210 = 0.1f * v201;
-        const float v215 = r215[0];
-        const float v216 = v210 * v215;
-        const float v217 = v208 + v216;
-        r217[i] = v217;
+        const float v_stage2_0_bn2_running_var = r_stage2_0_bn2_running_var[i];
+        const float v_stage2_0_bn2_mul = 0.9f * v_stage2_0_bn2_running_var;
+        const float v_stage2_0_bn2_var = r_stage2_0_bn2_var[i];
+        const float v_stage2_0_bn2_mul_2 = 0.1f * v_stage2_0_bn2_var;
+        const float v_stage2_0_bn2_div = r_stage2_0_bn2_div[0];
+        const float v_stage2_0_bn2_mul_3 = v_stage2_0_bn2_mul_2 * v_stage2_0_bn2_div;
+        const float v_stage2_0_bn2_add_2 = v_stage2_0_bn2_mul + v_stage2_0_bn2_mul_3;
+        r_stage2_0_bn2_add_2[i] = v_stage2_0_bn2_add_2;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r191 = t191;
-    const float *restrict const r192 = t192;
-    const float *restrict const r193 = t193;
-    const float *restrict const r197 = t197;
-    float *restrict const r218 = t218;
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_bias = stage2_0_bn2_bias;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r197[c], sc = (float)(1.0 / sqrt((double)r197[C + c] + 1.0000000000000001e-05)) * r192[c], sh = r193[c];
-            const float *xr = r191 + (b * C + c) * L;
-            float *yr = r218 + (b * C + c) * L;
+            const float mu = r_stage2_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn2_weight[c], sh = r_stage2_0_bn2_bias[c];
+            const float *xr = r_stage2_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage2_0_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
@@ -2571,7 +2571,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t155 + b * C * H * W;
+            const float *img = stage1_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2589,84 +2589,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t220, (int)CKK, (A + 640), (int)P, 0.0f, t221 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_proj_weight, (int)CKK, (A + 640), (int)P, 0.0f, stage2_0_proj + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r221 = t221;
-    float *restrict const r227 = t227;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r221, r227);
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t228 + o * 32, t227 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_0_proj_bn_mu + o * 32, stage2_0_proj_bn_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t230 + o * 32, t227 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_0_proj_bn_var + o * 32, stage2_0_proj_bn_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r224 = t224;
-    const float *restrict const r228 = t228;
-    float *restrict const r236 = t236;
+    const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
+    const float *restrict const r_stage2_0_proj_bn_mu = stage2_0_proj_bn_mu;
+    float *restrict const r_stage2_0_proj_bn_add = stage2_0_proj_bn_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v224 = r224[i];
-        const float v233 = 0.9f * v224;
-        const float v229 = r228[i];
-        const float v235 = 0.1f * v229;
-        const float v236 = v233 + v235;
-        r236[i] = v236;
+        const float v_stage2_0_proj_bn_running_mean = r_stage2_0_proj_bn_running_mean[i];
+        const float v_stage2_0_proj_bn_mul = 0.9f * v_stage2_0_proj_bn_running_mean;
+        const float v_stage2_0_proj_bn_mu = r_stage2_0_proj_bn_mu[i];
+        const float v_stage2_0_proj_bn_mul_2 = 0.1f * v_stage2_0_proj_bn_mu;
+        const float v_stage2_0_proj_bn_add = v_stage2_0_proj_bn_mul + v_stage2_0_proj_bn_mul_2;
+        r_stage2_0_proj_bn_add[i] = v_stage2_0_proj_bn_add;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r245 = t245;
+    float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v243 = (float)(256.0f * (double)n) - 1.0f;
-        const float v245 = (float)(256.0f * (double)n) / v243;
-        r245[i] = v245;
+        const float v_stage2_0_proj_bn_sub = (float)(256.0f * (double)n) - 1.0f;
+        const float v_stage2_0_proj_bn_div = (float)(256.0f * (double)n) / v_stage2_0_proj_bn_sub;
+        r_stage2_0_proj_bn_div[i] = v_stage2_0_proj_bn_div;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r225 = t225;
-    const float *restrict const r230 = t230;
-    const float *restrict const r245 = t245;
-    float *restrict const r247 = t247;
+    const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
+    const float *restrict const r_stage2_0_proj_bn_var = stage2_0_proj_bn_var;
+    const float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
+    float *restrict const r_stage2_0_proj_bn_add_2 = stage2_0_proj_bn_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v225 = r225[i];
-        const float v238 = 0.9f * v225;
-        const float v231 = r230[i];
-        const float v240 = 0.1f * v231;
-        const float v245 = r245[0];
-        const float v246 = v240 * v245;
-        const float v247 = v238 + v246;
-        r247[i] = v247;
+        const float v_stage2_0_proj_bn_running_var = r_stage2_0_proj_bn_running_var[i];
+        const float v_stage2_0_proj_bn_mul = 0.9f * v_stage2_0_proj_bn_running_var;
+        const float v_stage2_0_proj_bn_var = r_stage2_0_proj_bn_var[i];
+        const float v_stage2_0_proj_bn_mul_2 = 0.1f * v_stage2_0_proj_bn_var;
+        const float v_stage2_0_proj_bn_div = r_stage2_0_proj_bn_div[0];
+        const float v_stage2_0_proj_bn_mul_3 = v_stage2_0_proj_bn_mul_2 * v_stage2_0_proj_bn_div;
+        const float v_stage2_0_proj_bn_add_2 = v_stage2_0_proj_bn_mul + v_stage2_0_proj_bn_mul_3;
+        r_stage2_0_proj_bn_add_2[i] = v_stage2_0_proj_bn_add_2;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r218 = t218;
-    const float *restrict const r221 = t221;
-    const float *restrict const r222 = t222;
-    const float *restrict const r223 = t223;
-    const float *restrict const r227 = t227;
-    float *restrict const r248 = t248;
+    const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_bias = stage2_0_proj_bn_bias;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r227[c], sc = (float)(1.0 / sqrt((double)r227[C + c] + 1.0000000000000001e-05)) * r222[c], sh = r223[c];
-            const float *xr = r221 + (b * C + c) * L;
-            float *yr = r248 + (b * C + c) * L;
-            const float *rr = r218 + (b * C + c) * L;
+            const float mu = r_stage2_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_proj_bn_weight[c], sh = r_stage2_0_proj_bn_bias[c];
+            const float *xr = r_stage2_0_proj + (b * C + c) * L;
+            float *yr = r_stage2_0_proj_bn + (b * C + c) * L;
+            const float *rr = r_stage2_0_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2676,14 +2676,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t248, t252, t253, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 768), 82688);
+        nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 768), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t248 + b * C * H * W;
+            const float *img = stage2_0_proj_bn + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2704,82 +2704,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t252, (int)CKK, (A + 768), (int)P, 0.0f, t253 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv1_weight, (int)CKK, (A + 768), (int)P, 0.0f, stage2_1_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r253 = t253;
-    float *restrict const r259 = t259;
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r253, r259);
+        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t260 + o * 32, t259 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_1_bn1_mu + o * 32, stage2_1_bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t262 + o * 32, t259 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_1_bn1_var + o * 32, stage2_1_bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r256 = t256;
-    const float *restrict const r260 = t260;
-    float *restrict const r268 = t268;
+    const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
+    const float *restrict const r_stage2_1_bn1_mu = stage2_1_bn1_mu;
+    float *restrict const r_stage2_1_bn1_add = stage2_1_bn1_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v256 = r256[i];
-        const float v265 = 0.9f * v256;
-        const float v261 = r260[i];
-        const float v267 = 0.1f * v261;
-        const float v268 = v265 + v267;
-        r268[i] = v268;
+        const float v_stage2_1_bn1_running_mean = r_stage2_1_bn1_running_mean[i];
+        const float v_stage2_1_bn1_mul = 0.9f * v_stage2_1_bn1_running_mean;
+        const float v_stage2_1_bn1_mu = r_stage2_1_bn1_mu[i];
+        const float v_stage2_1_bn1_mul_2 = 0.1f * v_stage2_1_bn1_mu;
+        const float v_stage2_1_bn1_add = v_stage2_1_bn1_mul + v_stage2_1_bn1_mul_2;
+        r_stage2_1_bn1_add[i] = v_stage2_1_bn1_add;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r277 = t277;
+    float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v275 = (float)(256.0f * (double)n) - 1.0f;
-        const float v277 = (float)(256.0f * (double)n) / v275;
-        r277[i] = v277;
+        const float v_stage2_1_bn1_sub = (float)(256.0f * (double)n) - 1.0f;
+        const float v_stage2_1_bn1_div = (float)(256.0f * (double)n) / v_stage2_1_bn1_sub;
+        r_stage2_1_bn1_div[i] = v_stage2_1_bn1_div;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r257 = t257;
-    const float *restrict const r262 = t262;
-    const float *restrict const r277 = t277;
-    float *restrict const r279 = t279;
+    const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
+    const float *restrict const r_stage2_1_bn1_var = stage2_1_bn1_var;
+    const float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
+    float *restrict const r_stage2_1_bn1_add_2 = stage2_1_bn1_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v257 = r257[i];
-        const float v270 = 0.9f * v257;
-        const float v263 = r262[i];
-        const float v272 = 0.1f * v263;
-        const float v277 = r277[0];
-        const float v278 = v272 * v277;
-        const float v279 = v270 + v278;
-        r279[i] = v279;
+        const float v_stage2_1_bn1_running_var = r_stage2_1_bn1_running_var[i];
+        const float v_stage2_1_bn1_mul = 0.9f * v_stage2_1_bn1_running_var;
+        const float v_stage2_1_bn1_var = r_stage2_1_bn1_var[i];
+        const float v_stage2_1_bn1_mul_2 = 0.1f * v_stage2_1_bn1_var;
+        const float v_stage2_1_bn1_div = r_stage2_1_bn1_div[0];
+        const float v_stage2_1_bn1_mul_3 = v_stage2_1_bn1_mul_2 * v_stage2_1_bn1_div;
+        const float v_stage2_1_bn1_add_2 = v_stage2_1_bn1_mul + v_stage2_1_bn1_mul_3;
+        r_stage2_1_bn1_add_2[i] = v_stage2_1_bn1_add_2;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r253 = t253;
-    const float *restrict const r254 = t254;
-    const float *restrict const r255 = t255;
-    const float *restrict const r259 = t259;
-    float *restrict const r280 = t280;
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_bias = stage2_1_bn1_bias;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r259[c], sc = (float)(1.0 / sqrt((double)r259[C + c] + 1.0000000000000001e-05)) * r254[c], sh = r255[c];
-            const float *xr = r253 + (b * C + c) * L;
-            float *yr = r280 + (b * C + c) * L;
+            const float mu = r_stage2_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn1_weight[c], sh = r_stage2_1_bn1_bias[c];
+            const float *xr = r_stage2_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage2_1_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2789,14 +2789,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t280, t283, t284, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 896), 82688);
+        nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 896), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t280 + b * C * H * W;
+            const float *img = stage2_1_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2817,84 +2817,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t283, (int)CKK, (A + 896), (int)P, 0.0f, t284 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv2_weight, (int)CKK, (A + 896), (int)P, 0.0f, stage2_1_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r284 = t284;
-    float *restrict const r290 = t290;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r284, r290);
+        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t291 + o * 32, t290 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_1_bn2_mu + o * 32, stage2_1_bn2_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t293 + o * 32, t290 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(stage2_1_bn2_var + o * 32, stage2_1_bn2_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r287 = t287;
-    const float *restrict const r291 = t291;
-    float *restrict const r299 = t299;
+    const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
+    const float *restrict const r_stage2_1_bn2_mu = stage2_1_bn2_mu;
+    float *restrict const r_stage2_1_bn2_add = stage2_1_bn2_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v287 = r287[i];
-        const float v296 = 0.9f * v287;
-        const float v292 = r291[i];
-        const float v298 = 0.1f * v292;
-        const float v299 = v296 + v298;
-        r299[i] = v299;
+        const float v_stage2_1_bn2_running_mean = r_stage2_1_bn2_running_mean[i];
+        const float v_stage2_1_bn2_mul = 0.9f * v_stage2_1_bn2_running_mean;
+        const float v_stage2_1_bn2_mu = r_stage2_1_bn2_mu[i];
+        const float v_stage2_1_bn2_mul_2 = 0.1f * v_stage2_1_bn2_mu;
+        const float v_stage2_1_bn2_add = v_stage2_1_bn2_mul + v_stage2_1_bn2_mul_2;
+        r_stage2_1_bn2_add[i] = v_stage2_1_bn2_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r308 = t308;
+    float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v306 = (float)(256.0f * (double)n) - 1.0f;
-        const float v308 = (float)(256.0f * (double)n) / v306;
-        r308[i] = v308;
+        const float v_stage2_1_bn2_sub = (float)(256.0f * (double)n) - 1.0f;
+        const float v_stage2_1_bn2_div = (float)(256.0f * (double)n) / v_stage2_1_bn2_sub;
+        r_stage2_1_bn2_div[i] = v_stage2_1_bn2_div;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r288 = t288;
-    const float *restrict const r293 = t293;
-    const float *restrict const r308 = t308;
-    float *restrict const r310 = t310;
+    const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
+    const float *restrict const r_stage2_1_bn2_var = stage2_1_bn2_var;
+    const float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
+    float *restrict const r_stage2_1_bn2_add_2 = stage2_1_bn2_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v288 = r288[i];
-        const float v301 = 0.9f * v288;
-        const float v294 = r293[i];
-        const float v303 = 0.1f * v294;
-        const float v308 = r308[0];
-        const float v309 = v303 * v308;
-        const float v310 = v301 + v309;
-        r310[i] = v310;
+        const float v_stage2_1_bn2_running_var = r_stage2_1_bn2_running_var[i];
+        const float v_stage2_1_bn2_mul = 0.9f * v_stage2_1_bn2_running_var;
+        const float v_stage2_1_bn2_var = r_stage2_1_bn2_var[i];
+        const float v_stage2_1_bn2_mul_2 = 0.1f * v_stage2_1_bn2_var;
+        const float v_stage2_1_bn2_div = r_stage2_1_bn2_div[0];
+        const float v_stage2_1_bn2_mul_3 = v_stage2_1_bn2_mul_2 * v_stage2_1_bn2_div;
+        const float v_stage2_1_bn2_add_2 = v_stage2_1_bn2_mul + v_stage2_1_bn2_mul_3;
+        r_stage2_1_bn2_add_2[i] = v_stage2_1_bn2_add_2;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r248 = t248;
-    const float *restrict const r284 = t284;
-    const float *restrict const r285 = t285;
-    const float *restrict const r286 = t286;
-    const float *restrict const r290 = t290;
-    float *restrict const r311 = t311;
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_bias = stage2_1_bn2_bias;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r290[c], sc = (float)(1.0 / sqrt((double)r290[C + c] + 1.0000000000000001e-05)) * r285[c], sh = r286[c];
-            const float *xr = r284 + (b * C + c) * L;
-            float *yr = r311 + (b * C + c) * L;
-            const float *rr = r248 + (b * C + c) * L;
+            const float mu = r_stage2_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn2_weight[c], sh = r_stage2_1_bn2_bias[c];
+            const float *xr = r_stage2_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage2_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage2_0_proj_bn + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -2904,14 +2904,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, t311, t315, t316, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 1024), 18432);
+        nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 1024), 18432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t311 + b * C * H * W;
+            const float *img = stage2_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -2929,82 +2929,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t315, (int)CKK, (A + 1024), (int)P, 0.0f, t316 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv1_weight, (int)CKK, (A + 1024), (int)P, 0.0f, stage3_0_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r316 = t316;
-    float *restrict const r322 = t322;
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r316, r322);
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t323 + o * 64, t322 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_0_bn1_mu + o * 64, stage3_0_bn1_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t325 + o * 64, t322 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_0_bn1_var + o * 64, stage3_0_bn1_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r319 = t319;
-    const float *restrict const r323 = t323;
-    float *restrict const r331 = t331;
+    const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
+    const float *restrict const r_stage3_0_bn1_mu = stage3_0_bn1_mu;
+    float *restrict const r_stage3_0_bn1_add = stage3_0_bn1_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v319 = r319[i];
-        const float v328 = 0.9f * v319;
-        const float v324 = r323[i];
-        const float v330 = 0.1f * v324;
-        const float v331 = v328 + v330;
-        r331[i] = v331;
+        const float v_stage3_0_bn1_running_mean = r_stage3_0_bn1_running_mean[i];
+        const float v_stage3_0_bn1_mul = 0.9f * v_stage3_0_bn1_running_mean;
+        const float v_stage3_0_bn1_mu = r_stage3_0_bn1_mu[i];
+        const float v_stage3_0_bn1_mul_2 = 0.1f * v_stage3_0_bn1_mu;
+        const float v_stage3_0_bn1_add = v_stage3_0_bn1_mul + v_stage3_0_bn1_mul_2;
+        r_stage3_0_bn1_add[i] = v_stage3_0_bn1_add;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r340 = t340;
+    float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v338 = (float)(64.0f * (double)n) - 1.0f;
-        const float v340 = (float)(64.0f * (double)n) / v338;
-        r340[i] = v340;
+        const float v_stage3_0_bn1_sub = (float)(64.0f * (double)n) - 1.0f;
+        const float v_stage3_0_bn1_div = (float)(64.0f * (double)n) / v_stage3_0_bn1_sub;
+        r_stage3_0_bn1_div[i] = v_stage3_0_bn1_div;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r320 = t320;
-    const float *restrict const r325 = t325;
-    const float *restrict const r340 = t340;
-    float *restrict const r342 = t342;
+    const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
+    const float *restrict const r_stage3_0_bn1_var = stage3_0_bn1_var;
+    const float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
+    float *restrict const r_stage3_0_bn1_add_2 = stage3_0_bn1_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v320 = r320[i];
-        const float v333 = 0.9f * v320;
-        const float v326 = r325[i];
-        const float v335 = 0.1f * v326;
-        const float v340 = r340[0];
-        const float v341 = v335 * v340;
-        const float v342 = v333 + v341;
-        r342[i] = v342;
+        const float v_stage3_0_bn1_running_var = r_stage3_0_bn1_running_var[i];
+        const float v_stage3_0_bn1_mul = 0.9f * v_stage3_0_bn1_running_var;
+        const float v_stage3_0_bn1_var = r_stage3_0_bn1_var[i];
+        const float v_stage3_0_bn1_mul_2 = 0.1f * v_stage3_0_bn1_var;
+        const float v_stage3_0_bn1_div = r_stage3_0_bn1_div[0];
+        const float v_stage3_0_bn1_mul_3 = v_stage3_0_bn1_mul_2 * v_stage3_0_bn1_div;
+        const float v_stage3_0_bn1_add_2 = v_stage3_0_bn1_mul + v_stage3_0_bn1_mul_3;
+        r_stage3_0_bn1_add_2[i] = v_stage3_0_bn1_add_2;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r316 = t316;
-    const float *restrict const r317 = t317;
-    const float *restrict const r318 = t318;
-    const float *restrict const r322 = t322;
-    float *restrict const r343 = t343;
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_bias = stage3_0_bn1_bias;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r322[c], sc = (float)(1.0 / sqrt((double)r322[C + c] + 1.0000000000000001e-05)) * r317[c], sh = r318[c];
-            const float *xr = r316 + (b * C + c) * L;
-            float *yr = r343 + (b * C + c) * L;
+            const float mu = r_stage3_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn1_weight[c], sh = r_stage3_0_bn1_bias[c];
+            const float *xr = r_stage3_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage3_0_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3014,14 +3014,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t343, t346, t347, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1344), 197376);
+        nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1344), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t343 + b * C * H * W;
+            const float *img = stage3_0_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3042,82 +3042,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t346, (int)CKK, (A + 1344), (int)P, 0.0f, t347 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv2_weight, (int)CKK, (A + 1344), (int)P, 0.0f, stage3_0_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r347 = t347;
-    float *restrict const r353 = t353;
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r347, r353);
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t354 + o * 64, t353 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_0_bn2_mu + o * 64, stage3_0_bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t356 + o * 64, t353 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_0_bn2_var + o * 64, stage3_0_bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r350 = t350;
-    const float *restrict const r354 = t354;
-    float *restrict const r362 = t362;
+    const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
+    const float *restrict const r_stage3_0_bn2_mu = stage3_0_bn2_mu;
+    float *restrict const r_stage3_0_bn2_add = stage3_0_bn2_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v350 = r350[i];
-        const float v359 = 0.9f * v350;
-        const float v355 = r354[i];
-        const float v361 = 0.1f * v355;
-        const float v362 = v359 + v361;
-        r362[i] = v362;
+        const float v_stage3_0_bn2_running_mean = r_stage3_0_bn2_running_mean[i];
+        const float v_stage3_0_bn2_mul = 0.9f * v_stage3_0_bn2_running_mean;
+        const float v_stage3_0_bn2_mu = r_stage3_0_bn2_mu[i];
+        const float v_stage3_0_bn2_mul_2 = 0.1f * v_stage3_0_bn2_mu;
+        const float v_stage3_0_bn2_add = v_stage3_0_bn2_mul + v_stage3_0_bn2_mul_2;
+        r_stage3_0_bn2_add[i] = v_stage3_0_bn2_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r371 = t371;
+    float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v369 = (float)(64.0f * (double)n) - 1.0f;
-        const float v371 = (float)(64.0f * (double)n) / v369;
-        r371[i] = v371;
+        const float v_stage3_0_bn2_sub = (float)(64.0f * (double)n) - 1.0f;
+        const float v_stage3_0_bn2_div = (float)(64.0f * (double)n) / v_stage3_0_bn2_sub;
+        r_stage3_0_bn2_div[i] = v_stage3_0_bn2_div;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r351 = t351;
-    const float *restrict const r356 = t356;
-    const float *restrict const r371 = t371;
-    float *restrict const r373 = t373;
+    const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
+    const float *restrict const r_stage3_0_bn2_var = stage3_0_bn2_var;
+    const float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
+    float *restrict const r_stage3_0_bn2_add_2 = stage3_0_bn2_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v351 = r351[i];
-        const float v364 = 0.9f * v351;
-        const float v357 = r356[i];
-        const float v366 = 0.1f * v357;
-        const float v371 = r371[0];
-        const float v372 = v366 * v371;
-        const float v373 = v364 + v372;
-        r373[i] = v373;
+        const float v_stage3_0_bn2_running_var = r_stage3_0_bn2_running_var[i];
+        const float v_stage3_0_bn2_mul = 0.9f * v_stage3_0_bn2_running_var;
+        const float v_stage3_0_bn2_var = r_stage3_0_bn2_var[i];
+        const float v_stage3_0_bn2_mul_2 = 0.1f * v_stage3_0_bn2_var;
+        const float v_stage3_0_bn2_div = r_stage3_0_bn2_div[0];
+        const float v_stage3_0_bn2_mul_3 = v_stage3_0_bn2_mul_2 * v_stage3_0_bn2_div;
+        const float v_stage3_0_bn2_add_2 = v_stage3_0_bn2_mul + v_stage3_0_bn2_mul_3;
+        r_stage3_0_bn2_add_2[i] = v_stage3_0_bn2_add_2;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r347 = t347;
-    const float *restrict const r348 = t348;
-    const float *restrict const r349 = t349;
-    const float *restrict const r353 = t353;
-    float *restrict const r374 = t374;
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_bias = stage3_0_bn2_bias;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r353[c], sc = (float)(1.0 / sqrt((double)r353[C + c] + 1.0000000000000001e-05)) * r348[c], sh = r349[c];
-            const float *xr = r347 + (b * C + c) * L;
-            float *yr = r374 + (b * C + c) * L;
+            const float mu = r_stage3_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn2_weight[c], sh = r_stage3_0_bn2_bias[c];
+            const float *xr = r_stage3_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage3_0_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
         }
     }
@@ -3128,7 +3128,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t311 + b * C * H * W;
+            const float *img = stage2_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3146,84 +3146,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t376, (int)CKK, (A + 1600), (int)P, 0.0f, t377 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_proj_weight, (int)CKK, (A + 1600), (int)P, 0.0f, stage3_0_proj + b * F * P, (int)P);
         }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
-    const float *restrict const r377 = t377;
-    float *restrict const r383 = t383;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r377, r383);
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t384 + o * 64, t383 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_0_proj_bn_mu + o * 64, stage3_0_proj_bn_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t386 + o * 64, t383 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_0_proj_bn_var + o * 64, stage3_0_proj_bn_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r380 = t380;
-    const float *restrict const r384 = t384;
-    float *restrict const r392 = t392;
+    const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
+    const float *restrict const r_stage3_0_proj_bn_mu = stage3_0_proj_bn_mu;
+    float *restrict const r_stage3_0_proj_bn_add = stage3_0_proj_bn_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v380 = r380[i];
-        const float v389 = 0.9f * v380;
-        const float v385 = r384[i];
-        const float v391 = 0.1f * v385;
-        const float v392 = v389 + v391;
-        r392[i] = v392;
+        const float v_stage3_0_proj_bn_running_mean = r_stage3_0_proj_bn_running_mean[i];
+        const float v_stage3_0_proj_bn_mul = 0.9f * v_stage3_0_proj_bn_running_mean;
+        const float v_stage3_0_proj_bn_mu = r_stage3_0_proj_bn_mu[i];
+        const float v_stage3_0_proj_bn_mul_2 = 0.1f * v_stage3_0_proj_bn_mu;
+        const float v_stage3_0_proj_bn_add = v_stage3_0_proj_bn_mul + v_stage3_0_proj_bn_mul_2;
+        r_stage3_0_proj_bn_add[i] = v_stage3_0_proj_bn_add;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
-    float *restrict const r401 = t401;
+    float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v399 = (float)(64.0f * (double)n) - 1.0f;
-        const float v401 = (float)(64.0f * (double)n) / v399;
-        r401[i] = v401;
+        const float v_stage3_0_proj_bn_sub = (float)(64.0f * (double)n) - 1.0f;
+        const float v_stage3_0_proj_bn_div = (float)(64.0f * (double)n) / v_stage3_0_proj_bn_sub;
+        r_stage3_0_proj_bn_div[i] = v_stage3_0_proj_bn_div;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
     {
-    const float *restrict const r381 = t381;
-    const float *restrict const r386 = t386;
-    const float *restrict const r401 = t401;
-    float *restrict const r403 = t403;
+    const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
+    const float *restrict const r_stage3_0_proj_bn_var = stage3_0_proj_bn_var;
+    const float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
+    float *restrict const r_stage3_0_proj_bn_add_2 = stage3_0_proj_bn_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v381 = r381[i];
-        const float v394 = 0.9f * v381;
-        const float v387 = r386[i];
-        const float v396 = 0.1f * v387;
-        const float v401 = r401[0];
-        const float v402 = v396 * v401;
-        const float v403 = v394 + v402;
-        r403[i] = v403;
+        const float v_stage3_0_proj_bn_running_var = r_stage3_0_proj_bn_running_var[i];
+        const float v_stage3_0_proj_bn_mul = 0.9f * v_stage3_0_proj_bn_running_var;
+        const float v_stage3_0_proj_bn_var = r_stage3_0_proj_bn_var[i];
+        const float v_stage3_0_proj_bn_mul_2 = 0.1f * v_stage3_0_proj_bn_var;
+        const float v_stage3_0_proj_bn_div = r_stage3_0_proj_bn_div[0];
+        const float v_stage3_0_proj_bn_mul_3 = v_stage3_0_proj_bn_mul_2 * v_stage3_0_proj_bn_div;
+        const float v_stage3_0_proj_bn_add_2 = v_stage3_0_proj_bn_mul + v_stage3_0_proj_bn_mul_3;
+        r_stage3_0_proj_bn_add_2[i] = v_stage3_0_proj_bn_add_2;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r374 = t374;
-    const float *restrict const r377 = t377;
-    const float *restrict const r378 = t378;
-    const float *restrict const r379 = t379;
-    const float *restrict const r383 = t383;
-    float *restrict const r404 = t404;
+    const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_bias = stage3_0_proj_bn_bias;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r383[c], sc = (float)(1.0 / sqrt((double)r383[C + c] + 1.0000000000000001e-05)) * r378[c], sh = r379[c];
-            const float *xr = r377 + (b * C + c) * L;
-            float *yr = r404 + (b * C + c) * L;
-            const float *rr = r374 + (b * C + c) * L;
+            const float mu = r_stage3_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_proj_bn_weight[c], sh = r_stage3_0_proj_bn_bias[c];
+            const float *xr = r_stage3_0_proj + (b * C + c) * L;
+            float *yr = r_stage3_0_proj_bn + (b * C + c) * L;
+            const float *rr = r_stage3_0_bn2 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3233,14 +3233,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t404, t408, t409, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1856), 197376);
+        nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1856), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t404 + b * C * H * W;
+            const float *img = stage3_0_proj_bn + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3261,82 +3261,82 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t408, (int)CKK, (A + 1856), (int)P, 0.0f, t409 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv1_weight, (int)CKK, (A + 1856), (int)P, 0.0f, stage3_1_conv1 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
-    const float *restrict const r409 = t409;
-    float *restrict const r415 = t415;
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r409, r415);
+        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t416 + o * 64, t415 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_1_bn1_mu + o * 64, stage3_1_bn1_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t418 + o * 64, t415 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_1_bn1_var + o * 64, stage3_1_bn1_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r412 = t412;
-    const float *restrict const r416 = t416;
-    float *restrict const r424 = t424;
+    const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
+    const float *restrict const r_stage3_1_bn1_mu = stage3_1_bn1_mu;
+    float *restrict const r_stage3_1_bn1_add = stage3_1_bn1_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v412 = r412[i];
-        const float v421 = 0.9f * v412;
-        const float v417 = r416[i];
-        const float v423 = 0.1f * v417;
-        const float v424 = v421 + v423;
-        r424[i] = v424;
+        const float v_stage3_1_bn1_running_mean = r_stage3_1_bn1_running_mean[i];
+        const float v_stage3_1_bn1_mul = 0.9f * v_stage3_1_bn1_running_mean;
+        const float v_stage3_1_bn1_mu = r_stage3_1_bn1_mu[i];
+        const float v_stage3_1_bn1_mul_2 = 0.1f * v_stage3_1_bn1_mu;
+        const float v_stage3_1_bn1_add = v_stage3_1_bn1_mul + v_stage3_1_bn1_mul_2;
+        r_stage3_1_bn1_add[i] = v_stage3_1_bn1_add;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
-    float *restrict const r433 = t433;
+    float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v431 = (float)(64.0f * (double)n) - 1.0f;
-        const float v433 = (float)(64.0f * (double)n) / v431;
-        r433[i] = v433;
+        const float v_stage3_1_bn1_sub = (float)(64.0f * (double)n) - 1.0f;
+        const float v_stage3_1_bn1_div = (float)(64.0f * (double)n) / v_stage3_1_bn1_sub;
+        r_stage3_1_bn1_div[i] = v_stage3_1_bn1_div;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
     {
-    const float *restrict const r413 = t413;
-    const float *restrict const r418 = t418;
-    const float *restrict const r433 = t433;
-    float *restrict const r435 = t435;
+    const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
+    const float *restrict const r_stage3_1_bn1_var = stage3_1_bn1_var;
+    const float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
+    float *restrict const r_stage3_1_bn1_add_2 = stage3_1_bn1_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v413 = r413[i];
-        const float v426 = 0.9f * v413;
-        const float v419 = r418[i];
-        const float v428 = 0.1f * v419;
-        const float v433 = r433[0];
-        const float v434 = v428 * v433;
-        const float v435 = v426 + v434;
-        r435[i] = v435;
+        const float v_stage3_1_bn1_running_var = r_stage3_1_bn1_running_var[i];
+        const float v_stage3_1_bn1_mul = 0.9f * v_stage3_1_bn1_running_var;
+        const float v_stage3_1_bn1_var = r_stage3_1_bn1_var[i];
+        const float v_stage3_1_bn1_mul_2 = 0.1f * v_stage3_1_bn1_var;
+        const float v_stage3_1_bn1_div = r_stage3_1_bn1_div[0];
+        const float v_stage3_1_bn1_mul_3 = v_stage3_1_bn1_mul_2 * v_stage3_1_bn1_div;
+        const float v_stage3_1_bn1_add_2 = v_stage3_1_bn1_mul + v_stage3_1_bn1_mul_3;
+        r_stage3_1_bn1_add_2[i] = v_stage3_1_bn1_add_2;
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r409 = t409;
-    const float *restrict const r410 = t410;
-    const float *restrict const r411 = t411;
-    const float *restrict const r415 = t415;
-    float *restrict const r436 = t436;
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_bias = stage3_1_bn1_bias;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r415[c], sc = (float)(1.0 / sqrt((double)r415[C + c] + 1.0000000000000001e-05)) * r410[c], sh = r411[c];
-            const float *xr = r409 + (b * C + c) * L;
-            float *yr = r436 + (b * C + c) * L;
+            const float mu = r_stage3_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn1_weight[c], sh = r_stage3_1_bn1_bias[c];
+            const float *xr = r_stage3_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage3_1_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh;
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3346,14 +3346,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, t436, t439, t440, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 2112), 197376);
+        nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 2112), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t436 + b * C * H * W;
+            const float *img = stage3_1_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3374,84 +3374,84 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, t439, (int)CKK, (A + 2112), (int)P, 0.0f, t440 + b * F * P, (int)P);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv2_weight, (int)CKK, (A + 2112), (int)P, 0.0f, stage3_1_conv2 + b * F * P, (int)P);
         }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
-    const float *restrict const r440 = t440;
-    float *restrict const r446 = t446;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r440, r446);
+        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t447 + o * 64, t446 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_1_bn2_mu + o * 64, stage3_1_bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t449 + o * 64, t446 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(stage3_1_bn2_var + o * 64, stage3_1_bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r443 = t443;
-    const float *restrict const r447 = t447;
-    float *restrict const r455 = t455;
+    const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
+    const float *restrict const r_stage3_1_bn2_mu = stage3_1_bn2_mu;
+    float *restrict const r_stage3_1_bn2_add = stage3_1_bn2_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v443 = r443[i];
-        const float v452 = 0.9f * v443;
-        const float v448 = r447[i];
-        const float v454 = 0.1f * v448;
-        const float v455 = v452 + v454;
-        r455[i] = v455;
+        const float v_stage3_1_bn2_running_mean = r_stage3_1_bn2_running_mean[i];
+        const float v_stage3_1_bn2_mul = 0.9f * v_stage3_1_bn2_running_mean;
+        const float v_stage3_1_bn2_mu = r_stage3_1_bn2_mu[i];
+        const float v_stage3_1_bn2_mul_2 = 0.1f * v_stage3_1_bn2_mu;
+        const float v_stage3_1_bn2_add = v_stage3_1_bn2_mul + v_stage3_1_bn2_mul_2;
+        r_stage3_1_bn2_add[i] = v_stage3_1_bn2_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
-    float *restrict const r464 = t464;
+    float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v462 = (float)(64.0f * (double)n) - 1.0f;
-        const float v464 = (float)(64.0f * (double)n) / v462;
-        r464[i] = v464;
+        const float v_stage3_1_bn2_sub = (float)(64.0f * (double)n) - 1.0f;
+        const float v_stage3_1_bn2_div = (float)(64.0f * (double)n) / v_stage3_1_bn2_sub;
+        r_stage3_1_bn2_div[i] = v_stage3_1_bn2_div;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
     {
-    const float *restrict const r444 = t444;
-    const float *restrict const r449 = t449;
-    const float *restrict const r464 = t464;
-    float *restrict const r466 = t466;
+    const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
+    const float *restrict const r_stage3_1_bn2_var = stage3_1_bn2_var;
+    const float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
+    float *restrict const r_stage3_1_bn2_add_2 = stage3_1_bn2_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v444 = r444[i];
-        const float v457 = 0.9f * v444;
-        const float v450 = r449[i];
-        const float v459 = 0.1f * v450;
-        const float v464 = r464[0];
-        const float v465 = v459 * v464;
-        const float v466 = v457 + v465;
-        r466[i] = v466;
+        const float v_stage3_1_bn2_running_var = r_stage3_1_bn2_running_var[i];
+        const float v_stage3_1_bn2_mul = 0.9f * v_stage3_1_bn2_running_var;
+        const float v_stage3_1_bn2_var = r_stage3_1_bn2_var[i];
+        const float v_stage3_1_bn2_mul_2 = 0.1f * v_stage3_1_bn2_var;
+        const float v_stage3_1_bn2_div = r_stage3_1_bn2_div[0];
+        const float v_stage3_1_bn2_mul_3 = v_stage3_1_bn2_mul_2 * v_stage3_1_bn2_div;
+        const float v_stage3_1_bn2_add_2 = v_stage3_1_bn2_mul + v_stage3_1_bn2_mul_3;
+        r_stage3_1_bn2_add_2[i] = v_stage3_1_bn2_add_2;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
     {
-    const float *restrict const r404 = t404;
-    const float *restrict const r440 = t440;
-    const float *restrict const r441 = t441;
-    const float *restrict const r442 = t442;
-    const float *restrict const r446 = t446;
-    float *restrict const r467 = t467;
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_bias = stage3_1_bn2_bias;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const float mu = r446[c], sc = (float)(1.0 / sqrt((double)r446[C + c] + 1.0000000000000001e-05)) * r441[c], sh = r442[c];
-            const float *xr = r440 + (b * C + c) * L;
-            float *yr = r467 + (b * C + c) * L;
-            const float *rr = r404 + (b * C + c) * L;
+            const float mu = r_stage3_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn2_weight[c], sh = r_stage3_1_bn2_bias[c];
+            const float *xr = r_stage3_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage3_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage3_0_proj_bn + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) {
                 const float v = (xr[k] - mu) * sc + sh + rr[k];
                 yr[k] = v > 0.0f ? v : 0.0f;
@@ -3461,15 +3461,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
     {
-    const float *restrict const r467 = t467;
-    float *restrict const r471 = t471;
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    float *restrict const r_pool = pool;
     {
         int64_t o = 0;
         for (int64_t i0 = 0; i0 < 64 * n; i0++)
         {
             double acc = 0;
             {
-                const float *row = r467 + i0 * 64;
+                const float *row = r_stage3_1_bn2 + i0 * 64;
                 {
                     float l_[16] = {0};
                     int64_t k0_ = 0;
@@ -3481,25 +3481,25 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
                     acc += s_;
                 }
             }
-            r471[o++] = (float)(acc / (64.0f));
+            r_pool[o++] = (float)(acc / (64.0f));
         }
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, t471, (int)(64), t472, (int)(64), 0.0f, t475, (int)(10));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
-    const float *restrict const r473 = t473;
-    const float *restrict const r475 = t475;
-    float *restrict const r476 = t476;
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v475 = r475[i];
-        const float v473 = r473[i1 * 1];
-        const float v476 = v475 + v473;
-        r476[i] = v476;
+        const float v_fc_matmul = r_fc_matmul[i];
+        const float v_fc_bias = r_fc_bias[i1 * 1];
+        const float v_fc = v_fc_matmul + v_fc_bias;
+        r_fc[i] = v_fc;
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -3508,15 +3508,15 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t476 + r * C;
+            const float *row = fc + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -3532,69 +3532,69 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t477[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* update bn.running_mean */
-    memmove(S + 0, t18, sizeof(float) * 16);
+    memmove(S + 0, bn_add, sizeof(float) * 16);
     /* update bn.running_var */
-    memmove(S + 16, t29, sizeof(float) * 16);
+    memmove(S + 16, bn_add_2, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, t49, sizeof(float) * 16);
+    memmove(S + 32, stage1_0_bn1_add, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, t60, sizeof(float) * 16);
+    memmove(S + 48, stage1_0_bn1_add_2, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, t80, sizeof(float) * 16);
+    memmove(S + 64, stage1_0_bn2_add, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, t91, sizeof(float) * 16);
+    memmove(S + 80, stage1_0_bn2_add_2, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, t112, sizeof(float) * 16);
+    memmove(S + 96, stage1_1_bn1_add, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, t123, sizeof(float) * 16);
+    memmove(S + 112, stage1_1_bn1_add_2, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, t143, sizeof(float) * 16);
+    memmove(S + 128, stage1_1_bn2_add, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, t154, sizeof(float) * 16);
+    memmove(S + 144, stage1_1_bn2_add_2, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, t175, sizeof(float) * 32);
+    memmove(S + 160, stage2_0_bn1_add, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, t186, sizeof(float) * 32);
+    memmove(S + 192, stage2_0_bn1_add_2, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, t206, sizeof(float) * 32);
+    memmove(S + 224, stage2_0_bn2_add, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, t217, sizeof(float) * 32);
+    memmove(S + 256, stage2_0_bn2_add_2, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, t236, sizeof(float) * 32);
+    memmove(S + 288, stage2_0_proj_bn_add, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, t247, sizeof(float) * 32);
+    memmove(S + 320, stage2_0_proj_bn_add_2, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, t268, sizeof(float) * 32);
+    memmove(S + 352, stage2_1_bn1_add, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, t279, sizeof(float) * 32);
+    memmove(S + 384, stage2_1_bn1_add_2, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, t299, sizeof(float) * 32);
+    memmove(S + 416, stage2_1_bn2_add, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, t310, sizeof(float) * 32);
+    memmove(S + 448, stage2_1_bn2_add_2, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, t331, sizeof(float) * 64);
+    memmove(S + 480, stage3_0_bn1_add, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, t342, sizeof(float) * 64);
+    memmove(S + 544, stage3_0_bn1_add_2, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, t362, sizeof(float) * 64);
+    memmove(S + 608, stage3_0_bn2_add, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, t373, sizeof(float) * 64);
+    memmove(S + 672, stage3_0_bn2_add_2, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, t392, sizeof(float) * 64);
+    memmove(S + 736, stage3_0_proj_bn_add, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, t403, sizeof(float) * 64);
+    memmove(S + 800, stage3_0_proj_bn_add_2, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, t424, sizeof(float) * 64);
+    memmove(S + 864, stage3_1_bn1_add, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, t435, sizeof(float) * 64);
+    memmove(S + 928, stage3_1_bn1_add_2, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, t455, sizeof(float) * 64);
+    memmove(S + 992, stage3_1_bn2_add, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, t466, sizeof(float) * 64);
-    return t477[0];
+    memmove(S + 1056, stage3_1_bn2_add_2, sizeof(float) * 64);
+    return cross_entropy[0];
 }
 
 void res_net_backward(res_net *m)
@@ -3606,182 +3606,182 @@ void res_net_backward(res_net *m)
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const float *const t0 = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
-    const int32_t *const t1 = (const int32_t *)m->lab_[0]; /* y [N] */
-    float *const t3 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
-    const float *const t4 = P + 432; /* bn.weight [16] */
-    float *const t9 = (float *)(A + 0); /* [2, 16] */
-    float *const t30 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
-    const float *const t33 = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t34 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    const float *const t35 = P + 2768; /* stage1.0.bn1.weight [16] */
-    float *const t40 = (float *)(A + 32); /* [2, 16] */
-    float *const t61 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    const float *const t64 = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t65 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
-    const float *const t66 = P + 5104; /* stage1.0.bn2.weight [16] */
-    float *const t71 = (float *)(A + 96); /* [2, 16] */
-    float *const t92 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    const float *const t96 = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t97 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    const float *const t98 = P + 7440; /* stage1.1.bn1.weight [16] */
-    float *const t103 = (float *)(A + 160); /* [2, 16] */
-    float *const t124 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
-    const float *const t127 = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t128 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    const float *const t129 = P + 9776; /* stage1.1.bn2.weight [16] */
-    float *const t134 = (float *)(A + 224); /* [2, 16] */
-    float *const t155 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    const float *const t159 = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t160 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
-    const float *const t161 = P + 14416; /* stage2.0.bn1.weight [32] */
-    float *const t166 = (float *)(A + 352); /* [2, 32] */
-    float *const t187 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
-    const float *const t190 = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t191 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    const float *const t192 = P + 23696; /* stage2.0.bn2.weight [32] */
-    float *const t197 = (float *)(A + 512); /* [2, 32] */
-    const float *const t220 = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t221 = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
-    const float *const t222 = P + 24272; /* stage2.0.proj_bn.weight [32] */
-    float *const t227 = (float *)(A + 640); /* [2, 32] */
-    float *const t248 = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
-    const float *const t252 = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t253 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    const float *const t254 = P + 33552; /* stage2.1.bn1.weight [32] */
-    float *const t259 = (float *)(A + 768); /* [2, 32] */
-    float *const t280 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
-    const float *const t283 = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t284 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    const float *const t285 = P + 42832; /* stage2.1.bn2.weight [32] */
-    float *const t290 = (float *)(A + 896); /* [2, 32] */
-    float *const t311 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    const float *const t315 = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t316 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
-    const float *const t317 = P + 61328; /* stage3.0.bn1.weight [64] */
-    float *const t322 = (float *)(A + 1024); /* [2, 64] */
-    float *const t343 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
-    const float *const t346 = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t347 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    const float *const t348 = P + 98320; /* stage3.0.bn2.weight [64] */
-    float *const t353 = (float *)(A + 1344); /* [2, 64] */
-    const float *const t376 = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t377 = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
-    const float *const t378 = P + 100496; /* stage3.0.proj_bn.weight [64] */
-    float *const t383 = (float *)(A + 1600); /* [2, 64] */
-    float *const t404 = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
-    const float *const t408 = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t409 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    const float *const t410 = P + 137488; /* stage3.1.bn1.weight [64] */
-    float *const t415 = (float *)(A + 1856); /* [2, 64] */
-    float *const t436 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
-    const float *const t439 = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t440 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    const float *const t441 = P + 174480; /* stage3.1.bn2.weight [64] */
-    float *const t446 = (float *)(A + 2112); /* [2, 64] */
-    float *const t467 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t471 = (float *)(A + SB + 274432 * MB); /* [N, 64] */
-    const float *const t472 = P + 174608; /* fc.weight [10, 64] */
-    float *const t476 = (float *)(A + SB + 274512 * MB); /* [N, 10] */
-    float *const t479 = (float *)(A + SB + 274496 * MB); /* [N, 10] */
-    float *const t480 = G + 175248; /* d fc.bias [1, 10] */
-    float *const t482 = (float *)(A + SB + 274512 * MB); /* [N, 64] */
-    float *const t484 = G + 174608; /* d fc.weight [10, 64] */
-    float *const t490 = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
-    float *const t492 = (float *)(A + 1152); /* [2, 64] */
-    float *const t493 = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
-    float *const t495 = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
-    float *const t497 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t499 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
-    float *const t500 = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
-    float *const t504 = (float *)(A + 1152); /* [2, 64] */
-    float *const t505 = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
-    float *const t507 = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
-    float *const t509 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
-    float *const t511 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
-    float *const t513 = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
-    float *const t515 = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
-    float *const t517 = (float *)(A + 1152); /* [2, 64] */
-    float *const t518 = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
-    float *const t520 = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
-    float *const t522 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t524 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
-    float *const t525 = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
-    float *const t527 = (float *)(A + 1152); /* [2, 64] */
-    float *const t528 = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
-    float *const t530 = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
-    float *const t532 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t534 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
-    float *const t535 = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
-    float *const t539 = (float *)(A + 1152); /* [2, 64] */
-    float *const t540 = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
-    float *const t542 = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
-    float *const t544 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
-    float *const t546 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
-    float *const t548 = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
-    float *const t550 = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
-    float *const t552 = (float *)(A + 256); /* [2, 32] */
-    float *const t553 = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
-    float *const t555 = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
-    float *const t557 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t559 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
-    float *const t560 = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
-    float *const t564 = (float *)(A + 256); /* [2, 32] */
-    float *const t565 = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
-    float *const t567 = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
-    float *const t569 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
-    float *const t571 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
-    float *const t573 = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
-    float *const t575 = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
-    float *const t577 = (float *)(A + 256); /* [2, 32] */
-    float *const t578 = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
-    float *const t580 = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
-    float *const t582 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t584 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
-    float *const t585 = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
-    float *const t587 = (float *)(A + 256); /* [2, 32] */
-    float *const t588 = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
-    float *const t590 = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
-    float *const t592 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t594 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
-    float *const t595 = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
-    float *const t599 = (float *)(A + 256); /* [2, 32] */
-    float *const t600 = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
-    float *const t602 = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
-    float *const t604 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
-    float *const t606 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
-    float *const t608 = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
-    float *const t610 = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
-    float *const t612 = (float *)(A + 64); /* [2, 16] */
-    float *const t613 = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
-    float *const t615 = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
-    float *const t617 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    float *const t619 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
-    float *const t620 = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
-    float *const t624 = (float *)(A + 64); /* [2, 16] */
-    float *const t625 = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
-    float *const t627 = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
-    float *const t629 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
-    float *const t631 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
-    float *const t633 = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
-    float *const t635 = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
-    float *const t637 = (float *)(A + 64); /* [2, 16] */
-    float *const t638 = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
-    float *const t640 = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
-    float *const t642 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    float *const t644 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
-    float *const t645 = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
-    float *const t649 = (float *)(A + 64); /* [2, 16] */
-    float *const t650 = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
-    float *const t652 = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
-    float *const t654 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
-    float *const t656 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
-    float *const t658 = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
-    float *const t662 = (float *)(A + 32); /* [2, 16] */
-    float *const t663 = G + 432; /* d bn.weight [1, 16] */
-    float *const t665 = G + 448; /* d bn.bias [1, 16] */
-    float *const t667 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
-    float *const t669 = G + 0; /* d stem.weight [16, 3, 3, 3] */
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    float *const bn_st = (float *)(A + 0); /* [2, 16] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const d_fc_bias = G + 175248; /* d fc.bias [1, 10] */
+    float *const d_pool = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
+    float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const d_stage3_1_bn2_bias = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const d_stage3_1_bn2_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const d_stage3_1_h = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_conv2_weight = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const d_stage3_1_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_1_bn1_weight = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const d_stage3_1_bn1_bias = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const d_stage3_1_bn1_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const d_stage3_0 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_conv1_weight = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const d_stage3_0_add = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_0_proj_bn_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_proj_bn_weight = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const d_stage3_0_proj_bn_bias = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const d_stage3_0_proj_bn_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage2_1 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage3_0_proj_weight = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const d_stage3_0_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_bn2_weight = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const d_stage3_0_bn2_bias = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const d_stage3_0_bn2_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage3_0_h = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_0_conv2_weight = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const d_stage3_0_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_bn1_weight = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const d_stage3_0_bn1_bias = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const d_stage3_0_bn1_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage2_1_2 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage3_0_conv1_weight = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const d_stage2_1_add = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_1_bn2_weight = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const d_stage2_1_bn2_bias = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const d_stage2_1_bn2_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const d_stage2_1_h = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_conv2_weight = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const d_stage2_1_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_1_bn1_weight = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const d_stage2_1_bn1_bias = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const d_stage2_1_bn1_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const d_stage2_0 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_conv1_weight = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const d_stage2_0_add = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_0_proj_bn_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_proj_bn_weight = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const d_stage2_0_proj_bn_bias = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const d_stage2_0_proj_bn_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage1_1 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage2_0_proj_weight = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const d_stage2_0_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_bn2_weight = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const d_stage2_0_bn2_bias = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const d_stage2_0_bn2_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage2_0_h = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_0_conv2_weight = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const d_stage2_0_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_bn1_weight = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const d_stage2_0_bn1_bias = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const d_stage2_0_bn1_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage1_1_2 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage2_0_conv1_weight = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const d_stage1_1_add = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_1_bn2_weight = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const d_stage1_1_bn2_bias = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const d_stage1_1_bn2_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_1_h = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_conv2_weight = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const d_stage1_1_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_1_bn1_weight = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const d_stage1_1_bn1_bias = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const d_stage1_1_bn1_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_0 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_conv1_weight = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const d_stage1_0_add = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_0_bn2_weight = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const d_stage1_0_bn2_bias = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const d_stage1_0_bn2_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_0_h = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_conv2_weight = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const d_stage1_0_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_0_bn1_weight = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const d_stage1_0_bn1_bias = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const d_stage1_0_bn1_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const d_relu = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_conv1_weight = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const d_bn_batch_norm_grads = (float *)(A + 32); /* [2, 16] */
+    float *const d_bn_weight = G + 432; /* d bn.weight [1, 16] */
+    float *const d_bn_bias = G + 448; /* d bn.bias [1, 16] */
+    float *const d_bn_v = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const d_stem_weight = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
@@ -3790,15 +3790,15 @@ void res_net_backward(res_net *m)
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
-            const float *row = t476 + r * C;
-            float *d = t479 + r * C;
+            const int32_t c = y_in[r];
+            const float *row = fc + r * C;
+            float *d = d_fc + r * C;
             if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
@@ -3821,91 +3821,91 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     {
-    const float *restrict const r479 = t479;
-    float *restrict const r480 = t480;
+    const float *restrict const r_d_fc = d_fc;
+    float *restrict const r_d_fc_bias = d_fc_bias;
     {
         const int64_t rows = (int64_t)n, K = 10;
-        memset(r480, 0, sizeof(float) * (size_t)K);
+        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
         for (int64_t r = 0; r < rows; r++)
             for (int64_t k = 0; k < K; k++)
-                r480[k] += r479[r * K + k];
+                r_d_fc_bias[k] += r_d_fc[r * K + k];
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, t479, (int)(10), t472, (int)(64), 0.0f, t482, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, t479, (int)(10), t471, (int)(64), 0.0f, t484, (int)(64));
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r467 = t467;
-    const float *restrict const r482 = t482;
-    float *restrict const r490 = t490;
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    const float *restrict const r_d_pool = d_pool;
+    float *restrict const r_d_stage3_1_add = d_stage3_1_add;
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v470 = r467[i];
-        const float v485 = r482[i1 * 1 + i0 * 64];
-        const float v486 = v485;
-        const float v488 = v486 * 0.015625f;
-        const float v490 = v470 > 0.0f ? v488 : 0.0f;
-        r490[i] = v490;
+        const float v_stage3_1 = r_stage3_1_bn2[i];
+        const float v_d_pool_reshape = r_d_pool[i1 * 1 + i0 * 64];
+        const float v_d_pool_expand = v_d_pool_reshape;
+        const float v_d_stage3_1 = v_d_pool_expand * 0.015625f;
+        const float v_d_stage3_1_add = v_stage3_1 > 0.0f ? v_d_stage3_1 : 0.0f;
+        r_d_stage3_1_add[i] = v_d_stage3_1_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r440 = t440;
-    const float *restrict const r446 = t446;
-    const float *restrict const r490 = t490;
-    float *restrict const r492 = t492;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r490, r440, NULL, r446, 1.0000000000000001e-05, r492);
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_1_add, r_stage3_1_conv2, NULL, r_stage3_1_bn2_st, 1.0000000000000001e-05, r_d_stage3_1_bn2_batch_norm_grads);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t493 + o * 64, t492 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_1_bn2_weight + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t495 + o * 64, t492 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_1_bn2_bias + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r440 = t440;
-    const float *restrict const r441 = t441;
-    const float *restrict const r446 = t446;
-    const float *restrict const r490 = t490;
-    const float *restrict const r492 = t492;
-    float *restrict const r497 = t497;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    const float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage3_1_bn2_v = d_stage3_1_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r446[C + c] + 1.0000000000000001e-05), k1 = (double)r441[c] * rstd;
-            const float mu = r446[c], a = (float)k1, mdy = (float)((double)r492[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r492[c] / M);
-            const float *xr = r440 + (b * C + c) * L, *dr = r490 + (b * C + c) * L;
-            float *yr = r497 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
+            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_1_conv2 + (b * C + c) * L, *dr = r_d_stage3_1_add + (b * C + c) * L;
+            float *yr = r_d_stage3_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t497, t439, t499, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1984), 197376);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1984), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t499 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t439, (int)CKK, t497 + b * F * P, (int)P, 0.0f, (A + 1984), (int)P);
+            float *img = d_stage3_1_h + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_1_conv2_weight, (int)CKK, d_stage3_1_bn2_v + b * F * P, (int)P, 0.0f, (A + 1984), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -3929,7 +3929,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t497, t436, t500, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1984), 201472);
+        nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1984), 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -3937,7 +3937,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 1984) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t436 + b * C * H * W;
+            const float *img = stage3_1_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -3958,67 +3958,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1984), (int)P, t497 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1984), (int)P, d_stage3_1_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t500[f * CKK + k] = dwt[k * F + f];
+                d_stage3_1_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r409 = t409;
-    const float *restrict const r415 = t415;
-    const float *restrict const r436 = t436;
-    const float *restrict const r499 = t499;
-    float *restrict const r504 = t504;
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
+    float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r499, r409, r436, r415, 1.0000000000000001e-05, r504);
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_1_h, r_stage3_1_conv1, r_stage3_1_bn1, r_stage3_1_bn1_st, 1.0000000000000001e-05, r_d_stage3_1_bn1_batch_norm_grads);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t505 + o * 64, t504 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_1_bn1_weight + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t507 + o * 64, t504 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_1_bn1_bias + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r409 = t409;
-    const float *restrict const r410 = t410;
-    const float *restrict const r415 = t415;
-    const float *restrict const r436 = t436;
-    const float *restrict const r499 = t499;
-    const float *restrict const r504 = t504;
-    float *restrict const r509 = t509;
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
+    const float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage3_1_bn1_v = d_stage3_1_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r415[C + c] + 1.0000000000000001e-05), k1 = (double)r410[c] * rstd;
-            const float mu = r415[c], a = (float)k1, mdy = (float)((double)r504[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r504[c] / M);
-            const float *xr = r409 + (b * C + c) * L, *dr = r499 + (b * C + c) * L;
-            float *yr = r509 + (b * C + c) * L;
-            const float *mr = r436 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
+            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_1_conv1 + (b * C + c) * L, *dr = r_d_stage3_1_h + (b * C + c) * L;
+            float *yr = r_d_stage3_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage3_1_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t509, t408, t511, t490, 64, 8, 8, 64, 3, 3, 1, (A + 1728), 197376);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, (A + 1728), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t511 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t408, (int)CKK, t509 + b * F * P, (int)P, 0.0f, (A + 1728), (int)P);
+            float *img = d_stage3_0 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_1_conv1_weight, (int)CKK, d_stage3_1_bn1_v + b * F * P, (int)P, 0.0f, (A + 1728), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4039,12 +4039,12 @@ void res_net_backward(res_net *m)
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t490[b * C * H * W + i];
+                img[i] += d_stage3_1_add[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t509, t404, t513, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1728), 201472);
+        nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1728), 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4052,7 +4052,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 1728) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t404 + b * C * H * W;
+            const float *img = stage3_0_proj_bn + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4073,61 +4073,61 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1728), (int)P, t509 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1728), (int)P, d_stage3_1_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t513[f * CKK + k] = dwt[k * F + f];
+                d_stage3_1_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r404 = t404;
-    const float *restrict const r511 = t511;
-    float *restrict const r515 = t515;
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    const float *restrict const r_d_stage3_0 = d_stage3_0;
+    float *restrict const r_d_stage3_0_add = d_stage3_0_add;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v407 = r404[i];
-        const float v512 = r511[i];
-        const float v515 = v407 > 0.0f ? v512 : 0.0f;
-        r515[i] = v515;
+        const float v_stage3_0 = r_stage3_0_proj_bn[i];
+        const float v_d_stage3_0 = r_d_stage3_0[i];
+        const float v_d_stage3_0_add = v_stage3_0 > 0.0f ? v_d_stage3_0 : 0.0f;
+        r_d_stage3_0_add[i] = v_d_stage3_0_add;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r377 = t377;
-    const float *restrict const r383 = t383;
-    const float *restrict const r515 = t515;
-    float *restrict const r517 = t517;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r515, r377, NULL, r383, 1.0000000000000001e-05, r517);
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_proj, NULL, r_stage3_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage3_0_proj_bn_batch_norm_grads);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t518 + o * 64, t517 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_0_proj_bn_weight + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t520 + o * 64, t517 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_0_proj_bn_bias + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r377 = t377;
-    const float *restrict const r378 = t378;
-    const float *restrict const r383 = t383;
-    const float *restrict const r515 = t515;
-    const float *restrict const r517 = t517;
-    float *restrict const r522 = t522;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    const float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    float *restrict const r_d_stage3_0_proj_bn_v = d_stage3_0_proj_bn_v;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r383[C + c] + 1.0000000000000001e-05), k1 = (double)r378[c] * rstd;
-            const float mu = r383[c], a = (float)k1, mdy = (float)((double)r517[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r517[c] / M);
-            const float *xr = r377 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
-            float *yr = r522 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
+            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_proj_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_proj_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_proj + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
+            float *yr = r_d_stage3_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
@@ -4138,8 +4138,8 @@ void res_net_backward(res_net *m)
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t524 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t376, (int)CKK, t522 + b * F * P, (int)P, 0.0f, (A + 1472), (int)P);
+            float *img = d_stage2_1 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_0_proj_weight, (int)CKK, d_stage3_0_proj_bn_v + b * F * P, (int)P, 0.0f, (A + 1472), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4165,7 +4165,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 1472) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t311 + b * C * H * W;
+            const float *img = stage2_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4183,64 +4183,64 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1472), (int)P, t522 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1472), (int)P, d_stage3_0_proj_bn_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t525[f * CKK + k] = dwt[k * F + f];
+                d_stage3_0_proj_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r347 = t347;
-    const float *restrict const r353 = t353;
-    const float *restrict const r515 = t515;
-    float *restrict const r527 = t527;
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r515, r347, NULL, r353, 1.0000000000000001e-05, r527);
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_conv2, NULL, r_stage3_0_bn2_st, 1.0000000000000001e-05, r_d_stage3_0_bn2_batch_norm_grads);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t528 + o * 64, t527 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_0_bn2_weight + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t530 + o * 64, t527 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_0_bn2_bias + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r347 = t347;
-    const float *restrict const r348 = t348;
-    const float *restrict const r353 = t353;
-    const float *restrict const r515 = t515;
-    const float *restrict const r527 = t527;
-    float *restrict const r532 = t532;
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    const float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage3_0_bn2_v = d_stage3_0_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r353[C + c] + 1.0000000000000001e-05), k1 = (double)r348[c] * rstd;
-            const float mu = r353[c], a = (float)k1, mdy = (float)((double)r527[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r527[c] / M);
-            const float *xr = r347 + (b * C + c) * L, *dr = r515 + (b * C + c) * L;
-            float *yr = r532 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
+            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_conv2 + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
+            float *yr = r_d_stage3_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t532, t346, t534, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1152), 197376);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1152), 197376);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t534 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t346, (int)CKK, t532 + b * F * P, (int)P, 0.0f, (A + 1152), (int)P);
+            float *img = d_stage3_0_h + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_0_conv2_weight, (int)CKK, d_stage3_0_bn2_v + b * F * P, (int)P, 0.0f, (A + 1152), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4264,7 +4264,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t532, t343, t535, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1152), 201472);
+        nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1152), 201472);
     else
     {
         const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
@@ -4272,7 +4272,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 1152) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t343 + b * C * H * W;
+            const float *img = stage3_0_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4293,67 +4293,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1152), (int)P, t532 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1152), (int)P, d_stage3_0_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t535[f * CKK + k] = dwt[k * F + f];
+                d_stage3_0_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r316 = t316;
-    const float *restrict const r322 = t322;
-    const float *restrict const r343 = t343;
-    const float *restrict const r534 = t534;
-    float *restrict const r539 = t539;
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
+    float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r534, r316, r343, r322, 1.0000000000000001e-05, r539);
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_h, r_stage3_0_conv1, r_stage3_0_bn1, r_stage3_0_bn1_st, 1.0000000000000001e-05, r_d_stage3_0_bn1_batch_norm_grads);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t540 + o * 64, t539 + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_0_bn1_weight + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t542 + o * 64, t539 + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+        memcpy(d_stage3_0_bn1_bias + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r316 = t316;
-    const float *restrict const r317 = t317;
-    const float *restrict const r322 = t322;
-    const float *restrict const r343 = t343;
-    const float *restrict const r534 = t534;
-    const float *restrict const r539 = t539;
-    float *restrict const r544 = t544;
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
+    const float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage3_0_bn1_v = d_stage3_0_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r322[C + c] + 1.0000000000000001e-05), k1 = (double)r317[c] * rstd;
-            const float mu = r322[c], a = (float)k1, mdy = (float)((double)r539[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r539[c] / M);
-            const float *xr = r316 + (b * C + c) * L, *dr = r534 + (b * C + c) * L;
-            float *yr = r544 + (b * C + c) * L;
-            const float *mr = r343 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
+            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_conv1 + (b * C + c) * L, *dr = r_d_stage3_0_h + (b * C + c) * L;
+            float *yr = r_d_stage3_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage3_0_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, t544, t315, t546, t524, 32, 16, 16, 64, 3, 3, 1, (A + 960), 34432);
+        nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, (A + 960), 34432);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t546 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t315, (int)CKK, t544 + b * F * P, (int)P, 0.0f, (A + 960), (int)P);
+            float *img = d_stage2_1_2 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_0_conv1_weight, (int)CKK, d_stage3_0_bn1_v + b * F * P, (int)P, 0.0f, (A + 960), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4371,12 +4371,12 @@ void res_net_backward(res_net *m)
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t524[b * C * H * W + i];
+                img[i] += d_stage2_1[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t544, t311, t548, 32, 16, 16, 64, 3, 3, 2, 1, (A + 960), 36864);
+        nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, (A + 960), 36864);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
@@ -4384,7 +4384,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 960) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t311 + b * C * H * W;
+            const float *img = stage2_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4402,76 +4402,76 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 960), (int)P, t544 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 960), (int)P, d_stage3_0_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t548[f * CKK + k] = dwt[k * F + f];
+                d_stage3_0_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r311 = t311;
-    const float *restrict const r546 = t546;
-    float *restrict const r550 = t550;
+    const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    const float *restrict const r_d_stage2_1_2 = d_stage2_1_2;
+    float *restrict const r_d_stage2_1_add = d_stage2_1_add;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v314 = r311[i];
-        const float v547 = r546[i];
-        const float v550 = v314 > 0.0f ? v547 : 0.0f;
-        r550[i] = v550;
+        const float v_stage2_1 = r_stage2_1_bn2[i];
+        const float v_d_stage2_1 = r_d_stage2_1_2[i];
+        const float v_d_stage2_1_add = v_stage2_1 > 0.0f ? v_d_stage2_1 : 0.0f;
+        r_d_stage2_1_add[i] = v_d_stage2_1_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r284 = t284;
-    const float *restrict const r290 = t290;
-    const float *restrict const r550 = t550;
-    float *restrict const r552 = t552;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r550, r284, NULL, r290, 1.0000000000000001e-05, r552);
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_1_add, r_stage2_1_conv2, NULL, r_stage2_1_bn2_st, 1.0000000000000001e-05, r_d_stage2_1_bn2_batch_norm_grads);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t553 + o * 32, t552 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_1_bn2_weight + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t555 + o * 32, t552 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_1_bn2_bias + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r284 = t284;
-    const float *restrict const r285 = t285;
-    const float *restrict const r290 = t290;
-    const float *restrict const r550 = t550;
-    const float *restrict const r552 = t552;
-    float *restrict const r557 = t557;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    const float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage2_1_bn2_v = d_stage2_1_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r290[C + c] + 1.0000000000000001e-05), k1 = (double)r285[c] * rstd;
-            const float mu = r290[c], a = (float)k1, mdy = (float)((double)r552[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r552[c] / M);
-            const float *xr = r284 + (b * C + c) * L, *dr = r550 + (b * C + c) * L;
-            float *yr = r557 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
+            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_1_conv2 + (b * C + c) * L, *dr = r_d_stage2_1_add + (b * C + c) * L;
+            float *yr = r_d_stage2_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t557, t283, t559, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 832), 82688);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 832), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t559 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t283, (int)CKK, t557 + b * F * P, (int)P, 0.0f, (A + 832), (int)P);
+            float *img = d_stage2_1_h + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_1_conv2_weight, (int)CKK, d_stage2_1_bn2_v + b * F * P, (int)P, 0.0f, (A + 832), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4495,7 +4495,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t557, t280, t560, 32, 16, 16, 32, 3, 3, 1, 1, (A + 832), 90880);
+        nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, (A + 832), 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4503,7 +4503,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 832) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t280 + b * C * H * W;
+            const float *img = stage2_1_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4524,67 +4524,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 832), (int)P, t557 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 832), (int)P, d_stage2_1_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t560[f * CKK + k] = dwt[k * F + f];
+                d_stage2_1_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r253 = t253;
-    const float *restrict const r259 = t259;
-    const float *restrict const r280 = t280;
-    const float *restrict const r559 = t559;
-    float *restrict const r564 = t564;
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
+    float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r559, r253, r280, r259, 1.0000000000000001e-05, r564);
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_1_h, r_stage2_1_conv1, r_stage2_1_bn1, r_stage2_1_bn1_st, 1.0000000000000001e-05, r_d_stage2_1_bn1_batch_norm_grads);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t565 + o * 32, t564 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_1_bn1_weight + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t567 + o * 32, t564 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_1_bn1_bias + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r253 = t253;
-    const float *restrict const r254 = t254;
-    const float *restrict const r259 = t259;
-    const float *restrict const r280 = t280;
-    const float *restrict const r559 = t559;
-    const float *restrict const r564 = t564;
-    float *restrict const r569 = t569;
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
+    const float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage2_1_bn1_v = d_stage2_1_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r259[C + c] + 1.0000000000000001e-05), k1 = (double)r254[c] * rstd;
-            const float mu = r259[c], a = (float)k1, mdy = (float)((double)r564[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r564[c] / M);
-            const float *xr = r253 + (b * C + c) * L, *dr = r559 + (b * C + c) * L;
-            float *yr = r569 + (b * C + c) * L;
-            const float *mr = r280 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
+            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_1_conv1 + (b * C + c) * L, *dr = r_d_stage2_1_h + (b * C + c) * L;
+            float *yr = r_d_stage2_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage2_1_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t569, t252, t571, t550, 32, 16, 16, 32, 3, 3, 1, (A + 704), 82688);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, (A + 704), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t571 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t252, (int)CKK, t569 + b * F * P, (int)P, 0.0f, (A + 704), (int)P);
+            float *img = d_stage2_0 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_1_conv1_weight, (int)CKK, d_stage2_1_bn1_v + b * F * P, (int)P, 0.0f, (A + 704), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4605,12 +4605,12 @@ void res_net_backward(res_net *m)
                 for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t550[b * C * H * W + i];
+                img[i] += d_stage2_1_add[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t569, t248, t573, 32, 16, 16, 32, 3, 3, 1, 1, (A + 704), 90880);
+        nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, (A + 704), 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4618,7 +4618,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 704) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t248 + b * C * H * W;
+            const float *img = stage2_0_proj_bn + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4639,61 +4639,61 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 704), (int)P, t569 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 704), (int)P, d_stage2_1_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t573[f * CKK + k] = dwt[k * F + f];
+                d_stage2_1_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r248 = t248;
-    const float *restrict const r571 = t571;
-    float *restrict const r575 = t575;
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    const float *restrict const r_d_stage2_0 = d_stage2_0;
+    float *restrict const r_d_stage2_0_add = d_stage2_0_add;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v251 = r248[i];
-        const float v572 = r571[i];
-        const float v575 = v251 > 0.0f ? v572 : 0.0f;
-        r575[i] = v575;
+        const float v_stage2_0 = r_stage2_0_proj_bn[i];
+        const float v_d_stage2_0 = r_d_stage2_0[i];
+        const float v_d_stage2_0_add = v_stage2_0 > 0.0f ? v_d_stage2_0 : 0.0f;
+        r_d_stage2_0_add[i] = v_d_stage2_0_add;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r221 = t221;
-    const float *restrict const r227 = t227;
-    const float *restrict const r575 = t575;
-    float *restrict const r577 = t577;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r575, r221, NULL, r227, 1.0000000000000001e-05, r577);
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_proj, NULL, r_stage2_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage2_0_proj_bn_batch_norm_grads);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t578 + o * 32, t577 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_0_proj_bn_weight + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t580 + o * 32, t577 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_0_proj_bn_bias + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r221 = t221;
-    const float *restrict const r222 = t222;
-    const float *restrict const r227 = t227;
-    const float *restrict const r575 = t575;
-    const float *restrict const r577 = t577;
-    float *restrict const r582 = t582;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    const float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    float *restrict const r_d_stage2_0_proj_bn_v = d_stage2_0_proj_bn_v;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r227[C + c] + 1.0000000000000001e-05), k1 = (double)r222[c] * rstd;
-            const float mu = r227[c], a = (float)k1, mdy = (float)((double)r577[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r577[c] / M);
-            const float *xr = r221 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
-            float *yr = r582 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
+            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_proj_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_proj_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_proj + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
+            float *yr = r_d_stage2_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
@@ -4704,8 +4704,8 @@ void res_net_backward(res_net *m)
         const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t584 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t220, (int)CKK, t582 + b * F * P, (int)P, 0.0f, (A + 576), (int)P);
+            float *img = d_stage1_1 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_0_proj_weight, (int)CKK, d_stage2_0_proj_bn_v + b * F * P, (int)P, 0.0f, (A + 576), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4731,7 +4731,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 576) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t155 + b * C * H * W;
+            const float *img = stage1_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4749,64 +4749,64 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 576), (int)P, t582 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 576), (int)P, d_stage2_0_proj_bn_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t585[f * CKK + k] = dwt[k * F + f];
+                d_stage2_0_proj_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r191 = t191;
-    const float *restrict const r197 = t197;
-    const float *restrict const r575 = t575;
-    float *restrict const r587 = t587;
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r575, r191, NULL, r197, 1.0000000000000001e-05, r587);
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_conv2, NULL, r_stage2_0_bn2_st, 1.0000000000000001e-05, r_d_stage2_0_bn2_batch_norm_grads);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t588 + o * 32, t587 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_0_bn2_weight + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t590 + o * 32, t587 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_0_bn2_bias + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r191 = t191;
-    const float *restrict const r192 = t192;
-    const float *restrict const r197 = t197;
-    const float *restrict const r575 = t575;
-    const float *restrict const r587 = t587;
-    float *restrict const r592 = t592;
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    const float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage2_0_bn2_v = d_stage2_0_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r197[C + c] + 1.0000000000000001e-05), k1 = (double)r192[c] * rstd;
-            const float mu = r197[c], a = (float)k1, mdy = (float)((double)r587[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r587[c] / M);
-            const float *xr = r191 + (b * C + c) * L, *dr = r575 + (b * C + c) * L;
-            float *yr = r592 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
+            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_conv2 + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
+            float *yr = r_d_stage2_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t592, t190, t594, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 416), 82688);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 416), 82688);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t594 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t190, (int)CKK, t592 + b * F * P, (int)P, 0.0f, (A + 416), (int)P);
+            float *img = d_stage2_0_h + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_0_conv2_weight, (int)CKK, d_stage2_0_bn2_v + b * F * P, (int)P, 0.0f, (A + 416), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4830,7 +4830,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t592, t187, t595, 32, 16, 16, 32, 3, 3, 1, 1, (A + 416), 90880);
+        nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, (A + 416), 90880);
     else
     {
         const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
@@ -4838,7 +4838,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 416) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t187 + b * C * H * W;
+            const float *img = stage2_0_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4859,67 +4859,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 416), (int)P, t592 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 416), (int)P, d_stage2_0_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t595[f * CKK + k] = dwt[k * F + f];
+                d_stage2_0_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r160 = t160;
-    const float *restrict const r166 = t166;
-    const float *restrict const r187 = t187;
-    const float *restrict const r594 = t594;
-    float *restrict const r599 = t599;
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
+    float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r594, r160, r187, r166, 1.0000000000000001e-05, r599);
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_h, r_stage2_0_conv1, r_stage2_0_bn1, r_stage2_0_bn1_st, 1.0000000000000001e-05, r_d_stage2_0_bn1_batch_norm_grads);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t600 + o * 32, t599 + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_0_bn1_weight + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t602 + o * 32, t599 + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+        memcpy(d_stage2_0_bn1_bias + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r160 = t160;
-    const float *restrict const r161 = t161;
-    const float *restrict const r166 = t166;
-    const float *restrict const r187 = t187;
-    const float *restrict const r594 = t594;
-    const float *restrict const r599 = t599;
-    float *restrict const r604 = t604;
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
+    const float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage2_0_bn1_v = d_stage2_0_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r166[C + c] + 1.0000000000000001e-05), k1 = (double)r161[c] * rstd;
-            const float mu = r166[c], a = (float)k1, mdy = (float)((double)r599[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r599[c] / M);
-            const float *xr = r160 + (b * C + c) * L, *dr = r594 + (b * C + c) * L;
-            float *yr = r604 + (b * C + c) * L;
-            const float *mr = r187 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
+            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_conv1 + (b * C + c) * L, *dr = r_d_stage2_0_h + (b * C + c) * L;
+            float *yr = r_d_stage2_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage2_0_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, t604, t159, t606, t584, 16, 32, 32, 32, 3, 3, 1, (A + 256), 36864);
+        nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, (A + 256), 36864);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
         const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t606 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t159, (int)CKK, t604 + b * F * P, (int)P, 0.0f, (A + 256), (int)P);
+            float *img = d_stage1_1_2 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_0_conv1_weight, (int)CKK, d_stage2_0_bn1_v + b * F * P, (int)P, 0.0f, (A + 256), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -4937,12 +4937,12 @@ void res_net_backward(res_net *m)
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t584[b * C * H * W + i];
+                img[i] += d_stage1_1[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t604, t155, t608, 16, 32, 32, 32, 3, 3, 2, 1, (A + 256), 41472);
+        nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, (A + 256), 41472);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
@@ -4950,7 +4950,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 256) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t155 + b * C * H * W;
+            const float *img = stage1_1_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -4968,76 +4968,76 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 256), (int)P, t604 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 256), (int)P, d_stage2_0_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t608[f * CKK + k] = dwt[k * F + f];
+                d_stage2_0_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r155 = t155;
-    const float *restrict const r606 = t606;
-    float *restrict const r610 = t610;
+    const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    const float *restrict const r_d_stage1_1_2 = d_stage1_1_2;
+    float *restrict const r_d_stage1_1_add = d_stage1_1_add;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v158 = r155[i];
-        const float v607 = r606[i];
-        const float v610 = v158 > 0.0f ? v607 : 0.0f;
-        r610[i] = v610;
+        const float v_stage1_1 = r_stage1_1_bn2[i];
+        const float v_d_stage1_1 = r_d_stage1_1_2[i];
+        const float v_d_stage1_1_add = v_stage1_1 > 0.0f ? v_d_stage1_1 : 0.0f;
+        r_d_stage1_1_add[i] = v_d_stage1_1_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r128 = t128;
-    const float *restrict const r134 = t134;
-    const float *restrict const r610 = t610;
-    float *restrict const r612 = t612;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r610, r128, NULL, r134, 1.0000000000000001e-05, r612);
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_1_add, r_stage1_1_conv2, NULL, r_stage1_1_bn2_st, 1.0000000000000001e-05, r_d_stage1_1_bn2_batch_norm_grads);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t613 + o * 16, t612 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_1_bn2_weight + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t615 + o * 16, t612 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_1_bn2_bias + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r128 = t128;
-    const float *restrict const r129 = t129;
-    const float *restrict const r134 = t134;
-    const float *restrict const r610 = t610;
-    const float *restrict const r612 = t612;
-    float *restrict const r617 = t617;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    const float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage1_1_bn2_v = d_stage1_1_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r134[C + c] + 1.0000000000000001e-05), k1 = (double)r129[c] * rstd;
-            const float mu = r134[c], a = (float)k1, mdy = (float)((double)r612[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r612[c] / M);
-            const float *xr = r128 + (b * C + c) * L, *dr = r610 + (b * C + c) * L;
-            float *yr = r617 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
+            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_1_conv2 + (b * C + c) * L, *dr = r_d_stage1_1_add + (b * C + c) * L;
+            float *yr = r_d_stage1_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t617, t127, t619, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 192), 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 192), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t619 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t127, (int)CKK, t617 + b * F * P, (int)P, 0.0f, (A + 192), (int)P);
+            float *img = d_stage1_1_h + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_1_conv2_weight, (int)CKK, d_stage1_1_bn2_v + b * F * P, (int)P, 0.0f, (A + 192), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5058,7 +5058,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t617, t124, t620, 16, 32, 32, 16, 3, 3, 1, 1, (A + 192), 149760);
+        nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 192), 149760);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5066,7 +5066,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 192) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t124 + b * C * H * W;
+            const float *img = stage1_1_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5084,67 +5084,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 192), (int)P, t617 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 192), (int)P, d_stage1_1_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t620[f * CKK + k] = dwt[k * F + f];
+                d_stage1_1_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r97 = t97;
-    const float *restrict const r103 = t103;
-    const float *restrict const r124 = t124;
-    const float *restrict const r619 = t619;
-    float *restrict const r624 = t624;
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
+    float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r619, r97, r124, r103, 1.0000000000000001e-05, r624);
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_1_h, r_stage1_1_conv1, r_stage1_1_bn1, r_stage1_1_bn1_st, 1.0000000000000001e-05, r_d_stage1_1_bn1_batch_norm_grads);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t625 + o * 16, t624 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_1_bn1_weight + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t627 + o * 16, t624 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_1_bn1_bias + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r97 = t97;
-    const float *restrict const r98 = t98;
-    const float *restrict const r103 = t103;
-    const float *restrict const r124 = t124;
-    const float *restrict const r619 = t619;
-    const float *restrict const r624 = t624;
-    float *restrict const r629 = t629;
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
+    const float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage1_1_bn1_v = d_stage1_1_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r103[C + c] + 1.0000000000000001e-05), k1 = (double)r98[c] * rstd;
-            const float mu = r103[c], a = (float)k1, mdy = (float)((double)r624[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r624[c] / M);
-            const float *xr = r97 + (b * C + c) * L, *dr = r619 + (b * C + c) * L;
-            float *yr = r629 + (b * C + c) * L;
-            const float *mr = r124 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
+            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_1_conv1 + (b * C + c) * L, *dr = r_d_stage1_1_h + (b * C + c) * L;
+            float *yr = r_d_stage1_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage1_1_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t629, t96, t631, t610, 16, 32, 32, 16, 3, 3, 1, (A + 128), 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, (A + 128), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t631 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t96, (int)CKK, t629 + b * F * P, (int)P, 0.0f, (A + 128), (int)P);
+            float *img = d_stage1_0 + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_1_conv1_weight, (int)CKK, d_stage1_1_bn1_v + b * F * P, (int)P, 0.0f, (A + 128), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5162,12 +5162,12 @@ void res_net_backward(res_net *m)
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t610[b * C * H * W + i];
+                img[i] += d_stage1_1_add[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t629, t92, t633, 16, 32, 32, 16, 3, 3, 1, 1, (A + 128), 149760);
+        nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 128), 149760);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5175,7 +5175,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 128) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t92 + b * C * H * W;
+            const float *img = stage1_0_bn2 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5193,76 +5193,76 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 128), (int)P, t629 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 128), (int)P, d_stage1_1_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t633[f * CKK + k] = dwt[k * F + f];
+                d_stage1_1_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
-    const float *restrict const r92 = t92;
-    const float *restrict const r631 = t631;
-    float *restrict const r635 = t635;
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    const float *restrict const r_d_stage1_0 = d_stage1_0;
+    float *restrict const r_d_stage1_0_add = d_stage1_0_add;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v95 = r92[i];
-        const float v632 = r631[i];
-        const float v635 = v95 > 0.0f ? v632 : 0.0f;
-        r635[i] = v635;
+        const float v_stage1_0 = r_stage1_0_bn2[i];
+        const float v_d_stage1_0 = r_d_stage1_0[i];
+        const float v_d_stage1_0_add = v_stage1_0 > 0.0f ? v_d_stage1_0 : 0.0f;
+        r_d_stage1_0_add[i] = v_d_stage1_0_add;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r65 = t65;
-    const float *restrict const r71 = t71;
-    const float *restrict const r635 = t635;
-    float *restrict const r637 = t637;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r635, r65, NULL, r71, 1.0000000000000001e-05, r637);
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_0_add, r_stage1_0_conv2, NULL, r_stage1_0_bn2_st, 1.0000000000000001e-05, r_d_stage1_0_bn2_batch_norm_grads);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t638 + o * 16, t637 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_0_bn2_weight + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t640 + o * 16, t637 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_0_bn2_bias + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r65 = t65;
-    const float *restrict const r66 = t66;
-    const float *restrict const r71 = t71;
-    const float *restrict const r635 = t635;
-    const float *restrict const r637 = t637;
-    float *restrict const r642 = t642;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    const float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage1_0_bn2_v = d_stage1_0_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r71[C + c] + 1.0000000000000001e-05), k1 = (double)r66[c] * rstd;
-            const float mu = r71[c], a = (float)k1, mdy = (float)((double)r637[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r637[c] / M);
-            const float *xr = r65 + (b * C + c) * L, *dr = r635 + (b * C + c) * L;
-            float *yr = r642 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
+            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_0_conv2 + (b * C + c) * L, *dr = r_d_stage1_0_add + (b * C + c) * L;
+            float *yr = r_d_stage1_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t642, t64, t644, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 64), 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 64), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t644 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t64, (int)CKK, t642 + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
+            float *img = d_stage1_0_h + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_0_conv2_weight, (int)CKK, d_stage1_0_bn2_v + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5283,7 +5283,7 @@ void res_net_backward(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t642, t61, t645, 16, 32, 32, 16, 3, 3, 1, 1, (A + 64), 149760);
+        nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 64), 149760);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5291,7 +5291,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 64) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t61 + b * C * H * W;
+            const float *img = stage1_0_bn1 + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5309,67 +5309,67 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, t642 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, d_stage1_0_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t645[f * CKK + k] = dwt[k * F + f];
+                d_stage1_0_conv2_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r34 = t34;
-    const float *restrict const r40 = t40;
-    const float *restrict const r61 = t61;
-    const float *restrict const r644 = t644;
-    float *restrict const r649 = t649;
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
+    float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r644, r34, r61, r40, 1.0000000000000001e-05, r649);
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_0_h, r_stage1_0_conv1, r_stage1_0_bn1, r_stage1_0_bn1_st, 1.0000000000000001e-05, r_d_stage1_0_bn1_batch_norm_grads);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t650 + o * 16, t649 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_0_bn1_weight + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t652 + o * 16, t649 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_stage1_0_bn1_bias + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r34 = t34;
-    const float *restrict const r35 = t35;
-    const float *restrict const r40 = t40;
-    const float *restrict const r61 = t61;
-    const float *restrict const r644 = t644;
-    const float *restrict const r649 = t649;
-    float *restrict const r654 = t654;
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
+    const float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage1_0_bn1_v = d_stage1_0_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r40[C + c] + 1.0000000000000001e-05), k1 = (double)r35[c] * rstd;
-            const float mu = r40[c], a = (float)k1, mdy = (float)((double)r649[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r649[c] / M);
-            const float *xr = r34 + (b * C + c) * L, *dr = r644 + (b * C + c) * L;
-            float *yr = r654 + (b * C + c) * L;
-            const float *mr = r61 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
+            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_0_conv1 + (b * C + c) * L, *dr = r_d_stage1_0_h + (b * C + c) * L;
+            float *yr = r_d_stage1_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage1_0_bn1 + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, t654, t33, t656, t635, 16, 32, 32, 16, 3, 3, 1, (A + 32), 147456);
+        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, (A + 32), 147456);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
         const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
         (void)KH, (void)KW, (void)S, (void)PD;
         for (int64_t b = 0; b < N; b++) {
-            float *img = t656 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, t33, (int)CKK, t654 + b * F * P, (int)P, 0.0f, (A + 32), (int)P);
+            float *img = d_relu + b * C * H * W;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_0_conv1_weight, (int)CKK, d_stage1_0_bn1_v + b * F * P, (int)P, 0.0f, (A + 32), (int)P);
             memset(img, 0, sizeof(float) * (size_t)(C * H * W));
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -5387,12 +5387,12 @@ void res_net_backward(res_net *m)
                 }
             }
             for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += t635[b * C * H * W + i];
+                img[i] += d_stage1_0_add[b * C * H * W + i];
         }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t654, t30, t658, 16, 32, 32, 16, 3, 3, 1, 1, (A + 32), 149760);
+        nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 32), 149760);
     else
     {
         const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5400,7 +5400,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 32) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t30 + b * C * H * W;
+            const float *img = bn + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5418,59 +5418,59 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 32), (int)P, t654 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 32), (int)P, d_stage1_0_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t658[f * CKK + k] = dwt[k * F + f];
+                d_stage1_0_conv1_weight[f * CKK + k] = dwt[k * F + f];
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r9 = t9;
-    const float *restrict const r30 = t30;
-    const float *restrict const r656 = t656;
-    float *restrict const r662 = t662;
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_st = bn_st;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_d_relu = d_relu;
+    float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
-        nnc_bn_grads_f32(N, C, L, r656, r3, r30, r9, 1.0000000000000001e-05, r662);
+        nnc_bn_grads_f32(N, C, L, r_d_relu, r_stem, r_bn, r_bn_st, 1.0000000000000001e-05, r_d_bn_batch_norm_grads);
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t663 + o * 16, t662 + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_bn_weight + o * 16, d_bn_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
-        memcpy(t665 + o * 16, t662 + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+        memcpy(d_bn_bias + o * 16, d_bn_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
-    const float *restrict const r3 = t3;
-    const float *restrict const r4 = t4;
-    const float *restrict const r9 = t9;
-    const float *restrict const r30 = t30;
-    const float *restrict const r656 = t656;
-    const float *restrict const r662 = t662;
-    float *restrict const r667 = t667;
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_st = bn_st;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_d_relu = d_relu;
+    const float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    float *restrict const r_d_bn_v = d_bn_v;
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
-            const double rstd = 1.0 / sqrt((double)r9[C + c] + 1.0000000000000001e-05), k1 = (double)r4[c] * rstd;
-            const float mu = r9[c], a = (float)k1, mdy = (float)((double)r662[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r662[c] / M);
-            const float *xr = r3 + (b * C + c) * L, *dr = r656 + (b * C + c) * L;
-            float *yr = r667 + (b * C + c) * L;
-            const float *mr = r30 + (b * C + c) * L;
+            const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
+            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stem + (b * C + c) * L, *dr = r_d_relu + (b * C + c) * L;
+            float *yr = r_d_bn_v + (b * C + c) * L;
+            const float *mr = r_bn + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
         }
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, t667, t0, t669, 3, 32, 32, 16, 3, 3, 1, 1, (A + 0), 28080);
+        nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, (A + 0), 28080);
     else
     {
         const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
@@ -5478,7 +5478,7 @@ void res_net_backward(res_net *m)
         (void)KH, (void)KW, (void)S, (void)PD;
         float *const dwt = (A + 0) + CKK * P;
         for (int64_t b = 0; b < N; b++) {
-            const float *img = t0 + b * C * H * W;
+            const float *img = x_in + b * C * H * W;
             for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
             for (int64_t kj = 0; kj < KW; kj++) {
@@ -5496,11 +5496,11 @@ void res_net_backward(res_net *m)
                     for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
                 }
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, t667 + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, d_bn_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
         }
         for (int64_t f = 0; f < F; f++)
             for (int64_t k = 0; k < CKK; k++)
-                t669[f * CKK + k] = dwt[k * F + f];
+                d_stem_weight[f * CKK + k] = dwt[k * F + f];
     }
 }
 
@@ -5513,10 +5513,10 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const S = (float *)m->state;
     (void)S;
     (void)A, (void)MB, (void)SB, (void)P, (void)G;
-    const int32_t *const t1 = (const int32_t *)y; /* [N] */
-    float *const t311 = (float *)(A + SB + 0 * MB); /* [N, 10] */
-    float *const t312 = (float *)(A + 0); /* [] */
-    float *const t313 = (float *)(A + 16); /* [] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
     res_net_infer(m, n, x);
@@ -5526,15 +5526,15 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         int64_t count = 0;
         int bad = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         double total = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const int32_t c = t1[r];
+            const int32_t c = y_in[r];
             if (c < 0 || c >= C) continue;
-            const float *row = t311 + r * C;
+            const float *row = fc + r * C;
             float mx = row[0];
             for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
             float sum;
@@ -5550,21 +5550,21 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
-        t312[0] = bad ? (float)NAN : (float)(total / (double)count);
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
         int64_t hits = 0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *row = t311 + r * C;
+            const float *row = fc + r * C;
             int64_t best = 0;
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
-            hits += best == t1[r];
+            hits += best == y_in[r];
         }
-        t313[0] = (float)((double)hits / (double)rows);
+        accuracy[0] = (float)((double)hits / (double)rows);
     }
-    *loss = t312[0];
-    metrics[0] = t313[0];
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
 
