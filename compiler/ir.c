@@ -285,7 +285,7 @@ void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only)
             continue;
         if (i == g->core_end && !backward_only)
             fprintf(out, "  // forward ends; eval goes on with the loss and the metrics\n");
-        fprintf(out, "  %%%d = %s", i, ir_op_name(n->op));
+        fprintf(out, "  %%%d %s = %s", i, n->name ? n->name : "-", ir_op_name(n->op));
         for (int k = 0; k < n->nin; k++)
             fprintf(out, "%s%%%d", k ? ", " : " ", n->in[k]);
         dump_attrs(n, out);

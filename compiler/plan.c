@@ -762,6 +762,8 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
             fprintf(out, " kernel=%s", kernel_name(n->kernel));
         if (n->wbuf >= 0)
             fprintf(out, " work %lld @S+%lld", (long long)g->bufs[n->wbuf].size, (long long)g->bufs[n->wbuf].off);
+        if (n->name)
+            fprintf(out, "  %s", n->name);
         fprintf(out, "\n");
     }
 }
