@@ -1,8 +1,9 @@
-/* nnc_conv.h — the work-buffer sizes of the direct convolution kernels
- * (conv.c), and the size limit of attn.c's causal product.  Shared by the
- * runtime and by the compiler, which reserves the buffer in the generated
- * model's arena: one formula, so the two cannot disagree (the convolution
- * kernels also check the length they are given).
+/* nnc_conv.h — the work-buffer sizes of the convolution kernels (conv.c's
+ * direct ones, conv_cols.c's columns), and the size limit of attn.c's
+ * causal product.  Shared by the runtime and by the compiler, which
+ * reserves the buffer in the generated model's arena: one formula, so the
+ * two cannot disagree (the convolution kernels also check the length they
+ * are given).
  *
  * A stride-1 convolution pads each image into channels of Lin floats whose
  * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next
@@ -21,6 +22,25 @@
 /* The largest T K of nnc_matmul_causal_nt_f32 (attn.c), whose copy of bᵀ
  * lives on the stack: the compiler uses a GEMM beyond it. */
 #define NNC_CAUSAL_NT_MAX 8192
+
+/* The columns (conv_cols.c): one example's im2col [C KH KW][OH OW], none
+ * for a 1x1 kernel at stride 1 without padding (the image is the GEMM's
+ * operand), for the forward pass and the data gradient ... */
+static inline int64_t nnc_conv2d_cols_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                           int64_t stride, int64_t pad)
+{
+    (void)F;
+    if (KH == 1 && KW == 1 && stride == 1 && pad == 0)
+        return 0;
+    return C * KH * KW * ((H + 2 * pad - KH) / stride + 1) * ((W + 2 * pad - KW) / stride + 1);
+}
+
+/* ... and for the kernel's gradient, dWᵀ [C KH KW][F] after them */
+static inline int64_t nnc_conv2d_cols_bwd_filter_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+                                                      int64_t KW, int64_t stride, int64_t pad)
+{
+    return nnc_conv2d_cols_work(C, H, W, F, KH, KW, stride, pad) + C * KH * KW * F;
+}
 
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
                                  int64_t *Lin, int64_t *Lout, int64_t *Pp)

@@ -169,6 +169,44 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                float *work, int64_t work_len);
 
+/* ---- convolution by columns (conv_cols.c) ---------------------------------- */
+
+/* NCHW convolution of N examples one at a time by im2col and one GEMM
+ * (OpenBLAS): y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C][KH][KW]) at
+ * `stride`, zero padding `pad` on every side, plus bias[F] unless bias is
+ * NULL, then max(y, 0) if relu.  Any kernel, stride and padding; a 1x1
+ * kernel at stride 1 without padding makes no columns.  `work` holds at
+ * least nnc_conv2d_cols_work(...) floats (nnc_conv.h; a shorter buffer
+ * aborts).  The generated code's kernel where conv.c's do not apply, and
+ * theirs without AVX-512.  Never allocates. */
+void nnc_conv2d_cols_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                         int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const float *bias, int relu,
+                         float *work, int64_t work_len);
+/* Its gradient for the input, dx[N][C][H][W] from dy[N][F][OH][OW]
+ * (overwritten, not accumulated; col2im), plus add[N][C][H][W] unless add
+ * is NULL (another gradient of the same input); work of
+ * nnc_conv2d_cols_work(...) floats. */
+void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                  int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
+                                  int64_t pad, float *work, int64_t work_len);
+/* Its gradient for the kernel, dw[F][C][KH][KW] summed over the N examples
+ * (overwritten, not accumulated); work of
+ * nnc_conv2d_cols_bwd_filter_work(...) floats: the columns, then dWᵀ. */
+void nnc_conv2d_cols_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
+                                    int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
+                                    float *work, int64_t work_len);
+/* The same three in double (code generated with --precision=f64), work
+ * counted in doubles. */
+void nnc_conv2d_cols_f64(int64_t N, const double *x, const double *w, double *y, int64_t C, int64_t H, int64_t W,
+                         int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const double *bias, int relu,
+                         double *work, int64_t work_len);
+void nnc_conv2d_cols_bwd_data_f64(int64_t N, const double *dy, const double *w, double *dx, const double *add,
+                                  int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
+                                  int64_t pad, double *work, int64_t work_len);
+void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x, double *dw, int64_t C, int64_t H,
+                                    int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
+                                    double *work, int64_t work_len);
+
 /* ---- batch norm's channel sums (bn.c) ------------------------------------------ */
 
 /* Over x[N][C][L] (channel c: N rows of L floats): st[0][c] = the mean and

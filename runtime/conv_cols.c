@@ -1,0 +1,87 @@
+/* conv_cols.c — convolution by columns (NCHW), in float and double: the
+ * generated code's kernel for the layers that conv.c's direct kernels do
+ * not take (kernel.c: KERNEL_COLUMNS and KERNEL_GEMM, and every
+ * convolution in double), and the direct kernels' own path where the
+ * runtime lacks AVX-512 (nnc_conv_direct_ok).
+ *
+ * One example at a time: its columns [C*KH*KW, OH*OW] (im2col) go to the
+ * work buffer, which stays in cache (the whole batch's, tens of MB, were
+ * written to memory and read back), and one GEMM W [F, CKK] x col writes
+ * [F, OH*OW], the example's part of the NCHW output, so no permute.  A
+ * 1x1 convolution at stride 1 without padding reads the image as its
+ * columns.  The data gradient is dcol = Wᵀ dy, then col2im; the kernel's
+ * makes the columns again instead of keeping them, and accumulates dWᵀ
+ * [CKK, F] += col dyᵀ after them in the work buffer, transposed into dW
+ * at the end: OpenBLAS runs this shape 10-30% faster (M = CKK rather than
+ * F: 16x144x1024 took 3.6 ms per batch, 144x16x1024 2.6 ms).
+ *
+ * The body is conv_cols_tmpl.h, included once per precision.  These are
+ * the operations, in the order, that the compiler used to print at every
+ * convolution (emit_vision.c), so that results did not change when they
+ * moved here.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnc_internal.h"
+#include "nnc_runtime.h"
+
+void nnc__conv_check_work(const char *what, int64_t have, int64_t need, size_t elem)
+{
+    if (have < need) {
+        /* the compiler sized the buffer: a mismatch is a bug in nnc */
+        fprintf(stderr, "%s: work buffer of %lld %s, %lld needed (internal error in nnc)\n", what, (long long)have,
+                elem == sizeof(double) ? "doubles" : "floats", (long long)need);
+        abort();
+    }
+}
+
+/* One layer's geometry. */
+typedef struct {
+    int64_t C, H, W, F, KH, KW, S, PD, OH, OW;
+    int64_t P, CKK; /* positions OH OW, column rows C KH KW */
+    int gemm;       /* 1x1, stride 1, no padding: the image is the columns */
+    /* a stride-1 convolution whose output has the image's size ("same"
+     * padding, KH = KW = 2 PD + 1 then), on short rows: column row (c, ki,
+     * kj) is channel c shifted by d = (ki - PD) W + (kj - PD), so it is one
+     * contiguous copy (or add) over the rows inside the image, and only the
+     * columns that wrapped around a row edge are fixed up.  Rows of 8 or 16
+     * floats made the per-row loops mostly overhead: stage-3 columns of
+     * resnet_small took 0.60 ms a batch that way and 0.25 ms this way,
+     * stage 2's 1.0 and 0.5; at 32 floats the per-row loops were as fast
+     * (0.61 ms against 0.70 for stage 1's columns, whose fix-ups of wrapped
+     * columns are more stores): so only below 24 */
+    int same;
+} cgeom;
+
+static cgeom cols_geom(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t PD)
+{
+    cgeom g = {C, H, W, F, KH, KW, S, PD, (H + 2 * PD - KH) / S + 1, (W + 2 * PD - KW) / S + 1, 0, 0, 0, 0};
+    g.P = g.OH * g.OW;
+    g.CKK = C * KH * KW;
+    g.gemm = KH == 1 && KW == 1 && S == 1 && PD == 0;
+    g.same = S == 1 && g.OH == H && g.OW == W && W < 24;
+    return g;
+}
+
+#define R float
+#define GEMM cblas_sgemm
+#define NAME(f) f##_f32
+#define NAME_STR(f) f "_f32"
+#include "conv_cols_tmpl.h"
+#undef R
+#undef GEMM
+#undef NAME
+#undef NAME_STR
+
+#define R double
+#define GEMM cblas_dgemm
+#define NAME(f) f##_f64
+#define NAME_STR(f) f "_f64"
+#include "conv_cols_tmpl.h"
+#undef R
+#undef GEMM
+#undef NAME
+#undef NAME_STR
