@@ -2,7 +2,7 @@
  * 1 and 2, the data gradient at stride 1, the kernel gradient at any
  * stride.
  *
- * im2col + GEMM, the generic path (emit_vision.c), writes K*K copies of every
+ * im2col + GEMM, the generic path (conv_cols.c), writes K*K copies of every
  * image and then runs GEMMs whose shapes ([16, 144] x [144, 1024] for a
  * 16-channel 3x3 layer) OpenBLAS takes at 50-80 GFLOP/s; its backward pass
  * (Wᵀ dy, then col2im) is slower still.  A stride-1 convolution is better
@@ -28,7 +28,10 @@
  *
  * The vectors are GCC/clang vector extensions of 16 floats: AVX-512 when
  * the runtime is compiled for it (-march=native), two AVX or four SSE
- * registers otherwise.  This file is compiled with -ffp-contract=fast
+ * registers otherwise, where they spill and run at 4-7 GFLOP/s against
+ * ~50 for the columns: so there each function runs the columns instead
+ * (nnc_conv_direct_ok, conv_cols.c), in the work buffer that nnc_conv.h
+ * sizes for either.  This file is compiled with -ffp-contract=fast
  * (CMakeLists.txt) so that x * w + acc is one FMA where the target has it.
  */
 #include <stdint.h>
@@ -39,6 +42,7 @@
 #include <immintrin.h>
 #endif
 
+#include "nnc_internal.h"
 #include "nnc_runtime.h"
 
 typedef float v16 __attribute__((vector_size(64)));
@@ -885,9 +889,13 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
 }
 #endif
 
+/* Without AVX-512 the kernels below run the columns instead
+ * (conv_cols.c): their work sizes (nnc_conv.h) hold either.  The tests
+ * build conv.c with NNC_CONV_DIRECT_ALWAYS to run the direct kernels on
+ * any machine. */
 int nnc_conv_direct_ok(void)
 {
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(NNC_CONV_DIRECT_ALWAYS)
     return 1;
 #else
     return 0;
@@ -896,12 +904,7 @@ int nnc_conv_direct_ok(void)
 
 static void check_work(const char *what, int64_t have, int64_t need)
 {
-    if (have < need) {
-        /* the compiler sized the buffer: a mismatch is a bug in nnc */
-        fprintf(stderr, "%s: work buffer of %lld floats, %lld needed (internal error in nnc)\n", what,
-                (long long)have, (long long)need);
-        abort();
-    }
+    nnc__conv_check_work(what, have, need, sizeof(float));
 }
 
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
@@ -910,6 +913,10 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
+    if (!nnc_conv_direct_ok()) {
+        nnc_conv2d_cols_f32(N, x, w, y, C, H, W, F, KH, KW, 1, pad, bias, relu, work, work_len);
+        return;
+    }
 #if defined(__AVX512F__)
     if (nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
         wino_kernel(w, C, F, 0, work);
@@ -926,6 +933,10 @@ void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int6
 {
     geom g = make_geom2(C, H, W, F, KH, KW, pad);
     check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
+    if (!nnc_conv_direct_ok()) {
+        nnc_conv2d_cols_f32(N, x, w, y, C, H, W, F, KH, KW, 2, pad, bias, relu, work, work_len);
+        return;
+    }
     conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 
@@ -938,6 +949,10 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
     int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
     geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - pad, KW - 1 - pad);
     check_work("nnc_conv2d_s1_bwd_data_f32", work_len, nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad));
+    if (!nnc_conv_direct_ok()) {
+        nnc_conv2d_cols_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, 1, pad, work, work_len);
+        return;
+    }
 #if defined(__AVX512F__)
     if (nnc_conv_wino(F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
         wino_kernel(w, F, C, 1, work);
@@ -965,6 +980,10 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 float *work, int64_t work_len)
 {
     check_work("nnc_conv2d_s2_bwd_data_f32", work_len, nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad));
+    if (!nnc_conv_direct_ok()) {
+        nnc_conv2d_cols_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, 2, pad, work, work_len);
+        return;
+    }
     const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1;
     int64_t Lin, Lout, Pp, pt, pl;
     nnc_conv_grid2t(H, W, KH, KW, pad, &Lin, &Lout, &Pp, &pt, &pl);
@@ -1318,6 +1337,10 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t work_len)
 {
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
+    if (!nnc_conv_direct_ok()) {
+        nnc_conv2d_cols_bwd_filter_f32(N, dy, x, dw, C, H, W, F, KH, KW, S, pad, work, work_len);
+        return;
+    }
 #if defined(__AVX512F__)
     if (S == 1 && N > 0 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && !wino_filter(N, dy, x, dw, C, H, F, work))
         return;

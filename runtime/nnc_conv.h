@@ -3,7 +3,8 @@
  * causal product.  Shared by the runtime and by the compiler, which
  * reserves the buffer in the generated model's arena: one formula, so the
  * two cannot disagree (the convolution kernels also check the length they
- * are given).
+ * are given).  A direct kernel's work holds the columns' too: without
+ * AVX-512 it runs the columns instead (nnc_conv_direct_ok).
  *
  * A stride-1 convolution pads each image into channels of Lin floats whose
  * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next
@@ -42,6 +43,8 @@ static inline int64_t nnc_conv2d_cols_bwd_filter_work(int64_t C, int64_t H, int6
     return nnc_conv2d_cols_work(C, H, W, F, KH, KW, stride, pad) + C * KH * KW * F;
 }
 
+static inline int64_t nnc_conv_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
 static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
                                  int64_t *Lin, int64_t *Lout, int64_t *Pp)
 {
@@ -72,7 +75,7 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
 {
     int64_t Lin, Lout, Pp;
     nnc_conv_grid2(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
-    return 4 * C * Lin + F * Lout;
+    return nnc_conv_max(4 * C * Lin + F * Lout, nnc_conv2d_cols_work(C, H, W, F, KH, KW, 2, pad));
 }
 
 /* Whether a stride-1 layer (or its data gradient, C and F swapped) goes by
@@ -101,18 +104,19 @@ static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t H, int64_t W,
 }
 
 /* floats of work for nnc_conv2d_s1_f32: the padded image, the output grid
- * (or Winograd's) */
+ * (or Winograd's, or the columns') */
 static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                          int64_t pad)
 {
     int64_t Lin, Lout, Pp;
     nnc_conv_grid(H, W, KH, KW, pad, pad, &Lin, &Lout, &Pp);
     const int64_t d = C * Lin + F * Lout, wi = nnc_conv_wino(C, H, W, F, KH, KW, pad) ? nnc_conv_wino_work(C, F) : 0;
-    return d > wi ? d : wi;
+    return nnc_conv_max(nnc_conv_max(d, wi), nnc_conv2d_cols_work(C, H, W, F, KH, KW, 1, pad));
 }
 
 /* for nnc_conv2d_s1_bwd_data_f32: the flipped kernel, dy padded by
- * K - 1 - pad, the grid of dx (or Winograd's, dy's F channels in) */
+ * K - 1 - pad, the grid of dx (or Winograd's, dy's F channels in; or the
+ * columns') */
 static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
                                                   int64_t KW, int64_t pad)
 {
@@ -120,7 +124,7 @@ static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t 
     nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout, &Pp);
     const int64_t d = F * C * KH * KW + F * Lin + C * Lout;
     const int64_t wi = nnc_conv_wino(F, H, W, C, KH, KW, pad) ? nnc_conv_wino_work(F, C) : 0;
-    return d > wi ? d : wi;
+    return nnc_conv_max(nnc_conv_max(d, wi), nnc_conv2d_cols_work(C, H, W, F, KH, KW, 1, pad));
 }
 
 /* The stride-2 data gradient by dx's 4 phases (even/odd rows x even/odd
@@ -179,13 +183,13 @@ static inline void nnc_conv_grid2t(int64_t H, int64_t W, int64_t KH, int64_t KW,
 }
 
 /* for nnc_conv2d_s2_bwd_data_f32: dy padded, the kernel regrouped by
- * phase, the 4 phases' grids of dx */
+ * phase, the 4 phases' grids of dx (or the columns') */
 static inline int64_t nnc_conv2d_s2_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
                                                   int64_t KW, int64_t pad)
 {
     int64_t Lin, Lout, Pp, pt, pl;
     nnc_conv_grid2t(H, W, KH, KW, pad, &Lin, &Lout, &Pp, &pt, &pl);
-    return F * Lin + F * C * KH * KW + 4 * C * Lout;
+    return nnc_conv_max(F * Lin + F * C * KH * KW + 4 * C * Lout, nnc_conv2d_cols_work(C, H, W, F, KH, KW, 2, pad));
 }
 
 /* The kernel gradient by positions (F <= 8, stride 1): the image padded
@@ -202,17 +206,18 @@ static inline void nnc_conv_filter_grid(int64_t H, int64_t W, int64_t KH, int64_
 
 /* for nnc_conv2d_bwd_filter_f32 (any stride): the padded image, dy
  * transposed to [OH OW][F rounded up to 16], the sums [C KH + 7][KW][F
- * rounded up to 16] (a block of rows may run up to 7 past the end) */
+ * rounded up to 16] (a block of rows may run up to 7 past the end); or
+ * the columns' */
 static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                                  int64_t stride, int64_t pad)
 {
     const int64_t Hp = H + 2 * pad, Pp = W + 2 * pad, OH = (Hp - KH) / stride + 1, OW = (Pp - KW) / stride + 1;
-    const int64_t Fp = (F + 15) / 16 * 16;
+    const int64_t Fp = (F + 15) / 16 * 16, cols = nnc_conv2d_cols_bwd_filter_work(C, H, W, F, KH, KW, stride, pad);
     int64_t by_channels = C * Hp * Pp + OH * OW * Fp + (C * KH + 7) * KW * Fp;
     if (stride == 1 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && nnc_conv_wino_filter_work(C, H, W, F) > by_channels)
         by_channels = nnc_conv_wino_filter_work(C, H, W, F);
     if (stride != 1 || F > 8)
-        return by_channels;
+        return nnc_conv_max(by_channels, cols);
     /* F <= 8 at stride 1, by positions: the padded image with the grid's
      * slack, dy on the grid, 16-lane sums for each (f, tap) in blocks of
      * 24 / F taps */
@@ -220,7 +225,7 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
     nnc_conv_filter_grid(H, W, KH, KW, pad, &Lin, &Lg);
     const int64_t nt = 24 / F;
     const int64_t by_positions = C * Lin + F * Lg + (C * KH * KW + nt - 1) / nt * F * nt * 16;
-    return by_positions > by_channels ? by_positions : by_channels;
+    return nnc_conv_max(nnc_conv_max(by_positions, by_channels), cols);
 }
 
 #endif

@@ -127,19 +127,25 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
 
 /* ---- direct convolution (conv.c) ------------------------------------------ */
 
+/* (The columns, conv_cols.c, take any layer; these are faster where they
+ * apply, on AVX-512.  Generated code calls one or the other as
+ * the compiler chose, kernel.c.) */
+
 /* Whether this build of the runtime runs the direct kernels below faster
  * than im2col and a GEMM: 1 when it was compiled for AVX-512 (the
  * kernels' 16-float accumulators fill its 32 vector registers and spill
- * with fewer), 0 otherwise.  Generated code asks before each call and
- * keeps the column path for 0; the kernels are correct either way. */
+ * with fewer), 0 otherwise, where each of them runs the columns instead
+ * (nnc_conv2d_cols_f32 and its gradients, below): the same results as
+ * calling those. */
 int nnc_conv_direct_ok(void);
 
 /* Stride-1 NCHW convolution of N examples in float without im2col:
  * y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C][KH][KW]), zero padding
  * `pad` on every side, plus bias[F] unless bias is NULL, then max(y, 0)
  * if relu.  `work` holds at least nnc_conv2d_s1_work(...)
- * floats (nnc_conv.h: the compiler sizes the buffer from the same formula;
- * a shorter buffer aborts).  Never allocates. */
+ * floats, enough for the columns too (nnc_conv.h: the compiler sizes the
+ * buffer from the same formula; a shorter buffer aborts).  Never
+ * allocates. */
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
                        int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
                        int64_t work_len);

@@ -1,14 +1,17 @@
-/* test_conv.c — the direct stride-1 convolution kernels (runtime/conv.c)
- * against a plain double-precision convolution, on shapes that exercise
- * every path: channel blocks of 4 and the 1-3 channel tails, outputs
- * shorter and longer than one 96-position block and ending in a half
- * block, rows narrower than a vector, kernels 1x1 to 7x7 and non-square,
- * padding 0 to K - 1 (and wider, forward only), batches, and more taps than
- * one run of the tap table; the Winograd path of 8x8 and 16x16 layers (in
- * the -march=native build, on a machine with AVX-512; the plain build
- * runs the same cases through the direct kernels), and infinities there;
- * and the
- * gradient for the kernel at any stride.
+/* test_conv.c — the direct convolution kernels (runtime/conv.c) against
+ * a plain double-precision convolution, on shapes that exercise every
+ * path: channel blocks of 4 and the 1-3 channel tails, outputs shorter
+ * and longer than one 96-position block and ending in a half block, rows
+ * narrower than a vector, kernels 1x1 to 7x7 and non-square, padding 0 to
+ * K - 1 (and wider, forward only), batches, and more taps than one run of
+ * the tap table; the Winograd path of 8x8 and 16x16 layers (on a machine
+ * with AVX-512), and infinities there; stride 2; and the gradient for the
+ * kernel at any stride.
+ * The -march=native build (rt_test_conv_native) runs the direct kernels
+ * on any machine (NNC_CONV_DIRECT_ALWAYS); the plain build, without
+ * AVX-512, runs the kernels' fallback, the columns (conv_cols.c), through
+ * the same cases, and checks that the fallback gives bit for bit what
+ * the columns functions give when called themselves.
  * The work buffer is exactly the size the kernel asks for, with guard
  * floats after it that must stay untouched (ASan sees the rest).
  */
@@ -339,9 +342,91 @@ static void filter_case(unsigned *seed, int N, int C, int H, int W, int F, int K
     free(wk), free(x), free(dy), free(dw), free(dwr);
 }
 
+/* Each direct kernel against the columns function it falls back to
+ * (conv_cols.c), on the same inputs: bit for bit where the runtime runs
+ * the fallback (nnc_conv_direct_ok() == 0), within float rounding where
+ * it runs the direct kernels.  Stride 1 or 2: the forward pass with a
+ * bias and relu, the data gradient with an addend, the kernel's gradient. */
+static int same_out(const float *a, const float *b, size_t n)
+{
+    if (!nnc_conv_direct_ok())
+        return memcmp(a, b, sizeof(float) * n) == 0;
+    double e = 0, m = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        m = fabs(b[i]) > m ? fabs(b[i]) : m;
+        e = fabs(a[i] - b[i]) > e || a[i] != a[i] ? (a[i] != a[i] ? INFINITY : fabs(a[i] - b[i])) : e;
+    }
+    return e / m < 1e-5;
+}
+
+static void fallback_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int S, int p)
+{
+    const int OH = (H + 2 * p - KH) / S + 1, OW = (W + 2 * p - KW) / S + 1;
+    const size_t nx = (size_t)N * C * H * W, nw = (size_t)F * C * KH * KW, ny = (size_t)N * F * OH * OW;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *dy = malloc(sizeof(float) * ny),
+          *add = malloc(sizeof(float) * nx), *bias = malloc(sizeof(float) * (size_t)F);
+    float *a = malloc(sizeof(float) * (nx > ny ? (nx > nw ? nx : nw) : (ny > nw ? ny : nw))),
+          *b = malloc(sizeof(float) * (nx > ny ? (nx > nw ? nx : nw) : (ny > nw ? ny : nw)));
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)urand(seed), add[i] = (float)urand(seed);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)urand(seed);
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (float)urand(seed);
+    for (int f = 0; f < F; f++)
+        bias[f] = (float)urand(seed);
+    const char *how = nnc_conv_direct_ok() ? "direct" : "fallback";
+
+    int64_t nd = S == 1 ? nnc_conv2d_s1_work(C, H, W, F, KH, KW, p) : nnc_conv2d_s2_work(C, H, W, F, KH, KW, p);
+    int64_t nc = nnc_conv2d_cols_work(C, H, W, F, KH, KW, S, p);
+    float *wd = work_with_guard(nd), *wc = work_with_guard(nc);
+    if (S == 1)
+        nnc_conv2d_s1_f32(N, x, w, a, C, H, W, F, KH, KW, p, bias, 1, wd, nd);
+    else
+        nnc_conv2d_s2_f32(N, x, w, a, C, H, W, F, KH, KW, p, bias, 1, wd, nd);
+    nnc_conv2d_cols_f32(N, x, w, b, C, H, W, F, KH, KW, S, p, bias, 1, wc, nc);
+    CHECKF(same_out(a, b, ny) && guard_intact(wd, nd), "%s forward s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S, N, C,
+           H, W, F, KH, KW, p);
+    free(wd), free(wc);
+
+    if (p <= KH - 1 && p <= KW - 1) {
+        nd = S == 1 ? nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, p)
+                    : nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, p);
+        wd = work_with_guard(nd), wc = work_with_guard(nc);
+        if (S == 1)
+            nnc_conv2d_s1_bwd_data_f32(N, dy, w, a, add, C, H, W, F, KH, KW, p, wd, nd);
+        else
+            nnc_conv2d_s2_bwd_data_f32(N, dy, w, a, add, C, H, W, F, KH, KW, p, wd, nd);
+        nnc_conv2d_cols_bwd_data_f32(N, dy, w, b, add, C, H, W, F, KH, KW, S, p, wc, nc);
+        CHECKF(same_out(a, b, nx) && guard_intact(wd, nd), "%s data gradient s%d N%d C%d %dx%d F%d k%dx%d p%d", how,
+               S, N, C, H, W, F, KH, KW, p);
+        free(wd), free(wc);
+    }
+
+    nd = nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, p);
+    nc = nnc_conv2d_cols_bwd_filter_work(C, H, W, F, KH, KW, S, p);
+    wd = work_with_guard(nd), wc = work_with_guard(nc);
+    nnc_conv2d_bwd_filter_f32(N, dy, x, a, C, H, W, F, KH, KW, S, p, wd, nd);
+    nnc_conv2d_cols_bwd_filter_f32(N, dy, x, b, C, H, W, F, KH, KW, S, p, wc, nc);
+    CHECKF(same_out(a, b, nw) && guard_intact(wd, nd), "%s kernel gradient s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S,
+           N, C, H, W, F, KH, KW, p);
+    free(wd), free(wc);
+    free(x), free(w), free(dy), free(add), free(bias), free(a), free(b);
+}
+
 int main(void)
 {
     unsigned seed = 7;
+    /* the direct kernels against the columns (resnet_small's layers,
+     * 'same' on short and long rows, lenet5's, odd shapes) */
+    fallback_case(&seed, 2, 16, 32, 32, 16, 3, 3, 1, 1);
+    fallback_case(&seed, 3, 32, 8, 8, 32, 3, 3, 1, 1);
+    fallback_case(&seed, 2, 16, 32, 32, 32, 3, 3, 2, 1);
+    fallback_case(&seed, 2, 6, 14, 14, 16, 5, 5, 1, 0);
+    fallback_case(&seed, 1, 5, 9, 7, 3, 2, 3, 1, 1);
+    fallback_case(&seed, 3, 3, 11, 10, 17, 3, 1, 2, 0);
+    fallback_case(&seed, 1, 3, 4, 4, 2, 3, 3, 1, 4); /* padding wider than K - 1: forward only */
+    fallback_case(&seed, 2, 4, 6, 5, 5, 1, 1, 2, 0);
     /* the benchmark's and the models' layers */
     one_case(&seed, 2, 16, 32, 32, 16, 3, 3, 1);
     one_case(&seed, 2, 32, 16, 16, 32, 3, 3, 1);
