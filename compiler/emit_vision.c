@@ -1,13 +1,14 @@
 /* emit_vision.c — convolution, pooling and batch norm, NCHW (emit_*).
  *
- * In float a convolution calls the runtime's direct kernels (conv.c)
- * where they suit the layer, guarded by nnc_conv_direct_ok(); otherwise,
- * and in double, it runs one example at a time as columns (im2col) and
- * one GEMM.  2x2 max pools at stride 2 call runtime/pool.c, a max-pool
- * backward whose windows tile the image writes each element once, and
- * the other pools and im2col/col2im are loops over the windows.  Batch
- * norm's channel sums are runtime/bn.c's in float and lane sums
- * (emit_loops.c) in double.
+ * A convolution is one call into the runtime: in float its direct kernels
+ * (conv.c) where they suit the layer (they take the columns themselves
+ * where the runtime lacks AVX-512); otherwise, and in double, the columns
+ * (conv_cols.c: im2col and one GEMM per example).  2x2 max pools at
+ * stride 2 call runtime/pool.c, a max-pool backward whose windows tile
+ * the image writes each element once, and the other pools and the IR's
+ * im2col/col2im ops are loops over the windows.  Batch norm's channel
+ * sums are runtime/bn.c's in float and lane sums (emit_loops.c) in
+ * double.
  */
 #include <stdlib.h>
 
@@ -302,185 +303,49 @@ void emit_bn_op(Emitter *e, int t)
 
 /* ---- convolution ----------------------------------------------------------------- */
 
-/* Convolution one example at a time (elab.c's conv2d): the example's
- * columns [C*KH*KW, OH*OW] go to a work buffer that stays in cache (the
- * whole batch's, tens of MB, were written to memory and read back), and
- * its GEMM writes [F, OH*OW], the example's part of NCHW, so no permute.
- * A 1x1 convolution of stride 1 without padding reads the image as its
- * columns.  Backward makes the columns again for dW instead of keeping
- * them. */
-/* A stride-1 convolution whose output has the image's size ("same"
- * padding, KH = KW = 2 PD + 1 here): column row (c, ki, kj) is channel c
- * shifted by d = (ki - PD) W + (kj - PD), so it is one contiguous copy
- * (or add) over the rows inside the image, and only the columns that
- * wrapped around a row edge are fixed up.  Rows of 8 or 16 floats made the
- * per-row loops mostly overhead: stage-3 columns of resnet_small took
- * 0.60 ms a batch that way and 0.25 ms this way, stage 2's 1.0 and 0.5. */
-static void conv_cols_same(Emitter *e, int add, const char *img, const char *col)
-{
-    P(e, "            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
-    P(e, "            for (int64_t kj = 0; kj < KW; kj++) {\n");
-    P(e, "                %s *crow = %s + ((c * KH + ki) * KW + kj) * P;\n", e->real, col);
-    P(e, "                %s%s *ic = %s + c * H * W;\n", add ? "" : "const ", e->real, img);
-    P(e, "                const int64_t d = (ki - PD) * W + (kj - PD);\n");
-    /* [a, e): the positions whose image row is inside the image and whose
-     * shifted index is inside the channel */
-    P(e, "                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;\n");
-    P(e, "                if (a < -d) a = -d;\n                if (e > H * W - d) e = H * W - d;\n");
-    P(e, "                if (a > P) a = P;\n                if (e < a) e = a;\n");
-    if (!add) {
-        P(e, "                for (int64_t p = 0; p < a; p++) crow[p] = %s;\n", emit_lit(e, 0));
-        P(e, "                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];\n");
-        P(e, "                for (int64_t p = e; p < P; p++) crow[p] = %s;\n", emit_lit(e, 0));
-    }
-    /* columns that wrapped to the previous or next image row: 0 in the
-     * columns, and so (zeroed before the add) nothing added by col2im */
-    /* (clamped to [0, OW], so that padding wider than the image never
-     * reaches a neighbouring row) */
-    P(e, "                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;\n");
-    P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P(e, "                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = %s;\n", emit_lit(e, 0));
-    P(e, "                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = %s;\n", emit_lit(e, 0));
-    P(e, "                }\n");
-    if (add)
-        P(e, "                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];\n");
-    P(e, "            }\n");
-}
-
-static void conv_cols(Emitter *e, int add, int same, const char *img, const char *col)
-{
-    /* add 0: im2col, img -> col; add 1: col2im, img += col.  The in-bounds
-     * columns of each row are a range [lo, hi): no test per element */
-    if (same) {
-        conv_cols_same(e, add, img, col);
-        return;
-    }
-    P(e, "            for (int64_t c = 0; c < C; c++)\n            for (int64_t ki = 0; ki < KH; ki++)\n");
-    P(e, "            for (int64_t kj = 0; kj < KW; kj++) {\n");
-    P(e, "                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
-    P(e, "                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
-    P(e, "                if (lo > OW) lo = OW;\n                if (hi > OW) hi = OW;\n                if (hi < lo) hi = lo;\n");
-    P(e, "                for (int64_t oh = 0; oh < OH; oh++) {\n");
-    P(e, "                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;\n");
-    P(e, "                    %s%s *crow = %s + ((c * KH + ki) * KW + kj) * P + oh * OW;\n", add ? "const " : "", e->real, col);
-    if (!add) {
-        P(e, "                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
-        P(e, "                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
-        P(e, "                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", img);
-        P(e, "                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
-    } else {
-        P(e, "                    if (ih < 0 || ih >= H) continue;\n");
-        P(e, "                    for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", img);
-    }
-    P(e, "                }\n            }\n");
-}
-
+/* One call into the runtime per convolution, the kernel kernel.c chose:
+ * a direct kernel (conv.c; it runs the columns itself where the runtime
+ * lacks AVX-512), or the columns (conv_cols.c: im2col and one GEMM per
+ * example; for a 1x1 kernel at stride 1 without padding the image is the
+ * GEMM's operand), in float or double.  The work memory is what plan.c
+ * placed in the arena for the node. */
 void emit_conv_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
-    /* x: the image side, yv: the output side [N, F, OH, OW] */
-    Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
-    Shape yv = fwd ? n->shape : emit_nd(e, n->in[0])->shape;
-    Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
-    /* kernel.c's choice: the image as the GEMM operand (1x1), the runtime's
-     * direct kernels (with the columns where its CPU lacks AVX-512), or
-     * the columns */
-    const int direct = n->kernel == KERNEL_GEMM, kernel = n->kernel == KERNEL_DIRECT;
-    /* short rows only: at 32 floats the per-row loops were as fast (0.61
-     * ms against 0.70 for resnet_small's stage-1 columns, whose fix-ups of
-     * wrapped columns are more stores) */
-    int same = n->stride == 1 && yv.d[2] == x.d[2] && yv.d[3] == x.d[3] && x.d[3] < 24;
-    /* the work memory plan.c gave the node (static, live only here) */
-    const char *scr = n->wbuf >= 0 ? emit_fmt("(A + %lld)", (long long)e->g->bufs[n->wbuf].off) : NULL;
-    /* the call's common tail: (..., C, H, W, F, KH, KW) and the work buffer */
-    const char *dims = emit_fmt("%lld, %lld, %lld, %lld, %d, %d", (long long)x.d[1], (long long)x.d[2],
-                                (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
-    const char *work = kernel ? emit_fmt("%s, %lld", scr, (long long)n->work) : NULL;
-    /* a bias (and a relu) that plan.c folded into the forward pass; the
-     * other gradient of x that plan.c folded into the data gradient
-     * (fold_conv_add: dx = conv's + add, summed as dx is stored) */
-    const char *bias = fwd && n->nin > 2 ? emit_ref(e, n->in[2]) : NULL;
-    const char *add = n->op == IR_CONV2D_BWD_DATA && n->nin > 2 ? emit_ref(e, n->in[2]) : NULL;
-    const char *call = NULL;
-    if (kernel && n->op == IR_CONV2D_BWD_FILTER)
-        /* (N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work floats) */
-        call = emit_fmt("nnc_conv2d_bwd_filter_f32(%s, %s, %s, %s, %s, %d, %d, %s)", emit_dim(x, 0),
-                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->stride, n->pad, work);
-    else if (kernel && fwd)
-        /* (N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work floats) */
-        call = emit_fmt("nnc_conv2d_s%d_f32(%s, %s, %s, %s, %s, %d, %s, %d, %s)", n->stride, emit_dim(x, 0),
-                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), dims, n->pad, bias ? bias : "NULL",
-                        n->ival, work);
-    else if (kernel)
-        /* (N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work floats) */
-        call = emit_fmt("nnc_conv2d_s%d_bwd_data_f32(%s, %s, %s, %s, %s, %s, %d, %s)", n->stride, emit_dim(x, 0),
-                        emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t), add ? add : "NULL", dims, n->pad,
-                        work);
-    if (call)
-        P(e, "    if (nnc_conv_direct_ok())\n        %s;\n    else\n", call);
-    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, F = %lld, OH = %lld, OW = %lld;\n",
-      emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], (long long)yv.d[2],
-      (long long)yv.d[3]);
-    P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d, P = OH * OW, CKK = C * KH * KW;\n", n->kh, n->kw,
-      n->stride, n->pad);
-    P(e, "        (void)KH, (void)KW, (void)S, (void)PD;\n");
-    switch (n->op) {
-    case IR_CONV2D: {
-        const char *xp = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *y = emit_ref(e, t);
-        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
-        P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
-        if (!direct)
-            conv_cols(e, 0, same, "img", scr);
-        P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, %s, %s, (int)CKK, %s, (int)P, %s, %s + b * F * P, (int)P);\n",
-          emit_gemm(e), emit_lit(e, 1), wp, direct ? "img" : scr, emit_lit(e, 0), y);
-        if (bias) {
-            P(e, "            for (int64_t f = 0; f < F; f++)\n                for (int64_t p = 0; p < P; p++) {\n");
-            P(e, "                    const %s v = %s[(b * F + f) * P + p] + %s[f];\n", e->real, y, bias);
-            P(e, "                    %s[(b * F + f) * P + p] = %s;\n                }\n", y,
-              n->ival ? emit_relu_of(e, "v") : "v");
-        }
-        P(e, "        }\n");
-        break;
-    }
-    case IR_CONV2D_BWD_DATA: {
-        /* dcol = Wᵀ dy (the example's), then col2im */
-        const char *dy = emit_ref(e, n->in[0]), *wp = emit_ref(e, n->in[1]), *dx = emit_ref(e, t);
-        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
-        P(e, "            %s *img = %s + b * C * H * W;\n", e->real, dx);
-        P(e, "            %s(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, %s, %s, (int)CKK, %s + b * F * P, (int)P, %s, %s, (int)P);\n",
-          emit_gemm(e), emit_lit(e, 1), wp, dy, emit_lit(e, 0), direct ? "img" : scr);
-        if (!direct) {
-            P(e, "            memset(img, 0, sizeof(%s) * (size_t)(C * H * W));\n", e->real);
-            conv_cols(e, 1, same, "img", scr);
-        }
-        if (add)
-            P(e, "            for (int64_t i = 0; i < C * H * W; i++)\n                img[i] += %s[b * C * H * W + i];\n", add);
-        P(e, "        }\n");
-        break;
-    }
-    case IR_CONV2D_BWD_FILTER: {
-        /* dW = sum over the examples of dy colᵀ (n >= 1: the first one sets
-         * it), computed as dWᵀ [CKK, F] += col dyᵀ in the work buffer after
-         * the columns and transposed at the end: OpenBLAS runs this shape
-         * 10-30% faster (M = CKK rather than F: 16x144x1024 took 3.6 ms
-         * per batch, 144x16x1024 2.6 ms) */
-        const char *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]), *dw = emit_ref(e, t);
-        /* (after the columns; a 1x1 kernel has none) */
-        P(e, "        %s *const dwt = %s%s;\n", e->real, scr, direct ? "" : " + CKK * P");
-        P(e, "        for (int64_t b = 0; b < N; b++) {\n");
-        P(e, "            const %s *img = %s + b * C * H * W;\n", e->real, xp);
-        if (!direct)
-            conv_cols(e, 0, same, "img", scr);
-        P(e, "            %s(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, %s, %s, (int)P, %s + b * F * P, (int)P, b ? %s : %s, dwt, (int)F);\n",
-          emit_gemm(e), emit_lit(e, 1), direct ? "img" : scr, dy, emit_lit(e, 1), emit_lit(e, 0));
-        P(e, "        }\n");
-        P(e, "        for (int64_t f = 0; f < F; f++)\n            for (int64_t k = 0; k < CKK; k++)\n");
-        P(e, "                %s[f * CKK + k] = dwt[k * F + f];\n", dw);
-        break;
-    }
-    default:
+    const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    if (!fwd && !data && n->op != IR_CONV2D_BWD_FILTER)
         abort();
-    }
-    P(e, "    }\n");
+    /* x: the image side [N, C, H, W]; w: the kernel [F, C, KH, KW] */
+    const Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
+    const Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
+    const int direct = n->kernel == KERNEL_DIRECT;
+    /* which kernel, and why (kernel.c) */
+    const char *why = direct                     ? "direct kernel (the columns without AVX-512)"
+                      : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
+                      : e->opt->f64              ? "columns (double precision)"
+                                                 : "columns (no direct kernel for this layer)";
+    P(e, "    /* %dx%d, stride %d, padding %d: %s */\n", n->kh, n->kw, n->stride, n->pad, why);
+    /* (N, in, in, out[, add], C, H, W, F, KH, KW, [stride,] pad[, bias, relu], work, work length): the
+     * direct kernels' stride is in their name but for the kernel gradient's */
+    const char *args = emit_fmt("%s, %s, %s, %s", emit_dim(x, 0), emit_ref(e, n->in[0]), emit_ref(e, n->in[1]),
+                                emit_ref(e, t));
+    if (data) /* the other gradient of x that plan.c folded in (fold_conv_add) */
+        args = emit_fmt("%s, %s", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL");
+    args = emit_fmt("%s, %lld, %lld, %lld, %lld, %d, %d", args, (long long)x.d[1], (long long)x.d[2],
+                    (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
+    args = direct && n->op != IR_CONV2D_BWD_FILTER ? emit_fmt("%s, %d", args, n->pad)
+                                                   : emit_fmt("%s, %d, %d", args, n->stride, n->pad);
+    if (fwd) /* a bias (and a relu) that plan.c folded in (fold_conv_bias) */
+        args = emit_fmt("%s, %s, %d", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL", n->ival);
+    /* the work memory plan.c gave the node (none where a GEMM on the image
+     * is all: KERNEL_GEMM's forward pass and data gradient) */
+    args = n->wbuf >= 0 ? emit_fmt("%s, A + %lld, %lld", args, (long long)e->g->bufs[n->wbuf].off, (long long)n->work)
+                        : emit_fmt("%s, NULL, 0", args);
+    const char *op = fwd ? "" : data ? "_bwd_data" : "_bwd_filter";
+    if (!direct)
+        P(e, "    nnc_conv2d_cols%s_%s(%s);\n", op, e->opt->f64 ? "f64" : "f32", args);
+    else if (n->op == IR_CONV2D_BWD_FILTER)
+        P(e, "    nnc_conv2d_bwd_filter_f32(%s);\n", args);
+    else
+        P(e, "    nnc_conv2d_s%d%s_f32(%s);\n", n->stride, op, args);
 }

@@ -5,19 +5,20 @@
  * convolution of a graph exists (the forward pass and both gradients), and
  * before planning, which gives each chosen kernel its work buffer in the
  * arena: live only while the node runs, so the buffers of all convolutions
- * share the same bytes.  Emission prints the call the choice names.
+ * share the same bytes.  Emission prints the one call the choice names;
+ * the sizes are nnc_conv.h's, which the runtime checks.
  *
  *   KERNEL_GEMM     1x1 kernels at stride 1 without padding: the image is
- *                   already the GEMM operand (no columns);
+ *                   already the GEMM operand (no columns; conv_cols.c);
  *   KERNEL_DIRECT   the runtime's direct and Winograd kernels (conv.c), in
  *                   float.  They are fast only where the runtime has
  *                   AVX-512 (their 16-float accumulators fill its 32
  *                   registers; with AVX2's 16 they spill and ran at 4-7
- *                   GFLOP/s against ~50 for the columns), so the generated
- *                   code asks the runtime (nnc_conv_direct_ok) and falls
- *                   back to the columns: the work holds either;
+ *                   GFLOP/s against ~50 for the columns), so elsewhere
+ *                   they run the columns themselves (nnc_conv_direct_ok):
+ *                   their work holds either;
  *   KERNEL_COLUMNS  one example at a time, its columns [C*KH*KW, OH*OW]
- *                   (im2col) and one GEMM.
+ *                   (im2col) and one GEMM (conv_cols.c).
  *
  * Where each goes (measured on the benchmarks' layers): the direct kernels
  * beat the columns and OpenBLAS's GEMM on resnet_small's 3x3 layers (~1.4x)
@@ -47,36 +48,36 @@ static void choose(IrNode *n, const Graph *g, int f64)
     const Shape y = fwd ? n->shape : g->nodes[n->in[0]].shape;
     const Shape w = fwd || data ? g->nodes[n->in[1]].shape : n->shape;
     const int64_t C = x.d[1], H = x.d[2], W = x.d[3], F = w.d[0], KH = n->kh, KW = n->kw, pad = n->pad;
-    const int64_t ckk = C * KH * KW, cols = ckk * y.d[2] * y.d[3];
     const int gemm = KH == 1 && KW == 1 && n->stride == 1 && pad == 0;
+    /* the columns' work (conv_cols.c): none for gemm's forward pass and
+     * data gradient; dWᵀ [CKK, F] after them for the kernel's gradient */
+    const int64_t cols = fwd || data ? nnc_conv2d_cols_work(C, H, W, F, KH, KW, n->stride, pad)
+                                     : nnc_conv2d_cols_bwd_filter_work(C, H, W, F, KH, KW, n->stride, pad);
     const int s2 = n->stride == 2 && KH * KW > 1; /* stride 2 by phases, not for 1x1 */
     /* conv.c's tap table holds at most 4096 taps */
     const int direct_ok = !f64 && !gemm && KH * KW <= 4096;
-    int64_t direct = -1; /* the direct kernel's work, if it takes the node */
+    /* the direct kernel's work, if it takes the node (the columns' included) */
+    int64_t direct = -1;
     switch (n->op) {
     case IR_CONV2D:
         if (direct_ok && n->stride == 1)
             direct = nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad);
         else if (direct_ok && s2)
             direct = nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad);
-        n->work = gemm ? 0 : cols;
         break;
     case IR_CONV2D_BWD_DATA:
         if (direct_ok && s2)
             direct = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad);
         else if (direct_ok && n->stride == 1 && pad < KH && pad < KW && 4 * H * W <= 5 * y.d[2] * y.d[3])
             direct = nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad);
-        n->work = gemm ? 0 : cols;
         break;
-    default: /* the kernel's gradient: dWᵀ [CKK, F] after the columns */
+    default: /* the kernel's gradient */
         if (direct_ok && KH * KW > 1)
             direct = nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, n->stride, pad);
-        n->work = (gemm ? 0 : cols) + ckk * F;
         break;
     }
     n->kernel = gemm ? KERNEL_GEMM : direct >= 0 ? KERNEL_DIRECT : KERNEL_COLUMNS;
-    if (direct > n->work)
-        n->work = direct;
+    n->work = direct >= 0 ? direct : cols;
 }
 
 void kernel_select(Graph *g, int f64)

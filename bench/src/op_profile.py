@@ -25,9 +25,10 @@ the operations that one source expression expands to (conv2d is one
 per-example operation, im2col into a work buffer and a GEMM, and a bias add
 forward; a data-gradient operation, GEMM and col2im, a filter-gradient one,
 im2col and GEMM, and a bias-gradient reduction backward: so "conv GEMM"'s
-own loops are its im2col and col2im; in float most go to the direct kernels
-of runtime/conv.c instead, "conv direct"), from the generated code itself:
-linear, conv direct, conv GEMM, conv im2col, conv col2im, conv permute, conv bias, pooling,
+own loops are its im2col and col2im; now one call into the runtime, to its
+direct kernels, "conv direct", or its columns, "conv columns", whose GEMMs
+the shim does not see), from the generated code itself:
+linear, conv direct, conv columns, conv GEMM, conv im2col, conv col2im, conv permute, conv bias, pooling,
 batch_norm reductions, batch_norm elementwise, batched matmul @,
 transpose/reshape copy, softmax, causal_mask, layer_norm, activation,
 elementwise, embedding, cross_entropy.  An operation belongs to BatchNorm
@@ -42,7 +43,7 @@ MARK = re.compile(r"^    /\* ([^*]*?\.nn:\d+)  (.*?) \*/\s*$")
 
 
 # The categories in report order (the C shim prints them in this order).
-CATEGORIES = ["linear", "conv direct", "conv GEMM", "conv im2col", "conv col2im", "conv permute",
+CATEGORIES = ["linear", "conv direct", "conv columns", "conv GEMM", "conv im2col", "conv col2im", "conv permute",
               "conv bias", "pooling", "batch_norm reductions", "batch_norm elementwise",
               "batched matmul @", "transpose/reshape copy", "softmax", "causal_mask",
               "layer_norm", "activation", "elementwise (+, *, ...)", "embedding",
@@ -82,6 +83,8 @@ def category(src, code="", bn_fields=frozenset()):
     head, tail = split_source(src.replace(" (backward)", ""))
     is_reduction = "double acc" in code or "double sum = 0, sq = 0" in code or "double sdx" in code
     if tail.startswith("conv2d("):
+        if "nnc_conv2d_cols_" in code:
+            return "conv columns"
         if "nnc_conv2d_" in code:
             return "conv direct"
         if "cblas_sgemm" in code:

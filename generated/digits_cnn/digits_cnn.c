@@ -124,38 +124,8 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
-    else
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = x_in + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, A + 0, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn1_running_var = bn1_running_var;
@@ -205,38 +175,8 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 0), 4608);
-    else
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = pool1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, A + 0, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -368,38 +308,8 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, (A + 0), 2661);
-    else
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = x_in + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, A + 0, 2661);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv1 = conv1;
@@ -483,38 +393,8 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, (A + 192), 4608);
-    else
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = pool1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 192) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, conv2_weight, (int)CKK, (A + 192), (int)P, 0.0f, conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, A + 192, 4608);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -824,74 +704,11 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, (A + 64), 22336);
-    else
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_pool1 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, conv2_weight, (int)CKK, d_bn2_v + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, A + 64, 22336);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, (A + 64), 23040);
-    else
-    {
-        const int64_t N = n, C = 32, H = 4, W = 4, F = 64, OH = 4, OW = 4;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 64) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = pool1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, d_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, A + 64, 23040);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -936,42 +753,8 @@ void digits_cnn_backward(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, (A + 0), 3108);
-    else
-    {
-        const int64_t N = n, C = 1, H = 8, W = 8, F = 32, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 0) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = x_in + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, d_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, A + 0, 3108);
 }
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)

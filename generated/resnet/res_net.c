@@ -368,35 +368,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
-    else
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = x_in + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stem_weight, (int)CKK, (A + 0), (int)P, 0.0f, stem + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 27648);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_bn_running_var = bn_running_var;
@@ -444,35 +417,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = relu + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_0_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
@@ -520,35 +466,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_0_h + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_0_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
@@ -599,35 +518,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_1_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
@@ -675,35 +567,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_h + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage1_1_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
@@ -754,35 +619,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 0), 36864);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_0_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, A + 0, 36864);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
@@ -830,38 +668,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_0_h + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_0_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 0, 82688);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
@@ -899,32 +707,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_proj_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_0_proj + b * F * P, (int)P);
-        }
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage1_1, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, A + 0, 4096);
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
@@ -975,38 +759,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_1_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 0, 82688);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
@@ -1054,38 +808,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 0), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_h + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage2_1_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 0, 82688);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
@@ -1136,35 +860,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 0), 18432);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_0_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, A + 0, 18432);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
@@ -1212,38 +909,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_0_h + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_0_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 0, 197376);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
@@ -1281,32 +948,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_proj_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_0_proj + b * F * P, (int)P);
-        }
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage2_1, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, A + 0, 2048);
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
@@ -1357,38 +1000,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_0 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv1_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_1_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 0, 197376);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
@@ -1436,38 +1049,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 0), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_1_h + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv2_weight, (int)CKK, (A + 0), (int)P, 0.0f, stage3_1_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 0, 197376);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
@@ -1792,35 +1375,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 0), 27648);
-    else
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = x_in + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stem_weight, (int)CKK, (A + 0), (int)P, 0.0f, stem + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 27648);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
     const float *restrict const r_stem = stem;
@@ -1902,35 +1458,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 96), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = bn + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 96) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv1_weight, (int)CKK, (A + 96), (int)P, 0.0f, stage1_0_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 96, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -2012,35 +1541,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 160), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_0_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 160) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_0_conv2_weight, (int)CKK, (A + 160), (int)P, 0.0f, stage1_0_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 160, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
@@ -2124,35 +1626,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 224), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_0_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 224) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv1_weight, (int)CKK, (A + 224), (int)P, 0.0f, stage1_1_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 224, 147456);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -2234,35 +1709,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, (A + 288), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 288) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage1_1_conv2_weight, (int)CKK, (A + 288), (int)P, 0.0f, stage1_1_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 288, 147456);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
@@ -2346,35 +1794,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, (A + 352), 36864);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 352) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv1_weight, (int)CKK, (A + 352), (int)P, 0.0f, stage2_0_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, A + 352, 36864);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -2456,38 +1877,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 512), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_0_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 512) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_conv2_weight, (int)CKK, (A + 512), (int)P, 0.0f, stage2_0_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 512, 82688);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -2566,32 +1957,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 640) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_0_proj_weight, (int)CKK, (A + 640), (int)P, 0.0f, stage2_0_proj + b * F * P, (int)P);
-        }
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage1_1_bn2, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, A + 640, 4096);
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
     const float *restrict const r_stage2_0_proj = stage2_0_proj;
@@ -2675,38 +2042,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 768), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_0_proj_bn + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 768) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv1_weight, (int)CKK, (A + 768), (int)P, 0.0f, stage2_1_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 768, 82688);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -2788,38 +2125,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, (A + 896), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 896) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage2_1_conv2_weight, (int)CKK, (A + 896), (int)P, 0.0f, stage2_1_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 896, 82688);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
@@ -2903,35 +2210,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, (A + 1024), 18432);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 1024) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv1_weight, (int)CKK, (A + 1024), (int)P, 0.0f, stage3_0_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, A + 1024, 18432);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -3013,38 +2293,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1344), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_0_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1344) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_conv2_weight, (int)CKK, (A + 1344), (int)P, 0.0f, stage3_0_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 1344, 197376);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -3123,32 +2373,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 1600) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_0_proj_weight, (int)CKK, (A + 1600), (int)P, 0.0f, stage3_0_proj + b * F * P, (int)P);
-        }
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage2_1_bn2, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, A + 1600, 2048);
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
     const float *restrict const r_stage3_0_proj = stage3_0_proj;
@@ -3232,38 +2458,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 1856), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_0_proj_bn + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1856) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv1_weight, (int)CKK, (A + 1856), (int)P, 0.0f, stage3_1_conv1 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 1856, 197376);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -3345,38 +2541,8 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, (A + 2112), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_1_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 2112) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)F, (int)P, (int)CKK, 1.0f, stage3_1_conv2_weight, (int)CKK, (A + 2112), (int)P, 0.0f, stage3_1_conv2 + b * F * P, (int)P);
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 2112, 197376);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
@@ -3896,74 +3062,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1984), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage3_1_h + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_1_conv2_weight, (int)CKK, d_stage3_1_bn2_v + b * F * P, (int)P, 0.0f, (A + 1984), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1984) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, A + 1984, 197376);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1984), 201472);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 1984) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_1_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1984) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1984), (int)P, d_stage3_1_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage3_1_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, A + 1984, 201472);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -4009,76 +3112,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, (A + 1728), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage3_0 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_1_conv1_weight, (int)CKK, d_stage3_1_bn1_v + b * F * P, (int)P, 0.0f, (A + 1728), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1728) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += d_stage3_1_add[b * C * H * W + i];
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, A + 1728, 197376);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1728), 201472);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 1728) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_0_proj_bn + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1728) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1728), (int)P, d_stage3_1_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage3_1_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, A + 1728, 201472);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -4133,62 +3171,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage2_1 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_0_proj_weight, (int)CKK, d_stage3_0_proj_bn_v + b * F * P, (int)P, 0.0f, (A + 1472), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 1472) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, A + 1472, 2048);
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 1472) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 1472) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1472), (int)P, d_stage3_0_proj_bn_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage3_0_proj_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, A + 1472, 4096);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -4231,74 +3218,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, (A + 1152), 197376);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage3_0_h + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_0_conv2_weight, (int)CKK, d_stage3_0_bn2_v + b * F * P, (int)P, 0.0f, (A + 1152), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1152) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, A + 1152, 197376);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, (A + 1152), 201472);
-    else
-    {
-        const int64_t N = n, C = 64, H = 8, W = 8, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 1152) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage3_0_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 1152) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 1152), (int)P, d_stage3_0_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage3_0_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, A + 1152, 201472);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -4344,70 +3268,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, (A + 960), 34432);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage2_1_2 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage3_0_conv1_weight, (int)CKK, d_stage3_0_bn1_v + b * F * P, (int)P, 0.0f, (A + 960), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 960) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += d_stage2_1[b * C * H * W + i];
-        }
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, A + 960, 34432);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, (A + 960), 36864);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 64, OH = 8, OW = 8;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 960) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 960) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 960), (int)P, d_stage3_0_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage3_0_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, A + 960, 36864);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -4462,74 +3327,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 832), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage2_1_h + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_1_conv2_weight, (int)CKK, d_stage2_1_bn2_v + b * F * P, (int)P, 0.0f, (A + 832), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 832) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, A + 832, 82688);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, (A + 832), 90880);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 832) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_1_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 832) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 832), (int)P, d_stage2_1_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage2_1_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, A + 832, 90880);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -4575,76 +3377,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, (A + 704), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage2_0 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_1_conv1_weight, (int)CKK, d_stage2_1_bn1_v + b * F * P, (int)P, 0.0f, (A + 704), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 704) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += d_stage2_1_add[b * C * H * W + i];
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, A + 704, 82688);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, (A + 704), 90880);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 704) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_0_proj_bn + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 704) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 704), (int)P, d_stage2_1_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage2_1_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, A + 704, 90880);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -4699,62 +3436,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage1_1 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_0_proj_weight, (int)CKK, d_stage2_0_proj_bn_v + b * F * P, (int)P, 0.0f, (A + 576), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 576) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, A + 576, 4096);
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 1, KW = 1, S = 2, PD = 0, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 576) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 576) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 576), (int)P, d_stage2_0_proj_bn_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage2_0_proj_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, A + 576, 4608);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -4797,74 +3483,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, (A + 416), 82688);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage2_0_h + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_0_conv2_weight, (int)CKK, d_stage2_0_bn2_v + b * F * P, (int)P, 0.0f, (A + 416), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 416) + ((c * KH + ki) * KW + kj) * P;
-                float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-                for (int64_t p = a; p < e; p++) ic[p + d] += crow[p];
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, A + 416, 82688);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, (A + 416), 90880);
-    else
-    {
-        const int64_t N = n, C = 32, H = 16, W = 16, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 416) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage2_0_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                float *crow = (A + 416) + ((c * KH + ki) * KW + kj) * P;
-                const float *ic = img + c * H * W;
-                const int64_t d = (ki - PD) * W + (kj - PD);
-                int64_t a = (ki < PD ? PD - ki : 0) * W, e = (ki > PD ? H - (ki - PD) : H) * W;
-                if (a < -d) a = -d;
-                if (e > H * W - d) e = H * W - d;
-                if (a > P) a = P;
-                if (e < a) e = a;
-                for (int64_t p = 0; p < a; p++) crow[p] = 0.0f;
-                for (int64_t p = a; p < e; p++) crow[p] = ic[p + d];
-                for (int64_t p = e; p < P; p++) crow[p] = 0.0f;
-                const int64_t wl = PD - kj < OW ? PD - kj : OW, wr = OW - (kj - PD) > 0 ? OW - (kj - PD) : 0;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    for (int64_t ow = 0; ow < wl; ow++) crow[oh * OW + ow] = 0.0f;
-                    for (int64_t ow = wr; ow < OW; ow++) crow[oh * OW + ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 416), (int)P, d_stage2_0_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage2_0_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, A + 416, 90880);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -4910,70 +3533,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, (A + 256), 36864);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage1_1_2 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage2_0_conv1_weight, (int)CKK, d_stage2_0_bn1_v + b * F * P, (int)P, 0.0f, (A + 256), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 256) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += d_stage1_1[b * C * H * W + i];
-        }
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, A + 256, 36864);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, (A + 256), 41472);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 32, OH = 16, OW = 16;
-        const int64_t KH = 3, KW = 3, S = 2, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 256) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 256) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 256), (int)P, d_stage2_0_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage2_0_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, A + 256, 41472);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -5028,68 +3592,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 192), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage1_1_h + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_1_conv2_weight, (int)CKK, d_stage1_1_bn2_v + b * F * P, (int)P, 0.0f, (A + 192), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 192) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, A + 192, 147456);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 192), 149760);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 192) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_1_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 192) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 192), (int)P, d_stage1_1_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage1_1_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 192, 149760);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -5135,70 +3642,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, (A + 128), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage1_0 + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_1_conv1_weight, (int)CKK, d_stage1_1_bn1_v + b * F * P, (int)P, 0.0f, (A + 128), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 128) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += d_stage1_1_add[b * C * H * W + i];
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, A + 128, 147456);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 128), 149760);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 128) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_0_bn2 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 128) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 128), (int)P, d_stage1_1_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage1_1_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 128, 149760);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -5253,68 +3701,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, (A + 64), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_stage1_0_h + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_0_conv2_weight, (int)CKK, d_stage1_0_bn2_v + b * F * P, (int)P, 0.0f, (A + 64), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, A + 64, 147456);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 64), 149760);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 64) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = stage1_0_bn1 + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 64) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 64), (int)P, d_stage1_0_bn2_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage1_0_conv2_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 64, 149760);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -5360,70 +3751,11 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, (A + 32), 147456);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        for (int64_t b = 0; b < N; b++) {
-            float *img = d_relu + b * C * H * W;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)CKK, (int)P, (int)F, 1.0f, stage1_0_conv1_weight, (int)CKK, d_stage1_0_bn1_v + b * F * P, (int)P, 0.0f, (A + 32), (int)P);
-            memset(img, 0, sizeof(float) * (size_t)(C * H * W));
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    const float *crow = (A + 32) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) continue;
-                    for (int64_t ow = lo; ow < hi; ow++) img[base + ow * S] += crow[ow];
-                }
-            }
-            for (int64_t i = 0; i < C * H * W; i++)
-                img[i] += d_stage1_0_add[b * C * H * W + i];
-        }
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, A + 32, 147456);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, (A + 32), 149760);
-    else
-    {
-        const int64_t N = n, C = 16, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 32) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = bn + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 32) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 32), (int)P, d_stage1_0_bn1_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stage1_0_conv1_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 32, 149760);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -5469,39 +3801,8 @@ void res_net_backward(res_net *m)
     }
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    if (nnc_conv_direct_ok())
-        nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, (A + 0), 28080);
-    else
-    {
-        const int64_t N = n, C = 3, H = 32, W = 32, F = 16, OH = 32, OW = 32;
-        const int64_t KH = 3, KW = 3, S = 1, PD = 1, P = OH * OW, CKK = C * KH * KW;
-        (void)KH, (void)KW, (void)S, (void)PD;
-        float *const dwt = (A + 0) + CKK * P;
-        for (int64_t b = 0; b < N; b++) {
-            const float *img = x_in + b * C * H * W;
-            for (int64_t c = 0; c < C; c++)
-            for (int64_t ki = 0; ki < KH; ki++)
-            for (int64_t kj = 0; kj < KW; kj++) {
-                int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;
-                int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;
-                if (lo > OW) lo = OW;
-                if (hi > OW) hi = OW;
-                if (hi < lo) hi = lo;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * S - PD + ki, base = (c * H + ih) * W - PD + kj;
-                    float *crow = (A + 0) + ((c * KH + ki) * KW + kj) * P + oh * OW;
-                    if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(float) * (size_t)OW); continue; }
-                    for (int64_t ow = 0; ow < lo; ow++) crow[ow] = 0.0f;
-                    for (int64_t ow = lo; ow < hi; ow++) crow[ow] = img[base + ow * S];
-                    for (int64_t ow = hi; ow < OW; ow++) crow[ow] = 0.0f;
-                }
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)CKK, (int)F, (int)P, 1.0f, (A + 0), (int)P, d_bn_v + b * F * P, (int)P, b ? 1.0f : 0.0f, dwt, (int)F);
-        }
-        for (int64_t f = 0; f < F; f++)
-            for (int64_t k = 0; k < CKK; k++)
-                d_stem_weight[f * CKK + k] = dwt[k * F + f];
-    }
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, A + 0, 28080);
 }
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
