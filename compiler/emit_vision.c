@@ -63,10 +63,11 @@ static void maxpool_bwd_tiled(Emitter *e, int t)
      * selected with integer masks, not branches (compilers turn `c ? g :
      * 0` into jumps, which random data mispredicts: lenet5's pool1
      * backward took 1.2 ms, 0.25 ms this way) */
-    P(e, "                    %s m = win[0];\n                    int64_t best = 0;\n", e->real);
+    /* (mx: m is the model) */
+    P(e, "                    %s mx = win[0];\n                    int64_t best = 0;\n", e->real);
     P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) {\n");
-    P(e, "                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > m) | (v != v);\n", e->real);
-    P(e, "                        m = s ? v : m;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
+    P(e, "                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > mx) | (v != v);\n", e->real);
+    P(e, "                        mx = s ? v : mx;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
     P(e, "                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", e->real, dy);
     P(e, "                    %s *dwin = dimg + oh * K * W + ow * K;\n", e->real);
     P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
@@ -106,7 +107,8 @@ static void window_op(Emitter *e, int t)
     }
     P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", emit_dim(x, 0),
       (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW);
-    P(e, "        const int64_t KH = %d, KW = %d, S = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
+    /* (SD and mx below, not S and m: the function's state pointer and model) */
+    P(e, "        const int64_t KH = %d, KW = %d, SD = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
     if (bwd)
         P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, e->real);
     switch (n->op) {
@@ -118,22 +120,22 @@ static void window_op(Emitter *e, int t)
         P(e, "            const int64_t row = (c * KH + ki) * KW + kj, cols = N * OH * OW, col0 = b * OH * OW;\n");
         /* the in-bounds columns of each row are a range [lo, hi): no test
          * per element, and at stride 1 a contiguous copy or add */
-        P(e, "            const int64_t lo = kj < PD ? (PD - kj + S - 1) / S : 0;\n");
-        P(e, "            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / S + 1 : 0;\n");
+        P(e, "            const int64_t lo = kj < PD ? (PD - kj + SD - 1) / SD : 0;\n");
+        P(e, "            int64_t hi = W - 1 + PD - kj >= 0 ? (W - 1 + PD - kj) / SD + 1 : 0;\n");
         P(e, "            if (hi > OW) hi = OW;\n");
         P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
-        P(e, "                const int64_t ih = oh * S - PD + ki;\n");
+        P(e, "                const int64_t ih = oh * SD - PD + ki;\n");
         P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? e->real : emit_fmt("const %s", e->real),
           n->op == IR_IM2COL ? y : src);
         P(e, "                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
         if (n->op == IR_IM2COL) {
             P(e, "                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
             P(e, "                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
-            P(e, "                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * S];\n", src);
+            P(e, "                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * SD];\n", src);
             P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
         } else {
             P(e, "                if (ih < 0 || ih >= H) continue;\n");
-            P(e, "                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * S] += crow[ow];\n", y);
+            P(e, "                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * SD] += crow[ow];\n", y);
         }
         P(e, "            }\n        }\n    }\n");
         return;
@@ -145,24 +147,24 @@ static void window_op(Emitter *e, int t)
     P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
     P(e, "            const int64_t op = (bc * OH + oh) * OW + ow;\n");
     if (n->op != IR_AVGPOOL_BWD)
-        P(e, "            const %s *win = %s + (bc * H + oh * S) * W + ow * S;\n", e->real,
+        P(e, "            const %s *win = %s + (bc * H + oh * SD) * W + ow * SD;\n", e->real,
           n->op == IR_MAXPOOL_BWD ? emit_ref(e, n->in[1]) : src);
     switch (n->op) {
     case IR_MAXPOOL:
         /* the maximum, or NaN if the window has one, as PyTorch: a select
          * without a branch (the index form below, with its branch
          * mispredicted on real data, took 3-4x as long) */
-        P(e, "            %s m = win[0];\n", e->real);
+        P(e, "            %s mx = win[0];\n", e->real);
         P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) {\n");
-        P(e, "                const %s v = win[ki * W + kj];\n                m = ((v > m) | (v != v)) ? v : m;\n            }\n", e->real);
-        P(e, "            %s[op] = m;\n", y);
+        P(e, "                const %s v = win[ki * W + kj];\n                mx = ((v > mx) | (v != v)) ? v : mx;\n            }\n", e->real);
+        P(e, "            %s[op] = mx;\n", y);
         break;
     case IR_MAXPOOL_BWD:
         /* the first maximum in scan order, or the last NaN, as PyTorch */
         P(e, "            int64_t best = 0;\n");
         P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
         P(e, "                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + kj;\n");
-        P(e, "            %s[(bc * H + oh * S) * W + ow * S + best] += %s[op];\n", y, src);
+        P(e, "            %s[(bc * H + oh * SD) * W + ow * SD + best] += %s[op];\n", y, src);
         break;
     case IR_AVGPOOL:
         P(e, "            double acc = 0;\n");
@@ -172,7 +174,7 @@ static void window_op(Emitter *e, int t)
     case IR_AVGPOOL_BWD:
         P(e, "            const %s g = %s[op] / (%s)(KH * KW);\n", e->real, src, e->real);
         P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
-        P(e, "                %s[(bc * H + oh * S + ki) * W + ow * S + kj] += g;\n", y);
+        P(e, "                %s[(bc * H + oh * SD + ki) * W + ow * SD + kj] += g;\n", y);
         break;
     default:
         abort();
