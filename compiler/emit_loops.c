@@ -21,6 +21,7 @@ typedef struct Loop {
     int nested;         /* index variables i0..i{nd-1} are needed */
     char *seen;         /* nodes already given a local */
     int root;           /* the node the loop computes */
+    int *refs;          /* per node: how often the loop's expressions read it */
 } Loop;
 
 /* The offset of an operand of shape l, aligned right to the first nl dims
@@ -122,10 +123,66 @@ static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b
     }
 }
 
-/* Emits locals for t and what it inlines; returns the local's name.  The
- * loop's own node (root) and fused nodes are computed from their operands;
- * anything else is a stored tensor read at the loop position. */
-static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
+/* Whether node t is computed in the loop of lp (fused into it), rather
+ * than read from storage. */
+static int computed_here(Emitter *e, const Loop *lp, int t, int root)
+{
+    const IrNode *n = emit_nd(e, t);
+    return root || n->fused == 1 || (n->fused == 2 && lp->root == n->home);
+}
+
+/* The operand of a product dy * step(x) that is the fused step, or -1:
+ * such a product is printed as the select x > 0 ? dy : 0. */
+static int step_operand(Emitter *e, const IrNode *n)
+{
+    if (n->op != IR_MUL)
+        return -1;
+    for (int k = 1; k >= 0; k--)
+        if (emit_nd(e, n->in[k])->op == IR_STEP && emit_nd(e, n->in[k])->fused == 1)
+            return k;
+    return -1;
+}
+
+/* Counts in lp->refs how often each node is read by the expressions of
+ * the loop's nodes, visiting each computed node's operands once. */
+static void count_refs(Emitter *e, Loop *lp, int t, int root)
+{
+    const IrNode *n = emit_nd(e, t);
+    if (n->op == IR_CONST || lp->refs[t]++ || !computed_here(e, lp, t, root))
+        return;
+    const int st = step_operand(e, n);
+    if (st >= 0) {
+        count_refs(e, lp, emit_nd(e, n->in[st])->in[0], 0);
+        count_refs(e, lp, n->in[1 - st], 0);
+        return;
+    }
+    for (int k = 0; k < n->nin; k++)
+        count_refs(e, lp, n->in[k], 0);
+}
+
+/* Ops whose expression names an operand more than once (relu's a > 0 ?
+ * a : 0): such an operand is a name or a read, never an expression. */
+static int repeats_operand(const IrNode *n)
+{
+    switch (n->op) {
+    case IR_RELU: case IR_GELU: case IR_SILU: case IR_SQUARE: case IR_SIGN:
+    case IR_MAXIMUM: case IR_MINIMUM: case IR_MAXGRAD:
+        return 1;
+    case IR_POWC:
+        return n->fval == 2;
+    default:
+        return 0;
+    }
+}
+
+/* The value of node t at the loop's position, as C: an expression written
+ * in place where t is read once, else a local computed once (`v_name`).
+ * The loop's own node (root) and fused nodes are computed from their
+ * operands; anything else is a stored tensor read at the loop position.
+ * atom: the caller names the value more than once, so it must be a name
+ * or a read.  Written in place or through locals, the operations and
+ * their order are the same (C evaluates each as written, in float). */
+static const char *ew_value(Emitter *e, Loop *lp, int t, int root, int atom)
 {
     const IrNode *n = emit_nd(e, t);
     if (n->op == IR_CONST) {
@@ -139,29 +196,34 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root)
     if (lp->seen[t])
         return v;
     lp->seen[t] = 1;
-    if (!root && (n->fused < 1 || (n->fused == 2 && lp->root != n->home))) {
-        P(e, "        const %s %s = %s[%s];\n", e->real, v, emit_ref(e, t), leaf_index(lp, n->shape));
+    if (!computed_here(e, lp, t, root)) {
+        const char *rd = emit_fmt("%s[%s]", emit_ref(e, t), leaf_index(lp, n->shape));
+        if (lp->refs[t] < 2)
+            return rd;
+        P(e, "        const %s %s = %s;\n", e->real, v, rd);
         return v;
     }
     const char *ex;
-    int st = n->op == IR_MUL ? (emit_nd(e, n->in[1])->op == IR_STEP && emit_nd(e, n->in[1])->fused == 1 ? 1
-                                : emit_nd(e, n->in[0])->op == IR_STEP && emit_nd(e, n->in[0])->fused == 1 ? 0
-                                : -1) : -1;
+    const int st = step_operand(e, n), twice = repeats_operand(n);
     if (st >= 0) {
         /* dy * step(x) as a select: no branch on the data, vectorizable */
-        const char *x = ew_value(e, lp, emit_nd(e, n->in[st])->in[0], 0);
-        const char *dy = ew_value(e, lp, n->in[1 - st], 0);
+        const char *x = ew_value(e, lp, emit_nd(e, n->in[st])->in[0], 0, 0);
+        const char *dy = ew_value(e, lp, n->in[1 - st], 0, 0);
         lp->seen[n->in[st]] = 1;
         ex = emit_fmt("%s > %s ? %s : %s", x, emit_lit(e, 0), dy, emit_lit(e, 0));
     } else if (ir_op_class(n->op) == OC_UNARY) {
-        ex = unary_expr(e, n, ew_value(e, lp, n->in[0], 0));
+        ex = unary_expr(e, n, ew_value(e, lp, n->in[0], 0, twice));
     } else {
-        const char *a = ew_value(e, lp, n->in[0], 0);
-        const char *b = ew_value(e, lp, n->in[1], 0);
+        const char *a = ew_value(e, lp, n->in[0], 0, twice);
+        const char *b = ew_value(e, lp, n->in[1], 0, twice);
         ex = binary_expr(e, n->op, a, b);
     }
+    if (root)
+        return ex;
+    if (n->fused != 2 && lp->refs[t] < 2 && !atom)
+        return emit_fmt("(%s)", ex);
     P(e, "        const %s %s = %s;\n", e->real, v, ex);
-    if (!root && n->fused == 2) {
+    if (n->fused == 2) {
         /* read again later: stored from here */
         const char *dst = emit_ref(e, t);
         e->loop_wr[plan_storage_root(e->g, t)] = 1;
@@ -179,6 +241,10 @@ void emit_elementwise(Emitter *e, int t)
     lp.seen = calloc((size_t)e->g->n + 1, 1);
     lp.root = t;
     lp.nested = 0;
+    lp.refs = calloc((size_t)e->g->n + 1, sizeof(int));
+    if (!lp.seen || !lp.refs)
+        abort();
+    count_refs(e, &lp, t, 1);
     for (int k = 0; k < n->nin; k++)
         lp.nested |= needs_nested(e, &lp, n->in[k]);
     if (lp.nested) {
@@ -192,10 +258,11 @@ void emit_elementwise(Emitter *e, int t)
     } else {
         P(e, "    for (int64_t i = 0; i < %s; i++) {\n", emit_numel(n->shape));
     }
-    const char *v = ew_value(e, &lp, t, 1);
+    const char *v = ew_value(e, &lp, t, 1, 0);
     P(e, "        %s[i] = %s;\n", emit_ref(e, t), v);
     P(e, "    }\n");
     free(lp.seen);
+    free(lp.refs);
     emit_loop_end(e, t);
 }
 

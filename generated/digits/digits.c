@@ -99,11 +99,8 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_matmul = r_fc1_matmul[i];
-        const float v_fc1_bias = r_fc1_bias[i1 * 1];
-        const float v_fc1_add = v_fc1_matmul + v_fc1_bias;
-        const float v_fc1 = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
-        r_fc1[i] = v_fc1;
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1 * 1];
+        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
@@ -117,10 +114,7 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v_fc2_matmul = r_fc2_matmul[i];
-        const float v_fc2_bias = r_fc2_bias[i1 * 1];
-        const float v_fc2 = v_fc2_matmul + v_fc2_bias;
-        r_fc2[i] = v_fc2;
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1 * 1];
     }
     }
 }
@@ -169,11 +163,8 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_matmul = r_fc1_matmul[i];
-        const float v_fc1_bias = r_fc1_bias[i1 * 1];
-        const float v_fc1_add = v_fc1_matmul + v_fc1_bias;
-        const float v_fc1 = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
-        r_fc1[i] = v_fc1;
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1 * 1];
+        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
@@ -187,10 +178,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v_fc2_matmul = r_fc2_matmul[i];
-        const float v_fc2_bias = r_fc2_bias[i1 * 1];
-        const float v_fc2 = v_fc2_matmul + v_fc2_bias;
-        r_fc2[i] = v_fc2;
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1 * 1];
     }
     }
     /* digits.nn:18  cross_entropy(self(x), y) */
@@ -306,10 +294,7 @@ void digits_backward(digits *m)
     const float *restrict const r_d_fc1 = d_fc1;
     float *restrict const r_d_fc1_add = d_fc1_add;
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
-        const float v_fc1 = r_fc1[i];
-        const float v_d_fc1 = r_d_fc1[i];
-        const float v_d_fc1_add = v_fc1 > 0.0f ? v_d_fc1 : 0.0f;
-        r_d_fc1_add[i] = v_d_fc1_add;
+        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? r_d_fc1[i] : 0.0f;
     }
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */

@@ -131,10 +131,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     const float *restrict const r_bn1_running_var = bn1_running_var;
     float *restrict const r_bn1_rsqrt = bn1_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_bn1_var = r_bn1_running_var[i];
-        const float v_bn1_add = v_bn1_var + 1e-05f;
-        const float v_bn1_rsqrt = 1.0f / sqrtf(v_bn1_add);
-        r_bn1_rsqrt[i] = v_bn1_rsqrt;
+        r_bn1_rsqrt[i] = 1.0f / sqrtf((r_bn1_running_var[i] + 1e-05f));
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
@@ -150,16 +147,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        const float v_bn1_v = r_conv1[i];
-        const float v_bn1_mu = r_bn1_running_mean[i1 * 1];
-        const float v_bn1_sub = v_bn1_v - v_bn1_mu;
-        const float v_bn1_rsqrt = r_bn1_rsqrt[i1 * 1];
-        const float v_bn1_mul = v_bn1_sub * v_bn1_rsqrt;
-        const float v_bn1_w = r_bn1_weight[i1 * 1];
-        const float v_bn1_mul_2 = v_bn1_mul * v_bn1_w;
-        const float v_bn1_b = r_bn1_bias[i1 * 1];
-        const float v_bn1 = v_bn1_mul_2 + v_bn1_b;
-        r_bn1[i] = v_bn1;
+        r_bn1[i] = (((r_conv1[i] - r_bn1_running_mean[i1 * 1]) * r_bn1_rsqrt[i1 * 1]) * r_bn1_weight[i1 * 1]) + r_bn1_bias[i1 * 1];
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
@@ -167,9 +155,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     const float *restrict const r_bn1 = bn1;
     float *restrict const r_act1 = act1;
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
-        const float v_bn1 = r_bn1[i];
-        const float v_act1 = v_bn1 > 0.0f ? v_bn1 : 0.0f;
-        r_act1[i] = v_act1;
+        r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
     }
     }
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -182,10 +168,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     const float *restrict const r_bn2_running_var = bn2_running_var;
     float *restrict const r_bn2_rsqrt = bn2_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_bn2_var = r_bn2_running_var[i];
-        const float v_bn2_add = v_bn2_var + 1e-05f;
-        const float v_bn2_rsqrt = 1.0f / sqrtf(v_bn2_add);
-        r_bn2_rsqrt[i] = v_bn2_rsqrt;
+        r_bn2_rsqrt[i] = 1.0f / sqrtf((r_bn2_running_var[i] + 1e-05f));
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
@@ -201,16 +184,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        const float v_bn2_v = r_conv2[i];
-        const float v_bn2_mu = r_bn2_running_mean[i1 * 1];
-        const float v_bn2_sub = v_bn2_v - v_bn2_mu;
-        const float v_bn2_rsqrt = r_bn2_rsqrt[i1 * 1];
-        const float v_bn2_mul = v_bn2_sub * v_bn2_rsqrt;
-        const float v_bn2_w = r_bn2_weight[i1 * 1];
-        const float v_bn2_mul_2 = v_bn2_mul * v_bn2_w;
-        const float v_bn2_b = r_bn2_bias[i1 * 1];
-        const float v_bn2 = v_bn2_mul_2 + v_bn2_b;
-        r_bn2[i] = v_bn2;
+        r_bn2[i] = (((r_conv2[i] - r_bn2_running_mean[i1 * 1]) * r_bn2_rsqrt[i1 * 1]) * r_bn2_weight[i1 * 1]) + r_bn2_bias[i1 * 1];
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
@@ -218,9 +192,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     const float *restrict const r_bn2 = bn2;
     float *restrict const r_act2 = act2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_bn2 = r_bn2[i];
-        const float v_act2 = v_bn2 > 0.0f ? v_bn2 : 0.0f;
-        r_act2[i] = v_act2;
+        r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
@@ -236,10 +208,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v_fc_matmul = r_fc_matmul[i];
-        const float v_fc_bias = r_fc_bias[i1 * 1];
-        const float v_fc = v_fc_matmul + v_fc_bias;
-        r_fc[i] = v_fc;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
     }
     }
 }
@@ -333,21 +302,14 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *restrict const r_bn1_mu = bn1_mu;
     float *restrict const r_bn1_add = bn1_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_bn1_running_mean = r_bn1_running_mean[i];
-        const float v_bn1_mul = 0.9f * v_bn1_running_mean;
-        const float v_bn1_mu = r_bn1_mu[i];
-        const float v_bn1_mul_2 = 0.1f * v_bn1_mu;
-        const float v_bn1_add = v_bn1_mul + v_bn1_mul_2;
-        r_bn1_add[i] = v_bn1_add;
+        r_bn1_add[i] = (0.9f * r_bn1_running_mean[i]) + (0.1f * r_bn1_mu[i]);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: / */
     {
     float *restrict const r_bn1_div = bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_bn1_sub = (float)(64.0f * (double)n) - 1.0f;
-        const float v_bn1_div = (float)(64.0f * (double)n) / v_bn1_sub;
-        r_bn1_div[i] = v_bn1_div;
+        r_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
@@ -357,14 +319,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *restrict const r_bn1_div = bn1_div;
     float *restrict const r_bn1_add_2 = bn1_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_bn1_running_var = r_bn1_running_var[i];
-        const float v_bn1_mul = 0.9f * v_bn1_running_var;
-        const float v_bn1_var = r_bn1_var[i];
-        const float v_bn1_mul_2 = 0.1f * v_bn1_var;
-        const float v_bn1_div = r_bn1_div[0];
-        const float v_bn1_mul_3 = v_bn1_mul_2 * v_bn1_div;
-        const float v_bn1_add_2 = v_bn1_mul + v_bn1_mul_3;
-        r_bn1_add_2[i] = v_bn1_add_2;
+        r_bn1_add_2[i] = (0.9f * r_bn1_running_var[i]) + ((0.1f * r_bn1_var[i]) * r_bn1_div[0]);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
@@ -418,21 +373,14 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *restrict const r_bn2_mu = bn2_mu;
     float *restrict const r_bn2_add = bn2_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_bn2_running_mean = r_bn2_running_mean[i];
-        const float v_bn2_mul = 0.9f * v_bn2_running_mean;
-        const float v_bn2_mu = r_bn2_mu[i];
-        const float v_bn2_mul_2 = 0.1f * v_bn2_mu;
-        const float v_bn2_add = v_bn2_mul + v_bn2_mul_2;
-        r_bn2_add[i] = v_bn2_add;
+        r_bn2_add[i] = (0.9f * r_bn2_running_mean[i]) + (0.1f * r_bn2_mu[i]);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: / */
     {
     float *restrict const r_bn2_div = bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_bn2_sub = (float)(16.0f * (double)n) - 1.0f;
-        const float v_bn2_div = (float)(16.0f * (double)n) / v_bn2_sub;
-        r_bn2_div[i] = v_bn2_div;
+        r_bn2_div[i] = (float)(16.0f * (double)n) / ((float)(16.0f * (double)n) - 1.0f);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
@@ -442,14 +390,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *restrict const r_bn2_div = bn2_div;
     float *restrict const r_bn2_add_2 = bn2_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_bn2_running_var = r_bn2_running_var[i];
-        const float v_bn2_mul = 0.9f * v_bn2_running_var;
-        const float v_bn2_var = r_bn2_var[i];
-        const float v_bn2_mul_2 = 0.1f * v_bn2_var;
-        const float v_bn2_div = r_bn2_div[0];
-        const float v_bn2_mul_3 = v_bn2_mul_2 * v_bn2_div;
-        const float v_bn2_add_2 = v_bn2_mul + v_bn2_mul_3;
-        r_bn2_add_2[i] = v_bn2_add_2;
+        r_bn2_add_2[i] = (0.9f * r_bn2_running_var[i]) + ((0.1f * r_bn2_var[i]) * r_bn2_div[0]);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
@@ -486,10 +427,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
     float *restrict const r_drop = drop;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v_flat = r_pool2[i];
-        const float v_drop_rng_mask = r_drop_rng_mask[i];
-        const float v_drop = v_flat * v_drop_rng_mask;
-        r_drop[i] = v_drop;
+        r_drop[i] = r_pool2[i] * r_drop_rng_mask[i];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
@@ -503,10 +441,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v_fc_matmul = r_fc_matmul[i];
-        const float v_fc_bias = r_fc_bias[i1 * 1];
-        const float v_fc = v_fc_matmul + v_fc_bias;
-        r_fc[i] = v_fc;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
@@ -654,10 +589,7 @@ void digits_cnn_backward(digits_cnn *m)
     const float *restrict const r_d_drop = d_drop;
     float *restrict const r_d_flat = d_flat;
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
-        const float v_d_drop = r_d_drop[i];
-        const float v_drop_rng_mask = r_drop_rng_mask[i];
-        const float v_d_flat = v_d_drop * v_drop_rng_mask;
-        r_d_flat[i] = v_d_flat;
+        r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
     }
     }
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */

@@ -250,10 +250,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_tok = r_tok[i];
-        const float v_pos = r_pos[i2 * 1 + i1 * 64];
-        const float v_add = v_tok + v_pos;
-        r_add[i] = v_add;
+        r_add[i] = r_tok[i] + r_pos[i2 * 1 + i1 * 64];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -300,10 +297,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_attn_query_matmul = r_blocks_0_attn_query_matmul[i];
-        const float v_blocks_0_attn_query_bias = r_blocks_0_attn_query_bias[i2 * 1];
-        const float v_blocks_0_attn_query = v_blocks_0_attn_query_matmul + v_blocks_0_attn_query_bias;
-        r_blocks_0_attn_query[i] = v_blocks_0_attn_query;
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -327,10 +321,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_attn_key_matmul = r_blocks_0_attn_key_matmul[i];
-        const float v_blocks_0_attn_key_bias = r_blocks_0_attn_key_bias[i2 * 1];
-        const float v_blocks_0_attn_key = v_blocks_0_attn_key_matmul + v_blocks_0_attn_key_bias;
-        r_blocks_0_attn_key[i] = v_blocks_0_attn_key;
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -354,10 +345,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_attn_value_matmul = r_blocks_0_attn_value_matmul[i];
-        const float v_blocks_0_attn_value_bias = r_blocks_0_attn_value_bias[i2 * 1];
-        const float v_blocks_0_attn_value = v_blocks_0_attn_value_matmul + v_blocks_0_attn_value_bias;
-        r_blocks_0_attn_value[i] = v_blocks_0_attn_value;
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -437,12 +425,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_add = r_add[i];
-        const float v_blocks_0_attn_out_matmul = r_blocks_0_attn_out_matmul[i];
-        const float v_blocks_0_attn_out_bias = r_blocks_0_attn_out_bias[i2 * 1];
-        const float v_blocks_0_attn_out = v_blocks_0_attn_out_matmul + v_blocks_0_attn_out_bias;
-        const float v_blocks_0_h = v_add + v_blocks_0_attn_out;
-        r_blocks_0_h[i] = v_blocks_0_h;
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -489,11 +472,8 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_matmul = r_blocks_0_fc_matmul[i];
-        const float v_blocks_0_fc_bias = r_blocks_0_fc_bias[i2 * 1];
-        const float v_blocks_0_fc_add = v_blocks_0_fc_matmul + v_blocks_0_fc_bias;
-        const float v_blocks_0_fc = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
-        r_blocks_0_fc[i] = v_blocks_0_fc;
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2 * 1];
+        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -509,12 +489,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_h = r_blocks_0_h[i];
-        const float v_blocks_0_proj_matmul = r_blocks_0_proj_matmul[i];
-        const float v_blocks_0_proj_bias = r_blocks_0_proj_bias[i2 * 1];
-        const float v_blocks_0_proj = v_blocks_0_proj_matmul + v_blocks_0_proj_bias;
-        const float v_blocks_0 = v_blocks_0_h + v_blocks_0_proj;
-        r_blocks_0[i] = v_blocks_0;
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -561,10 +536,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_attn_query_matmul = r_blocks_1_attn_query_matmul[i];
-        const float v_blocks_1_attn_query_bias = r_blocks_1_attn_query_bias[i2 * 1];
-        const float v_blocks_1_attn_query = v_blocks_1_attn_query_matmul + v_blocks_1_attn_query_bias;
-        r_blocks_1_attn_query[i] = v_blocks_1_attn_query;
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -588,10 +560,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_attn_key_matmul = r_blocks_1_attn_key_matmul[i];
-        const float v_blocks_1_attn_key_bias = r_blocks_1_attn_key_bias[i2 * 1];
-        const float v_blocks_1_attn_key = v_blocks_1_attn_key_matmul + v_blocks_1_attn_key_bias;
-        r_blocks_1_attn_key[i] = v_blocks_1_attn_key;
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -615,10 +584,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_attn_value_matmul = r_blocks_1_attn_value_matmul[i];
-        const float v_blocks_1_attn_value_bias = r_blocks_1_attn_value_bias[i2 * 1];
-        const float v_blocks_1_attn_value = v_blocks_1_attn_value_matmul + v_blocks_1_attn_value_bias;
-        r_blocks_1_attn_value[i] = v_blocks_1_attn_value;
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -698,12 +664,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0 = r_blocks_0[i];
-        const float v_blocks_1_attn_out_matmul = r_blocks_1_attn_out_matmul[i];
-        const float v_blocks_1_attn_out_bias = r_blocks_1_attn_out_bias[i2 * 1];
-        const float v_blocks_1_attn_out = v_blocks_1_attn_out_matmul + v_blocks_1_attn_out_bias;
-        const float v_blocks_1_h = v_blocks_0 + v_blocks_1_attn_out;
-        r_blocks_1_h[i] = v_blocks_1_h;
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -750,11 +711,8 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_matmul = r_blocks_1_fc_matmul[i];
-        const float v_blocks_1_fc_bias = r_blocks_1_fc_bias[i2 * 1];
-        const float v_blocks_1_fc_add = v_blocks_1_fc_matmul + v_blocks_1_fc_bias;
-        const float v_blocks_1_fc = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
-        r_blocks_1_fc[i] = v_blocks_1_fc;
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2 * 1];
+        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -770,12 +728,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_h = r_blocks_1_h[i];
-        const float v_blocks_1_proj_matmul = r_blocks_1_proj_matmul[i];
-        const float v_blocks_1_proj_bias = r_blocks_1_proj_bias[i2 * 1];
-        const float v_blocks_1_proj = v_blocks_1_proj_matmul + v_blocks_1_proj_bias;
-        const float v_blocks_1 = v_blocks_1_h + v_blocks_1_proj;
-        r_blocks_1[i] = v_blocks_1;
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -822,10 +775,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        const float v_head_matmul = r_head_matmul[i];
-        const float v_head_bias = r_head_bias[i2 * 1];
-        const float v_head = v_head_matmul + v_head_bias;
-        r_head[i] = v_head;
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2 * 1];
     }
     }
 }
@@ -961,10 +911,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_tok = r_tok[i];
-        const float v_pos = r_pos[i2 * 1 + i1 * 64];
-        const float v_add = v_tok + v_pos;
-        r_add[i] = v_add;
+        r_add[i] = r_tok[i] + r_pos[i2 * 1 + i1 * 64];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -1011,10 +958,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_attn_query_matmul = r_blocks_0_attn_query_matmul[i];
-        const float v_blocks_0_attn_query_bias = r_blocks_0_attn_query_bias[i2 * 1];
-        const float v_blocks_0_attn_query = v_blocks_0_attn_query_matmul + v_blocks_0_attn_query_bias;
-        r_blocks_0_attn_query[i] = v_blocks_0_attn_query;
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -1038,10 +982,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_attn_key_matmul = r_blocks_0_attn_key_matmul[i];
-        const float v_blocks_0_attn_key_bias = r_blocks_0_attn_key_bias[i2 * 1];
-        const float v_blocks_0_attn_key = v_blocks_0_attn_key_matmul + v_blocks_0_attn_key_bias;
-        r_blocks_0_attn_key[i] = v_blocks_0_attn_key;
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -1065,10 +1006,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_attn_value_matmul = r_blocks_0_attn_value_matmul[i];
-        const float v_blocks_0_attn_value_bias = r_blocks_0_attn_value_bias[i2 * 1];
-        const float v_blocks_0_attn_value = v_blocks_0_attn_value_matmul + v_blocks_0_attn_value_bias;
-        r_blocks_0_attn_value[i] = v_blocks_0_attn_value;
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -1148,12 +1086,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_add = r_add[i];
-        const float v_blocks_0_attn_out_matmul = r_blocks_0_attn_out_matmul[i];
-        const float v_blocks_0_attn_out_bias = r_blocks_0_attn_out_bias[i2 * 1];
-        const float v_blocks_0_attn_out = v_blocks_0_attn_out_matmul + v_blocks_0_attn_out_bias;
-        const float v_blocks_0_h = v_add + v_blocks_0_attn_out;
-        r_blocks_0_h[i] = v_blocks_0_h;
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1201,12 +1134,9 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_matmul = r_blocks_0_fc_matmul[i];
-        const float v_blocks_0_fc_bias = r_blocks_0_fc_bias[i2 * 1];
-        const float v_blocks_0_fc_add = v_blocks_0_fc_matmul + v_blocks_0_fc_bias;
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2 * 1];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        const float v_blocks_0_fc = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
-        r_blocks_0_fc[i] = v_blocks_0_fc;
+        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1222,12 +1152,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0_h = r_blocks_0_h[i];
-        const float v_blocks_0_proj_matmul = r_blocks_0_proj_matmul[i];
-        const float v_blocks_0_proj_bias = r_blocks_0_proj_bias[i2 * 1];
-        const float v_blocks_0_proj = v_blocks_0_proj_matmul + v_blocks_0_proj_bias;
-        const float v_blocks_0 = v_blocks_0_h + v_blocks_0_proj;
-        r_blocks_0[i] = v_blocks_0;
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -1274,10 +1199,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_attn_query_matmul = r_blocks_1_attn_query_matmul[i];
-        const float v_blocks_1_attn_query_bias = r_blocks_1_attn_query_bias[i2 * 1];
-        const float v_blocks_1_attn_query = v_blocks_1_attn_query_matmul + v_blocks_1_attn_query_bias;
-        r_blocks_1_attn_query[i] = v_blocks_1_attn_query;
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -1301,10 +1223,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_attn_key_matmul = r_blocks_1_attn_key_matmul[i];
-        const float v_blocks_1_attn_key_bias = r_blocks_1_attn_key_bias[i2 * 1];
-        const float v_blocks_1_attn_key = v_blocks_1_attn_key_matmul + v_blocks_1_attn_key_bias;
-        r_blocks_1_attn_key[i] = v_blocks_1_attn_key;
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -1328,10 +1247,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_attn_value_matmul = r_blocks_1_attn_value_matmul[i];
-        const float v_blocks_1_attn_value_bias = r_blocks_1_attn_value_bias[i2 * 1];
-        const float v_blocks_1_attn_value = v_blocks_1_attn_value_matmul + v_blocks_1_attn_value_bias;
-        r_blocks_1_attn_value[i] = v_blocks_1_attn_value;
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -1411,12 +1327,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_0 = r_blocks_0[i];
-        const float v_blocks_1_attn_out_matmul = r_blocks_1_attn_out_matmul[i];
-        const float v_blocks_1_attn_out_bias = r_blocks_1_attn_out_bias[i2 * 1];
-        const float v_blocks_1_attn_out = v_blocks_1_attn_out_matmul + v_blocks_1_attn_out_bias;
-        const float v_blocks_1_h = v_blocks_0 + v_blocks_1_attn_out;
-        r_blocks_1_h[i] = v_blocks_1_h;
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1464,12 +1375,9 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_matmul = r_blocks_1_fc_matmul[i];
-        const float v_blocks_1_fc_bias = r_blocks_1_fc_bias[i2 * 1];
-        const float v_blocks_1_fc_add = v_blocks_1_fc_matmul + v_blocks_1_fc_bias;
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2 * 1];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        const float v_blocks_1_fc = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
-        r_blocks_1_fc[i] = v_blocks_1_fc;
+        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1485,12 +1393,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        const float v_blocks_1_h = r_blocks_1_h[i];
-        const float v_blocks_1_proj_matmul = r_blocks_1_proj_matmul[i];
-        const float v_blocks_1_proj_bias = r_blocks_1_proj_bias[i2 * 1];
-        const float v_blocks_1_proj = v_blocks_1_proj_matmul + v_blocks_1_proj_bias;
-        const float v_blocks_1 = v_blocks_1_h + v_blocks_1_proj;
-        r_blocks_1[i] = v_blocks_1;
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2 * 1]);
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -1537,10 +1440,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        const float v_head_matmul = r_head_matmul[i];
-        const float v_head_bias = r_head_bias[i2 * 1];
-        const float v_head = v_head_matmul + v_head_bias;
-        r_head[i] = v_head;
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2 * 1];
     }
     }
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
@@ -1848,11 +1748,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_1_fc = d_blocks_1_fc;
     float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_d_blocks_1_fc = r_d_blocks_1_fc[i];
-        const float v_blocks_1_fc_add = r_blocks_1_fc_add[i];
-        const float v_d_blocks_1_fc_dgelu = nnc_dgelu_float(v_blocks_1_fc_add);
-        const float v_d_blocks_1_fc_add = v_d_blocks_1_fc * v_d_blocks_1_fc_dgelu;
-        r_d_blocks_1_fc_add[i] = v_d_blocks_1_fc_add;
+        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float(r_blocks_1_fc_add[i]));
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -1937,10 +1833,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_1_h = d_blocks_1_h;
     float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_d_blocks_1 = r_d_blocks_1[i];
-        const float v_d_blocks_1_h = r_d_blocks_1_h[i];
-        const float v_d_blocks_1_h_2 = v_d_blocks_1 + v_d_blocks_1_h;
-        r_d_blocks_1_h_2[i] = v_d_blocks_1_h_2;
+        r_d_blocks_1_h_2[i] = r_d_blocks_1[i] + r_d_blocks_1_h[i];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2095,12 +1988,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_1_ln1_3 = d_blocks_1_ln1_3;
     float *restrict const r_d_blocks_1_ln1_4 = d_blocks_1_ln1_4;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_d_blocks_1_ln1 = r_d_blocks_1_ln1[i];
-        const float v_d_blocks_1_ln1_2 = r_d_blocks_1_ln1_2[i];
-        const float v_d_blocks_1_ln1_5 = v_d_blocks_1_ln1 + v_d_blocks_1_ln1_2;
-        const float v_d_blocks_1_ln1_3 = r_d_blocks_1_ln1_3[i];
-        const float v_d_blocks_1_ln1_4 = v_d_blocks_1_ln1_5 + v_d_blocks_1_ln1_3;
-        r_d_blocks_1_ln1_4[i] = v_d_blocks_1_ln1_4;
+        r_d_blocks_1_ln1_4[i] = (r_d_blocks_1_ln1[i] + r_d_blocks_1_ln1_2[i]) + r_d_blocks_1_ln1_3[i];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2171,10 +2059,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_0 = d_blocks_0;
     float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_d_blocks_1_h_2 = r_d_blocks_1_h_2[i];
-        const float v_d_blocks_0 = r_d_blocks_0[i];
-        const float v_d_blocks_0_2 = v_d_blocks_1_h_2 + v_d_blocks_0;
-        r_d_blocks_0_2[i] = v_d_blocks_0_2;
+        r_d_blocks_0_2[i] = r_d_blocks_1_h_2[i] + r_d_blocks_0[i];
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
@@ -2199,11 +2084,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_0_fc = d_blocks_0_fc;
     float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_d_blocks_0_fc = r_d_blocks_0_fc[i];
-        const float v_blocks_0_fc_add = r_blocks_0_fc_add[i];
-        const float v_d_blocks_0_fc_dgelu = nnc_dgelu_float(v_blocks_0_fc_add);
-        const float v_d_blocks_0_fc_add = v_d_blocks_0_fc * v_d_blocks_0_fc_dgelu;
-        r_d_blocks_0_fc_add[i] = v_d_blocks_0_fc_add;
+        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float(r_blocks_0_fc_add[i]));
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
@@ -2288,10 +2169,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_0_h = d_blocks_0_h;
     float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_d_blocks_0_2 = r_d_blocks_0_2[i];
-        const float v_d_blocks_0_h = r_d_blocks_0_h[i];
-        const float v_d_blocks_0_h_2 = v_d_blocks_0_2 + v_d_blocks_0_h;
-        r_d_blocks_0_h_2[i] = v_d_blocks_0_h_2;
+        r_d_blocks_0_h_2[i] = r_d_blocks_0_2[i] + r_d_blocks_0_h[i];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2446,12 +2324,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_blocks_0_ln1_3 = d_blocks_0_ln1_3;
     float *restrict const r_d_blocks_0_ln1_4 = d_blocks_0_ln1_4;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_d_blocks_0_ln1 = r_d_blocks_0_ln1[i];
-        const float v_d_blocks_0_ln1_2 = r_d_blocks_0_ln1_2[i];
-        const float v_d_blocks_0_ln1_5 = v_d_blocks_0_ln1 + v_d_blocks_0_ln1_2;
-        const float v_d_blocks_0_ln1_3 = r_d_blocks_0_ln1_3[i];
-        const float v_d_blocks_0_ln1_4 = v_d_blocks_0_ln1_5 + v_d_blocks_0_ln1_3;
-        r_d_blocks_0_ln1_4[i] = v_d_blocks_0_ln1_4;
+        r_d_blocks_0_ln1_4[i] = (r_d_blocks_0_ln1[i] + r_d_blocks_0_ln1_2[i]) + r_d_blocks_0_ln1_3[i];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
@@ -2522,10 +2395,7 @@ void names_gpt_backward(names_gpt *m)
     const float *restrict const r_d_add = d_add;
     float *restrict const r_d_add_2 = d_add_2;
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
-        const float v_d_blocks_0_h_2 = r_d_blocks_0_h_2[i];
-        const float v_d_add = r_d_add[i];
-        const float v_d_add_2 = v_d_blocks_0_h_2 + v_d_add;
-        r_d_add_2[i] = v_d_add_2;
+        r_d_add_2[i] = r_d_blocks_0_h_2[i] + r_d_add[i];
     }
     }
     /* names_gpt.nn:54  + (backward) */

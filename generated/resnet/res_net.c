@@ -375,10 +375,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_bn_running_var = bn_running_var;
     float *restrict const r_bn_rsqrt = bn_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_bn_var = r_bn_running_var[i];
-        const float v_bn_add = v_bn_var + 1e-05f;
-        const float v_bn_rsqrt = 1.0f / sqrtf(v_bn_add);
-        r_bn_rsqrt[i] = v_bn_rsqrt;
+        r_bn_rsqrt[i] = 1.0f / sqrtf((r_bn_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
@@ -394,16 +391,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v_bn_v = r_stem[i];
-        const float v_bn_mu = r_bn_running_mean[i1 * 1];
-        const float v_bn_sub = v_bn_v - v_bn_mu;
-        const float v_bn_rsqrt = r_bn_rsqrt[i1 * 1];
-        const float v_bn_mul = v_bn_sub * v_bn_rsqrt;
-        const float v_bn_w = r_bn_weight[i1 * 1];
-        const float v_bn_mul_2 = v_bn_mul * v_bn_w;
-        const float v_bn_b = r_bn_bias[i1 * 1];
-        const float v_bn = v_bn_mul_2 + v_bn_b;
-        r_bn[i] = v_bn;
+        r_bn[i] = (((r_stem[i] - r_bn_running_mean[i1 * 1]) * r_bn_rsqrt[i1 * 1]) * r_bn_weight[i1 * 1]) + r_bn_bias[i1 * 1];
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
@@ -411,9 +399,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_bn = bn;
     float *restrict const r_relu = relu;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_bn = r_bn[i];
-        const float v_relu = v_bn > 0.0f ? v_bn : 0.0f;
-        r_relu[i] = v_relu;
+        r_relu[i] = r_bn[i] > 0.0f ? r_bn[i] : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -424,10 +410,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
     float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_0_bn1_var = r_stage1_0_bn1_running_var[i];
-        const float v_stage1_0_bn1_add = v_stage1_0_bn1_var + 1e-05f;
-        const float v_stage1_0_bn1_rsqrt = 1.0f / sqrtf(v_stage1_0_bn1_add);
-        r_stage1_0_bn1_rsqrt[i] = v_stage1_0_bn1_rsqrt;
+        r_stage1_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage1_0_bn1_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -443,16 +426,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v_stage1_0_bn1_v = r_stage1_0_conv1[i];
-        const float v_stage1_0_bn1_mu = r_stage1_0_bn1_running_mean[i1 * 1];
-        const float v_stage1_0_bn1_sub = v_stage1_0_bn1_v - v_stage1_0_bn1_mu;
-        const float v_stage1_0_bn1_rsqrt = r_stage1_0_bn1_rsqrt[i1 * 1];
-        const float v_stage1_0_bn1_mul = v_stage1_0_bn1_sub * v_stage1_0_bn1_rsqrt;
-        const float v_stage1_0_bn1_w = r_stage1_0_bn1_weight[i1 * 1];
-        const float v_stage1_0_bn1_mul_2 = v_stage1_0_bn1_mul * v_stage1_0_bn1_w;
-        const float v_stage1_0_bn1_b = r_stage1_0_bn1_bias[i1 * 1];
-        const float v_stage1_0_bn1 = v_stage1_0_bn1_mul_2 + v_stage1_0_bn1_b;
-        r_stage1_0_bn1[i] = v_stage1_0_bn1;
+        r_stage1_0_bn1[i] = (((r_stage1_0_conv1[i] - r_stage1_0_bn1_running_mean[i1 * 1]) * r_stage1_0_bn1_rsqrt[i1 * 1]) * r_stage1_0_bn1_weight[i1 * 1]) + r_stage1_0_bn1_bias[i1 * 1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -460,9 +434,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     float *restrict const r_stage1_0_h = stage1_0_h;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_stage1_0_bn1 = r_stage1_0_bn1[i];
-        const float v_stage1_0_h = v_stage1_0_bn1 > 0.0f ? v_stage1_0_bn1 : 0.0f;
-        r_stage1_0_h[i] = v_stage1_0_h;
+        r_stage1_0_h[i] = r_stage1_0_bn1[i] > 0.0f ? r_stage1_0_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -473,10 +445,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
     float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_0_bn2_var = r_stage1_0_bn2_running_var[i];
-        const float v_stage1_0_bn2_add = v_stage1_0_bn2_var + 1e-05f;
-        const float v_stage1_0_bn2_rsqrt = 1.0f / sqrtf(v_stage1_0_bn2_add);
-        r_stage1_0_bn2_rsqrt[i] = v_stage1_0_bn2_rsqrt;
+        r_stage1_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage1_0_bn2_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -492,16 +461,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v_stage1_0_bn2_v = r_stage1_0_conv2[i];
-        const float v_stage1_0_bn2_mu = r_stage1_0_bn2_running_mean[i1 * 1];
-        const float v_stage1_0_bn2_sub = v_stage1_0_bn2_v - v_stage1_0_bn2_mu;
-        const float v_stage1_0_bn2_rsqrt = r_stage1_0_bn2_rsqrt[i1 * 1];
-        const float v_stage1_0_bn2_mul = v_stage1_0_bn2_sub * v_stage1_0_bn2_rsqrt;
-        const float v_stage1_0_bn2_w = r_stage1_0_bn2_weight[i1 * 1];
-        const float v_stage1_0_bn2_mul_2 = v_stage1_0_bn2_mul * v_stage1_0_bn2_w;
-        const float v_stage1_0_bn2_b = r_stage1_0_bn2_bias[i1 * 1];
-        const float v_stage1_0_bn2 = v_stage1_0_bn2_mul_2 + v_stage1_0_bn2_b;
-        r_stage1_0_bn2[i] = v_stage1_0_bn2;
+        r_stage1_0_bn2[i] = (((r_stage1_0_conv2[i] - r_stage1_0_bn2_running_mean[i1 * 1]) * r_stage1_0_bn2_rsqrt[i1 * 1]) * r_stage1_0_bn2_weight[i1 * 1]) + r_stage1_0_bn2_bias[i1 * 1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -510,11 +470,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     float *restrict const r_stage1_0 = stage1_0;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_stage1_0_bn2 = r_stage1_0_bn2[i];
-        const float v_relu = r_relu[i];
-        const float v_stage1_0_add = v_stage1_0_bn2 + v_relu;
-        const float v_stage1_0 = v_stage1_0_add > 0.0f ? v_stage1_0_add : 0.0f;
-        r_stage1_0[i] = v_stage1_0;
+        const float v_stage1_0_add = r_stage1_0_bn2[i] + r_relu[i];
+        r_stage1_0[i] = v_stage1_0_add > 0.0f ? v_stage1_0_add : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -525,10 +482,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
     float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_1_bn1_var = r_stage1_1_bn1_running_var[i];
-        const float v_stage1_1_bn1_add = v_stage1_1_bn1_var + 1e-05f;
-        const float v_stage1_1_bn1_rsqrt = 1.0f / sqrtf(v_stage1_1_bn1_add);
-        r_stage1_1_bn1_rsqrt[i] = v_stage1_1_bn1_rsqrt;
+        r_stage1_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage1_1_bn1_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -544,16 +498,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v_stage1_1_bn1_v = r_stage1_1_conv1[i];
-        const float v_stage1_1_bn1_mu = r_stage1_1_bn1_running_mean[i1 * 1];
-        const float v_stage1_1_bn1_sub = v_stage1_1_bn1_v - v_stage1_1_bn1_mu;
-        const float v_stage1_1_bn1_rsqrt = r_stage1_1_bn1_rsqrt[i1 * 1];
-        const float v_stage1_1_bn1_mul = v_stage1_1_bn1_sub * v_stage1_1_bn1_rsqrt;
-        const float v_stage1_1_bn1_w = r_stage1_1_bn1_weight[i1 * 1];
-        const float v_stage1_1_bn1_mul_2 = v_stage1_1_bn1_mul * v_stage1_1_bn1_w;
-        const float v_stage1_1_bn1_b = r_stage1_1_bn1_bias[i1 * 1];
-        const float v_stage1_1_bn1 = v_stage1_1_bn1_mul_2 + v_stage1_1_bn1_b;
-        r_stage1_1_bn1[i] = v_stage1_1_bn1;
+        r_stage1_1_bn1[i] = (((r_stage1_1_conv1[i] - r_stage1_1_bn1_running_mean[i1 * 1]) * r_stage1_1_bn1_rsqrt[i1 * 1]) * r_stage1_1_bn1_weight[i1 * 1]) + r_stage1_1_bn1_bias[i1 * 1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -561,9 +506,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     float *restrict const r_stage1_1_h = stage1_1_h;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_stage1_1_bn1 = r_stage1_1_bn1[i];
-        const float v_stage1_1_h = v_stage1_1_bn1 > 0.0f ? v_stage1_1_bn1 : 0.0f;
-        r_stage1_1_h[i] = v_stage1_1_h;
+        r_stage1_1_h[i] = r_stage1_1_bn1[i] > 0.0f ? r_stage1_1_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -574,10 +517,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
     float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_1_bn2_var = r_stage1_1_bn2_running_var[i];
-        const float v_stage1_1_bn2_add = v_stage1_1_bn2_var + 1e-05f;
-        const float v_stage1_1_bn2_rsqrt = 1.0f / sqrtf(v_stage1_1_bn2_add);
-        r_stage1_1_bn2_rsqrt[i] = v_stage1_1_bn2_rsqrt;
+        r_stage1_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage1_1_bn2_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -593,16 +533,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        const float v_stage1_1_bn2_v = r_stage1_1_conv2[i];
-        const float v_stage1_1_bn2_mu = r_stage1_1_bn2_running_mean[i1 * 1];
-        const float v_stage1_1_bn2_sub = v_stage1_1_bn2_v - v_stage1_1_bn2_mu;
-        const float v_stage1_1_bn2_rsqrt = r_stage1_1_bn2_rsqrt[i1 * 1];
-        const float v_stage1_1_bn2_mul = v_stage1_1_bn2_sub * v_stage1_1_bn2_rsqrt;
-        const float v_stage1_1_bn2_w = r_stage1_1_bn2_weight[i1 * 1];
-        const float v_stage1_1_bn2_mul_2 = v_stage1_1_bn2_mul * v_stage1_1_bn2_w;
-        const float v_stage1_1_bn2_b = r_stage1_1_bn2_bias[i1 * 1];
-        const float v_stage1_1_bn2 = v_stage1_1_bn2_mul_2 + v_stage1_1_bn2_b;
-        r_stage1_1_bn2[i] = v_stage1_1_bn2;
+        r_stage1_1_bn2[i] = (((r_stage1_1_conv2[i] - r_stage1_1_bn2_running_mean[i1 * 1]) * r_stage1_1_bn2_rsqrt[i1 * 1]) * r_stage1_1_bn2_weight[i1 * 1]) + r_stage1_1_bn2_bias[i1 * 1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -611,11 +542,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     float *restrict const r_stage1_1 = stage1_1;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_stage1_1_bn2 = r_stage1_1_bn2[i];
-        const float v_stage1_0 = r_stage1_0[i];
-        const float v_stage1_1_add = v_stage1_1_bn2 + v_stage1_0;
-        const float v_stage1_1 = v_stage1_1_add > 0.0f ? v_stage1_1_add : 0.0f;
-        r_stage1_1[i] = v_stage1_1;
+        const float v_stage1_1_add = r_stage1_1_bn2[i] + r_stage1_0[i];
+        r_stage1_1[i] = v_stage1_1_add > 0.0f ? v_stage1_1_add : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -626,10 +554,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
     float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_bn1_var = r_stage2_0_bn1_running_var[i];
-        const float v_stage2_0_bn1_add = v_stage2_0_bn1_var + 1e-05f;
-        const float v_stage2_0_bn1_rsqrt = 1.0f / sqrtf(v_stage2_0_bn1_add);
-        r_stage2_0_bn1_rsqrt[i] = v_stage2_0_bn1_rsqrt;
+        r_stage2_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_bn1_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -645,16 +570,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v_stage2_0_bn1_v = r_stage2_0_conv1[i];
-        const float v_stage2_0_bn1_mu = r_stage2_0_bn1_running_mean[i1 * 1];
-        const float v_stage2_0_bn1_sub = v_stage2_0_bn1_v - v_stage2_0_bn1_mu;
-        const float v_stage2_0_bn1_rsqrt = r_stage2_0_bn1_rsqrt[i1 * 1];
-        const float v_stage2_0_bn1_mul = v_stage2_0_bn1_sub * v_stage2_0_bn1_rsqrt;
-        const float v_stage2_0_bn1_w = r_stage2_0_bn1_weight[i1 * 1];
-        const float v_stage2_0_bn1_mul_2 = v_stage2_0_bn1_mul * v_stage2_0_bn1_w;
-        const float v_stage2_0_bn1_b = r_stage2_0_bn1_bias[i1 * 1];
-        const float v_stage2_0_bn1 = v_stage2_0_bn1_mul_2 + v_stage2_0_bn1_b;
-        r_stage2_0_bn1[i] = v_stage2_0_bn1;
+        r_stage2_0_bn1[i] = (((r_stage2_0_conv1[i] - r_stage2_0_bn1_running_mean[i1 * 1]) * r_stage2_0_bn1_rsqrt[i1 * 1]) * r_stage2_0_bn1_weight[i1 * 1]) + r_stage2_0_bn1_bias[i1 * 1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -662,9 +578,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     float *restrict const r_stage2_0_h = stage2_0_h;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_stage2_0_bn1 = r_stage2_0_bn1[i];
-        const float v_stage2_0_h = v_stage2_0_bn1 > 0.0f ? v_stage2_0_bn1 : 0.0f;
-        r_stage2_0_h[i] = v_stage2_0_h;
+        r_stage2_0_h[i] = r_stage2_0_bn1[i] > 0.0f ? r_stage2_0_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -675,10 +589,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
     float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_bn2_var = r_stage2_0_bn2_running_var[i];
-        const float v_stage2_0_bn2_add = v_stage2_0_bn2_var + 1e-05f;
-        const float v_stage2_0_bn2_rsqrt = 1.0f / sqrtf(v_stage2_0_bn2_add);
-        r_stage2_0_bn2_rsqrt[i] = v_stage2_0_bn2_rsqrt;
+        r_stage2_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_bn2_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -694,16 +605,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v_stage2_0_bn2_v = r_stage2_0_conv2[i];
-        const float v_stage2_0_bn2_mu = r_stage2_0_bn2_running_mean[i1 * 1];
-        const float v_stage2_0_bn2_sub = v_stage2_0_bn2_v - v_stage2_0_bn2_mu;
-        const float v_stage2_0_bn2_rsqrt = r_stage2_0_bn2_rsqrt[i1 * 1];
-        const float v_stage2_0_bn2_mul = v_stage2_0_bn2_sub * v_stage2_0_bn2_rsqrt;
-        const float v_stage2_0_bn2_w = r_stage2_0_bn2_weight[i1 * 1];
-        const float v_stage2_0_bn2_mul_2 = v_stage2_0_bn2_mul * v_stage2_0_bn2_w;
-        const float v_stage2_0_bn2_b = r_stage2_0_bn2_bias[i1 * 1];
-        const float v_stage2_0_bn2 = v_stage2_0_bn2_mul_2 + v_stage2_0_bn2_b;
-        r_stage2_0_bn2[i] = v_stage2_0_bn2;
+        r_stage2_0_bn2[i] = (((r_stage2_0_conv2[i] - r_stage2_0_bn2_running_mean[i1 * 1]) * r_stage2_0_bn2_rsqrt[i1 * 1]) * r_stage2_0_bn2_weight[i1 * 1]) + r_stage2_0_bn2_bias[i1 * 1];
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -714,10 +616,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
     float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_proj_bn_var = r_stage2_0_proj_bn_running_var[i];
-        const float v_stage2_0_proj_bn_add = v_stage2_0_proj_bn_var + 1e-05f;
-        const float v_stage2_0_proj_bn_rsqrt = 1.0f / sqrtf(v_stage2_0_proj_bn_add);
-        r_stage2_0_proj_bn_rsqrt[i] = v_stage2_0_proj_bn_rsqrt;
+        r_stage2_0_proj_bn_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_proj_bn_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -733,16 +632,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v_stage2_0_proj_bn_v = r_stage2_0_proj[i];
-        const float v_stage2_0_proj_bn_mu = r_stage2_0_proj_bn_running_mean[i1 * 1];
-        const float v_stage2_0_proj_bn_sub = v_stage2_0_proj_bn_v - v_stage2_0_proj_bn_mu;
-        const float v_stage2_0_proj_bn_rsqrt = r_stage2_0_proj_bn_rsqrt[i1 * 1];
-        const float v_stage2_0_proj_bn_mul = v_stage2_0_proj_bn_sub * v_stage2_0_proj_bn_rsqrt;
-        const float v_stage2_0_proj_bn_w = r_stage2_0_proj_bn_weight[i1 * 1];
-        const float v_stage2_0_proj_bn_mul_2 = v_stage2_0_proj_bn_mul * v_stage2_0_proj_bn_w;
-        const float v_stage2_0_proj_bn_b = r_stage2_0_proj_bn_bias[i1 * 1];
-        const float v_stage2_0_proj_bn = v_stage2_0_proj_bn_mul_2 + v_stage2_0_proj_bn_b;
-        r_stage2_0_proj_bn[i] = v_stage2_0_proj_bn;
+        r_stage2_0_proj_bn[i] = (((r_stage2_0_proj[i] - r_stage2_0_proj_bn_running_mean[i1 * 1]) * r_stage2_0_proj_bn_rsqrt[i1 * 1]) * r_stage2_0_proj_bn_weight[i1 * 1]) + r_stage2_0_proj_bn_bias[i1 * 1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -751,11 +641,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     float *restrict const r_stage2_0 = stage2_0;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_stage2_0_bn2 = r_stage2_0_bn2[i];
-        const float v_stage2_0_proj_bn = r_stage2_0_proj_bn[i];
-        const float v_stage2_0_add = v_stage2_0_bn2 + v_stage2_0_proj_bn;
-        const float v_stage2_0 = v_stage2_0_add > 0.0f ? v_stage2_0_add : 0.0f;
-        r_stage2_0[i] = v_stage2_0;
+        const float v_stage2_0_add = r_stage2_0_bn2[i] + r_stage2_0_proj_bn[i];
+        r_stage2_0[i] = v_stage2_0_add > 0.0f ? v_stage2_0_add : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -766,10 +653,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
     float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_1_bn1_var = r_stage2_1_bn1_running_var[i];
-        const float v_stage2_1_bn1_add = v_stage2_1_bn1_var + 1e-05f;
-        const float v_stage2_1_bn1_rsqrt = 1.0f / sqrtf(v_stage2_1_bn1_add);
-        r_stage2_1_bn1_rsqrt[i] = v_stage2_1_bn1_rsqrt;
+        r_stage2_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage2_1_bn1_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -785,16 +669,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v_stage2_1_bn1_v = r_stage2_1_conv1[i];
-        const float v_stage2_1_bn1_mu = r_stage2_1_bn1_running_mean[i1 * 1];
-        const float v_stage2_1_bn1_sub = v_stage2_1_bn1_v - v_stage2_1_bn1_mu;
-        const float v_stage2_1_bn1_rsqrt = r_stage2_1_bn1_rsqrt[i1 * 1];
-        const float v_stage2_1_bn1_mul = v_stage2_1_bn1_sub * v_stage2_1_bn1_rsqrt;
-        const float v_stage2_1_bn1_w = r_stage2_1_bn1_weight[i1 * 1];
-        const float v_stage2_1_bn1_mul_2 = v_stage2_1_bn1_mul * v_stage2_1_bn1_w;
-        const float v_stage2_1_bn1_b = r_stage2_1_bn1_bias[i1 * 1];
-        const float v_stage2_1_bn1 = v_stage2_1_bn1_mul_2 + v_stage2_1_bn1_b;
-        r_stage2_1_bn1[i] = v_stage2_1_bn1;
+        r_stage2_1_bn1[i] = (((r_stage2_1_conv1[i] - r_stage2_1_bn1_running_mean[i1 * 1]) * r_stage2_1_bn1_rsqrt[i1 * 1]) * r_stage2_1_bn1_weight[i1 * 1]) + r_stage2_1_bn1_bias[i1 * 1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -802,9 +677,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     float *restrict const r_stage2_1_h = stage2_1_h;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_stage2_1_bn1 = r_stage2_1_bn1[i];
-        const float v_stage2_1_h = v_stage2_1_bn1 > 0.0f ? v_stage2_1_bn1 : 0.0f;
-        r_stage2_1_h[i] = v_stage2_1_h;
+        r_stage2_1_h[i] = r_stage2_1_bn1[i] > 0.0f ? r_stage2_1_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -815,10 +688,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
     float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_1_bn2_var = r_stage2_1_bn2_running_var[i];
-        const float v_stage2_1_bn2_add = v_stage2_1_bn2_var + 1e-05f;
-        const float v_stage2_1_bn2_rsqrt = 1.0f / sqrtf(v_stage2_1_bn2_add);
-        r_stage2_1_bn2_rsqrt[i] = v_stage2_1_bn2_rsqrt;
+        r_stage2_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage2_1_bn2_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -834,16 +704,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        const float v_stage2_1_bn2_v = r_stage2_1_conv2[i];
-        const float v_stage2_1_bn2_mu = r_stage2_1_bn2_running_mean[i1 * 1];
-        const float v_stage2_1_bn2_sub = v_stage2_1_bn2_v - v_stage2_1_bn2_mu;
-        const float v_stage2_1_bn2_rsqrt = r_stage2_1_bn2_rsqrt[i1 * 1];
-        const float v_stage2_1_bn2_mul = v_stage2_1_bn2_sub * v_stage2_1_bn2_rsqrt;
-        const float v_stage2_1_bn2_w = r_stage2_1_bn2_weight[i1 * 1];
-        const float v_stage2_1_bn2_mul_2 = v_stage2_1_bn2_mul * v_stage2_1_bn2_w;
-        const float v_stage2_1_bn2_b = r_stage2_1_bn2_bias[i1 * 1];
-        const float v_stage2_1_bn2 = v_stage2_1_bn2_mul_2 + v_stage2_1_bn2_b;
-        r_stage2_1_bn2[i] = v_stage2_1_bn2;
+        r_stage2_1_bn2[i] = (((r_stage2_1_conv2[i] - r_stage2_1_bn2_running_mean[i1 * 1]) * r_stage2_1_bn2_rsqrt[i1 * 1]) * r_stage2_1_bn2_weight[i1 * 1]) + r_stage2_1_bn2_bias[i1 * 1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -852,11 +713,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     float *restrict const r_stage2_1 = stage2_1;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_stage2_1_bn2 = r_stage2_1_bn2[i];
-        const float v_stage2_0 = r_stage2_0[i];
-        const float v_stage2_1_add = v_stage2_1_bn2 + v_stage2_0;
-        const float v_stage2_1 = v_stage2_1_add > 0.0f ? v_stage2_1_add : 0.0f;
-        r_stage2_1[i] = v_stage2_1;
+        const float v_stage2_1_add = r_stage2_1_bn2[i] + r_stage2_0[i];
+        r_stage2_1[i] = v_stage2_1_add > 0.0f ? v_stage2_1_add : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -867,10 +725,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
     float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_bn1_var = r_stage3_0_bn1_running_var[i];
-        const float v_stage3_0_bn1_add = v_stage3_0_bn1_var + 1e-05f;
-        const float v_stage3_0_bn1_rsqrt = 1.0f / sqrtf(v_stage3_0_bn1_add);
-        r_stage3_0_bn1_rsqrt[i] = v_stage3_0_bn1_rsqrt;
+        r_stage3_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_bn1_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -886,16 +741,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v_stage3_0_bn1_v = r_stage3_0_conv1[i];
-        const float v_stage3_0_bn1_mu = r_stage3_0_bn1_running_mean[i1 * 1];
-        const float v_stage3_0_bn1_sub = v_stage3_0_bn1_v - v_stage3_0_bn1_mu;
-        const float v_stage3_0_bn1_rsqrt = r_stage3_0_bn1_rsqrt[i1 * 1];
-        const float v_stage3_0_bn1_mul = v_stage3_0_bn1_sub * v_stage3_0_bn1_rsqrt;
-        const float v_stage3_0_bn1_w = r_stage3_0_bn1_weight[i1 * 1];
-        const float v_stage3_0_bn1_mul_2 = v_stage3_0_bn1_mul * v_stage3_0_bn1_w;
-        const float v_stage3_0_bn1_b = r_stage3_0_bn1_bias[i1 * 1];
-        const float v_stage3_0_bn1 = v_stage3_0_bn1_mul_2 + v_stage3_0_bn1_b;
-        r_stage3_0_bn1[i] = v_stage3_0_bn1;
+        r_stage3_0_bn1[i] = (((r_stage3_0_conv1[i] - r_stage3_0_bn1_running_mean[i1 * 1]) * r_stage3_0_bn1_rsqrt[i1 * 1]) * r_stage3_0_bn1_weight[i1 * 1]) + r_stage3_0_bn1_bias[i1 * 1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -903,9 +749,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     float *restrict const r_stage3_0_h = stage3_0_h;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_stage3_0_bn1 = r_stage3_0_bn1[i];
-        const float v_stage3_0_h = v_stage3_0_bn1 > 0.0f ? v_stage3_0_bn1 : 0.0f;
-        r_stage3_0_h[i] = v_stage3_0_h;
+        r_stage3_0_h[i] = r_stage3_0_bn1[i] > 0.0f ? r_stage3_0_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -916,10 +760,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
     float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_bn2_var = r_stage3_0_bn2_running_var[i];
-        const float v_stage3_0_bn2_add = v_stage3_0_bn2_var + 1e-05f;
-        const float v_stage3_0_bn2_rsqrt = 1.0f / sqrtf(v_stage3_0_bn2_add);
-        r_stage3_0_bn2_rsqrt[i] = v_stage3_0_bn2_rsqrt;
+        r_stage3_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_bn2_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -935,16 +776,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v_stage3_0_bn2_v = r_stage3_0_conv2[i];
-        const float v_stage3_0_bn2_mu = r_stage3_0_bn2_running_mean[i1 * 1];
-        const float v_stage3_0_bn2_sub = v_stage3_0_bn2_v - v_stage3_0_bn2_mu;
-        const float v_stage3_0_bn2_rsqrt = r_stage3_0_bn2_rsqrt[i1 * 1];
-        const float v_stage3_0_bn2_mul = v_stage3_0_bn2_sub * v_stage3_0_bn2_rsqrt;
-        const float v_stage3_0_bn2_w = r_stage3_0_bn2_weight[i1 * 1];
-        const float v_stage3_0_bn2_mul_2 = v_stage3_0_bn2_mul * v_stage3_0_bn2_w;
-        const float v_stage3_0_bn2_b = r_stage3_0_bn2_bias[i1 * 1];
-        const float v_stage3_0_bn2 = v_stage3_0_bn2_mul_2 + v_stage3_0_bn2_b;
-        r_stage3_0_bn2[i] = v_stage3_0_bn2;
+        r_stage3_0_bn2[i] = (((r_stage3_0_conv2[i] - r_stage3_0_bn2_running_mean[i1 * 1]) * r_stage3_0_bn2_rsqrt[i1 * 1]) * r_stage3_0_bn2_weight[i1 * 1]) + r_stage3_0_bn2_bias[i1 * 1];
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -955,10 +787,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
     float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_proj_bn_var = r_stage3_0_proj_bn_running_var[i];
-        const float v_stage3_0_proj_bn_add = v_stage3_0_proj_bn_var + 1e-05f;
-        const float v_stage3_0_proj_bn_rsqrt = 1.0f / sqrtf(v_stage3_0_proj_bn_add);
-        r_stage3_0_proj_bn_rsqrt[i] = v_stage3_0_proj_bn_rsqrt;
+        r_stage3_0_proj_bn_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_proj_bn_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -974,16 +803,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v_stage3_0_proj_bn_v = r_stage3_0_proj[i];
-        const float v_stage3_0_proj_bn_mu = r_stage3_0_proj_bn_running_mean[i1 * 1];
-        const float v_stage3_0_proj_bn_sub = v_stage3_0_proj_bn_v - v_stage3_0_proj_bn_mu;
-        const float v_stage3_0_proj_bn_rsqrt = r_stage3_0_proj_bn_rsqrt[i1 * 1];
-        const float v_stage3_0_proj_bn_mul = v_stage3_0_proj_bn_sub * v_stage3_0_proj_bn_rsqrt;
-        const float v_stage3_0_proj_bn_w = r_stage3_0_proj_bn_weight[i1 * 1];
-        const float v_stage3_0_proj_bn_mul_2 = v_stage3_0_proj_bn_mul * v_stage3_0_proj_bn_w;
-        const float v_stage3_0_proj_bn_b = r_stage3_0_proj_bn_bias[i1 * 1];
-        const float v_stage3_0_proj_bn = v_stage3_0_proj_bn_mul_2 + v_stage3_0_proj_bn_b;
-        r_stage3_0_proj_bn[i] = v_stage3_0_proj_bn;
+        r_stage3_0_proj_bn[i] = (((r_stage3_0_proj[i] - r_stage3_0_proj_bn_running_mean[i1 * 1]) * r_stage3_0_proj_bn_rsqrt[i1 * 1]) * r_stage3_0_proj_bn_weight[i1 * 1]) + r_stage3_0_proj_bn_bias[i1 * 1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -992,11 +812,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     float *restrict const r_stage3_0 = stage3_0;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_stage3_0_bn2 = r_stage3_0_bn2[i];
-        const float v_stage3_0_proj_bn = r_stage3_0_proj_bn[i];
-        const float v_stage3_0_add = v_stage3_0_bn2 + v_stage3_0_proj_bn;
-        const float v_stage3_0 = v_stage3_0_add > 0.0f ? v_stage3_0_add : 0.0f;
-        r_stage3_0[i] = v_stage3_0;
+        const float v_stage3_0_add = r_stage3_0_bn2[i] + r_stage3_0_proj_bn[i];
+        r_stage3_0[i] = v_stage3_0_add > 0.0f ? v_stage3_0_add : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -1007,10 +824,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
     float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_1_bn1_var = r_stage3_1_bn1_running_var[i];
-        const float v_stage3_1_bn1_add = v_stage3_1_bn1_var + 1e-05f;
-        const float v_stage3_1_bn1_rsqrt = 1.0f / sqrtf(v_stage3_1_bn1_add);
-        r_stage3_1_bn1_rsqrt[i] = v_stage3_1_bn1_rsqrt;
+        r_stage3_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage3_1_bn1_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -1026,16 +840,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v_stage3_1_bn1_v = r_stage3_1_conv1[i];
-        const float v_stage3_1_bn1_mu = r_stage3_1_bn1_running_mean[i1 * 1];
-        const float v_stage3_1_bn1_sub = v_stage3_1_bn1_v - v_stage3_1_bn1_mu;
-        const float v_stage3_1_bn1_rsqrt = r_stage3_1_bn1_rsqrt[i1 * 1];
-        const float v_stage3_1_bn1_mul = v_stage3_1_bn1_sub * v_stage3_1_bn1_rsqrt;
-        const float v_stage3_1_bn1_w = r_stage3_1_bn1_weight[i1 * 1];
-        const float v_stage3_1_bn1_mul_2 = v_stage3_1_bn1_mul * v_stage3_1_bn1_w;
-        const float v_stage3_1_bn1_b = r_stage3_1_bn1_bias[i1 * 1];
-        const float v_stage3_1_bn1 = v_stage3_1_bn1_mul_2 + v_stage3_1_bn1_b;
-        r_stage3_1_bn1[i] = v_stage3_1_bn1;
+        r_stage3_1_bn1[i] = (((r_stage3_1_conv1[i] - r_stage3_1_bn1_running_mean[i1 * 1]) * r_stage3_1_bn1_rsqrt[i1 * 1]) * r_stage3_1_bn1_weight[i1 * 1]) + r_stage3_1_bn1_bias[i1 * 1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -1043,9 +848,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     float *restrict const r_stage3_1_h = stage3_1_h;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_stage3_1_bn1 = r_stage3_1_bn1[i];
-        const float v_stage3_1_h = v_stage3_1_bn1 > 0.0f ? v_stage3_1_bn1 : 0.0f;
-        r_stage3_1_h[i] = v_stage3_1_h;
+        r_stage3_1_h[i] = r_stage3_1_bn1[i] > 0.0f ? r_stage3_1_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -1056,10 +859,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
     float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_1_bn2_var = r_stage3_1_bn2_running_var[i];
-        const float v_stage3_1_bn2_add = v_stage3_1_bn2_var + 1e-05f;
-        const float v_stage3_1_bn2_rsqrt = 1.0f / sqrtf(v_stage3_1_bn2_add);
-        r_stage3_1_bn2_rsqrt[i] = v_stage3_1_bn2_rsqrt;
+        r_stage3_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage3_1_bn2_running_var[i] + 1e-05f));
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -1075,16 +875,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        const float v_stage3_1_bn2_v = r_stage3_1_conv2[i];
-        const float v_stage3_1_bn2_mu = r_stage3_1_bn2_running_mean[i1 * 1];
-        const float v_stage3_1_bn2_sub = v_stage3_1_bn2_v - v_stage3_1_bn2_mu;
-        const float v_stage3_1_bn2_rsqrt = r_stage3_1_bn2_rsqrt[i1 * 1];
-        const float v_stage3_1_bn2_mul = v_stage3_1_bn2_sub * v_stage3_1_bn2_rsqrt;
-        const float v_stage3_1_bn2_w = r_stage3_1_bn2_weight[i1 * 1];
-        const float v_stage3_1_bn2_mul_2 = v_stage3_1_bn2_mul * v_stage3_1_bn2_w;
-        const float v_stage3_1_bn2_b = r_stage3_1_bn2_bias[i1 * 1];
-        const float v_stage3_1_bn2 = v_stage3_1_bn2_mul_2 + v_stage3_1_bn2_b;
-        r_stage3_1_bn2[i] = v_stage3_1_bn2;
+        r_stage3_1_bn2[i] = (((r_stage3_1_conv2[i] - r_stage3_1_bn2_running_mean[i1 * 1]) * r_stage3_1_bn2_rsqrt[i1 * 1]) * r_stage3_1_bn2_weight[i1 * 1]) + r_stage3_1_bn2_bias[i1 * 1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -1093,11 +884,8 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     float *restrict const r_stage3_1 = stage3_1;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_stage3_1_bn2 = r_stage3_1_bn2[i];
-        const float v_stage3_0 = r_stage3_0[i];
-        const float v_stage3_1_add = v_stage3_1_bn2 + v_stage3_0;
-        const float v_stage3_1 = v_stage3_1_add > 0.0f ? v_stage3_1_add : 0.0f;
-        r_stage3_1[i] = v_stage3_1;
+        const float v_stage3_1_add = r_stage3_1_bn2[i] + r_stage3_0[i];
+        r_stage3_1[i] = v_stage3_1_add > 0.0f ? v_stage3_1_add : 0.0f;
     }
     }
     /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
@@ -1137,10 +925,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v_fc_matmul = r_fc_matmul[i];
-        const float v_fc_bias = r_fc_bias[i1 * 1];
-        const float v_fc = v_fc_matmul + v_fc_bias;
-        r_fc[i] = v_fc;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
     }
     }
 }
@@ -1400,21 +1185,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_bn_mu = bn_mu;
     float *restrict const r_bn_add = bn_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_bn_running_mean = r_bn_running_mean[i];
-        const float v_bn_mul = 0.9f * v_bn_running_mean;
-        const float v_bn_mu = r_bn_mu[i];
-        const float v_bn_mul_2 = 0.1f * v_bn_mu;
-        const float v_bn_add = v_bn_mul + v_bn_mul_2;
-        r_bn_add[i] = v_bn_add;
+        r_bn_add[i] = (0.9f * r_bn_running_mean[i]) + (0.1f * r_bn_mu[i]);
     }
     }
     /* resnet.nn:46  bn(stem(x)): / */
     {
     float *restrict const r_bn_div = bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_bn_sub = (float)(1024.0f * (double)n) - 1.0f;
-        const float v_bn_div = (float)(1024.0f * (double)n) / v_bn_sub;
-        r_bn_div[i] = v_bn_div;
+        r_bn_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
@@ -1424,14 +1202,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_bn_div = bn_div;
     float *restrict const r_bn_add_2 = bn_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_bn_running_var = r_bn_running_var[i];
-        const float v_bn_mul = 0.9f * v_bn_running_var;
-        const float v_bn_var = r_bn_var[i];
-        const float v_bn_mul_2 = 0.1f * v_bn_var;
-        const float v_bn_div = r_bn_div[0];
-        const float v_bn_mul_3 = v_bn_mul_2 * v_bn_div;
-        const float v_bn_add_2 = v_bn_mul + v_bn_mul_3;
-        r_bn_add_2[i] = v_bn_add_2;
+        r_bn_add_2[i] = (0.9f * r_bn_running_var[i]) + ((0.1f * r_bn_var[i]) * r_bn_div[0]);
     }
     }
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1483,21 +1254,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_0_bn1_mu = stage1_0_bn1_mu;
     float *restrict const r_stage1_0_bn1_add = stage1_0_bn1_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_0_bn1_running_mean = r_stage1_0_bn1_running_mean[i];
-        const float v_stage1_0_bn1_mul = 0.9f * v_stage1_0_bn1_running_mean;
-        const float v_stage1_0_bn1_mu = r_stage1_0_bn1_mu[i];
-        const float v_stage1_0_bn1_mul_2 = 0.1f * v_stage1_0_bn1_mu;
-        const float v_stage1_0_bn1_add = v_stage1_0_bn1_mul + v_stage1_0_bn1_mul_2;
-        r_stage1_0_bn1_add[i] = v_stage1_0_bn1_add;
+        r_stage1_0_bn1_add[i] = (0.9f * r_stage1_0_bn1_running_mean[i]) + (0.1f * r_stage1_0_bn1_mu[i]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
     float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage1_0_bn1_sub = (float)(1024.0f * (double)n) - 1.0f;
-        const float v_stage1_0_bn1_div = (float)(1024.0f * (double)n) / v_stage1_0_bn1_sub;
-        r_stage1_0_bn1_div[i] = v_stage1_0_bn1_div;
+        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -1507,14 +1271,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
     float *restrict const r_stage1_0_bn1_add_2 = stage1_0_bn1_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_0_bn1_running_var = r_stage1_0_bn1_running_var[i];
-        const float v_stage1_0_bn1_mul = 0.9f * v_stage1_0_bn1_running_var;
-        const float v_stage1_0_bn1_var = r_stage1_0_bn1_var[i];
-        const float v_stage1_0_bn1_mul_2 = 0.1f * v_stage1_0_bn1_var;
-        const float v_stage1_0_bn1_div = r_stage1_0_bn1_div[0];
-        const float v_stage1_0_bn1_mul_3 = v_stage1_0_bn1_mul_2 * v_stage1_0_bn1_div;
-        const float v_stage1_0_bn1_add_2 = v_stage1_0_bn1_mul + v_stage1_0_bn1_mul_3;
-        r_stage1_0_bn1_add_2[i] = v_stage1_0_bn1_add_2;
+        r_stage1_0_bn1_add_2[i] = (0.9f * r_stage1_0_bn1_running_var[i]) + ((0.1f * r_stage1_0_bn1_var[i]) * r_stage1_0_bn1_div[0]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1566,21 +1323,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_0_bn2_mu = stage1_0_bn2_mu;
     float *restrict const r_stage1_0_bn2_add = stage1_0_bn2_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_0_bn2_running_mean = r_stage1_0_bn2_running_mean[i];
-        const float v_stage1_0_bn2_mul = 0.9f * v_stage1_0_bn2_running_mean;
-        const float v_stage1_0_bn2_mu = r_stage1_0_bn2_mu[i];
-        const float v_stage1_0_bn2_mul_2 = 0.1f * v_stage1_0_bn2_mu;
-        const float v_stage1_0_bn2_add = v_stage1_0_bn2_mul + v_stage1_0_bn2_mul_2;
-        r_stage1_0_bn2_add[i] = v_stage1_0_bn2_add;
+        r_stage1_0_bn2_add[i] = (0.9f * r_stage1_0_bn2_running_mean[i]) + (0.1f * r_stage1_0_bn2_mu[i]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
     float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage1_0_bn2_sub = (float)(1024.0f * (double)n) - 1.0f;
-        const float v_stage1_0_bn2_div = (float)(1024.0f * (double)n) / v_stage1_0_bn2_sub;
-        r_stage1_0_bn2_div[i] = v_stage1_0_bn2_div;
+        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -1590,14 +1340,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
     float *restrict const r_stage1_0_bn2_add_2 = stage1_0_bn2_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_0_bn2_running_var = r_stage1_0_bn2_running_var[i];
-        const float v_stage1_0_bn2_mul = 0.9f * v_stage1_0_bn2_running_var;
-        const float v_stage1_0_bn2_var = r_stage1_0_bn2_var[i];
-        const float v_stage1_0_bn2_mul_2 = 0.1f * v_stage1_0_bn2_var;
-        const float v_stage1_0_bn2_div = r_stage1_0_bn2_div[0];
-        const float v_stage1_0_bn2_mul_3 = v_stage1_0_bn2_mul_2 * v_stage1_0_bn2_div;
-        const float v_stage1_0_bn2_add_2 = v_stage1_0_bn2_mul + v_stage1_0_bn2_mul_3;
-        r_stage1_0_bn2_add_2[i] = v_stage1_0_bn2_add_2;
+        r_stage1_0_bn2_add_2[i] = (0.9f * r_stage1_0_bn2_running_var[i]) + ((0.1f * r_stage1_0_bn2_var[i]) * r_stage1_0_bn2_div[0]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1651,21 +1394,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_1_bn1_mu = stage1_1_bn1_mu;
     float *restrict const r_stage1_1_bn1_add = stage1_1_bn1_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_1_bn1_running_mean = r_stage1_1_bn1_running_mean[i];
-        const float v_stage1_1_bn1_mul = 0.9f * v_stage1_1_bn1_running_mean;
-        const float v_stage1_1_bn1_mu = r_stage1_1_bn1_mu[i];
-        const float v_stage1_1_bn1_mul_2 = 0.1f * v_stage1_1_bn1_mu;
-        const float v_stage1_1_bn1_add = v_stage1_1_bn1_mul + v_stage1_1_bn1_mul_2;
-        r_stage1_1_bn1_add[i] = v_stage1_1_bn1_add;
+        r_stage1_1_bn1_add[i] = (0.9f * r_stage1_1_bn1_running_mean[i]) + (0.1f * r_stage1_1_bn1_mu[i]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
     float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage1_1_bn1_sub = (float)(1024.0f * (double)n) - 1.0f;
-        const float v_stage1_1_bn1_div = (float)(1024.0f * (double)n) / v_stage1_1_bn1_sub;
-        r_stage1_1_bn1_div[i] = v_stage1_1_bn1_div;
+        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -1675,14 +1411,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
     float *restrict const r_stage1_1_bn1_add_2 = stage1_1_bn1_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_1_bn1_running_var = r_stage1_1_bn1_running_var[i];
-        const float v_stage1_1_bn1_mul = 0.9f * v_stage1_1_bn1_running_var;
-        const float v_stage1_1_bn1_var = r_stage1_1_bn1_var[i];
-        const float v_stage1_1_bn1_mul_2 = 0.1f * v_stage1_1_bn1_var;
-        const float v_stage1_1_bn1_div = r_stage1_1_bn1_div[0];
-        const float v_stage1_1_bn1_mul_3 = v_stage1_1_bn1_mul_2 * v_stage1_1_bn1_div;
-        const float v_stage1_1_bn1_add_2 = v_stage1_1_bn1_mul + v_stage1_1_bn1_mul_3;
-        r_stage1_1_bn1_add_2[i] = v_stage1_1_bn1_add_2;
+        r_stage1_1_bn1_add_2[i] = (0.9f * r_stage1_1_bn1_running_var[i]) + ((0.1f * r_stage1_1_bn1_var[i]) * r_stage1_1_bn1_div[0]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1734,21 +1463,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_1_bn2_mu = stage1_1_bn2_mu;
     float *restrict const r_stage1_1_bn2_add = stage1_1_bn2_add;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_1_bn2_running_mean = r_stage1_1_bn2_running_mean[i];
-        const float v_stage1_1_bn2_mul = 0.9f * v_stage1_1_bn2_running_mean;
-        const float v_stage1_1_bn2_mu = r_stage1_1_bn2_mu[i];
-        const float v_stage1_1_bn2_mul_2 = 0.1f * v_stage1_1_bn2_mu;
-        const float v_stage1_1_bn2_add = v_stage1_1_bn2_mul + v_stage1_1_bn2_mul_2;
-        r_stage1_1_bn2_add[i] = v_stage1_1_bn2_add;
+        r_stage1_1_bn2_add[i] = (0.9f * r_stage1_1_bn2_running_mean[i]) + (0.1f * r_stage1_1_bn2_mu[i]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
     float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage1_1_bn2_sub = (float)(1024.0f * (double)n) - 1.0f;
-        const float v_stage1_1_bn2_div = (float)(1024.0f * (double)n) / v_stage1_1_bn2_sub;
-        r_stage1_1_bn2_div[i] = v_stage1_1_bn2_div;
+        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -1758,14 +1480,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
     float *restrict const r_stage1_1_bn2_add_2 = stage1_1_bn2_add_2;
     for (int64_t i = 0; i < 16; i++) {
-        const float v_stage1_1_bn2_running_var = r_stage1_1_bn2_running_var[i];
-        const float v_stage1_1_bn2_mul = 0.9f * v_stage1_1_bn2_running_var;
-        const float v_stage1_1_bn2_var = r_stage1_1_bn2_var[i];
-        const float v_stage1_1_bn2_mul_2 = 0.1f * v_stage1_1_bn2_var;
-        const float v_stage1_1_bn2_div = r_stage1_1_bn2_div[0];
-        const float v_stage1_1_bn2_mul_3 = v_stage1_1_bn2_mul_2 * v_stage1_1_bn2_div;
-        const float v_stage1_1_bn2_add_2 = v_stage1_1_bn2_mul + v_stage1_1_bn2_mul_3;
-        r_stage1_1_bn2_add_2[i] = v_stage1_1_bn2_add_2;
+        r_stage1_1_bn2_add_2[i] = (0.9f * r_stage1_1_bn2_running_var[i]) + ((0.1f * r_stage1_1_bn2_var[i]) * r_stage1_1_bn2_div[0]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1819,21 +1534,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_0_bn1_mu = stage2_0_bn1_mu;
     float *restrict const r_stage2_0_bn1_add = stage2_0_bn1_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_bn1_running_mean = r_stage2_0_bn1_running_mean[i];
-        const float v_stage2_0_bn1_mul = 0.9f * v_stage2_0_bn1_running_mean;
-        const float v_stage2_0_bn1_mu = r_stage2_0_bn1_mu[i];
-        const float v_stage2_0_bn1_mul_2 = 0.1f * v_stage2_0_bn1_mu;
-        const float v_stage2_0_bn1_add = v_stage2_0_bn1_mul + v_stage2_0_bn1_mul_2;
-        r_stage2_0_bn1_add[i] = v_stage2_0_bn1_add;
+        r_stage2_0_bn1_add[i] = (0.9f * r_stage2_0_bn1_running_mean[i]) + (0.1f * r_stage2_0_bn1_mu[i]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
     float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage2_0_bn1_sub = (float)(256.0f * (double)n) - 1.0f;
-        const float v_stage2_0_bn1_div = (float)(256.0f * (double)n) / v_stage2_0_bn1_sub;
-        r_stage2_0_bn1_div[i] = v_stage2_0_bn1_div;
+        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -1843,14 +1551,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
     float *restrict const r_stage2_0_bn1_add_2 = stage2_0_bn1_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_bn1_running_var = r_stage2_0_bn1_running_var[i];
-        const float v_stage2_0_bn1_mul = 0.9f * v_stage2_0_bn1_running_var;
-        const float v_stage2_0_bn1_var = r_stage2_0_bn1_var[i];
-        const float v_stage2_0_bn1_mul_2 = 0.1f * v_stage2_0_bn1_var;
-        const float v_stage2_0_bn1_div = r_stage2_0_bn1_div[0];
-        const float v_stage2_0_bn1_mul_3 = v_stage2_0_bn1_mul_2 * v_stage2_0_bn1_div;
-        const float v_stage2_0_bn1_add_2 = v_stage2_0_bn1_mul + v_stage2_0_bn1_mul_3;
-        r_stage2_0_bn1_add_2[i] = v_stage2_0_bn1_add_2;
+        r_stage2_0_bn1_add_2[i] = (0.9f * r_stage2_0_bn1_running_var[i]) + ((0.1f * r_stage2_0_bn1_var[i]) * r_stage2_0_bn1_div[0]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1902,21 +1603,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_0_bn2_mu = stage2_0_bn2_mu;
     float *restrict const r_stage2_0_bn2_add = stage2_0_bn2_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_bn2_running_mean = r_stage2_0_bn2_running_mean[i];
-        const float v_stage2_0_bn2_mul = 0.9f * v_stage2_0_bn2_running_mean;
-        const float v_stage2_0_bn2_mu = r_stage2_0_bn2_mu[i];
-        const float v_stage2_0_bn2_mul_2 = 0.1f * v_stage2_0_bn2_mu;
-        const float v_stage2_0_bn2_add = v_stage2_0_bn2_mul + v_stage2_0_bn2_mul_2;
-        r_stage2_0_bn2_add[i] = v_stage2_0_bn2_add;
+        r_stage2_0_bn2_add[i] = (0.9f * r_stage2_0_bn2_running_mean[i]) + (0.1f * r_stage2_0_bn2_mu[i]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
     float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage2_0_bn2_sub = (float)(256.0f * (double)n) - 1.0f;
-        const float v_stage2_0_bn2_div = (float)(256.0f * (double)n) / v_stage2_0_bn2_sub;
-        r_stage2_0_bn2_div[i] = v_stage2_0_bn2_div;
+        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -1926,14 +1620,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
     float *restrict const r_stage2_0_bn2_add_2 = stage2_0_bn2_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_bn2_running_var = r_stage2_0_bn2_running_var[i];
-        const float v_stage2_0_bn2_mul = 0.9f * v_stage2_0_bn2_running_var;
-        const float v_stage2_0_bn2_var = r_stage2_0_bn2_var[i];
-        const float v_stage2_0_bn2_mul_2 = 0.1f * v_stage2_0_bn2_var;
-        const float v_stage2_0_bn2_div = r_stage2_0_bn2_div[0];
-        const float v_stage2_0_bn2_mul_3 = v_stage2_0_bn2_mul_2 * v_stage2_0_bn2_div;
-        const float v_stage2_0_bn2_add_2 = v_stage2_0_bn2_mul + v_stage2_0_bn2_mul_3;
-        r_stage2_0_bn2_add_2[i] = v_stage2_0_bn2_add_2;
+        r_stage2_0_bn2_add_2[i] = (0.9f * r_stage2_0_bn2_running_var[i]) + ((0.1f * r_stage2_0_bn2_var[i]) * r_stage2_0_bn2_div[0]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -1982,21 +1669,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_0_proj_bn_mu = stage2_0_proj_bn_mu;
     float *restrict const r_stage2_0_proj_bn_add = stage2_0_proj_bn_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_proj_bn_running_mean = r_stage2_0_proj_bn_running_mean[i];
-        const float v_stage2_0_proj_bn_mul = 0.9f * v_stage2_0_proj_bn_running_mean;
-        const float v_stage2_0_proj_bn_mu = r_stage2_0_proj_bn_mu[i];
-        const float v_stage2_0_proj_bn_mul_2 = 0.1f * v_stage2_0_proj_bn_mu;
-        const float v_stage2_0_proj_bn_add = v_stage2_0_proj_bn_mul + v_stage2_0_proj_bn_mul_2;
-        r_stage2_0_proj_bn_add[i] = v_stage2_0_proj_bn_add;
+        r_stage2_0_proj_bn_add[i] = (0.9f * r_stage2_0_proj_bn_running_mean[i]) + (0.1f * r_stage2_0_proj_bn_mu[i]);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
     float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage2_0_proj_bn_sub = (float)(256.0f * (double)n) - 1.0f;
-        const float v_stage2_0_proj_bn_div = (float)(256.0f * (double)n) / v_stage2_0_proj_bn_sub;
-        r_stage2_0_proj_bn_div[i] = v_stage2_0_proj_bn_div;
+        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -2006,14 +1686,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
     float *restrict const r_stage2_0_proj_bn_add_2 = stage2_0_proj_bn_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_0_proj_bn_running_var = r_stage2_0_proj_bn_running_var[i];
-        const float v_stage2_0_proj_bn_mul = 0.9f * v_stage2_0_proj_bn_running_var;
-        const float v_stage2_0_proj_bn_var = r_stage2_0_proj_bn_var[i];
-        const float v_stage2_0_proj_bn_mul_2 = 0.1f * v_stage2_0_proj_bn_var;
-        const float v_stage2_0_proj_bn_div = r_stage2_0_proj_bn_div[0];
-        const float v_stage2_0_proj_bn_mul_3 = v_stage2_0_proj_bn_mul_2 * v_stage2_0_proj_bn_div;
-        const float v_stage2_0_proj_bn_add_2 = v_stage2_0_proj_bn_mul + v_stage2_0_proj_bn_mul_3;
-        r_stage2_0_proj_bn_add_2[i] = v_stage2_0_proj_bn_add_2;
+        r_stage2_0_proj_bn_add_2[i] = (0.9f * r_stage2_0_proj_bn_running_var[i]) + ((0.1f * r_stage2_0_proj_bn_var[i]) * r_stage2_0_proj_bn_div[0]);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2067,21 +1740,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_1_bn1_mu = stage2_1_bn1_mu;
     float *restrict const r_stage2_1_bn1_add = stage2_1_bn1_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_1_bn1_running_mean = r_stage2_1_bn1_running_mean[i];
-        const float v_stage2_1_bn1_mul = 0.9f * v_stage2_1_bn1_running_mean;
-        const float v_stage2_1_bn1_mu = r_stage2_1_bn1_mu[i];
-        const float v_stage2_1_bn1_mul_2 = 0.1f * v_stage2_1_bn1_mu;
-        const float v_stage2_1_bn1_add = v_stage2_1_bn1_mul + v_stage2_1_bn1_mul_2;
-        r_stage2_1_bn1_add[i] = v_stage2_1_bn1_add;
+        r_stage2_1_bn1_add[i] = (0.9f * r_stage2_1_bn1_running_mean[i]) + (0.1f * r_stage2_1_bn1_mu[i]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
     float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage2_1_bn1_sub = (float)(256.0f * (double)n) - 1.0f;
-        const float v_stage2_1_bn1_div = (float)(256.0f * (double)n) / v_stage2_1_bn1_sub;
-        r_stage2_1_bn1_div[i] = v_stage2_1_bn1_div;
+        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -2091,14 +1757,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
     float *restrict const r_stage2_1_bn1_add_2 = stage2_1_bn1_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_1_bn1_running_var = r_stage2_1_bn1_running_var[i];
-        const float v_stage2_1_bn1_mul = 0.9f * v_stage2_1_bn1_running_var;
-        const float v_stage2_1_bn1_var = r_stage2_1_bn1_var[i];
-        const float v_stage2_1_bn1_mul_2 = 0.1f * v_stage2_1_bn1_var;
-        const float v_stage2_1_bn1_div = r_stage2_1_bn1_div[0];
-        const float v_stage2_1_bn1_mul_3 = v_stage2_1_bn1_mul_2 * v_stage2_1_bn1_div;
-        const float v_stage2_1_bn1_add_2 = v_stage2_1_bn1_mul + v_stage2_1_bn1_mul_3;
-        r_stage2_1_bn1_add_2[i] = v_stage2_1_bn1_add_2;
+        r_stage2_1_bn1_add_2[i] = (0.9f * r_stage2_1_bn1_running_var[i]) + ((0.1f * r_stage2_1_bn1_var[i]) * r_stage2_1_bn1_div[0]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2150,21 +1809,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_1_bn2_mu = stage2_1_bn2_mu;
     float *restrict const r_stage2_1_bn2_add = stage2_1_bn2_add;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_1_bn2_running_mean = r_stage2_1_bn2_running_mean[i];
-        const float v_stage2_1_bn2_mul = 0.9f * v_stage2_1_bn2_running_mean;
-        const float v_stage2_1_bn2_mu = r_stage2_1_bn2_mu[i];
-        const float v_stage2_1_bn2_mul_2 = 0.1f * v_stage2_1_bn2_mu;
-        const float v_stage2_1_bn2_add = v_stage2_1_bn2_mul + v_stage2_1_bn2_mul_2;
-        r_stage2_1_bn2_add[i] = v_stage2_1_bn2_add;
+        r_stage2_1_bn2_add[i] = (0.9f * r_stage2_1_bn2_running_mean[i]) + (0.1f * r_stage2_1_bn2_mu[i]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
     float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage2_1_bn2_sub = (float)(256.0f * (double)n) - 1.0f;
-        const float v_stage2_1_bn2_div = (float)(256.0f * (double)n) / v_stage2_1_bn2_sub;
-        r_stage2_1_bn2_div[i] = v_stage2_1_bn2_div;
+        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -2174,14 +1826,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
     float *restrict const r_stage2_1_bn2_add_2 = stage2_1_bn2_add_2;
     for (int64_t i = 0; i < 32; i++) {
-        const float v_stage2_1_bn2_running_var = r_stage2_1_bn2_running_var[i];
-        const float v_stage2_1_bn2_mul = 0.9f * v_stage2_1_bn2_running_var;
-        const float v_stage2_1_bn2_var = r_stage2_1_bn2_var[i];
-        const float v_stage2_1_bn2_mul_2 = 0.1f * v_stage2_1_bn2_var;
-        const float v_stage2_1_bn2_div = r_stage2_1_bn2_div[0];
-        const float v_stage2_1_bn2_mul_3 = v_stage2_1_bn2_mul_2 * v_stage2_1_bn2_div;
-        const float v_stage2_1_bn2_add_2 = v_stage2_1_bn2_mul + v_stage2_1_bn2_mul_3;
-        r_stage2_1_bn2_add_2[i] = v_stage2_1_bn2_add_2;
+        r_stage2_1_bn2_add_2[i] = (0.9f * r_stage2_1_bn2_running_var[i]) + ((0.1f * r_stage2_1_bn2_var[i]) * r_stage2_1_bn2_div[0]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2235,21 +1880,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_0_bn1_mu = stage3_0_bn1_mu;
     float *restrict const r_stage3_0_bn1_add = stage3_0_bn1_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_bn1_running_mean = r_stage3_0_bn1_running_mean[i];
-        const float v_stage3_0_bn1_mul = 0.9f * v_stage3_0_bn1_running_mean;
-        const float v_stage3_0_bn1_mu = r_stage3_0_bn1_mu[i];
-        const float v_stage3_0_bn1_mul_2 = 0.1f * v_stage3_0_bn1_mu;
-        const float v_stage3_0_bn1_add = v_stage3_0_bn1_mul + v_stage3_0_bn1_mul_2;
-        r_stage3_0_bn1_add[i] = v_stage3_0_bn1_add;
+        r_stage3_0_bn1_add[i] = (0.9f * r_stage3_0_bn1_running_mean[i]) + (0.1f * r_stage3_0_bn1_mu[i]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
     float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage3_0_bn1_sub = (float)(64.0f * (double)n) - 1.0f;
-        const float v_stage3_0_bn1_div = (float)(64.0f * (double)n) / v_stage3_0_bn1_sub;
-        r_stage3_0_bn1_div[i] = v_stage3_0_bn1_div;
+        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -2259,14 +1897,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
     float *restrict const r_stage3_0_bn1_add_2 = stage3_0_bn1_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_bn1_running_var = r_stage3_0_bn1_running_var[i];
-        const float v_stage3_0_bn1_mul = 0.9f * v_stage3_0_bn1_running_var;
-        const float v_stage3_0_bn1_var = r_stage3_0_bn1_var[i];
-        const float v_stage3_0_bn1_mul_2 = 0.1f * v_stage3_0_bn1_var;
-        const float v_stage3_0_bn1_div = r_stage3_0_bn1_div[0];
-        const float v_stage3_0_bn1_mul_3 = v_stage3_0_bn1_mul_2 * v_stage3_0_bn1_div;
-        const float v_stage3_0_bn1_add_2 = v_stage3_0_bn1_mul + v_stage3_0_bn1_mul_3;
-        r_stage3_0_bn1_add_2[i] = v_stage3_0_bn1_add_2;
+        r_stage3_0_bn1_add_2[i] = (0.9f * r_stage3_0_bn1_running_var[i]) + ((0.1f * r_stage3_0_bn1_var[i]) * r_stage3_0_bn1_div[0]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2318,21 +1949,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_0_bn2_mu = stage3_0_bn2_mu;
     float *restrict const r_stage3_0_bn2_add = stage3_0_bn2_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_bn2_running_mean = r_stage3_0_bn2_running_mean[i];
-        const float v_stage3_0_bn2_mul = 0.9f * v_stage3_0_bn2_running_mean;
-        const float v_stage3_0_bn2_mu = r_stage3_0_bn2_mu[i];
-        const float v_stage3_0_bn2_mul_2 = 0.1f * v_stage3_0_bn2_mu;
-        const float v_stage3_0_bn2_add = v_stage3_0_bn2_mul + v_stage3_0_bn2_mul_2;
-        r_stage3_0_bn2_add[i] = v_stage3_0_bn2_add;
+        r_stage3_0_bn2_add[i] = (0.9f * r_stage3_0_bn2_running_mean[i]) + (0.1f * r_stage3_0_bn2_mu[i]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
     float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage3_0_bn2_sub = (float)(64.0f * (double)n) - 1.0f;
-        const float v_stage3_0_bn2_div = (float)(64.0f * (double)n) / v_stage3_0_bn2_sub;
-        r_stage3_0_bn2_div[i] = v_stage3_0_bn2_div;
+        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -2342,14 +1966,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
     float *restrict const r_stage3_0_bn2_add_2 = stage3_0_bn2_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_bn2_running_var = r_stage3_0_bn2_running_var[i];
-        const float v_stage3_0_bn2_mul = 0.9f * v_stage3_0_bn2_running_var;
-        const float v_stage3_0_bn2_var = r_stage3_0_bn2_var[i];
-        const float v_stage3_0_bn2_mul_2 = 0.1f * v_stage3_0_bn2_var;
-        const float v_stage3_0_bn2_div = r_stage3_0_bn2_div[0];
-        const float v_stage3_0_bn2_mul_3 = v_stage3_0_bn2_mul_2 * v_stage3_0_bn2_div;
-        const float v_stage3_0_bn2_add_2 = v_stage3_0_bn2_mul + v_stage3_0_bn2_mul_3;
-        r_stage3_0_bn2_add_2[i] = v_stage3_0_bn2_add_2;
+        r_stage3_0_bn2_add_2[i] = (0.9f * r_stage3_0_bn2_running_var[i]) + ((0.1f * r_stage3_0_bn2_var[i]) * r_stage3_0_bn2_div[0]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2398,21 +2015,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_0_proj_bn_mu = stage3_0_proj_bn_mu;
     float *restrict const r_stage3_0_proj_bn_add = stage3_0_proj_bn_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_proj_bn_running_mean = r_stage3_0_proj_bn_running_mean[i];
-        const float v_stage3_0_proj_bn_mul = 0.9f * v_stage3_0_proj_bn_running_mean;
-        const float v_stage3_0_proj_bn_mu = r_stage3_0_proj_bn_mu[i];
-        const float v_stage3_0_proj_bn_mul_2 = 0.1f * v_stage3_0_proj_bn_mu;
-        const float v_stage3_0_proj_bn_add = v_stage3_0_proj_bn_mul + v_stage3_0_proj_bn_mul_2;
-        r_stage3_0_proj_bn_add[i] = v_stage3_0_proj_bn_add;
+        r_stage3_0_proj_bn_add[i] = (0.9f * r_stage3_0_proj_bn_running_mean[i]) + (0.1f * r_stage3_0_proj_bn_mu[i]);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): / */
     {
     float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage3_0_proj_bn_sub = (float)(64.0f * (double)n) - 1.0f;
-        const float v_stage3_0_proj_bn_div = (float)(64.0f * (double)n) / v_stage3_0_proj_bn_sub;
-        r_stage3_0_proj_bn_div[i] = v_stage3_0_proj_bn_div;
+        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -2422,14 +2032,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
     float *restrict const r_stage3_0_proj_bn_add_2 = stage3_0_proj_bn_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_0_proj_bn_running_var = r_stage3_0_proj_bn_running_var[i];
-        const float v_stage3_0_proj_bn_mul = 0.9f * v_stage3_0_proj_bn_running_var;
-        const float v_stage3_0_proj_bn_var = r_stage3_0_proj_bn_var[i];
-        const float v_stage3_0_proj_bn_mul_2 = 0.1f * v_stage3_0_proj_bn_var;
-        const float v_stage3_0_proj_bn_div = r_stage3_0_proj_bn_div[0];
-        const float v_stage3_0_proj_bn_mul_3 = v_stage3_0_proj_bn_mul_2 * v_stage3_0_proj_bn_div;
-        const float v_stage3_0_proj_bn_add_2 = v_stage3_0_proj_bn_mul + v_stage3_0_proj_bn_mul_3;
-        r_stage3_0_proj_bn_add_2[i] = v_stage3_0_proj_bn_add_2;
+        r_stage3_0_proj_bn_add_2[i] = (0.9f * r_stage3_0_proj_bn_running_var[i]) + ((0.1f * r_stage3_0_proj_bn_var[i]) * r_stage3_0_proj_bn_div[0]);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2483,21 +2086,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_1_bn1_mu = stage3_1_bn1_mu;
     float *restrict const r_stage3_1_bn1_add = stage3_1_bn1_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_1_bn1_running_mean = r_stage3_1_bn1_running_mean[i];
-        const float v_stage3_1_bn1_mul = 0.9f * v_stage3_1_bn1_running_mean;
-        const float v_stage3_1_bn1_mu = r_stage3_1_bn1_mu[i];
-        const float v_stage3_1_bn1_mul_2 = 0.1f * v_stage3_1_bn1_mu;
-        const float v_stage3_1_bn1_add = v_stage3_1_bn1_mul + v_stage3_1_bn1_mul_2;
-        r_stage3_1_bn1_add[i] = v_stage3_1_bn1_add;
+        r_stage3_1_bn1_add[i] = (0.9f * r_stage3_1_bn1_running_mean[i]) + (0.1f * r_stage3_1_bn1_mu[i]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): / */
     {
     float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage3_1_bn1_sub = (float)(64.0f * (double)n) - 1.0f;
-        const float v_stage3_1_bn1_div = (float)(64.0f * (double)n) / v_stage3_1_bn1_sub;
-        r_stage3_1_bn1_div[i] = v_stage3_1_bn1_div;
+        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -2507,14 +2103,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
     float *restrict const r_stage3_1_bn1_add_2 = stage3_1_bn1_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_1_bn1_running_var = r_stage3_1_bn1_running_var[i];
-        const float v_stage3_1_bn1_mul = 0.9f * v_stage3_1_bn1_running_var;
-        const float v_stage3_1_bn1_var = r_stage3_1_bn1_var[i];
-        const float v_stage3_1_bn1_mul_2 = 0.1f * v_stage3_1_bn1_var;
-        const float v_stage3_1_bn1_div = r_stage3_1_bn1_div[0];
-        const float v_stage3_1_bn1_mul_3 = v_stage3_1_bn1_mul_2 * v_stage3_1_bn1_div;
-        const float v_stage3_1_bn1_add_2 = v_stage3_1_bn1_mul + v_stage3_1_bn1_mul_3;
-        r_stage3_1_bn1_add_2[i] = v_stage3_1_bn1_add_2;
+        r_stage3_1_bn1_add_2[i] = (0.9f * r_stage3_1_bn1_running_var[i]) + ((0.1f * r_stage3_1_bn1_var[i]) * r_stage3_1_bn1_div[0]);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2566,21 +2155,14 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_1_bn2_mu = stage3_1_bn2_mu;
     float *restrict const r_stage3_1_bn2_add = stage3_1_bn2_add;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_1_bn2_running_mean = r_stage3_1_bn2_running_mean[i];
-        const float v_stage3_1_bn2_mul = 0.9f * v_stage3_1_bn2_running_mean;
-        const float v_stage3_1_bn2_mu = r_stage3_1_bn2_mu[i];
-        const float v_stage3_1_bn2_mul_2 = 0.1f * v_stage3_1_bn2_mu;
-        const float v_stage3_1_bn2_add = v_stage3_1_bn2_mul + v_stage3_1_bn2_mul_2;
-        r_stage3_1_bn2_add[i] = v_stage3_1_bn2_add;
+        r_stage3_1_bn2_add[i] = (0.9f * r_stage3_1_bn2_running_mean[i]) + (0.1f * r_stage3_1_bn2_mu[i]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): / */
     {
     float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        const float v_stage3_1_bn2_sub = (float)(64.0f * (double)n) - 1.0f;
-        const float v_stage3_1_bn2_div = (float)(64.0f * (double)n) / v_stage3_1_bn2_sub;
-        r_stage3_1_bn2_div[i] = v_stage3_1_bn2_div;
+        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -2590,14 +2172,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     const float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
     float *restrict const r_stage3_1_bn2_add_2 = stage3_1_bn2_add_2;
     for (int64_t i = 0; i < 64; i++) {
-        const float v_stage3_1_bn2_running_var = r_stage3_1_bn2_running_var[i];
-        const float v_stage3_1_bn2_mul = 0.9f * v_stage3_1_bn2_running_var;
-        const float v_stage3_1_bn2_var = r_stage3_1_bn2_var[i];
-        const float v_stage3_1_bn2_mul_2 = 0.1f * v_stage3_1_bn2_var;
-        const float v_stage3_1_bn2_div = r_stage3_1_bn2_div[0];
-        const float v_stage3_1_bn2_mul_3 = v_stage3_1_bn2_mul_2 * v_stage3_1_bn2_div;
-        const float v_stage3_1_bn2_add_2 = v_stage3_1_bn2_mul + v_stage3_1_bn2_mul_3;
-        r_stage3_1_bn2_add_2[i] = v_stage3_1_bn2_add_2;
+        r_stage3_1_bn2_add_2[i] = (0.9f * r_stage3_1_bn2_running_var[i]) + ((0.1f * r_stage3_1_bn2_var[i]) * r_stage3_1_bn2_div[0]);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
@@ -2662,10 +2237,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        const float v_fc_matmul = r_fc_matmul[i];
-        const float v_fc_bias = r_fc_bias[i1 * 1];
-        const float v_fc = v_fc_matmul + v_fc_bias;
-        r_fc[i] = v_fc;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -3012,12 +2584,7 @@ void res_net_backward(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        const float v_stage3_1 = r_stage3_1_bn2[i];
-        const float v_d_pool_reshape = r_d_pool[i1 * 1 + i0 * 64];
-        const float v_d_pool_expand = v_d_pool_reshape;
-        const float v_d_stage3_1 = v_d_pool_expand * 0.015625f;
-        const float v_d_stage3_1_add = v_stage3_1 > 0.0f ? v_d_stage3_1 : 0.0f;
-        r_d_stage3_1_add[i] = v_d_stage3_1_add;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? ((r_d_pool[i1 * 1 + i0 * 64]) * 0.015625f) : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -3123,10 +2690,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r_d_stage3_0 = d_stage3_0;
     float *restrict const r_d_stage3_0_add = d_stage3_0_add;
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
-        const float v_stage3_0 = r_stage3_0_proj_bn[i];
-        const float v_d_stage3_0 = r_d_stage3_0[i];
-        const float v_d_stage3_0_add = v_stage3_0 > 0.0f ? v_d_stage3_0 : 0.0f;
-        r_d_stage3_0_add[i] = v_d_stage3_0_add;
+        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? r_d_stage3_0[i] : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -3279,10 +2843,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r_d_stage2_1_2 = d_stage2_1_2;
     float *restrict const r_d_stage2_1_add = d_stage2_1_add;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_stage2_1 = r_stage2_1_bn2[i];
-        const float v_d_stage2_1 = r_d_stage2_1_2[i];
-        const float v_d_stage2_1_add = v_stage2_1 > 0.0f ? v_d_stage2_1 : 0.0f;
-        r_d_stage2_1_add[i] = v_d_stage2_1_add;
+        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? r_d_stage2_1_2[i] : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -3388,10 +2949,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r_d_stage2_0 = d_stage2_0;
     float *restrict const r_d_stage2_0_add = d_stage2_0_add;
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
-        const float v_stage2_0 = r_stage2_0_proj_bn[i];
-        const float v_d_stage2_0 = r_d_stage2_0[i];
-        const float v_d_stage2_0_add = v_stage2_0 > 0.0f ? v_d_stage2_0 : 0.0f;
-        r_d_stage2_0_add[i] = v_d_stage2_0_add;
+        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? r_d_stage2_0[i] : 0.0f;
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -3544,10 +3102,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r_d_stage1_1_2 = d_stage1_1_2;
     float *restrict const r_d_stage1_1_add = d_stage1_1_add;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_stage1_1 = r_stage1_1_bn2[i];
-        const float v_d_stage1_1 = r_d_stage1_1_2[i];
-        const float v_d_stage1_1_add = v_stage1_1 > 0.0f ? v_d_stage1_1 : 0.0f;
-        r_d_stage1_1_add[i] = v_d_stage1_1_add;
+        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? r_d_stage1_1_2[i] : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -3653,10 +3208,7 @@ void res_net_backward(res_net *m)
     const float *restrict const r_d_stage1_0 = d_stage1_0;
     float *restrict const r_d_stage1_0_add = d_stage1_0_add;
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
-        const float v_stage1_0 = r_stage1_0_bn2[i];
-        const float v_d_stage1_0 = r_d_stage1_0[i];
-        const float v_d_stage1_0_add = v_stage1_0 > 0.0f ? v_d_stage1_0 : 0.0f;
-        r_d_stage1_0_add[i] = v_d_stage1_0_add;
+        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? r_d_stage1_0[i] : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
