@@ -42,7 +42,9 @@ const char *emit_bcast_offset(Shape s, int nl, Shape l, int ll, const char *unit
             const char *st = kb ? emit_fmt("%lld * (int64_t)n", (long long)k) : emit_fmt("%lld", (long long)k);
             if (strcmp(unit, "1"))
                 st = emit_fmt("%s * %s", st, unit);
-            idx = emit_fmt("%s%si%d * %s", idx, *idx ? " + " : "", i, st);
+            /* (a stride of 1 is the index alone) */
+            idx = strcmp(st, "1") ? emit_fmt("%s%si%d * %s", idx, *idx ? " + " : "", i, st)
+                                  : emit_fmt("%s%si%d", idx, *idx ? " + " : "", i);
         }
         k *= l.d[j];
         kb |= j == l.bd;

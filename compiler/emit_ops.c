@@ -84,8 +84,11 @@ void emit_permute(Emitter *e, int t)
     const IrNode *n = emit_nd(e, t);
     Shape so = n->shape, si = emit_nd(e, n->in[0])->shape;
     const char *idx = "";
-    for (int k = 0; k < so.nd; k++)
-        idx = emit_fmt("%s%si%d * %s", idx, k ? " + " : "", k, emit_stride(si, n->perm[k]));
+    for (int k = 0; k < so.nd; k++) {
+        const char *st = emit_stride(si, n->perm[k]);
+        idx = strcmp(st, "1") ? emit_fmt("%s%si%d * %s", idx, k ? " + " : "", k, st)
+                              : emit_fmt("%s%si%d", idx, k ? " + " : "", k);
+    }
     P(e, "    {\n        int64_t o = 0;\n");
     loops(e, so, so.nd, "        ");
     P(e, "            %s[o++] = %s[%s];\n    }\n", emit_ref(e, t), emit_ref(e, n->in[0]), idx);

@@ -99,7 +99,7 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1 * 1];
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
         r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
     }
     }
@@ -114,7 +114,7 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1 * 1];
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
     }
     }
 }
@@ -163,7 +163,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
         const int64_t i = (i0) * 128 + i1;
-        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1 * 1];
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
         r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
     }
     }
@@ -178,7 +178,7 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1 * 1];
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
     }
     }
     /* digits.nn:18  cross_entropy(self(x), y) */

@@ -147,7 +147,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 64 + i2;
-        r_bn1[i] = (((r_conv1[i] - r_bn1_running_mean[i1 * 1]) * r_bn1_rsqrt[i1 * 1]) * r_bn1_weight[i1 * 1]) + r_bn1_bias[i1 * 1];
+        r_bn1[i] = (((r_conv1[i] - r_bn1_running_mean[i1]) * r_bn1_rsqrt[i1]) * r_bn1_weight[i1]) + r_bn1_bias[i1];
     }
     }
     /* digits_cnn.nn:17  act1: ReLU: relu(x) */
@@ -184,7 +184,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     for (int64_t i2 = 0; i2 < 16; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 16 + i2;
-        r_bn2[i] = (((r_conv2[i] - r_bn2_running_mean[i1 * 1]) * r_bn2_rsqrt[i1 * 1]) * r_bn2_weight[i1 * 1]) + r_bn2_bias[i1 * 1];
+        r_bn2[i] = (((r_conv2[i] - r_bn2_running_mean[i1]) * r_bn2_rsqrt[i1]) * r_bn2_weight[i1]) + r_bn2_bias[i1];
     }
     }
     /* digits_cnn.nn:21  act2: ReLU: relu(x) */
@@ -208,7 +208,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
     }
     }
 }
@@ -441,7 +441,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
     }
     }
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */

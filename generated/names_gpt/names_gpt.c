@@ -250,7 +250,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_add[i] = r_tok[i] + r_pos[i2 * 1 + i1 * 64];
+        r_add[i] = r_tok[i] + r_pos[i2 + i1 * 64];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -297,7 +297,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2 * 1];
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -307,7 +307,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -321,7 +321,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2 * 1];
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -331,7 +331,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -345,7 +345,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2 * 1];
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -355,7 +355,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -410,7 +410,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -425,7 +425,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2 * 1]);
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -472,7 +472,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2 * 1];
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
     }
     }
@@ -489,7 +489,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2 * 1]);
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -536,7 +536,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2 * 1];
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -546,7 +546,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -560,7 +560,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2 * 1];
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -570,7 +570,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -584,7 +584,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2 * 1];
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -594,7 +594,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -649,7 +649,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -664,7 +664,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2 * 1]);
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -711,7 +711,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2 * 1];
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
     }
     }
@@ -728,7 +728,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2 * 1]);
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -775,7 +775,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2 * 1];
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
     }
     }
 }
@@ -911,7 +911,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_add[i] = r_tok[i] + r_pos[i2 * 1 + i1 * 64];
+        r_add[i] = r_tok[i] + r_pos[i2 + i1 * 64];
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -958,7 +958,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2 * 1];
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -968,7 +968,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
@@ -982,7 +982,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2 * 1];
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -992,7 +992,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
@@ -1006,7 +1006,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2 * 1];
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -1016,7 +1016,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1071,7 +1071,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
@@ -1086,7 +1086,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2 * 1]);
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1134,7 +1134,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2 * 1];
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
         r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
     }
@@ -1152,7 +1152,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2 * 1]);
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
     }
     }
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
@@ -1199,7 +1199,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2 * 1];
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
@@ -1209,7 +1209,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
@@ -1223,7 +1223,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2 * 1];
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
@@ -1233,7 +1233,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
@@ -1247,7 +1247,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2 * 1];
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
@@ -1257,7 +1257,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1312,7 +1312,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
@@ -1327,7 +1327,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2 * 1]);
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
     }
     }
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
@@ -1375,7 +1375,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2 * 1];
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
         r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
     }
@@ -1393,7 +1393,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 64 + i2;
-        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2 * 1]);
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
     }
     }
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
@@ -1440,7 +1440,7 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     for (int64_t i2 = 0; i2 < 28; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 28 + i2;
-        r_head[i] = r_head_matmul[i] + r_head_bias[i2 * 1];
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
     }
     }
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
@@ -1859,7 +1859,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -1915,7 +1915,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -1940,7 +1940,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -1965,7 +1965,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -2195,7 +2195,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 4; i1++)
         for (int64_t i2 = 0; i2 < 16; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3 * 1];
+            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -2251,7 +2251,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -2276,7 +2276,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {
@@ -2301,7 +2301,7 @@ void names_gpt_backward(names_gpt *m)
         for (int64_t i1 = 0; i1 < 16; i1++)
         for (int64_t i2 = 0; i2 < 4; i2++)
         for (int64_t i3 = 0; i3 < 16; i3++)
-            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3 * 1];
+            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     {

@@ -391,7 +391,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        r_bn[i] = (((r_stem[i] - r_bn_running_mean[i1 * 1]) * r_bn_rsqrt[i1 * 1]) * r_bn_weight[i1 * 1]) + r_bn_bias[i1 * 1];
+        r_bn[i] = (((r_stem[i] - r_bn_running_mean[i1]) * r_bn_rsqrt[i1]) * r_bn_weight[i1]) + r_bn_bias[i1];
     }
     }
     /* resnet.nn:46  relu(bn(stem(x))) */
@@ -426,7 +426,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        r_stage1_0_bn1[i] = (((r_stage1_0_conv1[i] - r_stage1_0_bn1_running_mean[i1 * 1]) * r_stage1_0_bn1_rsqrt[i1 * 1]) * r_stage1_0_bn1_weight[i1 * 1]) + r_stage1_0_bn1_bias[i1 * 1];
+        r_stage1_0_bn1[i] = (((r_stage1_0_conv1[i] - r_stage1_0_bn1_running_mean[i1]) * r_stage1_0_bn1_rsqrt[i1]) * r_stage1_0_bn1_weight[i1]) + r_stage1_0_bn1_bias[i1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -461,7 +461,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        r_stage1_0_bn2[i] = (((r_stage1_0_conv2[i] - r_stage1_0_bn2_running_mean[i1 * 1]) * r_stage1_0_bn2_rsqrt[i1 * 1]) * r_stage1_0_bn2_weight[i1 * 1]) + r_stage1_0_bn2_bias[i1 * 1];
+        r_stage1_0_bn2[i] = (((r_stage1_0_conv2[i] - r_stage1_0_bn2_running_mean[i1]) * r_stage1_0_bn2_rsqrt[i1]) * r_stage1_0_bn2_weight[i1]) + r_stage1_0_bn2_bias[i1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -498,7 +498,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        r_stage1_1_bn1[i] = (((r_stage1_1_conv1[i] - r_stage1_1_bn1_running_mean[i1 * 1]) * r_stage1_1_bn1_rsqrt[i1 * 1]) * r_stage1_1_bn1_weight[i1 * 1]) + r_stage1_1_bn1_bias[i1 * 1];
+        r_stage1_1_bn1[i] = (((r_stage1_1_conv1[i] - r_stage1_1_bn1_running_mean[i1]) * r_stage1_1_bn1_rsqrt[i1]) * r_stage1_1_bn1_weight[i1]) + r_stage1_1_bn1_bias[i1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -533,7 +533,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 1024; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
-        r_stage1_1_bn2[i] = (((r_stage1_1_conv2[i] - r_stage1_1_bn2_running_mean[i1 * 1]) * r_stage1_1_bn2_rsqrt[i1 * 1]) * r_stage1_1_bn2_weight[i1 * 1]) + r_stage1_1_bn2_bias[i1 * 1];
+        r_stage1_1_bn2[i] = (((r_stage1_1_conv2[i] - r_stage1_1_bn2_running_mean[i1]) * r_stage1_1_bn2_rsqrt[i1]) * r_stage1_1_bn2_weight[i1]) + r_stage1_1_bn2_bias[i1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -570,7 +570,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        r_stage2_0_bn1[i] = (((r_stage2_0_conv1[i] - r_stage2_0_bn1_running_mean[i1 * 1]) * r_stage2_0_bn1_rsqrt[i1 * 1]) * r_stage2_0_bn1_weight[i1 * 1]) + r_stage2_0_bn1_bias[i1 * 1];
+        r_stage2_0_bn1[i] = (((r_stage2_0_conv1[i] - r_stage2_0_bn1_running_mean[i1]) * r_stage2_0_bn1_rsqrt[i1]) * r_stage2_0_bn1_weight[i1]) + r_stage2_0_bn1_bias[i1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -605,7 +605,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        r_stage2_0_bn2[i] = (((r_stage2_0_conv2[i] - r_stage2_0_bn2_running_mean[i1 * 1]) * r_stage2_0_bn2_rsqrt[i1 * 1]) * r_stage2_0_bn2_weight[i1 * 1]) + r_stage2_0_bn2_bias[i1 * 1];
+        r_stage2_0_bn2[i] = (((r_stage2_0_conv2[i] - r_stage2_0_bn2_running_mean[i1]) * r_stage2_0_bn2_rsqrt[i1]) * r_stage2_0_bn2_weight[i1]) + r_stage2_0_bn2_bias[i1];
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -632,7 +632,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        r_stage2_0_proj_bn[i] = (((r_stage2_0_proj[i] - r_stage2_0_proj_bn_running_mean[i1 * 1]) * r_stage2_0_proj_bn_rsqrt[i1 * 1]) * r_stage2_0_proj_bn_weight[i1 * 1]) + r_stage2_0_proj_bn_bias[i1 * 1];
+        r_stage2_0_proj_bn[i] = (((r_stage2_0_proj[i] - r_stage2_0_proj_bn_running_mean[i1]) * r_stage2_0_proj_bn_rsqrt[i1]) * r_stage2_0_proj_bn_weight[i1]) + r_stage2_0_proj_bn_bias[i1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -669,7 +669,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        r_stage2_1_bn1[i] = (((r_stage2_1_conv1[i] - r_stage2_1_bn1_running_mean[i1 * 1]) * r_stage2_1_bn1_rsqrt[i1 * 1]) * r_stage2_1_bn1_weight[i1 * 1]) + r_stage2_1_bn1_bias[i1 * 1];
+        r_stage2_1_bn1[i] = (((r_stage2_1_conv1[i] - r_stage2_1_bn1_running_mean[i1]) * r_stage2_1_bn1_rsqrt[i1]) * r_stage2_1_bn1_weight[i1]) + r_stage2_1_bn1_bias[i1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -704,7 +704,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 32 + i1) * 256 + i2;
-        r_stage2_1_bn2[i] = (((r_stage2_1_conv2[i] - r_stage2_1_bn2_running_mean[i1 * 1]) * r_stage2_1_bn2_rsqrt[i1 * 1]) * r_stage2_1_bn2_weight[i1 * 1]) + r_stage2_1_bn2_bias[i1 * 1];
+        r_stage2_1_bn2[i] = (((r_stage2_1_conv2[i] - r_stage2_1_bn2_running_mean[i1]) * r_stage2_1_bn2_rsqrt[i1]) * r_stage2_1_bn2_weight[i1]) + r_stage2_1_bn2_bias[i1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -741,7 +741,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        r_stage3_0_bn1[i] = (((r_stage3_0_conv1[i] - r_stage3_0_bn1_running_mean[i1 * 1]) * r_stage3_0_bn1_rsqrt[i1 * 1]) * r_stage3_0_bn1_weight[i1 * 1]) + r_stage3_0_bn1_bias[i1 * 1];
+        r_stage3_0_bn1[i] = (((r_stage3_0_conv1[i] - r_stage3_0_bn1_running_mean[i1]) * r_stage3_0_bn1_rsqrt[i1]) * r_stage3_0_bn1_weight[i1]) + r_stage3_0_bn1_bias[i1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -776,7 +776,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        r_stage3_0_bn2[i] = (((r_stage3_0_conv2[i] - r_stage3_0_bn2_running_mean[i1 * 1]) * r_stage3_0_bn2_rsqrt[i1 * 1]) * r_stage3_0_bn2_weight[i1 * 1]) + r_stage3_0_bn2_bias[i1 * 1];
+        r_stage3_0_bn2[i] = (((r_stage3_0_conv2[i] - r_stage3_0_bn2_running_mean[i1]) * r_stage3_0_bn2_rsqrt[i1]) * r_stage3_0_bn2_weight[i1]) + r_stage3_0_bn2_bias[i1];
     }
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -803,7 +803,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        r_stage3_0_proj_bn[i] = (((r_stage3_0_proj[i] - r_stage3_0_proj_bn_running_mean[i1 * 1]) * r_stage3_0_proj_bn_rsqrt[i1 * 1]) * r_stage3_0_proj_bn_weight[i1 * 1]) + r_stage3_0_proj_bn_bias[i1 * 1];
+        r_stage3_0_proj_bn[i] = (((r_stage3_0_proj[i] - r_stage3_0_proj_bn_running_mean[i1]) * r_stage3_0_proj_bn_rsqrt[i1]) * r_stage3_0_proj_bn_weight[i1]) + r_stage3_0_proj_bn_bias[i1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -840,7 +840,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        r_stage3_1_bn1[i] = (((r_stage3_1_conv1[i] - r_stage3_1_bn1_running_mean[i1 * 1]) * r_stage3_1_bn1_rsqrt[i1 * 1]) * r_stage3_1_bn1_weight[i1 * 1]) + r_stage3_1_bn1_bias[i1 * 1];
+        r_stage3_1_bn1[i] = (((r_stage3_1_conv1[i] - r_stage3_1_bn1_running_mean[i1]) * r_stage3_1_bn1_rsqrt[i1]) * r_stage3_1_bn1_weight[i1]) + r_stage3_1_bn1_bias[i1];
     }
     }
     /* resnet.nn:21  relu(bn1(conv1(x))) */
@@ -875,7 +875,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i2 = 0; i2 < 64; i2++)
     {
         const int64_t i = ((i0) * 64 + i1) * 64 + i2;
-        r_stage3_1_bn2[i] = (((r_stage3_1_conv2[i] - r_stage3_1_bn2_running_mean[i1 * 1]) * r_stage3_1_bn2_rsqrt[i1 * 1]) * r_stage3_1_bn2_weight[i1 * 1]) + r_stage3_1_bn2_bias[i1 * 1];
+        r_stage3_1_bn2[i] = (((r_stage3_1_conv2[i] - r_stage3_1_bn2_running_mean[i1]) * r_stage3_1_bn2_rsqrt[i1]) * r_stage3_1_bn2_weight[i1]) + r_stage3_1_bn2_bias[i1];
     }
     }
     /* resnet.nn:24  relu(h + skip) */
@@ -925,7 +925,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
     }
     }
 }
@@ -2237,7 +2237,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
         const int64_t i = (i0) * 10 + i1;
-        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1 * 1];
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
     }
     }
     /* resnet.nn:47  cross_entropy(self(x), y) */
@@ -2584,7 +2584,7 @@ void res_net_backward(res_net *m)
     for (int64_t i3 = 0; i3 < 8; i3++)
     {
         const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
-        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? ((r_d_pool[i1 * 1 + i0 * 64]) * 0.015625f) : 0.0f;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? ((r_d_pool[i1 + i0 * 64]) * 0.015625f) : 0.0f;
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
