@@ -109,7 +109,7 @@ static void put_quoted(FILE *out, const char *s)
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         switch (c) {
-        case '"':  fputs("\\\"", out); break;
+        case '"': fputs("\\\"", out); break;
         case '\\': fputs("\\\\", out); break;
         case '\n': fputs("\\n", out); break;
         case '\t': fputs("\\t", out); break;
@@ -219,9 +219,8 @@ static const struct {
 };
 
 static const char *const op_text[] = {
-    [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/",
-    [OP_MOD] = "%", [OP_MATMUL] = "@", [OP_EQ] = "==", [OP_NE] = "!=",
-    [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=",
+    [OP_ADD] = "+",  [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_MOD] = "%", [OP_MATMUL] = "@",
+    [OP_EQ] = "==",  [OP_NE] = "!=", [OP_LT] = "<",  [OP_LE] = "<=", [OP_GT] = ">",  [OP_GE] = ">=",
     [OP_AND] = "&&", [OP_OR] = "||", [OP_NEG] = "-", [OP_NOT] = "!",
 };
 
@@ -242,33 +241,25 @@ static void dump_node(const Node *n, FILE *out, int indent, const char *role)
     if (role)
         fprintf(out, "%s: ", role);
     unsigned k = n->kind;
-    fprintf(out, "(%s", k < sizeof kinds / sizeof kinds[0] && kinds[k].name ?
-            kinds[k].name : "?");
+    fprintf(out, "(%s", k < sizeof kinds / sizeof kinds[0] && kinds[k].name ? kinds[k].name : "?");
 
     switch (n->kind) {
     case ND_UNARY:
     case ND_BINARY:
-        fprintf(out, " %s", (unsigned)n->op < sizeof op_text / sizeof op_text[0]
-                ? op_text[n->op] : "?");
+        fprintf(out, " %s", (unsigned)n->op < sizeof op_text / sizeof op_text[0] ? op_text[n->op] : "?");
         break;
-    case ND_INT:
-        fprintf(out, " %lld", n->ival);
-        break;
+    case ND_INT: fprintf(out, " %lld", n->ival); break;
     case ND_FLOAT:
         fputc(' ', out);
         put_double(out, n->fval);
         break;
-    case ND_BOOL:
-        fputs(n->ival ? " true" : " false", out);
-        break;
-    default:
-        break;
+    case ND_BOOL: fputs(n->ival ? " true" : " false", out); break;
+    default: break;
     }
     if (n->name)
         fprintf(out, " %s", n->name);
     if (n->str) {
-        fputs(n->kind == ND_INPUT || n->kind == ND_LABEL ? " dtype=" :
-              n->kind == ND_FIELD ? " from=" : " ", out);
+        fputs(n->kind == ND_INPUT || n->kind == ND_LABEL ? " dtype=" : n->kind == ND_FIELD ? " from=" : " ", out);
         put_quoted(out, n->str);
     }
     if (n->flags & FIELD_FROZEN && n->kind == ND_FIELD)
@@ -282,8 +273,7 @@ static void dump_node(const Node *n, FILE *out, int indent, const char *role)
         put_quoted(out, n->doc);
     }
 
-    const char *const *roles = k < sizeof kinds / sizeof kinds[0] ?
-                               kinds[k].role : NULL;
+    const char *const *roles = k < sizeof kinds / sizeof kinds[0] ? kinds[k].role : NULL;
     int callee_first = n->kind == ND_CALL || n->kind == ND_METHOD;
     if (callee_first)
         dump_child(n->a, out, indent + 2, NULL);

@@ -25,7 +25,7 @@ enum {
 };
 
 static int nerrors;
-static int muted;         /* the current error was not printed: nor its notes */
+static int muted; /* the current error was not printed: nor its notes */
 
 /* ---- source files ------------------------------------------------------ */
 
@@ -103,7 +103,7 @@ SrcFile *diag_string_file(const char *name, const char *text)
 
 static struct {
     const SrcFile *file;
-    size_t off;           /* a line start at or before the last query */
+    size_t off; /* a line start at or before the last query */
     int line;
 } cache;
 
@@ -124,7 +124,7 @@ static int line_of(const SrcFile *f, size_t off, size_t *start)
         line = cache.line;
     }
     size_t ls = pos;
-    for (const char *p; (p = memchr(f->text + pos, '\n', off - pos)); ) {
+    for (const char *p; (p = memchr(f->text + pos, '\n', off - pos));) {
         pos = (size_t)(p - f->text) + 1;
         ls = pos;
         line++;
@@ -196,7 +196,7 @@ static void show_source(Loc loc)
         unsigned char c = (unsigned char)f->text[i];
         if (c == '\t')
             fputc('\t', stderr);
-        else if ((c & 0xC0) != 0x80)  /* one column per UTF-8 character */
+        else if ((c & 0xC0) != 0x80) /* one column per UTF-8 character */
             fputc(' ', stderr);
     }
     fputc('^', stderr);
@@ -257,10 +257,7 @@ static int seen_before(Loc loc, const char *fmt, va_list ap)
 static Loc (*user_site)(Loc);
 static void diag_verror_at(Loc loc, const char *fmt, va_list ap);
 
-void diag_set_user_site(Loc (*fn)(Loc))
-{
-    user_site = fn;
-}
+void diag_set_user_site(Loc (*fn)(Loc)) { user_site = fn; }
 
 void diag_verror(Loc loc, const char *fmt, va_list ap)
 {
@@ -286,8 +283,10 @@ static void diag_verror_at(Loc loc, const char *fmt, va_list ap)
     }
     muted = nerrors > MAX_ERRORS;
     if (nerrors == MAX_ERRORS + 1)
-        fprintf(stderr, "nnc: error: too many errors (%d), not reporting "
-                "the rest\n", MAX_ERRORS);
+        fprintf(stderr,
+                "nnc: error: too many errors (%d), not reporting "
+                "the rest\n",
+                MAX_ERRORS);
     if (!muted)
         report(loc, "error", fmt, ap);
 }
@@ -310,14 +309,11 @@ void diag_note(Loc loc, const char *fmt, ...)
     va_end(ap);
 }
 
-int diag_errors(void)
-{
-    return nerrors;
-}
+int diag_errors(void) { return nerrors; }
 
 /* ---- suggestions ------------------------------------------------------------ */
 
-enum { MAX_NAME = 64 };   /* longer names are not typos of anything */
+enum { MAX_NAME = 64 }; /* longer names are not typos of anything */
 
 /* Levenshtein distance over bytes, two rows. */
 static int edit_distance(const char *a, size_t n, const char *b, size_t m)

@@ -14,7 +14,7 @@
 
 /* A loaded source file.  `text` is NUL-terminated; `len` excludes the NUL. */
 typedef struct SrcFile {
-    const char *path;     /* as the user or the import named it */
+    const char *path; /* as the user or the import named it */
     const char *text;
     size_t len;
 } SrcFile;
@@ -40,7 +40,7 @@ void diag_linecol(Loc loc, int *line, int *col);
 void diag_error(Loc loc, const char *fmt, ...);
 void diag_note(Loc loc, const char *fmt, ...);
 void diag_verror(Loc loc, const char *fmt, va_list ap);
-int diag_errors(void);                  /* errors reported so far */
+int diag_errors(void); /* errors reported so far */
 
 /* An error inside the standard library is reported where the user's code
  * reached it: `user_site` maps a location to that place (or returns it

@@ -98,8 +98,8 @@ Bind *elab_lookup(Scope *s, const char *name)
 
 const char *elab_vk_name(VK k)
 {
-    static const char *names[] = {"error", "int", "float", "bool", "string", "list",
-                                  "fn", "initializer", "layer", "tensor", "field", "absent field"};
+    static const char *names[] = {"error", "int",         "float", "bool",   "string", "list",
+                                  "fn",    "initializer", "layer", "tensor", "field",  "absent field"};
     return names[k];
 }
 
@@ -134,8 +134,7 @@ Node *elab_find_decl(const char *name)
 
 /* ORDER InitKind */
 static const char *init_names[] = {
-    "zeros", "ones", "constant", "normal", "uniform",
-    "glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
+    "zeros", "ones", "constant", "normal", "uniform", "glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
 };
 
 static int init_kind(const char *name)
@@ -160,10 +159,10 @@ static const char *excerpt(Loc loc)
     int k = 0;
     for (int i = 0; i < len; i++) {
         char c = loc.file->text[loc.off + i];
-        if ((unsigned char)c < ' ')      /* new lines, tabs; and emit.c's marks */
+        if ((unsigned char)c < ' ') /* new lines, tabs; and emit.c's marks */
             c = ' ';
         if (c == '*' && i + 1 < len && loc.file->text[loc.off + i + 1] == '/')
-            c = '.';                     /* never close the C comment */
+            c = '.'; /* never close the C comment */
         if (c == ' ' && k > 0 && s[k - 1] == ' ')
             continue;
         s[k++] = c;
@@ -177,10 +176,7 @@ static const char *excerpt(Loc loc)
 static int in_std(Loc l) { return l.file && !strcmp(l.file->path, "<std>"); }
 
 /* Errors inside the standard library point at the user's call (diag.c). */
-Loc elab_user_site(Loc l)
-{
-    return in_std(l) && E.user_loc.file ? E.user_loc : l;
-}
+Loc elab_user_site(Loc l) { return in_std(l) && E.user_loc.file ? E.user_loc : l; }
 
 /* A dotted path as a name: "stage1.0.conv1" -> "stage1_0_conv1". */
 static const char *path_name(const char *path)
@@ -290,15 +286,9 @@ Node *elab_find_member(Node *decl, NodeKind kind, const char *name)
     return NULL;
 }
 
-Node *elab_hparams_block(Node *decl)
-{
-    return elab_find_member(decl, ND_HPARAMS, NULL);
-}
+Node *elab_hparams_block(Node *decl) { return elab_find_member(decl, ND_HPARAMS, NULL); }
 
-static Node *call_fn(Node *decl)
-{
-    return elab_find_member(decl, ND_FN, "call");
-}
+static Node *call_fn(Node *decl) { return elab_find_member(decl, ND_FN, "call"); }
 
 /* A template: `Dense(units: 3)`, or `block(filters: 64)` binding more of
  * a layer-typed hparam.  Names are checked here, where the user wrote them. */
@@ -333,7 +323,7 @@ Value elab_template(Tpl *base, Node *decl, Args *a)
             return none();
         }
         int k;
-        for (k = 0; k < t->n; k++)        /* binding again replaces */
+        for (k = 0; k < t->n; k++) /* binding again replaces */
             if (!strcmp(t->names[k], a->names[i]))
                 break;
         t->names[k] = a->names[i], t->vals[k] = a->vals[i], t->locs[k] = a->locs[i];
@@ -481,8 +471,7 @@ static int *order_push(const int *order, int norder, int k)
     return o;
 }
 
-static Inst *instantiate_value(Value v, const char *path, const int *order, int norder, Loc at,
-                               Inst *parent, Node *f)
+static Inst *instantiate_value(Value v, const char *path, const int *order, int norder, Loc at, Inst *parent, Node *f)
 {
     if (v.k == VK_LAYER)
         return elab_instantiate(v.tpl, path, order, norder, at, parent, f);
@@ -515,8 +504,7 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
     return NULL;
 }
 
-Inst *elab_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at,
-                       Inst *parent, Node *pf)
+Inst *elab_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at, Inst *parent, Node *pf)
 {
     /* recursion: the same layer among the instances this one is a field
      * of (fields may be made lazily, so the chain of parents, not a call
@@ -564,8 +552,8 @@ static void make_fields(Inst *inst, Scope *env)
             fv.k = VK_ABSENT;
         } else {
             const char *p = *inst->path ? elab_fmt("%s.%s", inst->path, f->name) : f->name;
-            Inst *c = instantiate_value(v, p, order_push(inst->order, inst->norder, k), inst->norder + 1, f->a->loc,
-                                        inst, f);
+            Inst *c =
+                instantiate_value(v, p, order_push(inst->order, inst->norder, k), inst->norder + 1, f->a->loc, inst, f);
             if (c) {
                 fv.k = VK_INST, fv.inst = c;
                 c->doc = f->doc;
@@ -626,7 +614,7 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
     const char *path = *inst->path ? elab_fmt("%s.%s", inst->path, mem->name) : mem->name;
     int idx = find_tensor(*tab, *n, path);
     if (idx >= 0)
-        return idx;                      /* made by an earlier graph */
+        return idx; /* made by an earlier graph */
     *tab = realloc(*tab, sizeof(Tensor) * (size_t)(*n + 1));
     Tensor *t = &(*tab)[*n];
     memset(t, 0, sizeof *t);
@@ -652,7 +640,8 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
         t->init = INIT_ZEROS;
     } else {
         if (init.k != VK_NONE)
-            diag_error(mem->b->loc, "'%s' is not an initializer (zeros, ones, constant(v), normal(std:, mean:), "
+            diag_error(mem->b->loc,
+                       "'%s' is not an initializer (zeros, ones, constant(v), normal(std:, mean:), "
                        "uniform(lo, hi), glorot_uniform, glorot_normal, he_uniform, he_normal)",
                        init.k == VK_FN ? init.s : elab_vk_name(init.k));
         t->init = INIT_ZEROS;
@@ -701,7 +690,7 @@ void elab_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
         }
         Shape s;
         if (!eval_shape(mem->a, env, &s)) {
-            elab_bind(members, mem->name, none(), mem->name_loc);   /* poison: no cascade */
+            elab_bind(members, mem->name, none(), mem->name_loc); /* poison: no cascade */
             continue;
         }
         if (!inst->applied) {
@@ -748,8 +737,7 @@ static int match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *wha
         }
     int fixed = ell >= 0 ? n - 1 : n;
     if (ell < 0 ? s.nd != n : s.nd < fixed) {
-        diag_error(at, "%s has shape %s, which does not match the pattern %s", what, sstr(s),
-                   excerpt(pat->loc));
+        diag_error(at, "%s has shape %s, which does not match the pattern %s", what, sstr(s), excerpt(pat->loc));
         diag_note(pat->loc, "pattern declared here");
         return 0;
     }
@@ -772,8 +760,8 @@ static int match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *wha
             if (b->v.k == VK_INT && b->v.i == dv.i && b->v.batch == dv.batch)
                 continue;
             if (b->v.k != VK_INT) {
-                diag_error(p->loc, "'%s' in a shape pattern must be a dim or an int hparam, not %s",
-                           p->name, elab_vk_name(b->v.k));
+                diag_error(p->loc, "'%s' in a shape pattern must be a dim or an int hparam, not %s", p->name,
+                           elab_vk_name(b->v.k));
                 return 0;
             }
             diag_error(at, "%s has shape %s: dim %d is %s, but the pattern needs '%s' = %lld", what, sstr(s), d,
@@ -874,11 +862,11 @@ static Value apply_inner(Inst *inst, Args *a)
             nfields++;
             Bind *b = elab_lookup_here(inst->fields, f->name);
             if (!b || b->v.k != VK_INST)
-                continue;                 /* absent (condition false) or broken */
+                continue; /* absent (condition false) or broken */
             Args one = *a;
             one.vals = &x;
             if (!in_std(f->loc))
-                one.loc = f->loc;        /* attribute the work to the field */
+                one.loc = f->loc; /* attribute the work to the field */
             one.locs = &one.loc;
             x = apply(b->v.inst, &one);
         }
@@ -977,7 +965,8 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
                 break;
         if (!b) {
             if (elab_lookup(env, s->name))
-                diag_error(s->name_loc, "cannot assign to '%s': only names bound by 'let' or arguments can be rebound", s->name);
+                diag_error(s->name_loc, "cannot assign to '%s': only names bound by 'let' or arguments can be rebound",
+                           s->name);
             else
                 diag_error(s->name_loc, "assignment to undeclared name '%s'; declare it with 'let'", s->name);
             return none();
@@ -1061,12 +1050,8 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
         g->summary_name[g->nsummaries++] = s->str;
         return none();
     }
-    case ND_RETURN:
-        *returned = 1;
-        return elab_eval(s->a, env);
-    default:
-        diag_error(s->loc, "this is not a statement");
-        return none();
+    case ND_RETURN: *returned = 1; return elab_eval(s->a, env);
+    default: diag_error(s->loc, "this is not a statement"); return none();
     }
 }
 
@@ -1122,7 +1107,7 @@ static Value eval_ident(Node *e, Scope *env)
         return v;
     }
     if (init_kind(e->name) >= 0) {
-        v.k = VK_FN;                     /* an initializer without arguments */
+        v.k = VK_FN; /* an initializer without arguments */
         v.s = e->name;
         return v;
     }
@@ -1188,7 +1173,8 @@ static Value eval_binary(Node *e, Scope *env)
         }
         static const IrOp rt[] = {[OP_ADD] = IR_ADD, [OP_SUB] = IR_SUB, [OP_MUL] = IR_MUL, [OP_DIV] = IR_DIV};
         if (e->op > OP_DIV) {
-            diag_error(e->loc, "the batch size is only known at run time; it cannot be compared or used with this operator");
+            diag_error(e->loc,
+                       "the batch size is only known at run time; it cannot be compared or used with this operator");
             return none();
         }
         return prim_binary(rt[e->op], a, b, e->loc);
@@ -1199,8 +1185,13 @@ static Value eval_binary(Node *e, Scope *env)
         switch (e->op) {
         case OP_ADD: return vint(x + y);
         case OP_SUB: return vint(x - y);
-        case OP_MUL: { Value r = vint(x * y); r.batch = batch; return r; }
-        case OP_DIV: case OP_MOD:
+        case OP_MUL: {
+            Value r = vint(x * y);
+            r.batch = batch;
+            return r;
+        }
+        case OP_DIV:
+        case OP_MOD:
             if (y == 0) {
                 diag_error(e->loc, "division by zero");
                 return none();
@@ -1259,8 +1250,8 @@ static Value eval_init(const char *name, Args *a)
         int normal = v.ikind == INIT_NORMAL;
         const char *na = normal ? "std" : "lo", *nb = normal ? "mean" : "hi";
         v.ia = normal ? 1 : 0, v.ib = normal ? 0 : 1;
-        int bound = normal ? prim_bind_args(a, SPEC("std?", "mean?"), p, l)
-                           : prim_bind_args(a, SPEC("lo?", "hi?"), p, l);
+        int bound =
+            normal ? prim_bind_args(a, SPEC("std?", "mean?"), p, l) : prim_bind_args(a, SPEC("lo?", "hi?"), p, l);
         if (!bound || (p[0].k != VK_ABSENT && !prim_get_number(p[0], l[0], na, &v.ia)) ||
             (p[1].k != VK_ABSENT && !prim_get_number(p[1], l[1], nb, &v.ib)))
             return none();
@@ -1305,22 +1296,18 @@ static Value eval_call(Node *e, Scope *env)
     Args a = eval_args(e, env, NULL);
     E.cur_loc = e->loc;
     switch (callee.k) {
-    case VK_INST:
-        return apply(callee.inst, &a);
+    case VK_INST: return apply(callee.inst, &a);
     case VK_FN: {
         if (init_kind(callee.s) >= 0)
             return eval_init(callee.s, &a);
-        const Prim *p = prim_find(callee.s);   /* a unary one (eval_ident) */
+        const Prim *p = prim_find(callee.s); /* a unary one (eval_ident) */
         if (p)
             return prim_call(p, &a);
         diag_error(a.loc, "primitive '%s' is not available in this version of nnc", callee.s);
         return none();
     }
-    case VK_LAYER:
-        return elab_template(callee.tpl, callee.tpl->decl, &a);
-    default:
-        diag_error(f->loc, "%s is not callable", elab_vk_name(callee.k));
-        return none();
+    case VK_LAYER: return elab_template(callee.tpl, callee.tpl->decl, &a);
+    default: diag_error(f->loc, "%s is not callable", elab_vk_name(callee.k)); return none();
     }
 }
 
@@ -1335,12 +1322,8 @@ Value elab_eval(Node *e, Scope *env)
     case ND_BOOL: r = vbool((int)e->ival); break;
     case ND_STR: r.k = VK_STR, r.s = e->str; break;
     case ND_IDENT: r = eval_ident(e, env); break;
-    case ND_SELF:
-        diag_error(e->loc, "'self' can only be called, as in self(x)");
-        break;
-    case ND_ELLIPSIS:
-        diag_error(e->loc, "'...' can only appear in a shape pattern");
-        break;
+    case ND_SELF: diag_error(e->loc, "'self' can only be called, as in self(x)"); break;
+    case ND_ELLIPSIS: diag_error(e->loc, "'...' can only appear in a shape pattern"); break;
     case ND_LIST:
         r.k = VK_LIST;
         r.n = e->list.n;
@@ -1420,9 +1403,7 @@ Value elab_eval(Node *e, Scope *env)
         }
         break;
     }
-    default:
-        diag_error(e->loc, "this is not an expression");
-        break;
+    default: diag_error(e->loc, "this is not an expression"); break;
     }
     E.cur_loc = save;
     return r;

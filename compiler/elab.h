@@ -23,18 +23,18 @@
 /* ===================================================================== */
 
 typedef enum VK {
-    VK_NONE,    /* poison: an error was already reported */
-    VK_INT,     /* i (batch: the batch dim, i its multiplier) */
-    VK_FLOAT,   /* f */
-    VK_BOOL,    /* i */
-    VK_STR,     /* s */
-    VK_LIST,    /* items[n] */
-    VK_FN,      /* s: a unary elementwise primitive */
-    VK_INIT,    /* an initializer: ikind, ia, ib */
-    VK_LAYER,   /* tpl: a layer template with some hparams bound */
-    VK_TENSOR,  /* t: an IR node of the current graph */
-    VK_INST,    /* inst: a field (layer instance or sequence) */
-    VK_ABSENT,  /* a conditional field or param whose condition is false */
+    VK_NONE,   /* poison: an error was already reported */
+    VK_INT,    /* i (batch: the batch dim, i its multiplier) */
+    VK_FLOAT,  /* f */
+    VK_BOOL,   /* i */
+    VK_STR,    /* s */
+    VK_LIST,   /* items[n] */
+    VK_FN,     /* s: a unary elementwise primitive */
+    VK_INIT,   /* an initializer: ikind, ia, ib */
+    VK_LAYER,  /* tpl: a layer template with some hparams bound */
+    VK_TENSOR, /* t: an IR node of the current graph */
+    VK_INST,   /* inst: a field (layer instance or sequence) */
+    VK_ABSENT, /* a conditional field or param whose condition is false */
 } VK;
 
 typedef struct Tpl Tpl;
@@ -56,12 +56,12 @@ typedef struct Value {
 } Value;
 
 struct Tpl {
-    Node *decl;            /* ND_LAYER */
+    Node *decl; /* ND_LAYER */
     int n;
     const char **names;
     Value *vals;
     Loc *locs;
-    Loc loc;               /* where the template was written */
+    Loc loc; /* where the template was written */
 };
 
 typedef struct Bind {
@@ -77,26 +77,26 @@ typedef struct Scope {
 } Scope;
 
 struct Inst {
-    const char *path;      /* "" for the model, "blocks.2" */
-    int *order;            /* declaration-order key */
+    const char *path; /* "" for the model, "blocks.2" */
+    int *order;       /* declaration-order key */
     int norder;
-    Node *decl;            /* NULL for a sequence */
-    Scope *hp;             /* hparams (parent NULL: layers see only their own) */
-    Inst **items;          /* a sequence's copies */
+    Node *decl;   /* NULL for a sequence */
+    Scope *hp;    /* hparams (parent NULL: layers see only their own) */
+    Inst **items; /* a sequence's copies */
     int nitems;
-    Scope *fields;         /* field name -> VK_INST / VK_ABSENT */
+    Scope *fields; /* field name -> VK_INST / VK_ABSENT */
     int applied;
-    Loc first;             /* first application */
-    Value *members;        /* per member: its param/state tensor index (VK_INT) or VK_ABSENT */
-    int has_init;          /* a field `init` above overrides every initializer below */
+    Loc first;      /* first application */
+    Value *members; /* per member: its param/state tensor index (VK_INT) or VK_ABSENT */
+    int has_init;   /* a field `init` above overrides every initializer below */
     int init_kind;
     double init_a, init_b;
     int frozen;
     const char *from, *from_prefix;
-    const char *doc;       /* the field's `///` comment */
-    int summarized;        /* has a summary row */
-    Inst *parent;          /* the instance whose field this is (recursion check) */
-    int fields_made;       /* fields instantiated (at the first application when
+    const char *doc; /* the field's `///` comment */
+    int summarized;  /* has a summary row */
+    Inst *parent;    /* the instance whose field this is (recursion check) */
+    int fields_made; /* fields instantiated (at the first application when
                               the layer has a call: they may use its dims) */
     Loc loc;
 };
@@ -104,10 +104,10 @@ struct Inst {
 /* The arguments of a call, evaluated. */
 typedef struct Args {
     int n;
-    const char **names;     /* NULL for positional */
+    const char **names; /* NULL for positional */
     Value *vals;
     Loc *locs;
-    Loc loc;                /* the call */
+    Loc loc; /* the call */
     const char *callee;
 } Args;
 
@@ -129,15 +129,15 @@ typedef struct Elab {
     Model *m;
     Graph *g;
     int training;
-    int *pnode, *snode;     /* per param/state: its leaf node in g, or -1 */
+    int *pnode, *snode; /* per param/state: its leaf node in g, or -1 */
     int pcap, scap;
     Inst *root;
-    int *self_args, nself_args, self_result;   /* self(x) is computed once */
-    Loc cur_loc;            /* the expression being elaborated, for nodes */
-    Loc user_loc;           /* the innermost call written in a user's file */
-    const char *path;       /* the field being applied ("stage1.0.conv1"; "" or NULL for
+    int *self_args, nself_args, self_result; /* self(x) is computed once */
+    Loc cur_loc;                             /* the expression being elaborated, for nodes */
+    Loc user_loc;                            /* the innermost call written in a user's file */
+    const char *path;                        /* the field being applied ("stage1.0.conv1"; "" or NULL for
                              * the model): its nodes are named after it */
-    const char *batch_name; /* the batch dim, bound by name in `input x: f32[N, 64]` */
+    const char *batch_name;                  /* the batch dim, bound by name in `input x: f32[N, 64]` */
 } Elab;
 
 extern Elab E;
@@ -146,14 +146,14 @@ extern Elab E;
 /* elab.c: the interpreter                                                */
 /* ===================================================================== */
 
-void *elab_calloc(size_t n, size_t size);     /* calloc, or abort */
-char *elab_fmt(const char *f, ...);          /* printf into the arena */
-const char *elab_vk_name(VK k);              /* "int", "tensor": for messages */
+void *elab_calloc(size_t n, size_t size); /* calloc, or abort */
+char *elab_fmt(const char *f, ...);       /* printf into the arena */
+const char *elab_vk_name(VK k);           /* "int", "tensor": for messages */
 
 Scope *elab_scope_new(Scope *parent);
 void elab_bind(Scope *s, const char *name, Value v, Loc loc);
 Bind *elab_lookup_here(Scope *s, const char *name);
-Bind *elab_lookup(Scope *s, const char *name);      /* here, then the parents */
+Bind *elab_lookup(Scope *s, const char *name); /* here, then the parents */
 
 /* Layers and models by name (E.decls), and a declaration's members. */
 Node *elab_find_decl(const char *name);
@@ -227,15 +227,9 @@ static inline Value vtensor(int t)
 static inline IrNode *node(int t) { return &E.g->nodes[t]; }
 static inline Shape shape_of(int t) { return E.g->nodes[t].shape; }
 
-static inline int mk(IrOp op, Shape s, int nin, const int *in)
-{
-    return elab_add(ir_node(op, DT_F32, s, nin, in));
-}
+static inline int mk(IrOp op, Shape s, int nin, const int *in) { return elab_add(ir_node(op, DT_F32, s, nin, in)); }
 
-static inline int mk1(IrOp op, int a)
-{
-    return mk(op, shape_of(a), 1, &a);
-}
+static inline int mk1(IrOp op, int a) { return mk(op, shape_of(a), 1, &a); }
 
 /* A shape for a message, the batch dim written N. */
 static inline const char *sstr(Shape s)

@@ -113,10 +113,7 @@ const char *emit_prod(Shape s, int a, int b)
 }
 
 /* stride of dim i of a row-major tensor s */
-const char *emit_stride(Shape s, int i)
-{
-    return emit_prod(s, i + 1, s.nd);
-}
+const char *emit_stride(Shape s, int i) { return emit_prod(s, i + 1, s.nd); }
 
 /* ---- pointers ---------------------------------------------------------------- */
 
@@ -138,10 +135,7 @@ const char *emit_ref(Emitter *e, int t)
     return mark('P', r);
 }
 
-const char *emit_value(Emitter *e, int t)
-{
-    return emit_fmt("\001V%d.%d\002", t, e->loop_seq);
-}
+const char *emit_value(Emitter *e, int t) { return emit_fmt("\001V%d.%d\002", t, e->loop_seq); }
 
 /* A scalar operand: a constant is inlined, anything else read at [0]. */
 const char *emit_scalar(Emitter *e, int t)
@@ -216,8 +210,7 @@ void emit_declare(Emitter *e, int r)
             P(e, "    const %s *const %s = (const %s *)%s; /* %s */\n", ty, id, ty, io->name, shape);
         return;
     }
-    default:
-        break;
+    default: break;
     }
     const Buffer *b = &e->g->bufs[n->buf];
     if (b->param_grad >= 0)
@@ -281,14 +274,80 @@ static void names_add(Names *ns, const char *s)
  * variables of the headers generated code includes (libc, libm, cblas),
  * and what every pass declares: its parameters and fixed locals. */
 static const char *const reserved[] = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
-    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
-    "alignas", "alignof", "bool", "constexpr", "false", "nullptr", "static_assert", "thread_local", "true",
-    "typeof", "typeof_unqual", "asm", "complex", "imaginary", "noreturn", "errno", "math_errhandling",
-    "signgam", "stdin", "stdout", "stderr", "offsetof", "sched_priority", "xdouble", "L_tmpnam",
-    "program_invocation_name", "program_invocation_short_name", "blasint", "tensor_info_",
-    "m", "n", "out", "loss", "metrics", "A", "MB", "SB", "P", "G", "S",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "alignas",
+    "alignof",
+    "bool",
+    "constexpr",
+    "false",
+    "nullptr",
+    "static_assert",
+    "thread_local",
+    "true",
+    "typeof",
+    "typeof_unqual",
+    "asm",
+    "complex",
+    "imaginary",
+    "noreturn",
+    "errno",
+    "math_errhandling",
+    "signgam",
+    "stdin",
+    "stdout",
+    "stderr",
+    "offsetof",
+    "sched_priority",
+    "xdouble",
+    "L_tmpnam",
+    "program_invocation_name",
+    "program_invocation_short_name",
+    "blasint",
+    "tensor_info_",
+    "m",
+    "n",
+    "out",
+    "loss",
+    "metrics",
+    "A",
+    "MB",
+    "SB",
+    "P",
+    "G",
+    "S",
 };
 
 /* A name of a reserved family, which a numeric suffix would not take out
@@ -358,7 +417,7 @@ static const char *base_name(const IrNode *n)
 /* A mark in a body (emit_ref, emit_value): the node, and for a value the
  * loop it is in. */
 typedef struct Mark {
-    char kind;          /* 'P' pointer, 'R' restrict copy, 'V' value */
+    char kind; /* 'P' pointer, 'R' restrict copy, 'V' value */
     int t, loop;
 } Mark;
 
@@ -370,7 +429,7 @@ static Mark read_mark(const char *s, size_t *len)
     k.t = (int)strtol(s + 1, &end, 10);
     if (*end == '.')
         k.loop = (int)strtol(end + 1, &end, 10);
-    *len = (size_t)(end - s) + 2;   /* with \1 and \2 */
+    *len = (size_t)(end - s) + 2; /* with \1 and \2 */
     return k;
 }
 
@@ -379,7 +438,7 @@ static int by_id(const void *a, const void *b) { return *(const int *)a - *(cons
 static int typedef_like(const char *id)
 {
     size_t l = strlen(id);
-    return l >= 2 && !strcmp(id + l - 2, "_t");   /* size_t, int64_t */
+    return l >= 2 && !strcmp(id + l - 2, "_t"); /* size_t, int64_t */
 }
 
 void emit_names(Emitter *e)
@@ -424,7 +483,7 @@ void emit_names(Emitter *e)
         i += len - 1;
     }
     for (int t = 0; t < g->n; t++)
-        ptr[t] |= e->used[t];   /* declared, so named, even if no mark is left */
+        ptr[t] |= e->used[t]; /* declared, so named, even if no mark is left */
     /* pointers, in node order: the name, or name_2, name_3, ... so that
      * neither it nor r_<it> nor v_<it> is taken */
     free(e->names);
@@ -438,7 +497,7 @@ void emit_names(Emitter *e)
             continue;
         const char *b = base_name(&g->nodes[t]), *id = b;
         for (int k = 2; names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) ||
-                        names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id));
+             names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id));
              k++)
             id = emit_fmt("%s_%d", b, k);
         names_add(&fn, id);
@@ -531,7 +590,8 @@ void emit_comment(Emitter *e, const IrNode *n)
     diag_linecol(n->loc, &line, &col);
     const char *base = strrchr(n->loc.file->path, '/');
     base = base ? base + 1 : n->loc.file->path;
-    P(e, "    /* %s:%d  %s%s */\n", base, line, n->what ? n->what : ir_op_name(n->op), n->backward ? " (backward)" : "");
+    P(e, "    /* %s:%d  %s%s */\n", base, line, n->what ? n->what : ir_op_name(n->op),
+      n->backward ? " (backward)" : "");
 }
 
 /* ---- names and banners ------------------------------------------------------- */

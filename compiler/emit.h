@@ -6,12 +6,12 @@
 #include "ir.h"
 
 typedef struct EmitOptions {
-    int driver;          /* also <prefix>_main.c */
-    int f64;             /* double precision (gradient checks only) */
+    int driver; /* also <prefix>_main.c */
+    int f64;    /* double precision (gradient checks only) */
 } EmitOptions;
 
 typedef struct EmitFile {
-    char *name;          /* "digits.h" */
+    char *name; /* "digits.h" */
     char *text;
     size_t len;
 } EmitFile;

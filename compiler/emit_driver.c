@@ -45,12 +45,19 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     oio.dt = DT_F32;
     oio.shape = e->m->infer->nodes[e->m->infer->output].shape;
     const char *ocast = emit_io_decl(e, &oio, 0, "");
-    P(e, "static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, (%s)out);\n}\n", p, args, ocast);
+    P(e,
+      "static void forward_(void *m, int n, const void *const *in, void *out)\n{\n    %s_forward(m, n%s, "
+      "(%s)out);\n}\n",
+      p, args, ocast);
     if (e->m->has_loss) {
-        P(e, "static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return %s_train_forward(m, n%s%s);\n}\n",
+        P(e,
+          "static float train_forward_(void *m, int n, const void *const *in, const void *const *lab)\n{\n    return "
+          "%s_train_forward(m, n%s%s);\n}\n",
           p, args, largs);
         P(e, "static void backward_(void *m) { %s_backward(m); }\n", p);
-        P(e, "static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float *metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
+        P(e,
+          "static void eval_(void *m, int n, const void *const *in, const void *const *lab, float *loss, float "
+          "*metrics)\n{\n    %s_eval(m, n%s%s, loss, metrics);\n}\n",
           p, args, largs);
     }
     int ns = e->m->train ? e->m->train->nsummaries : 0;
@@ -71,7 +78,8 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     P(e, "int main(int argc, char **argv)\n{\n");
     P(e, "    static const nnc_model_desc desc = {\n");
     P(e, "        .name = \"%s\",\n        .model_size = sizeof(%s),\n", p, p);
-    P(e, "        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", e->m->ninputs, e->m->nlabels, e->m->nmetrics);
+    P(e, "        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", e->m->ninputs,
+      e->m->nlabels, e->m->nmetrics);
     P(e, "        .inputs = inputs_,\n        .labels = %s,\n", e->m->nlabels ? "labels_" : "NULL");
     const IrNode *o = &e->m->infer->nodes[e->m->infer->output];
     P(e, "        .output = ");
@@ -85,11 +93,17 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     P(e, "        .num_params = %s_NUM_PARAMS,\n        .num_state = %s_NUM_STATE,\n", emit_upper(p), emit_upper(p));
     P(e, "        .flops_per_example = %.17g,\n", flops(e));
     P(e, "        .has_loss = %d,\n", e->m->has_loss);
-    P(e, "        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = forward_,\n", p);
+    P(e,
+      "        .tensors = %s_tensors,\n        .init = init_,\n        .release = release_,\n        .forward = "
+      "forward_,\n",
+      p);
     if (e->m->has_loss)
         P(e, "        .train_forward = train_forward_,\n        .backward = backward_,\n        .eval = eval_,\n");
     if (ns)
-        P(e, "        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = summaries_,\n", ns, p);
+        P(e,
+          "        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = "
+          "summaries_,\n",
+          ns, p);
     P(e, "        .save = save_,\n        .load = load_,\n    };\n");
     P(e, "    return nnc_driver_main(argc, argv, &desc);\n}\n");
 }

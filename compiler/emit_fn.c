@@ -116,7 +116,8 @@ static void forward_fn(Emitter *e)
     P(e, "%s\n{\n", emit_sig_forward(e));
     begin_body(e, g, 0);
     call_infer(e);
-    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real, emit_numel(g->nodes[g->output].shape));
+    P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real,
+      emit_numel(g->nodes[g->output].shape));
     end_body(e);
     P(e, "}\n\n");
 }
@@ -135,8 +136,8 @@ static void train_fn(Emitter *e)
     for (int i = 0; i < g->nupdates; i++) {
         const Tensor *t = &e->m->state[g->update_state[i]];
         P(e, "    /* update %s */\n", t->path);
-        P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, emit_ref(e, g->update_value[i]), e->real,
-          (long long)ir_numel(t->shape));
+        P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, emit_ref(e, g->update_value[i]),
+          e->real, (long long)ir_numel(t->shape));
     }
     for (int i = 0; i < g->nsummaries; i++)
         P(e, "    m->summary_[%d] = %s;\n", i, emit_scalar(e, g->summary_value[i]));
@@ -166,11 +167,11 @@ static void backward_fn(Emitter *e)
             continue;
         P(e, "    /* d %s */\n", e->m->params[p].path);
         if (r->op == IR_CONST || (r->fused == 1))
-            P(e, "    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n", (long long)ir_numel(e->m->params[p].shape),
-              (long long)e->m->params[p].offset, emit_scalar(e, t));
+            P(e, "    for (int64_t i = 0; i < %lld; i++) G[%lld + i] = %s;\n",
+              (long long)ir_numel(e->m->params[p].shape), (long long)e->m->params[p].offset, emit_scalar(e, t));
         else
-            P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, emit_ref(e, t), e->real,
-              (long long)ir_numel(e->m->params[p].shape));
+            P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, emit_ref(e, t),
+              e->real, (long long)ir_numel(e->m->params[p].shape));
     }
     end_body(e);
     P(e, "}\n\n");
@@ -199,8 +200,8 @@ static void eval_fn(Emitter *e)
 
 static const char *init_enum(InitKind k)
 {
-    static const char *const names[] = {"ZEROS", "ONES", "CONSTANT", "NORMAL", "UNIFORM", "GLOROT_UNIFORM",
-                                        "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
+    static const char *const names[] = {"ZEROS",          "ONES",          "CONSTANT",   "NORMAL",   "UNIFORM",
+                                        "GLOROT_UNIFORM", "GLOROT_NORMAL", "HE_UNIFORM", "HE_NORMAL"};
     return emit_fmt("NNC_INIT_%s", names[k]);
 }
 
@@ -224,7 +225,9 @@ static void tensor_table(Emitter *e)
     if (!n)
         P(e, "    {\"\", 0, {0}, 0, 0, 0, 0},\n");
     P(e, "};\n\n");
-    P(e, "const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return tensor_info_;\n}\n\n",
+    P(e,
+      "const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return "
+      "tensor_info_;\n}\n\n",
       e->m->prefix, n);
 }
 
@@ -269,18 +272,21 @@ static void from_loads(Emitter *e)
                 continue;
             done[j] = 1;
             cnt++;
-            const char *rel = plen && !strncmp(u->path, t->from_prefix, plen) && u->path[plen] == '.'
-                                  ? u->path + plen + 1 : u->path;
+            const char *rel =
+                plen && !strncmp(u->path, t->from_prefix, plen) && u->path[plen] == '.' ? u->path + plen + 1 : u->path;
             P(e, "            {\"%s\", %d, {", rel, u->shape.nd);
             for (int d = 0; d < u->shape.nd; d++)
                 P(e, "%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
             if (!u->shape.nd)
                 P(e, "0");
-            P(e, "}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state, u->frozen);
+            P(e, "}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state,
+              u->frozen);
         }
         P(e, "        };\n");
-        P(e, "        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n", cstr(t->from), cnt);
-        P(e, "            %s_release(m);\n            errno = EINVAL;\n            return -1;\n        }\n    }\n", e->m->prefix);
+        P(e, "        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n",
+          cstr(t->from), cnt);
+        P(e, "            %s_release(m);\n            errno = EINVAL;\n            return -1;\n        }\n    }\n",
+          e->m->prefix);
     }
     free(done);
 }
@@ -322,7 +328,8 @@ static void init_fns(Emitter *e)
     P(e, "    memset(m, 0, sizeof *m);\n}\n\n");
     if (!e->opt->f64) {
         P(e, "int %s_save(const %s *m, const char *path)\n{\n", p, p);
-        P(e, "    return nnc_st_save(path, tensor_info_, %d, (const float *)m->params, (const float *)m->state);\n}\n\n",
+        P(e,
+          "    return nnc_st_save(path, tensor_info_, %d, (const float *)m->params, (const float *)m->state);\n}\n\n",
           e->m->nparams + e->m->nstate);
         P(e, "int %s_load(%s *m, const char *path)\n{\n", p, p);
         P(e, "    return nnc_st_load(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
@@ -338,9 +345,10 @@ void emit_source(Emitter *e, const char *hname, const char *fname)
     P(e, "#include \"%s\"\n\n", hname);
     /* nnc_math.h: the tanh and exp polynomials and the derivatives the
      * loops call, as static inline functions */
-    P(e, "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"nnc_math.h\"\n\n");
-    P(e, "_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", e->m->prefix, e->real,
-      e->m->nparams ? emit_fmt("%s_NUM_PARAMS", emit_upper(e->m->prefix)) : "1", e->real);
+    P(e,
+      "#include <errno.h>\n#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\n#include \"nnc_math.h\"\n\n");
+    P(e, "_Static_assert(sizeof(%s_params) == sizeof(%s) * %s, \"params must be a flat %s array\");\n\n", e->m->prefix,
+      e->real, e->m->nparams ? emit_fmt("%s_NUM_PARAMS", emit_upper(e->m->prefix)) : "1", e->real);
     if (e->m->nmetrics) {
         P(e, "const char *const %s_metric_names[%d] = {", e->m->prefix, e->m->nmetrics);
         for (int i = 0; i < e->m->nmetrics; i++)

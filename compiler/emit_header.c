@@ -62,7 +62,8 @@ const char *emit_sig_forward(Emitter *e)
 
 const char *emit_sig_train(Emitter *e)
 {
-    return emit_fmt("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, emit_model_type(e), emit_sig_inputs(e, 1));
+    return emit_fmt("%s %s_train_forward(%s *m, int n%s)", e->real, e->m->prefix, emit_model_type(e),
+                    emit_sig_inputs(e, 1));
 }
 
 const char *emit_sig_eval(Emitter *e)
@@ -197,7 +198,10 @@ void emit_header(Emitter *e, const char *fname)
     }
     P(e, "#ifndef %s_H\n#define %s_H\n\n", U, U);
     P(e, "#include <stddef.h>\n#include <stdint.h>\n\n#include \"nnc_runtime.h\"\n\n");
-    P(e, "#if NNC_RUNTIME_VERSION != 1\n#error \"%s was generated for nnc runtime version 1; regenerate it with the nnc that matches your runtime\"\n#endif\n\n", fname);
+    P(e,
+      "#if NNC_RUNTIME_VERSION != 1\n#error \"%s was generated for nnc runtime version 1; regenerate it with the nnc "
+      "that matches your runtime\"\n#endif\n\n",
+      fname);
     P(e, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     P(e, "enum {\n");
     for (int i = 0; i < e->m->nhparams; i++) {
@@ -210,13 +214,16 @@ void emit_header(Emitter *e, const char *fname)
     P(e, "    %s_NUM_METRICS = %d,\n", U, e->m->nmetrics);
     P(e, "};\n\n");
     if (e->m->nparams) {
-        P(e, "/* Trainable parameters: nested structs mirror the model's fields; the\n"
-          "   struct is also a %s[%s_NUM_PARAMS]. */\n", e->real, U);
+        P(e,
+          "/* Trainable parameters: nested structs mirror the model's fields; the\n"
+          "   struct is also a %s[%s_NUM_PARAMS]. */\n",
+          e->real, U);
         char *body = struct_body(e, e->m->params, 0, e->m->nparams, 0, 4);
         P(e, "typedef struct %s_params {\n%s} %s_params;\n\n", e->m->prefix, body, e->m->prefix);
         free(body);
     } else {
-        P(e, "/* This model has no trainable parameters. */\ntypedef struct %s_params { %s none_; } %s_params;\n\n", e->m->prefix, e->real, e->m->prefix);
+        P(e, "/* This model has no trainable parameters. */\ntypedef struct %s_params { %s none_; } %s_params;\n\n",
+          e->m->prefix, e->real, e->m->prefix);
     }
     if (e->m->nstate) {
         P(e, "/* Non-trainable state, saved in checkpoints; also a %s[%s_NUM_STATE]. */\n", e->real, U);
@@ -241,14 +248,17 @@ void emit_header(Emitter *e, const char *fname)
         P(e, "    %s summary_[%d];\n", e->real, e->m->train->nsummaries);
     P(e, "} %s;\n\n", e->m->prefix);
     const char *p = e->m->prefix;
-    P(e, "/* Allocates everything the model will ever need and initializes params\n"
+    P(e,
+      "/* Allocates everything the model will ever need and initializes params\n"
       "   and state, deterministically for a seed; 0, or -1 with errno set. */\n");
     P(e, "int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
     P(e, "void %s_release(%s *m);\n", p, p);
     P(e, "/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", emit_sig_forward(e));
     if (e->m->has_loss) {
-        P(e, "/* Training pass: returns the loss and keeps what backward needs, including\n"
-          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n", emit_sig_train(e));
+        P(e,
+          "/* Training pass: returns the loss and keeps what backward needs, including\n"
+          "   pointers to the inputs and labels: keep them alive until backward. */\n%s;\n",
+          emit_sig_train(e));
         P(e, "/* d loss / d params of the last training pass into m->grads (overwritten). */\n");
         P(e, "void %s_backward(%s *m);\n", p, p);
         P(e, "/* Loss and every metric (declaration order), in inference mode. */\n%s;\n", emit_sig_eval(e));

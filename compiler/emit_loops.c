@@ -17,11 +17,11 @@
 /* ---- elementwise chains ---------------------------------------------------------- */
 
 typedef struct Loop {
-    Shape s;            /* the loop's shape */
-    int nested;         /* index variables i0..i{nd-1} are needed */
-    char *seen;         /* nodes already given a local */
-    int root;           /* the node the loop computes */
-    int *refs;          /* per node: how often the loop's expressions read it */
+    Shape s;    /* the loop's shape */
+    int nested; /* index variables i0..i{nd-1} are needed */
+    char *seen; /* nodes already given a local */
+    int root;   /* the node the loop computes */
+    int *refs;  /* per node: how often the loop's expressions read it */
 } Loop;
 
 /* The offset of an operand of shape l, aligned right to the first nl dims
@@ -87,9 +87,8 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
     case IR_TANH: return emit_fmt("%s(%s)", emit_tanh_fn(e), a);
     case IR_GELU:
         return emit_fmt("%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s)))", emit_lit(e, 0.5), a, one, emit_tanh_fn(e),
-                  emit_lit(e, 0.7978845608028654), a, emit_lit(e, 0.044715), a, a, a);
-    case IR_DGELU:
-        return emit_fmt("nnc_dgelu_%s(%s)", e->real, a);
+                        emit_lit(e, 0.7978845608028654), a, emit_lit(e, 0.044715), a, a, a);
+    case IR_DGELU: return emit_fmt("nnc_dgelu_%s(%s)", e->real, a);
     case IR_SILU: return emit_fmt("%s / (%s + %s(-%s))", a, one, emit_libm(e, "exp"), a);
     case IR_DSILU: return emit_fmt("nnc_dsilu_%s(%s)", e->real, a);
     case IR_EXP: return emit_fmt("%s(%s)", emit_libm(e, "exp"), a);
@@ -119,7 +118,8 @@ static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b
     case IR_MAXIMUM: return emit_fmt("%s >= %s ? %s : %s", a, b, a, b);
     case IR_MINIMUM: return emit_fmt("%s <= %s ? %s : %s", a, b, a, b);
     case IR_MAXGRAD:
-        return emit_fmt("%s > %s ? %s : %s == %s ? %s : %s", a, b, emit_lit(e, 1), a, b, emit_lit(e, 0.5), emit_lit(e, 0));
+        return emit_fmt("%s > %s ? %s : %s == %s ? %s : %s", a, b, emit_lit(e, 1), a, b, emit_lit(e, 0.5),
+                        emit_lit(e, 0));
     case IR_EQMASK: return emit_fmt("%s == %s ? %s : %s", a, b, emit_lit(e, 1), emit_lit(e, 0));
     default: abort();
     }
@@ -167,13 +167,16 @@ static void count_refs(Emitter *e, Loop *lp, int t, int root)
 static int repeats_operand(const IrNode *n)
 {
     switch (n->op) {
-    case IR_RELU: case IR_GELU: case IR_SILU: case IR_SQUARE: case IR_SIGN:
-    case IR_MAXIMUM: case IR_MINIMUM: case IR_MAXGRAD:
-        return 1;
-    case IR_POWC:
-        return n->fval == 2;
-    default:
-        return 0;
+    case IR_RELU:
+    case IR_GELU:
+    case IR_SILU:
+    case IR_SQUARE:
+    case IR_SIGN:
+    case IR_MAXIMUM:
+    case IR_MINIMUM:
+    case IR_MAXGRAD: return 1;
+    case IR_POWC: return n->fval == 2;
+    default: return 0;
     }
 }
 
@@ -323,7 +326,7 @@ void emit_reduce(Emitter *e, int t)
     Shape si = emit_nd(e, n->in[0])->shape;
     const char *y = emit_ref(e, t), *x = emit_ref(e, n->in[0]);
     uint32_t axes = collapse_dims(&si, n->axes);
-    int lead = 0;                      /* reduced dims [0, lead), kept dims after */
+    int lead = 0; /* reduced dims [0, lead), kept dims after */
     while (lead < si.nd && (axes & (1u << lead)))
         lead++;
     int prefix = lead > 0 && lead < si.nd && (axes >> lead) == 0 && n->op == IR_SUM;

@@ -52,7 +52,9 @@ void emit_matmul(Emitter *e, int t)
     if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
         /* one GEMM: the leading dims of A are more rows */
         const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
-        P(e, "    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+        P(e,
+          "    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, "
+          "(int)(%s));\n",
           emit_gemm(e), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
         return;
     }
@@ -70,11 +72,12 @@ void emit_matmul(Emitter *e, int t)
     const char *kernel = causal_kernel(e, n);
     if (kernel)
         /* plan.c's marks: the products of causal attention, by the triangle */
-        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel,
-          (long long)so.d[no - 2], !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b,
-          bo, ldb, c, mc, N);
+        P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel, (long long)so.d[no - 2],
+          !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, mc, N);
     else
-        P(e, "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, (int)(%s), %s, %s + ic * %s, (int)(%s));\n",
+        P(e,
+          "        %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s + %s, (int)(%s), %s + %s, "
+          "(int)(%s), %s, %s + ic * %s, (int)(%s));\n",
           emit_gemm(e), TA, TB, M, N, K, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, emit_lit(e, 0), c, mc, N);
     P(e, "    }\n");
 }
@@ -105,8 +108,8 @@ void emit_concat(Emitter *e, int t)
         Shape si = emit_nd(e, n->in[k])->shape;
         const char *chunk = emit_prod(si, ax, si.nd);
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P(e, "        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), ochunk,
-          (long long)off, inner, emit_ref(e, n->in[k]), chunk, e->real, chunk);
+        P(e, "        memcpy(%s + o * %s + %lld * %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t),
+          ochunk, (long long)off, inner, emit_ref(e, n->in[k]), chunk, e->real, chunk);
         off += si.d[ax];
     }
 }
@@ -123,8 +126,8 @@ static void slice_pad(Emitter *e, int t, int pad)
     if (pad) {
         P(e, "    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), e->real, emit_numel(big));
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
-        P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), bchunk, skip,
-          emit_ref(e, n->in[0]), schunk, e->real, schunk);
+        P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), bchunk,
+          skip, emit_ref(e, n->in[0]), schunk, e->real, schunk);
     } else {
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
         P(e, "        memcpy(%s + o * %s, %s + o * %s + %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), schunk,
@@ -149,16 +152,21 @@ static void softmax_rows(Emitter *e, int t)
     int64_t L = s.d[s.nd - 1];
     const char *y = emit_ref(e, t), *a = n->alpha != 1 ? emit_fmt("%s * ", emit_lit(e, n->alpha)) : "";
     P(e, "    for (int64_t r = 0; r < %s; r++) {\n", emit_prod(s, 0, s.nd - 1));
-    P(e, "        const int64_t len = %s;\n", n->causal ? emit_fmt("r %% %lld + 1", (long long)L) : emit_fmt("%lld", (long long)L));
+    P(e, "        const int64_t len = %s;\n",
+      n->causal ? emit_fmt("r %% %lld + 1", (long long)L) : emit_fmt("%lld", (long long)L));
     P(e, "        %s *restrict yr = %s + r * %lld;\n", e->real, y, (long long)L);
     if (n->op == IR_SOFTMAX) {
         P(e, "        const %s *restrict xr = %s + r * %lld;\n", e->real, emit_ref(e, n->in[0]), (long long)L);
         P(e, "        %s mx;\n        {\n            %s l_[16];\n", e->real, e->real);
         P(e, "            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;\n            int64_t k0_ = 0;\n");
         P(e, "            for (; k0_ + 16 <= len; k0_ += 16)\n");
-        P(e, "                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }\n", e->real, a);
+        P(e,
+          "                for (int j = 0; j < 16; j++) { const %s v = %sxr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; "
+          "}\n",
+          e->real, a);
         P(e, "            mx = -INFINITY;\n");
-        P(e, "            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n", e->real, a);
+        P(e, "            for (int64_t k = k0_; k < len; k++) { const %s v = %sxr[k]; mx = v > mx ? v : mx; }\n",
+          e->real, a);
         P(e, "            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;\n        }\n");
         P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %s(%sxr[k] - mx);\n", emit_exp_fn(e), a);
         emit_lanes_sum(e, "        ", "sum", "len", "yr[k]");
@@ -166,8 +174,8 @@ static void softmax_rows(Emitter *e, int t)
         P(e, "        for (int64_t k = 0; k < len; k++) yr[k] *= inv;\n");
     } else {
         const char *dy = emit_ref(e, n->in[0]), *yy = emit_ref(e, n->in[1]);
-        P(e, "        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", e->real, dy, (long long)L, yy,
-          (long long)L);
+        P(e, "        const %s *restrict dr = %s + r * %lld, *restrict pr = %s + r * %lld;\n", e->real, dy,
+          (long long)L, yy, (long long)L);
         emit_lanes_sum(e, "        ", "dot", "len", "dr[k] * pr[k]");
         P(e, "        for (int64_t k = 0; k < len; k++) yr[k] = %spr[k] * (dr[k] - dot);\n", a);
     }
@@ -181,8 +189,8 @@ static void row_loops(Emitter *e, Shape s, int ax)
 {
     P(e, "    for (int64_t o = 0; o < %s; o++)\n", emit_prod(s, 0, ax));
     P(e, "    for (int64_t j = 0; j < %s; j++) {\n", emit_prod(s, ax + 1, s.nd));
-    P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", emit_prod(s, ax, s.nd), emit_prod(s, ax + 1, s.nd),
-      emit_dim(s, ax));
+    P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", emit_prod(s, ax, s.nd),
+      emit_prod(s, ax + 1, s.nd), emit_dim(s, ax));
 }
 
 void emit_rowop(Emitter *e, int t)
@@ -203,12 +211,15 @@ void emit_rowop(Emitter *e, int t)
         P(e, "        for (int64_t k = 0; k < len; k++) if (%s[base + k * st] > mx) mx = %s[base + k * st];\n", x, x);
         P(e, "        double sum = 0;\n");
         if (n->op == IR_SOFTMAX) {
-            P(e, "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] = e; sum += e; }\n",
+            P(e,
+              "        for (int64_t k = 0; k < len; k++) { const %s e = %s(%s[base + k * st] - mx); %s[base + k * st] "
+              "= e; sum += e; }\n",
               e->real, emit_libm(e, "exp"), x, y);
             P(e, "        const %s inv = (%s)(1.0 / sum);\n", e->real, e->real);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] *= inv;\n", y);
         } else {
-            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_libm(e, "exp"), x);
+            P(e, "        for (int64_t k = 0; k < len; k++) sum += %s(%s[base + k * st] - mx);\n", emit_libm(e, "exp"),
+              x);
             P(e, "        const %s lse = mx + (%s)log(sum);\n", e->real, e->real);
             P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - lse;\n", y, x);
         }
@@ -221,12 +232,17 @@ void emit_rowop(Emitter *e, int t)
         row_loops(e, s, n->axis);
         P(e, "        double dot = 0;\n");
         if (n->op == IR_SOFTMAX_BWD) {
-            P(e, "        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n", dy, yy);
-            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - (%s)dot);\n",
+            P(e, "        for (int64_t k = 0; k < len; k++) dot += (double)%s[base + k * st] * %s[base + k * st];\n",
+              dy, yy);
+            P(e,
+              "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] * (%s[base + k * st] - "
+              "(%s)dot);\n",
               y, yy, dy, e->real);
         } else {
             P(e, "        for (int64_t k = 0; k < len; k++) dot += %s[base + k * st];\n", dy);
-            P(e, "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) * (%s)dot;\n",
+            P(e,
+              "        for (int64_t k = 0; k < len; k++) %s[base + k * st] = %s[base + k * st] - %s(%s[base + k * st]) "
+              "* (%s)dot;\n",
               y, dy, emit_libm(e, "exp"), yy, e->real);
         }
         P(e, "    }\n");
@@ -236,12 +252,14 @@ void emit_rowop(Emitter *e, int t)
         const char *x = emit_ref(e, n->in[0]);
         row_loops(e, s, n->axis);
         P(e, "        int32_t best = 0;\n");
-        P(e, "        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = (int32_t)k;\n", x, x);
+        P(e,
+          "        for (int64_t k = 1; k < len; k++) if (%s[base + k * st] > %s[base + best * st]) best = "
+          "(int32_t)k;\n",
+          x, x);
         P(e, "        %s[o * st + j] = best;\n    }\n", y);
         break;
     }
-    default:
-        abort();
+    default: abort();
     }
 }
 
@@ -272,7 +290,8 @@ void emit_loss(Emitter *e, int t)
         P(e, "        int64_t count = 0;\n        int bad = 0;\n");
         P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
         P(e, "            const int32_t c = %s[r];\n", lab);
-        P(e, "            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
+        P(e,
+          "            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
         if (n->op == IR_CROSS_ENTROPY) {
             P(e, "        double total = 0;\n");
             P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
@@ -283,12 +302,18 @@ void emit_loss(Emitter *e, int t)
             P(e, "            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
             P(e, "        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, e->real, e->real);
         } else {
-            P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real, e->real, emit_scalar(e, n->in[0]));
+            P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real,
+              e->real, emit_scalar(e, n->in[0]));
             P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
-            P(e, "            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + r * C;\n",
+            P(e,
+              "            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + "
+              "r * C;\n",
               lab, e->real, x, e->real, y);
             P(e, "            if (c == -100) { memset(d, 0, sizeof(%s) * (size_t)C); continue; }\n", e->real);
-            P(e, "            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n", e->real);
+            P(e,
+              "            %s mx = row[0];\n            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = "
+              "row[k];\n",
+              e->real);
             P(e, "            for (int64_t k = 0; k < C; k++) d[k] = %s(row[k] - mx);\n", emit_exp_fn(e));
             emit_lanes_sum(e, "            ", "sum", "C", "d[k]");
             P(e, "            const %s inv = scale / sum;\n", e->real);
@@ -305,13 +330,14 @@ void emit_loss(Emitter *e, int t)
         if (n->op == IR_MSE)
             P(e, "            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
         else
-            P(e, "            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + log1p(exp(-fabs(x)));\n",
+            P(e,
+              "            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + "
+              "log1p(exp(-fabs(x)));\n",
               a, b);
         P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, emit_numel(s));
         return;
     }
-    default:
-        abort();
+    default: abort();
     }
 }
 
@@ -351,8 +377,8 @@ void emit_seq_op(Emitter *e, int t)
         Shape tab = bwd ? n->shape : emit_nd(e, n->in[1])->shape;
         const char *ids = emit_ref(e, n->in[bwd ? 1 : 0]), *src = emit_ref(e, n->in[bwd ? 0 : 1]);
         int64_t V = tab.d[0], D = tab.d[1];
-        P(e, "    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n", emit_numel(emit_nd(e, n->in[bwd ? 1 : 0])->shape),
-          (long long)V, (long long)D);
+        P(e, "    {\n        const int64_t rows = %s, V = %lld, D = %lld;\n",
+          emit_numel(emit_nd(e, n->in[bwd ? 1 : 0])->shape), (long long)V, (long long)D);
         if (bwd)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, e->real);
         P(e, "        for (int64_t r = 0; r < rows; r++) {\n            const int32_t id = %s[r];\n", ids);
@@ -361,7 +387,10 @@ void emit_seq_op(Emitter *e, int t)
             P(e, "            for (int64_t k = 0; k < D; k++) %s[id * D + k] += %s[r * D + k];\n", y, src);
         } else {
             /* an out-of-range id reads nothing: its row is NaN (spec section 7) */
-            P(e, "            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) %s[r * D + k] = (%s)NAN; continue; }\n", y, e->real);
+            P(e,
+              "            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) %s[r * D + k] = (%s)NAN; continue; "
+              "}\n",
+              y, e->real);
             P(e, "            memcpy(%s + r * D, %s + id * D, sizeof(%s) * (size_t)D);\n", y, src, e->real);
         }
         P(e, "        }\n    }\n");
@@ -379,7 +408,8 @@ void emit_seq_op(Emitter *e, int t)
         /* dx, dweight and dbias in one pass over the rows */
         int wg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_LAYER_NORM_WGRAD) : -1;
         int bg = n->op == IR_LAYER_NORM_BWD ? ln_partner(e, t, IR_SUM) : -1;
-        P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", emit_prod(s, 0, s.nd - 1), (long long)s.d[s.nd - 1]);
+        P(e, "    {\n        const int64_t rows = %s, D = %lld;\n", emit_prod(s, 0, s.nd - 1),
+          (long long)s.d[s.nd - 1]);
         if (n->op == IR_LAYER_NORM_WGRAD)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", y, e->real);
         if (wg >= 0)
@@ -391,10 +421,12 @@ void emit_seq_op(Emitter *e, int t)
         emit_lanes_sum(e, "            ", "sx", "D", "xr[k]");
         P(e, "            const %s mu = sx / (%s)D;\n", e->real, e->real);
         emit_lanes_sum(e, "            ", "sd", "D", "(xr[k] - mu) * (xr[k] - mu)");
-        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, emit_lit(e, 1), emit_libm(e, "sqrt"), e->real, emit_lit(e, n->fval));
+        P(e, "            const %s rstd = %s / %s(sd / (%s)D + %s);\n", e->real, emit_lit(e, 1), emit_libm(e, "sqrt"),
+          e->real, emit_lit(e, n->fval));
         if (n->op == IR_LAYER_NORM) {
             const char *w = emit_ref(e, n->in[1]), *b = emit_ref(e, n->in[2]);
-            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n", y, w, b);
+            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = (xr[k] - mu) * rstd * %s[k] + %s[k];\n",
+              y, w, b);
         } else if (n->op == IR_LAYER_NORM_BWD) {
             /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
             const char *dy = emit_ref(e, n->in[0]), *w = emit_ref(e, n->in[2]);
@@ -402,10 +434,14 @@ void emit_seq_op(Emitter *e, int t)
             emit_lanes_sum(e, "            ", "sg", "D", emit_fmt("dr[k] * %s[k]", w));
             emit_lanes_sum(e, "            ", "sgx", "D", emit_fmt("dr[k] * %s[k] * (xr[k] - mu)", w));
             P(e, "            const %s mg = sg / (%s)D, mgx = sgx * rstd / (%s)D;\n", e->real, e->real, e->real);
-            P(e, "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * rstd * mgx);\n", y, w);
+            P(e,
+              "            for (int64_t k = 0; k < D; k++) %s[r * D + k] = rstd * (dr[k] * %s[k] - mg - (xr[k] - mu) * "
+              "rstd * mgx);\n",
+              y, w);
             if (wg >= 0) {
                 e->merged[wg] = 1;
-                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n", emit_ref(e, wg));
+                P(e, "            for (int64_t k = 0; k < D; k++) %s[k] += dr[k] * (xr[k] - mu) * rstd;\n",
+                  emit_ref(e, wg));
             }
             if (bg >= 0) {
                 e->merged[bg] = 1;
@@ -422,13 +458,14 @@ void emit_seq_op(Emitter *e, int t)
         Shape s = n->shape;
         int64_t T = s.d[s.nd - 1];
         P(e, "    {\n        const int64_t mats = %s, T = %lld;\n", emit_prod(s, 0, s.nd - 2), (long long)T);
-        P(e, "        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j = 0; j < T; j++)\n");
+        P(e,
+          "        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < T; i++)\n        for (int64_t j "
+          "= 0; j < T; j++)\n");
         P(e, "            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
           n->ival ? emit_lit(e, 0) : "-INFINITY", emit_ref(e, n->in[0]));
         return;
     }
-    default:
-        abort();
+    default: abort();
     }
 }
 

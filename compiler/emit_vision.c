@@ -17,10 +17,7 @@
 /* ---- pooling, im2col and col2im -------------------------------------------------- */
 
 /* 2x2 windows at stride 2 in float: runtime/pool.c's vector code */
-static int maxpool2(Emitter *e, const IrNode *n)
-{
-    return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2;
-}
+static int maxpool2(Emitter *e, const IrNode *n) { return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2; }
 
 static int maxpool_tiles(Emitter *e, const IrNode *n)
 {
@@ -34,8 +31,8 @@ static void maxpool2_call(Emitter *e, int t)
     Shape x = n->op == IR_MAXPOOL ? emit_nd(e, n->in[0])->shape : n->shape;
     const char *nc = emit_fmt("%s * %lld", emit_dim(x, 0), (long long)x.d[1]);
     if (n->op == IR_MAXPOOL)
-        P(e, "    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3], emit_ref(e, n->in[0]),
-          emit_ref(e, t));
+        P(e, "    nnc_maxpool2_f32(%s, %lld, %lld, %s, %s);\n", nc, (long long)x.d[2], (long long)x.d[3],
+          emit_ref(e, n->in[0]), emit_ref(e, t));
     else /* with relu's gradient where plan.c folded it (fold_relu_pool) */
         P(e, "    nnc_maxpool2_bwd_f32(%s, %lld, %lld, %s, %s, %s, %d);\n", nc, (long long)x.d[2], (long long)x.d[3],
           emit_ref(e, n->in[1]), emit_ref(e, n->in[0]), emit_ref(e, t), n->ival ? 1 : 0);
@@ -51,10 +48,12 @@ static void maxpool_bwd_tiled(Emitter *e, int t)
     const IrNode *n = emit_nd(e, t);
     Shape x = n->shape, o = emit_nd(e, n->in[0])->shape;
     const char *dx = emit_ref(e, t), *dy = emit_ref(e, n->in[0]), *xp = emit_ref(e, n->in[1]);
-    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n", emit_dim(x, 0),
-      (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3], n->kh);
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n",
+      emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3],
+      n->kh);
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
-    P(e, "            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", e->real, xp, e->real, dx);
+    P(e, "            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", e->real, xp,
+      e->real, dx);
     P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
     P(e, "                for (int64_t ow = 0; ow < OW; ow++) {\n");
     P(e, "                    const %s *win = img + oh * K * W + ow * K;\n", e->real);
@@ -65,14 +64,25 @@ static void maxpool_bwd_tiled(Emitter *e, int t)
      * backward took 1.2 ms, 0.25 ms this way) */
     /* (mx: m is the model) */
     P(e, "                    %s mx = win[0];\n                    int64_t best = 0;\n", e->real);
-    P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) {\n");
-    P(e, "                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > mx) | (v != v);\n", e->real);
-    P(e, "                        mx = s ? v : mx;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n                    }\n");
+    P(e,
+      "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++) "
+      "{\n");
+    P(e,
+      "                        const %s v = win[ki * W + kj];\n                        const int64_t s = (v > mx) | (v "
+      "!= v);\n",
+      e->real);
+    P(e,
+      "                        mx = s ? v : mx;\n                        best ^= (best ^ (ki * K + kj)) & -s;\n        "
+      "            }\n");
     P(e, "                    const %s g = %s[(bc * OH + oh) * OW + ow];\n", e->real, dy);
     P(e, "                    %s *dwin = dimg + oh * K * W + ow * K;\n", e->real);
-    P(e, "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; kj++)\n");
+    P(e,
+      "                    for (int64_t ki = 0; ki < K; ki++)\n                    for (int64_t kj = 0; kj < K; "
+      "kj++)\n");
     if (n->ival) /* and relu's gradient (plan.c fold_relu_pool): step(x), x its output */
-        P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > %s));\n",
+        P(e,
+          "                        dwin[ki * W + kj] = nnc_keep_%s(g, (ki * K + kj == best) & (win[ki * W + kj] > "
+          "%s));\n",
           e->real, emit_lit(e, 0));
     else
         P(e, "                        dwin[ki * W + kj] = nnc_keep_%s(g, ki * K + kj == best);\n", e->real);
@@ -94,8 +104,8 @@ static void window_op(Emitter *e, int t)
     const IrNode *n = emit_nd(e, t);
     const char *y = emit_ref(e, t);
     int bwd = n->op == IR_COL2IM || n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
-    Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape;        /* the image side */
-    Shape o = bwd ? emit_nd(e, n->in[0])->shape : n->shape;        /* the patch side */
+    Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape; /* the image side */
+    Shape o = bwd ? emit_nd(e, n->in[0])->shape : n->shape; /* the patch side */
     const char *src = emit_ref(e, n->in[0]);
     int64_t C = x.d[1], H = x.d[2], W = x.d[3];
     int64_t OH, OW;
@@ -108,7 +118,8 @@ static void window_op(Emitter *e, int t)
     P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", emit_dim(x, 0),
       (long long)C, (long long)H, (long long)W, (long long)OH, (long long)OW);
     /* (SD and mx below, not S and m: the function's state pointer and model) */
-    P(e, "        const int64_t KH = %d, KW = %d, SD = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride, n->pad);
+    P(e, "        const int64_t KH = %d, KW = %d, SD = %d, PD = %d;\n        (void)PD;\n", n->kh, n->kw, n->stride,
+      n->pad);
     if (bwd)
         P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, e->real);
     switch (n->op) {
@@ -125,22 +136,23 @@ static void window_op(Emitter *e, int t)
         P(e, "            if (hi > OW) hi = OW;\n");
         P(e, "            for (int64_t oh = 0; oh < OH; oh++) {\n");
         P(e, "                const int64_t ih = oh * SD - PD + ki;\n");
-        P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n", n->op == IR_IM2COL ? e->real : emit_fmt("const %s", e->real),
-          n->op == IR_IM2COL ? y : src);
+        P(e, "                %s *crow = %s + row * cols + col0 + oh * OW;\n",
+          n->op == IR_IM2COL ? e->real : emit_fmt("const %s", e->real), n->op == IR_IM2COL ? y : src);
         P(e, "                const int64_t base = ((b * C + c) * H + ih) * W - PD + kj;\n");
         if (n->op == IR_IM2COL) {
-            P(e, "                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n", e->real);
+            P(e, "                if (ih < 0 || ih >= H) { memset(crow, 0, sizeof(%s) * (size_t)OW); continue; }\n",
+              e->real);
             P(e, "                for (int64_t ow = 0; ow < lo && ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
             P(e, "                for (int64_t ow = lo; ow < hi; ow++) crow[ow] = %s[base + ow * SD];\n", src);
-            P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n", emit_lit(e, 0));
+            P(e, "                for (int64_t ow = hi > lo ? hi : lo; ow < OW; ow++) crow[ow] = %s;\n",
+              emit_lit(e, 0));
         } else {
             P(e, "                if (ih < 0 || ih >= H) continue;\n");
             P(e, "                for (int64_t ow = lo; ow < hi; ow++) %s[base + ow * SD] += crow[ow];\n", y);
         }
         P(e, "            }\n        }\n    }\n");
         return;
-    default:
-        break;
+    default: break;
     }
     /* pools: one window per output position */
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
@@ -156,19 +168,26 @@ static void window_op(Emitter *e, int t)
          * mispredicted on real data, took 3-4x as long) */
         P(e, "            %s mx = win[0];\n", e->real);
         P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) {\n");
-        P(e, "                const %s v = win[ki * W + kj];\n                mx = ((v > mx) | (v != v)) ? v : mx;\n            }\n", e->real);
+        P(e,
+          "                const %s v = win[ki * W + kj];\n                mx = ((v > mx) | (v != v)) ? v : mx;\n      "
+          "      }\n",
+          e->real);
         P(e, "            %s[op] = mx;\n", y);
         break;
     case IR_MAXPOOL_BWD:
         /* the first maximum in scan order, or the last NaN, as PyTorch */
         P(e, "            int64_t best = 0;\n");
         P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
-        P(e, "                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + kj;\n");
+        P(e,
+          "                if (win[ki * W + kj] > win[best] || win[ki * W + kj] != win[ki * W + kj]) best = ki * W + "
+          "kj;\n");
         P(e, "            %s[(bc * H + oh * SD) * W + ow * SD + best] += %s[op];\n", y, src);
         break;
     case IR_AVGPOOL:
         P(e, "            double acc = 0;\n");
-        P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) acc += win[ki * W + kj];\n");
+        P(e,
+          "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++) acc += "
+          "win[ki * W + kj];\n");
         P(e, "            %s[op] = (%s)(acc / (double)(KH * KW));\n", y, e->real);
         break;
     case IR_AVGPOOL_BWD:
@@ -176,8 +195,7 @@ static void window_op(Emitter *e, int t)
         P(e, "            for (int64_t ki = 0; ki < KH; ki++)\n            for (int64_t kj = 0; kj < KW; kj++)\n");
         P(e, "                %s[(bc * H + oh * SD + ki) * W + ow * SD + kj] += g;\n", y);
         break;
-    default:
-        abort();
+    default: abort();
     }
     P(e, "        }\n    }\n");
 }
@@ -209,7 +227,8 @@ void emit_bn_op(Emitter *e, int t)
     Shape s = emit_nd(e, n->in[n->op == IR_BN_STATS || n->op == IR_BN_NORM ? 0 : 1])->shape;
     emit_loop_begin(e);
     const char *y = emit_ref(e, t);
-    P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", emit_dim(s, 0), (long long)s.d[1], emit_prod(s, 2, s.nd));
+    P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", emit_dim(s, 0), (long long)s.d[1],
+      emit_prod(s, 2, s.nd));
     P(e, "        const double M = (double)N * (double)L;   /* elements per channel */\n");
     switch (n->op) {
     case IR_BN_STATS: {
@@ -221,12 +240,15 @@ void emit_bn_op(Emitter *e, int t)
         /* two passes (the mean, then squared deviations), as PyTorch, so no
          * cancellation in E[x^2] - E[x]^2 */
         P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
-        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n",
+          e->real, x);
         emit_lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
         P(e, "            }\n            const %s mu = (%s)(sum / M);\n", e->real, e->real);
-        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n", e->real, x);
+        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n",
+          e->real, x);
         emit_lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
-        P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y, e->real);
+        P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y,
+          e->real);
         break;
     }
     case IR_BN_NORM: {
@@ -234,16 +256,19 @@ void emit_bn_op(Emitter *e, int t)
                    *b = emit_ref(e, n->in[3]);
         P(e, "        (void)M;\n");
         P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
-        P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n", e->real,
-          st, e->real, st, n->fval, w, b);
-        P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real, x, e->real, y);
+        P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n",
+          e->real, st, e->real, st, n->fval, w, b);
+        P(e, "            const %s *xr = %s + (b * C + c) * L;\n            %s *yr = %s + (b * C + c) * L;\n", e->real,
+          x, e->real, y);
         /* plus a residual and a relu that plan.c folded in */
         const char *res = n->nin > 4 ? emit_ref(e, n->in[4]) : NULL;
         const char *v = res ? "(xr[k] - mu) * sc + sh + rr[k]" : "(xr[k] - mu) * sc + sh";
         if (res)
             P(e, "            const %s *rr = %s + (b * C + c) * L;\n", e->real, res);
         if (n->ival)
-            P(e, "            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] = %s;\n            }\n        }\n",
+            P(e,
+              "            for (int64_t k = 0; k < L; k++) {\n                const %s v = %s;\n                yr[k] "
+              "= %s;\n            }\n        }\n",
               e->real, v, emit_relu_of(e, "v"));
         else
             P(e, "            for (int64_t k = 0; k < L; k++) yr[k] = %s;\n        }\n", v);
@@ -274,7 +299,9 @@ void emit_bn_op(Emitter *e, int t)
         emit_lanes_store(e, "                ", "double", "sdx +=", "L", emit_fmt("%s * (xr[k] - mu)", d));
         emit_lanes_store(e, "                ", "double", "sd +=", "L", d);
         P(e, "            }\n");
-        P(e, "            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        }\n",
+        P(e,
+          "            %s[c] = (%s)(sdx / sqrt((double)%s[C + c] + %.17g));\n            %s[C + c] = (%s)sd;\n        "
+          "}\n",
           y, e->real, st, n->fval, y, e->real);
         break;
     }
@@ -285,7 +312,8 @@ void emit_bn_op(Emitter *e, int t)
         P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
         P(e, "            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
           n->fval, w);
-        P(e, "            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", e->real, st, e->real, e->real, gr);
+        P(e, "            const %s mu = %s[c], a = (%s)k1, mdy = (%s)((double)%s[C + c] / M),\n", e->real, st, e->real,
+          e->real, gr);
         P(e, "                  k2 = (%s)(k1 * rstd * (double)%s[c] / M);\n", e->real, gr);
         P(e, "            const %s *xr = %s + (b * C + c) * L, *dr = %s + (b * C + c) * L;\n", e->real, x, dy);
         P(e, "            %s *yr = %s + (b * C + c) * L;\n", e->real, y);
@@ -296,8 +324,7 @@ void emit_bn_op(Emitter *e, int t)
           mask ? emit_fmt("(mr[k] > %s ? dr[k] : %s)", emit_lit(e, 0), emit_lit(e, 0)) : "dr[k]");
         break;
     }
-    default:
-        abort();
+    default: abort();
     }
     P(e, "    }\n");
     emit_loop_end(e, t);
@@ -322,19 +349,19 @@ void emit_conv_op(Emitter *e, int t)
     const Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
     const int direct = n->kernel == KERNEL_DIRECT;
     /* which kernel, and why (kernel.c) */
-    const char *why = direct                     ? "direct kernel (the columns without AVX-512)"
-                      : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
-                      : e->opt->f64              ? "columns (double precision)"
-                                                 : "columns (no direct kernel for this layer)";
+    const char *why = direct       ? "direct kernel (the columns without AVX-512)"
+        : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
+        : e->opt->f64              ? "columns (double precision)"
+                                   : "columns (no direct kernel for this layer)";
     P(e, "    /* %dx%d, stride %d, padding %d: %s */\n", n->kh, n->kw, n->stride, n->pad, why);
     /* (N, in, in, out[, add], C, H, W, F, KH, KW, [stride,] pad[, bias, relu], work, work length): the
      * direct kernels' stride is in their name but for the kernel gradient's */
-    const char *args = emit_fmt("%s, %s, %s, %s", emit_dim(x, 0), emit_ref(e, n->in[0]), emit_ref(e, n->in[1]),
-                                emit_ref(e, t));
+    const char *args =
+        emit_fmt("%s, %s, %s, %s", emit_dim(x, 0), emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t));
     if (data) /* the other gradient of x that plan.c folded in (fold_conv_add) */
         args = emit_fmt("%s, %s", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL");
-    args = emit_fmt("%s, %lld, %lld, %lld, %lld, %d, %d", args, (long long)x.d[1], (long long)x.d[2],
-                    (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
+    args = emit_fmt("%s, %lld, %lld, %lld, %lld, %d, %d", args, (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
+                    (long long)w.d[0], n->kh, n->kw);
     args = direct && n->op != IR_CONV2D_BWD_FILTER ? emit_fmt("%s, %d", args, n->pad)
                                                    : emit_fmt("%s, %d, %d", args, n->stride, n->pad);
     if (fwd) /* a bias (and a relu) that plan.c folded in (fold_conv_bias) */

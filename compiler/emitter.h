@@ -19,22 +19,22 @@
 typedef struct Emitter {
     const Model *m;
     const EmitOptions *opt;
-    const char *real;           /* the real type: "float", or "double" with --precision=f64 */
-    FILE *out;                  /* the stream being written */
+    const char *real; /* the real type: "float", or "double" with --precision=f64 */
+    FILE *out;        /* the stream being written */
     /* the function being printed (begin_body .. end_body) */
     const Graph *g;
-    char *used;                 /* per node: its pointer is referenced in this function */
-    char *merged;               /* per node: already computed along with an earlier one */
-    const char **names;         /* per node: its identifier in this function (emit_names) */
-    int in_backward;            /* inputs come from m->in_ (saved by train_forward) */
-    FILE *file_out;             /* the file's stream while the body goes to memory */
+    char *used;         /* per node: its pointer is referenced in this function */
+    char *merged;       /* per node: already computed along with an earlier one */
+    const char **names; /* per node: its identifier in this function (emit_names) */
+    int in_backward;    /* inputs come from m->in_ (saved by train_forward) */
+    FILE *file_out;     /* the file's stream while the body goes to memory */
     char *body_text;
     size_t body_len;
     /* the loop block being printed (emit_loop_begin .. emit_loop_end) */
-    int loop_seq;               /* its number (the scope of its values' names) */
-    char *loop_used;            /* roots it reads or writes */
-    char *loop_wr;              /* ... and the ones it writes besides its own (fused = 2) */
-    FILE *loop_saved;           /* the stream to print the block to */
+    int loop_seq;     /* its number (the scope of its values' names) */
+    char *loop_used;  /* roots it reads or writes */
+    char *loop_wr;    /* ... and the ones it writes besides its own (fused = 2) */
+    FILE *loop_saved; /* the stream to print the block to */
     char *loop_text;
     size_t loop_len;
 } Emitter;

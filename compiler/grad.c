@@ -57,7 +57,7 @@ static int b2(IrOp op, int a, int b)
 {
     Shape s;
     if (ir_broadcast(shp(a), shp(b), &s) < 0)
-        abort();              /* elaboration checked every shape */
+        abort(); /* elaboration checked every shape */
     int in[2] = {a, b};
     return bw(op, s, 2, in);
 }
@@ -184,11 +184,11 @@ static int stats_row(int t, int r, Shape k)
  * pushes an adjoint to each operand that needs one (acc).  */
 
 typedef struct Rule {
-    const IrNode *n;    /* the forward node (a copy: building nodes may move G->nodes) */
-    int y;              /* its id */
-    int dy;             /* its adjoint */
-    int x, b;           /* in[0] and in[1], or -1 */
-    const int *needs;   /* per node: it leads to a trainable param */
+    const IrNode *n;  /* the forward node (a copy: building nodes may move G->nodes) */
+    int y;            /* its id */
+    int dy;           /* its adjoint */
+    int x, b;         /* in[0] and in[1], or -1 */
+    const int *needs; /* per node: it leads to a trainable param */
 } Rule;
 
 /* operand k of the node needs an adjoint */
@@ -200,10 +200,7 @@ static void d_neg(const Rule *r) { acc(r->x, b1(IR_NEG, r->dy)); }
  * reading y lets x fuse into the loop that makes y (h + skip) */
 static void d_relu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_STEP, r->y))); }
 
-static void d_sigmoid(const Rule *r)
-{
-    acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r->y, b2(IR_SUB, cst(1, 0), r->y))));
-}
+static void d_sigmoid(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r->y, b2(IR_SUB, cst(1, 0), r->y)))); }
 
 static void d_tanh(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, r->y, r->y)))); }
 static void d_gelu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_DGELU, r->x))); }
@@ -238,26 +235,34 @@ static void d_powc(const Rule *r)
 
 static void d_add(const Rule *r)
 {
-    if (need(r, 0)) acc(r->x, sum_to(r->dy, shp(r->x)));
-    if (need(r, 1)) acc(r->b, sum_to(r->dy, shp(r->b)));
+    if (need(r, 0))
+        acc(r->x, sum_to(r->dy, shp(r->x)));
+    if (need(r, 1))
+        acc(r->b, sum_to(r->dy, shp(r->b)));
 }
 
 static void d_sub(const Rule *r)
 {
-    if (need(r, 0)) acc(r->x, sum_to(r->dy, shp(r->x)));
-    if (need(r, 1)) acc(r->b, sum_to(b1(IR_NEG, r->dy), shp(r->b)));
+    if (need(r, 0))
+        acc(r->x, sum_to(r->dy, shp(r->x)));
+    if (need(r, 1))
+        acc(r->b, sum_to(b1(IR_NEG, r->dy), shp(r->b)));
 }
 
 static void d_mul(const Rule *r)
 {
-    if (need(r, 0)) acc(r->x, sum_to(b2(IR_MUL, r->dy, r->b), shp(r->x)));
-    if (need(r, 1)) acc(r->b, sum_to(b2(IR_MUL, r->dy, r->x), shp(r->b)));
+    if (need(r, 0))
+        acc(r->x, sum_to(b2(IR_MUL, r->dy, r->b), shp(r->x)));
+    if (need(r, 1))
+        acc(r->b, sum_to(b2(IR_MUL, r->dy, r->x), shp(r->b)));
 }
 
 static void d_div(const Rule *r)
 {
-    if (need(r, 0)) acc(r->x, sum_to(b2(IR_DIV, r->dy, r->b), shp(r->x)));
-    if (need(r, 1)) acc(r->b, sum_to(b1(IR_NEG, b2(IR_MUL, r->dy, b2(IR_DIV, r->y, r->b))), shp(r->b)));
+    if (need(r, 0))
+        acc(r->x, sum_to(b2(IR_DIV, r->dy, r->b), shp(r->x)));
+    if (need(r, 1))
+        acc(r->b, sum_to(b1(IR_NEG, b2(IR_MUL, r->dy, b2(IR_DIV, r->y, r->b))), shp(r->b)));
 }
 
 /* maximum and minimum: the gradient goes to the larger (smaller) operand,
@@ -265,8 +270,10 @@ static void d_div(const Rule *r)
 static void d_minmax(const Rule *r)
 {
     int mx = r->n->op == IR_MAXIMUM, x = r->x, b = r->b;
-    if (need(r, 0)) acc(x, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, x, b) : b2(IR_MAXGRAD, b, x)), shp(x)));
-    if (need(r, 1)) acc(b, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, b, x) : b2(IR_MAXGRAD, x, b)), shp(b)));
+    if (need(r, 0))
+        acc(x, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, x, b) : b2(IR_MAXGRAD, b, x)), shp(x)));
+    if (need(r, 1))
+        acc(b, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, b, x) : b2(IR_MAXGRAD, x, b)), shp(b)));
 }
 
 static void d_expand(const Rule *r) { acc(r->x, sum_to(r->dy, shp(r->x))); }
@@ -317,8 +324,10 @@ static void d_matmul(const Rule *r)
         int in[2] = {dy, b};
         Shape s = shp(dy);
         s.d[s.nd - 1] = shp(b).d[shp(b).nd - 2];
-        if (s.bd == s.nd - 1) s.bd = -1;
-        if (shp(b).bd == shp(b).nd - 2) s.bd = s.nd - 1;
+        if (s.bd == s.nd - 1)
+            s.bd = -1;
+        if (shp(b).bd == shp(b).nd - 2)
+            s.bd = s.nd - 1;
         int t = bw(IR_MATMUL, s, 2, in);
         G->nodes[t].tb = 1;
         acc(x, sum_to(t, shp(x)));
@@ -327,18 +336,23 @@ static void d_matmul(const Rule *r)
         Shape sa = shp(x), sy = shp(dy);
         int a2 = x, d2 = dy;
         if (shp(b).nd == 2 && sa.nd > 2) {
-            Shape fa = ir_shape(2, (int64_t[]){ir_numel(sa) / sa.d[sa.nd - 1], sa.d[sa.nd - 1]}, sa.bd >= 0 && sa.bd < sa.nd - 1 ? 0 : -1);
-            Shape fy = ir_shape(2, (int64_t[]){ir_numel(sy) / sy.d[sy.nd - 1], sy.d[sy.nd - 1]}, sy.bd >= 0 && sy.bd < sy.nd - 1 ? 0 : -1);
+            Shape fa = ir_shape(2, (int64_t[]){ir_numel(sa) / sa.d[sa.nd - 1], sa.d[sa.nd - 1]},
+                                sa.bd >= 0 && sa.bd < sa.nd - 1 ? 0 : -1);
+            Shape fy = ir_shape(2, (int64_t[]){ir_numel(sy) / sy.d[sy.nd - 1], sy.d[sy.nd - 1]},
+                                sy.bd >= 0 && sy.bd < sy.nd - 1 ? 0 : -1);
             a2 = reshape(x, fa), d2 = reshape(dy, fy);
         }
         Shape s = shp(d2);
         int nd = s.nd;
         s.d[nd - 2] = shp(a2).d[shp(a2).nd - 1];
         s.bd = -1;
-        if (shp(a2).bd == shp(a2).nd - 1) s.bd = nd - 2;
-        if (shp(d2).bd == nd - 1) s.bd = nd - 1;
+        if (shp(a2).bd == shp(a2).nd - 1)
+            s.bd = nd - 2;
+        if (shp(d2).bd == nd - 1)
+            s.bd = nd - 1;
         for (int k = 0; k < nd - 2; k++)
-            if (shp(d2).bd == k) s.bd = k;
+            if (shp(d2).bd == k)
+                s.bd = k;
         int in[2] = {a2, d2};
         int t = bw(IR_MATMUL, s, 2, in);
         G->nodes[t].ta = 1;
@@ -387,8 +401,10 @@ static void d_mse(const Rule *r)
 {
     uint32_t all = (1u << shp(r->x).nd) - 1;
     int d = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, r->x, r->b), b2(IR_MUL, inv_count(shp(r->x), all), cst(2, 0))), r->dy);
-    if (need(r, 0)) acc(r->x, d);
-    if (need(r, 1)) acc(r->b, b1(IR_NEG, d));
+    if (need(r, 0))
+        acc(r->x, d);
+    if (need(r, 1))
+        acc(r->b, b1(IR_NEG, d));
 }
 
 /* mean of max(x,0) - x t + log(1 + exp(-|x|)): d/dx = sigmoid(x) - t, d/dt = -x */
@@ -396,8 +412,10 @@ static void d_bce_logits(const Rule *r)
 {
     uint32_t all = (1u << shp(r->x).nd) - 1;
     int scale = b2(IR_MUL, inv_count(shp(r->x), all), r->dy);
-    if (need(r, 0)) acc(r->x, b2(IR_MUL, b2(IR_SUB, b1(IR_SIGMOID, r->x), r->b), scale));
-    if (need(r, 1)) acc(r->b, b2(IR_MUL, b1(IR_NEG, r->x), scale));
+    if (need(r, 0))
+        acc(r->x, b2(IR_MUL, b2(IR_SUB, b1(IR_SIGMOID, r->x), r->b), scale));
+    if (need(r, 1))
+        acc(r->b, b2(IR_MUL, b1(IR_NEG, r->x), scale));
 }
 
 /* only the table has a gradient: the ids are integers */
@@ -429,7 +447,7 @@ static void d_layer_norm(const Rule *r)
 static void d_causal_mask(const Rule *r)
 {
     int t = bw(IR_CAUSAL_MASK, shp(r->x), 1, &r->dy);
-    G->nodes[t].ival = 1;          /* zeros above the diagonal */
+    G->nodes[t].ival = 1; /* zeros above the diagonal */
     acc(r->x, t);
 }
 

@@ -26,10 +26,7 @@ static double flops_out(const Graph *g, const IrNode *n)
 }
 
 /* one per element read: reductions, softmax, losses */
-static double flops_in(const Graph *g, const IrNode *n)
-{
-    return (double)ir_numel(g->nodes[n->in[0]].shape);
-}
+static double flops_in(const Graph *g, const IrNode *n) { return (double)ir_numel(g->nodes[n->in[0]].shape); }
 
 static double flops_matmul(const Graph *g, const IrNode *n)
 {
@@ -77,10 +74,7 @@ int ir_op_arity(IrOp op) { return op_table[op].arity; }
 
 /* Elementwise nodes are the ones plan.c may fuse into one loop.  EXPAND
  * counts: a broadcast read is just an index computation. */
-int ir_is_elementwise(IrOp op)
-{
-    return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY;
-}
+int ir_is_elementwise(IrOp op) { return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY; }
 
 int ir_softmax_by_rows(const IrNode *n)
 {
@@ -88,10 +82,7 @@ int ir_softmax_by_rows(const IrNode *n)
     return (n->op == IR_SOFTMAX || n->op == IR_SOFTMAX_BWD) && nd >= 1 && n->axis == nd - 1 && n->shape.bd != nd - 1;
 }
 
-double ir_node_flops(const Graph *g, int i)
-{
-    return op_table[g->nodes[i].op].flops(g, &g->nodes[i]);
-}
+double ir_node_flops(const Graph *g, int i) { return op_table[g->nodes[i].op].flops(g, &g->nodes[i]); }
 
 Shape ir_shape(int nd, const int64_t *d, int bd)
 {
@@ -153,7 +144,7 @@ int ir_broadcast(Shape a, Shape b, Shape *out)
         int ab = ia >= 0 && ia == a.bd, bb = ib >= 0 && ib == b.bd;
         int64_t da = ia >= 0 ? a.d[ia] : 1, db = ib >= 0 ? b.d[ib] : 1;
         if ((ab || bb) && r.bd >= 0)
-            return -1;          /* two batch dims in different places */
+            return -1; /* two batch dims in different places */
         if (ab && bb) {
             if (da != db)
                 return -1;
@@ -231,7 +222,11 @@ static void dump_attrs(const IrNode *n, FILE *out)
         if (n->ival2)
             fprintf(out, "*n^%d", n->ival2);
         break;
-    case IR_POWC: case IR_RNG_MASK: case IR_BN_NORM: case IR_BN_GRADS: case IR_BN_BWD:
+    case IR_POWC:
+    case IR_RNG_MASK:
+    case IR_BN_NORM:
+    case IR_BN_GRADS:
+    case IR_BN_BWD:
         fprintf(out, " %.9g", n->fval);
         if (n->op == IR_BN_NORM && (n->nin > 4 || n->ival))
             fprintf(out, "%s%s", n->nin > 4 ? " +residual" : "", n->ival ? " relu" : "");
@@ -242,19 +237,29 @@ static void dump_attrs(const IrNode *n, FILE *out)
             fprintf(out, "%s%d", i ? "," : "", n->perm[i]);
         fprintf(out, ")");
         break;
-    case IR_CONCAT: case IR_SOFTMAX: case IR_LOG_SOFTMAX: case IR_ARGMAX:
-    case IR_SOFTMAX_BWD: case IR_LOG_SOFTMAX_BWD:
+    case IR_CONCAT:
+    case IR_SOFTMAX:
+    case IR_LOG_SOFTMAX:
+    case IR_ARGMAX:
+    case IR_SOFTMAX_BWD:
+    case IR_LOG_SOFTMAX_BWD:
         fprintf(out, " axis=%d", n->axis);
         if (n->alpha != 1)
             fprintf(out, " scale=%.9g", n->alpha);
         if (n->causal)
             fprintf(out, " causal");
         break;
-    case IR_SLICE: case IR_PAD:
-        fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
-        break;
-    case IR_IM2COL: case IR_COL2IM: case IR_MAXPOOL: case IR_MAXPOOL_BWD: case IR_AVGPOOL: case IR_AVGPOOL_BWD:
-    case IR_CONV2D: case IR_CONV2D_BWD_DATA: case IR_CONV2D_BWD_FILTER:
+    case IR_SLICE:
+    case IR_PAD: fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end); break;
+    case IR_IM2COL:
+    case IR_COL2IM:
+    case IR_MAXPOOL:
+    case IR_MAXPOOL_BWD:
+    case IR_AVGPOOL:
+    case IR_AVGPOOL_BWD:
+    case IR_CONV2D:
+    case IR_CONV2D_BWD_DATA:
+    case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
         if (n->op == IR_CONV2D && (n->nin > 2 || n->ival))
             fprintf(out, "%s%s", n->nin > 2 ? " +bias" : "", n->ival ? " relu" : "");
@@ -267,11 +272,10 @@ static void dump_attrs(const IrNode *n, FILE *out)
         if (n->alpha != 1)
             fprintf(out, " alpha=%.9g", n->alpha);
         break;
-    case IR_SUM: case IR_MEAN: case IR_MAX:
-        fprintf(out, " axes=0x%x%s", (unsigned)n->axes, n->keepdim ? " keepdim" : "");
-        break;
-    default:
-        break;
+    case IR_SUM:
+    case IR_MEAN:
+    case IR_MAX: fprintf(out, " axes=0x%x%s", (unsigned)n->axes, n->keepdim ? " keepdim" : ""); break;
+    default: break;
     }
 }
 

@@ -21,7 +21,7 @@
 typedef struct Shape {
     int nd;
     int64_t d[IR_MAXD];
-    int bd;                 /* index of the batch dim, or -1 */
+    int bd; /* index of the batch dim, or -1 */
 } Shape;
 
 typedef enum DType { DT_F32, DT_I32 } DType;
@@ -39,10 +39,10 @@ typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_OTHER } OpClass;
 
 /* How a node is computed, where there is a choice (kernel.c). */
 typedef enum KernelKind {
-    KERNEL_LOOPS,       /* the generated code of its op (no choice) */
-    KERNEL_GEMM,        /* convolution: the image is the GEMM operand (1x1) */
-    KERNEL_DIRECT,      /* convolution: the runtime's direct kernels, or the columns */
-    KERNEL_COLUMNS,     /* convolution: im2col and a GEMM per example */
+    KERNEL_LOOPS,   /* the generated code of its op (no choice) */
+    KERNEL_GEMM,    /* convolution: the image is the GEMM operand (1x1) */
+    KERNEL_DIRECT,  /* convolution: the runtime's direct kernels, or the columns */
+    KERNEL_COLUMNS, /* convolution: im2col and a GEMM per example */
 } KernelKind;
 
 typedef struct IrNode {
@@ -50,108 +50,115 @@ typedef struct IrNode {
     DType dt;
     Shape shape;
     int nin;
-    int *in;                /* operand node ids */
+    int *in; /* operand node ids */
     double fval;
     int ival, ival2;
     int axis;
-    uint32_t axes;          /* reductions: bit i set = reduce dim i */
+    uint32_t axes; /* reductions: bit i set = reduce dim i */
     int keepdim;
-    int ta, tb;             /* matmul transposes */
-    double alpha;           /* matmul: alpha * op(A) @ op(B) (1 unless plan.c folds a scale);
+    int ta, tb;         /* matmul transposes */
+    double alpha;       /* matmul: alpha * op(A) @ op(B) (1 unless plan.c folds a scale);
                              * softmax, softmax_bwd: scale of the input / of dx */
-    int causal;             /* softmax over [..., T, T]: row i reads only [0, i] (plan.c
+    int causal;         /* softmax over [..., T, T]: row i reads only [0, i] (plan.c
                              * folds a causal_mask into it); softmax_bwd: the same rows;
                              * matmul (plan.c, flags): 1 = only causal softmaxes read the
                              * [T, T] result (its lower triangle), 2 = in[0] is a causal
                              * softmax or its gradient (zero above the diagonal) */
-    int64_t start, end;     /* slice / pad */
+    int64_t start, end; /* slice / pad */
     int perm[IR_MAXD];
-    int kh, kw, stride, pad;/* im2col and pools */
-    Loc loc;                /* source span it came from */
-    const char *what;       /* short source text for comments: "fc1(x)" */
-    const char *name;       /* what the generated C calls it: "stage1_0_conv1", "d_fc1",
+    int kh, kw, stride, pad; /* im2col and pools */
+    Loc loc;                 /* source span it came from */
+    const char *what;        /* short source text for comments: "fc1(x)" */
+    const char *name;        /* what the generated C calls it: "stage1_0_conv1", "d_fc1",
                              * "x_in" (elab.c, model.c, grad.c); the emitter makes it a
                              * unique C identifier */
-    int backward;           /* 1 if created by autodiff */
+    int backward;            /* 1 if created by autodiff */
     /* filled by kernel.c */
     KernelKind kernel;
-    int64_t work;           /* floats of work memory it needs while it runs */
+    int64_t work; /* floats of work memory it needs while it runs */
     /* filled by plan.c */
-    int uses;               /* consumers in the graph */
-    int fused;              /* 1: computed inline inside its only consumer; 2: computed in the
+    int uses;  /* consumers in the graph */
+    int fused; /* 1: computed inline inside its only consumer; 2: computed in the
                              * loop of node `home` (its first reader) and stored there */
     int home;
-    int buf;                /* storage: index into Graph.bufs, or -1 */
-    int wbuf;               /* its work memory (kernel.c's work): a buffer, or -1 */
+    int buf;  /* storage: index into Graph.bufs, or -1 */
+    int wbuf; /* its work memory (kernel.c's work): a buffer, or -1 */
 } IrNode;
 
 typedef struct Buffer {
-    int64_t size;           /* elements: size, times n when batched */
+    int64_t size; /* elements: size, times n when batched */
     int batched;
-    int64_t off;            /* in floats, within its region */
-    int first, last;        /* live range in node ids */
-    int param_grad;         /* >= 0: this is the grad of that param (lives in m->grads) */
+    int64_t off;     /* in floats, within its region */
+    int first, last; /* live range in node ids */
+    int param_grad;  /* >= 0: this is the grad of that param (lives in m->grads) */
 } Buffer;
 
 typedef struct Graph {
-    const char *name;       /* "train", "infer", "eval" */
+    const char *name; /* "train", "infer", "eval" */
     IrNode *nodes;
     int n, cap;
     int training;
-    int output;             /* the model output node, or -1 */
-    int loss;               /* scalar loss node, or -1 */
-    int *metrics;           /* one node per metric */
+    int output;   /* the model output node, or -1 */
+    int loss;     /* scalar loss node, or -1 */
+    int *metrics; /* one node per metric */
     int nmetrics;
-    int *update_state, *update_value;   /* `update` statements */
+    int *update_state, *update_value; /* `update` statements */
     int nupdates;
-    int *summary_value;     /* summaries (scalars) */
+    int *summary_value; /* summaries (scalars) */
     const char **summary_name;
     int nsummaries;
-    int fwd_end;            /* nodes [0, fwd_end) are the forward pass */
-    int core_end;           /* infer: nodes [0, core_end) make the output (forward), the
+    int fwd_end;     /* nodes [0, fwd_end) are the forward pass */
+    int core_end;    /* infer: nodes [0, core_end) make the output (forward), the
                              * rest the loss and metrics (eval); others: -1 */
-    int *param_grad;        /* per param: node holding d loss/d param, or -1 */
+    int *param_grad; /* per param: node holding d loss/d param, or -1 */
     Buffer *bufs;
     int nbufs, bufcap;
-    int64_t static_size, batched_size;  /* arena floats: static + batched * max_batch */
+    int64_t static_size, batched_size; /* arena floats: static + batched * max_batch */
 } Graph;
 
 /* Initializers; ORDER nnc_init_kind (runtime) and elab.c's init_names. */
 typedef enum InitKind {
-    INIT_ZEROS, INIT_ONES, INIT_CONSTANT, INIT_NORMAL, INIT_UNIFORM,
-    INIT_GLOROT_UNIFORM, INIT_GLOROT_NORMAL, INIT_HE_UNIFORM, INIT_HE_NORMAL,
+    INIT_ZEROS,
+    INIT_ONES,
+    INIT_CONSTANT,
+    INIT_NORMAL,
+    INIT_UNIFORM,
+    INIT_GLOROT_UNIFORM,
+    INIT_GLOROT_NORMAL,
+    INIT_HE_UNIFORM,
+    INIT_HE_NORMAL,
 } InitKind;
 
 /* A param or state tensor of the model (the leaves that live in the
  * generated structs).  `path` is the dotted state_dict name. */
 typedef struct Tensor {
     const char *path;
-    const char **parts;     /* path split at '.', npart entries */
+    const char **parts; /* path split at '.', npart entries */
     int npart;
-    int *order;             /* declaration-order key of each part, for layout */
-    Shape shape;            /* bd == -1 */
-    int state;              /* 0 param, 1 state */
+    int *order;  /* declaration-order key of each part, for layout */
+    Shape shape; /* bd == -1 */
+    int state;   /* 0 param, 1 state */
     int frozen;
     InitKind init;
     double init_a, init_b;
-    const char *from;       /* `from` file, or NULL */
-    const char *from_prefix;/* the field path the file's names are relative to */
+    const char *from;        /* `from` file, or NULL */
+    const char *from_prefix; /* the field path the file's names are relative to */
     const char *doc;
-    int64_t offset;         /* floats into params or state (set by sort_tensors) */
+    int64_t offset; /* floats into params or state (set by sort_tensors) */
     Loc loc;
 } Tensor;
 
 typedef struct IoDecl {
     const char *name;
     DType dt;
-    Shape shape;            /* bd is 0 when batched */
-    int32_t limit;          /* i32 ids: valid range [0, limit), 0 unchecked */
-    int ignore_ok;          /* -100 allowed (cross_entropy labels) */
+    Shape shape;   /* bd is 0 when batched */
+    int32_t limit; /* i32 ids: valid range [0, limit), 0 unchecked */
+    int ignore_ok; /* -100 allowed (cross_entropy labels) */
 } IoDecl;
 
 typedef struct HparamVal {
     const char *name;
-    long long ival;         /* int hparams only are exported as enums */
+    long long ival; /* int hparams only are exported as enums */
     int is_int;
     const char *doc;
 } HparamVal;
@@ -159,24 +166,24 @@ typedef struct HparamVal {
 /* One row of `nnc --summary` and one box of `--emit=dot`: a field of the
  * model (or a field of a field), at its first application. */
 typedef struct SummaryRow {
-    const char *path;       /* "blocks.1.fc" */
-    const char *layer;      /* "Dense" */
-    const char *doc;        /* the field's `///` comment */
-    int depth;              /* 1 for the model's own fields */
-    Shape out;              /* result shape (bd set when batched) */
-    int64_t params;         /* floats of the params below it */
-    double flops;           /* forward FLOPs per example, its sub-fields included */
-    int first, last;        /* the inference graph's nodes it made: [first, last) */
+    const char *path;  /* "blocks.1.fc" */
+    const char *layer; /* "Dense" */
+    const char *doc;   /* the field's `///` comment */
+    int depth;         /* 1 for the model's own fields */
+    Shape out;         /* result shape (bd set when batched) */
+    int64_t params;    /* floats of the params below it */
+    double flops;      /* forward FLOPs per example, its sub-fields included */
+    int first, last;   /* the inference graph's nodes it made: [first, last) */
 } SummaryRow;
 
 typedef struct Model {
-    const char *name;       /* "Digits" */
-    const char *prefix;     /* "digits" */
-    const char *source;     /* the .nn path as given */
+    const char *name;   /* "Digits" */
+    const char *prefix; /* "digits" */
+    const char *source; /* the .nn path as given */
     const char *doc;
     HparamVal *hparams;
     int nhparams;
-    Tensor *params;         /* sorted in declaration order by model.c */
+    Tensor *params; /* sorted in declaration order by model.c */
     int nparams;
     Tensor *state;
     int nstate;
@@ -187,15 +194,15 @@ typedef struct Model {
     int nmetrics;
     int has_loss;
     int uses_rng;
-    Graph *train, *infer, *eval;        /* train/eval NULL without loss */
-    double flops;           /* forward FLOPs per example */
-    SummaryRow *rows;       /* fields in pre-order (inference graph) */
+    Graph *train, *infer, *eval; /* train/eval NULL without loss */
+    double flops;                /* forward FLOPs per example */
+    SummaryRow *rows;            /* fields in pre-order (inference graph) */
     int nrows;
 } Model;
 
 /* ---- shapes ---------------------------------------------------------------- */
 Shape ir_shape(int nd, const int64_t *d, int bd);
-int64_t ir_numel(Shape s);                  /* static elements (times n if batched) */
+int64_t ir_numel(Shape s); /* static elements (times n if batched) */
 int ir_shape_eq(Shape a, Shape b);
 /* "[N, 64]" into buf (N is the batch name given). */
 const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap);
@@ -204,7 +211,7 @@ int ir_broadcast(Shape a, Shape b, Shape *out);
 
 /* ---- graph building (shapes are checked by the caller, prims.c) ------------- */
 Graph *ir_graph_new(const char *name, int training);
-int ir_add(Graph *g, IrNode node);          /* copies; returns the id */
+int ir_add(Graph *g, IrNode node); /* copies; returns the id */
 IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in);
 const char *ir_op_name(IrOp op);
 OpClass ir_op_class(IrOp op);

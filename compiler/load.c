@@ -21,7 +21,7 @@
 typedef struct LoadState {
     Program *p;
     const ElabOptions *opt;
-    const char **loading;    /* the import chain, for cycles */
+    const char **loading; /* the import chain, for cycles */
     int nloading;
 } LoadState;
 
@@ -105,7 +105,7 @@ static void load_file(LoadState *ls, const char *path, Loc from)
         }
     for (int i = 0; i < ls->p->ndeps; i++)
         if (!strcmp(canon(ls->p->deps[i]), key))
-            return;                      /* a second import has no effect */
+            return; /* a second import has no effect */
     SrcFile *f = diag_load_file(path);
     if (!f) {
         diag_error(from, "cannot read '%s': %s", path, strerror(errno));

@@ -13,7 +13,7 @@
 
 typedef struct Define {
     const char *name;
-    const char *value;        /* an expression: 3, 0.5, true, [1,2], relu (model.c) */
+    const char *value; /* an expression: 3, 0.5, true, [1,2], relu (model.c) */
 } Define;
 
 typedef struct ElabOptions {
@@ -21,15 +21,15 @@ typedef struct ElabOptions {
     int nincdirs;
     const Define *defs;
     int ndefs;
-    const char *prefix;       /* --prefix, or NULL */
-    const char *model;        /* --model: the one model to compile, or NULL */
+    const char *prefix; /* --prefix, or NULL */
+    const char *model;  /* --model: the one model to compile, or NULL */
 } ElabOptions;
 
 typedef struct Program {
-    Node **files;             /* every parsed file, the standard library first */
+    Node **files; /* every parsed file, the standard library first */
     int nfiles;
-    Node *main;               /* the file named on the command line */
-    const char **deps;        /* every file read (for -M), without the std */
+    Node *main;        /* the file named on the command line */
+    const char **deps; /* every file read (for -M), without the std */
     int ndeps;
 } Program;
 

@@ -146,7 +146,7 @@ static void add_list_rows(Model *m)
  * (a file of several models reports a bad value once), and evaluated for
  * each model with nothing in scope: the names are those known everywhere
  * (primitives, initializers, layers). */
-static Node **def_exprs;        /* per -D: its expression, NULL after errors */
+static Node **def_exprs; /* per -D: its expression, NULL after errors */
 
 static void parse_defines(const ElabOptions *opt)
 {
@@ -173,7 +173,7 @@ static Tpl *model_template(Node *decl, const ElabOptions *opt)
     for (int i = 0; i < a.n; i++) {
         a.names[i] = opt->defs[i].name;
         a.vals[i] = def_exprs[i] ? elab_eval(def_exprs[i], NULL) : none();
-        a.locs[i] = none_loc;     /* a type error names the hparam: "hparam 'h' is int" */
+        a.locs[i] = none_loc; /* a type error names the hparam: "hparam 'h' is int" */
     }
     Node *hp = elab_hparams_block(decl);
     for (int i = 0; i < a.n; i++)
@@ -270,7 +270,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
         n.ival = lab ? nl++ : args.n;
         n.loc = mem->name_loc;
         n.what = mem->name;
-        n.name = elab_fmt("%s_in", mem->name);   /* not the C parameter's name */
+        n.name = elab_fmt("%s_in", mem->name); /* not the C parameter's name */
         int t = ir_add(E.g, n);
         elab_bind(env, mem->name, vtensor(t), mem->name_loc);
         if (!lab) {
@@ -355,7 +355,7 @@ static void sort_tensors(Model *m, int state)
     Tensor *copy = elab_calloc((size_t)n, sizeof(Tensor));
     memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
     for (int i = 0; i < n; i++)
-        copy[i].offset = i;              /* remember the old index */
+        copy[i].offset = i; /* remember the old index */
     qsort(copy, (size_t)n, sizeof(Tensor), cmp_tensor);
     for (int i = 0; i < n; i++)
         old[copy[i].offset] = i;
@@ -401,8 +401,9 @@ static const char *snake(const char *name)
             /* a capital starts a word after a lower-case letter or a digit
              * (Gpt2Small -> gpt2_small), and ends a run of capitals when a
              * lower-case letter follows (TinyMLPNet -> tiny_mlp_net) */
-            if (i > 0 && (islower((unsigned char)name[i - 1]) || isdigit((unsigned char)name[i - 1]) ||
-                          (i + 1 < n && islower((unsigned char)name[i + 1]) && isupper((unsigned char)name[i - 1]))))
+            if (i > 0 &&
+                (islower((unsigned char)name[i - 1]) || isdigit((unsigned char)name[i - 1]) ||
+                 (i + 1 < n && islower((unsigned char)name[i + 1]) && isupper((unsigned char)name[i - 1]))))
                 s[k++] = '_';
             s[k++] = (char)tolower(c);
         } else {

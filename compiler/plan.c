@@ -19,7 +19,7 @@
 #include "kernel.h"
 #include "plan.h"
 
-#define ALIGN 16   /* floats: 64-byte alignment for vector loads */
+#define ALIGN 16 /* floats: 64-byte alignment for vector loads */
 
 static int is_swap_last2(const IrNode *n)
 {
@@ -235,9 +235,8 @@ static void fold_conv_bias(Graph *g, const char *roots)
             /* (the bias, through its views, must exist before the
              * convolution that now reads it) */
             if (c->op != IR_CONV2D || c->nin != 2 || uses[ci] != 1 || !ir_shape_eq(a->shape, c->shape) ||
-                plan_storage_root(g, bi) > ci ||
-                b->shape.nd != 3 || b->shape.bd >= 0 || b->shape.d[0] != c->shape.d[1] || b->shape.d[1] != 1 ||
-                b->shape.d[2] != 1)
+                plan_storage_root(g, bi) > ci || b->shape.nd != 3 || b->shape.bd >= 0 ||
+                b->shape.d[0] != c->shape.d[1] || b->shape.d[1] != 1 || b->shape.d[2] != 1)
                 continue;
             add_input(c, bi); /* in[2] */
             /* a relu of the sum, if the sum is read nowhere else */
@@ -426,7 +425,11 @@ static char *root_mask(const Graph *g, const Model *m)
     char *mask = calloc((size_t)g->n + 1, 1);
     if (!mask)
         abort();
-#define MARK(t, k) do { if ((t) >= 0) mask[t] |= (k); } while (0)
+#define MARK(t, k) \
+    do { \
+        if ((t) >= 0) \
+            mask[t] |= (k); \
+    } while (0)
     MARK(g->output, ROOT_FWD);
     MARK(g->loss, ROOT_FWD);
     for (int i = 0; i < g->nmetrics; i++)
@@ -463,8 +466,8 @@ static void mark_causal_products(Graph *g, const char *roots, const char *live)
         const int64_t T = n->shape.d[nd - 2];
         const Shape sa = g->nodes[n->in[0]].shape;
         const IrNode *a = &g->nodes[plan_storage_root(g, n->in[0])];
-        if (causal_rows(a) && sa.nd >= 3 && sa.bd < sa.nd - 2 &&
-            sa.d[sa.nd - 1] == T && sa.d[sa.nd - 2] == T && a->shape.d[a->shape.nd - 1] == T)
+        if (causal_rows(a) && sa.nd >= 3 && sa.bd < sa.nd - 2 && sa.d[sa.nd - 1] == T && sa.d[sa.nd - 2] == T &&
+            a->shape.d[a->shape.nd - 1] == T)
             n->causal |= 2;
         if (roots[t] || n->shape.d[nd - 1] != T)
             continue;
@@ -631,7 +634,7 @@ void plan_graph(const Model *m, Graph *g)
         abort();
     for (int i = 0; i < g->n; i++)
         absorb[i] = -1;
-    for (int i = g->n - 1; i >= 0; i--) {     /* last first: a reader's own status is settled */
+    for (int i = g->n - 1; i >= 0; i--) { /* last first: a reader's own status is settled */
         IrNode *n = &g->nodes[i];
         if (!live[i] || n->fused || n->op == IR_CONST || !ir_is_elementwise(n->op) || n->uses < 2 || roots[i])
             continue;
@@ -642,8 +645,7 @@ void plan_graph(const Model *m, Graph *g)
                 reads += c->in[k] == i;
             if (!reads)
                 continue;
-            if (ir_is_elementwise(c->op) && c->fused == 0 && same_pass(g, i, j) &&
-                ir_shape_eq(c->shape, n->shape)) {
+            if (ir_is_elementwise(c->op) && c->fused == 0 && same_pass(g, i, j) && ir_shape_eq(c->shape, n->shape)) {
                 n->fused = 2;
                 n->home = absorb[i] = j;
             }
@@ -678,7 +680,7 @@ void plan_graph(const Model *m, Graph *g)
     int *at = malloc(sizeof(int) * (size_t)(g->n + 1));
     for (int i = g->n - 1; i >= 0; i--) {
         IrNode *n = &g->nodes[i];
-        at[i] = n->fused == 2 ? at[absorb[i]] : i;     /* computed in its first reader's loop */
+        at[i] = n->fused == 2 ? at[absorb[i]] : i; /* computed in its first reader's loop */
         if (n->fused == 1 || n->op == IR_RESHAPE) {
             /* its consumer's position, found by scanning forward */
             for (int j = i + 1; j < g->n; j++) {

@@ -25,7 +25,7 @@
 struct Prim {
     const char *name;
     Value (*call)(const Prim *p, Args *a);
-    IrOp op;                /* for the rows that share a handler; else 0 */
+    IrOp op; /* for the rows that share a handler; else 0 */
 };
 
 /* ===================================================================== */
@@ -161,8 +161,10 @@ Value prim_matmul(Value va, Value vb, Loc loc)
     }
     Shape ba = sa, bb = sb, bs;
     ba.nd -= 2, bb.nd -= 2;
-    if (ba.bd >= ba.nd) ba.bd = -1;
-    if (bb.bd >= bb.nd) bb.bd = -1;
+    if (ba.bd >= ba.nd)
+        ba.bd = -1;
+    if (bb.bd >= bb.nd)
+        bb.bd = -1;
     if (ir_broadcast(ba, bb, &bs) < 0) {
         diag_error(loc, "'@' cannot broadcast the leading dims of %s and %s", sstr(sa), sstr(sb));
         return none();
@@ -170,8 +172,10 @@ Value prim_matmul(Value va, Value vb, Loc loc)
     Shape s = bs;
     s.d[s.nd] = sa.d[sa.nd - 2];
     s.d[s.nd + 1] = sb.d[sb.nd - 1];
-    if (sa.bd == sa.nd - 2) s.bd = s.nd;
-    if (sb.bd == sb.nd - 1) s.bd = s.nd + 1;
+    if (sa.bd == sa.nd - 2)
+        s.bd = s.nd;
+    if (sb.bd == sb.nd - 1)
+        s.bd = s.nd + 1;
     s.nd += 2;
     int in[2] = {a, b};
     int r = mk(IR_MATMUL, s, 2, in);
@@ -318,7 +322,7 @@ static Value unary_tensor(IrOp op, Value x, Loc loc, const char *name)
 {
     if (!prim_need_tensor(x, loc, elab_fmt("the argument of '%s'", name)))
         return none();
-    if (op == IR_NUM_OPS)            /* identity */
+    if (op == IR_NUM_OPS) /* identity */
         return x;
     return vtensor(mk1(op, x.t));
 }
@@ -450,10 +454,7 @@ static Value reduce(IrOp op, Args *a)
     return vtensor(t);
 }
 
-static Value prim_reduce(const Prim *p, Args *a)
-{
-    return reduce(p->op, a);
-}
+static Value prim_reduce(const Prim *p, Args *a) { return reduce(p->op, a); }
 
 static Value minmax_const(Args *a, int is_max)
 {
@@ -546,7 +547,7 @@ static Value prim_reshape(const Prim *p, Args *a)
     int64_t total = ir_numel(in);
     int bad = 0;
     if (in.bd >= 0 && s.bd < 0 && infer < 0)
-        bad = 1;                     /* a batched tensor into a fixed shape */
+        bad = 1; /* a batched tensor into a fixed shape */
     else if (in.bd < 0 && s.bd >= 0)
         bad = 1;
     else if (infer >= 0) {
@@ -555,7 +556,7 @@ static Value prim_reshape(const Prim *p, Args *a)
         else {
             s.d[infer] = total / prod;
             if (in.bd >= 0 && s.bd < 0)
-                s.bd = infer;        /* -1 absorbs the batch */
+                s.bd = infer; /* -1 absorbs the batch */
         }
     } else if (prod != total)
         bad = 1;
@@ -647,8 +648,10 @@ static Value prim_slice(const Prim *p, Args *a)
         return none();
     }
     int64_t dim = s.d[axis];
-    if (st < 0) st += dim;
-    if (en < 0) en += dim;
+    if (st < 0)
+        st += dim;
+    if (en < 0)
+        en += dim;
     if (st < 0 || en > dim || st >= en) {
         diag_error(a->loc, "slice [%lld, %lld) is empty or out of range for dim %d of %s", st, en, axis, sstr(s));
         return none();
@@ -745,8 +748,8 @@ static Value prim_pair_loss(const Prim *p, Args *a)
         !prim_need_tensor(v[1], l[1], "the second argument"))
         return none();
     if (!ir_shape_eq(shape_of(v[0].t), shape_of(v[1].t))) {
-        diag_error(a->loc, "'%s' needs operands of one shape, got %s and %s", a->callee,
-                   sstr(shape_of(v[0].t)), sstr(shape_of(v[1].t)));
+        diag_error(a->loc, "'%s' needs operands of one shape, got %s and %s", a->callee, sstr(shape_of(v[0].t)),
+                   sstr(shape_of(v[1].t)));
         return none();
     }
     int in[2] = {v[0].t, v[1].t};
@@ -758,7 +761,7 @@ static int tensor_and_axis(Args *a, Value *v, Loc *l, int *axis)
 {
     long long ax;
     return prim_bind_args(a, SPEC("x", "axis"), v, l) && prim_need_tensor(v[0], l[0], "x") &&
-           prim_get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
+        prim_get_int(v[1], l[1], "axis", &ax) && norm_axis(ax, shape_of(v[0].t).nd, l[1], axis);
 }
 
 static Value prim_argmax(const Prim *p, Args *a)
@@ -801,8 +804,8 @@ static Value prim_conv2d(const Prim *p, Args *a)
     }
     int64_t oh = (x.d[2] + 2 * pd - w.d[2]) / st + 1, ow = (x.d[3] + 2 * pd - w.d[3]) / st + 1;
     if (x.d[2] + 2 * pd < w.d[2] || x.d[3] + 2 * pd < w.d[3]) {
-        diag_error(a->loc, "'conv2d' kernel %lldx%lld is larger than the padded input %s",
-                   (long long)w.d[2], (long long)w.d[3], sstr(x));
+        diag_error(a->loc, "'conv2d' kernel %lldx%lld is larger than the padded input %s", (long long)w.d[2],
+                   (long long)w.d[3], sstr(x));
         return none();
     }
     /* how it is computed, and its work memory: kernel.c */
@@ -833,7 +836,8 @@ static Value prim_pool2d(const Prim *p, Args *a)
         return none();
     Shape x = shape_of(v[0].t);
     if (x.nd != 4 || x.bd > 0 || size < 1 || st < 1 || x.d[2] < size || x.d[3] < size) {
-        diag_error(a->loc, "'%s' needs x [N, C, H, W] with H, W >= size >= 1 and stride >= 1, got %s, size %lld, stride %lld",
+        diag_error(a->loc,
+                   "'%s' needs x [N, C, H, W] with H, W >= size >= 1 and stride >= 1, got %s, size %lld, stride %lld",
                    p->name, sstr(x), size, st);
         return none();
     }
@@ -915,8 +919,7 @@ static Value prim_layer_norm(const Prim *p, Args *a)
         return none();
     Shape s = shape_of(v[0].t);
     Shape want = ir_shape(1, (int64_t[]){s.nd ? s.d[s.nd - 1] : 0}, -1);
-    if (s.nd < 1 || s.bd == s.nd - 1 || !ir_shape_eq(shape_of(v[1].t), want) ||
-        !ir_shape_eq(shape_of(v[2].t), want)) {
+    if (s.nd < 1 || s.bd == s.nd - 1 || !ir_shape_eq(shape_of(v[1].t), want) || !ir_shape_eq(shape_of(v[2].t), want)) {
         diag_error(a->loc, "'layer_norm' normalizes the last dim: x %s needs weight and bias %s, got %s and %s",
                    sstr(s), sstr(want), sstr(shape_of(v[1].t)), sstr(shape_of(v[2].t)));
         return none();
@@ -975,10 +978,7 @@ static Value prim_linear(const Prim *p, Args *a)
  * batch_stats of the same x: its gradient is then the fused BatchNorm
  * backward (two passes over dy and x per channel), which includes the
  * path through the statistics. */
-static int bn_shape_ok(Shape s)
-{
-    return s.nd >= 2 && s.bd <= 0 && s.nd <= IR_MAXD;
-}
+static int bn_shape_ok(Shape s) { return s.nd >= 2 && s.bd <= 0 && s.nd <= IR_MAXD; }
 
 static Value prim_batch_stats(const Prim *p, Args *a)
 {
@@ -1001,9 +1001,9 @@ static Value prim_batch_norm(const Prim *p, Args *a)
     Value v[5];
     Loc l[5];
     double eps = 1e-5;
-    if (!prim_bind_args(a, SPEC("x", "stats", "weight", "bias", "eps?"), v, l) ||
-        !prim_need_tensor(v[0], l[0], "x") || !prim_need_tensor(v[1], l[1], "stats") ||
-        !prim_need_tensor(v[2], l[2], "weight") || !prim_need_tensor(v[3], l[3], "bias"))
+    if (!prim_bind_args(a, SPEC("x", "stats", "weight", "bias", "eps?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_need_tensor(v[1], l[1], "stats") || !prim_need_tensor(v[2], l[2], "weight") ||
+        !prim_need_tensor(v[3], l[3], "bias"))
         return none();
     if (v[4].k != VK_ABSENT && !prim_get_number(v[4], l[4], "eps", &eps))
         return none();
@@ -1052,7 +1052,7 @@ static const Prim prims[] = {
     {"rsqrt", prim_unary, IR_RSQRT},
     {"abs", prim_unary, IR_ABS},
     {"square", prim_unary, IR_SQUARE},
-    {"identity", prim_unary, IR_NUM_OPS},      /* no node: x itself */
+    {"identity", prim_unary, IR_NUM_OPS}, /* no node: x itself */
     {"pow", prim_pow, 0},
     {"maximum", prim_maximum, IR_MAXIMUM},
     {"minimum", prim_maximum, IR_MINIMUM},
@@ -1098,10 +1098,7 @@ const Prim *prim_find(const char *name)
     return NULL;
 }
 
-int prim_is_unary(const Prim *p)
-{
-    return p->call == prim_unary;
-}
+int prim_is_unary(const Prim *p) { return p->call == prim_unary; }
 
 int prim_names(const char **cands, int n, int cap)
 {

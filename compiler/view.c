@@ -124,7 +124,7 @@ void view_dot(const Model *m, FILE *out)
         fprintf(out, ": %s\\n%s params\"];\n", row->layer, num((double)row->params, pb, sizeof pb));
     }
     /* edges where a tensor crosses from one vertex to another, once each */
-    char (*seen)[80] = calloc((size_t)g->n * 4 + 8, 80);
+    char(*seen)[80] = calloc((size_t)g->n * 4 + 8, 80);
     int nseen = 0;
     for (int i = 0; i < g->core_end; i++) {
         const IrNode *n = &g->nodes[i];

@@ -48,8 +48,7 @@ static char *gzip_command(const char *path)
 }
 
 /* One line: 64 integers in [0, 16] and a class in [0, 9], comma-separated. */
-static int parse_line(const char *path, long lineno, char *line, unsigned char *pix,
-                      int32_t *label)
+static int parse_line(const char *path, long lineno, char *line, unsigned char *pix, int32_t *label)
 {
     char *p = line;
     for (int f = 0; f <= PIXELS; f++) {
@@ -57,14 +56,13 @@ static int parse_line(const char *path, long lineno, char *line, unsigned char *
         errno = 0;
         long v = strtol(p, &end, 10);
         if (end == p || errno) {
-            fprintf(stderr, "%s: %s: line %ld: field %d is not an integer\n", prog, path,
-                    lineno, f + 1);
+            fprintf(stderr, "%s: %s: line %ld: field %d is not an integer\n", prog, path, lineno, f + 1);
             return -1;
         }
         long hi = f < PIXELS ? 16 : 9;
         if (v < 0 || v > hi) {
-            fprintf(stderr, "%s: %s: line %ld: field %d: value %ld out of range [0, %ld]\n",
-                    prog, path, lineno, f + 1, v, hi);
+            fprintf(stderr, "%s: %s: line %ld: field %d: value %ld out of range [0, %ld]\n", prog, path, lineno, f + 1,
+                    v, hi);
             return -1;
         }
         if (f < PIXELS)
@@ -74,8 +72,7 @@ static int parse_line(const char *path, long lineno, char *line, unsigned char *
         p = end;
         if (f < PIXELS) {
             if (*p != ',') {
-                fprintf(stderr, "%s: %s: line %ld: %d fields, expected %d\n", prog, path, lineno,
-                        f + 1, PIXELS + 1);
+                fprintf(stderr, "%s: %s: line %ld: %d fields, expected %d\n", prog, path, lineno, f + 1, PIXELS + 1);
                 return -1;
             }
             p++;
@@ -84,15 +81,14 @@ static int parse_line(const char *path, long lineno, char *line, unsigned char *
     while (*p == '\r' || *p == '\n')
         p++;
     if (*p) {
-        fprintf(stderr, "%s: %s: line %ld: more than %d fields\n", prog, path, lineno,
-                PIXELS + 1);
+        fprintf(stderr, "%s: %s: line %ld: more than %d fields\n", prog, path, lineno, PIXELS + 1);
         return -1;
     }
     return 0;
 }
 
-static int write_split(const char *dir, const char *split, const unsigned char (*pix)[PIXELS],
-                       const int32_t *labels, const uint32_t *idx, int n)
+static int write_split(const char *dir, const char *split, const unsigned char (*pix)[PIXELS], const int32_t *labels,
+                       const uint32_t *idx, int n)
 {
     size_t len = strlen(dir) + 32;
     char *path = malloc(len);
@@ -137,7 +133,7 @@ int main(int argc, char **argv)
     }
     const char *src = argv[1], *dir = argv[2];
     int rc = 2;
-    unsigned char (*pix)[PIXELS] = malloc(ROWS * sizeof *pix);
+    unsigned char(*pix)[PIXELS] = malloc(ROWS * sizeof *pix);
     int32_t *labels = malloc(ROWS * sizeof *labels);
     uint32_t *perm = malloc(ROWS * sizeof *perm);
     char *cmd = gzip_command(src);
@@ -196,9 +192,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s: cannot create directory: %s\n", prog, dir, strerror(errno));
         goto out;
     }
-    if (write_split(dir, "train", (const unsigned char (*)[PIXELS])pix, labels, perm, TRAIN) ||
-        write_split(dir, "test", (const unsigned char (*)[PIXELS])pix, labels, perm + TRAIN,
-                    TEST))
+    if (write_split(dir, "train", (const unsigned char(*)[PIXELS])pix, labels, perm, TRAIN) ||
+        write_split(dir, "test", (const unsigned char(*)[PIXELS])pix, labels, perm + TRAIN, TEST))
         goto out;
     rc = 0;
 out:

@@ -40,10 +40,10 @@
 #include "nnc_runtime.h"
 
 enum {
-    CTX = 16,        /* positions per sequence: the start token + 15 characters */
-    IGNORE = -100,   /* the label cross_entropy ignores */
-    SEED = 42,       /* of the shuffle */
-    MIN_NAMES = 10,  /* so that the 10% test set is not empty */
+    CTX = 16,       /* positions per sequence: the start token + 15 characters */
+    IGNORE = -100,  /* the label cross_entropy ignores */
+    SEED = 42,      /* of the shuffle */
+    MIN_NAMES = 10, /* so that the 10% test set is not empty */
 };
 
 #define START_END '.'
@@ -136,13 +136,13 @@ out:
 }
 
 /* Writes ids_<split>.npy and y_<split>.npy for the names idx[0..n). */
-static int write_split(const char *dir, const char *split, const names *s,
-                       const int32_t token[256], const uint32_t *idx, size_t n)
+static int write_split(const char *dir, const char *split, const names *s, const int32_t token[256],
+                       const uint32_t *idx, size_t n)
 {
     size_t plen = strlen(dir) + 32;
     char *path = malloc(plen);
-    int32_t (*ids)[CTX] = malloc(n * sizeof *ids);
-    int32_t (*y)[CTX] = malloc(n * sizeof *y);
+    int32_t(*ids)[CTX] = malloc(n * sizeof *ids);
+    int32_t(*y)[CTX] = malloc(n * sizeof *y);
     int rc = -1;
     if (!path || !ids || !y) {
         fprintf(stderr, "%s: out of memory\n", prog);
@@ -290,8 +290,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s: cannot create directory: %s\n", prog, dir, strerror(errno));
         goto out;
     }
-    if (write_split(dir, "train", &s, token, perm, train) ||
-        write_split(dir, "test", &s, token, perm + train, test) ||
+    if (write_split(dir, "train", &s, token, perm, train) || write_split(dir, "test", &s, token, perm + train, test) ||
         write_vocab(dir, chars, vocab))
         goto out;
     size_t cut = 0;

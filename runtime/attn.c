@@ -29,15 +29,15 @@
 static void full_nt(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                     float *c, int64_t ldc)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)K, alpha, a, (int)lda, b, (int)ldb,
-                0.0f, c, (int)ldc);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, (int)T, (int)K, alpha, a, (int)lda, b, (int)ldb, 0.0f,
+                c, (int)ldc);
 }
 
-static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                    int64_t ldb, float *c, int64_t ldc)
+static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float *c, int64_t ldc)
 {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)T, (int)N, (int)T, alpha, a,
-                (int)lda, b, (int)ldb, 0.0f, c, (int)ldc);
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)T, (int)N, (int)T, alpha, a, (int)lda,
+                b, (int)ldb, 0.0f, c, (int)ldc);
 }
 
 #if !defined(__AVX512F__)
@@ -92,11 +92,11 @@ static inline __attribute__((always_inline)) void block(const float *a, int64_t 
 
 typedef void block_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t,
                       int64_t, int64_t, float);
-#define BLOCK(nv)                                                                                                \
-    static void block##nv(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c,        \
-                          int64_t ldc, int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha)             \
-    {                                                                                                            \
-        block(a, sr, sk, b, ldb, c, ldc, r0, col, k0, K, alpha, nv);                                             \
+#define BLOCK(nv) \
+    static void block##nv(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc, \
+                          int64_t r0, int64_t col, int64_t k0, int64_t K, float alpha) \
+    { \
+        block(a, sr, sk, b, ldb, c, ldc, r0, col, k0, K, alpha, nv); \
     }
 BLOCK(1)
 BLOCK(2)

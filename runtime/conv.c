@@ -105,11 +105,11 @@ typedef struct {
  * here drain while the next block computes): 5-10% of a layer. */
 enum { MAPN = 4096 }; /* grid vectors; larger grids take the copy out */
 typedef struct {
-    float *y;           /* this example's output */
-    const float *add;   /* or NULL: added to it, of y's shape */
-    const float *bias;  /* or NULL */
+    float *y;          /* this example's output */
+    const float *add;  /* or NULL: added to it, of y's shape */
+    const float *bias; /* or NULL */
     int relu;
-    int64_t cs;         /* OH OW */
+    int64_t cs; /* OH OW */
     uint16_t mask[MAPN];
     int32_t dst[MAPN];
 } out_map;
@@ -117,8 +117,8 @@ typedef struct {
 /* MR output channels x nv vectors of positions from f0: acc = sum over c
  * and taps. */
 static inline __attribute__((always_inline)) void micro(const geom *g, const taps *tp, const float *xp, const float *w,
-                                                       float *yt, const out_map *om, int64_t co, int64_t f0, int mr,
-                                                       int nv)
+                                                        float *yt, const out_map *om, int64_t co, int64_t f0, int mr,
+                                                        int nv)
 {
     v16 acc[4][NV];
     for (int r = 0; r < mr; r++)
@@ -172,11 +172,11 @@ static inline __attribute__((always_inline)) void micro(const geom *g, const tap
 
 typedef void micro_fn(const geom *, const taps *, const float *, const float *, float *, const out_map *, int64_t,
                       int64_t);
-#define MICRO(mr, nv)                                                                                     \
+#define MICRO(mr, nv) \
     static void micro##mr##_##nv(const geom *g, const taps *tp, const float *xp, const float *w, float *yt, \
-                                 const out_map *om, int64_t co, int64_t f0)                               \
-    {                                                                                                     \
-        micro(g, tp, xp, w, yt, om, co, f0, mr, nv);                                                      \
+                                 const out_map *om, int64_t co, int64_t f0) \
+    { \
+        micro(g, tp, xp, w, yt, om, co, f0, mr, nv); \
     }
 MICRO(1, 1)
 MICRO(2, 1)
@@ -335,7 +335,8 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     const int64_t planes = g->S == 2 ? 4 : 1;
     tp.cc = KK > TAB ? 0 : TAB / KK < g->C ? TAB / KK : g->C;
     if (tp.cc == 0 || planes * g->C * g->Lin > INT32_MAX) {
-        fprintf(stderr, "nnc_conv2d: a %lldx%lld kernel on %lld channels of %lld floats is too large (internal error in nnc)\n",
+        fprintf(stderr,
+                "nnc_conv2d: a %lldx%lld kernel on %lld channels of %lld floats is too large (internal error in nnc)\n",
                 (long long)g->KH, (long long)g->KW, (long long)g->C, (long long)g->Lin);
         abort();
     }
@@ -343,9 +344,9 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
     for (int64_t c = 0; c < tp.cc; c++)
         for (int64_t t = 0; t < KK; t++) {
             const int64_t ky = t / g->KW, kx = t % g->KW;
-            tp.off[c * KK + t] = (int32_t)(g->S == 2 ? ((ky % 2) * 2 + kx % 2) * g->C * g->Lin + c * g->Lin +
-                                                           ky / 2 * g->Pp + kx / 2
-                                                     : c * g->Lin + ky * g->Pp + kx);
+            tp.off[c * KK + t] =
+                (int32_t)(g->S == 2 ? ((ky % 2) * 2 + kx % 2) * g->C * g->Lin + c * g->Lin + ky / 2 * g->Pp + kx / 2
+                                    : c * g->Lin + ky * g->Pp + kx);
         }
     /* the border and slack stay zero: each example rewrites only the
      * interior rows */
@@ -573,18 +574,29 @@ static inline __attribute__((always_inline)) void wino_mm(const float *V, const 
             _mm512_storeu_ps(M + (o0 + r) * 64 + 16 * j, acc[r][j]);
 }
 typedef void wino_mm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t);
-#define WINO_MM(mr, nv)                                                                                   \
+#define WINO_MM(mr, nv) \
     static void wino_mm##mr##_##nv(const float *V, const float *U, float *M, int64_t C, int64_t F, int64_t o0) \
-    {                                                                                                     \
-        wino_mm(V, U, M, C, F, o0, mr, nv);                                                               \
+    { \
+        wino_mm(V, U, M, C, F, o0, mr, nv); \
     }
 /* the instances: up to 6 channels x 1 to 4 vectors, and their tables
  * [vectors - 1][channels] (wino_fmm's too) */
-#define WINO_INSTANCES(M)                                                                          \
-    M(1, 1) M(2, 1) M(3, 1) M(4, 1) M(5, 1) M(6, 1) M(1, 2) M(2, 2) M(3, 2) M(4, 2) M(5, 2) M(6, 2) \
-    M(1, 3) M(2, 3) M(3, 3) M(4, 3) M(5, 3) M(6, 3) M(1, 4) M(2, 4) M(3, 4) M(4, 4) M(5, 4) M(6, 4)
-#define WINO_ROW(f, nv) {NULL, f##1_##nv, f##2_##nv, f##3_##nv, f##4_##nv, f##5_##nv, f##6_##nv}
-#define WINO_TABLE(f) {WINO_ROW(f, 1), WINO_ROW(f, 2), WINO_ROW(f, 3), WINO_ROW(f, 4)}
+/* (a table: a row of channels per vector count) */
+/* clang-format off */
+#define WINO_INSTANCES(M) \
+    M(1, 1) M(2, 1) M(3, 1) M(4, 1) M(5, 1) M(6, 1) \
+    M(1, 2) M(2, 2) M(3, 2) M(4, 2) M(5, 2) M(6, 2) \
+    M(1, 3) M(2, 3) M(3, 3) M(4, 3) M(5, 3) M(6, 3) \
+    M(1, 4) M(2, 4) M(3, 4) M(4, 4) M(5, 4) M(6, 4)
+/* clang-format on */
+#define WINO_ROW(f, nv) \
+    { \
+        NULL, f##1_##nv, f##2_##nv, f##3_##nv, f##4_##nv, f##5_##nv, f##6_##nv \
+    }
+#define WINO_TABLE(f) \
+    { \
+        WINO_ROW(f, 1), WINO_ROW(f, 2), WINO_ROW(f, 3), WINO_ROW(f, 4) \
+    }
 WINO_INSTANCES(WINO_MM)
 static wino_mm_fn *const wino_mms[4][7] = WINO_TABLE(wino_mm);
 
@@ -690,7 +702,7 @@ static int wino_in(const wino_tab *tb, const float *x, int nv, int64_t C, float 
             const __m512 X0 = _mm512_loadu_ps(src), X1 = _mm512_loadu_ps(src + 16);
             const __m512 X2 = _mm512_loadu_ps(src + 32), X3 = _mm512_loadu_ps(src + 48);
             inf |= _mm512_fpclass_ps_mask(X0, 0x18) | _mm512_fpclass_ps_mask(X1, 0x18) |
-                   _mm512_fpclass_ps_mask(X2, 0x18) | _mm512_fpclass_ps_mask(X3, 0x18);
+                _mm512_fpclass_ps_mask(X2, 0x18) | _mm512_fpclass_ps_mask(X3, 0x18);
             __m512 d[4][4], t[4][4]; /* t by columns: t[k][i] */
             for (int rk = 0; rk < 16; rk++)
                 d[rk / 4][rk % 4] =
@@ -725,7 +737,7 @@ static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64
     for (int64_t b0 = 0; b0 < N; b0 += per) {
         const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nv = S == 8 ? nb : 4;
         if (S == 8 ? wino_in(&tb, x + b0 * C * 64, nb, C, V) : wino_in16(&tb, x + b0 * C * 256, C, V))
-            return 1; /* an infinity: the caller redoes the whole call directly */
+            return 1;                   /* an infinity: the caller redoes the whole call directly */
         for (int xi = 0; xi < 16; xi++) /* the products, output channels in blocks of up to 6 */
             for (int64_t k = 0, o0 = 0; k < nblk; k++) {
                 const int64_t mr = base + (k < extra);
@@ -774,8 +786,7 @@ static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int6
  * over the block's tiles t < nt; dU's rows are Fp (F rounded up to 16)
  * floats, Z's too (the lanes past F are 0). */
 static inline __attribute__((always_inline)) void wino_fmm(const float *V, const float *Z, float *dU, int64_t Fp,
-                                                           int64_t c0, int64_t o0, int nt, int first, int mr,
-                                                           int nvo)
+                                                           int64_t c0, int64_t o0, int nt, int first, int mr, int nvo)
 {
     __m512 acc[6][4];
     for (int r = 0; r < mr; r++)
@@ -796,11 +807,11 @@ static inline __attribute__((always_inline)) void wino_fmm(const float *V, const
             _mm512_storeu_ps(dU + (c0 + r) * Fp + o0 + 16 * j, acc[r][j]);
 }
 typedef void wino_fmm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t, int, int);
-#define WINO_FMM(mr, nvo)                                                                                      \
-    static void wino_fmm##mr##_##nvo(const float *V, const float *Z, float *dU, int64_t Fp, int64_t c0,         \
-                                     int64_t o0, int nt, int first)                                            \
-    {                                                                                                          \
-        wino_fmm(V, Z, dU, Fp, c0, o0, nt, first, mr, nvo);                                                    \
+#define WINO_FMM(mr, nvo) \
+    static void wino_fmm##mr##_##nvo(const float *V, const float *Z, float *dU, int64_t Fp, int64_t c0, int64_t o0, \
+                                     int nt, int first) \
+    { \
+        wino_fmm(V, Z, dU, Fp, c0, o0, nt, first, mr, nvo); \
     }
 WINO_INSTANCES(WINO_FMM)
 /* [output vectors - 1][input channels] */
@@ -838,7 +849,7 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                     const __m512 e00 = _mm512_loadu_ps(e0), e01 = _mm512_loadu_ps(e0 + Fp);
                     const __m512 e10 = _mm512_loadu_ps(e0 + S * Fp), e11 = _mm512_loadu_ps(e0 + (S + 1) * Fp);
                     inf |= _mm512_fpclass_ps_mask(e00, 0x18) | _mm512_fpclass_ps_mask(e01, 0x18) |
-                           _mm512_fpclass_ps_mask(e10, 0x18) | _mm512_fpclass_ps_mask(e11, 0x18);
+                        _mm512_fpclass_ps_mask(e10, 0x18) | _mm512_fpclass_ps_mask(e11, 0x18);
                     __m512 z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
                     wino_a(e00, e10, z[0]);
                     wino_a(e01, e11, z[1]);
@@ -858,8 +869,8 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                 const int nvo = Fp - o0 >= 64 ? 4 : (int)((Fp - o0) / 16);
                 for (int64_t k = 0, c0 = 0; k < nblk; k++) {
                     const int64_t mr = base + (k < extra);
-                    wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp, c0, o0,
-                                           S == 8 ? 16 * nb : 64, b0 == 0);
+                    wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp,
+                                           c0, o0, S == 8 ? 16 * nb : 64, b0 == 0);
                     c0 += mr;
                 }
             }
@@ -907,9 +918,8 @@ static void check_work(const char *what, int64_t have, int64_t need)
     nnc__conv_check_work(what, have, need, sizeof(float));
 }
 
-void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
-                       int64_t work_len)
+void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
+                       int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
@@ -927,9 +937,8 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
     conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 
-void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
-                       int64_t work_len)
+void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
+                       int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
     geom g = make_geom2(C, H, W, F, KH, KW, pad);
     check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
@@ -942,9 +951,9 @@ void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int6
 
 /* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
  * dims and with F and C swapped: wt[c][f][KH-1-ky][KW-1-kx] = w[f][c][ky][kx]. */
-void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
-                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
-                                float *work, int64_t work_len)
+void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
+                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len)
 {
     int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
     geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - pad, KW - 1 - pad);
@@ -975,9 +984,9 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
  * a grid of ceil(H/2) x ceil(W/2); the grids' rows are interleaved into dx
  * at the end.  The columns' path (Wᵀ dy, then col2im) ran resnet_small's
  * two such layers at ~30 GFLOP/s. */
-void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
-                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
-                                float *work, int64_t work_len)
+void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
+                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len)
 {
     check_work("nnc_conv2d_s2_bwd_data_f32", work_len, nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad));
     if (!nnc_conv_direct_ok()) {
@@ -1069,56 +1078,56 @@ enum { WACC = 25 };
 
 /* The micro-kernel for vectors of type VT (VN floats; VU: the same at float
  * alignment), as a macro for the 16- and the 8-float one. */
-#define DEF_WMICRO(name, VT, VU, VN)                                                                              \
-    static inline __attribute__((always_inline)) void name(const float *const *rows, const float *dyT,         \
-                                                           float *acc, int64_t OH, int64_t OW, int64_t Pp,      \
-                                                           int64_t S, int64_t Fp, int cv, int R, int64_t kw,    \
-                                                           int P)                                               \
-    {                                                                                                           \
-        VT a[WACC];                                                                                             \
-        for (int j = 0; j < R * kw * cv; j++)                                                                   \
-            a[j] = (VT){0};                                                                                     \
-        const float *r[8];                                                                                      \
-        for (int q = 0; q < R; q++)                                                                             \
-            r[q] = rows[q];                                                                                     \
-        for (int64_t oh = 0; oh < OH; oh++) {                                                                   \
-            const float *dr = dyT + oh * OW * Fp;                                                               \
-            const int64_t g0 = oh * S * Pp;                                                                     \
-            int64_t ow = 0;                                                                                     \
+#define DEF_WMICRO(name, VT, VU, VN) \
+    static inline __attribute__((always_inline)) void name(const float *const *rows, const float *dyT, float *acc, \
+                                                           int64_t OH, int64_t OW, int64_t Pp, int64_t S, int64_t Fp, \
+                                                           int cv, int R, int64_t kw, int P) \
+    { \
+        VT a[WACC]; \
+        for (int j = 0; j < R * kw * cv; j++) \
+            a[j] = (VT){0}; \
+        const float *r[8]; \
+        for (int q = 0; q < R; q++) \
+            r[q] = rows[q]; \
+        for (int64_t oh = 0; oh < OH; oh++) { \
+            const float *dr = dyT + oh * OW * Fp; \
+            const int64_t g0 = oh * S * Pp; \
+            int64_t ow = 0; \
             /* P positions a step: input value g + j serves every (p, kx) \
-             * with p S + kx = j, one broadcast for up to kw FMAs */        \
-            if (P > 1)                                                                                          \
-                for (; ow + P <= OW; ow += P) {                                                                 \
-                    VT d[4][4];                                                                                 \
-                    for (int p = 0; p < P; p++)                                                                 \
-                        for (int k = 0; k < cv; k++)                                                            \
-                            d[p][k] = *(const VU *)(dr + (ow + p) * Fp + VN * k);                               \
-                    const int64_t g = g0 + ow * S;                                                              \
-                    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++)                                         \
-                        _Pragma("GCC unroll 16") for (int64_t j = 0; j < (P - 1) * S + kw; j++) {               \
-                            const float xv = r[q][g + j];                                                       \
-                            _Pragma("GCC unroll 8") for (int64_t kx = 0; kx < kw; kx++)                         \
-                                if (j >= kx && (j - kx) % S == 0 && (j - kx) / S < P)                           \
-                                    for (int k = 0; k < cv; k++)                                                \
-                                        a[(q * kw + kx) * cv + k] += d[(j - kx) / S][k] * xv;                   \
-                        }                                                                                       \
-                }                                                                                               \
-            for (; ow < OW; ow++) {                                                                             \
-                VT d[4];                                                                                        \
-                for (int k = 0; k < cv; k++)                                                                    \
-                    d[k] = *(const VU *)(dr + ow * Fp + VN * k);                                                \
-                const int64_t g = g0 + ow * S;                                                                  \
-                for (int q = 0; q < R; q++)                                                                     \
-                    for (int64_t kx = 0; kx < kw; kx++) {                                                       \
-                        const float xv = r[q][g + kx];                                                          \
-                        for (int k = 0; k < cv; k++)                                                            \
-                            a[(q * kw + kx) * cv + k] += d[k] * xv;                                             \
-                    }                                                                                           \
-            }                                                                                                   \
-        }                                                                                                       \
-        for (int j = 0; j < R * kw; j++)                                                                        \
-            for (int k = 0; k < cv; k++)                                                                        \
-                *(VU *)(acc + j * Fp + VN * k) += a[j * cv + k];                                                \
+             * with p S + kx = j, one broadcast for up to kw FMAs */ \
+            if (P > 1) \
+                for (; ow + P <= OW; ow += P) { \
+                    VT d[4][4]; \
+                    for (int p = 0; p < P; p++) \
+                        for (int k = 0; k < cv; k++) \
+                            d[p][k] = *(const VU *)(dr + (ow + p) * Fp + VN * k); \
+                    const int64_t g = g0 + ow * S; \
+                    _Pragma("GCC unroll 8") for (int q = 0; q < R; q++) \
+                        _Pragma("GCC unroll 16") for (int64_t j = 0; j < (P - 1) * S + kw; j++) \
+                    { \
+                        const float xv = r[q][g + j]; \
+                        _Pragma("GCC unroll 8") for (int64_t kx = 0; kx < kw; \
+                                                     kx++) if (j >= kx && (j - kx) % S == 0 && \
+                                                               (j - kx) / S < P) for (int k = 0; k < cv; k++) \
+                            a[(q * kw + kx) * cv + k] += d[(j - kx) / S][k] * xv; \
+                    } \
+                } \
+            for (; ow < OW; ow++) { \
+                VT d[4]; \
+                for (int k = 0; k < cv; k++) \
+                    d[k] = *(const VU *)(dr + ow * Fp + VN * k); \
+                const int64_t g = g0 + ow * S; \
+                for (int q = 0; q < R; q++) \
+                    for (int64_t kx = 0; kx < kw; kx++) { \
+                        const float xv = r[q][g + kx]; \
+                        for (int k = 0; k < cv; k++) \
+                            a[(q * kw + kx) * cv + k] += d[k] * xv; \
+                    } \
+            } \
+        } \
+        for (int j = 0; j < R * kw; j++) \
+            for (int k = 0; k < cv; k++) \
+                *(VU *)(acc + j * Fp + VN * k) += a[j * cv + k]; \
     }
 DEF_WMICRO(wmicro, v16, v16u, 16)
 DEF_WMICRO(wmicro8, v8, v8u, 8)
@@ -1129,17 +1138,17 @@ typedef struct {
 } wkernel;
 /* P: positions a step at stride 1 and 2, where the kernel width is a
  * constant */
-#define WMICRO(body, tag, cv, R, kw, P)                                                                           \
-    static void tag##_##cv##_##R##_##kw(const float *const *rows, const float *dyT, float *acc, int64_t OH,       \
-                                        int64_t OW, int64_t Pp, int64_t S, int64_t Fp, int64_t KW)                \
-    {                                                                                                             \
-        (void)KW;                                                                                                 \
-        if (P > 1 && S == 1)                                                                                      \
-            body(rows, dyT, acc, OH, OW, Pp, 1, Fp, cv, R, kw, P);                                                \
-        else if (P > 1 && S == 2)                                                                                 \
-            body(rows, dyT, acc, OH, OW, Pp, 2, Fp, cv, R, kw, P);                                                \
-        else                                                                                                      \
-            body(rows, dyT, acc, OH, OW, Pp, S, Fp, cv, R, kw, 1);                                                \
+#define WMICRO(body, tag, cv, R, kw, P) \
+    static void tag##_##cv##_##R##_##kw(const float *const *rows, const float *dyT, float *acc, int64_t OH, \
+                                        int64_t OW, int64_t Pp, int64_t S, int64_t Fp, int64_t KW) \
+    { \
+        (void)KW; \
+        if (P > 1 && S == 1) \
+            body(rows, dyT, acc, OH, OW, Pp, 1, Fp, cv, R, kw, P); \
+        else if (P > 1 && S == 2) \
+            body(rows, dyT, acc, OH, OW, Pp, 2, Fp, cv, R, kw, P); \
+        else \
+            body(rows, dyT, acc, OH, OW, Pp, S, Fp, cv, R, kw, 1); \
     }
 WMICRO(wmicro, w16, 1, 8, 3, 4)
 WMICRO(wmicro, w16, 2, 4, 3, 2)
@@ -1202,7 +1211,7 @@ static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn
  * accumulators, 16 lane sums per (f, tap) kept over the batch and added
  * up once at the end.  NT = 24 / F, a constant per instance. */
 static inline __attribute__((always_inline)) void pmicro(const float *xp, const float *dyp, float *accv,
-                                                        const int64_t *off, int64_t Lg, int mr, int nt)
+                                                         const int64_t *off, int64_t Lg, int mr, int nt)
 {
     v16 a[24];
     for (int j = 0; j < mr * nt; j++)
@@ -1228,10 +1237,10 @@ static inline __attribute__((always_inline)) void pmicro(const float *xp, const 
 }
 typedef void pmicro_fn(const float *, const float *, float *, const int64_t *, int64_t);
 /* NT = 24 / MR: the accumulators of a block */
-#define PMICRO(mr)                                                                                            \
-    static void pmicro##mr(const float *xp, const float *dyp, float *accv, const int64_t *off, int64_t Lg)   \
-    {                                                                                                         \
-        pmicro(xp, dyp, accv, off, Lg, mr, 24 / (mr));                                                        \
+#define PMICRO(mr) \
+    static void pmicro##mr(const float *xp, const float *dyp, float *accv, const int64_t *off, int64_t Lg) \
+    { \
+        pmicro(xp, dyp, accv, off, Lg, mr, 24 / (mr)); \
     }
 PMICRO(1)
 PMICRO(2)
@@ -1242,8 +1251,8 @@ PMICRO(6)
 PMICRO(7)
 PMICRO(8)
 
-static void filter_by_positions(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
-                                int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work)
+static void filter_by_positions(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H, int64_t W,
+                                int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work)
 {
     static pmicro_fn *const fns[9] = {NULL, pmicro1, pmicro2, pmicro3, pmicro4, pmicro5, pmicro6, pmicro7, pmicro8};
     const int64_t Pp = W + 2 * pad, OH = H + 2 * pad - KH + 1, OW = Pp - KW + 1;
@@ -1291,9 +1300,15 @@ static void filter_by_positions(int64_t N, const float *dy, const float *x, floa
 static const int32_t bfly[4][2][16] = {
 #define LO(b, j) ((j) & (b) ? 16 + (j) - (b) : (j))
 #define HI(b, j) ((j) & (b) ? 16 + (j) : (j) + (b))
-#define ROW(M, b) {M(b, 0), M(b, 1), M(b, 2), M(b, 3), M(b, 4), M(b, 5), M(b, 6), M(b, 7),                       \
-                   M(b, 8), M(b, 9), M(b, 10), M(b, 11), M(b, 12), M(b, 13), M(b, 14), M(b, 15)}
-    {ROW(LO, 8), ROW(HI, 8)}, {ROW(LO, 4), ROW(HI, 4)}, {ROW(LO, 2), ROW(HI, 2)}, {ROW(LO, 1), ROW(HI, 1)},
+#define ROW(M, b) \
+    { \
+        M(b, 0), M(b, 1), M(b, 2), M(b, 3), M(b, 4), M(b, 5), M(b, 6), M(b, 7), M(b, 8), M(b, 9), M(b, 10), M(b, 11), \
+            M(b, 12), M(b, 13), M(b, 14), M(b, 15) \
+    }
+    {ROW(LO, 8), ROW(HI, 8)},
+    {ROW(LO, 4), ROW(HI, 4)},
+    {ROW(LO, 2), ROW(HI, 2)},
+    {ROW(LO, 1), ROW(HI, 1)},
 #undef ROW
 #undef HI
 #undef LO
@@ -1302,10 +1317,12 @@ static inline void transpose16(float *dst, int64_t ds, const float *src, int64_t
 {
     __m512 r[16];
     _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * ss);
-    _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++) {
+    _Pragma("GCC unroll 4") for (int s = 0; s < 4; s++)
+    {
         const int b = 8 >> s;
         const __m512i lo = _mm512_loadu_si512(bfly[s][0]), hi = _mm512_loadu_si512(bfly[s][1]);
-        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) if (!(i & b)) {
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) if (!(i & b))
+        {
             const __m512 u = r[i], v = r[i + b];
             r[i] = _mm512_permutex2var_ps(u, lo, v);
             r[i + b] = _mm512_permutex2var_ps(u, hi, v);
@@ -1332,9 +1349,8 @@ static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int6
             dst[p * ds + f] = src[f * ss + p];
 }
 
-void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
-                               int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t pad, float *work,
-                               int64_t work_len)
+void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H, int64_t W,
+                               int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t pad, float *work, int64_t work_len)
 {
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
     if (!nnc_conv_direct_ok()) {

@@ -10,8 +10,8 @@
  * a range [lo, hi): no test per element. */
 static void NAME(im2col)(const cgeom *g, const R *img, R *col)
 {
-    const int64_t C = g->C, H = g->H, W = g->W, KH = g->KH, KW = g->KW, S = g->S, PD = g->PD, OH = g->OH,
-                  OW = g->OW, P = g->P;
+    const int64_t C = g->C, H = g->H, W = g->W, KH = g->KH, KW = g->KW, S = g->S, PD = g->PD, OH = g->OH, OW = g->OW,
+                  P = g->P;
     if (g->same) {
         for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -82,8 +82,8 @@ static void NAME(im2col)(const cgeom *g, const R *img, R *col)
  * wrapped around a row edge first (they belong to no pixel), in col. */
 static void NAME(col2im)(const cgeom *g, R *col, R *img)
 {
-    const int64_t C = g->C, H = g->H, W = g->W, KH = g->KH, KW = g->KW, S = g->S, PD = g->PD, OH = g->OH,
-                  OW = g->OW, P = g->P;
+    const int64_t C = g->C, H = g->H, W = g->W, KH = g->KH, KW = g->KW, S = g->S, PD = g->PD, OH = g->OH, OW = g->OW,
+                  P = g->P;
     if (g->same) {
         for (int64_t c = 0; c < C; c++)
             for (int64_t ki = 0; ki < KH; ki++)
@@ -168,8 +168,8 @@ void NAME(nnc_conv2d_cols)(int64_t N, const R *x, const R *w, R *y, int64_t C, i
 }
 
 void NAME(nnc_conv2d_cols_bwd_data)(int64_t N, const R *dy, const R *w, R *dx, const R *add, int64_t C, int64_t H,
-                                    int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
-                                    R *work, int64_t work_len)
+                                    int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, R *work,
+                                    int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_cols_bwd_data"), work_len,
                          nnc_conv2d_cols_work(C, H, W, F, KH, KW, stride, pad), sizeof(R));

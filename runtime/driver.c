@@ -48,8 +48,23 @@
 enum sub { SUB_INFO = 1, SUB_TRAIN = 2, SUB_EVAL = 4, SUB_PREDICT = 8, SUB_GRAD = 16 };
 
 enum opt_id {
-    O_INPUTS, O_LABELS, O_WEIGHTS, O_SAVE, O_OUTPUT, O_EPOCHS, O_BATCH, O_OPTIMIZER, O_LR,
-    O_SEED, O_MOMENTUM, O_WD, O_CLIP, O_VAL_INPUTS, O_VAL_LABELS, O_QUIET, O_COUNT
+    O_INPUTS,
+    O_LABELS,
+    O_WEIGHTS,
+    O_SAVE,
+    O_OUTPUT,
+    O_EPOCHS,
+    O_BATCH,
+    O_OPTIMIZER,
+    O_LR,
+    O_SEED,
+    O_MOMENTUM,
+    O_WD,
+    O_CLIP,
+    O_VAL_INPUTS,
+    O_VAL_LABELS,
+    O_QUIET,
+    O_COUNT
 };
 
 typedef struct optdef {
@@ -80,18 +95,14 @@ static const optdef optdefs[O_COUNT] = {
 /* ---- messages ----------------------------------------------------------------- */
 
 static const char *dtype_short(nnc_dtype t);
-static void fmt_io_shape(char *out, size_t cap, const nnc_io_desc *io, const char *open,
-                         const char *close);
+static void fmt_io_shape(char *out, size_t cap, const nnc_io_desc *io, const char *open, const char *close);
 
-static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsigned sub,
-                      int first)
+static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsigned sub, int first)
 {
     const char *lead = first ? "usage:" : "      ";
     const char *lab = d->num_labels > 0 ? " --labels Y.npy" : "";
     switch (sub) {
-    case SUB_INFO:
-        fprintf(out, "%s %s info\n", lead, prog);
-        break;
+    case SUB_INFO: fprintf(out, "%s %s info\n", lead, prog); break;
     case SUB_TRAIN:
         fprintf(out,
                 "%s %s train --inputs X.npy%s --save OUT.safetensors\n"
@@ -101,12 +112,9 @@ static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsi
                 "          [--val-inputs X.npy%s] [--quiet]\n",
                 lead, prog, lab, d->num_labels > 0 ? " --val-labels Y.npy" : "");
         break;
-    case SUB_EVAL:
-        fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s\n", lead, prog, lab);
-        break;
+    case SUB_EVAL: fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s\n", lead, prog, lab); break;
     case SUB_PREDICT:
-        fprintf(out, "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy\n",
-                lead, prog);
+        fprintf(out, "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy\n", lead, prog);
         break;
     case SUB_GRAD:
         fprintf(out,
@@ -130,37 +138,34 @@ static void usage(FILE *out, const char *prog, const nnc_model_desc *d, unsigned
         first = 0;
     }
     if (!only || (only & (SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD))) {
-        fprintf(out, "Arrays are .npy files, batch first; several inputs or labels are given as "
-                     "a,b in declaration order.\n");
+        fprintf(out,
+                "Arrays are .npy files, batch first; several inputs or labels are given as "
+                "a,b in declaration order.\n");
         char shape[256];
         fprintf(out, "Inputs:");
         for (int i = 0; i < d->num_inputs; i++) {
             fmt_io_shape(shape, sizeof shape, &d->inputs[i], "[", "]");
-            fprintf(out, "%s %s %s %s", i ? "," : "", d->inputs[i].name,
-                    dtype_short(d->inputs[i].dtype), shape);
+            fprintf(out, "%s %s %s %s", i ? "," : "", d->inputs[i].name, dtype_short(d->inputs[i].dtype), shape);
         }
         fprintf(out, "\n");
         if (d->num_labels > 0) {
             fprintf(out, "Labels:");
             for (int i = 0; i < d->num_labels; i++) {
                 fmt_io_shape(shape, sizeof shape, &d->labels[i], "[", "]");
-                fprintf(out, "%s %s %s %s", i ? "," : "", d->labels[i].name,
-                        dtype_short(d->labels[i].dtype), shape);
+                fprintf(out, "%s %s %s %s", i ? "," : "", d->labels[i].name, dtype_short(d->labels[i].dtype), shape);
             }
             fprintf(out, "\n");
         }
     }
 }
 
-static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub,
-                       const char *fmt, ...)
+static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 
-static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub,
-                       const char *fmt, ...)
+static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "%s: ", prog);
@@ -200,23 +205,15 @@ static int report_failure(const char *prog, const char *fallback_file, const cha
 {
     if (nnc__error_isset())
         return file_error(prog, "%s", nnc_error());
-    return file_error(prog, "%s: %s%s%s", fallback_file, what, errno ? ": " : "",
-                      errno ? strerror(errno) : "");
+    return file_error(prog, "%s: %s%s%s", fallback_file, what, errno ? ": " : "", errno ? strerror(errno) : "");
 }
 
-static const char *dtype_name(nnc_dtype t)
-{
-    return t == NNC_I32 ? "<i4" : "<f4";
-}
+static const char *dtype_name(nnc_dtype t) { return t == NNC_I32 ? "<i4" : "<f4"; }
 
-static const char *dtype_short(nnc_dtype t)
-{
-    return t == NNC_I32 ? "i32" : "f32";
-}
+static const char *dtype_short(nnc_dtype t) { return t == NNC_I32 ? "i32" : "f32"; }
 
 /* "[N, 64]" (batched) or "[3, 4]". */
-static void fmt_io_shape(char *out, size_t cap, const nnc_io_desc *io, const char *open,
-                         const char *close)
+static void fmt_io_shape(char *out, size_t cap, const nnc_io_desc *io, const char *open, const char *close)
 {
     size_t k = (size_t)snprintf(out, cap, "%s", open);
     for (int i = 0; i < io->ndim && k < cap; i++) {
@@ -292,9 +289,9 @@ typedef struct dset {
     nnc_array *arr;
     const nnc_io_desc **io;
     char **paths;
-    size_t *ex_bytes;   /* bytes per example; for unbatched arrays the whole array */
-    size_t *stride;     /* ex_bytes when batched, 0 when not: row s is at data + s*stride */
-    int64_t n;          /* examples */
+    size_t *ex_bytes; /* bytes per example; for unbatched arrays the whole array */
+    size_t *stride;   /* ex_bytes when batched, 0 when not: row s is at data + s*stride */
+    int64_t n;        /* examples */
 } dset;
 
 static void dset_free(dset *s)
@@ -350,8 +347,8 @@ static int count_list(const char *list)
 /* Reads and validates the arrays of a pass: the inputs and, when
  * `with_labels`, the labels (`labels` may then be NULL only for a model
  * without labels).  Returns an exit status. */
-static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const char *labels,
-                     const char *in_opt, const char *lab_opt)
+static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const char *labels, const char *in_opt,
+                     const char *lab_opt)
 {
     const nnc_model_desc *d = v->d;
     memset(s, 0, sizeof *s);
@@ -359,11 +356,11 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
     if (nlab == 0)
         labels = NULL;
     if (count_list(inputs) != nin)
-        return usage_error(v->prog, d, v->sub, "--%s: the model takes %d input%s, got %d",
-                           in_opt, nin, nin == 1 ? "" : "s", count_list(inputs));
+        return usage_error(v->prog, d, v->sub, "--%s: the model takes %d input%s, got %d", in_opt, nin,
+                           nin == 1 ? "" : "s", count_list(inputs));
     if (labels && count_list(labels) != nlab)
-        return usage_error(v->prog, d, v->sub, "--%s: the model takes %d label%s, got %d",
-                           lab_opt, nlab, nlab == 1 ? "" : "s", count_list(labels));
+        return usage_error(v->prog, d, v->sub, "--%s: the model takes %d label%s, got %d", lab_opt, nlab,
+                           nlab == 1 ? "" : "s", count_list(labels));
     int total = nin + nlab;
     s->count = total;
     s->num_inputs = nin;
@@ -380,8 +377,7 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
     if (rc == 0 && labels) {
         rc = split_paths(labels, nlab, s->paths + nin);
         if (rc == -1)
-            return usage_error(v->prog, d, v->sub, "--%s: empty file name in '%s'", lab_opt,
-                               labels);
+            return usage_error(v->prog, d, v->sub, "--%s: empty file name in '%s'", lab_opt, labels);
     }
     if (rc != 0)
         return file_error(v->prog, "out of memory");
@@ -399,8 +395,8 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
         if (nnc_npy_read(path, a) != 0)
             return file_error(v->prog, "%s", nnc_error());
         if (a->dtype != io->dtype)
-            return file_error(v->prog, "%s: dtype %s, expected %s for %s '%s'", path,
-                              dtype_name(a->dtype), dtype_name(io->dtype), kind, io->name);
+            return file_error(v->prog, "%s: dtype %s, expected %s for %s '%s'", path, dtype_name(a->dtype),
+                              dtype_name(io->dtype), kind, io->name);
         int ok = a->ndim == io->ndim;
         for (int k = io->batched ? 1 : 0; ok && k < a->ndim; k++)
             ok = a->shape[k] == io->shape[k];
@@ -408,8 +404,7 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
             char got[256], want[256];
             fmt_array_shape(got, sizeof got, a);
             fmt_io_shape(want, sizeof want, io, "(", ")");
-            return file_error(v->prog, "%s: shape %s, expected %s for %s '%s'", path, got, want,
-                              kind, io->name);
+            return file_error(v->prog, "%s: shape %s, expected %s for %s '%s'", path, got, want, kind, io->name);
         }
         size_t ex = 4;
         for (int k = io->batched ? 1 : 0; k < a->ndim; k++)
@@ -420,14 +415,14 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
             if (a->shape[0] < 1)
                 return file_error(v->prog, "%s: no examples (first dimension is 0)", path);
             if (a->shape[0] > INT_MAX)
-                return file_error(v->prog, "%s: %lld examples, at most %d supported", path,
-                                  (long long)a->shape[0], INT_MAX);
+                return file_error(v->prog, "%s: %lld examples, at most %d supported", path, (long long)a->shape[0],
+                                  INT_MAX);
             if (s->n < 0) {
                 s->n = a->shape[0];
                 first_batched = path;
             } else if (a->shape[0] != s->n) {
-                return file_error(v->prog, "%s: %lld examples, but %s has %lld", path,
-                                  (long long)a->shape[0], first_batched, (long long)s->n);
+                return file_error(v->prog, "%s: %lld examples, but %s has %lld", path, (long long)a->shape[0],
+                                  first_batched, (long long)s->n);
             }
         }
         if (a->dtype == NNC_I32 && io->limit > 0) {
@@ -438,8 +433,8 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
                 return file_error(v->prog,
                                   "%s: value %ld at index %lld out of range for %s '%s' "
                                   "(expected 0 <= value < %ld%s)",
-                                  path, (long)x[k], (long long)k, kind, io->name,
-                                  (long)io->limit, io->ignore_ok ? ", or -100" : "");
+                                  path, (long)x[k], (long long)k, kind, io->name, (long)io->limit,
+                                  io->ignore_ok ? ", or -100" : "");
             }
         }
     }
@@ -522,8 +517,8 @@ static double loss_weight(const dset *ds, int64_t s, int n)
  * metrics averaged by example count, the loss by loss_weight.  `ptrs` has
  * room for ds->count pointers and `tmp` for the metrics: nothing is
  * allocated here. */
-static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void **ptrs,
-                     float *tmp, double *loss, double *metrics)
+static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void **ptrs, float *tmp, double *loss,
+                     double *metrics)
 {
     const nnc_model_desc *d = v->d;
     double weight = 0;
@@ -536,7 +531,7 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
         slice(ds, s, ptrs);
         d->eval(x->m, n, ptrs, ptrs + ds->num_inputs, &l, tmp);
         const double w = loss_weight(ds, s, n);
-        if (w > 0)                           /* a chunk of ignored labels only: NaN, weight 0 */
+        if (w > 0) /* a chunk of ignored labels only: NaN, weight 0 */
             *loss += (double)l * w, weight += w;
         for (int k = 0; k < d->num_metrics; k++)
             metrics[k] += (double)tmp[k] * n;
@@ -546,8 +541,7 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
         metrics[k] /= (double)ds->n;
 }
 
-static void print_results(const nnc_model_desc *d, const char *prefix, double loss,
-                          const double *metrics)
+static void print_results(const nnc_model_desc *d, const char *prefix, double loss, const double *metrics)
 {
     printf("%sloss=%.9g\n", prefix, loss);
     for (int k = 0; k < d->num_metrics; k++)
@@ -616,26 +610,19 @@ static int cmd_train(drv *v)
     int quiet = o[O_QUIET] != NULL;
 
     if (o[O_EPOCHS] && parse_long(o[O_EPOCHS], 0, INT_MAX, &epochs))
-        return usage_error(v->prog, d, v->sub, "--epochs: expected an integer >= 0, got '%s'",
-                           o[O_EPOCHS]);
+        return usage_error(v->prog, d, v->sub, "--epochs: expected an integer >= 0, got '%s'", o[O_EPOCHS]);
     if (o[O_BATCH] && parse_long(o[O_BATCH], 1, INT_MAX, &batch))
-        return usage_error(v->prog, d, v->sub, "--batch: expected an integer >= 1, got '%s'",
-                           o[O_BATCH]);
+        return usage_error(v->prog, d, v->sub, "--batch: expected an integer >= 1, got '%s'", o[O_BATCH]);
     if (o[O_LR] && parse_double(o[O_LR], 0, 0, &lr))
-        return usage_error(v->prog, d, v->sub, "--lr: expected a number >= 0, got '%s'",
-                           o[O_LR]);
+        return usage_error(v->prog, d, v->sub, "--lr: expected a number >= 0, got '%s'", o[O_LR]);
     if (o[O_MOMENTUM] && parse_double(o[O_MOMENTUM], 0, 0, &momentum))
-        return usage_error(v->prog, d, v->sub, "--momentum: expected a number >= 0, got '%s'",
-                           o[O_MOMENTUM]);
+        return usage_error(v->prog, d, v->sub, "--momentum: expected a number >= 0, got '%s'", o[O_MOMENTUM]);
     if (o[O_WD] && parse_double(o[O_WD], 0, 0, &wd))
-        return usage_error(v->prog, d, v->sub,
-                           "--weight-decay: expected a number >= 0, got '%s'", o[O_WD]);
+        return usage_error(v->prog, d, v->sub, "--weight-decay: expected a number >= 0, got '%s'", o[O_WD]);
     if (o[O_CLIP] && parse_double(o[O_CLIP], 0, 1, &clip))
-        return usage_error(v->prog, d, v->sub, "--clip: expected a number > 0, got '%s'",
-                           o[O_CLIP]);
+        return usage_error(v->prog, d, v->sub, "--clip: expected a number > 0, got '%s'", o[O_CLIP]);
     if (o[O_SEED] && parse_u64(o[O_SEED], &seed))
-        return usage_error(v->prog, d, v->sub,
-                           "--seed: expected an unsigned 64-bit integer, got '%s'", o[O_SEED]);
+        return usage_error(v->prog, d, v->sub, "--seed: expected an unsigned 64-bit integer, got '%s'", o[O_SEED]);
     if (o[O_OPTIMIZER]) {
         if (!strcmp(o[O_OPTIMIZER], "sgd"))
             kind = NNC_SGD;
@@ -644,8 +631,7 @@ static int cmd_train(drv *v)
         else if (!strcmp(o[O_OPTIMIZER], "adamw"))
             kind = NNC_ADAMW;
         else
-            return usage_error(v->prog, d, v->sub,
-                               "--optimizer: expected sgd, adam or adamw, got '%s'",
+            return usage_error(v->prog, d, v->sub, "--optimizer: expected sgd, adam or adamw, got '%s'",
                                o[O_OPTIMIZER]);
     }
     if (momentum != 0 && kind != NNC_SGD)
@@ -672,8 +658,7 @@ static int cmd_train(drv *v)
     if (rc)
         goto out;
     if (have_val) {
-        rc = dset_load(v, &va, o[O_VAL_INPUTS], 1, o[O_VAL_LABELS], "val-inputs",
-                       "val-labels");
+        rc = dset_load(v, &va, o[O_VAL_INPUTS], 1, o[O_VAL_LABELS], "val-inputs", "val-labels");
         if (rc)
             goto out;
     }
@@ -788,9 +773,9 @@ static int cmd_train(drv *v)
         if (have_val)
             eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
         if (!quiet) {
-            fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  %.0f ex/s", e, epochs, steps,
-                    sum / (double)n_ex, dt > 0 ? (double)n_ex / dt : 0.0);
-            for (int k = 0; k < d->num_summaries; k++)     /* the epoch's last step */
+            fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  %.0f ex/s", e, epochs, steps, sum / (double)n_ex,
+                    dt > 0 ? (double)n_ex / dt : 0.0);
+            for (int k = 0; k < d->num_summaries; k++) /* the epoch's last step */
                 fprintf(stderr, "  %s %.6g", d->summary_names[k], (double)d->summaries(x.m)[k]);
             if (have_val) {
                 fprintf(stderr, "  val_loss %.6g", vloss);
@@ -934,9 +919,7 @@ static int cmd_grad(drv *v)
     nnc_st_entry *e = NULL;
     uint64_t seed = 0;
     if (v->opt[O_SEED] && parse_u64(v->opt[O_SEED], &seed))
-        return usage_error(v->prog, d, v->sub,
-                           "--seed: expected an unsigned 64-bit integer, got '%s'",
-                           v->opt[O_SEED]);
+        return usage_error(v->prog, d, v->sub, "--seed: expected an unsigned 64-bit integer, got '%s'", v->opt[O_SEED]);
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
     if (rc)
         goto out;
@@ -1038,35 +1021,33 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
             if (strlen(optdefs[k].name) == len && !strncmp(optdefs[k].name, name, len))
                 id = k;
         if (id < 0 || !(optdefs[id].subs & v.sub))
-            return usage_error(v.prog, desc, v.sub, "%s: unknown option '--%.*s'", cmd,
-                               (int)len, name);
+            return usage_error(v.prog, desc, v.sub, "%s: unknown option '--%.*s'", cmd, (int)len, name);
         if ((id == O_LABELS || id == O_VAL_LABELS) && desc->num_labels == 0)
             return usage_error(v.prog, desc, v.sub, "%s: the model has no labels", cmd);
         if (v.opt[id])
-            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' given twice", cmd,
-                               optdefs[id].name);
+            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' given twice", cmd, optdefs[id].name);
         if (!optdefs[id].takes_value) {
             if (eq)
-                return usage_error(v.prog, desc, v.sub, "%s: option '--%s' takes no value",
-                                   cmd, optdefs[id].name);
+                return usage_error(v.prog, desc, v.sub, "%s: option '--%s' takes no value", cmd, optdefs[id].name);
             v.opt[id] = "";
         } else if (eq) {
             v.opt[id] = eq + 1;
         } else if (i + 1 < argc) {
             v.opt[id] = argv[++i];
         } else {
-            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' needs a value", cmd,
-                               optdefs[id].name);
+            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' needs a value", cmd, optdefs[id].name);
         }
     }
 
     if (!desc->has_loss && (v.sub & (SUB_TRAIN | SUB_EVAL | SUB_GRAD)))
-        return usage_error(v.prog, desc, 0,
-                           "%s: model '%s' has no loss: only info and predict are available",
-                           cmd, desc->name);
+        return usage_error(v.prog, desc, 0, "%s: model '%s' has no loss: only info and predict are available", cmd,
+                           desc->name);
 
     /* Required options per subcommand. */
-    static const struct { unsigned subs; int id; } required[] = {
+    static const struct {
+        unsigned subs;
+        int id;
+    } required[] = {
         {SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD, O_INPUTS},
         {SUB_TRAIN | SUB_EVAL | SUB_GRAD, O_LABELS},
         {SUB_EVAL | SUB_PREDICT | SUB_GRAD, O_WEIGHTS},
@@ -1083,8 +1064,7 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
     }
     for (int id = 0; id < O_COUNT; id++)
         if (optdefs[id].takes_value && v.opt[id] && !v.opt[id][0])
-            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' has an empty value",
-                               cmd, optdefs[id].name);
+            return usage_error(v.prog, desc, v.sub, "%s: option '--%s' has an empty value", cmd, optdefs[id].name);
 
     switch (v.sub) {
     case SUB_INFO: return cmd_info(&v);

@@ -17,10 +17,7 @@
 static _Thread_local char nnc_err_buf[1024] = "no error";
 static _Thread_local int nnc_err_set = 0;
 
-const char *nnc_error(void)
-{
-    return nnc_err_buf;
-}
+const char *nnc_error(void) { return nnc_err_buf; }
 
 int nnc_fail(const char *fmt, ...)
 {
@@ -45,7 +42,4 @@ void nnc__error_clear(void)
     nnc_err_set = 0;
 }
 
-int nnc__error_isset(void)
-{
-    return nnc_err_set;
-}
+int nnc__error_isset(void) { return nnc_err_set; }

@@ -208,7 +208,4 @@ uint32_t nnc__load_le32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-uint16_t nnc__load_le16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
+uint16_t nnc__load_le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }

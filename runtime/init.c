@@ -39,8 +39,7 @@ static size_t numel(int ndim, const int *shape)
  * either a constant, a uniform [lo, hi) or a normal (mean, std). */
 typedef enum { DIST_CONST, DIST_UNIFORM, DIST_NORMAL } dist_kind;
 
-static dist_kind resolve(int ndim, const int *shape, nnc_init_kind kind,
-                         double a, double b, double *p, double *q)
+static dist_kind resolve(int ndim, const int *shape, nnc_init_kind kind, double a, double b, double *p, double *q)
 {
     double fin, fout;
     nnc_fans(ndim, shape, &fin, &fout);
@@ -51,15 +50,9 @@ static dist_kind resolve(int ndim, const int *shape, nnc_init_kind kind,
     if (fout <= 0)
         fout = 1;
     switch (kind) {
-    case NNC_INIT_ZEROS:
-        *p = 0;
-        return DIST_CONST;
-    case NNC_INIT_ONES:
-        *p = 1;
-        return DIST_CONST;
-    case NNC_INIT_CONSTANT:
-        *p = a;
-        return DIST_CONST;
+    case NNC_INIT_ZEROS: *p = 0; return DIST_CONST;
+    case NNC_INIT_ONES: *p = 1; return DIST_CONST;
+    case NNC_INIT_CONSTANT: *p = a; return DIST_CONST;
     case NNC_INIT_NORMAL:
         *p = b; /* mean */
         *q = a; /* std */
@@ -96,18 +89,14 @@ static dist_kind resolve(int ndim, const int *shape, nnc_init_kind kind,
 static double draw(dist_kind d, double p, double q, nnc_rng *r)
 {
     switch (d) {
-    case DIST_UNIFORM:
-        return p + (q - p) * nnc_rng_uniform(r);
-    case DIST_NORMAL:
-        return p + q * nnc_rng_normal(r);
-    case DIST_CONST:
-        break;
+    case DIST_UNIFORM: return p + (q - p) * nnc_rng_uniform(r);
+    case DIST_NORMAL: return p + q * nnc_rng_normal(r);
+    case DIST_CONST: break;
     }
     return p;
 }
 
-void nnc_init_f32(float *x, int ndim, const int *shape, nnc_init_kind kind,
-                  double a, double b, nnc_rng *r)
+void nnc_init_f32(float *x, int ndim, const int *shape, nnc_init_kind kind, double a, double b, nnc_rng *r)
 {
     double p = 0, q = 0;
     dist_kind d = resolve(ndim, shape, kind, a, b, &p, &q);
@@ -116,8 +105,7 @@ void nnc_init_f32(float *x, int ndim, const int *shape, nnc_init_kind kind,
         x[i] = (float)draw(d, p, q, r);
 }
 
-void nnc_init_f64(double *x, int ndim, const int *shape, nnc_init_kind kind,
-                  double a, double b, nnc_rng *r)
+void nnc_init_f64(double *x, int ndim, const int *shape, nnc_init_kind kind, double a, double b, nnc_rng *r)
 {
     double p = 0, q = 0;
     dist_kind d = resolve(ndim, shape, kind, a, b, &p, &q);

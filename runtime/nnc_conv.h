@@ -45,8 +45,8 @@ static inline int64_t nnc_conv2d_cols_bwd_filter_work(int64_t C, int64_t H, int6
 
 static inline int64_t nnc_conv_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw,
-                                 int64_t *Lin, int64_t *Lout, int64_t *Pp)
+static inline void nnc_conv_grid(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t ph, int64_t pw, int64_t *Lin,
+                                 int64_t *Lout, int64_t *Pp)
 {
     const int64_t Hp = H + 2 * ph, OH = Hp - KH + 1;
     *Pp = pw <= KW - 1 ? W + pw : W + 2 * pw;
@@ -117,8 +117,8 @@ static inline int64_t nnc_conv2d_s1_work(int64_t C, int64_t H, int64_t W, int64_
 /* for nnc_conv2d_s1_bwd_data_f32: the flipped kernel, dy padded by
  * K - 1 - pad, the grid of dx (or Winograd's, dy's F channels in; or the
  * columns') */
-static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
-                                                  int64_t KW, int64_t pad)
+static inline int64_t nnc_conv2d_s1_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                                  int64_t pad)
 {
     int64_t Lin, Lout, Pp;
     nnc_conv_grid(H + 2 * pad - KH + 1, W + 2 * pad - KW + 1, KH, KW, KH - 1 - pad, KW - 1 - pad, &Lin, &Lout, &Pp);
@@ -166,8 +166,7 @@ static inline void nnc_conv_grid2t_range(int64_t K, int64_t pad, int64_t *dmin, 
 static inline void nnc_conv_grid2t(int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t pad, int64_t *Lin,
                                    int64_t *Lout, int64_t *Pp, int64_t *pt, int64_t *pl)
 {
-    const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1, Hg = (H + 1) / 2,
-                  Wg = (W + 1) / 2;
+    const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1, Hg = (H + 1) / 2, Wg = (W + 1) / 2;
     int64_t ymin, ymax, xmin, xmax;
     nnc_conv_grid2t_range(KH, pad, &ymin, &ymax);
     nnc_conv_grid2t_range(KW, pad, &xmin, &xmax);
@@ -184,8 +183,8 @@ static inline void nnc_conv_grid2t(int64_t H, int64_t W, int64_t KH, int64_t KW,
 
 /* for nnc_conv2d_s2_bwd_data_f32: dy padded, the kernel regrouped by
  * phase, the 4 phases' grids of dx (or the columns') */
-static inline int64_t nnc_conv2d_s2_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
-                                                  int64_t KW, int64_t pad)
+static inline int64_t nnc_conv2d_s2_bwd_data_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                                  int64_t pad)
 {
     int64_t Lin, Lout, Pp, pt, pl;
     nnc_conv_grid2t(H, W, KH, KW, pad, &Lin, &Lout, &Pp, &pt, &pl);

@@ -30,8 +30,8 @@ int nnc__error_isset(void);
 typedef struct nnc__atomic {
     FILE *f;
     const char *path;
-    char *tmp;      /* malloc'd temp path */
-    int failed;     /* a write failed: commit will refuse */
+    char *tmp;  /* malloc'd temp path */
+    int failed; /* a write failed: commit will refuse */
     int saved_errno;
 } nnc__atomic;
 

@@ -50,13 +50,13 @@ int nnc_fail(const char *fmt, ...)
 /* One param or state tensor of a model: its dotted name (PyTorch's
  * state_dict key), shape, and where it lives in the flat float views. */
 typedef struct nnc_tensor_info {
-    const char *name;          /* "fc1.weight", "blocks.2.bn1.running_mean" */
-    int ndim;                  /* 0 for a scalar */
+    const char *name; /* "fc1.weight", "blocks.2.bn1.running_mean" */
+    int ndim;         /* 0 for a scalar */
     int shape[NNC_MAX_DIMS];
-    size_t offset;             /* in floats, from the start of params or state */
-    size_t size;               /* product of shape */
-    int trainable;             /* 1: in params (and grads); 0: in state */
-    int frozen;                /* a `frozen` param: zero gradient, never updated */
+    size_t offset; /* in floats, from the start of params or state */
+    size_t size;   /* product of shape */
+    int trainable; /* 1: in params (and grads); 0: in state */
+    int frozen;    /* a `frozen` param: zero gradient, never updated */
 } nnc_tensor_info;
 
 /* ---- RNG ----------------------------------------------------------------- */
@@ -69,8 +69,8 @@ typedef struct nnc_rng {
 
 void nnc_rng_seed(nnc_rng *r, uint64_t seed);
 uint64_t nnc_rng_next(nnc_rng *r);
-double nnc_rng_uniform(nnc_rng *r);            /* [0, 1), 53 random bits */
-double nnc_rng_normal(nnc_rng *r);             /* N(0, 1), Box–Muller */
+double nnc_rng_uniform(nnc_rng *r);             /* [0, 1), 53 random bits */
+double nnc_rng_normal(nnc_rng *r);              /* N(0, 1), Box–Muller */
 uint32_t nnc_rng_below(nnc_rng *r, uint32_t n); /* uniform in [0, n), unbiased */
 
 /* ---- initializers ------------------------------------------------------- */
@@ -78,13 +78,13 @@ uint32_t nnc_rng_below(nnc_rng *r, uint32_t n); /* uniform in [0, n), unbiased *
 typedef enum nnc_init_kind {
     NNC_INIT_ZEROS,
     NNC_INIT_ONES,
-    NNC_INIT_CONSTANT,        /* a = value */
-    NNC_INIT_NORMAL,          /* a = std, b = mean */
-    NNC_INIT_UNIFORM,         /* a = lo, b = hi */
-    NNC_INIT_GLOROT_UNIFORM,  /* xavier_uniform_, gain 1 */
-    NNC_INIT_GLOROT_NORMAL,   /* xavier_normal_, gain 1 */
-    NNC_INIT_HE_UNIFORM,      /* kaiming_uniform_(a=0, fan_in, relu): bound sqrt(6/fan_in) */
-    NNC_INIT_HE_NORMAL,       /* kaiming_normal_(fan_in, relu): std sqrt(2/fan_in) */
+    NNC_INIT_CONSTANT,       /* a = value */
+    NNC_INIT_NORMAL,         /* a = std, b = mean */
+    NNC_INIT_UNIFORM,        /* a = lo, b = hi */
+    NNC_INIT_GLOROT_UNIFORM, /* xavier_uniform_, gain 1 */
+    NNC_INIT_GLOROT_NORMAL,  /* xavier_normal_, gain 1 */
+    NNC_INIT_HE_UNIFORM,     /* kaiming_uniform_(a=0, fan_in, relu): bound sqrt(6/fan_in) */
+    NNC_INIT_HE_NORMAL,      /* kaiming_normal_(fan_in, relu): std sqrt(2/fan_in) */
 } nnc_init_kind;
 
 /* Fan-in/fan-out as PyTorch's _calculate_fan_in_and_fan_out: receptive
@@ -93,10 +93,8 @@ typedef enum nnc_init_kind {
 void nnc_fans(int ndim, const int *shape, double *fan_in, double *fan_out);
 
 /* Fills p[0..product(shape)) with the initializer, drawing from r. */
-void nnc_init_f32(float *p, int ndim, const int *shape, nnc_init_kind kind,
-                  double a, double b, nnc_rng *r);
-void nnc_init_f64(double *p, int ndim, const int *shape, nnc_init_kind kind,
-                  double a, double b, nnc_rng *r);
+void nnc_init_f32(float *p, int ndim, const int *shape, nnc_init_kind kind, double a, double b, nnc_rng *r);
+void nnc_init_f64(double *p, int ndim, const int *shape, nnc_init_kind kind, double a, double b, nnc_rng *r);
 
 /* ---- optimizers ---------------------------------------------------------- */
 
@@ -109,9 +107,9 @@ typedef enum nnc_optim_kind {
 typedef struct nnc_optim {
     nnc_optim_kind kind;
     float lr, momentum, beta1, beta2, eps, weight_decay;
-    long step;            /* steps taken so far */
-    size_t n;             /* floats */
-    float *m, *v;         /* moment buffers (owned), NULL when unused */
+    long step;    /* steps taken so far */
+    size_t n;     /* floats */
+    float *m, *v; /* moment buffers (owned), NULL when unused */
 } nnc_optim;
 
 /* Defaults as PyTorch: momentum 0, betas (0.9, 0.999), eps 1e-8,
@@ -146,34 +144,32 @@ int nnc_conv_direct_ok(void);
  * floats, enough for the columns too (nnc_conv.h: the compiler sizes the
  * buffer from the same formula; a shorter buffer aborts).  Never
  * allocates. */
-void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
-                       int64_t work_len);
+void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
+                       int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len);
 /* The same at stride 2 (the image split into its even/odd row and column
  * phases, so that each tap is a shift within one): work of
  * nnc_conv2d_s2_work(...) floats. */
-void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
-                       int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work,
-                       int64_t work_len);
+void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
+                       int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len);
 /* Its gradient for the input, dx[N][C][H][W] from dy[N][F][OH][OW]
  * (overwritten, not accumulated), plus add[N][C][H][W] unless add is NULL
  * (another gradient of the same input, summed as the values are stored:
  * a residual block's skip); add must not overlap dx.  Needs pad <= KH - 1
  * and pad <= KW - 1. */
-void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
-                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
-                                float *work, int64_t work_len);
+void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
+                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len);
 /* The same for a stride-2 convolution (by dx's 4 phases): work of
  * nnc_conv2d_s2_bwd_data_work(...) floats; needs pad <= KH - 1 and pad <=
  * KW - 1. */
-void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
-                                int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad,
-                                float *work, int64_t work_len);
+void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
+                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
+                                int64_t work_len);
 /* Its gradient for the kernel, dw[F][C][KH][KW] summed over the N examples
  * (overwritten, not accumulated), for any stride. */
-void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
-                               int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
-                               float *work, int64_t work_len);
+void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H, int64_t W,
+                               int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, float *work,
+                               int64_t work_len);
 
 /* ---- convolution by columns (conv_cols.c) ---------------------------------- */
 
@@ -192,9 +188,9 @@ void nnc_conv2d_cols_f32(int64_t N, const float *x, const float *w, float *y, in
  * (overwritten, not accumulated; col2im), plus add[N][C][H][W] unless add
  * is NULL (another gradient of the same input); work of
  * nnc_conv2d_cols_work(...) floats. */
-void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
-                                  int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
-                                  int64_t pad, float *work, int64_t work_len);
+void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
+                                  int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
+                                  float *work, int64_t work_len);
 /* Its gradient for the kernel, dw[F][C][KH][KW] summed over the N examples
  * (overwritten, not accumulated); work of
  * nnc_conv2d_cols_bwd_filter_work(...) floats: the columns, then dWᵀ. */
@@ -272,16 +268,14 @@ typedef struct nnc_st_entry {
 int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count);
 
 /* Saves a model's params and state (in `infos` order) atomically. */
-int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count,
-                const float *params, const float *state);
+int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count, const float *params, const float *state);
 
 /* Loads every tensor of `infos` from `path`.  The file must hold exactly
  * those names (extra or missing names, wrong dtype or shape, overlapping or
  * out-of-range offsets, bad JSON, truncation are errors).  On error returns
  * -1 with nnc_error() set and leaves params and state unchanged (the data
  * is validated completely before anything is copied). */
-int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count,
-                float *params, float *state);
+int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state);
 
 /* ---- .npy arrays ------------------------------------------------------------ */
 
@@ -289,8 +283,8 @@ typedef struct nnc_array {
     nnc_dtype dtype;
     int ndim;
     int64_t shape[NNC_MAX_DIMS];
-    int64_t count;       /* product of shape */
-    void *data;          /* malloc'd, C order */
+    int64_t count; /* product of shape */
+    void *data;    /* malloc'd, C order */
 } nnc_array;
 
 /* Reads a version 1.0/2.0/3.0 .npy file of dtype <f4 or <i4 in C order.
@@ -298,8 +292,7 @@ typedef struct nnc_array {
  * error naming the file.  0 or -1. */
 int nnc_npy_read(const char *path, nnc_array *out);
 /* Writes atomically, as nnc_st_write.  0 or -1. */
-int nnc_npy_write(const char *path, nnc_dtype dtype, int ndim,
-                  const int64_t *shape, const void *data);
+int nnc_npy_write(const char *path, nnc_dtype dtype, int ndim, const int64_t *shape, const void *data);
 void nnc_array_free(nnc_array *a);
 
 /* ---- the command-line driver ---------------------------------------------------- */
@@ -325,30 +318,28 @@ typedef struct nnc_io_desc {
  * passed batch-first in declaration order.  Every generated model struct
  * begins with the members of nnc_model_head. */
 typedef struct nnc_model_desc {
-    const char *name;                  /* "digits" */
-    size_t model_size;                 /* sizeof(digits) */
+    const char *name;  /* "digits" */
+    size_t model_size; /* sizeof(digits) */
     int num_inputs, num_labels, num_metrics;
     const nnc_io_desc *inputs;
     const nnc_io_desc *labels;
     nnc_io_desc output;
     const char *const *metric_names;
-    size_t num_params, num_state;      /* floats */
-    double flops_per_example;          /* forward pass, multiply-add = 2 */
-    int has_loss;                      /* 0: inference only */
+    size_t num_params, num_state; /* floats */
+    double flops_per_example;     /* forward pass, multiply-add = 2 */
+    int has_loss;                 /* 0: inference only */
     const nnc_tensor_info *(*tensors)(size_t *count);
     int (*init)(void *m, int max_batch, uint64_t seed);
     void (*release)(void *m);
     void (*forward)(void *m, int n, const void *const *inputs, void *output);
-    float (*train_forward)(void *m, int n, const void *const *inputs,
-                           const void *const *labels);
+    float (*train_forward)(void *m, int n, const void *const *inputs, const void *const *labels);
     void (*backward)(void *m);
-    void (*eval)(void *m, int n, const void *const *inputs,
-                 const void *const *labels, float *loss, float *metrics);
+    void (*eval)(void *m, int n, const void *const *inputs, const void *const *labels, float *loss, float *metrics);
     int (*save)(const void *m, const char *path);
     int (*load)(void *m, const char *path);
-    int num_summaries;                 /* `summary` statements */
+    int num_summaries; /* `summary` statements */
     const char *const *summary_names;
-    const float *(*summaries)(const void *m);   /* their values after the last training pass */
+    const float *(*summaries)(const void *m); /* their values after the last training pass */
 } nnc_model_desc;
 
 typedef struct nnc_model_head {

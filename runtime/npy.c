@@ -43,8 +43,7 @@ static int hp_fail(hp *p, const char *what)
 
 static int hp_peek(hp *p)
 {
-    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' ||
-                           p->s[p->i] == '\r'))
+    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r'))
         p->i++;
     return p->i < p->n ? (unsigned char)p->s[p->i] : -1;
 }
@@ -118,8 +117,7 @@ static int hp_shape(hp *p, int *ndim, int64_t *shape)
     return 0;
 }
 
-static int parse_npy_header(hp *p, char *descr, size_t descr_cap, int *fortran, int *ndim,
-                            int64_t *shape)
+static int parse_npy_header(hp *p, char *descr, size_t descr_cap, int *fortran, int *ndim, int64_t *shape)
 {
     int have_descr = 0, have_fortran = 0, have_shape = 0;
     if (hp_peek(p) != '{')
@@ -152,8 +150,7 @@ static int parse_npy_header(hp *p, char *descr, size_t descr_cap, int *fortran, 
             if (hp_shape(p, ndim, shape))
                 return -1;
         } else {
-            return nnc_fail("%s: bad .npy header: unexpected or repeated key '%s'", p->path,
-                            key);
+            return nnc_fail("%s: bad .npy header: unexpected or repeated key '%s'", p->path, key);
         }
         c = hp_peek(p);
         if (c == ',') {
@@ -166,7 +163,9 @@ static int parse_npy_header(hp *p, char *descr, size_t descr_cap, int *fortran, 
         return hp_fail(p, "characters after the header dict");
     if (!have_descr || !have_fortran || !have_shape)
         return nnc_fail("%s: bad .npy header: missing '%s'", p->path,
-                        !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape");
+                        !have_descr         ? "descr"
+                            : !have_fortran ? "fortran_order"
+                                            : "shape");
     return 0;
 }
 
@@ -264,13 +263,13 @@ int nnc_npy_read(const char *path, nnc_array *out)
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
         uint64_t have = (uint64_t)st.st_size > hstart + hlen ? (uint64_t)st.st_size - hstart - hlen : 0;
         if (have < need) {
-            nnc_fail("%s: truncated data (expected %llu bytes, got %llu)", path,
-                     (unsigned long long)need, (unsigned long long)have);
+            nnc_fail("%s: truncated data (expected %llu bytes, got %llu)", path, (unsigned long long)need,
+                     (unsigned long long)have);
             goto out;
         }
         if (have > need) {
-            nnc_fail("%s: %llu bytes after the array data (shape needs %llu)", path,
-                     (unsigned long long)(have - need), (unsigned long long)need);
+            nnc_fail("%s: %llu bytes after the array data (shape needs %llu)", path, (unsigned long long)(have - need),
+                     (unsigned long long)need);
             goto out;
         }
     }
@@ -288,8 +287,7 @@ int nnc_npy_read(const char *path, nnc_array *out)
         if (ferror(f))
             nnc_fail("%s: read error: %s", path, strerror(errno));
         else
-            nnc_fail("%s: truncated data (expected %llu bytes, got %zu)", path,
-                     (unsigned long long)need, got);
+            nnc_fail("%s: truncated data (expected %llu bytes, got %zu)", path, (unsigned long long)need, got);
         goto out;
     }
     if (fgetc(f) != EOF) {
@@ -324,8 +322,7 @@ void nnc_array_free(nnc_array *a)
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
-int nnc_npy_write(const char *path, nnc_dtype dtype, int ndim, const int64_t *shape,
-                  const void *data)
+int nnc_npy_write(const char *path, nnc_dtype dtype, int ndim, const int64_t *shape, const void *data)
 {
     if (dtype != NNC_F32 && dtype != NNC_I32)
         return nnc_fail("%s: unsupported dtype %d", path, (int)dtype);
@@ -334,16 +331,14 @@ int nnc_npy_write(const char *path, nnc_dtype dtype, int ndim, const int64_t *sh
     /* The dict exactly as numpy.lib.format writes it, so that files are
      * byte-identical to np.save's for the same array. */
     char dict[512];
-    size_t k = (size_t)snprintf(dict, sizeof dict,
-                                "{'descr': '%s', 'fortran_order': False, 'shape': (",
+    size_t k = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                                 dtype == NNC_F32 ? "<f4" : "<i4");
     uint64_t count = 1;
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0)
             return nnc_fail("%s: negative dim %lld", path, (long long)shape[d]);
         count *= (uint64_t)shape[d];
-        k += (size_t)snprintf(dict + k, sizeof dict - k, d ? ", %lld" : "%lld",
-                              (long long)shape[d]);
+        k += (size_t)snprintf(dict + k, sizeof dict - k, d ? ", %lld" : "%lld", (long long)shape[d]);
     }
     k += (size_t)snprintf(dict + k, sizeof dict - k, "%s), }", ndim == 1 ? "," : "");
     if (count > 0 && !data)

@@ -86,9 +86,9 @@ static void adam_step(nnc_optim *o, float *p, const float *g, int decoupled)
         float gi = g[i];
         float pi = p[i];
         if (decoupled)
-            pi = pi * decay;            /* AdamW: p.mul_(1 - lr * wd) */
+            pi = pi * decay; /* AdamW: p.mul_(1 - lr * wd) */
         else if (wd != 0.0f)
-            gi = gi + wd * pi;          /* Adam: grad.add(p, alpha=wd) */
+            gi = gi + wd * pi; /* Adam: grad.add(p, alpha=wd) */
         float m = o->m[i] * b1 + gi * one_minus_b1;
         float v = o->v[i] * b2 + gi * gi * one_minus_b2;
         o->m[i] = m;
@@ -101,15 +101,9 @@ static void adam_step(nnc_optim *o, float *p, const float *g, int decoupled)
 void nnc_optim_step(nnc_optim *o, float *params, const float *grads)
 {
     switch (o->kind) {
-    case NNC_SGD:
-        sgd_step(o, params, grads);
-        break;
-    case NNC_ADAM:
-        adam_step(o, params, grads, 0);
-        break;
-    case NNC_ADAMW:
-        adam_step(o, params, grads, 1);
-        break;
+    case NNC_SGD: sgd_step(o, params, grads); break;
+    case NNC_ADAM: adam_step(o, params, grads, 0); break;
+    case NNC_ADAMW: adam_step(o, params, grads, 1); break;
     }
     o->step++;
 }

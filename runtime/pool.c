@@ -70,8 +70,7 @@ static inline void split(const float *r, int n, __m512 ie, __m512 io, __m512 *e,
 /* n <= 16 windows of the row pair r0, r1: their corners v (top-left,
  * top-right, bottom-left, bottom-right), where corners 1-3 took the
  * running maximum (s), and the maximum */
-static inline __m512 windows(const float *r0, const float *r1, int n, __m512 ie, __m512 io, __m512 v[4],
-                             __mmask16 s[3])
+static inline __m512 windows(const float *r0, const float *r1, int n, __m512 ie, __m512 io, __m512 v[4], __mmask16 s[3])
 {
     split(r0, n, ie, io, &v[0], &v[1]);
     split(r1, n, ie, io, &v[2], &v[3]);

@@ -63,10 +63,7 @@ static void sb_putn(sbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-static void sb_puts(sbuf *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
-}
+static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
 
 static void sb_printf(sbuf *b, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -128,12 +125,10 @@ int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
         if (strcmp(e[i].name, "__metadata__") == 0)
             return nnc_fail("%s: '__metadata__' is not a valid tensor name", path);
         if (e[i].ndim < 0 || e[i].ndim > NNC_MAX_DIMS)
-            return nnc_fail("%s: tensor '%s': %d dims (at most %d)", path, e[i].name,
-                            e[i].ndim, NNC_MAX_DIMS);
+            return nnc_fail("%s: tensor '%s': %d dims (at most %d)", path, e[i].name, e[i].ndim, NNC_MAX_DIMS);
         for (int d = 0; d < e[i].ndim; d++)
             if (e[i].shape[d] < 0)
-                return nnc_fail("%s: tensor '%s': negative dim %d", path, e[i].name,
-                                e[i].shape[d]);
+                return nnc_fail("%s: tensor '%s': negative dim %d", path, e[i].name, e[i].shape[d]);
         for (size_t j = 0; j < i; j++)
             if (strcmp(e[i].name, e[j].name) == 0)
                 return nnc_fail("%s: duplicate tensor '%s'", path, e[i].name);
@@ -191,8 +186,7 @@ int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
     return nnc__atomic_commit(&a);
 }
 
-int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count,
-                const float *params, const float *state)
+int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count, const float *params, const float *state)
 {
     nnc_st_entry *e = malloc((count ? count : 1) * sizeof *e);
     if (!e) {
@@ -203,8 +197,8 @@ int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count,
         const float *base = infos[i].trainable ? params : state;
         if (!base && infos[i].size > 0) {
             free(e);
-            return nnc_fail("%s: tensor '%s': no %s array to save from", path,
-                            infos[i].name, infos[i].trainable ? "params" : "state");
+            return nnc_fail("%s: tensor '%s': no %s array to save from", path, infos[i].name,
+                            infos[i].trainable ? "params" : "state");
         }
         e[i].name = infos[i].name;
         e[i].ndim = infos[i].ndim;
@@ -219,7 +213,7 @@ int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count,
 /* ---- a strict JSON reader for the header ---------------------------------------- */
 
 typedef struct jp {
-    char *s;          /* the header, mutable: strings are decoded in place */
+    char *s; /* the header, mutable: strings are decoded in place */
     size_t n, i;
     const char *path;
 } jp;
@@ -231,8 +225,7 @@ static int jp_fail(jp *p, const char *what)
 
 static void jp_ws(jp *p)
 {
-    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' ||
-                           p->s[p->i] == '\n' || p->s[p->i] == '\r'))
+    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r'))
         p->i++;
 }
 
@@ -361,9 +354,7 @@ static int jp_string(jp *p, char **out)
         case 'r': simple = '\r'; break;
         case 't': simple = '\t'; break;
         case 'u': break;
-        default:
-            p->i--;
-            return jp_fail(p, "bad escape in string");
+        default: p->i--; return jp_fail(p, "bad escape in string");
         }
         if (simple) {
             p->s[w++] = simple;
@@ -476,8 +467,7 @@ static int jp_skip_value(jp *p, int depth)
     int c = jp_peek(p);
     char *ignored;
     switch (c) {
-    case '"':
-        return jp_string(p, &ignored);
+    case '"': return jp_string(p, &ignored);
     case '{':
         p->i++;
         if (jp_peek(p) == '}') {
@@ -534,17 +524,16 @@ static int jp_skip_value(jp *p, int depth)
 /* ---- reading ------------------------------------------------------------------------ */
 
 typedef struct st_tensor {
-    char *name;              /* inside the header buffer */
+    char *name; /* inside the header buffer */
     char *dtype;
     int ndim;
     int64_t shape[NNC_MAX_DIMS];
     uint64_t begin, end;
-    size_t info;             /* index into infos, once matched */
+    size_t info; /* index into infos, once matched */
 } st_tensor;
 
 /* [n0, n1, ...] of non-negative integers, at most `max` of them. */
-static int jp_uint_array(jp *p, uint64_t *v, int max, int *count, const char *name,
-                         const char *field)
+static int jp_uint_array(jp *p, uint64_t *v, int max, int *count, const char *name, const char *field)
 {
     if (jp_expect(p, '['))
         return -1;
@@ -555,8 +544,7 @@ static int jp_uint_array(jp *p, uint64_t *v, int max, int *count, const char *na
     }
     for (;;) {
         if (*count >= max)
-            return nnc_fail("%s: tensor '%s': %s has more than %d entries", p->path, name,
-                            field, max);
+            return nnc_fail("%s: tensor '%s': %s has more than %d entries", p->path, name, field, max);
         if (jp_uint(p, &v[*count]))
             return -1;
         (*count)++;
@@ -596,21 +584,19 @@ static int parse_tensor(jp *p, st_tensor *t)
                     return -1;
                 for (int d = 0; d < t->ndim; d++) {
                     if (v[d] > INT32_MAX)
-                        return nnc_fail("%s: tensor '%s': dim %llu too large", p->path,
-                                        t->name, (unsigned long long)v[d]);
+                        return nnc_fail("%s: tensor '%s': dim %llu too large", p->path, t->name,
+                                        (unsigned long long)v[d]);
                     t->shape[d] = (int64_t)v[d];
                 }
             } else if (strcmp(key, "data_offsets") == 0) {
                 uint64_t v[2];
                 int n;
                 if (have_offsets++)
-                    return nnc_fail("%s: tensor '%s': duplicate data_offsets", p->path,
-                                    t->name);
+                    return nnc_fail("%s: tensor '%s': duplicate data_offsets", p->path, t->name);
                 if (jp_uint_array(p, v, 2, &n, t->name, "data_offsets"))
                     return -1;
                 if (n != 2)
-                    return nnc_fail("%s: tensor '%s': data_offsets must be [begin, end]",
-                                    p->path, t->name);
+                    return nnc_fail("%s: tensor '%s': data_offsets must be [begin, end]", p->path, t->name);
                 t->begin = v[0];
                 t->end = v[1];
             } else {
@@ -627,7 +613,9 @@ static int parse_tensor(jp *p, st_tensor *t)
         }
     if (!have_dtype || !have_shape || !have_offsets)
         return nnc_fail("%s: tensor '%s': missing %s", p->path, t->name,
-                        !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
+                        !have_dtype       ? "dtype"
+                            : !have_shape ? "shape"
+                                          : "data_offsets");
     return 0;
 }
 
@@ -711,8 +699,8 @@ static int cmp_begin(const void *a, const void *b)
 }
 
 /* Checks the parsed header against the model's tensors and the data size. */
-static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor_info *infos,
-                    size_t count, uint64_t data_len, size_t *map)
+static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor_info *infos, size_t count,
+                    uint64_t data_len, size_t *map)
 {
     for (size_t k = 0; k < count; k++)
         map[k] = SIZE_MAX;
@@ -725,8 +713,7 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
         while (k < count && strcmp(infos[k].name, t->name) != 0)
             k++;
         if (k == count)
-            return nnc_fail("%s: unexpected tensor '%s' (the model has no such param or state)",
-                            path, t->name);
+            return nnc_fail("%s: unexpected tensor '%s' (the model has no such param or state)", path, t->name);
         t->info = k;
         map[k] = i;
         if (strcmp(t->dtype, "F32") != 0)
@@ -742,24 +729,22 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
                 want[d] = in->shape[d];
             fmt_shape(got_s, sizeof got_s, t->ndim, t->shape);
             fmt_shape(want_s, sizeof want_s, in->ndim, want);
-            return nnc_fail("%s: tensor '%s': shape %s, expected %s", path, t->name, got_s,
-                            want_s);
+            return nnc_fail("%s: tensor '%s': shape %s, expected %s", path, t->name, got_s, want_s);
         }
         uint64_t need = 4 * (uint64_t)in->size;
         if (t->begin > t->end)
-            return nnc_fail("%s: tensor '%s': data_offsets [%llu, %llu] are reversed", path,
-                            t->name, (unsigned long long)t->begin, (unsigned long long)t->end);
+            return nnc_fail("%s: tensor '%s': data_offsets [%llu, %llu] are reversed", path, t->name,
+                            (unsigned long long)t->begin, (unsigned long long)t->end);
         if (t->end - t->begin != need)
             return nnc_fail("%s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, "
                             "its shape needs %llu",
-                            path, t->name, (unsigned long long)t->begin,
-                            (unsigned long long)t->end,
+                            path, t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
                             (unsigned long long)(t->end - t->begin), (unsigned long long)need);
         if (t->end > data_len)
             return nnc_fail("%s: truncated data: tensor '%s' needs bytes [%llu, %llu) of the "
                             "data section, which has %llu",
-                            path, t->name, (unsigned long long)t->begin,
-                            (unsigned long long)t->end, (unsigned long long)data_len);
+                            path, t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
+                            (unsigned long long)data_len);
     }
     for (size_t k = 0; k < count; k++)
         if (map[k] == SIZE_MAX)
@@ -782,8 +767,8 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
             while (j > 0 && order[j - 1]->begin == order[j - 1]->end)
                 j--;
             if (j > 0 && order[i]->begin < order[j - 1]->end) {
-                int rc = nnc_fail("%s: tensors '%s' and '%s' overlap in the data section",
-                                  path, order[j - 1]->name, order[i]->name);
+                int rc = nnc_fail("%s: tensors '%s' and '%s' overlap in the data section", path, order[j - 1]->name,
+                                  order[i]->name);
                 free(order);
                 return rc;
             }
@@ -793,8 +778,7 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
     return 0;
 }
 
-int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params,
-                float *state)
+int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state)
 {
     int rc = -1;
     char *header = NULL;
@@ -824,13 +808,12 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
     }
     uint64_t hlen = nnc__load_le64(len8);
     if (hlen > file_size - 8) {
-        nnc_fail("%s: header length %llu past end of file (%llu bytes)", path,
-                 (unsigned long long)hlen, (unsigned long long)file_size);
+        nnc_fail("%s: header length %llu past end of file (%llu bytes)", path, (unsigned long long)hlen,
+                 (unsigned long long)file_size);
         goto out;
     }
     if (hlen > ST_MAX_HEADER) {
-        nnc_fail("%s: header length %llu too large (limit %u)", path, (unsigned long long)hlen,
-                 ST_MAX_HEADER);
+        nnc_fail("%s: header length %llu too large (limit %u)", path, (unsigned long long)hlen, ST_MAX_HEADER);
         goto out;
     }
     if (hlen < 2) {
@@ -843,8 +826,7 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
         goto out;
     }
     if (fread(header, 1, (size_t)hlen, f) != (size_t)hlen) {
-        nnc_fail("%s: cannot read the header: %s", path,
-                 ferror(f) ? strerror(errno) : "file shrank while reading");
+        nnc_fail("%s: cannot read the header: %s", path, ferror(f) ? strerror(errno) : "file shrank while reading");
         goto out;
     }
     header[hlen] = '\0';
@@ -885,10 +867,9 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
         const st_tensor *t = &ts[map[k]];
         size_t n = infos[k].size;
         if (n > 0) {
-            if (fseeko(f, (off_t)(data_start + t->begin), SEEK_SET) != 0 ||
-                fread(stage + at, 4, n, f) != n) {
-                nnc_fail("%s: truncated data reading tensor '%s'%s%s", path, infos[k].name,
-                         ferror(f) ? ": " : "", ferror(f) ? strerror(errno) : "");
+            if (fseeko(f, (off_t)(data_start + t->begin), SEEK_SET) != 0 || fread(stage + at, 4, n, f) != n) {
+                nnc_fail("%s: truncated data reading tensor '%s'%s%s", path, infos[k].name, ferror(f) ? ": " : "",
+                         ferror(f) ? strerror(errno) : "");
                 goto out;
             }
         }
