@@ -155,22 +155,44 @@ void elab_bind(Scope *s, const char *name, Value v, Loc loc);
 Bind *elab_lookup_here(Scope *s, const char *name);
 Bind *elab_lookup(Scope *s, const char *name); /* here, then the parents */
 
-/* Layers and models by name (E.decls), and a declaration's members. */
+/* Layers and models by name (E.decls). */
 Node *elab_find_decl(const char *name);
-Node *elab_find_member(Node *decl, NodeKind kind, const char *name);
-Node *elab_hparams_block(Node *decl);
-
-/* A template: decl with the hparams of base (or none) and those of a
- * call (or none) bound, checked by name. */
-Value elab_template(Tpl *base, Node *decl, Args *a);
-/* An instance of a template at `path`: hparams bound and checked, fields
- * made (or, for a layer with a call, left to its first application). */
-Inst *elab_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at, Inst *parent, Node *pf);
-/* Creates or checks inst's params and state, binding them in `members`. */
-void elab_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at);
+/* The initializer named so (ORDER InitKind), or -1. */
+int elab_init_kind(const char *name);
+/* A short one-line excerpt of the source, for comments and messages. */
+const char *elab_excerpt(Loc loc);
+/* A dotted path as a C name: "stage1.0.conv1" -> "stage1_0_conv1". */
+const char *elab_path_name(const char *path);
 /* self(x): the model's call (E.root), once per graph for the same inputs. */
 Value elab_self_call(Args *a);
 Value elab_eval(Node *e, Scope *env);
+
+/* ===================================================================== */
+/* inst.c: instantiating layers                                            */
+/* ===================================================================== */
+
+/* A declaration's member of a kind (and name, unless NULL), or NULL. */
+Node *inst_member(Node *decl, NodeKind kind, const char *name);
+Node *inst_hparams_block(Node *decl);
+Node *inst_call_fn(Node *decl); /* its `fn call`, or NULL */
+
+/* A template: decl with the hparams of base (or none) and those of a
+ * call (or none) bound, checked by name. */
+Value inst_template(Tpl *base, Node *decl, Args *a);
+/* An instance of a template at `path`: hparams bound and checked, fields
+ * made (or, for a layer with a call, left to its first application). */
+Inst *inst_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at, Inst *parent, Node *pf);
+/* The fields of inst, their hparams evaluated in env (once). */
+void inst_make_fields(Inst *inst, Scope *env);
+/* Creates or checks inst's params and state, binding them in `members`. */
+void inst_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at);
+/* Matches shape s against a call's pattern ([_, c, ...]), binding its
+ * dims in env; 0 after reporting a mismatch (`what` names the value). */
+int inst_match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *what);
+
+/* ===================================================================== */
+/* elab.c, again                                                           */
+/* ===================================================================== */
 
 /* Adds a node to the current graph, attributed to the source being
  * elaborated (the user's call, inside the standard library), and named

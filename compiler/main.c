@@ -1,6 +1,6 @@
 /* main.c — the nnc command line and the pipeline:
  *
- *     lex + parse (grammar/, load.c)  ->  elaborate (model.c, elab.c, prims.c)
+ *     lex + parse (grammar/, load.c)  ->  elaborate (model.c, elab.c, inst.c, prims.c)
  *         ->  autodiff (grad.c)  ->  kernel selection (kernel.c)
  *         ->  plan: peepholes, fusion, memory (plan.c)  ->  emit C (emit*.c)
  *

@@ -175,9 +175,9 @@ static Tpl *model_template(Node *decl, const ElabOptions *opt)
         a.vals[i] = def_exprs[i] ? elab_eval(def_exprs[i], NULL) : none();
         a.locs[i] = none_loc; /* a type error names the hparam: "hparam 'h' is int" */
     }
-    Node *hp = elab_hparams_block(decl);
+    Node *hp = inst_hparams_block(decl);
     for (int i = 0; i < a.n; i++)
-        if (!hp || !elab_find_member(hp, ND_HPARAM, a.names[i])) {
+        if (!hp || !inst_member(hp, ND_HPARAM, a.names[i])) {
             const char *cands[64];
             int nc = 0;
             for (int k = 0; hp && k < hp->list.n && nc < 64; k++)
@@ -187,7 +187,7 @@ static Tpl *model_template(Node *decl, const ElabOptions *opt)
                        c ? "; did you mean '" : "", c ? c : "", c ? "'?" : "");
             return NULL;
         }
-    Value v = elab_template(NULL, decl, &a);
+    Value v = inst_template(NULL, decl, &a);
     return v.k == VK_LAYER ? v.tpl : NULL;
 }
 
@@ -238,7 +238,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
     free(E.pnode), free(E.snode);
     E.pnode = E.snode = NULL;
     E.self_result = -1;
-    E.root = elab_instantiate(tpl, "", NULL, 0, decl->name_loc, NULL, NULL);
+    E.root = inst_instantiate(tpl, "", NULL, 0, decl->name_loc, NULL, NULL);
     if (!E.root)
         return NULL;
     /* scope of loss and metric: params > inputs, labels, fields > hparams */
@@ -287,7 +287,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
     }
     /* model-level params have no call dims: their shapes use hparams only */
     Scope *top = elab_scope_new(env);
-    elab_make_tensors(E.root, E.root->hp, top, decl->name_loc);
+    inst_make_tensors(E.root, E.root->hp, top, decl->name_loc);
     if (!training) {
         Value out = elab_self_call(&args);
         if (out.k == VK_TENSOR) {
@@ -306,7 +306,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
         E.g->core_end = E.g->n;
     }
     if (m->has_loss) {
-        Node *loss = elab_find_member(decl, ND_LOSS, NULL);
+        Node *loss = inst_member(decl, ND_LOSS, NULL);
         E.cur_loc = loss->a->loc;
         Value l = elab_eval(loss->a, top);
         if (l.k == VK_TENSOR && (shape_of(l.t).nd != 0 || node(l.t)->dt != DT_F32))
@@ -426,13 +426,13 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
     Tpl *tpl = model_template(decl, opt);
     if (!tpl)
         return NULL;
-    m->has_loss = elab_find_member(decl, ND_LOSS, NULL) != NULL;
+    m->has_loss = inst_member(decl, ND_LOSS, NULL) != NULL;
     for (int k = 0; k < decl->list.n; k++)
         if (decl->list.v[k]->kind == ND_METRIC) {
             m->metric_names = realloc(m->metric_names, sizeof(char *) * (size_t)(m->nmetrics + 1));
             m->metric_names[m->nmetrics++] = decl->list.v[k]->name;
         }
-    if (!elab_find_member(decl, ND_INPUT, NULL)) {
+    if (!inst_member(decl, ND_INPUT, NULL)) {
         diag_error(decl->name_loc, "model '%s' declares no input", decl->name);
         return NULL;
     }
@@ -445,7 +445,7 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
     if (diag_errors() > errs || !m->infer)
         return NULL;
     /* the int hparams of the model, for the header's enum */
-    Node *hp = elab_hparams_block(decl);
+    Node *hp = inst_hparams_block(decl);
     for (int i = 0; hp && i < hp->list.n; i++) {
         Bind *b = elab_lookup_here(E.root->hp, hp->list.v[i]->name);
         if (!b || b->v.k != VK_INT)
