@@ -22,21 +22,16 @@ static void loops(Emitter *e, Shape s, int upto, const char *indent)
         P(e, "%sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", indent, k, k, emit_dim(s, k), k);
 }
 
-/* The runtime's kernel for a batched matmul plan.c marked causal (attn.c),
- * or NULL for a GEMM: float only, [T, T] matrices with T a multiple of 16,
- * and the sizes the kernels take. */
-static const char *causal_kernel(Emitter *e, const IrNode *n)
+/* The function of attn.c's causal products that kernel.c chose, or NULL
+ * for a GEMM. */
+static const char *causal_kernel(const IrNode *n)
 {
-    const Shape so = n->shape, sa = emit_nd(e, n->in[0])->shape, sb = emit_nd(e, n->in[1])->shape;
-    const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
-    if (e->opt->f64 || !n->causal || T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
-        return NULL;
-    if ((n->causal & 2) && !n->tb && N % 16 == 0)
-        return n->ta ? "nnc_matmul_lower_tn_f32" : "nnc_matmul_lower_nn_f32";
-    const int64_t K = sa.d[sa.nd - 1];
-    if ((n->causal & 1) && !n->ta && n->tb && N == T && T * K <= NNC_CAUSAL_NT_MAX)
-        return "nnc_matmul_causal_nt_f32";
-    return NULL;
+    switch (n->kernel) {
+    case KERNEL_CAUSAL_NT: return "nnc_matmul_causal_nt_f32";
+    case KERNEL_LOWER_NN: return "nnc_matmul_lower_nn_f32";
+    case KERNEL_LOWER_TN: return "nnc_matmul_lower_tn_f32";
+    default: return NULL;
+    }
 }
 
 void emit_matmul(Emitter *e, int t)
@@ -69,9 +64,9 @@ void emit_matmul(Emitter *e, int t)
     P(e, "        const int64_t ic = %s;\n", flat);
     const char *ao = emit_bcast_offset(so, no - 2, sa, sa.nd - 2, ma),
                *bo = emit_bcast_offset(so, no - 2, sb, sb.nd - 2, mb);
-    const char *kernel = causal_kernel(e, n);
+    const char *kernel = causal_kernel(n);
     if (kernel)
-        /* plan.c's marks: the products of causal attention, by the triangle */
+        /* kernel.c's choice: the products of causal attention, by the triangle */
         P(e, "        %s(%lld, %s, %s, %s + %s, %s, %s + %s, %s, %s + ic * %s, %s);\n", kernel, (long long)so.d[no - 2],
           !strcmp(kernel, "nnc_matmul_causal_nt_f32") ? K : N, emit_lit(e, n->alpha), a, ao, lda, b, bo, ldb, c, mc, N);
     else

@@ -17,14 +17,6 @@
 /* ---- pooling, im2col and col2im -------------------------------------------------- */
 
 /* 2x2 windows at stride 2 in float: runtime/pool.c's vector code */
-static int maxpool2(Emitter *e, const IrNode *n) { return !e->opt->f64 && n->kh == 2 && n->kw == 2 && n->stride == 2; }
-
-static int maxpool_tiles(Emitter *e, const IrNode *n)
-{
-    return n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && !maxpool2(e, n);
-}
-
-/* (NC, H, W, x, [dy,] y or dx[, relu]) */
 static void maxpool2_call(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -205,9 +197,9 @@ static void window_op(Emitter *e, int t)
 void emit_vision_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && maxpool2(e, n))
+    if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR)
         maxpool2_call(e, t);
-    else if (maxpool_tiles(e, n))
+    else if (n->op == IR_MAXPOOL_BWD && n->kernel == KERNEL_TILES)
         maxpool_bwd_tiled(e, t);
     else
         window_op(e, t);
@@ -233,7 +225,7 @@ void emit_bn_op(Emitter *e, int t)
     switch (n->op) {
     case IR_BN_STATS: {
         const char *x = emit_ref(e, n->in[0]);
-        if (!e->opt->f64) { /* runtime/bn.c: the same sums as vectors */
+        if (n->kernel == KERNEL_VECTOR) { /* runtime/bn.c: the same sums as vectors */
             P(e, "        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
             break;
         }
@@ -285,7 +277,7 @@ void emit_bn_op(Emitter *e, int t)
         const char *mask = n->nin > 3 ? emit_ref(e, n->in[3]) : NULL;
         const char *d = mask ? emit_fmt("dr[k] * (%s)(mr[k] > %s)", e->real, emit_lit(e, 0)) : "dr[k]";
         P(e, "        (void)M;\n");
-        if (!e->opt->f64) {
+        if (n->kernel == KERNEL_VECTOR) {
             P(e, "        nnc_bn_grads_f32(N, C, L, %s, %s, %s, %s, %.17g, %s);\n", dy, x, mask ? mask : "NULL", st,
               n->fval, y);
             break;

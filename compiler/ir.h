@@ -39,10 +39,15 @@ typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_OTHER } OpClass;
 
 /* How a node is computed, where there is a choice (kernel.c). */
 typedef enum KernelKind {
-    KERNEL_LOOPS,   /* the generated code of its op (no choice) */
-    KERNEL_GEMM,    /* convolution: the image is the GEMM operand (1x1) */
-    KERNEL_DIRECT,  /* convolution: the runtime's direct kernels, or the columns */
-    KERNEL_COLUMNS, /* convolution: im2col and a GEMM per example */
+    KERNEL_LOOPS,     /* the generated code of its op (a matmul: a GEMM) */
+    KERNEL_GEMM,      /* convolution: the image is the GEMM operand (1x1) */
+    KERNEL_DIRECT,    /* convolution: the runtime's direct kernels, or the columns */
+    KERNEL_COLUMNS,   /* convolution: im2col and a GEMM per example */
+    KERNEL_VECTOR,    /* the runtime's vector kernel of the op (pool.c, bn.c) */
+    KERNEL_TILES,     /* max-pool backward over windows that tile the image */
+    KERNEL_CAUSAL_NT, /* batched A Bᵀ on and below the diagonal (attn.c) */
+    KERNEL_LOWER_NN,  /* batched A B with A lower triangular (attn.c) */
+    KERNEL_LOWER_TN,  /* batched Aᵀ B with A lower triangular (attn.c) */
 } KernelKind;
 
 typedef struct IrNode {

@@ -1,5 +1,6 @@
-/* kernel.c — kernel selection (kernel_*): how each convolution is
- * computed, and the work memory that needs.
+/* kernel.c — kernel selection (kernel_*): how each node with a choice is
+ * computed (convolutions, max pools, batch norm's sums, causal attention's
+ * products), and the work memory that needs.
  *
  * This is the one place that decides.  It runs after autodiff, when every
  * convolution of a graph exists (the forward pass and both gradients), and
@@ -80,17 +81,61 @@ static void choose(IrNode *n, const Graph *g, int f64)
     n->work = direct >= 0 ? direct : cols;
 }
 
+/* A batched matmul plan.c marked causal (mark_causal_products) goes to
+ * attn.c's kernels, which compute only the triangle that is read or
+ * nonzero: float, [T, T] matrices with T a multiple of 16, and the sizes
+ * the kernels take (the causal Bᵀ product copies bᵀ to the stack). */
+static KernelKind causal(const IrNode *n, const Graph *g, int f64)
+{
+    const Shape so = n->shape, sa = g->nodes[n->in[0]].shape, sb = g->nodes[n->in[1]].shape;
+    if (f64 || !n->causal || so.nd < 3)
+        return KERNEL_LOOPS;
+    const int64_t T = so.d[so.nd - 2], N = so.d[so.nd - 1];
+    if (T % 16 || sa.bd >= sa.nd - 2 || sb.bd >= sb.nd - 2)
+        return KERNEL_LOOPS;
+    if ((n->causal & 2) && !n->tb && N % 16 == 0)
+        return n->ta ? KERNEL_LOWER_TN : KERNEL_LOWER_NN;
+    const int64_t K = sa.d[sa.nd - 1];
+    if ((n->causal & 1) && !n->ta && n->tb && N == T && T * K <= NNC_CAUSAL_NT_MAX)
+        return KERNEL_CAUSAL_NT;
+    return KERNEL_LOOPS;
+}
+
+/* Max pooling: 2x2 windows at stride 2 in float go to pool.c's vectors;
+ * a backward pass whose windows tile the image (stride = size) writes
+ * each element once (emit_vision.c), with no memset and no scatter. */
+static KernelKind maxpool(const IrNode *n, int f64)
+{
+    if (!f64 && n->kh == 2 && n->kw == 2 && n->stride == 2)
+        return KERNEL_VECTOR;
+    if (n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw)
+        return KERNEL_TILES;
+    return KERNEL_LOOPS;
+}
+
 void kernel_select(Graph *g, int f64)
 {
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
-        if (n->op == IR_CONV2D || n->op == IR_CONV2D_BWD_DATA || n->op == IR_CONV2D_BWD_FILTER)
-            choose(n, g, f64);
+        switch (n->op) {
+        case IR_CONV2D:
+        case IR_CONV2D_BWD_DATA:
+        case IR_CONV2D_BWD_FILTER: choose(n, g, f64); break;
+        case IR_MATMUL: n->kernel = causal(n, g, f64); break;
+        case IR_MAXPOOL:
+        case IR_MAXPOOL_BWD: n->kernel = maxpool(n, f64); break;
+        /* bn.c's channel sums in float; double (the gradient checks)
+         * keeps the generated loops */
+        case IR_BN_STATS:
+        case IR_BN_GRADS: n->kernel = f64 ? KERNEL_LOOPS : KERNEL_VECTOR; break;
+        default: break;
+        }
     }
 }
 
 const char *kernel_name(KernelKind k)
 {
-    static const char *const names[] = {"loops", "gemm", "direct", "columns"};
+    static const char *const names[] = {"loops", "gemm",      "direct",   "columns", "vector",
+                                        "tiles", "causal_nt", "lower_nn", "lower_tn"};
     return names[k];
 }

@@ -1,8 +1,9 @@
 /* main.c — the nnc command line and the pipeline:
  *
  *     lex + parse (grammar/, load.c)  ->  elaborate (model.c, elab.c, inst.c, prims.c)
- *         ->  autodiff (grad.c)  ->  kernel selection (kernel.c)
- *         ->  plan: peepholes, fusion, memory (plan.c)  ->  emit C (emit*.c)
+ *         ->  autodiff (grad.c)  ->  plan: peepholes, folds, fusion (plan.c)
+ *         ->  kernel selection (kernel.c)  ->  memory plan (plan.c)
+ *         ->  emit C (emit*.c)
  *
  * Each stage can be dumped with --dump=tokens|ast|ir|grad|plan.  Output
  * files are written only when the whole run had no error, each atomically
@@ -325,8 +326,9 @@ int main(int argc, char **argv)
         Graph *gs[2] = {m->infer, m->train};
         for (int k = 0; k < 2; k++)
             if (gs[k]) {
+                plan_rewrite(m, gs[k]);
                 kernel_select(gs[k], eopt.f64);
-                plan_graph(m, gs[k]);
+                plan_memory(m, gs[k]);
             }
         if (dump)
             for (int k = 0; k < 2; k++)

@@ -569,7 +569,9 @@ static int same_pass(const Graph *g, int i, int j)
     return g->core_end < 0 || (i < g->core_end) == (j < g->core_end);
 }
 
-void plan_graph(const Model *m, Graph *g)
+/* The rewrites, liveness and fusion (kernel.c then chooses the kernels,
+ * and plan_memory places the buffers). */
+void plan_rewrite(const Model *m, Graph *g)
 {
     /* the rewrites keep node ids, so the mask stays valid */
     char *roots = root_mask(g, m);
@@ -652,6 +654,22 @@ void plan_graph(const Model *m, Graph *g)
             break;
         }
     }
+    free(absorb);
+    free(live);
+    free(roots);
+}
+
+/* The memory plan, after kernel.c has sized the work of each kernel:
+ * every stored node (fused >= 0 is live) gets a buffer, and the buffers
+ * offsets, so that buffers whose lifetimes overlap never overlap. */
+void plan_memory(const Model *m, Graph *g)
+{
+    char *roots = root_mask(g, m);
+    char *live = calloc((size_t)g->n + 1, 1);
+    if (!live)
+        abort();
+    for (int i = 0; i < g->n; i++)
+        live[i] = g->nodes[i].fused >= 0;
     /* storage: leaves live in the caller's arrays or the model's structs */
     for (int i = 0; i < g->n; i++) {
         IrNode *n = &g->nodes[i];
@@ -680,7 +698,7 @@ void plan_graph(const Model *m, Graph *g)
     int *at = malloc(sizeof(int) * (size_t)(g->n + 1));
     for (int i = g->n - 1; i >= 0; i--) {
         IrNode *n = &g->nodes[i];
-        at[i] = n->fused == 2 ? at[absorb[i]] : i; /* computed in its first reader's loop */
+        at[i] = n->fused == 2 ? at[n->home] : i; /* computed in its first reader's loop */
         if (n->fused == 1 || n->op == IR_RESHAPE) {
             /* its consumer's position, found by scanning forward */
             for (int j = i + 1; j < g->n; j++) {
@@ -726,7 +744,6 @@ void plan_graph(const Model *m, Graph *g)
         }
     }
     free(at);
-    free(absorb);
     assign_offsets(g, 0, &g->static_size);
     assign_offsets(g, 1, &g->batched_size);
     free(live);

@@ -4,8 +4,10 @@
 
 #include "ir.h"
 
-/* Rewrites g in place, marks fused and dead nodes, assigns buffers. */
-void plan_graph(const Model *m, Graph *g);
+/* Rewrites g in place (peepholes, folds) and marks fused and dead nodes. */
+void plan_rewrite(const Model *m, Graph *g);
+/* Assigns every stored node, and every kernel's work, a place in the arena. */
+void plan_memory(const Model *m, Graph *g);
 /* The node whose storage t uses (through reshape views). */
 int plan_storage_root(const Graph *g, int t);
 void plan_dump(const Model *m, const Graph *g, FILE *out);
