@@ -32,6 +32,22 @@ typedef enum nnc_dtype {
     NNC_I32 = 1, /* int32_t, "<i4" in .npy, "I32" in safetensors */
 } nnc_dtype;
 
+/* ---- the instruction set ---------------------------------------------- */
+
+/* The kernels of the runtime and the loops of generated code exist for
+ * three instruction sets; each call runs the one nnc_isa() names: the
+ * best the CPU has (AVX-512 as x86-64-v4, AVX2 with FMA as x86-64-v3, or
+ * portable code), unless the environment's NNC_ISA=avx512|avx2|generic
+ * asks for a lesser one.  Chosen once per process, on the first call. */
+typedef enum nnc_isa_kind {
+    NNC_ISA_GENERIC = 0,
+    NNC_ISA_AVX2 = 1,
+    NNC_ISA_AVX512 = 2,
+} nnc_isa_kind;
+
+nnc_isa_kind nnc_isa(void);
+const char *nnc_isa_name(nnc_isa_kind k); /* "avx512", "avx2", "generic" */
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* The last error of a runtime call that failed, as one line naming the

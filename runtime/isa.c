@@ -1,0 +1,65 @@
+/* isa.c — which instruction set the runtime's kernels, and the generated
+ * code's loops, run with: chosen once per process at run time.
+ *
+ * One build serves every x86-64 machine: the kernels are compiled once per
+ * instruction set (CMakeLists.txt) and each call goes to the variant that
+ * nnc_isa() names.  By default that is the best the CPU has, read with
+ * cpuid (__builtin_cpu_supports): AVX-512 (x86-64-v4: F, BW, CD, DQ, VL),
+ * AVX2 with FMA (x86-64-v3), or portable code.  NNC_ISA=avx512|avx2|generic
+ * in the environment forces a path, never one the CPU lacks (that would
+ * die on an illegal instruction): it is lowered to what the CPU has, with
+ * one line on stderr, as is an unknown value.  Elsewhere than x86-64 it is
+ * always generic.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnc_runtime.h"
+
+static nnc_isa_kind cpu_isa(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma"))
+        return NNC_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return NNC_ISA_AVX2;
+#endif
+    return NNC_ISA_GENERIC;
+}
+
+const char *nnc_isa_name(nnc_isa_kind k)
+{
+    static const char *const names[] = {"generic", "avx2", "avx512"};
+    return k >= NNC_ISA_GENERIC && k <= NNC_ISA_AVX512 ? names[k] : "?";
+}
+
+/* The choice, made on the first call: a plain int read by every kernel
+ * call, written once (a race between two first calls writes the same
+ * value twice). */
+static int chosen = -1;
+
+nnc_isa_kind nnc_isa(void)
+{
+    if (chosen >= 0)
+        return (nnc_isa_kind)chosen;
+    nnc_isa_kind cpu = cpu_isa(), k = cpu;
+    const char *env = getenv("NNC_ISA");
+    if (env && *env) {
+        int want = -1;
+        for (int i = NNC_ISA_GENERIC; i <= NNC_ISA_AVX512; i++)
+            if (!strcmp(env, nnc_isa_name((nnc_isa_kind)i)))
+                want = i;
+        if (want < 0)
+            fprintf(stderr, "nnc: NNC_ISA=%s is not avx512, avx2 or generic; using %s\n", env, nnc_isa_name(cpu));
+        else if (want > (int)cpu)
+            fprintf(stderr, "nnc: NNC_ISA=%s: this CPU has only %s; using it\n", env, nnc_isa_name(cpu));
+        else
+            k = (nnc_isa_kind)want;
+    }
+    chosen = (int)k;
+    return k;
+}
