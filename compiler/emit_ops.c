@@ -326,8 +326,8 @@ void emit_loss(Emitter *e, int t)
             P(e, "            const double d = (double)%s[i] - (double)%s[i];\n            total += d * d;\n", a, b);
         else
             P(e,
-              "            const double x = %s[i], z = %s[i];\n            total += (x > 0 ? x : 0) - x * z + "
-              "log1p(exp(-fabs(x)));\n",
+              "            const double xd = %s[i], zd = %s[i];\n            total += (xd > 0 ? xd : 0) - xd * zd + "
+              "log1p(exp(-fabs(xd)));\n",
               a, b);
         P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, emit_numel(s));
         return;
