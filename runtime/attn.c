@@ -12,20 +12,21 @@
  * products (IrNode.causal on an IR_MATMUL), emit_ops.c calls them for float
  * when the sizes fit (T a multiple of 16, the other dim too or small).
  *
- * Vectors are GCC/clang vector extensions of 16 floats (AVX-512 with
- * -march=native, narrower registers otherwise); this file is compiled with
- * -ffp-contract=fast (CMakeLists.txt) so that a * b + acc is one FMA. */
+ * Vectors are GCC/clang vector extensions of 16 floats, AVX-512 in the
+ * runtime's avx512 build of this file (x86-64-v4, nnc_isa.h); this file is
+ * compiled with -ffp-contract=fast (CMakeLists.txt) so that a * b + acc is
+ * one FMA. */
 #include <stdint.h>
 #include <string.h>
 
-#include "nnc_runtime.h"
+#include "nnc_isa.h"
 
 /* OpenBLAS's full products, which satisfy the same contracts (the zeros
- * of a are multiplied, all of c is written): where the runtime is not
- * built for AVX-512, whose 32 registers the kernels' 4 x 4 blocks of
- * 16-float accumulators need (at -O2 for SSE they spilled: 92 us per 64 x
- * 64 x 32 product against 6.7 for OpenBLAS), and for sizes the kernels
- * do not take. */
+ * of a are multiplied, all of c is written): in the builds for other
+ * instruction sets than AVX-512, whose 32 registers the kernels' 4 x 4
+ * blocks of 16-float accumulators need (at -O2 for SSE they spilled: 92
+ * us per 64 x 64 x 32 product against 6.7 for OpenBLAS), and for sizes
+ * the kernels do not take. */
 static void full_nt(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                     float *c, int64_t ldc)
 {
@@ -41,20 +42,20 @@ static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, i
 }
 
 #if !defined(__AVX512F__)
-void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
-                              int64_t ldb, float *c, int64_t ldc)
+void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
+                                          const float *b, int64_t ldb, float *c, int64_t ldc)
 {
     full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
 }
 
-void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                             int64_t ldb, float *c, int64_t ldc)
+void NNC_ISA_FN(nnc_matmul_lower_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                         int64_t ldb, float *c, int64_t ldc)
 {
     full_nn(0, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 
-void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                             int64_t ldb, float *c, int64_t ldc)
+void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                         int64_t ldb, float *c, int64_t ldc)
 {
     full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
@@ -112,8 +113,8 @@ static void row_strip(const float *a, int64_t sr, int64_t sk, const float *b, in
         blocks[nvec - v < NVMAX ? nvec - v : NVMAX](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
 }
 
-void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
-                              int64_t ldb, float *c, int64_t ldc)
+void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
+                                          const float *b, int64_t ldb, float *c, int64_t ldc)
 {
     if (T % VL || T * K > NNC_CAUSAL_NT_MAX) {
         full_nt(T, K, alpha, a, lda, b, ldb, c, ldc);
@@ -130,8 +131,8 @@ void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a,
         row_strip(a, lda, 1, bt, T, c, ldc, r0, (r0 + MR - 1) / VL + 1, 0, K, alpha);
 }
 
-void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                             int64_t ldb, float *c, int64_t ldc)
+void NNC_ISA_FN(nnc_matmul_lower_nn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                         int64_t ldb, float *c, int64_t ldc)
 {
     if (T % VL || N % VL) {
         full_nn(0, T, N, alpha, a, lda, b, ldb, c, ldc);
@@ -144,8 +145,8 @@ void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, 
         row_strip(a, lda, 1, b, ldb, c, ldc, r0, N / VL, 0, r0 + MR, alpha);
 }
 
-void nnc_matmul_lower_tn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
-                             int64_t ldb, float *c, int64_t ldc)
+void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
+                                         int64_t ldb, float *c, int64_t ldc)
 {
     if (T % VL || N % VL) {
         full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);

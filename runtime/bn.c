@@ -8,8 +8,9 @@
  * 64-float row ran scalar, a sum without a mask ran 2-3x slower than the
  * same sum with one), and with a `?:` in the sum it produced wrong sums
  * (docs/decisions.md).  Here the lanes are written as vectors, so every
- * build gets the same code (AVX-512 registers when compiled for them, two
- * AVX or four SSE registers otherwise).
+ * build gets the same code (AVX-512 registers in the runtime's avx512
+ * build of this file, two AVX or four SSE registers in its avx2 and
+ * generic ones: nnc_isa.h).
  *
  * Numerics: each row's elements are summed in 16 float lanes (a lane
  * takes every 16th element: L/16 of them); each lane's row totals are
@@ -29,7 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "nnc_runtime.h"
+#include "nnc_isa.h"
 
 typedef float v16 __attribute__((vector_size(64)));
 typedef int32_t v16i __attribute__((vector_size(64)));
@@ -79,7 +80,7 @@ static inline void mask_by(v16 *d, const float *m)
     *d = (v16)((v16i)*d & (mv > 0));
 }
 
-void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st)
+void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st)
 {
     const int64_t cb = block(C, L), L16 = L / 16 * 16;
     const double M = (double)N * (double)L;
@@ -121,8 +122,8 @@ void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st
     }
 }
 
-void nnc_bn_grads_f32(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
-                      const float *st, double eps, float *g)
+void NNC_ISA_FN(nnc_bn_grads_f32)(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
+                                  const float *st, double eps, float *g)
 {
     const int64_t cb = block(C, L), L16 = L / 16 * 16;
     acc sx[CB], sd[CB];

@@ -26,13 +26,16 @@
  * kernel.  3x3 layers on 8x8 and 16x16 images of 32 or more channels go
  * by Winograd's F(2x2, 3x3) instead (below, AVX-512 only).
  *
- * The vectors are GCC/clang vector extensions of 16 floats: AVX-512 when
- * the runtime is compiled for it (-march=native), two AVX or four SSE
- * registers otherwise, where they spill and run at 4-7 GFLOP/s against
- * ~50 for the columns: so there each function runs the columns instead
- * (nnc_conv_direct_ok, conv_cols.c), in the work buffer that nnc_conv.h
- * sizes for either.  This file is compiled with -ffp-contract=fast
- * (CMakeLists.txt) so that x * w + acc is one FMA where the target has it.
+ * The vectors are GCC/clang vector extensions of 16 floats: AVX-512 in
+ * the runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), two AVX
+ * or four SSE registers in its avx2 and generic builds, where they spill
+ * and run at 2-7 GFLOP/s against ~50 for the columns (AVX2 + FMA, 32
+ * examples of resnet_small's 64-channel 8x8 and 16-channel 32x32 layers:
+ * 71 and 22 ms forward against 3 and 9 for the columns): so there each
+ * function runs the columns instead (nnc_conv_direct_ok, conv_cols.c), in
+ * the work buffer that nnc_conv.h sizes for either.  This file is
+ * compiled with -ffp-contract=fast (CMakeLists.txt) so that x * w + acc
+ * is one FMA where the target has it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +45,7 @@
 #include <immintrin.h>
 #endif
 
-#include "nnc_internal.h"
-#include "nnc_runtime.h"
+#include "nnc_isa.h"
 
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
@@ -900,11 +902,13 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
 }
 #endif
 
-/* Without AVX-512 the kernels below run the columns instead
- * (conv_cols.c): their work sizes (nnc_conv.h) hold either.  The tests
- * build conv.c with NNC_CONV_DIRECT_ALWAYS to run the direct kernels on
- * any machine. */
-int nnc_conv_direct_ok(void)
+/* Without AVX-512 (the avx2 and generic builds, and conv.c compiled alone
+ * for another target) the kernels below run the columns instead
+ * (conv_cols.c): their work sizes (nnc_conv.h) hold either.  The public
+ * nnc_conv_direct_ok() answers for the build that nnc_isa() selects
+ * (dispatch.c).  A test builds conv.c with NNC_CONV_DIRECT_ALWAYS to run
+ * the direct kernels on any machine. */
+int NNC_ISA_FN(nnc_conv_direct_ok)(void)
 {
 #if defined(__AVX512F__) || defined(NNC_CONV_DIRECT_ALWAYS)
     return 1;
@@ -918,13 +922,14 @@ static void check_work(const char *what, int64_t have, int64_t need)
     nnc__conv_check_work(what, have, need, sizeof(float));
 }
 
-void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
-                       int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
+void NNC_ISA_FN(nnc_conv2d_s1_f32)(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                                   int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu,
+                                   float *work, int64_t work_len)
 {
     geom g = make_geom(C, H, W, F, KH, KW, pad, pad);
     check_work("nnc_conv2d_s1_f32", work_len, nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad));
-    if (!nnc_conv_direct_ok()) {
-        nnc_conv2d_cols_f32(N, x, w, y, C, H, W, F, KH, KW, 1, pad, bias, relu, work, work_len);
+    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
+        NNC_ISA_FN(nnc_conv2d_cols_f32)(N, x, w, y, C, H, W, F, KH, KW, 1, pad, bias, relu, work, work_len);
         return;
     }
 #if defined(__AVX512F__)
@@ -937,13 +942,14 @@ void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int6
     conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
 }
 
-void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
-                       int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
+void NNC_ISA_FN(nnc_conv2d_s2_f32)(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
+                                   int64_t F, int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu,
+                                   float *work, int64_t work_len)
 {
     geom g = make_geom2(C, H, W, F, KH, KW, pad);
     check_work("nnc_conv2d_s2_f32", work_len, nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad));
-    if (!nnc_conv_direct_ok()) {
-        nnc_conv2d_cols_f32(N, x, w, y, C, H, W, F, KH, KW, 2, pad, bias, relu, work, work_len);
+    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
+        NNC_ISA_FN(nnc_conv2d_cols_f32)(N, x, w, y, C, H, W, F, KH, KW, 2, pad, bias, relu, work, work_len);
         return;
     }
     conv_direct(&g, N, x, w, bias, relu, y, NULL, work);
@@ -951,15 +957,15 @@ void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int6
 
 /* dx = dy padded by K - 1 - p, correlated with w flipped in both spatial
  * dims and with F and C swapped: wt[c][f][KH-1-ky][KW-1-kx] = w[f][c][ky][kx]. */
-void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
-                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len)
+void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                            int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                            int64_t pad, float *work, int64_t work_len)
 {
     int64_t OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
     geom g = make_geom(F, OH, OW, C, KH, KW, KH - 1 - pad, KW - 1 - pad);
     check_work("nnc_conv2d_s1_bwd_data_f32", work_len, nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad));
-    if (!nnc_conv_direct_ok()) {
-        nnc_conv2d_cols_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, 1, pad, work, work_len);
+    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
+        NNC_ISA_FN(nnc_conv2d_cols_bwd_data_f32)(N, dy, w, dx, add, C, H, W, F, KH, KW, 1, pad, work, work_len);
         return;
     }
 #if defined(__AVX512F__)
@@ -984,13 +990,13 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
  * a grid of ceil(H/2) x ceil(W/2); the grids' rows are interleaved into dx
  * at the end.  The columns' path (Wᵀ dy, then col2im) ran resnet_small's
  * two such layers at ~30 GFLOP/s. */
-void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
-                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
-                                int64_t work_len)
+void NNC_ISA_FN(nnc_conv2d_s2_bwd_data_f32)(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                            int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
+                                            int64_t pad, float *work, int64_t work_len)
 {
     check_work("nnc_conv2d_s2_bwd_data_f32", work_len, nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad));
-    if (!nnc_conv_direct_ok()) {
-        nnc_conv2d_cols_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, 2, pad, work, work_len);
+    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
+        NNC_ISA_FN(nnc_conv2d_cols_bwd_data_f32)(N, dy, w, dx, add, C, H, W, F, KH, KW, 2, pad, work, work_len);
         return;
     }
     const int64_t OH = (H + 2 * pad - KH) / 2 + 1, OW = (W + 2 * pad - KW) / 2 + 1;
@@ -1349,12 +1355,13 @@ static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int6
             dst[p * ds + f] = src[f * ss + p];
 }
 
-void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H, int64_t W,
-                               int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t pad, float *work, int64_t work_len)
+void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
+                                           int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t S, int64_t pad,
+                                           float *work, int64_t work_len)
 {
     check_work("nnc_conv2d_bwd_filter_f32", work_len, nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, pad));
-    if (!nnc_conv_direct_ok()) {
-        nnc_conv2d_cols_bwd_filter_f32(N, dy, x, dw, C, H, W, F, KH, KW, S, pad, work, work_len);
+    if (!NNC_ISA_FN(nnc_conv_direct_ok)()) {
+        NNC_ISA_FN(nnc_conv2d_cols_bwd_filter_f32)(N, dy, x, dw, C, H, W, F, KH, KW, S, pad, work, work_len);
         return;
     }
 #if defined(__AVX512F__)

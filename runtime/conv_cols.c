@@ -2,7 +2,9 @@
  * generated code's kernel for the layers that conv.c's direct kernels do
  * not take (kernel.c: KERNEL_COLUMNS and KERNEL_GEMM, and every
  * convolution in double), and the direct kernels' own path where the
- * runtime lacks AVX-512 (nnc_conv_direct_ok).
+ * instruction set is not AVX-512 (nnc_conv_direct_ok).  Compiled once per
+ * instruction set as they are (nnc_isa.h): the copies of im2col and
+ * col2im vectorize, and every build gives the same bits.
  *
  * One example at a time: its columns [C*KH*KW, OH*OW] (im2col) go to the
  * work buffer, which stays in cache (the whole batch's, tens of MB, were
@@ -25,18 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nnc_internal.h"
-#include "nnc_runtime.h"
-
-void nnc__conv_check_work(const char *what, int64_t have, int64_t need, size_t elem)
-{
-    if (have < need) {
-        /* the compiler sized the buffer: a mismatch is a bug in nnc */
-        fprintf(stderr, "%s: work buffer of %lld %s, %lld needed (internal error in nnc)\n", what, (long long)have,
-                elem == sizeof(double) ? "doubles" : "floats", (long long)need);
-        abort();
-    }
-}
+#include "nnc_isa.h"
 
 /* One layer's geometry. */
 typedef struct {

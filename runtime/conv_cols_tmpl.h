@@ -134,9 +134,9 @@ static void NAME(col2im)(const cgeom *g, R *col, R *img)
             }
 }
 
-void NAME(nnc_conv2d_cols)(int64_t N, const R *x, const R *w, R *y, int64_t C, int64_t H, int64_t W, int64_t F,
-                           int64_t KH, int64_t KW, int64_t stride, int64_t pad, const R *bias, int relu, R *work,
-                           int64_t work_len)
+void NNC_ISA_FN(NAME(nnc_conv2d_cols))(int64_t N, const R *x, const R *w, R *y, int64_t C, int64_t H, int64_t W,
+                                       int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const R *bias,
+                                       int relu, R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_cols"), work_len, nnc_conv2d_cols_work(C, H, W, F, KH, KW, stride, pad),
                          sizeof(R));
@@ -167,9 +167,9 @@ void NAME(nnc_conv2d_cols)(int64_t N, const R *x, const R *w, R *y, int64_t C, i
     }
 }
 
-void NAME(nnc_conv2d_cols_bwd_data)(int64_t N, const R *dy, const R *w, R *dx, const R *add, int64_t C, int64_t H,
-                                    int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, R *work,
-                                    int64_t work_len)
+void NNC_ISA_FN(NAME(nnc_conv2d_cols_bwd_data))(int64_t N, const R *dy, const R *w, R *dx, const R *add, int64_t C,
+                                                int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
+                                                int64_t pad, R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_cols_bwd_data"), work_len,
                          nnc_conv2d_cols_work(C, H, W, F, KH, KW, stride, pad), sizeof(R));
@@ -191,9 +191,9 @@ void NAME(nnc_conv2d_cols_bwd_data)(int64_t N, const R *dy, const R *w, R *dx, c
     }
 }
 
-void NAME(nnc_conv2d_cols_bwd_filter)(int64_t N, const R *dy, const R *x, R *dw, int64_t C, int64_t H, int64_t W,
-                                      int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, R *work,
-                                      int64_t work_len)
+void NNC_ISA_FN(NAME(nnc_conv2d_cols_bwd_filter))(int64_t N, const R *dy, const R *x, R *dw, int64_t C, int64_t H,
+                                                  int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
+                                                  int64_t pad, R *work, int64_t work_len)
 {
     nnc__conv_check_work(NAME_STR("nnc_conv2d_cols_bwd_filter"), work_len,
                          nnc_conv2d_cols_bwd_filter_work(C, H, W, F, KH, KW, stride, pad), sizeof(R));

@@ -48,13 +48,6 @@ int nnc__atomic_commit(nnc__atomic *a);
 /* Gives up: closes and removes the temp file.  Frees a->tmp. */
 void nnc__atomic_abort(nnc__atomic *a);
 
-/* ---- convolution ------------------------------------------------------------ */
-
-/* Aborts with a message naming `what` when a kernel's work buffer holds
- * fewer than `need` elements of `elem` bytes: the compiler sized it from
- * nnc_conv.h, so that is a bug in nnc (conv_cols.c). */
-void nnc__conv_check_work(const char *what, int64_t have, int64_t need, size_t elem);
-
 /* ---- byte order ------------------------------------------------------------- */
 
 int nnc__host_is_little_endian(void);

@@ -145,8 +145,8 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
  * apply, on AVX-512.  Generated code calls one or the other as
  * the compiler chose, kernel.c.) */
 
-/* Whether this build of the runtime runs the direct kernels below faster
- * than im2col and a GEMM: 1 when it was compiled for AVX-512 (the
+/* Whether the runtime runs the direct kernels below faster than im2col
+ * and a GEMM, at the instruction set nnc_isa() names: 1 at AVX-512 (the
  * kernels' 16-float accumulators fill its 32 vector registers and spill
  * with fewer), 0 otherwise, where each of them runs the columns instead
  * (nnc_conv2d_cols_f32 and its gradients, below): the same results as
@@ -250,8 +250,8 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
 
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 
-/* Where the runtime is not built for AVX-512 these three are OpenBLAS's
- * full products (the kernels' 16-float accumulators would spill), which
+/* At another instruction set than AVX-512 (nnc_isa) these three are
+ * OpenBLAS's full products (the kernels' 16-float accumulators would spill), which
  * satisfy the same contracts; so are sizes outside the ones below. */
 
 /* c[i][j] = alpha * sum over k of a[i][k] b[j][k] for j <= i (a, b: [T][K]

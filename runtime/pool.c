@@ -16,14 +16,15 @@
  * and only a later NaN replaces it.  With `relu` (plan.c fold_relu_pool: the
  * pool's input is a relu's output), an element whose x is not > 0 gets 0.
  * Elements no window covers (the last column or row of an odd W or H)
- * get 0.  Without AVX-512 the same loops run one window at a time. */
+ * get 0.  Without AVX-512 (the runtime's avx2 and generic builds of this
+ * file, nnc_isa.h) the same loops run one window at a time. */
 #include <stdint.h>
 #include <string.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
-#include "nnc_runtime.h"
+#include "nnc_isa.h"
 
 #if !defined(__AVX512F__)
 /* one window, scalar: the running maximum and the corner it came from
@@ -83,7 +84,7 @@ static inline __m512 windows(const float *r0, const float *r1, int n, __m512 ie,
 }
 #endif
 
-void nnc_maxpool2_f32(int64_t NC, int64_t H, int64_t W, const float *x, float *y)
+void NNC_ISA_FN(nnc_maxpool2_f32)(int64_t NC, int64_t H, int64_t W, const float *x, float *y)
 {
     const int64_t OH = H / 2, OW = W / 2;
 #if defined(__AVX512F__)
@@ -113,7 +114,8 @@ void nnc_maxpool2_f32(int64_t NC, int64_t H, int64_t W, const float *x, float *y
 #endif
 }
 
-void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, const float *dy, float *dx, int relu)
+void NNC_ISA_FN(nnc_maxpool2_bwd_f32)(int64_t NC, int64_t H, int64_t W, const float *x, const float *dy, float *dx,
+                                      int relu)
 {
     const int64_t OH = H / 2, OW = W / 2;
 #if defined(__AVX512F__)

@@ -1,0 +1,56 @@
+/* dispatch.c — the public functions of the kernels (kernels.def), each a
+ * call of the build of its source for the instruction set that nnc_isa()
+ * names.
+ *
+ * On x86-64 the kernel sources are compiled three times (CMakeLists.txt,
+ * which then defines NNC_ISA_DISPATCH here): for AVX-512 (x86-64-v4),
+ * AVX2 with FMA (x86-64-v3) and baseline x86-64, their functions suffixed
+ * _avx512, _avx2 and _generic (nnc_isa.h).  The cost is one indirect call
+ * per kernel call, and nnc_isa()'s load and compare once it has chosen:
+ * the kernels run for microseconds at the least (a 64x64 causal
+ * product).  Without NNC_ISA_DISPATCH (a target other than x86-64, a
+ * compiler without those -march values, or all of runtime/ compiled as
+ * one library, unsuffixed) this file is empty: the kernel sources define
+ * the public names themselves.
+ */
+#include "nnc_isa.h"
+
+#if defined(NNC_ISA_DISPATCH)
+
+/* every build's kernels */
+#define KERNEL(ret, name, params, args) \
+    ret name##_generic params; \
+    ret name##_avx2 params; \
+    ret name##_avx512 params;
+#define VKERNEL(name, params, args) KERNEL(void, name, params, args)
+#include "kernels.def"
+#undef KERNEL
+#undef VKERNEL
+
+/* the public names, through a table of the builds in the order of
+ * nnc_isa_kind */
+#define VARIANTS(name) \
+    { \
+        name##_generic, name##_avx2, name##_avx512 \
+    }
+#define KERNEL(ret, name, params, args) \
+    ret name params \
+    { \
+        static ret(*const variant[]) params = VARIANTS(name); \
+        return variant[nnc_isa()] args; \
+    }
+#define VKERNEL(name, params, args) \
+    void name params \
+    { \
+        static void(*const variant[]) params = VARIANTS(name); \
+        variant[nnc_isa()] args; \
+    }
+#include "kernels.def"
+#undef KERNEL
+#undef VKERNEL
+
+_Static_assert(NNC_ISA_GENERIC == 0 && NNC_ISA_AVX2 == 1 && NNC_ISA_AVX512 == 2, "VARIANTS is in nnc_isa_kind's order");
+
+#else
+typedef int nnc__dispatch_none; /* (ISO C wants a declaration in every file) */
+#endif

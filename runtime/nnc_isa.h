@@ -1,0 +1,55 @@
+/* nnc_isa.h — the names of the kernels in one instruction set's build.
+ *
+ * The kernel sources (kernels.def lists their functions) are compiled
+ * once per instruction set on x86-64 (CMakeLists.txt): with -march=
+ * x86-64-v4, x86-64-v3 and x86-64, and NNC_ISA_SUFFIX=avx512, avx2 or
+ * generic.  Each defines its external functions as NNC_ISA_FN(name):
+ * name_avx512, name_avx2, name_generic, so that the three builds of a file
+ * sit side by side in the library; dispatch.c defines the public names,
+ * each a call of the build that nnc_isa() names.  Compiled without
+ * NNC_ISA_SUFFIX (all of runtime/ as one library for one target: a build
+ * without the variants, or a test's -march=native copy), the names are
+ * the public ones and dispatch.c is empty.
+ *
+ * Within a build, a kernel calls the others of its own build
+ * (NNC_ISA_FN(nnc_conv2d_cols_f32) in conv.c): the variant that runs is
+ * chosen once, at the public function.
+ */
+#ifndef NNC_ISA_H
+#define NNC_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "nnc_runtime.h"
+
+#if defined(NNC_ISA_SUFFIX)
+#define NNC_ISA_CAT_(a, b) a##_##b
+#define NNC_ISA_CAT(a, b) NNC_ISA_CAT_(a, b)
+#define NNC_ISA_FN(name) NNC_ISA_CAT(name, NNC_ISA_SUFFIX)
+#else
+#define NNC_ISA_FN(name) name
+#endif
+
+/* this build's kernels */
+#define KERNEL(ret, name, params, args) ret NNC_ISA_FN(name) params;
+#define VKERNEL(name, params, args) void NNC_ISA_FN(name) params;
+#include "kernels.def"
+#undef KERNEL
+#undef VKERNEL
+
+/* Aborts with a message naming `what` when a kernel's work buffer holds
+ * fewer than `need` elements of `elem` bytes: the compiler sized it from
+ * nnc_conv.h, so that is a bug in nnc (conv.c, conv_cols.c). */
+static inline void nnc__conv_check_work(const char *what, int64_t have, int64_t need, size_t elem)
+{
+    if (have < need) {
+        fprintf(stderr, "%s: work buffer of %lld %s, %lld needed (internal error in nnc)\n", what, (long long)have,
+                elem == sizeof(double) ? "doubles" : "floats", (long long)need);
+        abort();
+    }
+}
+
+#endif
