@@ -150,6 +150,10 @@ int main(int argc, char **argv)
         return cmd_st_load(argv + 2);
     if (argc == 4 && !strcmp(argv[1], "npy-copy"))
         return cmd_npy_copy(argv + 2);
-    fprintf(stderr, "usage: rt_probe rng|fans|optim|st-write|st-load|npy-copy ...\n");
+    if (argc == 2 && !strcmp(argv[1], "isa")) {
+        printf("%s\n", nnc_isa_name(nnc_isa()));
+        return 0;
+    }
+    fprintf(stderr, "usage: rt_probe rng|fans|optim|st-write|st-load|npy-copy|isa ...\n");
     return 1;
 }

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "nnc_runtime.h"
+#include "isa_skip.h"
 
 static double urand(unsigned *s)
 {
@@ -100,6 +101,8 @@ static void check_lower(int64_t T, int64_t N, int tn, unsigned seed)
 
 int main(void)
 {
+    if (isa_skip("test_attn"))
+        return ISA_SKIP;
     /* 20, 24 and T K > NNC_CAUSAL_NT_MAX (128 x 80): sizes the kernels
      * leave to the full products */
     static const int64_t Ts[] = {16, 20, 32, 48, 64, 128};

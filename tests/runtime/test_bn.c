@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "nnc_runtime.h"
+#include "isa_skip.h"
 
 static double urand(unsigned *s)
 {
@@ -92,6 +93,8 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
 
 int main(void)
 {
+    if (isa_skip("test_bn"))
+        return ISA_SKIP;
     static const int64_t shapes[][3] = {
         {4, 3, 1},   {5, 130, 1},  {3, 7, 15},  {2, 5, 16},   {3, 6, 17},  {2, 70, 16}, {4, 16, 64},
         {3, 65, 64}, {2, 9, 100},  {2, 4, 1024}, {2, 3, 1030}, {32, 64, 64}, {1, 1, 33},

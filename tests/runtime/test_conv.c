@@ -4,14 +4,16 @@
  * and longer than one 96-position block and ending in a half block, rows
  * narrower than a vector, kernels 1x1 to 7x7 and non-square, padding 0 to
  * K - 1 (and wider, forward only), batches, and more taps than one run of
- * the tap table; the Winograd path of 8x8 and 16x16 layers (on a machine
- * with AVX-512), and infinities there; stride 2; and the gradient for the
+ * the tap table; the Winograd path of 8x8 and 16x16 layers (at avx512),
+ * and infinities there; stride 2; and the gradient for the
  * kernel at any stride.
- * The -march=native build (rt_test_conv_native) runs the direct kernels
- * on any machine (NNC_CONV_DIRECT_ALWAYS); the plain build, without
- * AVX-512, runs the kernels' fallback, the columns (conv_cols.c), through
- * the same cases, and checks that the fallback gives bit for bit what
- * the columns functions give when called themselves.
+ * ctest runs it under each instruction set (runtime.conv.<isa>, NNC_ISA):
+ * at avx512 the direct kernels run; at avx2 and generic their fallback,
+ * the columns (conv_cols.c), runs through the same cases, and the test
+ * checks that the fallback gives bit for bit what the columns functions
+ * give when called themselves.  The -O3 -march=native build
+ * (rt_test_conv_native) runs the direct kernels on any machine
+ * (NNC_CONV_DIRECT_ALWAYS), compiled as the benchmark compiles them.
  * The work buffer is exactly the size the kernel asks for, with guard
  * floats after it that must stay untouched (ASan sees the rest).
  */
@@ -21,6 +23,7 @@
 
 #include "check.h"
 #include "nnc_runtime.h"
+#include "isa_skip.h"
 
 static double urand(unsigned *s)
 {
@@ -416,6 +419,8 @@ static void fallback_case(unsigned *seed, int N, int C, int H, int W, int F, int
 
 int main(void)
 {
+    if (isa_skip("test_conv"))
+        return ISA_SKIP;
     unsigned seed = 7;
     /* the direct kernels against the columns (resnet_small's layers,
      * 'same' on short and long rows, lenet5's, odd shapes) */

@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "nnc_runtime.h"
+#include "isa_skip.h"
 
 static double urand(unsigned *s)
 {
@@ -263,6 +264,8 @@ static void short_work(int which)
 
 int main(void)
 {
+    if (isa_skip("test_conv_cols"))
+        return ISA_SKIP;
     unsigned seed = 5;
     /* 1x1: no columns at stride 1 without padding; at stride 2; with
      * padding (wider than K - 1 = 0) */

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "nnc_runtime.h"
+#include "isa_skip.h"
 
 static unsigned next(unsigned *s)
 {
@@ -89,6 +90,8 @@ static void check_case(int64_t NC, int64_t H, int64_t W, unsigned seed)
 
 int main(void)
 {
+    if (isa_skip("test_pool"))
+        return ISA_SKIP;
     /* (NC, H, W): lenet5's two pools; W of 2, 15, 16, 17 (a vector of 8
      * windows, 16 minus one, ...), 32, 33, 34 (exactly 16 windows, one
      * more), 66 (several vectors and a tail); odd H; H or W of 1 (no

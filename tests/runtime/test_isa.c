@@ -1,0 +1,125 @@
+/* test_isa.c — which instruction set the runtime runs (runtime/isa.c) and
+ * the kernels' dispatch on it (runtime/dispatch.c).
+ *
+ * nnc_isa() chooses once per process, so each case runs in a child with
+ * its own NNC_ISA, stderr caught: unset or empty gives the best the CPU
+ * has (computed here with __builtin_cpu_supports, as isa.c does), with no
+ * message; generic gives generic; avx2 and avx512 give themselves where
+ * the CPU has them, else the best it has and one line saying so; an
+ * unknown value gives the best and one line naming it.  The choice then
+ * stays, whatever NNC_ISA becomes.  Where the kernels are built per
+ * instruction set (NNC_TEST_ISA_VARIANTS), nnc_conv_direct_ok() answers
+ * for the one chosen: 1 at avx512 only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "nnc_runtime.h"
+
+static nnc_isa_kind cpu_best(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    return v4 ? NNC_ISA_AVX512 : v3 ? NNC_ISA_AVX2 : NNC_ISA_GENERIC;
+#else
+    return NNC_ISA_GENERIC;
+#endif
+}
+
+/* nnc_isa() in a child under NNC_ISA=env (unset if NULL): its answer,
+ * nnc_conv_direct_ok(), and what it printed on stderr */
+typedef struct {
+    int isa, direct, stable;
+    char err[512];
+} outcome;
+
+static outcome run(const char *env)
+{
+    outcome o = {-1, -1, 0, ""};
+    int fd[2];
+    if (pipe(fd)) {
+        perror("pipe");
+        exit(1);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        exit(1);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        dup2(fd[1], 2);
+        if (env)
+            setenv("NNC_ISA", env, 1);
+        else
+            unsetenv("NNC_ISA");
+        const nnc_isa_kind k = nnc_isa();
+        const int direct = nnc_conv_direct_ok();
+        setenv("NNC_ISA", k == NNC_ISA_GENERIC ? "avx512" : "generic", 1); /* too late: the choice stays */
+        const int stable = nnc_isa() == k;
+        fflush(stderr);
+        _exit(k * 4 + direct * 2 + stable);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fd[0], o.err + n, sizeof o.err - 1 - n)) > 0)
+        n += (size_t)r;
+    o.err[n] = 0;
+    close(fd[0]);
+    int st;
+    if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) < 12) {
+        o.isa = WEXITSTATUS(st) / 4;
+        o.direct = WEXITSTATUS(st) / 2 % 2;
+        o.stable = WEXITSTATUS(st) % 2;
+    }
+    return o;
+}
+
+/* env asks for `want` (or for nothing that exists: -1) */
+static void check_case(const char *env, int want)
+{
+    const int best = (int)cpu_best(), expect = want < 0 || want > best ? best : want;
+    const int warns = env && *env && (want < 0 || want > best);
+    const outcome o = run(env);
+    const char *shown = env ? env : "(unset)";
+    CHECKF(o.isa == expect, "NNC_ISA=%s: nnc_isa() %d, expected %d (%s)", shown, o.isa, expect,
+           nnc_isa_name((nnc_isa_kind)expect));
+    CHECKF(o.stable, "NNC_ISA=%s: nnc_isa() changed with the environment after its first answer", shown);
+    CHECKF(warns ? strstr(o.err, "nnc: NNC_ISA=") != NULL && strstr(o.err, nnc_isa_name((nnc_isa_kind)expect)) != NULL
+                 : o.err[0] == 0,
+           "NNC_ISA=%s: stderr '%s', expected %s", shown, o.err, warns ? "one line naming the set used" : "nothing");
+    if (warns && want < 0)
+        CHECKF(strstr(o.err, "is not avx512, avx2 or generic") != NULL, "NNC_ISA=%s: '%s' does not say why", shown,
+               o.err);
+#if defined(NNC_TEST_ISA_VARIANTS)
+    CHECKF(o.direct == (expect == NNC_ISA_AVX512), "NNC_ISA=%s: nnc_conv_direct_ok() %d at %s", shown, o.direct,
+           nnc_isa_name((nnc_isa_kind)expect));
+#endif
+    printf("NNC_ISA=%-8s -> %s%s\n", shown, o.isa >= 0 ? nnc_isa_name((nnc_isa_kind)o.isa) : "(failed)",
+           warns ? " (with a warning)" : "");
+}
+
+int main(void)
+{
+    printf("this CPU: %s\n", nnc_isa_name(cpu_best()));
+    check_case(NULL, NNC_ISA_AVX512);
+    check_case("", NNC_ISA_AVX512);
+    check_case("generic", NNC_ISA_GENERIC);
+    check_case("avx2", NNC_ISA_AVX2);
+    check_case("avx512", NNC_ISA_AVX512);
+    check_case("sse9", -1);
+    check_case("AVX2", -1); /* names are lower case */
+    CHECK(!strcmp(nnc_isa_name(NNC_ISA_GENERIC), "generic") && !strcmp(nnc_isa_name(NNC_ISA_AVX2), "avx2") &&
+          !strcmp(nnc_isa_name(NNC_ISA_AVX512), "avx512"));
+    return check_summary("test_isa");
+}
