@@ -157,6 +157,10 @@ static void usage(FILE *out, const char *prog, const nnc_model_desc *d, unsigned
             fprintf(out, "\n");
         }
     }
+    if (!only)
+        fprintf(out,
+                "Environment: NNC_ISA=avx512|avx2|generic runs the kernels for that instruction set\n"
+                "(default: the best this CPU has, which info shows; never one it lacks).\n");
 }
 
 static int usage_error(const char *prog, const nnc_model_desc *d, unsigned sub, const char *fmt, ...)
@@ -567,6 +571,7 @@ static int cmd_info(drv *v)
     printf("params %zu floats\n", d->num_params);
     printf("state %zu floats\n", d->num_state);
     printf("flops per example %.0f\n", d->flops_per_example);
+    printf("isa %s\n", nnc_isa_name(nnc_isa())); /* the kernels' instruction set: NNC_ISA or the CPU's best */
     printf("tensors %zu\n", nt);
     for (size_t i = 0; i < nt; i++) {
         size_t k = (size_t)snprintf(buf, sizeof buf, "[");

@@ -33,8 +33,9 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(*args, prog=FAKE):
-    return subprocess.run([prog] + [str(a) for a in args], capture_output=True, text=True)
+def run(*args, prog=FAKE, env=None):
+    return subprocess.run([prog] + [str(a) for a in args], capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def read_st(path):
@@ -117,6 +118,14 @@ with tempfile.TemporaryDirectory() as tmp:
                  "label y f32 [N, 2]", "label c i32 [N] values in [0, 2) or -100 (ignored)",
                  "output f32 [N, 2]", "metric mae", "metric accuracy"]:
         check(line in r.stdout.split("\n"), f"info shows '{line}':\n{r.stdout}")
+    # the instruction set of the runtime's kernels: the CPU's best, or NNC_ISA's
+    isa = [l for l in r.stdout.split("\n") if l.startswith("isa ")]
+    check(len(isa) == 1 and isa[0] in ("isa avx512", "isa avx2", "isa generic"), f"info shows the isa: {isa}")
+    r = run("info", env={"NNC_ISA": "generic"})
+    check("isa generic" in r.stdout.split("\n") and r.stderr == "", f"NNC_ISA=generic info: {r.stdout}{r.stderr}")
+    r = run("info", env={"NNC_ISA": "sse9"})
+    check(r.returncode == 0 and "NNC_ISA=sse9 is not avx512, avx2 or generic" in r.stderr,
+          f"NNC_ISA=sse9 info warns: {r.stderr}")
 
     # ---- train: loss decreases, progress lines, final metrics, state saved
     r = run("train", "--inputs", IN, "--labels", LAB, "--epochs", 30, "--batch", 16,
@@ -329,6 +338,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 1 and "usage:" in r.stderr and r.stdout == "", "no arguments")
     r = run("--help")
     check(r.returncode == 0 and "usage:" in r.stdout and "train" in r.stdout, "--help")
+    check("NNC_ISA=avx512|avx2|generic" in r.stdout, f"--help names NNC_ISA: {r.stdout}")
     r = run("train", "--help")
     check(r.returncode == 0 and "--optimizer" in r.stdout, "train --help")
     usage_cases = [
