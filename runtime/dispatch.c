@@ -23,31 +23,36 @@
     ret name##_avx2 params; \
     ret name##_avx512 params;
 #define VKERNEL(name, params, args) KERNEL(void, name, params, args)
+#define VKERNEL_GENERIC_AT_AVX2(name, params, args) VKERNEL(name, params, args)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL
+#undef VKERNEL_GENERIC_AT_AVX2
 
 /* the public names, through a table of the builds in the order of
- * nnc_isa_kind */
-#define VARIANTS(name) \
+ * nnc_isa_kind (kernels.def says which run the generic build at AVX2) */
+#define VARIANTS(name, avx2) \
     { \
-        name##_generic, name##_avx2, name##_avx512 \
+        name##_generic, avx2, name##_avx512 \
     }
 #define KERNEL(ret, name, params, args) \
     ret name params \
     { \
-        static ret(*const variant[]) params = VARIANTS(name); \
+        static ret(*const variant[]) params = VARIANTS(name, name##_avx2); \
         return variant[nnc_isa()] args; \
     }
-#define VKERNEL(name, params, args) \
+#define VOID_KERNEL(name, params, args, avx2) \
     void name params \
     { \
-        static void(*const variant[]) params = VARIANTS(name); \
+        static void(*const variant[]) params = VARIANTS(name, avx2); \
         variant[nnc_isa()] args; \
     }
+#define VKERNEL(name, params, args) VOID_KERNEL(name, params, args, name##_avx2)
+#define VKERNEL_GENERIC_AT_AVX2(name, params, args) VOID_KERNEL(name, params, args, name##_generic)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL
+#undef VKERNEL_GENERIC_AT_AVX2
 
 _Static_assert(NNC_ISA_GENERIC == 0 && NNC_ISA_AVX2 == 1 && NNC_ISA_AVX512 == 2, "VARIANTS is in nnc_isa_kind's order");
 

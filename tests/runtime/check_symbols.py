@@ -28,7 +28,7 @@ for line in out.splitlines():
 for sym, members in sorted(defined.items()):
     if len(members) > 1:
         failures.append(f"{sym} is defined {len(members)} times: {', '.join(members)}")
-names = re.findall(r"^V?KERNEL\((?:[^,]+,\s*)?(nnc_\w+),", open(kdef).read(), re.M)
+names = re.findall(r"^V?KERNEL\w*\((?:[^,]+,\s*)?(nnc_\w+),", open(kdef).read(), re.M)
 if len(names) < 20:
     failures.append(f"{kdef}: only {len(names)} kernels found")
 for name in names:
