@@ -48,6 +48,37 @@ typedef enum nnc_isa_kind {
 nnc_isa_kind nnc_isa(void);
 const char *nnc_isa_name(nnc_isa_kind k); /* "avx512", "avx2", "generic" */
 
+/* Generated code writes each pass once, as a NNC_ALWAYS_INLINE body, and
+ * calls it from a NNC_TARGET_AVX512 function, a NNC_TARGET_AVX2 one and a
+ * plain one, running the one nnc_isa() names: the compiler inlines the
+ * body into each and vectorizes it for that function's instruction set,
+ * whatever -march the file is built with.  The targets add exactly the
+ * features isa.c checks to those of the command line (never an arch=,
+ * which would replace them: a body built with -march=haswell could then
+ * not be inlined into an x86-64-v3 function).  NNC_MULTI_ISA is 0 off
+ * x86-64, for compilers without GCC's target attribute, and where the
+ * command line already targets AVX-512 (-march=native on such a machine):
+ * then only the plain function exists.  -DNNC_MULTI_ISA=0 asks for that. */
+#ifndef NNC_MULTI_ISA
+#if defined(__x86_64__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 5)) && \
+    !defined(__INTEL_COMPILER) && \
+    !(defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && \
+      defined(__AVX512VL__) && defined(__FMA__))
+#define NNC_MULTI_ISA 1
+#else
+#define NNC_MULTI_ISA 0
+#endif
+#endif
+#if NNC_MULTI_ISA
+#define NNC_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma")))
+#define NNC_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define NNC_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define NNC_ALWAYS_INLINE inline
+#endif
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* The last error of a runtime call that failed, as one line naming the
