@@ -7,6 +7,12 @@
  * A pass's body is printed to memory first (begin_body), so that the
  * declarations at its top are only those of the pointers it used
  * (end_body): nothing is unused at -Wall -Wextra.
+ *
+ * In float, each pass's code is one always-inline function, <name>_body,
+ * that three others call: one compiled for AVX-512, one for AVX2 and the
+ * pass itself, which picks one of them by nnc_isa() (isa_variants).  So
+ * a file built for baseline x86-64 still runs vector code where the CPU
+ * has it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,27 +93,97 @@ static void node_range(Emitter *e, const Graph *g, int lo, int hi)
             emit_node(e, i);
 }
 
+/* One body per pass, compiled for each instruction set. */
+
+/* A pass's C function in pieces, which its body, the body's variants and
+ * the function that picks one share. */
+typedef struct Sig {
+    const char *ret;    /* "void", "float" */
+    const char *name;   /* "digits_train_forward" */
+    const char *params; /* "digits *m, int n, const float (*x)[64], const int32_t *y" */
+    const char *args;   /* "m, n, x, y" */
+    int is_static;      /* the inference pass, which forward and eval call */
+} Sig;
+
+/* inputs: it takes n and the inputs, and the labels if labels; results:
+ * the loss and the metrics' arrays (eval) */
+static Sig pass_sig(Emitter *e, const char *ret, const char *pass, int inputs, int labels, int results)
+{
+    const char *params = emit_fmt("%s *m", emit_model_type(e)), *args = "m";
+    if (inputs) {
+        params = emit_fmt("%s, int n%s", params, emit_sig_inputs(e, labels));
+        args = "m, n";
+        for (int i = 0; i < e->m->ninputs; i++)
+            args = emit_fmt("%s, %s", args, e->m->inputs[i].name);
+        for (int i = 0; labels && i < e->m->nlabels; i++)
+            args = emit_fmt("%s, %s", args, e->m->labels[i].name);
+    }
+    if (results) {
+        params = emit_fmt("%s, %s *loss, %s *metrics", params, e->real, e->real);
+        args = emit_fmt("%s, loss, metrics", args);
+    }
+    return (Sig){ret, emit_fmt("%s_%s", e->m->prefix, pass), params, args, !strcmp(pass, "infer")};
+}
+
+/* Float code compiles each pass three times (nnc_runtime.h, NNC_MULTI_ISA);
+ * double code, for the finite-difference checks, once. */
+static int multi_isa(Emitter *e) { return !e->opt->f64; }
+
+/* Opens the function that holds a pass's code: the always-inline body
+ * `<name>_body` that isa_variants calls, or in double the pass itself. */
+static void open_pass(Emitter *e, Sig s)
+{
+    if (multi_isa(e))
+        P(e, "static NNC_ALWAYS_INLINE %s %s_body(%s)\n{\n", s.ret, s.name, s.params);
+    else
+        P(e, "%s%s %s(%s)\n{\n", s.is_static ? "static " : "", s.ret, s.name, s.params);
+}
+
+/* After a body: its AVX-512 and AVX2 variants, each the body inlined and
+ * vectorized for that target, then the pass, which runs `first` (eval's
+ * inference pass) and the variant nnc_isa() names, or the body compiled
+ * for the file's own target. */
+static void isa_variants(Emitter *e, Sig s, const char *first)
+{
+    if (!multi_isa(e))
+        return;
+    const char *ret = strcmp(s.ret, "void") ? "return " : "";
+    P(e, "#if NNC_MULTI_ISA\n");
+    P(e, "static NNC_TARGET_AVX512 %s %s_avx512(%s)\n{\n    %s%s_body(%s);\n}\n\n", s.ret, s.name, s.params, ret,
+      s.name, s.args);
+    P(e, "static NNC_TARGET_AVX2 %s %s_avx2(%s)\n{\n    %s%s_body(%s);\n}\n", s.ret, s.name, s.params, ret, s.name,
+      s.args);
+    P(e, "#endif\n\n");
+    P(e, "%s%s %s(%s)\n{\n%s", s.is_static ? "static " : "", s.ret, s.name, s.params, first ? first : "");
+    P(e, "#if NNC_MULTI_ISA\n");
+    P(e, "    if (nnc_isa() == NNC_ISA_AVX512)\n        %s%s_avx512(%s);\n", ret, s.name, s.args);
+    P(e, "    else if (nnc_isa() == NNC_ISA_AVX2)\n        %s%s_avx2(%s);\n", ret, s.name, s.args);
+    P(e, "    else\n#endif\n        %s%s_body(%s);\n}\n\n", ret, s.name, s.args);
+}
+
 /* The inference pass up to the output, a function of its own that forward
  * and eval both call: the infer graph's nodes [0, core_end). */
 static void infer_fn(Emitter *e)
 {
     const Graph *g = e->m->infer;
+    Sig s = pass_sig(e, "void", "infer", 1, 0, 0);
     P(e, "/* The inference pass (training false) up to the output, for forward and eval. */\n");
-    P(e, "static void %s_infer(%s *m, int n%s)\n{\n", e->m->prefix, emit_model_type(e), emit_sig_inputs(e, 0));
+    open_pass(e, s);
     begin_body(e, g, 0);
     void_params(e, 0);
     node_range(e, g, 0, g->core_end);
     end_body(e);
     P(e, "}\n\n");
+    isa_variants(e, s, NULL);
 }
 
 /* A call of infer_fn's function. */
-static void call_infer(Emitter *e)
+static const char *call_infer(Emitter *e)
 {
-    P(e, "    %s_infer(m, n", e->m->prefix);
+    const char *s = emit_fmt("    %s_infer(m, n", e->m->prefix);
     for (int i = 0; i < e->m->ninputs; i++)
-        P(e, ", %s", e->m->inputs[i].name);
-    P(e, ");\n");
+        s = emit_fmt("%s, %s", s, e->m->inputs[i].name);
+    return emit_fmt("%s);\n", s);
 }
 
 static void forward_fn(Emitter *e)
@@ -115,7 +191,7 @@ static void forward_fn(Emitter *e)
     const Graph *g = e->m->infer;
     P(e, "%s\n{\n", emit_sig_forward(e));
     begin_body(e, g, 0);
-    call_infer(e);
+    P(e, "%s", call_infer(e));
     P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real,
       emit_numel(g->nodes[g->output].shape));
     end_body(e);
@@ -125,7 +201,8 @@ static void forward_fn(Emitter *e)
 static void train_fn(Emitter *e)
 {
     const Graph *g = e->m->train;
-    P(e, "%s\n{\n", emit_sig_train(e));
+    Sig s = pass_sig(e, e->real, "train_forward", 1, 1, 0);
+    open_pass(e, s);
     begin_body(e, g, 0);
     P(e, "    m->n_ = n;\n");
     for (int i = 0; i < e->m->ninputs; i++)
@@ -144,12 +221,14 @@ static void train_fn(Emitter *e)
     P(e, "    return %s;\n", emit_scalar(e, g->loss));
     end_body(e);
     P(e, "}\n\n");
+    isa_variants(e, s, NULL);
 }
 
 static void backward_fn(Emitter *e)
 {
     const Graph *g = e->m->train;
-    P(e, "void %s_backward(%s *m)\n{\n", e->m->prefix, emit_model_type(e));
+    Sig s = pass_sig(e, "void", "backward", 0, 0, 0);
+    open_pass(e, s);
     begin_body(e, g, 1);
     P(e, "    const int n = m->n_;\n    (void)n;\n");
     /* frozen and unreachable params: their gradient is 0 */
@@ -175,17 +254,23 @@ static void backward_fn(Emitter *e)
     }
     end_body(e);
     P(e, "}\n\n");
+    isa_variants(e, s, NULL);
 }
 
 /* The inference pass, then the loss and the metrics: the infer graph's
- * nodes from core_end on. */
+ * nodes from core_end on.  With variants, the body holds only the
+ * latter, and the pass calls the inference pass's own dispatch first. */
 static void eval_fn(Emitter *e)
 {
     const Graph *g = e->m->eval;
-    P(e, "%s\n{\n", emit_sig_eval(e));
+    Sig s = pass_sig(e, "void", "eval", 1, 1, 1);
+    if (multi_isa(e))
+        P(e, "/* eval after the inference pass: the loss and the metrics. */\n");
+    open_pass(e, s);
     begin_body(e, g, 0);
     void_params(e, 1);
-    call_infer(e);
+    if (!multi_isa(e))
+        P(e, "%s", call_infer(e));
     node_range(e, g, g->core_end, g->n);
     P(e, "    *loss = %s;\n", emit_scalar(e, g->loss));
     for (int i = 0; i < g->nmetrics; i++)
@@ -194,6 +279,7 @@ static void eval_fn(Emitter *e)
         P(e, "    (void)metrics;\n");
     end_body(e);
     P(e, "}\n\n");
+    isa_variants(e, s, call_infer(e));
 }
 
 /* ---- the tensor table, init, release, save, load --------------------------------- */

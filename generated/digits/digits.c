@@ -71,7 +71,7 @@ int digits_load(digits *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static void digits_infer(digits *m, int n, const float (*x)[64])
+static NNC_ALWAYS_INLINE void digits_infer_body(digits *m, int n, const float (*x)[64])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -119,6 +119,30 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
     }
 }
 
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float (*x)[64])
+{
+    digits_infer_body(m, n, x);
+}
+
+static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)[64])
+{
+    digits_infer_body(m, n, x);
+}
+#endif
+
+static void digits_infer(digits *m, int n, const float (*x)[64])
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        digits_infer_avx512(m, n, x);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        digits_infer_avx2(m, n, x);
+    else
+#endif
+        digits_infer_body(m, n, x);
+}
+
 void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
 {
     float *const A = m->arena_;
@@ -131,7 +155,7 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     memcpy(out, fc2, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
-float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t *y)
+static NNC_ALWAYS_INLINE float digits_train_forward_body(digits *m, int n, const float (*x)[64], const int32_t *y)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -216,7 +240,31 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
     return cross_entropy[0];
 }
 
-void digits_backward(digits *m)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, const float (*x)[64], const int32_t *y)
+{
+    return digits_train_forward_body(m, n, x, y);
+}
+
+static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const float (*x)[64], const int32_t *y)
+{
+    return digits_train_forward_body(m, n, x, y);
+}
+#endif
+
+float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t *y)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        return digits_train_forward_avx512(m, n, x, y);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        return digits_train_forward_avx2(m, n, x, y);
+    else
+#endif
+        return digits_train_forward_body(m, n, x, y);
+}
+
+static NNC_ALWAYS_INLINE void digits_backward_body(digits *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -313,7 +361,32 @@ void digits_backward(digits *m)
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
 }
 
-void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
+{
+    digits_backward_body(m);
+}
+
+static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
+{
+    digits_backward_body(m);
+}
+#endif
+
+void digits_backward(digits *m)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        digits_backward_avx512(m);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        digits_backward_avx2(m);
+    else
+#endif
+        digits_backward_body(m);
+}
+
+/* eval after the inference pass: the loss and the metrics. */
+static NNC_ALWAYS_INLINE void digits_eval_body(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -326,7 +399,6 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
-    digits_infer(m, n, x);
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -373,5 +445,30 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
+}
+
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
+{
+    digits_eval_body(m, n, x, y, loss, metrics);
+}
+
+static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
+{
+    digits_eval_body(m, n, x, y, loss, metrics);
+}
+#endif
+
+void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
+{
+    digits_infer(m, n, x);
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        digits_eval_avx512(m, n, x, y, loss, metrics);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        digits_eval_avx2(m, n, x, y, loss, metrics);
+    else
+#endif
+        digits_eval_body(m, n, x, y, loss, metrics);
 }
 

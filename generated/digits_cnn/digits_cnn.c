@@ -88,7 +88,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
+static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const float (*x)[1][8][8])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 23104;
@@ -213,6 +213,30 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
     }
 }
 
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, const float (*x)[1][8][8])
+{
+    digits_cnn_infer_body(m, n, x);
+}
+
+static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const float (*x)[1][8][8])
+{
+    digits_cnn_infer_body(m, n, x);
+}
+#endif
+
+static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        digits_cnn_infer_avx512(m, n, x);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        digits_cnn_infer_avx2(m, n, x);
+    else
+#endif
+        digits_cnn_infer_body(m, n, x);
+}
+
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
@@ -227,7 +251,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
-float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
+static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 23104;
@@ -487,7 +511,31 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
     return cross_entropy[0];
 }
 
-void digits_cnn_backward(digits_cnn *m)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
+{
+    return digits_cnn_train_forward_body(m, n, x, y);
+}
+
+static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
+{
+    return digits_cnn_train_forward_body(m, n, x, y);
+}
+#endif
+
+float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        return digits_cnn_train_forward_avx512(m, n, x, y);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        return digits_cnn_train_forward_avx2(m, n, x, y);
+    else
+#endif
+        return digits_cnn_train_forward_body(m, n, x, y);
+}
+
+static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 23104;
@@ -689,7 +737,32 @@ void digits_cnn_backward(digits_cnn *m)
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, A + 0, 3108);
 }
 
-void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
+{
+    digits_cnn_backward_body(m);
+}
+
+static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
+{
+    digits_cnn_backward_body(m);
+}
+#endif
+
+void digits_cnn_backward(digits_cnn *m)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        digits_cnn_backward_avx512(m);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        digits_cnn_backward_avx2(m);
+    else
+#endif
+        digits_cnn_backward_body(m);
+}
+
+/* eval after the inference pass: the loss and the metrics. */
+static NNC_ALWAYS_INLINE void digits_cnn_eval_body(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 23104;
@@ -704,7 +777,6 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
-    digits_cnn_infer(m, n, x);
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -751,5 +823,30 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
+}
+
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
+{
+    digits_cnn_eval_body(m, n, x, y, loss, metrics);
+}
+
+static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
+{
+    digits_cnn_eval_body(m, n, x, y, loss, metrics);
+}
+#endif
+
+void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
+{
+    digits_cnn_infer(m, n, x);
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        digits_cnn_eval_avx512(m, n, x, y, loss, metrics);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        digits_cnn_eval_avx2(m, n, x, y, loss, metrics);
+    else
+#endif
+        digits_cnn_eval_body(m, n, x, y, loss, metrics);
 }
 

@@ -137,7 +137,7 @@ int names_gpt_load(names_gpt *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
+static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const int32_t (*ids)[16])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -780,6 +780,30 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
     }
 }
 
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const int32_t (*ids)[16])
+{
+    names_gpt_infer_body(m, n, ids);
+}
+
+static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int32_t (*ids)[16])
+{
+    names_gpt_infer_body(m, n, ids);
+}
+#endif
+
+static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        names_gpt_infer_avx512(m, n, ids);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        names_gpt_infer_avx2(m, n, ids);
+    else
+#endif
+        names_gpt_infer_body(m, n, ids);
+}
+
 void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*out)[16][28])
 {
     float *const A = m->arena_;
@@ -792,7 +816,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     memcpy(out, head, sizeof(float) * (size_t)(448 * (int64_t)n));
 }
 
-float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
+static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -1478,7 +1502,31 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
     return cross_entropy[0];
 }
 
-void names_gpt_backward(names_gpt *m)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
+{
+    return names_gpt_train_forward_body(m, n, ids, next);
+}
+
+static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
+{
+    return names_gpt_train_forward_body(m, n, ids, next);
+}
+#endif
+
+float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        return names_gpt_train_forward_avx512(m, n, ids, next);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        return names_gpt_train_forward_avx2(m, n, ids, next);
+    else
+#endif
+        return names_gpt_train_forward_body(m, n, ids, next);
+}
+
+static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -2422,7 +2470,32 @@ void names_gpt_backward(names_gpt *m)
     }
 }
 
-void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
+{
+    names_gpt_backward_body(m);
+}
+
+static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
+{
+    names_gpt_backward_body(m);
+}
+#endif
+
+void names_gpt_backward(names_gpt *m)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        names_gpt_backward_avx512(m);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        names_gpt_backward_avx2(m);
+    else
+#endif
+        names_gpt_backward_body(m);
+}
+
+/* eval after the inference pass: the loss and the metrics. */
+static NNC_ALWAYS_INLINE void names_gpt_eval_body(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -2434,7 +2507,6 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
-    names_gpt_infer(m, n, ids);
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -2469,5 +2541,30 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
     }
     *loss = cross_entropy[0];
     (void)metrics;
+}
+
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
+{
+    names_gpt_eval_body(m, n, ids, next, loss, metrics);
+}
+
+static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
+{
+    names_gpt_eval_body(m, n, ids, next, loss, metrics);
+}
+#endif
+
+void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
+{
+    names_gpt_infer(m, n, ids);
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        names_gpt_eval_avx512(m, n, ids, next, loss, metrics);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        names_gpt_eval_avx2(m, n, ids, next, loss, metrics);
+    else
+#endif
+        names_gpt_eval_body(m, n, ids, next, loss, metrics);
 }
 

@@ -218,7 +218,7 @@ int res_net_load(res_net *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
+static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float (*x)[3][32][32])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 203456;
@@ -930,6 +930,30 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
     }
 }
 
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const float (*x)[3][32][32])
+{
+    res_net_infer_body(m, n, x);
+}
+
+static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*x)[3][32][32])
+{
+    res_net_infer_body(m, n, x);
+}
+#endif
+
+static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        res_net_infer_avx512(m, n, x);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        res_net_infer_avx2(m, n, x);
+    else
+#endif
+        res_net_infer_body(m, n, x);
+}
+
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
@@ -944,7 +968,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
-float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
+static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 203456;
@@ -2335,7 +2359,31 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
     return cross_entropy[0];
 }
 
-void res_net_backward(res_net *m)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
+{
+    return res_net_train_forward_body(m, n, x, y);
+}
+
+static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
+{
+    return res_net_train_forward_body(m, n, x, y);
+}
+#endif
+
+float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        return res_net_train_forward_avx512(m, n, x, y);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        return res_net_train_forward_avx2(m, n, x, y);
+    else
+#endif
+        return res_net_train_forward_body(m, n, x, y);
+}
+
+static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 203456;
@@ -3357,7 +3405,32 @@ void res_net_backward(res_net *m)
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, A + 0, 28080);
 }
 
-void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
+{
+    res_net_backward_body(m);
+}
+
+static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
+{
+    res_net_backward_body(m);
+}
+#endif
+
+void res_net_backward(res_net *m)
+{
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        res_net_backward_avx512(m);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        res_net_backward_avx2(m);
+    else
+#endif
+        res_net_backward_body(m);
+}
+
+/* eval after the inference pass: the loss and the metrics. */
+static NNC_ALWAYS_INLINE void res_net_eval_body(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 203456;
@@ -3372,7 +3445,6 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
-    res_net_infer(m, n, x);
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -3419,5 +3491,30 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
+}
+
+#if NNC_MULTI_ISA
+static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
+{
+    res_net_eval_body(m, n, x, y, loss, metrics);
+}
+
+static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
+{
+    res_net_eval_body(m, n, x, y, loss, metrics);
+}
+#endif
+
+void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
+{
+    res_net_infer(m, n, x);
+#if NNC_MULTI_ISA
+    if (nnc_isa() == NNC_ISA_AVX512)
+        res_net_eval_avx512(m, n, x, y, loss, metrics);
+    else if (nnc_isa() == NNC_ISA_AVX2)
+        res_net_eval_avx2(m, n, x, y, loss, metrics);
+    else
+#endif
+        res_net_eval_body(m, n, x, y, loss, metrics);
 }
 
