@@ -19,7 +19,7 @@ repo=$(cd "$here/.." && pwd)
 threads=1
 rounds=3
 min_time=3
-models="digits_mlp mlp_big gpt_mini lenet5 resnet_small"
+models="digits_mlp mlp_big gpt_mini lenet5 resnet_small resnet18 gpt_h6 vgg_small"
 cflags="-O3 -march=native -fno-math-errno -fno-trapping-math"
 build="$here/build"
 results="$here/results.md"

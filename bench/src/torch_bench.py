@@ -189,6 +189,57 @@ class ResnetSmall(nn.Module):
         return self.fc(h.mean(dim=(2, 3)))
 
 
+class Resnet18(nn.Module):
+    """Twin of bench/resnet18.nn: a 7x7 stride-2 stem (24, bias=False) with
+    BatchNorm2d and relu (64x64 -> 32x32, no max pool), four stages of two
+    BasicBlocks at 24, 48 (stride 2), 96 (stride 2), 192 (stride 2)
+    channels, global average pooling, Linear(192, 200).  Field names and
+    order as nnc's."""
+
+    def __init__(self, widths=(24, 48, 96, 192), classes=200):
+        super().__init__()
+        self.stem = nn.Conv2d(3, widths[0], 7, stride=2, padding=3, bias=False)
+        self.bn = nn.BatchNorm2d(widths[0])
+        self.stage1 = nn.Sequential(BasicBlock(widths[0], widths[0]), BasicBlock(widths[0], widths[0]))
+        self.stage2 = nn.Sequential(BasicBlock(widths[0], widths[1], 2), BasicBlock(widths[1], widths[1]))
+        self.stage3 = nn.Sequential(BasicBlock(widths[1], widths[2], 2), BasicBlock(widths[2], widths[2]))
+        self.stage4 = nn.Sequential(BasicBlock(widths[2], widths[3], 2), BasicBlock(widths[3], widths[3]))
+        self.fc = nn.Linear(widths[3], classes)
+
+    def forward(self, x):
+        h = torch.relu(self.bn(self.stem(x)))
+        h = self.stage4(self.stage3(self.stage2(self.stage1(h))))
+        return self.fc(h.mean(dim=(2, 3)))
+
+
+class VggSmall(nn.Module):
+    """Twin of bench/vgg_small.nn: three stages of two 3x3 convolutions
+    (padding 1, bias, relu) and a 2x2 max pool at 24, 48, 96 channels on
+    3x32x32, then Linear(1536, 128), relu, Linear(128, 10).  Field names
+    and order as nnc's."""
+
+    def __init__(self, widths=(24, 48, 96), classes=10):
+        super().__init__()
+        c = [3, *widths]
+        self.conv1a = nn.Conv2d(c[0], c[1], 3, padding=1)
+        self.conv1b = nn.Conv2d(c[1], c[1], 3, padding=1)
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2a = nn.Conv2d(c[1], c[2], 3, padding=1)
+        self.conv2b = nn.Conv2d(c[2], c[2], 3, padding=1)
+        self.pool2 = nn.MaxPool2d(2)
+        self.conv3a = nn.Conv2d(c[2], c[3], 3, padding=1)
+        self.conv3b = nn.Conv2d(c[3], c[3], 3, padding=1)
+        self.pool3 = nn.MaxPool2d(2)
+        self.fc1 = nn.Linear(c[3] * 4 * 4, 128)
+        self.fc2 = nn.Linear(128, classes)
+
+    def forward(self, x):
+        h = self.pool1(torch.relu(self.conv1b(torch.relu(self.conv1a(x)))))
+        h = self.pool2(torch.relu(self.conv2b(torch.relu(self.conv2a(h)))))
+        h = self.pool3(torch.relu(self.conv3b(torch.relu(self.conv3a(h)))))
+        return self.fc2(torch.relu(self.fc1(h.flatten(1))))
+
+
 def image_classifier(module, shape, classes=10):
     def build(batch):
         model = module()
@@ -205,7 +256,12 @@ MODELS = {
     "gpt_mini": (16, gpt(vocab=65, ctx=64, d=128, heads=4, layers=4), torch.optim.AdamW),
     "lenet5": (64, image_classifier(Lenet5, (1, 28, 28)), torch.optim.Adam),
     "resnet_small": (32, image_classifier(ResnetSmall, (3, 32, 32)), torch.optim.Adam),
+    # models no kernel of nnc was written for
+    "resnet18": (16, image_classifier(Resnet18, (3, 64, 64), classes=200), torch.optim.Adam),
+    "gpt_h6": (16, gpt(vocab=256, ctx=96, d=96, heads=6, layers=4), torch.optim.AdamW),
+    "vgg_small": (32, image_classifier(VggSmall, (3, 32, 32)), torch.optim.Adam),
 }
+
 
 
 def openblas_threads():
