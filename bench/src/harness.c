@@ -14,8 +14,11 @@
  * inside cblas_sgemm when built with BENCH_WRAP_SGEMM (below).
  * bench/src/torch_bench.py does exactly the same in PyTorch.
  *
- * Threads are set through the environment (OPENBLAS_NUM_THREADS etc., see
- * bench/run.sh); the OpenBLAS thread count in effect is printed.
+ * Threads are set through the environment (OPENBLAS_NUM_THREADS, see
+ * bench/run.sh): nnc has no threads of its own, so only its GEMMs run on
+ * several cores.  The OpenBLAS thread count in effect, OpenBLAS's kernel
+ * (openblas_get_corename) and the instruction set the runtime names
+ * (nnc_isa) are printed.
  *
  * Output: human-readable lines on stderr, and one machine-readable line on
  * stdout:  RESULT side=nnc model=... batch=... median_ms=... min_ms=... ...
@@ -33,6 +36,18 @@
  * so that the harness does not depend on which cblas.h is found). */
 int openblas_get_num_threads(void);
 char *openblas_get_config(void);
+char *openblas_get_corename(void);
+
+/* The vector ISA this file (and the generated C, compiled with the same
+ * flags) was compiled for: what -march gave, as opposed to what the
+ * runtime picks at run time (nnc_isa). */
+#if defined(__AVX512F__)
+#define BUILT_FOR "avx512"
+#elif defined(__AVX2__)
+#define BUILT_FOR "avx2"
+#else
+#define BUILT_FOR "baseline"
+#endif
 
 static double now_s(void)
 {
@@ -239,14 +254,15 @@ int main(int argc, char **argv)
     double step_flops = 3.0 * d->fwd_gemm_flops_per_example * batch;
 
     fprintf(stderr,
-            "nnc %s: batch %d, %zu params, OpenBLAS threads %d (%s)\n"
+            "nnc %s: batch %d, %zu params, ISA %s (generated C compiled for %s), "
+            "OpenBLAS threads %d, core %s (%s)\n"
             "  %d warm-up + %d timed steps in %.2f s: median %.4f ms, min %.4f ms, "
             "mean %.4f ms, p90 %.4f ms; %.2f GFLOP/s at the median\n"
             "  phases (medians): train_forward %.4f ms, backward %.4f ms, %s step %.4f ms; "
             "inside cblas_sgemm %.4f ms\n"
             "  loss %.4f (first step) -> %.4f (last step)\n",
-            d->name, batch, d->num_params, openblas_get_num_threads(),
-            openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0],
+            d->name, batch, d->num_params, nnc_isa_name(nnc_isa()), BUILT_FOR, openblas_get_num_threads(),
+            openblas_get_corename(), openblas_get_config(), warmup, iters, total, 1e3 * median, 1e3 * t[0],
             1e3 * mean, 1e3 * p90, step_flops / median * 1e-9, 1e3 * med_f, 1e3 * med_b,
             opt_name, 1e3 * med_o, 1e3 * med_g, first_loss, loss);
     for (int i = 0; i < n_gemm_stats; i++) {
@@ -259,10 +275,12 @@ int main(int argc, char **argv)
     }
     printf("RESULT side=nnc model=%s batch=%d median_ms=%.6f min_ms=%.6f mean_ms=%.6f "
            "p90_ms=%.6f iters=%d warmup=%d threads=%d step_flops=%.0f params=%zu optim=%s "
-           "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f sgemm_ms=%.6f first_loss=%.6f last_loss=%.6f\n",
+           "fwd_ms=%.6f bwd_ms=%.6f opt_ms=%.6f sgemm_ms=%.6f first_loss=%.6f last_loss=%.6f "
+           "isa=%s built_for=%s blas_core=%s\n",
            d->name, batch, 1e3 * median, 1e3 * t[0], 1e3 * mean, 1e3 * p90, iters, warmup,
            openblas_get_num_threads(), step_flops, d->num_params, adamw ? "adamw" : "adam",
-           1e3 * med_f, 1e3 * med_b, 1e3 * med_o, 1e3 * med_g, first_loss, loss);
+           1e3 * med_f, 1e3 * med_b, 1e3 * med_o, 1e3 * med_g, first_loss, loss,
+           nnc_isa_name(nnc_isa()), BUILT_FOR, openblas_get_corename());
 
     free(t), free(tf), free(tb), free(to), free(tg);
     nnc_optim_free(&opt);

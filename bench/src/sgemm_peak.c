@@ -11,7 +11,9 @@
  *
  * stdout: one "SGEMM n=... median_gflops=... best_gflops=..." line per size
  * and "SGEMM_PEAK gflops=... n=... threads=..." with the best median, then
- * "SGEMM_CONFIG <openblas_get_config()>" (version, kernel core type).
+ * "SGEMM_CONFIG <openblas_get_config()>" (version, build options) and
+ * "SGEMM_CORE <openblas_get_corename()>" (the kernel OpenBLAS chose for
+ * this CPU at load time; the benchmark sets no OPENBLAS_CORETYPE).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -23,6 +25,7 @@
 
 int openblas_get_num_threads(void);
 char *openblas_get_config(void);
+char *openblas_get_corename(void);
 
 static double now_s(void)
 {
@@ -93,5 +96,6 @@ int main(int argc, char **argv)
     }
     printf("SGEMM_PEAK gflops=%.2f n=%d threads=%d\n", peak, peak_n, openblas_get_num_threads());
     printf("SGEMM_CONFIG %s\n", openblas_get_config());
+    printf("SGEMM_CORE %s\n", openblas_get_corename());
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """torch_bench.py — the PyTorch side of the nnc training-step benchmark.
 
-    /usr/bin/python3 torch_bench.py MODEL [--batch B] [--warmup W]
+    /usr/bin/python3 torch_bench.py MODEL [--threads T] [--batch B] [--warmup W]
         [--min-iters N] [--min-time S] [--max-iters M] [--lr LR] [--seed S]
 
 Times exactly what bench/src/harness.c times for the nnc side: one training
@@ -12,11 +12,13 @@ says), on one fixed batch of random inputs and labels; W warm-up steps, then ste
 median and minimum reported, with the medians of the phases (forward +
 loss, zero_grad + backward, optimizer step) timed within the same steps.
 
-Threads: torch.set_num_threads(n) with n from OMP_NUM_THREADS (bench/run.sh
-sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS to the same
-value: Debian's torch does its GEMMs in OpenBLAS, which set_num_threads does
-not reach).  The OpenBLAS thread count actually in effect in this process is
-read back through ctypes and printed.
+Threads: torch.set_num_threads(T) (--threads, else OMP_NUM_THREADS, else 1)
+sets the threads of torch's own kernels (libgomp); Debian's torch does its
+GEMMs in OpenBLAS, whose threads set_num_threads does not reach: they come
+from OPENBLAS_NUM_THREADS in the environment, which bench/run.sh sets per
+run (it tries several torch x OpenBLAS combinations and keeps the fastest).
+The OpenBLAS thread count and kernel (openblas_get_corename) actually in
+effect in this process are read back through ctypes and printed.
 
 To add a model: add a builder to MODELS returning (module, inputs, labels)
 with the shapes of the .nn model; the module's output and the labels go to
@@ -263,19 +265,20 @@ MODELS = {
 }
 
 
-
-def openblas_threads():
-    """Threads of the OpenBLAS loaded in this process (torch's BLAS)."""
+def openblas_info():
+    """Threads and kernel name of the OpenBLAS loaded in this process (torch's BLAS)."""
     try:
         lib = ctypes.CDLL("libopenblas.so.0")
-        return lib.openblas_get_num_threads()
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_num_threads(), lib.openblas_get_corename().decode()
     except (OSError, AttributeError):
-        return -1
+        return -1, "?"
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model", choices=sorted(MODELS))
+    ap.add_argument("--threads", type=int, help="torch.set_num_threads (default: OMP_NUM_THREADS or 1)")
     ap.add_argument("--batch", type=int)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--min-iters", type=int, default=50)
@@ -285,7 +288,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
 
-    threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+    threads = a.threads or int(os.environ.get("OMP_NUM_THREADS", "1"))
     torch.set_num_threads(threads)
     torch.manual_seed(a.seed)
     default_batch, build, optimizer = MODELS[a.model]
@@ -340,9 +343,9 @@ def main():
     med_f, med_b, med_o = (statistics.median(x) for x in (tf, tb, to))
     mean = total / len(times)
     p90 = times[int(0.9 * (len(times) - 1))]
-    ob = openblas_threads()
+    ob, core = openblas_info()
     print(f"torch {a.model}: batch {batch}, {nparams} params, torch {torch.__version__}, "
-          f"torch threads {torch.get_num_threads()}, OpenBLAS threads {ob}\n"
+          f"torch threads {torch.get_num_threads()}, OpenBLAS threads {ob}, core {core}\n"
           f"  {a.warmup} warm-up + {len(times)} timed steps in {total:.2f} s: "
           f"median {1e3 * median:.4f} ms, min {1e3 * times[0]:.4f} ms, "
           f"mean {1e3 * mean:.4f} ms, p90 {1e3 * p90:.4f} ms\n"
@@ -355,7 +358,7 @@ def main():
           f"iters={len(times)} warmup={a.warmup} threads={torch.get_num_threads()} "
           f"openblas_threads={ob} params={nparams} optim={opt_name.lower()} fwd_ms={1e3 * med_f:.6f} "
           f"bwd_ms={1e3 * med_b:.6f} opt_ms={1e3 * med_o:.6f} first_loss={first_loss:.6f} "
-          f"last_loss={last_loss:.6f}")
+          f"last_loss={last_loss:.6f} blas_core={core}")
 
 
 if __name__ == "__main__":
