@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
 # bench/run.sh — the nnc training-step benchmark, in one command.
 #
-#   bench/run.sh [--threads N] [--rounds R] [--min-time S] [--models "a b"]
-#                [--cflags "FLAGS"] [--build-dir DIR] [--results FILE] [--quick]
+#   bench/run.sh [--threads "1 N"] [--rounds R] [--min-time S] [--models "a b"]
+#                [--no-native] [--cflags "FLAGS"] [--build-dir DIR]
+#                [--results FILE] [--quick]
 #
-# Builds nnc and its runtime (CMake, Release), compiles bench/<model>.nn
-# through nnc and links each with the harness (bench/src/harness.c), measures
-# the OpenBLAS sgemm rate, then times the training step (forward + backward +
-# Adam) of every model in nnc and in PyTorch, each side in its own process,
-# alternating sides for R rounds, with the same thread count on both sides.
-# Prints the table and writes bench/results.md (or --results FILE).
-# See bench/README.md.
+# Installs nnc (CMake Release, no -march) into a prefix under the build dir
+# and builds every bench/<model>.nn as a user does: nnc, then
+# cc $FLAGS ... $(pkg-config --cflags --libs nnc), linked with the harness
+# (bench/src/harness.c).  Unless --no-native, the same again with the
+# runtime and the generated C at -march=native (the "native" column).
+# Measures the OpenBLAS sgemm rate and the CPU's FMA peak, then times the
+# training step (forward + backward + Adam) of every model in nnc and in
+# PyTorch at each thread count (default 1 and every core), each run in its
+# own process, alternating for R rounds.  Prints the table and writes
+# bench/results.md (or --results FILE).  See bench/README.md.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
-threads=1
+cores=$(getconf _NPROCESSORS_ONLN)
+threads="1 $cores"
 rounds=3
 min_time=3
+min_iters=50
+warmup=20
 models="digits_mlp mlp_big gpt_mini lenet5 resnet_small resnet18 gpt_h6 vgg_small"
-cflags="-O3 -march=native -fno-math-errno -fno-trapping-math"
+# the flags README.md recommends for generated code; the native build adds -march=native
+cflags="-O3 -fno-math-errno -fno-trapping-math"
+native=1
 build="$here/build"
 results="$here/results.md"
 python=/usr/bin/python3
 
 usage() {
-sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-1}"
 }
 while [ $# -gt 0 ]; do
@@ -35,60 +44,93 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --min-time) min_time=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
+    --no-native) native=0; shift ;;
     --cflags) cflags=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
-    --quick) rounds=1; min_time=0.5; shift ;;
+    --quick) rounds=1; min_time=0.5; min_iters=10; warmup=5; shift ;;
     -h | --help) usage 0 ;;
     *) echo "run.sh: unknown argument '$1'" >&2; usage ;;
     esac
 done
-case "$threads" in '' | *[!0-9]* | 0) echo "run.sh: --threads wants a positive integer" >&2; exit 1 ;; esac
+# thread counts: positive integers, each once, in the order given
+tlist=""
+for t in $threads; do
+    case "$t" in '' | *[!0-9]* | 0) echo "run.sh: --threads wants positive integers" >&2; exit 1 ;; esac
+    case " $tlist " in *" $t "*) ;; *) tlist="$tlist $t" ;; esac
+done
+threads=${tlist# }
+[ -n "$threads" ] || { echo "run.sh: --threads wants positive integers" >&2; exit 1; }
 case "$rounds" in '' | *[!0-9]* | 0) echo "run.sh: --rounds wants a positive integer" >&2; exit 1 ;; esac
+builds="portable"
+[ "$native" = 1 ] && builds="portable native"
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
-# ---- 1. build ---------------------------------------------------------------
-echo "== building nnc and the runtime (Release) into $build/cmake" >&2
-# the runtime (optimizer, I/O) gets the same target flags as the generated C
-arch=$(for f in $cflags; do case "$f" in -march=* | -mtune=* | -mavx* | -mfma) printf '%s ' "$f" ;; esac; done)
-cmake -S "$repo" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS="$arch" -DBUILD_TESTING=OFF >"$build/cmake.log" 2>&1 ||
-    { cat "$build/cmake.log" >&2; exit 1; }
-cmake --build "$build/cmake" --target nnc nnc_runtime >>"$build/cmake.log" 2>&1 ||
-    { tail -40 "$build/cmake.log" >&2; exit 1; }
-nnc="$build/cmake/nnc"
-runtime="$build/cmake/libnnc_runtime.a"
+# ---- 1. build -----------------------------------------------------------------
+# install_nnc NAME C_FLAGS: nnc and its runtime, CMake Release with C_FLAGS
+# added (none for the portable build), installed into $build/prefix-NAME.
+# NNC_WERROR=OFF: a warning of this compiler at -O3 must not stop a benchmark.
+install_nnc() {
+    local name=$1 flags=$2 dir="$build/cmake-$1" log="$build/cmake-$1.log"
+    echo "== building and installing nnc ($name: CMake Release${flags:+, $flags}) into $build/prefix-$name" >&2
+    {
+        cmake -S "$repo" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+            -DNNC_WERROR=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_INSTALL_PREFIX="$build/prefix-$name" &&
+            cmake --build "$dir" --target nnc nnc_runtime &&
+            cmake --install "$dir"
+    } >"$log" 2>&1 || { tail -40 "$log" >&2; exit 1; }
+}
+install_nnc portable ""
+[ "$native" = 1 ] && install_nnc native "-march=native"
+nnc="$build/prefix-portable/bin/nnc"
+# the directory of nnc.pc under a prefix (lib/ or lib64/ or lib/<triplet>/)
+pc_dir() { dirname "$(find "$build/prefix-$1" -name nnc.pc | head -1)"; }
 
-# cblas.h: the directory CMake found for the runtime
-cblas_inc=$(sed -n 's/^CBLAS_INCLUDE_DIR:PATH=//p' "$build/cmake/CMakeCache.txt")
 cc=${CC:-cc}
 warn="-std=c11 -Wall -Wextra -Wpedantic -Werror"
+build_flags() { if [ "$1" = native ]; then echo "$cflags -march=native"; else echo "$cflags"; fi; }
 
-echo "== compiling the models with nnc; harness and generated C with $cc $cflags" >&2
-mkdir -p "$build/gen" "$build/bin"
+echo "== compiling the models with nnc; each build with $cc FLAGS ... \$(pkg-config --cflags --libs nnc)" >&2
+mkdir -p "$build/gen"
 for m in $models; do
     [ -f "$here/$m.nn" ] || { echo "run.sh: no model bench/$m.nn" >&2; exit 1; }
     [ -f "$here/$m.bench.c" ] || { echo "run.sh: no glue bench/$m.bench.c" >&2; exit 1; }
     (cd "$here" && "$nnc" "$m.nn" -o "$build/gen/$m")
-    # shellcheck disable=SC2086
-    $cc $warn $cflags -I"$build/gen/$m" -I"$repo/runtime" -I"$cblas_inc" -I"$here/src" \
-        -DBENCH_WRAP_SGEMM -Wl,--wrap=cblas_sgemm \
-        "$here/$m.bench.c" "$here/src/harness.c" "$build/gen/$m/$m.c" \
-        "$runtime" -lopenblas -lm -o "$build/bin/bench_$m"
+    for b in $builds; do
+        mkdir -p "$build/bin/$b"
+        # shellcheck disable=SC2046,SC2086
+        $cc $warn $(build_flags $b) -I"$build/gen/$m" -I"$here/src" \
+            -DBENCH_WRAP_SGEMM -Wl,--wrap=cblas_sgemm \
+            "$here/$m.bench.c" "$here/src/harness.c" "$build/gen/$m/$m.c" \
+            $(PKG_CONFIG_PATH=$(pc_dir $b) pkg-config --cflags --libs nnc) -o "$build/bin/$b/bench_$m"
+    done
 done
+# cblas.h: the directory CMake found for the runtime
+cblas_inc=$(sed -n 's/^CBLAS_INCLUDE_DIR:PATH=//p' "$build/cmake-portable/CMakeCache.txt")
 # shellcheck disable=SC2086
 $cc $warn -O2 -I"$cblas_inc" "$here/src/sgemm_peak.c" -lopenblas -o "$build/bin/sgemm_peak"
+# shellcheck disable=SC2086
+$cc $warn -O2 "$here/src/fma_peak.c" -pthread -o "$build/bin/fma_peak"
 
-# ---- 2. threads: the same for both sides, through the environment ------------
-export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
-# Debian's torch runs its own ops on libgomp threads and its GEMMs on
-# OpenBLAS's pthreads; with libgomp's default spin-waiting, idle OpenMP
-# workers keep the cores busy while OpenBLAS's threads need them, and
-# PyTorch's multi-threaded steps get several times slower (measured: 83 vs
-# 23 ms for mlp_big on 2 threads).  Passive waiting is the fair setting; it
-# does nothing for nnc (no OpenMP) nor at 1 thread.  Override by setting it.
+# ---- 2. threads ----------------------------------------------------------------
+# Set per run through the environment.  nnc has no threads of its own: at N
+# threads only its GEMMs run on N OpenBLAS threads.  PyTorch (Debian's: its
+# own kernels on libgomp threads, its GEMMs in OpenBLAS, which
+# torch.set_num_threads does not reach) runs at N threads in the fastest of
+# (torch N, BLAS 1), (torch 1, BLAS N), (torch N, BLAS N), per model.
+# Idle libgomp workers spin by default and starve OpenBLAS's threads
+# (PyTorch's mlp_big step on 2 threads measured 83 instead of 23 ms):
+# passive waiting is the fair setting, and does nothing for nnc (no OpenMP).
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+unset OPENBLAS_CORETYPE 2>/dev/null || true
+# torch_modes T: "torch threads x BLAS threads" combinations tried at T threads
+torch_modes() {
+    if [ "$1" = 1 ]; then echo "1x1"; else echo "${1}x1 1x${1} ${1}x${1}"; fi
+}
+# the FMA peak at 1 core, every core and each thread count asked for
+fma_counts=$(for t in 1 $threads $cores; do echo "$t"; done | sort -nu | tr '\n' ' ')
+fma_counts=${fma_counts% }
 
 # ---- 3. measure ---------------------------------------------------------------
 raw="$build/raw.txt"
@@ -98,13 +140,17 @@ log="$build/log.txt"
 {
     echo "META date=$(date -u '+%Y-%m-%dT%H:%M:%SZ')"
     echo "META threads=$threads"
+    echo "META builds=$builds"
     echo "META omp_wait_policy=$OMP_WAIT_POLICY"
     echo "META rounds=$rounds"
     echo "META min_time=$min_time"
-    echo "META cflags=$cflags"
+    echo "META min_iters=$min_iters"
+    echo "META warmup=$warmup"
+    echo "META cflags_portable=$(build_flags portable)"
+    echo "META cflags_native=$(build_flags native)"
     echo "META cc=$($cc --version | head -1)"
     echo "META cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-    echo "META cores=$(getconf _NPROCESSORS_ONLN)"
+    echo "META cores=$cores"
     echo "META virt=$(grep -qw hypervisor /proc/cpuinfo && echo ', virtual machine')"
     echo "META kernel=$(uname -sr)"
     echo "META openblas=$(sed -n 's/^#define OPENBLAS_VERSION *//p' "$cblas_inc/openblas_config.h" 2>/dev/null | tr -d '"' | sed 's/ *OpenBLAS *//; s/ *$//' | head -1)"
@@ -113,30 +159,50 @@ log="$build/log.txt"
     echo "META load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >>"$raw"
 
-steps="--min-time $min_time"
-# run_side LABEL CMD...: runs one measurement; its RESULT line goes to $raw,
-# its human-readable report to the terminal and to $log.
+steps="--min-time $min_time --min-iters $min_iters --warmup $warmup"
+# run_side TAGS LABEL CMD...: runs one measurement; its stdout lines go to
+# $raw prefixed with ROUND=r and TAGS, its report to the terminal and $log.
 run_side() {
-    echo "== round $r/$rounds: $1" >&2
-    shift
-    "$@" 2>"$build/side.err" | sed "s/^/ROUND=$r /" >>"$raw" ||
+    local tags=$1
+    echo "== round $r/$rounds: $2" >&2
+    shift 2
+    "$@" 2>"$build/side.err" | sed "s/^/ROUND=$r${tags:+ $tags} /" >>"$raw" ||
         { cat "$build/side.err" >&2; exit 1; }
     tee -a "$log" <"$build/side.err" >&2
 }
 for r in $(seq 1 "$rounds"); do
-    echo "== round $r/$rounds: sgemm peak ($threads thread(s))" >&2
-    "$build/bin/sgemm_peak" --min-time "$(awk "BEGIN{print $min_time/3}")" |
-        sed "s/^/ROUND=$r /" | tee -a "$raw" >&2
+    echo "META load_round$r=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$raw"
+    for t in $threads; do
+        run_side "TH=$t" "sgemm peak ($t thread(s))" \
+            env OPENBLAS_NUM_THREADS="$t" "$build/bin/sgemm_peak" --min-time "$(awk "BEGIN{print $min_time/3}")"
+        grep "^ROUND=$r TH=$t SGEMM" "$raw" >&2 || true
+    done
+    # shellcheck disable=SC2086
+    run_side "" "FMA peak ($fma_counts thread(s))" \
+        "$build/bin/fma_peak" --min-time "$(awk "BEGIN{print $min_time/6}")" $fma_counts
+    grep "^ROUND=$r FMA" "$raw" >&2 || true
     for m in $models; do
-        # nnc first in odd rounds, PyTorch first in even ones (ABBA), so
-        # that a steady drift of the machine's speed favours neither side
-        for side in $(if [ $((r % 2)) = 1 ]; then echo nnc torch; else echo torch nnc; fi); do
+        # every run of this model this round: nnc's builds and PyTorch's
+        # modes at each thread count; in odd rounds in this order, in even
+        # ones reversed (ABBA), so that a steady drift favours none
+        runs=""
+        for t in $threads; do
+            for b in $builds; do runs="$runs nnc:$b:$t"; done
+            for mode in $(torch_modes "$t"); do runs="$runs torch:$mode:$t"; done
+        done
+        [ $((r % 2)) = 0 ] && runs=$(echo $runs | tr ' ' '\n' | tac | tr '\n' ' ')
+        for run in $runs; do
+            IFS=: read -r side conf t <<<"$run"
             if [ "$side" = nnc ]; then
                 # shellcheck disable=SC2086
-                run_side "$m, nnc" "$build/bin/bench_$m" $steps
+                run_side "CONF=$conf TH=$t" "$m, nnc $conf, $t thread(s)" \
+                    env OPENBLAS_NUM_THREADS="$t" OMP_NUM_THREADS=1 "$build/bin/$conf/bench_$m" $steps
             else
+                tt=${conf%x*} bt=${conf#*x}
                 # shellcheck disable=SC2086
-                run_side "$m, PyTorch" "$python" "$here/src/torch_bench.py" "$m" $steps
+                run_side "CONF=torch-$conf TH=$t" "$m, PyTorch torch $tt x BLAS $bt threads" \
+                    env OPENBLAS_NUM_THREADS="$bt" OMP_NUM_THREADS="$tt" MKL_NUM_THREADS="$tt" \
+                    "$python" "$here/src/torch_bench.py" "$m" --threads "$tt" $steps
             fi
         done
     done
