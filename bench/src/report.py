@@ -46,6 +46,11 @@ def markdown(header, rows):
     return out + [line(r) for r in rows]
 
 
+def ms(x):
+    """A time in ms with 3-4 significant digits (0.0587, 5.61, 167.3)."""
+    return f"{x:.4f}" if x < 1 else f"{x:.2f}" if x < 100 else f"{x:.1f}"
+
+
 def mode_label(conf):
     """'torch-2x1' -> 'torch 2 x BLAS 1'."""
     t, b = conf[len("torch-"):].split("x")
@@ -165,17 +170,17 @@ def main():
             continue
         flops = float(ref["r"]["step_flops"])
         row = [m, ref["r"]["batch"]]
-        row += [f"{port[t]['median']:.2f}" if port[t] else "-" for t in threads]
+        row += [ms(port[t]["median"]) if port[t] else "-" for t in threads]
         if "native" in builds:
-            row += [f"{nat[t]['median']:.2f}" if nat[t] else "-" for t in threads]
+            row += [ms(nat[t]["median"]) if nat[t] else "-" for t in threads]
         for t in threads:
             b = best[t][0]
             if b is None:
                 row.append("-")
             elif t == 1:
-                row.append(f"{b['median']:.2f}")
+                row.append(ms(b["median"]))
             else:
-                row.append(f"{b['median']:.2f} ({b['conf'][len('torch-'):]})")
+                row.append(f"{ms(b['median'])} ({b['conf'][len('torch-'):]})")
         for t in threads:
             b = best[t][0]
             row.append(f"{paired(port[t], b)[0]:.2f}x" if b and port[t] else "-")
@@ -212,13 +217,13 @@ def main():
             items = []
             for conf, a in (("portable", port[t]), ("native", nat[t])):
                 if a:
-                    items.append(f"nnc {conf} {', '.join(f'{x:.2f}' for x in a['rounds'].values())}"
-                                 f" (min {a['min']:.2f}; {a['iters']} steps)")
+                    items.append(f"nnc {conf} {', '.join(ms(x) for x in a['rounds'].values())}"
+                                 f" (min {ms(a['min'])}; {a['iters']} steps)")
             for x in best[t][1]:
                 mark = " [fastest]" if len(best[t][1]) > 1 and x is best[t][0] else ""
                 items.append(f"PyTorch {mode_label(x['conf'])} "
-                             f"{', '.join(f'{v:.2f}' for v in x['rounds'].values())} "
-                             f"(min {x['min']:.2f}; OpenBLAS threads {x['r'].get('openblas_threads')})"
+                             f"{', '.join(ms(v) for v in x['rounds'].values())} "
+                             f"(min {ms(x['min'])}; OpenBLAS threads {x['r'].get('openblas_threads')})"
                              f"{mark}")
             if port[t] and best[t][0]:
                 items.append("per-round speedups " + ", ".join(
