@@ -190,7 +190,8 @@ for r in $(seq 1 "$rounds"); do
             for b in $builds; do runs="$runs nnc:$b:$t"; done
             for mode in $(torch_modes "$t"); do runs="$runs torch:$mode:$t"; done
         done
-        [ $((r % 2)) = 0 ] && runs=$(echo $runs | tr ' ' '\n' | tac | tr '\n' ' ')
+        # shellcheck disable=SC2086
+        [ $((r % 2)) = 0 ] && runs=$(printf '%s\n' $runs | tac | tr '\n' ' ')
         for run in $runs; do
             IFS=: read -r side conf t <<<"$run"
             if [ "$side" = nnc ]; then

@@ -64,8 +64,9 @@ __attribute__((target("avx512f"))) static float loop_zmm(long n)
     }
     __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                              _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)),
-                                       _mm512_add_ps(_mm512_add_ps(a12, a13), _mm512_add_ps(a14, a15))));
+    s = _mm512_add_ps(s,
+                      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)),
+                                    _mm512_add_ps(_mm512_add_ps(a12, a13), _mm512_add_ps(a14, a15))));
     return _mm512_reduce_add_ps(s);
 }
 
@@ -225,8 +226,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < nrun; k++) {
             double best, median;
             measure(run[k], counts[c], min_time, &best, &median);
-            printf("FMA isa=%s threads=%d best_gflops=%.2f median_gflops=%.2f\n", run[k]->isa, counts[c], best,
-                   median);
+            printf("FMA isa=%s threads=%d best_gflops=%.2f median_gflops=%.2f\n", run[k]->isa, counts[c], best, median);
             if (k == 0)
                 printf("FMA_PEAK isa=%s threads=%d gflops=%.2f\n", run[k]->isa, counts[c], best);
             fflush(stdout);
