@@ -260,7 +260,8 @@ def main():
             r = next(iter(rs.values()))
             isa[conf] = (r.get("isa", "?"), r.get("built_for", "?"))
     isa_line = "; ".join(f"{b}: nnc_isa() {isa[b][0]}, generated C compiled for {isa[b][1]} "
-                         f"(`{meta.get('cflags_' + b, '?')}`)" for b in builds if b in isa)
+                         f"(`{meta.get('cflags_' + b, '?')}`), runtime at "
+                         f"{meta.get('runtime_' + b, 'CMake Release')}" for b in builds if b in isa)
 
     def peaks_line():
         out = []
@@ -305,7 +306,7 @@ def main():
         f.write(f"- date (UTC): {meta.get('date')}\n")
         f.write(f"- machine: {meta.get('cpu')}, {cores} cores"
                 f"{meta.get('virt', '')}, {meta.get('kernel')}\n")
-        f.write(f"- ISA: {isa_line}; runtime at CMake Release, installed and linked through "
+        f.write(f"- ISA: {isa_line}; each build installed and linked through "
                 f"`pkg-config --cflags --libs nnc` ({meta.get('cc')})\n")
         f.write(f"- BLAS: OpenBLAS core **{meta.get('blas_core', '?')}** "
                 f"(`openblas_get_corename()`, no OPENBLAS_CORETYPE set); "
