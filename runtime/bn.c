@@ -80,14 +80,15 @@ static inline void mask_by(v16 *d, const float *m)
     *d = (v16)((v16i)*d & (mv > 0));
 }
 
-void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st)
+void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st, int64_t c_begin,
+                                  int64_t c_end)
 {
     const int64_t cb = block(C, L), L16 = L / 16 * 16;
     const double M = (double)N * (double)L;
     acc a[CB];
     float mu[CB];
-    for (int64_t c0 = 0; c0 < C; c0 += cb) {
-        const int64_t cn = C - c0 < cb ? C - c0 : cb;
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
+        const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
         memset(a, 0, sizeof a);
         for (int64_t b = 0; b < N; b++)
             for (int64_t cc = 0; cc < cn; cc++) {
@@ -123,12 +124,12 @@ void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *
 }
 
 void NNC_ISA_FN(nnc_bn_grads_f32)(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
-                                  const float *st, double eps, float *g)
+                                  const float *st, double eps, float *g, int64_t c_begin, int64_t c_end)
 {
     const int64_t cb = block(C, L), L16 = L / 16 * 16;
     acc sx[CB], sd[CB];
-    for (int64_t c0 = 0; c0 < C; c0 += cb) {
-        const int64_t cn = C - c0 < cb ? C - c0 : cb;
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
+        const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
         memset(sx, 0, sizeof sx);
         memset(sd, 0, sizeof sd);
         for (int64_t b = 0; b < N; b++)

@@ -1,6 +1,6 @@
-/* dispatch.c — the public functions of the kernels (kernels.def), each a
- * call of the build of its source for the instruction set that nnc_isa()
- * names.
+/* dispatch.c — the one-thread entries of the kernels (kernels.def),
+ * name_serial, each a call of the build of its source for the instruction
+ * set that nnc_isa() names (threads.c's public functions call them).
  *
  * On x86-64 the kernel sources are compiled three times (CMakeLists.txt,
  * which then defines NNC_ISA_DISPATCH here): for AVX-512 (x86-64-v4),
@@ -14,14 +14,15 @@
  * the public names themselves.
  */
 #include "nnc_isa.h"
+#include "nnc_kernels.h"
 
 #if defined(NNC_ISA_DISPATCH)
 
 /* every build's kernels */
 #define KERNEL(ret, name, params, args) \
-    ret name##_generic params; \
-    ret name##_avx2 params; \
-    ret name##_avx512 params;
+    ret name##_serial_generic params; \
+    ret name##_serial_avx2 params; \
+    ret name##_serial_avx512 params;
 #define VKERNEL(name, params, args) KERNEL(void, name, params, args)
 #define VKERNEL_GENERIC_AT_AVX2(name, params, args) VKERNEL(name, params, args)
 #include "kernels.def"
@@ -33,22 +34,22 @@
  * nnc_isa_kind (kernels.def says which run the generic build at AVX2) */
 #define VARIANTS(name, avx2) \
     { \
-        name##_generic, avx2, name##_avx512 \
+        name##_serial_generic, avx2, name##_serial_avx512 \
     }
 #define KERNEL(ret, name, params, args) \
-    ret name params \
+    ret name##_serial params \
     { \
-        static ret(*const variant[]) params = VARIANTS(name, name##_avx2); \
+        static ret(*const variant[]) params = VARIANTS(name, name##_serial_avx2); \
         return variant[nnc_isa()] args; \
     }
 #define VOID_KERNEL(name, params, args, avx2) \
-    void name params \
+    void name##_serial params \
     { \
         static void(*const variant[]) params = VARIANTS(name, avx2); \
         variant[nnc_isa()] args; \
     }
-#define VKERNEL(name, params, args) VOID_KERNEL(name, params, args, name##_avx2)
-#define VKERNEL_GENERIC_AT_AVX2(name, params, args) VOID_KERNEL(name, params, args, name##_generic)
+#define VKERNEL(name, params, args) VOID_KERNEL(name, params, args, name##_serial_avx2)
+#define VKERNEL_GENERIC_AT_AVX2(name, params, args) VOID_KERNEL(name, params, args, name##_serial_generic)
 #include "kernels.def"
 #undef KERNEL
 #undef VKERNEL

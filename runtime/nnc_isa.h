@@ -3,13 +3,16 @@
  * The kernel sources (kernels.def lists their functions) are compiled
  * once per instruction set on x86-64 (CMakeLists.txt): with -march=
  * x86-64-v4, x86-64-v3 and x86-64, and NNC_ISA_SUFFIX=avx512, avx2 or
- * generic.  Each defines its external functions as NNC_ISA_FN(name):
- * name_avx512, name_avx2, name_generic, so that the three builds of a file
- * sit side by side in the library; dispatch.c defines the public names,
- * each a call of the build that nnc_isa() names.  Compiled without
- * NNC_ISA_SUFFIX (all of runtime/ as one library for one target: a build
- * without the variants, or a test's -march=native copy), the names are
- * the public ones and dispatch.c is empty.
+ * generic.  Each defines its external functions, one thread's work, as
+ * NNC_ISA_FN(name): name_serial_avx512, name_serial_avx2,
+ * name_serial_generic, so that the three builds of a file sit side by
+ * side in the library; dispatch.c defines name_serial, a call of the
+ * build that nnc_isa() names, and threads.c the public name, which splits
+ * the call into fixed work items and runs them on the threads
+ * (nnc_kernels.h).  Compiled without NNC_ISA_SUFFIX (all of runtime/ as
+ * one library for one target: a build without the variants, or a test's
+ * -march=native copy), the kernel sources define name_serial themselves
+ * and dispatch.c is empty.
  *
  * Within a build, a kernel calls the others of its own build
  * (NNC_ISA_FN(nnc_conv2d_cols_f32) in conv.c): the variant that runs is
@@ -25,12 +28,14 @@
 
 #include "nnc_runtime.h"
 
+#define NNC_ISA_SERIAL_(name) name##_serial
+#define NNC_ISA_SERIAL(name) NNC_ISA_SERIAL_(name) /* (name macro-expanded first) */
 #if defined(NNC_ISA_SUFFIX)
 #define NNC_ISA_CAT_(a, b) a##_##b
 #define NNC_ISA_CAT(a, b) NNC_ISA_CAT_(a, b)
-#define NNC_ISA_FN(name) NNC_ISA_CAT(name, NNC_ISA_SUFFIX)
+#define NNC_ISA_FN(name) NNC_ISA_CAT(NNC_ISA_SERIAL(name), NNC_ISA_SUFFIX)
 #else
-#define NNC_ISA_FN(name) name
+#define NNC_ISA_FN(name) NNC_ISA_SERIAL(name)
 #endif
 
 /* this build's kernels */

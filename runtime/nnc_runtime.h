@@ -79,6 +79,28 @@ const char *nnc_isa_name(nnc_isa_kind k); /* "avx512", "avx2", "generic" */
 #define NNC_ALWAYS_INLINE inline
 #endif
 
+/* ---- threads (threads.c) ----------------------------------------------- */
+
+/* Training and inference run on nnc_threads() threads (OpenMP): the
+ * runtime's kernels, the generated loops and the optimizer.  The default
+ * is OMP_NUM_THREADS, else every CPU the process may run on; a C program
+ * sets the count with nnc_set_threads(n) before its model's _init, which
+ * reserves each thread's scratch (a model runs on at most the threads it
+ * was initialized for).  n < 1 asks for the default; returns the count
+ * now in force, at most NNC_MAX_THREADS.  Results are bitwise the same
+ * at every count: calls are split into fixed work items chosen from the
+ * shapes alone (threads.c).  OpenBLAS is set to one thread: nnc splits
+ * its GEMMs itself.  Set the count while no model step is running. */
+#define NNC_MAX_THREADS 256
+int nnc_set_threads(int n);
+int nnc_threads(void);
+
+/* How a call is split: one item per NNC_ITEM_COST of work (about as many
+ * element operations), at most NNC_MAX_ITEMS; the compiler uses the same
+ * rule for generated loops. */
+#define NNC_ITEM_COST 65536.0
+#define NNC_MAX_ITEMS 16
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* The last error of a runtime call that failed, as one line naming the

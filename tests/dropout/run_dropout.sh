@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 "$nnc" "$src/dropout.nn" -o gen --emit=all
-cc -std=c11 -O2 -Igen -I"$rtinc" gen/drop.c gen/drop_main.c "$rtlib" -lopenblas -lm -o drop
+cc -std=c11 -O2 -Igen -I"$rtinc" gen/drop.c gen/drop_main.c "$rtlib" -lopenblas -lm -fopenmp -o drop
 /usr/bin/python3 -c "
 import numpy as np
 r = np.random.default_rng(0)

@@ -7,7 +7,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 "$nnc" "$src/from.nn" -o gen
-cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Igen -I"$rtinc" "$src/check_from.c" gen/from_file.c "$rtlib" -lopenblas -lm -o check
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Igen -I"$rtinc" "$src/check_from.c" gen/from_file.c "$rtlib" -lopenblas -lm -fopenmp -o check
 /usr/bin/python3 - <<'PY'
 import json, struct
 def save(path, tensors):

@@ -7,7 +7,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 "$nnc" "$src/frozen.nn" -o gen --emit=all
-cc -std=c11 -O2 -Igen -I"$rtinc" gen/partly.c gen/partly_main.c "$rtlib" -lopenblas -lm -o partly
+cc -std=c11 -O2 -Igen -I"$rtinc" gen/partly.c gen/partly_main.c "$rtlib" -lopenblas -lm -fopenmp -o partly
 /usr/bin/python3 -c "
 import numpy as np
 r = np.random.default_rng(0)

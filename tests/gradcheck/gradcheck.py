@@ -605,7 +605,7 @@ def run_case(args, nn_path, corrupt=0.0):
         incs = ["-I" + gen, "-I" + args.runtime_include]
         incs += ["-I" + d for d in args.include]
         run([args.cc] + CFLAGS + incs + [harness, os.path.join(gen, f"{prefix}.c"),
-             args.runtime_lib, "-lopenblas", "-lm", "-o", exe], what="cc")
+             args.runtime_lib, "-lopenblas", "-lm", "-fopenmp", "-o", exe], what="cc")
         p = subprocess.run([exe], cwd=tmp, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
         return p.returncode, p.stdout, tmp

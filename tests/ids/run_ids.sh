@@ -6,9 +6,9 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 "$nnc" "$src/ids.nn" -o gen --emit=all
 cc -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -Igen -I"$rtinc" \
-   "$src/nan_rows.c" gen/ids.c "$rtlib" -lopenblas -lm -o nan_rows
+   "$src/nan_rows.c" gen/ids.c "$rtlib" -lopenblas -lm -fopenmp -o nan_rows
 ./nan_rows
-cc -std=c11 -O1 -Igen -I"$rtinc" gen/ids.c gen/ids_main.c "$rtlib" -lopenblas -lm -o drv
+cc -std=c11 -O1 -Igen -I"$rtinc" gen/ids.c gen/ids_main.c "$rtlib" -lopenblas -lm -fopenmp -o drv
 /usr/bin/python3 -c "
 import numpy as np
 np.save('ok.npy', np.array([[0, 1, 4], [2, 3, 0]], dtype='<i4'))

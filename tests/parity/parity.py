@@ -616,7 +616,7 @@ def build_driver(case, args, runner, tmp, notes):
                 "-fno-sanitize-recover=all"]
     cmd += ["-I" + args.runtime_include] + ["-I" + d for d in args.include]
     cmd += [os.path.join(gen, files[1]), os.path.join(gen, files[2]), args.runtime_lib,
-            "-lopenblas", "-lm", "-o", exe]
+            "-lopenblas", "-lm", "-fopenmp", "-o", exe]
     runner.run(cmd, tmp, "%s (generated C)" % args.cc, timeout=300)
     return exe
 

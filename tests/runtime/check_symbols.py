@@ -4,8 +4,8 @@ per instruction set (runtime/nnc_isa.h, runtime/dispatch.c).
 Every global symbol that a variant's object (<source>_<isa>.c.o) defines
 ends in _<isa>, so that the three builds of a source never clash; no
 global symbol is defined twice in the library; and every function of
-runtime/kernels.def is defined once under its public name, by
-dispatch.c, and under each suffix.  Arguments: nm, the library,
+runtime/kernels.def is defined once under its public name, by threads.c,
+once as name_serial, by dispatch.c, and under each suffix.  Arguments: nm, the library,
 kernels.def, then the instruction sets built."""
 
 import re
@@ -32,11 +32,13 @@ names = re.findall(r"^V?KERNEL\w*\((?:[^,]+,\s*)?(nnc_\w+),", open(kdef).read(),
 if len(names) < 20:
     failures.append(f"{kdef}: only {len(names)} kernels found")
 for name in names:
-    if defined.get(name) != ["dispatch.c.o"]:
-        failures.append(f"{name}: defined by {defined.get(name)}, not by dispatch.c.o alone")
+    if defined.get(name) != ["threads.c.o"]:
+        failures.append(f"{name}: defined by {defined.get(name)}, not by threads.c.o alone")
+    if defined.get(name + "_serial") != ["dispatch.c.o"]:
+        failures.append(f"{name}_serial: defined by {defined.get(name + '_serial')}, not by dispatch.c.o alone")
     for isa in isas:
-        if f"{name}_{isa}" not in defined:
-            failures.append(f"{name}_{isa} is not defined")
+        if f"{name}_serial_{isa}" not in defined:
+            failures.append(f"{name}_serial_{isa} is not defined")
 for f in failures:
     print("check_symbols:", f)
 print(f"check_symbols: {len(names)} kernels x {len(isas)} instruction sets, {len(defined)} symbols, "
