@@ -81,6 +81,30 @@ const char *emit_relu_of(Emitter *e, const char *a)
 
 const char *emit_gemm(Emitter *e) { return e->opt->f64 ? "cblas_dgemm" : "cblas_sgemm"; }
 
+/* ---- threads ------------------------------------------------------------------ */
+
+/* A loop of fewer element operations than this stays on one thread:
+ * about 10 microseconds of work, what waking the threads costs. */
+#define PAR_MIN 32768.0
+
+void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per)
+{
+    const double c = (double)ir_numel(s) * per;
+    if (k < 1)
+        return;
+    if (c >= PAR_MIN)
+        P(e, "%sNNC_PARALLEL_FOR(%d)\n", ind, k);
+    else if (s.bd >= 0) /* large enough at some batch sizes */
+        P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)n * %.17g >= %.17g)\n", ind, k, c, PAR_MIN);
+}
+
+const char *emit_gemm_for(Emitter *e, double flops, int batched)
+{
+    if (flops < 2 * PAR_MIN && !batched)
+        return emit_gemm(e);
+    return e->opt->f64 ? "nnc_dgemm" : "nnc_sgemm";
+}
+
 /* ---- sizes ----------------------------------------------------------------- */
 
 const char *emit_dim(Shape s, int i)

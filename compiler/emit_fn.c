@@ -46,6 +46,16 @@ static int64_t arena_static(Emitter *e)
     return s;
 }
 
+static int64_t work_per_thread(Emitter *e)
+{
+    int64_t s = 0;
+    const Graph *gs[2] = {e->m->train, e->m->infer};
+    for (int i = 0; i < 2; i++)
+        if (gs[i] && gs[i]->work_max > s)
+            s = gs[i]->work_max;
+    return s;
+}
+
 static int64_t arena_batched(Emitter *e)
 {
     int64_t s = 0;
@@ -384,7 +394,10 @@ static void init_fns(Emitter *e)
     P(e, "int %s_init(%s *m, int max_batch, uint64_t seed)\n{\n", p, p);
     P(e, "    memset(m, 0, sizeof *m);\n");
     P(e, "    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
-    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch;\n", (long long)sb, (long long)bb);
+    /* the kernels' work after the arena, one slice per thread: the
+     * threads it has now are the most the model will use (threads.c) */
+    P(e, "    const size_t work = %lldu * (size_t)nnc_threads();\n", (long long)work_per_thread(e));
+    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch + work;\n", (long long)sb, (long long)bb);
     P(e, "    m->params = calloc(1, sizeof(%s_params));\n", p);
     P(e, "    m->grads = calloc(1, sizeof(%s_params));\n", p);
     if (e->m->nstate)
@@ -393,6 +406,7 @@ static void init_fns(Emitter *e)
     P(e, "    if (!m->params || !m->grads || !m->arena_%s) {\n", e->m->nstate ? " || !m->state" : "");
     P(e, "        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
     P(e, "    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");
+    P(e, "    m->work_ = m->arena_ + (arena - work);\n    m->work_len_ = (int64_t)work;\n");
     for (int s = 0; s < 2; s++) {
         const Tensor *ts = s ? e->m->state : e->m->params;
         int cnt = s ? e->m->nstate : e->m->nparams;

@@ -253,6 +253,7 @@ void emit_elementwise(Emitter *e, int t)
     for (int k = 0; k < n->nin; k++)
         lp.nested |= needs_nested(e, &lp, n->in[k]);
     if (lp.nested) {
+        emit_parallel(e, "    ", n->shape.nd, n->shape, 1.0 + n->nin);
         for (int k = 0; k < n->shape.nd; k++)
             P(e, "    %sfor (int64_t i%d = 0; i%d < %s; i%d++)\n", "", k, k, emit_dim(n->shape, k), k);
         P(e, "    {\n");
@@ -261,6 +262,7 @@ void emit_elementwise(Emitter *e, int t)
             flat = k == 0 ? "i0" : emit_fmt("(%s) * %s + i%d", flat, emit_dim(n->shape, k), k);
         P(e, "        const int64_t i = %s;\n", flat);
     } else {
+        emit_parallel(e, "    ", 1, n->shape, 1.0 + n->nin);
         P(e, "    for (int64_t i = 0; i < %s; i++) {\n", emit_numel(n->shape));
     }
     const char *v = ew_value(e, &lp, t, 1, 0);

@@ -47,15 +47,22 @@ void emit_matmul(Emitter *e, int t)
     if (sb.nd == 2 && (sa.nd == 2 || !n->ta)) {
         /* one GEMM: the leading dims of A are more rows */
         const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
+        /* on the threads if large enough (nnc_sgemm: blocks of the output) */
+        const double flops = 2.0 * (double)ir_numel(so) * (double)(n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]);
         P(e,
-          "    %s(CblasRowMajor, %s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, "
-          "(int)(%s));\n",
-          emit_gemm(e), TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
+          "    %s(%s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+          emit_gemm_for(e, flops, so.bd >= 0),
+          strncmp(emit_gemm_for(e, flops, so.bd >= 0), "cblas", 5) ? "" : "CblasRowMajor, ", TA, TB, rows, N, K,
+          emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */
     const char *ma = emit_prod(sa, sa.nd - 2, sa.nd), *mb = emit_prod(sb, sb.nd - 2, sb.nd),
                *mc = emit_prod(so, no - 2, no);
+    /* the matrices on the threads: each writes its own output */
+    Shape mats = so;
+    mats.d[no - 1] *= (n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]) * 2; /* ~ its flops per element */
+    emit_parallel(e, "    ", no - 2, mats, 1);
     loops(e, so, no - 2, "    ");
     P(e, "    {\n");
     const char *flat = "0";

@@ -358,10 +358,10 @@ void emit_conv_op(Emitter *e, int t)
                                                    : emit_fmt("%s, %d, %d", args, n->stride, n->pad);
     if (fwd) /* a bias (and a relu) that plan.c folded in (fold_conv_bias) */
         args = emit_fmt("%s, %s, %d", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL", n->ival);
-    /* the work memory plan.c gave the node (none where a GEMM on the image
-     * is all: KERNEL_GEMM's forward pass and data gradient) */
-    args = n->wbuf >= 0 ? emit_fmt("%s, A + %lld, %lld", args, (long long)e->g->bufs[n->wbuf].off, (long long)n->work)
-                        : emit_fmt("%s, NULL, 0", args);
+    /* the model's work region, a slice per thread (emit_fn.c, threads.c;
+     * none where a GEMM on the image is all: KERNEL_GEMM's forward pass
+     * and data gradient) */
+    args = n->work > 0 ? emit_fmt("%s, m->work_, m->work_len_", args) : emit_fmt("%s, NULL, 0", args);
     const char *op = fwd ? "" : data ? "_bwd_data" : "_bwd_filter";
     if (!direct)
         P(e, "    nnc_conv2d_cols%s_%s(%s);\n", op, e->opt->f64 ? "f64" : "f32", args);

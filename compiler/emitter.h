@@ -56,6 +56,15 @@ const char *emit_exp_fn(Emitter *e);
 const char *emit_relu_of(Emitter *e, const char *a);
 /* cblas_sgemm or cblas_dgemm. */
 const char *emit_gemm(Emitter *e);
+/* The same on the threads (nnc_sgemm, runtime/threads.c) where a GEMM of
+ * `flops` (per example if batched) can gain from them. */
+const char *emit_gemm_for(Emitter *e, double flops, int batched);
+/* Before k perfectly nested loops over s whose iterations write disjoint
+ * outputs, `per` operations per element: the pragma that runs them on the
+ * threads, if they are large enough to gain (a condition on the batch
+ * where that decides), else nothing.  The shapes are static, so this is
+ * decided here (nnc_runtime.h: NNC_PARALLEL_FOR). */
+void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per);
 /* Dim i of s, the element count, the product of dims [a, b), the
  * row-major stride of dim i: constants, or `k * n` with the batch. */
 const char *emit_dim(Shape s, int i);

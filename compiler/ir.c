@@ -197,7 +197,6 @@ IrNode ir_node(IrOp op, DType dt, Shape shape, int nin, const int *in)
     for (int i = 0; i < nin; i++)
         n.in[i] = in[i];
     n.buf = -1;
-    n.wbuf = -1;
     n.alpha = 1;
     return n;
 }

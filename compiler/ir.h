@@ -86,8 +86,7 @@ typedef struct IrNode {
     int fused; /* 1: computed inline inside its only consumer; 2: computed in the
                              * loop of node `home` (its first reader) and stored there */
     int home;
-    int buf;  /* storage: index into Graph.bufs, or -1 */
-    int wbuf; /* its work memory (kernel.c's work): a buffer, or -1 */
+    int buf; /* storage: index into Graph.bufs, or -1 */
 } IrNode;
 
 typedef struct Buffer {
@@ -119,6 +118,7 @@ typedef struct Graph {
     Buffer *bufs;
     int nbufs, bufcap;
     int64_t static_size, batched_size; /* arena floats: static + batched * max_batch */
+    int64_t work_max;                  /* floats of the largest kernel work: one thread's (kernel.c) */
 } Graph;
 
 /* Initializers; ORDER nnc_init_kind (runtime) and elab.c's init_names. */

@@ -4,9 +4,9 @@
  *
  * This is the one place that decides.  It runs after autodiff, when every
  * convolution of a graph exists (the forward pass and both gradients), and
- * before planning, which gives each chosen kernel its work buffer in the
- * arena: live only while the node runs, so the buffers of all convolutions
- * share the same bytes.  Emission prints the one call the choice names;
+ * before planning, which reserves the largest work once per thread after
+ * the arena: every kernel's call shares it, a slice per thread
+ * (threads.c).  Emission prints the one call the choice names;
  * the sizes are nnc_conv.h's, which the runtime checks.
  *
  *   KERNEL_GEMM     1x1 kernels at stride 1 without padding: the image is
@@ -79,6 +79,10 @@ static void choose(IrNode *n, const Graph *g, int f64)
     }
     n->kernel = gemm ? KERNEL_GEMM : direct >= 0 ? KERNEL_DIRECT : KERNEL_COLUMNS;
     n->work = direct >= 0 ? direct : cols;
+    /* one thread's work: a kernel gradient's item keeps a partial dW
+     * beside it (nnc_conv.h, threads.c) */
+    if (!fwd && !data)
+        n->work = nnc_conv_filter_item_work(n->work, C, F, KH, KW);
 }
 
 /* A batched matmul plan.c marked causal (mark_causal_products) goes to

@@ -592,7 +592,6 @@ void plan_rewrite(const Model *m, Graph *g)
         n->uses = 0;
         n->fused = 0;
         n->buf = -1;
-        n->wbuf = -1;
     }
     for (int i = 0; i < g->n; i++)
         if (live[i])
@@ -677,11 +676,13 @@ void plan_memory(const Model *m, Graph *g)
             continue;
         n->buf = new_buf(g, ir_numel(n->shape), n->shape.bd >= 0, i);
     }
-    /* work memory (kernel.c): live only while its node runs, so every
-     * convolution's shares the same bytes */
+    /* work memory (kernel.c): one region after the arena, as many times
+     * the largest work as the model has threads (emit_fn.c), which every
+     * kernel's call shares (threads.c gives each thread a slice) */
+    g->work_max = 0;
     for (int i = 0; i < g->n; i++)
-        if (live[i] && g->nodes[i].work > 0)
-            g->nodes[i].wbuf = new_buf(g, g->nodes[i].work, 0, i);
+        if (live[i] && g->nodes[i].work > g->work_max)
+            g->work_max = g->nodes[i].work;
     /* a param's gradient is written straight into m->grads */
     for (int p = 0; g->param_grad && p < m->nparams; p++) {
         int t = g->param_grad[p];
@@ -753,8 +754,8 @@ void plan_memory(const Model *m, Graph *g)
 void plan_dump(const Model *m, const Graph *g, FILE *out)
 {
     char sb[128];
-    fprintf(out, "plan %s: arena %lld + %lld*max_batch floats\n", g->name, (long long)g->static_size,
-            (long long)g->batched_size);
+    fprintf(out, "plan %s: arena %lld + %lld*max_batch floats, work %lld per thread\n", g->name,
+            (long long)g->static_size, (long long)g->batched_size, (long long)g->work_max);
     for (int i = 0; i < g->n; i++) {
         const IrNode *n = &g->nodes[i];
         if (i == g->core_end)
@@ -779,8 +780,8 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
             fprintf(out, "%s%s", n->causal & 1 ? " lower-result" : "", n->causal & 2 ? " lower-a" : "");
         if (n->kernel != KERNEL_LOOPS)
             fprintf(out, " kernel=%s", kernel_name(n->kernel));
-        if (n->wbuf >= 0)
-            fprintf(out, " work %lld @S+%lld", (long long)g->bufs[n->wbuf].size, (long long)g->bufs[n->wbuf].off);
+        if (n->work > 0)
+            fprintf(out, " work %lld", (long long)n->work);
         if (n->name)
             fprintf(out, "  %s", n->name);
         fprintf(out, "\n");

@@ -64,6 +64,7 @@ enum opt_id {
     O_VAL_INPUTS,
     O_VAL_LABELS,
     O_QUIET,
+    O_THREADS,
     O_COUNT
 };
 
@@ -90,6 +91,7 @@ static const optdef optdefs[O_COUNT] = {
     [O_VAL_INPUTS] = {"val-inputs", 1, SUB_TRAIN},
     [O_VAL_LABELS] = {"val-labels", 1, SUB_TRAIN},
     [O_QUIET] = {"quiet", 0, SUB_TRAIN},
+    [O_THREADS] = {"threads", 1, SUB_INFO | SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD},
 };
 
 /* ---- messages ----------------------------------------------------------------- */
@@ -102,24 +104,27 @@ static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsi
     const char *lead = first ? "usage:" : "      ";
     const char *lab = d->num_labels > 0 ? " --labels Y.npy" : "";
     switch (sub) {
-    case SUB_INFO: fprintf(out, "%s %s info\n", lead, prog); break;
+    case SUB_INFO: fprintf(out, "%s %s info [--threads N]\n", lead, prog); break;
     case SUB_TRAIN:
         fprintf(out,
                 "%s %s train --inputs X.npy%s --save OUT.safetensors\n"
                 "          [--epochs E (10)] [--batch B (32)] [--optimizer sgd|adam|adamw (adam)]\n"
                 "          [--lr LR (0.001)] [--momentum M (0)] [--weight-decay WD (0; adamw 0.01)]\n"
                 "          [--clip MAX_NORM] [--seed S (0)] [--weights IN.safetensors]\n"
-                "          [--val-inputs X.npy%s] [--quiet]\n",
+                "          [--val-inputs X.npy%s] [--quiet] [--threads N (every core)]\n",
                 lead, prog, lab, d->num_labels > 0 ? " --val-labels Y.npy" : "");
         break;
-    case SUB_EVAL: fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s\n", lead, prog, lab); break;
+    case SUB_EVAL:
+        fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s [--threads N]\n", lead, prog, lab);
+        break;
     case SUB_PREDICT:
-        fprintf(out, "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy\n", lead, prog);
+        fprintf(out, "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy [--threads N]\n", lead,
+                prog);
         break;
     case SUB_GRAD:
         fprintf(out,
                 "%s %s grad --weights W.safetensors --inputs X.npy%s --output G.safetensors "
-                "[--seed S]\n",
+                "[--seed S] [--threads N]\n",
                 lead, prog, lab);
         break;
     }
@@ -1070,6 +1075,20 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
     for (int id = 0; id < O_COUNT; id++)
         if (optdefs[id].takes_value && v.opt[id] && !v.opt[id][0])
             return usage_error(v.prog, desc, v.sub, "%s: option '--%s' has an empty value", cmd, optdefs[id].name);
+
+    /* the threads: every core the process may use (or OMP_NUM_THREADS)
+     * unless --threads says; the results are the same for any count */
+    if (v.opt[O_THREADS]) {
+        char *end;
+        errno = 0;
+        long t = strtol(v.opt[O_THREADS], &end, 10);
+        if (errno || *end || t < 1 || t > NNC_MAX_THREADS)
+            return usage_error(v.prog, desc, v.sub, "--threads: expected an integer from 1 to %d, got '%s'",
+                               NNC_MAX_THREADS, v.opt[O_THREADS]);
+        nnc_set_threads((int)t);
+    } else {
+        nnc_set_threads(0);
+    }
 
     switch (v.sub) {
     case SUB_INFO: return cmd_info(&v);

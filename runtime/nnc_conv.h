@@ -227,4 +227,27 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
     return nnc_conv_max(nnc_conv_max(by_positions, by_channels), cols);
 }
 
+/* Threads (threads.c): the kernel gradient sums over the batch, so it is
+ * split into items of examples whose partial sums are added in item
+ * order; the number of items depends on the shapes alone, never on the
+ * threads, so every thread count gives the same bits.  An item adds dW's
+ * floats once more in memory; it is worth it where each of dW's floats
+ * takes at least ~160 products per item (a late 4x4 layer of resnet18 at
+ * batch 16 runs as 2 items, a 2x2 one as 1).  The items after the first
+ * keep their partial dW in their thread's work, after the kernel's. */
+static inline int64_t nnc_conv_filter_items(int64_t N, int64_t OH, int64_t OW, int64_t max_items)
+{
+    int64_t k = 1 + N * OH * OW / 160;
+    if (k > max_items)
+        k = max_items;
+    return k < N ? k : N > 0 ? N : 1;
+}
+
+/* the work of one thread's item of a kernel gradient: the kernel's (one
+ * of the two above) and a partial dW */
+static inline int64_t nnc_conv_filter_item_work(int64_t kernel_work, int64_t C, int64_t F, int64_t KH, int64_t KW)
+{
+    return kernel_work + F * C * KH * KW;
+}
+
 #endif

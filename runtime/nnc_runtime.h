@@ -101,6 +101,30 @@ int nnc_threads(void);
 #define NNC_ITEM_COST 65536.0
 #define NNC_MAX_ITEMS 16
 
+/* cblas_sgemm/dgemm (row-major) on the threads: the output in blocks of
+ * rows or columns fixed by the shape, each one BLAS call, so every thread
+ * count gives the same bits.  Generated code calls these for GEMMs large
+ * enough to gain from threads, cblas_* for the others. */
+void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
+               const float *b, int ldb, float beta, float *c, int ldc);
+void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double *a, int lda,
+               const double *b, int ldb, double beta, double *c, int ldc);
+
+/* Generated loops run on the threads where the compiler found them large
+ * enough: NNC_PARALLEL_FOR(k) before k perfectly nested loops whose
+ * iterations write disjoint outputs (so any split gives the same bits),
+ * NNC_PARALLEL_FOR_IF(k, cond) where that depends on the batch.  Without
+ * -fopenmp they are empty and the loops run on one thread. */
+#if defined(_OPENMP)
+#define NNC_PRAGMA_(x) _Pragma(#x)
+#define NNC_PARALLEL_FOR(k) NNC_PRAGMA_(omp parallel for collapse(k) schedule(static) num_threads(nnc_threads()))
+#define NNC_PARALLEL_FOR_IF(k, cond) \
+    NNC_PRAGMA_(omp parallel for collapse(k) schedule(static) num_threads(nnc_threads()) if (cond))
+#else
+#define NNC_PARALLEL_FOR(k)
+#define NNC_PARALLEL_FOR_IF(k, cond)
+#endif
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* The last error of a runtime call that failed, as one line naming the

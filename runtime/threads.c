@@ -95,6 +95,35 @@ static void run_items(int64_t items, int threads, void (*fn)(void *, int64_t, in
         fn(ctx, i, 0);
 }
 
+/* The same, where item i > 0 then adds its partial into the result:
+ * add(ctx, i, slot) runs for i = 1, 2, ... in that order, each after
+ * fn(ctx, i, slot) and after add for i - 1. */
+static void run_ordered(int64_t items, int threads, void (*fn)(void *, int64_t, int), void (*add)(void *, int64_t, int),
+                        void *ctx)
+{
+    if (threads > items)
+        threads = (int)items;
+#if defined(_OPENMP)
+    if (threads > 1 && !omp_in_parallel()) {
+#pragma omp parallel for ordered schedule(static, 1) num_threads(threads)
+        for (int64_t i = 0; i < items; i++) {
+            fn(ctx, i, omp_get_thread_num());
+#pragma omp ordered
+            if (i > 0)
+                add(ctx, i, omp_get_thread_num());
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
+    for (int64_t i = 0; i < items; i++) {
+        fn(ctx, i, 0);
+        if (i > 0)
+            add(ctx, i, 0);
+    }
+}
+
 /* [begin, end) of part i of n parts of [0, total), as even as can be */
 static int64_t part(int64_t total, int64_t n, int64_t i) { return total * i / n; }
 
@@ -105,6 +134,16 @@ static int64_t items_for(int64_t total, double unit_cost)
     double k = (double)total * unit_cost / NNC_ITEM_COST;
     int64_t n = k < 1 ? 1 : k > NNC_MAX_ITEMS ? NNC_MAX_ITEMS : (int64_t)k;
     return n < total ? n : total > 0 ? total : 1;
+}
+
+/* the threads a call may use: its scratch slices of `need` floats each in
+ * `work_len` (a kernel without work passes need 0) */
+static int threads_for(int64_t need, int64_t work_len)
+{
+    int t = nnc_threads();
+    if (need > 0 && work_len / need < t)
+        t = work_len / need > 0 ? (int)(work_len / need) : 1;
+    return t;
 }
 
 /* ---- batch norm's sums: items of channels --------------------------------------- */
@@ -237,77 +276,299 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm) { return nnc_clip_g
 
 int nnc_conv_direct_ok(void) { return nnc_conv_direct_ok_serial(); }
 
+/* One job type for every convolution: items of examples.  The forward
+ * pass and the data gradient write each example's output alone, so an
+ * item is a range of examples and any split gives the same bits; the
+ * kernel gradient sums over the examples, so its items are fixed by
+ * nnc_conv_filter_items and their partial sums added in item order. */
+typedef enum { FWD, DATA, FILTER } conv_pass;
+
+typedef struct {
+    conv_pass pass;
+    int f64, relu, direct; /* direct: conv.c's kernels, else conv_cols.c's */
+    int64_t N, C, H, W, F, KH, KW, stride, pad, OH, OW, items, need;
+    int64_t len;                     /* the work length each call is given: need, or a caller's shorter one */
+    const void *in, *w, *bias, *add; /* in: x, or dy for the gradients */
+    const void *x;                   /* the kernel gradient's x */
+    void *out, *work;
+} conv_job;
+
+/* the call of one item: examples [a, b) with the thread's work `wk` */
+static void conv_call(const conv_job *j, int64_t a, int64_t b, void *out, void *wk)
+{
+    const int64_t n = b - a, xs = j->C * j->H * j->W, ys = j->F * j->OH * j->OW;
+    const int64_t C = j->C, H = j->H, W = j->W, F = j->F, KH = j->KH, KW = j->KW, S = j->stride, P = j->pad;
+    if (j->f64) {
+        const double *in = j->in;
+        double *o = out;
+        if (j->pass == FWD)
+            nnc_conv2d_cols_f64_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, S, P, j->bias, j->relu, wk,
+                                       j->len);
+        else if (j->pass == DATA)
+            nnc_conv2d_cols_bwd_data_f64_serial(n, in + a * ys, j->w, o + a * xs,
+                                                j->add ? (const double *)j->add + a * xs : NULL, C, H, W, F, KH, KW, S,
+                                                P, wk, j->len);
+        else
+            nnc_conv2d_cols_bwd_filter_f64_serial(n, in + a * ys, (const double *)j->x + a * xs, o, C, H, W, F, KH, KW,
+                                                  S, P, wk, j->len);
+        return;
+    }
+    const float *in = j->in, *add = j->add ? (const float *)j->add + a * xs : NULL;
+    float *o = out;
+    if (j->pass == FWD && !j->direct)
+        nnc_conv2d_cols_f32_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, S, P, j->bias, j->relu, wk,
+                                   j->len);
+    else if (j->pass == FWD && S == 1)
+        nnc_conv2d_s1_f32_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, P, j->bias, j->relu, wk, j->len);
+    else if (j->pass == FWD)
+        nnc_conv2d_s2_f32_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, P, j->bias, j->relu, wk, j->len);
+    else if (j->pass == DATA && !j->direct)
+        nnc_conv2d_cols_bwd_data_f32_serial(n, in + a * ys, j->w, o + a * xs, add, C, H, W, F, KH, KW, S, P, wk,
+                                            j->len);
+    else if (j->pass == DATA && S == 1)
+        nnc_conv2d_s1_bwd_data_f32_serial(n, in + a * ys, j->w, o + a * xs, add, C, H, W, F, KH, KW, P, wk, j->len);
+    else if (j->pass == DATA)
+        nnc_conv2d_s2_bwd_data_f32_serial(n, in + a * ys, j->w, o + a * xs, add, C, H, W, F, KH, KW, P, wk, j->len);
+    else if (!j->direct)
+        nnc_conv2d_cols_bwd_filter_f32_serial(n, in + a * ys, (const float *)j->x + a * xs, o, C, H, W, F, KH, KW, S, P,
+                                              wk, j->len);
+    else
+        nnc_conv2d_bwd_filter_f32_serial(n, in + a * ys, (const float *)j->x + a * xs, o, C, H, W, F, KH, KW, S, P, wk,
+                                         j->len);
+}
+
+static size_t conv_elem(const conv_job *j) { return j->f64 ? sizeof(double) : sizeof(float); }
+
+/* thread `slot`'s work: the kernel's `need`, then (kernel gradients) a
+ * partial dW */
+static void *conv_slot(const conv_job *j, int slot)
+{
+    const int64_t per = j->pass == FILTER ? nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW) : j->need;
+    return (char *)j->work + (size_t)(slot * per) * conv_elem(j);
+}
+
+static void conv_item(void *p, int64_t i, int slot)
+{
+    const conv_job *j = p;
+    void *wk = conv_slot(j, slot);
+    const int64_t a = part(j->N, j->items, i), b = part(j->N, j->items, i + 1);
+    if (j->pass != FILTER)
+        conv_call(j, a, b, j->out, wk);
+    else /* item 0 into dW itself, the others into their partial */
+        conv_call(j, a, b, i == 0 ? j->out : (char *)wk + (size_t)j->need * conv_elem(j), wk);
+}
+
+static void conv_add(void *p, int64_t i, int slot)
+{
+    const conv_job *j = p;
+    const int64_t n = j->F * j->C * j->KH * j->KW;
+    const char *part_ = (const char *)conv_slot(j, slot) + (size_t)j->need * conv_elem(j);
+    (void)i;
+    if (j->f64) {
+        double *dw = j->out;
+        const double *q = (const double *)part_;
+        for (int64_t k = 0; k < n; k++)
+            dw[k] += q[k];
+    } else {
+        float *dw = j->out;
+        const float *q = (const float *)part_;
+        for (int64_t k = 0; k < n; k++)
+            dw[k] += q[k];
+    }
+}
+
+static void conv_run(conv_job *j, int64_t work_len)
+{
+    j->OH = (j->H + 2 * j->pad - j->KH) / j->stride + 1;
+    j->OW = (j->W + 2 * j->pad - j->KW) / j->stride + 1;
+    j->need = j->direct
+        ? (j->pass == FWD ? (j->stride == 1 ? nnc_conv2d_s1_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad)
+                                            : nnc_conv2d_s2_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
+               : j->pass == DATA
+               ? (j->stride == 1 ? nnc_conv2d_s1_bwd_data_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad)
+                                 : nnc_conv2d_s2_bwd_data_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
+               : nnc_conv2d_bwd_filter_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad))
+        : j->pass == FILTER ? nnc_conv2d_cols_bwd_filter_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad)
+                            : nnc_conv2d_cols_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad);
+    j->len = j->need;
+    if (work_len < j->need) { /* the kernel aborts with its message */
+        j->len = work_len;
+        j->items = 1;
+        run_items(1, 1, conv_item, j);
+        return;
+    }
+    const double flops = 2.0 * (double)(j->F * j->C * j->KH * j->KW * j->OH * j->OW);
+    if (j->pass == FILTER) {
+        const int64_t per = nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW);
+        /* a caller's work without room for a partial dW (not generated
+         * code's: kernel.c reserves it) runs as one item */
+        j->items = work_len < per ? 1 : nnc_conv_filter_items(j->N, j->OH, j->OW, NNC_MAX_ITEMS);
+        /* (one item needs no partial: a work of `need` is enough) */
+        run_ordered(j->items, j->items > 1 ? threads_for(per, work_len) : 1, conv_item, conv_add, j);
+    } else {
+        j->items = items_for(j->N, flops);
+        run_items(j->items, threads_for(j->need, work_len), conv_item, j);
+    }
+}
+
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    nnc_conv2d_s1_f32_serial(N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work_len);
+    conv_job j = {FWD, 0, relu, 1, N, C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    nnc_conv2d_s2_f32_serial(N, x, w, y, C, H, W, F, KH, KW, pad, bias, relu, work, work_len);
+    conv_job j = {FWD, 0, relu, 1, N, C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    nnc_conv2d_s1_bwd_data_f32_serial(N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work_len);
+    conv_job j = {DATA, 0, 0, 1, N, C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    nnc_conv2d_s2_bwd_data_f32_serial(N, dy, w, dx, add, C, H, W, F, KH, KW, pad, work, work_len);
+    conv_job j = {DATA, 0, 0, 1, N, C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H, int64_t W,
                                int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, float *work,
                                int64_t work_len)
 {
-    nnc_conv2d_bwd_filter_f32_serial(N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work_len);
+    conv_job j = {FILTER, 0, 0, 1, N, C,  H,    W,    F,    KH, KW, stride, pad,
+                  0,      0, 0, 0, 0, dy, NULL, NULL, NULL, x,  dw, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_cols_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W,
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const float *bias, int relu,
                          float *work, int64_t work_len)
 {
-    nnc_conv2d_cols_f32_serial(N, x, w, y, C, H, W, F, KH, KW, stride, pad, bias, relu, work, work_len);
+    conv_job j = {FWD, 0, relu, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add, int64_t C,
                                   int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                   float *work, int64_t work_len)
 {
-    nnc_conv2d_cols_bwd_data_f32_serial(N, dy, w, dx, add, C, H, W, F, KH, KW, stride, pad, work, work_len);
+    conv_job j = {DATA, 0, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_cols_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t H,
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     float *work, int64_t work_len)
 {
-    nnc_conv2d_cols_bwd_filter_f32_serial(N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work_len);
+    conv_job j = {FILTER, 0, 0, 0, N, C,  H,    W,    F,    KH, KW, stride, pad,
+                  0,      0, 0, 0, 0, dy, NULL, NULL, NULL, x,  dw, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_cols_f64(int64_t N, const double *x, const double *w, double *y, int64_t C, int64_t H, int64_t W,
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const double *bias, int relu,
                          double *work, int64_t work_len)
 {
-    nnc_conv2d_cols_f64_serial(N, x, w, y, C, H, W, F, KH, KW, stride, pad, bias, relu, work, work_len);
+    conv_job j = {FWD, 1, relu, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_cols_bwd_data_f64(int64_t N, const double *dy, const double *w, double *dx, const double *add,
                                   int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
                                   int64_t pad, double *work, int64_t work_len)
 {
-    nnc_conv2d_cols_bwd_data_f64_serial(N, dy, w, dx, add, C, H, W, F, KH, KW, stride, pad, work, work_len);
+    conv_job j = {DATA, 1, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_run(&j, work_len);
 }
 
 void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x, double *dw, int64_t C, int64_t H,
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     double *work, int64_t work_len)
 {
-    nnc_conv2d_cols_bwd_filter_f64_serial(N, dy, x, dw, C, H, W, F, KH, KW, stride, pad, work, work_len);
+    conv_job j = {FILTER, 1, 0, 0, N, C,  H,    W,    F,    KH, KW, stride, pad,
+                  0,      0, 0, 0, 0, dy, NULL, NULL, NULL, x,  dw, work};
+    conv_run(&j, work_len);
+}
+
+/* ---- GEMMs: fixed blocks of the output ---------------------------------------------- */
+
+/* C [M, N] = alpha op(A) op(B) + beta C, row-major, in blocks of rows (or
+ * of columns, where N is the longer side) fixed by the shape: each block
+ * is one single-threaded BLAS call, the same call at any thread count,
+ * and no output is summed by two blocks (K is never split).  Blocks are
+ * multiples of 16 rows or columns, the width of OpenBLAS's kernels. */
+typedef struct {
+    int real8, by_cols;
+    CBLAS_TRANSPOSE ta, tb;
+    int M, N, K, lda, ldb, ldc, blocks, step;
+    double alpha, beta;
+    const void *a, *b;
+    void *c;
+} gemm_job;
+
+static void gemm_item(void *p, int64_t i, int slot)
+{
+    const gemm_job *j = p;
+    const int lo = (int)i * j->step, ext = j->by_cols ? j->N : j->M, hi = lo + j->step < ext ? lo + j->step : ext;
+    (void)slot;
+    if (hi <= lo)
+        return;
+    /* the block's operands: rows of op(A) and C, or columns of op(B) and C */
+    int64_t ao = 0, bo = 0, co;
+    if (j->by_cols) {
+        bo = j->tb == CblasNoTrans ? lo : (int64_t)lo * j->ldb;
+        co = lo;
+    } else {
+        ao = j->ta == CblasNoTrans ? (int64_t)lo * j->lda : lo;
+        co = (int64_t)lo * j->ldc;
+    }
+    const int m = j->by_cols ? j->M : hi - lo, n = j->by_cols ? hi - lo : j->N;
+    if (j->real8)
+        cblas_dgemm(CblasRowMajor, j->ta, j->tb, m, n, j->K, j->alpha, (const double *)j->a + ao, j->lda,
+                    (const double *)j->b + bo, j->ldb, j->beta, (double *)j->c + co, j->ldc);
+    else
+        cblas_sgemm(CblasRowMajor, j->ta, j->tb, m, n, j->K, (float)j->alpha, (const float *)j->a + ao, j->lda,
+                    (const float *)j->b + bo, j->ldb, (float)j->beta, (float *)j->c + co, j->ldc);
+}
+
+static void gemm_run(gemm_job *j)
+{
+    j->by_cols = j->N > j->M;
+    const int ext = j->by_cols ? j->N : j->M;
+    /* blocks: one per NNC_ITEM_COST of multiply-adds, of at least 16 */
+    int64_t blocks = items_for(ext, 2.0 * (double)j->K * (double)(j->by_cols ? j->M : j->N));
+    int step = (int)((ext + blocks - 1) / blocks);
+    step = (step + 15) / 16 * 16;
+    j->step = step > 0 ? step : 1;
+    j->blocks = (ext + j->step - 1) / j->step;
+    if (j->blocks <= 1) {
+        j->blocks = 1;
+        j->step = ext > 0 ? ext : 1;
+    }
+    blas_one_thread();
+    run_items(j->blocks, nnc_threads(), gemm_item, j);
+}
+
+void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
+               const float *b, int ldb, float beta, float *c, int ldc)
+{
+    gemm_job j = {0, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c};
+    gemm_run(&j);
+}
+
+void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double *a, int lda,
+               const double *b, int ldb, double beta, double *c, int ldc)
+{
+    gemm_job j = {1, 0, ta, tb, M, N, K, lda, ldb, ldc, 0, 0, alpha, beta, a, b, c};
+    gemm_run(&j);
 }

@@ -33,7 +33,8 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 32u + 384u * (size_t)max_batch;
+    const size_t work = 0u * (size_t)nnc_threads();
+    const size_t arena = 32u + 384u * (size_t)max_batch + work;
     m->params = calloc(1, sizeof(digits_params));
     m->grads = calloc(1, sizeof(digits_params));
     m->arena_ = calloc(arena ? arena : 1, sizeof(float));
@@ -44,6 +45,8 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
+    m->work_ = m->arena_ + (arena - work);
+    m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 2, (const int[]){128, 64}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* fc1.weight */
     nnc_init_f32((float *)m->params + 8192, 1, (const int[]){128}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc1.bias */
     nnc_init_f32((float *)m->params + 8320, 2, (const int[]){10, 128}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* fc2.weight */
@@ -89,12 +92,13 @@ static NNC_ALWAYS_INLINE void digits_infer_body(digits *m, int n, const float (*
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -104,12 +108,13 @@ static NNC_ALWAYS_INLINE void digits_infer_body(digits *m, int n, const float (*
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -177,12 +182,13 @@ static NNC_ALWAYS_INLINE float digits_train_forward_body(digits *m, int n, const
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -192,12 +198,13 @@ static NNC_ALWAYS_INLINE float digits_train_forward_body(digits *m, int n, const
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -333,7 +340,7 @@ static NNC_ALWAYS_INLINE void digits_backward_body(digits *m)
     }
     }
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
     /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
@@ -341,6 +348,7 @@ static NNC_ALWAYS_INLINE void digits_backward_body(digits *m)
     const float *restrict const r_fc1 = fc1;
     const float *restrict const r_d_fc1 = d_fc1;
     float *restrict const r_d_fc1_add = d_fc1_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 384 >= 32768)
     for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
         r_d_fc1_add[i] = r_fc1[i] > 0.0f ? r_d_fc1[i] : 0.0f;
     }

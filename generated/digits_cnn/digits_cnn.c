@@ -41,7 +41,8 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 23104u + 8448u * (size_t)max_batch;
+    const size_t work = 41472u * (size_t)nnc_threads();
+    const size_t arena = 512u + 8448u * (size_t)max_batch + work;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -53,6 +54,8 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
+    m->work_ = m->arena_ + (arena - work);
+    m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 4, (const int[]){32, 1, 3, 3}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* conv1.weight */
     nnc_init_f32((float *)m->params + 288, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn1.weight */
     nnc_init_f32((float *)m->params + 320, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn1.bias */
@@ -91,7 +94,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const float (*x)[1][8][8])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -125,7 +128,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     (void)x;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, A + 0, 2661);
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn1_running_var = bn1_running_var;
@@ -142,6 +145,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     const float *restrict const r_bn1_running_mean = bn1_running_mean;
     const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
     float *restrict const r_bn1 = bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -154,6 +158,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     {
     const float *restrict const r_bn1 = bn1;
     float *restrict const r_act1 = act1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
     for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
         r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
     }
@@ -162,7 +167,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, A + 0, 4608);
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -179,6 +184,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     const float *restrict const r_bn2_running_mean = bn2_running_mean;
     const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
     float *restrict const r_bn2 = bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
@@ -191,6 +197,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     {
     const float *restrict const r_bn2 = bn2;
     float *restrict const r_act2 = act2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 2048 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
     }
@@ -198,12 +205,13 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -240,7 +248,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -254,7 +262,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
 static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -302,7 +310,7 @@ static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int 
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, A + 0, 2661);
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv1 = conv1;
@@ -373,7 +381,7 @@ static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int 
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, A + 192, 4608);
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -450,17 +458,19 @@ static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int 
     const float *restrict const r_pool2 = pool2;
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
     float *restrict const r_drop = drop;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 768 >= 32768)
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
         r_drop[i] = r_pool2[i] * r_drop_rng_mask[i];
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     {
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -538,7 +548,7 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
 static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -628,7 +638,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
@@ -636,6 +646,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
     const float *restrict const r_d_drop = d_drop;
     float *restrict const r_d_flat = d_flat;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 768 >= 32768)
     for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
         r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
     }
@@ -685,10 +696,10 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, A + 64, 22336);
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, A + 64, 23040);
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -734,7 +745,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
     }
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, A + 0, 3108);
+    nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
 }
 
 #if NNC_MULTI_ISA
@@ -765,7 +776,7 @@ void digits_cnn_backward(digits_cnn *m)
 static NNC_ALWAYS_INLINE void digits_cnn_eval_body(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 23104;
+    const int64_t MB = m->max_batch, SB = 512;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;

@@ -65,7 +65,8 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 16u + 43008u * (size_t)max_batch;
+    const size_t work = 0u * (size_t)nnc_threads();
+    const size_t arena = 16u + 43008u * (size_t)max_batch + work;
     m->params = calloc(1, sizeof(names_gpt_params));
     m->grads = calloc(1, sizeof(names_gpt_params));
     m->arena_ = calloc(arena ? arena : 1, sizeof(float));
@@ -76,6 +77,8 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
+    m->work_ = m->arena_ + (arena - work);
+    m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 2, (const int[]){28, 64}, NNC_INIT_NORMAL, 1, 0, &m->rng_); /* tok.weight */
     nnc_init_f32((float *)m->params + 1792, 2, (const int[]){16, 64}, NNC_INIT_NORMAL, 0.02, 0, &m->rng_); /* pos */
     nnc_init_f32((float *)m->params + 2816, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* blocks.0.ln1.weight */
@@ -245,6 +248,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -286,12 +290,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -310,12 +315,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -334,12 +340,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -358,6 +365,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -397,6 +405,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -413,13 +422,14 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -461,12 +471,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -477,13 +488,14 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -525,12 +537,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -549,12 +562,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -573,12 +587,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -597,6 +612,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -636,6 +652,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -652,13 +669,14 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
             blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -700,12 +718,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -716,13 +735,14 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -764,12 +784,13 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
     {
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -930,6 +951,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -971,12 +993,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -995,12 +1018,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1019,12 +1043,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1043,6 +1068,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1082,6 +1108,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1098,13 +1125,14 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_add = add;
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1146,13 +1174,14 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1164,13 +1193,14 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_0_h = blocks_0_h;
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1212,12 +1242,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1236,12 +1267,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1260,12 +1292,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
     {
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1284,6 +1317,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1323,6 +1357,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1339,13 +1374,14 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
             blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
     /* names_gpt.nn:19  + */
     {
     const float *restrict const r_blocks_0 = blocks_0;
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1387,13 +1423,14 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
     {
     const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1405,13 +1442,14 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
     /* names_gpt.nn:20  + */
     {
     const float *restrict const r_blocks_1_h = blocks_1_h;
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1453,12 +1491,13 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
     {
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -1711,7 +1750,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
@@ -1787,14 +1826,15 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     const float *restrict const r_d_blocks_1_fc = d_blocks_1_fc;
     float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float(r_blocks_1_fc_add[i]));
     }
@@ -1812,9 +1852,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -1880,6 +1920,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     const float *restrict const r_d_blocks_1 = d_blocks_1;
     const float *restrict const r_d_blocks_1_h = d_blocks_1_h;
     float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_d_blocks_1_h_2[i] = r_d_blocks_1[i] + r_d_blocks_1_h[i];
     }
@@ -1897,9 +1938,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -1910,6 +1951,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
             d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1917,6 +1959,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1943,6 +1986,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1950,6 +1994,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -1978,9 +2023,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2003,9 +2048,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2028,19 +2073,20 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
     const float *restrict const r_d_blocks_1_ln1_2 = d_blocks_1_ln1_2;
     const float *restrict const r_d_blocks_1_ln1_3 = d_blocks_1_ln1_3;
     float *restrict const r_d_blocks_1_ln1_4 = d_blocks_1_ln1_4;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_d_blocks_1_ln1_4[i] = (r_d_blocks_1_ln1[i] + r_d_blocks_1_ln1_2[i]) + r_d_blocks_1_ln1_3[i];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -2106,6 +2152,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
     const float *restrict const r_d_blocks_0 = d_blocks_0;
     float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_d_blocks_0_2[i] = r_d_blocks_1_h_2[i] + r_d_blocks_0[i];
     }
@@ -2123,14 +2170,15 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     const float *restrict const r_d_blocks_0_fc = d_blocks_0_fc;
     float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float(r_blocks_0_fc_add[i]));
     }
@@ -2148,9 +2196,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -2216,6 +2264,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
     const float *restrict const r_d_blocks_0_h = d_blocks_0_h;
     float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_d_blocks_0_h_2[i] = r_d_blocks_0_2[i] + r_d_blocks_0_h[i];
     }
@@ -2233,9 +2282,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2246,6 +2295,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
             d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -2253,6 +2303,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -2279,6 +2330,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
     }
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -2286,6 +2338,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 4; i1++)
     {
@@ -2314,9 +2367,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2339,9 +2392,9 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -2364,19 +2417,20 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
     const float *restrict const r_d_blocks_0_ln1_2 = d_blocks_0_ln1_2;
     const float *restrict const r_d_blocks_0_ln1_3 = d_blocks_0_ln1_3;
     float *restrict const r_d_blocks_0_ln1_4 = d_blocks_0_ln1_4;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_d_blocks_0_ln1_4[i] = (r_d_blocks_0_ln1[i] + r_d_blocks_0_ln1_2[i]) + r_d_blocks_0_ln1_3[i];
     }
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -2442,6 +2496,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
     const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
     const float *restrict const r_d_add = d_add;
     float *restrict const r_d_add_2 = d_add_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
     for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
         r_d_add_2[i] = r_d_blocks_0_h_2[i] + r_d_add[i];
     }

@@ -106,7 +106,8 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t arena = 203456u + 278672u * (size_t)max_batch;
+    const size_t work = 238336u * (size_t)nnc_threads();
+    const size_t arena = 2368u + 278672u * (size_t)max_batch + work;
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -118,6 +119,8 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
+    m->work_ = m->arena_ + (arena - work);
+    m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 4, (const int[]){16, 3, 3, 3}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* stem.weight */
     nnc_init_f32((float *)m->params + 432, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn.weight */
     nnc_init_f32((float *)m->params + 448, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn.bias */
@@ -221,7 +224,7 @@ int res_net_load(res_net *m, const char *path)
 static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float (*x)[3][32][32])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 203456;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -369,7 +372,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     (void)x;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 27648);
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_bn_running_var = bn_running_var;
@@ -386,6 +389,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_bn_running_mean = bn_running_mean;
     const float *restrict const r_bn_rsqrt = bn_rsqrt;
     float *restrict const r_bn = bn;
+    NNC_PARALLEL_FOR(3)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -398,13 +402,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_bn = bn;
     float *restrict const r_relu = relu;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         r_relu[i] = r_bn[i] > 0.0f ? r_bn[i] : 0.0f;
     }
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
+    nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
@@ -421,6 +426,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
     const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    NNC_PARALLEL_FOR(3)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -433,13 +439,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     float *restrict const r_stage1_0_h = stage1_0_h;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         r_stage1_0_h[i] = r_stage1_0_bn1[i] > 0.0f ? r_stage1_0_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
+    nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
@@ -456,6 +463,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
     const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    NNC_PARALLEL_FOR(3)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -469,6 +477,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_relu = relu;
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     float *restrict const r_stage1_0 = stage1_0;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v_stage1_0_add = r_stage1_0_bn2[i] + r_relu[i];
         r_stage1_0[i] = v_stage1_0_add > 0.0f ? v_stage1_0_add : 0.0f;
@@ -476,7 +485,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
+    nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
@@ -493,6 +502,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
     const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    NNC_PARALLEL_FOR(3)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -505,13 +515,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     float *restrict const r_stage1_1_h = stage1_1_h;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         r_stage1_1_h[i] = r_stage1_1_bn1[i] > 0.0f ? r_stage1_1_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 147456);
+    nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
@@ -528,6 +539,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
     const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    NNC_PARALLEL_FOR(3)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -541,6 +553,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage1_0 = stage1_0;
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     float *restrict const r_stage1_1 = stage1_1;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         const float v_stage1_1_add = r_stage1_1_bn2[i] + r_stage1_0[i];
         r_stage1_1[i] = v_stage1_1_add > 0.0f ? v_stage1_1_add : 0.0f;
@@ -548,7 +561,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, A + 0, 36864);
+    nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
@@ -565,6 +578,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
     const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -577,13 +591,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     float *restrict const r_stage2_0_h = stage2_0_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         r_stage2_0_h[i] = r_stage2_0_bn1[i] > 0.0f ? r_stage2_0_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 0, 82688);
+    nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
@@ -600,6 +615,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
     const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -610,7 +626,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, stage1_1, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, A + 0, 4096);
+    nnc_conv2d_cols_f32(n, stage1_1, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
@@ -627,6 +643,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
     const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -640,6 +657,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     float *restrict const r_stage2_0 = stage2_0;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v_stage2_0_add = r_stage2_0_bn2[i] + r_stage2_0_proj_bn[i];
         r_stage2_0[i] = v_stage2_0_add > 0.0f ? v_stage2_0_add : 0.0f;
@@ -647,7 +665,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 0, 82688);
+    nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
@@ -664,6 +682,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
     const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -676,13 +695,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     float *restrict const r_stage2_1_h = stage2_1_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         r_stage2_1_h[i] = r_stage2_1_bn1[i] > 0.0f ? r_stage2_1_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 0, 82688);
+    nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
@@ -699,6 +719,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
     const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -712,6 +733,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage2_0 = stage2_0;
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     float *restrict const r_stage2_1 = stage2_1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         const float v_stage2_1_add = r_stage2_1_bn2[i] + r_stage2_0[i];
         r_stage2_1[i] = v_stage2_1_add > 0.0f ? v_stage2_1_add : 0.0f;
@@ -719,7 +741,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, A + 0, 18432);
+    nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
@@ -736,6 +758,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
     const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -748,13 +771,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     float *restrict const r_stage3_0_h = stage3_0_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         r_stage3_0_h[i] = r_stage3_0_bn1[i] > 0.0f ? r_stage3_0_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 0, 197376);
+    nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
@@ -771,6 +795,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
     const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -781,7 +806,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, stage2_1, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, A + 0, 2048);
+    nnc_conv2d_cols_f32(n, stage2_1, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
@@ -798,6 +823,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
     const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -811,6 +837,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     float *restrict const r_stage3_0 = stage3_0;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v_stage3_0_add = r_stage3_0_bn2[i] + r_stage3_0_proj_bn[i];
         r_stage3_0[i] = v_stage3_0_add > 0.0f ? v_stage3_0_add : 0.0f;
@@ -818,7 +845,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 0, 197376);
+    nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
@@ -835,6 +862,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
     const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -847,13 +875,14 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     {
     const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     float *restrict const r_stage3_1_h = stage3_1_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         r_stage3_1_h[i] = r_stage3_1_bn1[i] > 0.0f ? r_stage3_1_bn1[i] : 0.0f;
     }
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 0, 197376);
+    nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
     {
     const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
@@ -870,6 +899,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
     const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -883,6 +913,7 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     const float *restrict const r_stage3_0 = stage3_0;
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     float *restrict const r_stage3_1 = stage3_1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         const float v_stage3_1_add = r_stage3_1_bn2[i] + r_stage3_0[i];
         r_stage3_1[i] = v_stage3_1_add > 0.0f ? v_stage3_1_add : 0.0f;
@@ -915,12 +946,13 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -957,7 +989,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 203456;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -971,7 +1003,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
 static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 203456;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -1185,7 +1217,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, A + 0, 27648);
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
     {
     const float *restrict const r_stem = stem;
@@ -1254,7 +1286,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 96, 147456);
+    nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -1323,7 +1355,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 160, 147456);
+    nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
@@ -1394,7 +1426,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 224, 147456);
+    nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -1463,7 +1495,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, A + 288, 147456);
+    nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
@@ -1534,7 +1566,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, A + 352, 36864);
+    nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -1603,7 +1635,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 512, 82688);
+    nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -1669,7 +1701,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, stage1_1_bn2, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, A + 640, 4096);
+    nnc_conv2d_cols_f32(n, stage1_1_bn2, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
     const float *restrict const r_stage2_0_proj = stage2_0_proj;
@@ -1740,7 +1772,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 768, 82688);
+    nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -1809,7 +1841,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, A + 896, 82688);
+    nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
@@ -1880,7 +1912,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, A + 1024, 18432);
+    nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -1949,7 +1981,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 1344, 197376);
+    nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -2015,7 +2047,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_f32(n, stage2_1_bn2, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, A + 1600, 2048);
+    nnc_conv2d_cols_f32(n, stage2_1_bn2, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
     {
     const float *restrict const r_stage3_0_proj = stage3_0_proj;
@@ -2086,7 +2118,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 1856, 197376);
+    nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -2155,7 +2187,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, A + 2112, 197376);
+    nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
     {
     const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
@@ -2251,12 +2283,13 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
     {
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -2386,7 +2419,7 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
 static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 203456;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;
@@ -2618,7 +2651,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     }
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
     /* resnet.nn:24  relu(h + skip) (backward) */
@@ -2626,6 +2659,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     const float *restrict const r_d_pool = d_pool;
     float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    NNC_PARALLEL_FOR_IF(4, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
@@ -2678,10 +2712,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, A + 1984, 197376);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, A + 1984, 201472);
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -2728,15 +2762,16 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, A + 1728, 197376);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, A + 1728, 201472);
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     const float *restrict const r_d_stage3_0 = d_stage3_0;
     float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
     for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
         r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? r_d_stage3_0[i] : 0.0f;
     }
@@ -2784,10 +2819,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, A + 1472, 2048);
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, A + 1472, 4096);
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -2831,10 +2866,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, A + 1152, 197376);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, A + 1152, 201472);
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -2881,15 +2916,16 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, A + 960, 34432);
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, A + 960, 36864);
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     const float *restrict const r_d_stage2_1_2 = d_stage2_1_2;
     float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? r_d_stage2_1_2[i] : 0.0f;
     }
@@ -2937,10 +2973,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, A + 832, 82688);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, A + 832, 90880);
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -2987,15 +3023,16 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, A + 704, 82688);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, A + 704, 90880);
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     const float *restrict const r_d_stage2_0 = d_stage2_0;
     float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
     for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
         r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? r_d_stage2_0[i] : 0.0f;
     }
@@ -3043,10 +3080,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, A + 576, 4096);
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
-    nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, A + 576, 4608);
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -3090,10 +3127,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, A + 416, 82688);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, A + 416, 90880);
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -3140,15 +3177,16 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, A + 256, 36864);
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, A + 256, 41472);
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     const float *restrict const r_d_stage1_1_2 = d_stage1_1_2;
     float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? r_d_stage1_1_2[i] : 0.0f;
     }
@@ -3196,10 +3234,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, A + 192, 147456);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 192, 149760);
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -3246,15 +3284,16 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, A + 128, 147456);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 128, 149760);
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     const float *restrict const r_d_stage1_0 = d_stage1_0;
     float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    NNC_PARALLEL_FOR(1)
     for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
         r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? r_d_stage1_0[i] : 0.0f;
     }
@@ -3302,10 +3341,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, A + 64, 147456);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 64, 149760);
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -3352,10 +3391,10 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, A + 32, 147456);
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, A + 32, 149760);
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -3402,7 +3441,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     }
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, A + 0, 28080);
+    nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
 }
 
 #if NNC_MULTI_ISA
@@ -3433,7 +3472,7 @@ void res_net_backward(res_net *m)
 static NNC_ALWAYS_INLINE void res_net_eval_body(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
-    const int64_t MB = m->max_batch, SB = 203456;
+    const int64_t MB = m->max_batch, SB = 2368;
     const float *const P = (const float *)m->params;
     float *const G = (float *)m->grads;
     float *const S = (float *)m->state;

@@ -220,6 +220,8 @@ typedef struct res_net {
     float *arena_;
     nnc_rng rng_;
     int n_;
+    float *work_;        /* the kernels' work: work_len_ floats, a slice per thread */
+    int64_t work_len_;
     const void *in_[1];
     const void *lab_[1];
 } res_net;

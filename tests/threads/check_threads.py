@@ -1,0 +1,98 @@
+"""Bitwise determinism across thread counts (runtime/threads.c).
+
+For each model given: compile it with nnc (--emit=all), build the driver
+with -fopenmp, make a small random training file from the driver's `info`
+(inputs and labels of the declared shapes and ranges), train one epoch of
+a few batches with the same seed at each thread count, and require the
+saved weights to be the same bytes; then `predict` with those weights at
+each thread count and require the same output bytes.
+
+usage: check_threads.py NNC RUNTIME_LIB RUNTIME_INCLUDE CC THREADS MODEL.nn[:BATCH] ...
+  THREADS: comma-separated, e.g. 1,2,3
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if p.returncode != 0:
+        sys.exit("check_threads: %s failed (%d):\n%s" % (" ".join(cmd), p.returncode, p.stdout[-3000:]))
+    return p.stdout
+
+
+def io_specs(info):
+    """(kind, dtype, dims, lo, hi) for each input and label line of `info`"""
+    specs = []
+    for line in info.splitlines():
+        m = re.match(r"^(input|label) \S+ (f32|i32) \[([^\]]*)\](?: values in \[(-?\d+), (-?\d+)\))?", line)
+        if m:
+            dims = [d.strip() for d in m.group(3).split(",")]
+            lo = int(m.group(4)) if m.group(4) else None
+            hi = int(m.group(5)) if m.group(5) else None
+            specs.append((m.group(1), m.group(2), dims, lo, hi))
+    return specs
+
+
+def main():
+    nnc, rtlib, rtinc, cc, threads = sys.argv[1:6]
+    threads = [int(t) for t in threads.split(",")]
+    failures = 0
+    for arg in sys.argv[6:]:
+        path, _, batch = arg.partition(":")
+        batch = int(batch or 8)
+        name = os.path.splitext(os.path.basename(path))[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            gen = os.path.join(tmp, "gen")
+            run([nnc, os.path.abspath(path), "--emit=all", "-o", gen], cwd=os.path.dirname(os.path.abspath(path)))
+            srcs = sorted(os.path.join(gen, f) for f in os.listdir(gen) if f.endswith(".c"))
+            drv = os.path.join(tmp, "drv")
+            run([cc, "-std=c11", "-O2", "-fopenmp", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I" + rtinc]
+                + srcs + [rtlib, "-lopenblas", "-lm", "-fopenmp", "-o", drv])
+            specs = io_specs(run([drv, "info"]))
+            rng = np.random.default_rng(7)
+            count = 3 * batch  # three batches
+            files = {"input": [], "label": []}
+            for k, (kind, dt, dims, lo, hi) in enumerate(specs):
+                shape = [count] + [int(d) for d in dims[1:]]
+                if dt == "f32":
+                    a = rng.standard_normal(shape).astype(np.float32)
+                else:
+                    a = rng.integers(lo, hi, size=shape).astype(np.int32)
+                f = os.path.join(tmp, "%s%d.npy" % (kind, k))
+                np.save(f, a)
+                files[kind].append(f)
+            args = ["--inputs", ",".join(files["input"])]
+            if files["label"]:
+                args += ["--labels", ",".join(files["label"])]
+            weights = {}
+            for t in threads:
+                w = os.path.join(tmp, "w%d.safetensors" % t)
+                run([drv, "train"] + args + ["--epochs", "1", "--batch", str(batch), "--seed", "3", "--save", w,
+                                             "--threads", str(t), "--quiet"])
+                weights[t] = open(w, "rb").read()
+            outs = {}
+            for t in threads:
+                o = os.path.join(tmp, "p%d.npy" % t)
+                run([drv, "predict", "--weights", os.path.join(tmp, "w%d.safetensors" % threads[0]), "--inputs",
+                     ",".join(files["input"]), "--output", o, "--threads", str(t)])
+                outs[t] = open(o, "rb").read()
+            base = threads[0]
+            for t in threads[1:]:
+                for what, d in (("trained weights", weights), ("predictions", outs)):
+                    if d[t] != d[base]:
+                        print("check_threads: %s: %s at %d threads differ from %d threads" % (name, what, t, base))
+                        failures += 1
+            if not failures:
+                print("check_threads: %s (batch %d, %d examples): weights and predictions identical at threads %s"
+                      % (name, batch, count, ",".join(map(str, threads))))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
