@@ -94,7 +94,7 @@ void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per)
         return;
     if (c >= PAR_MIN)
         P(e, "%sNNC_PARALLEL_FOR(%d)\n", ind, k);
-    else if (s.bd >= 0) /* large enough at some batch sizes */
+    else if (s.bd >= 0 && c * 4096 >= PAR_MIN) /* large enough at some batch sizes */
         P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)n * %.17g >= %.17g)\n", ind, k, c, PAR_MIN);
 }
 

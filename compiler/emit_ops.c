@@ -153,6 +153,7 @@ static void softmax_rows(Emitter *e, int t)
     Shape s = n->shape;
     int64_t L = s.d[s.nd - 1];
     const char *y = emit_ref(e, t), *a = n->alpha != 1 ? emit_fmt("%s * ", emit_lit(e, n->alpha)) : "";
+    emit_parallel(e, "    ", 1, s, 8); /* rows on the threads */
     P(e, "    for (int64_t r = 0; r < %s; r++) {\n", emit_prod(s, 0, s.nd - 1));
     P(e, "        const int64_t len = %s;\n",
       n->causal ? emit_fmt("r %% %lld + 1", (long long)L) : emit_fmt("%lld", (long long)L));
@@ -189,6 +190,7 @@ static void softmax_rows(Emitter *e, int t)
 /* Row-wise ops over `axis`: outer x len x inner, rows strided by inner. */
 static void row_loops(Emitter *e, Shape s, int ax)
 {
+    emit_parallel(e, "    ", 2, s, 8); /* each (o, j) writes its own row */
     P(e, "    for (int64_t o = 0; o < %s; o++)\n", emit_prod(s, 0, ax));
     P(e, "    for (int64_t j = 0; j < %s; j++) {\n", emit_prod(s, ax + 1, s.nd));
     P(e, "        const int64_t base = o * %s + j, st = %s, len = %s;\n", emit_prod(s, ax, s.nd),
@@ -306,6 +308,7 @@ void emit_loss(Emitter *e, int t)
         } else {
             P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real,
               e->real, emit_scalar(e, n->in[0]));
+            emit_parallel(e, "        ", 1, s, 8); /* each row its own d */
             P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
             P(e,
               "            const int32_t c = %s[r];\n            const %s *row = %s + r * C;\n            %s *d = %s + "
@@ -383,6 +386,8 @@ void emit_seq_op(Emitter *e, int t)
           emit_numel(emit_nd(e, n->in[bwd ? 1 : 0])->shape), (long long)V, (long long)D);
         if (bwd)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(V * D));\n", y, e->real);
+        if (!bwd) /* (the gradient adds rows into the table: one thread) */
+            emit_parallel(e, "        ", 1, emit_nd(e, t)->shape, 1);
         P(e, "        for (int64_t r = 0; r < rows; r++) {\n            const int32_t id = %s[r];\n", ids);
         if (bwd) {
             P(e, "            if (id < 0 || id >= V) continue;\n");
@@ -418,6 +423,10 @@ void emit_seq_op(Emitter *e, int t)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, wg), e->real);
         if (bg >= 0)
             P(e, "        memset(%s, 0, sizeof(%s) * (size_t)D);\n", emit_ref(e, bg), e->real);
+        /* rows on the threads where each writes only its own (not where
+         * dweight and dbias are summed over them) */
+        if (n->op == IR_LAYER_NORM || (n->op == IR_LAYER_NORM_BWD && wg < 0 && bg < 0))
+            emit_parallel(e, "        ", 1, s, 12);
         P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
         P(e, "            const %s *restrict xr = %s + r * D;\n", e->real, x);
         emit_lanes_sum(e, "            ", "sx", "D", "xr[k]");

@@ -43,6 +43,7 @@ static void maxpool_bwd_tiled(Emitter *e, int t)
     P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld, K = %d;\n",
       emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3],
       n->kh);
+    emit_parallel(e, "        ", 1, x, 2); /* each image its own dx */
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
     P(e, "            const %s *img = %s + bc * H * W;\n            %s *dimg = %s + bc * H * W;\n", e->real, xp,
       e->real, dx);
@@ -146,7 +147,9 @@ static void window_op(Emitter *e, int t)
         return;
     default: break;
     }
-    /* pools: one window per output position */
+    /* pools: one window per output position; images on the threads (an
+     * average pool's gradient adds overlapping windows within one) */
+    emit_parallel(e, "        ", 1, x, (double)(n->kh * n->kw));
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
     P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
     P(e, "            const int64_t op = (bc * OH + oh) * OW + ow;\n");
@@ -247,6 +250,7 @@ void emit_bn_op(Emitter *e, int t)
         const char *x = emit_ref(e, n->in[0]), *st = emit_ref(e, n->in[1]), *w = emit_ref(e, n->in[2]),
                    *b = emit_ref(e, n->in[3]);
         P(e, "        (void)M;\n");
+        emit_parallel(e, "        ", 2, emit_nd(e, n->in[0])->shape, 3);
         P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
         P(e, "            const %s mu = %s[c], sc = (%s)(1.0 / sqrt((double)%s[C + c] + %.17g)) * %s[c], sh = %s[c];\n",
           e->real, st, e->real, st, n->fval, w, b);
@@ -301,6 +305,7 @@ void emit_bn_op(Emitter *e, int t)
         /* dx = w rstd (dy - mean(dy)) - (x - mean) w rstd^2 mean(dy xhat) */
         const char *dy = emit_ref(e, n->in[0]), *x = emit_ref(e, n->in[1]), *st = emit_ref(e, n->in[2]),
                    *w = emit_ref(e, n->in[3]), *gr = emit_ref(e, n->in[4]);
+        emit_parallel(e, "        ", 2, emit_nd(e, n->in[1])->shape, 4);
         P(e, "        for (int64_t b = 0; b < N; b++)\n        for (int64_t c = 0; c < C; c++) {\n");
         P(e, "            const double rstd = 1.0 / sqrt((double)%s[C + c] + %.17g), k1 = (double)%s[c] * rstd;\n", st,
           n->fval, w);

@@ -303,6 +303,7 @@ static NNC_ALWAYS_INLINE void digits_backward_body(digits *m)
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = y_in[r];
             const float *row = fc2 + r * C;

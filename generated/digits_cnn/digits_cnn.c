@@ -365,6 +365,7 @@ static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int 
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05)) * r_bn1_weight[c], sh = r_bn1_bias[c];
@@ -436,6 +437,7 @@ static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int 
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
@@ -601,6 +603,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = y_in[r];
             const float *row = fc + r * C;
@@ -683,6 +686,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
@@ -732,6 +736,7 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;

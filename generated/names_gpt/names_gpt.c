@@ -237,6 +237,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const int32_t id = ids_in[r];
             if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
@@ -260,6 +261,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = add + r * D;
             float sx;
@@ -373,6 +375,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
         float *restrict yr = blocks_0_attn_softmax + r * 16;
@@ -441,6 +444,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_0_h + r * D;
             float sx;
@@ -507,6 +511,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_0 + r * D;
             float sx;
@@ -620,6 +625,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
         nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
         float *restrict yr = blocks_1_attn_softmax + r * 16;
@@ -688,6 +694,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_1_h + r * D;
             float sx;
@@ -754,6 +761,7 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_1 + r * D;
             float sx;
@@ -940,6 +948,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const int32_t id = ids_in[r];
             if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
@@ -963,6 +972,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = add + r * D;
             float sx;
@@ -1076,6 +1086,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
         float *restrict yr = blocks_0_attn_softmax + r * 16;
@@ -1144,6 +1155,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_0_h + r * D;
             float sx;
@@ -1212,6 +1224,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_0 + r * D;
             float sx;
@@ -1325,6 +1338,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
         nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
         float *restrict yr = blocks_1_attn_softmax + r * 16;
@@ -1393,6 +1407,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_1_h + r * D;
             float sx;
@@ -1461,6 +1476,7 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const float *restrict xr = blocks_1 + r * D;
             float sx;
@@ -1713,6 +1729,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 3584 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = next_in[r];
             const float *row = head + r * C;
@@ -1967,6 +1984,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
         float *restrict yr = d_blocks_1_attn_s + r * 16;
@@ -2311,6 +2329,7 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
         const int64_t len = r % 16 + 1;
         float *restrict yr = d_blocks_0_attn_s + r * 16;

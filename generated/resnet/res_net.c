@@ -1272,6 +1272,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_bn_st[c], sc = (float)(1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05)) * r_bn_weight[c], sh = r_bn_bias[c];
@@ -1341,6 +1342,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage1_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn1_weight[c], sh = r_stage1_0_bn1_bias[c];
@@ -1411,6 +1413,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage1_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn2_weight[c], sh = r_stage1_0_bn2_bias[c];
@@ -1481,6 +1484,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage1_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn1_weight[c], sh = r_stage1_1_bn1_bias[c];
@@ -1551,6 +1555,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage1_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn2_weight[c], sh = r_stage1_1_bn2_bias[c];
@@ -1621,6 +1626,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage2_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn1_weight[c], sh = r_stage2_0_bn1_bias[c];
@@ -1690,6 +1696,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage2_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn2_weight[c], sh = r_stage2_0_bn2_bias[c];
@@ -1757,6 +1764,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage2_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_proj_bn_weight[c], sh = r_stage2_0_proj_bn_bias[c];
@@ -1827,6 +1835,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage2_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn1_weight[c], sh = r_stage2_1_bn1_bias[c];
@@ -1897,6 +1906,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage2_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn2_weight[c], sh = r_stage2_1_bn2_bias[c];
@@ -1967,6 +1977,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage3_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn1_weight[c], sh = r_stage3_0_bn1_bias[c];
@@ -2036,6 +2047,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage3_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn2_weight[c], sh = r_stage3_0_bn2_bias[c];
@@ -2103,6 +2115,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage3_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_proj_bn_weight[c], sh = r_stage3_0_proj_bn_bias[c];
@@ -2173,6 +2186,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage3_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn1_weight[c], sh = r_stage3_1_bn1_bias[c];
@@ -2243,6 +2257,7 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
         (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const float mu = r_stage3_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn2_weight[c], sh = r_stage3_1_bn2_bias[c];
@@ -2614,6 +2629,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
             if (c < 0 || c >= C) bad = 1; else count++;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
         for (int64_t r = 0; r < rows; r++) {
             const int32_t c = y_in[r];
             const float *row = fc + r * C;
@@ -2699,6 +2715,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
@@ -2748,6 +2765,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
@@ -2806,6 +2824,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
@@ -2853,6 +2872,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
@@ -2902,6 +2922,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
@@ -2960,6 +2981,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
@@ -3009,6 +3031,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
@@ -3067,6 +3090,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
@@ -3114,6 +3138,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
@@ -3163,6 +3188,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
@@ -3221,6 +3247,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
@@ -3270,6 +3297,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
@@ -3328,6 +3356,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
@@ -3377,6 +3406,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
@@ -3427,6 +3457,7 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
