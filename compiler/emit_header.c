@@ -252,7 +252,13 @@ void emit_header(Emitter *e, const char *fname)
     const char *p = e->m->prefix;
     P(e,
       "/* Allocates everything the model will ever need and initializes params\n"
-      "   and state, deterministically for a seed; 0, or -1 with errno set. */\n");
+      "   and state, deterministically for a seed; 0, or -1 with errno set.\n"
+      "   Threads: the model runs on nnc_threads() threads (OpenMP), by default\n"
+      "   OMP_NUM_THREADS or every core; to choose, call nnc_set_threads(n)\n"
+      "   before this (each thread gets its slice of work memory here).  The\n"
+      "   results are bitwise the same for any count.  Build with -fopenmp\n"
+      "   (pkg-config --cflags --libs nnc gives it) for the generated loops to\n"
+      "   use the threads too. */\n");
     P(e, "int %s_init(%s *m, int max_batch, uint64_t seed);\n", p, p);
     P(e, "void %s_release(%s *m);\n", p, p);
     P(e, "/* Inference (training false), 1 <= n <= max_batch. */\n%s;\n", emit_sig_forward(e));

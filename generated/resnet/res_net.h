@@ -227,7 +227,13 @@ typedef struct res_net {
 } res_net;
 
 /* Allocates everything the model will ever need and initializes params
-   and state, deterministically for a seed; 0, or -1 with errno set. */
+   and state, deterministically for a seed; 0, or -1 with errno set.
+   Threads: the model runs on nnc_threads() threads (OpenMP), by default
+   OMP_NUM_THREADS or every core; to choose, call nnc_set_threads(n)
+   before this (each thread gets its slice of work memory here).  The
+   results are bitwise the same for any count.  Build with -fopenmp
+   (pkg-config --cflags --libs nnc gives it) for the generated loops to
+   use the threads too. */
 int res_net_init(res_net *m, int max_batch, uint64_t seed);
 void res_net_release(res_net *m);
 /* Inference (training false), 1 <= n <= max_batch. */
