@@ -26,41 +26,72 @@
  * kernel.  3x3 layers on 8x8 and 16x16 images of 32 or more channels go
  * by Winograd's F(2x2, 3x3) instead (below, AVX-512 only).
  *
- * The vectors are GCC/clang vector extensions of 16 floats: AVX-512 in
- * the runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), two AVX
- * or four SSE registers in its avx2 and generic builds, where they spill
- * and run at 2-7 GFLOP/s against ~50 for the columns (AVX2 + FMA, 32
- * examples of resnet_small's 64-channel 8x8 and 16-channel 32x32 layers:
- * 71 and 22 ms forward against 3 and 9 for the columns): so there each
- * function runs the columns instead (nnc_conv_direct_ok, conv_cols.c), in
- * the work buffer that nnc_conv.h sizes for either.  This file is
- * compiled with -ffp-contract=fast (CMakeLists.txt) so that x * w + acc
- * is one FMA where the target has it.
+ * The vectors are GCC/clang vector extensions: 16 floats, AVX-512, in
+ * the runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), and 8
+ * floats in its avx2 build (x86-64-v3, AVX2 + FMA), whose register blocks
+ * are cut to its 16 registers (VL, NV; the kernel gradient's WRUN, PACC).
+ * The 16-float code compiled for AVX2 split each vector into two
+ * registers, spilled, and ran 7-25x slower than the columns; the 8-float
+ * blocks run at 75-100 GFLOP/s, near the avx512 build's direct kernels
+ * (one thread, 32 examples, the 16-channel 32x32 layer of resnet_small:
+ * forward 1.51 ms against 3.77 for the columns, data gradient 1.51
+ * against 4.50, kernel gradient 1.46 against 3.86).  Winograd stays
+ * AVX-512 only (its transforms are two-register permutes and masks); at
+ * AVX2 those layers take the direct kernels.  The generic build (SSE)
+ * runs the columns instead of all of these (nnc_conv_direct_ok,
+ * conv_cols.c), in the work buffer that nnc_conv.h sizes for either.
+ * This file is compiled with -ffp-contract=fast (CMakeLists.txt) so that
+ * x * w + acc is one FMA where the target has it.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
 
 #include "nnc_isa.h"
 
+/* the avx2 build (AVX2 + FMA without AVX-512): its own register blocks */
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+#define CONV_AVX2 1
+#else
+#define CONV_AVX2 0
+#endif
+
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+typedef int32_t v8i __attribute__((vector_size(32)));
 /* the same vector at float alignment: the loads and stores are unaligned
  * (vector types alias their element type in gcc and clang) */
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
 
-/* positions per micro-kernel block: NB, and a last block of 1 to 5
- * vectors where the grid (rounded up to NNC_CONV_BLOCK) ends */
+/* The direct kernels' vector, vf, of VL floats; positions per
+ * micro-kernel block: NB, and a last block of fewer vectors where the
+ * grid (rounded up to NNC_CONV_BLOCK) ends.  AVX-512: 16 floats, blocks
+ * of up to 4 channels x 6 vectors, 24 of the 32 registers.  AVX2: 8
+ * floats in 16 registers, blocks of up to 4 channels x 3 vectors: 12
+ * accumulators, the 3 vectors of input and a broadcast weight, 7 loads
+ * for 12 FMAs (2 channels x 6 vectors, or 6 x 2, take 8 loads or
+ * spill). */
+#if CONV_AVX2
+typedef v8 vf;
+typedef v8u vfu;
+typedef v8i vfi;
+enum { VL = 8, NV = 3, NB = VL * NV };
+#else
+typedef v16 vf;
+typedef v16u vfu;
+typedef v16i vfi;
 enum { VL = 16, NV = 6, NB = VL * NV };
-_Static_assert(NNC_CONV_BLOCK == VL, "nnc_conv.h rounds the grid up to vectors");
+#endif
+_Static_assert(NNC_CONV_BLOCK % VL == 0, "nnc_conv.h rounds the grid up to vectors");
 
-#define LD(v, p) ((v) = *(const v16u *)(p))
-#define ST(p, v) (*(v16u *)(p) = (v))
+#define LD(v, p) ((v) = *(const vfu *)(p))
+#define ST(p, v) (*(vfu *)(p) = (v))
 
 /* Geometry of one padded image and its output grid. */
 typedef struct {
@@ -122,17 +153,17 @@ static inline __attribute__((always_inline)) void micro(const geom *g, const tap
                                                         float *yt, const out_map *om, int64_t co, int64_t f0, int mr,
                                                         int nv)
 {
-    v16 acc[4][NV];
+    vf acc[4][NV];
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nv; j++)
-            acc[r][j] = (v16){0};
+            acc[r][j] = (vf){0};
     const int64_t KK = g->KH * g->KW, CKK = g->C * KK;
     for (int64_t c0 = 0; c0 < g->C; c0 += tp->cc) {
         const int64_t n = (g->C - c0 < tp->cc ? g->C - c0 : tp->cc) * KK;
         const float *x0 = xp + c0 * g->Lin + f0, *w0 = w + co * CKK + c0 * KK;
         for (int64_t i = 0; i < n; i++) {
             const float *xs = x0 + tp->off[i];
-            v16 xv[NV];
+            vf xv[NV];
             for (int j = 0; j < nv; j++)
                 LD(xv[j], xs + VL * j);
             for (int r = 0; r < mr; r++) {
@@ -192,6 +223,7 @@ MICRO(1, 3)
 MICRO(2, 3)
 MICRO(3, 3)
 MICRO(4, 3)
+#if !CONV_AVX2
 MICRO(1, 4)
 MICRO(2, 4)
 MICRO(3, 4)
@@ -204,11 +236,16 @@ MICRO(1, 6)
 MICRO(2, 6)
 MICRO(3, 6)
 MICRO(4, 6)
+#endif
 /* [vectors - 1][channels] */
 static micro_fn *const micros[NV][5] = {
     {NULL, micro1_1, micro2_1, micro3_1, micro4_1}, {NULL, micro1_2, micro2_2, micro3_2, micro4_2},
-    {NULL, micro1_3, micro2_3, micro3_3, micro4_3}, {NULL, micro1_4, micro2_4, micro3_4, micro4_4},
-    {NULL, micro1_5, micro2_5, micro3_5, micro4_5}, {NULL, micro1_6, micro2_6, micro3_6, micro4_6}};
+    {NULL, micro1_3, micro2_3, micro3_3, micro4_3},
+#if !CONV_AVX2
+    {NULL, micro1_4, micro2_4, micro3_4, micro4_4}, {NULL, micro1_5, micro2_5, micro3_5, micro4_5},
+    {NULL, micro1_6, micro2_6, micro3_6, micro4_6},
+#endif
+};
 
 /* n floats; the rows here are 4 to a few hundred floats, where a memcpy
  * call per row cost ~13% of a 32x32 layer.  The last vector overlaps the
@@ -218,7 +255,7 @@ static micro_fn *const micros[NV][5] = {
 static inline void copy(float *d, const float *s, int64_t n)
 {
     if (n >= VL) {
-        v16 v;
+        vf v;
         for (int64_t i = 0; i + VL <= n; i += VL) {
             LD(v, s + i);
             ST(d + i, v);
@@ -236,13 +273,12 @@ static inline void copy(float *d, const float *s, int64_t n)
             d[i] = s[i];
 }
 
-/* Lanes of two vectors a, b (0-15 of a, 16-31 of b) picked into one: the
- * same operation under clang's and gcc's names. */
+/* Lanes of two vectors a, b (0 to VL - 1 of a, VL to 2 VL - 1 of b)
+ * picked into one: the same operation under clang's and gcc's names. */
 #if defined(__clang__)
 #define SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
 #else
-typedef int32_t v16i __attribute__((vector_size(64)));
-#define SHUF(a, b, ...) __builtin_shuffle(a, b, (v16i){__VA_ARGS__})
+#define SHUF(a, b, ...) __builtin_shuffle(a, b, (vfi){__VA_ARGS__})
 #endif
 
 /* A row's even and odd elements apart: ev[k] = s[2 k], od[k] = s[2 k + 1]
@@ -255,11 +291,16 @@ static inline void deinterleave(float *restrict ev, float *restrict od, const fl
 {
     int64_t k = 0;
     for (; 2 * k + 2 * VL <= n; k += VL) {
-        v16 a, b;
+        vf a, b;
         LD(a, s + 2 * k);
         LD(b, s + 2 * k + VL);
-        const v16 e = SHUF(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        const v16 o = SHUF(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#if CONV_AVX2
+        const vf e = SHUF(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+        const vf o = SHUF(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+        const vf e = SHUF(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const vf o = SHUF(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#endif
         ST(ev + k, e);
         ST(od + k, o);
     }
@@ -277,11 +318,16 @@ static inline void interleave(float *restrict d, const float *restrict ev, const
 {
     int64_t k = 0;
     for (; 2 * k + 2 * VL <= n; k += VL) {
-        v16 e, o;
+        vf e, o;
         LD(e, ev + k);
         LD(o, od + k);
-        const v16 a = SHUF(e, o, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        const v16 b = SHUF(e, o, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+#if CONV_AVX2
+        const vf a = SHUF(e, o, 0, 8, 1, 9, 2, 10, 3, 11);
+        const vf b = SHUF(e, o, 4, 12, 5, 13, 6, 14, 7, 15);
+#else
+        const vf a = SHUF(e, o, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        const vf b = SHUF(e, o, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+#endif
         ST(d + 2 * k, a);
         ST(d + 2 * k + VL, b);
     }
@@ -902,15 +948,15 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
 }
 #endif
 
-/* Without AVX-512 (the avx2 and generic builds, and conv.c compiled alone
- * for another target) the kernels below run the columns instead
+/* Without AVX-512 or AVX2 + FMA (the generic build, and conv.c compiled
+ * alone for another target) the kernels below run the columns instead
  * (conv_cols.c): their work sizes (nnc_conv.h) hold either.  The public
  * nnc_conv_direct_ok() answers for the build that nnc_isa() selects
  * (dispatch.c).  A test builds conv.c with NNC_CONV_DIRECT_ALWAYS to run
  * the direct kernels on any machine. */
 int NNC_ISA_FN(nnc_conv_direct_ok)(void)
 {
-#if defined(__AVX512F__) || defined(NNC_CONV_DIRECT_ALWAYS)
+#if defined(__AVX512F__) || CONV_AVX2 || defined(NNC_CONV_DIRECT_ALWAYS)
     return 1;
 #else
     return 0;
@@ -1079,7 +1125,11 @@ void NNC_ISA_FN(nnc_conv2d_s2_bwd_data_f32)(int64_t N, const float *dy, const fl
  * positions a step (4 with one channel vector, 2 with two) at stride 1
  * and 2, where input value j of a row serves every (p, kx) with p S + kx
  * = j: 6 broadcasts for 12 FMAs of a 3-wide row at stride 1 (16-channel
- * layers 1.3x faster). */
+ * layers 1.3x faster).  AVX2 (16 registers): vectors of 8 and at most 12
+ * accumulators, 2 channel vectors x 2 rows x 3 taps a position, or 1 x 4
+ * x 3 two positions a step; of the blocks tried, these were fastest on
+ * 16- to 128-channel layers (4 x 1 x 3 and 2 x 2 x 3 at two positions
+ * need 17 registers: up to 1.6x slower on 13x13 96-channel layers). */
 enum { WACC = 25 };
 
 /* The micro-kernel for vectors of type VT (VN floats; VU: the same at float
@@ -1135,7 +1185,9 @@ enum { WACC = 25 };
             for (int k = 0; k < cv; k++) \
                 *(VU *)(acc + j * Fp + VN * k) += a[j * cv + k]; \
     }
+#if !CONV_AVX2
 DEF_WMICRO(wmicro, v16, v16u, 16)
+#endif
 DEF_WMICRO(wmicro8, v8, v8u, 8)
 
 typedef struct {
@@ -1156,6 +1208,39 @@ typedef struct {
         else \
             body(rows, dyT, acc, OH, OW, Pp, S, Fp, cv, R, kw, 1); \
     }
+#if CONV_AVX2
+/* AVX2: 8-float vectors, at most 12 accumulators in its 16 registers */
+WMICRO(wmicro8, a8, 1, 4, 3, 2)
+WMICRO(wmicro8, a8, 2, 2, 3, 1)
+WMICRO(wmicro8, a8, 1, 2, 3, 2)
+WMICRO(wmicro8, a8, 1, 1, 3, 2)
+WMICRO(wmicro8, a8, 1, 2, 5, 2)
+WMICRO(wmicro8, a8, 2, 1, 5, 1)
+WMICRO(wmicro8, a8, 1, 1, KW, 1)
+WMICRO(wmicro8, a8, 2, 1, KW, 1)
+enum { WRUN = 12 }; /* the generic instance's accumulators */
+
+/* the instance for KW and the rem channel vectors left (2 or 1) */
+static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
+{
+    static const wkernel k3[2] = {{1, 4, a8_1_4_3}, {2, 2, a8_2_2_3}};
+    static const wkernel k5[2] = {{1, 2, a8_1_2_5}, {2, 1, a8_2_1_5}};
+    static const wkernel kk[2] = {{1, 1, a8_1_1_KW}, {2, 1, a8_2_1_KW}};
+    (void)vn;
+    const wkernel *t = KW == 3 ? k3 : KW == 5 ? k5 : kk;
+    return &t[rem >= 2];
+}
+
+/* the last rows (c, ky) of a one-vector 3-wide block: 1 or 2 */
+static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn)
+{
+    static const wkernel t8[2] = {{1, 1, a8_1_1_3}, {1, 2, a8_1_2_3}};
+    (void)vn;
+    if (rem >= k->R || k->cv != 1 || KW != 3)
+        return k;
+    return rem <= 1 ? &t8[0] : &t8[1];
+}
+#else
 WMICRO(wmicro, w16, 1, 8, 3, 4)
 WMICRO(wmicro, w16, 2, 4, 3, 2)
 WMICRO(wmicro, w16, 4, 2, 3, 1)
@@ -1179,6 +1264,8 @@ WMICRO(wmicro8, w8, 1, 1, KW, 1)
  * them), of vn = 16 floats, or of 8 (one vector: F <= 8, where 16 lanes
  * would be half empty; AVX-512 machines run two 8-float FMAs a cycle
  * where they run one of 16) */
+enum { WRUN = 24 }; /* the generic instance's accumulators */
+
 static const wkernel *pick(int64_t rem, int64_t KW, int64_t vn)
 {
     static const wkernel k3[3] = {{1, 8, w16_1_8_3}, {2, 4, w16_2_4_3}, {4, 2, w16_4_2_3}};
@@ -1209,6 +1296,8 @@ static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn
     return rem <= 1 ? &t[0] : rem <= 2 ? &t[1] : rem <= 4 ? &t[2] : k;
 }
 
+#endif
+
 /* The kernel's gradient at stride 1 with few output channels (F <= 8:
  * lenet5's first layer, F = 6, C = 1), where vectors over the channels
  * are mostly empty lanes and dy's transposition costs more than the
@@ -1217,13 +1306,13 @@ static const wkernel *tail(const wkernel *k, int64_t rem, int64_t KW, int64_t vn
  * accumulators, 16 lane sums per (f, tap) kept over the batch and added
  * up once at the end.  NT = 24 / F, a constant per instance. */
 static inline __attribute__((always_inline)) void pmicro(const float *xp, const float *dyp, float *accv,
-                                                         const int64_t *off, int64_t Lg, int mr, int nt)
+                                                         const int64_t *off, int64_t Lg, int64_t ntl, int mr, int nt)
 {
-    v16 a[24];
+    vf a[24];
     for (int j = 0; j < mr * nt; j++)
-        a[j] = (v16){0};
+        a[j] = (vf){0};
     for (int64_t v = 0; v < Lg; v += VL) {
-        v16 d[8], xv[24];
+        vf d[8], xv[24];
         for (int r = 0; r < mr; r++)
             LD(d[r], dyp + r * Lg + v);
         for (int t = 0; t < nt; t++)
@@ -1232,21 +1321,25 @@ static inline __attribute__((always_inline)) void pmicro(const float *xp, const 
             for (int t = 0; t < nt; t++)
                 a[r * nt + t] += d[r] * xv[t];
     }
-    /* accv[r][t]: this block's NT taps of channel r, VL lanes each */
+    /* accv[r][t]: taps t of channel r, of the block's ntl, VL lanes each */
     for (int r = 0; r < mr; r++)
         for (int t = 0; t < nt; t++) {
-            v16 u;
-            LD(u, accv + (r * nt + t) * VL);
+            vf u;
+            LD(u, accv + (r * ntl + t) * VL);
             u += a[r * nt + t];
-            ST(accv + (r * nt + t) * VL, u);
+            ST(accv + (r * ntl + t) * VL, u);
         }
 }
-typedef void pmicro_fn(const float *, const float *, float *, const int64_t *, int64_t);
-/* NT = 24 / MR: the accumulators of a block */
+typedef void pmicro_fn(const float *, const float *, float *, const int64_t *, int64_t, int64_t);
+/* The accumulators of an instance: MR channels x NT = PACC / MR taps, all
+ * of a block's 24 / F at AVX-512; at AVX2 (16 registers) 12, so a block
+ * of taps goes in PACC / F at a time. */
+enum { PACC = CONV_AVX2 ? 12 : 24 };
 #define PMICRO(mr) \
-    static void pmicro##mr(const float *xp, const float *dyp, float *accv, const int64_t *off, int64_t Lg) \
+    static void pmicro##mr(const float *xp, const float *dyp, float *accv, const int64_t *off, int64_t Lg, \
+                           int64_t ntl) \
     { \
-        pmicro(xp, dyp, accv, off, Lg, mr, 24 / (mr)); \
+        pmicro(xp, dyp, accv, off, Lg, ntl, mr, PACC / (mr)); \
     }
 PMICRO(1)
 PMICRO(2)
@@ -1283,7 +1376,10 @@ static void filter_by_positions(int64_t N, const float *dy, const float *x, floa
                 const int64_t i = k * nt + t < CKK ? k * nt + t : 0, c = i / KK, q = i % KK;
                 off[t] = c * Lin + q / KW * Pp + q % KW;
             }
-            fns[F](xp, dyp, accv + k * F * nt * VL, off, Lg);
+            /* PACC / F taps a call (24 / F is a multiple of 12 / F for
+             * every F <= 8) */
+            for (int64_t t0 = 0; t0 < nt; t0 += PACC / F)
+                fns[F](xp, dyp, accv + (k * F * nt + t0) * VL, off + t0, Lg, nt);
         }
     }
     for (int64_t k = 0; k < nblk; k++)
@@ -1336,11 +1432,36 @@ static inline void transpose16(float *dst, int64_t ds, const float *src, int64_t
     }
     _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ds, r[i]);
 }
+#elif CONV_AVX2
+/* the same for 8x8 at AVX2: unpack pairs, then pairs of pairs, then the
+ * 128-bit halves (24 shuffles for 64 values) */
+static inline void transpose8(float *dst, int64_t ds, const float *src, int64_t ss)
+{
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(src + i * ss);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int j = 0; j < 2; j++) {
+            r[i + j] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], 0x44);
+            r[i + j + 2] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], 0xEE);
+        }
+    /* r[0..3]: rows 0-3's columns (0, 2, 1, 3) in the low half and (4, 6, 5, 7)
+     * in the high one; r[4..7] rows 4-7's */
+    static const int col[4] = {0, 2, 1, 3};
+    for (int j = 0; j < 4; j++) {
+        _mm256_storeu_ps(dst + col[j] * ds, _mm256_permute2f128_ps(r[j], r[j + 4], 0x20));
+        _mm256_storeu_ps(dst + (col[j] + 4) * ds, _mm256_permute2f128_ps(r[j], r[j + 4], 0x31));
+    }
+}
 #endif
 
 /* dst[p][f] = src[f][p] for f < F, p < np: dst rows of pitch ds, src rows
- * of pitch ss; 16x16 blocks where AVX-512 is, one value at a time for the
- * rest */
+ * of pitch ss; 16x16 blocks where AVX-512 is (8x8 at AVX2), one value at a
+ * time for the rest */
 static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int64_t F, int64_t np)
 {
     int64_t f16 = 0, p16 = 0; /* the blocks cover f < f16, p < p16 */
@@ -1349,6 +1470,11 @@ static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int6
     for (int64_t f0 = 0; f0 < f16; f0 += 16)
         for (int64_t p = 0; p < p16; p += 16)
             transpose16(dst + p * ds + f0, ds, src + f0 * ss + p, ss);
+#elif CONV_AVX2
+    f16 = F / 8 * 8, p16 = np / 8 * 8;
+    for (int64_t f0 = 0; f0 < f16; f0 += 8)
+        for (int64_t p = 0; p < p16; p += 8)
+            transpose8(dst + p * ds + f0, ds, src + f0 * ss + p, ss);
 #endif
     for (int64_t f = 0; f < F; f++)
         for (int64_t p = f < f16 ? p16 : 0; p < np; p++)
@@ -1397,8 +1523,8 @@ void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const flo
                  * runtime.conv_native caught it) */
                 const wkernel *k = pick(Fp / vn - cb, KW, vn);
                 /* the generic instance (R = 1) takes the row's taps in runs
-                 * of at most 24 / cv, its accumulators */
-                const int64_t run = KW == 3 || KW == 5 ? KW : 24 / k->cv;
+                 * of at most WRUN / cv, its accumulators */
+                const int64_t run = KW == 3 || KW == 5 ? KW : WRUN / k->cv;
                 for (int64_t q0 = 0; q0 < CKH;) {
                     const wkernel *kq = tail(k, CKH - q0, KW, vn);
                     for (int64_t kx0 = 0; kx0 < KW; kx0 += run) {

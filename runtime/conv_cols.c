@@ -2,9 +2,9 @@
  * generated code's kernel for the layers that conv.c's direct kernels do
  * not take (kernel.c: KERNEL_COLUMNS and KERNEL_GEMM, and every
  * convolution in double), and the direct kernels' own path where the
- * instruction set is not AVX-512 (nnc_conv_direct_ok).  Compiled once per
- * instruction set as they are (nnc_isa.h): the copies of im2col and
- * col2im vectorize, and every build gives the same bits.
+ * instruction set is neither AVX-512 nor AVX2 (nnc_conv_direct_ok).
+ * Compiled once per instruction set as they are (nnc_isa.h): the copies
+ * of im2col and col2im vectorize, and every build gives the same bits.
  *
  * One example at a time: its columns [C*KH*KW, OH*OW] (im2col) go to the
  * work buffer, which stays in cache (the whole batch's, tens of MB, were

@@ -4,7 +4,7 @@
  * reserves the buffer in the generated model's arena: one formula, so the
  * two cannot disagree (the convolution kernels also check the length they
  * are given).  A direct kernel's work holds the columns' too: without
- * AVX-512 it runs the columns instead (nnc_conv_direct_ok).
+ * AVX-512 or AVX2 it runs the columns instead (nnc_conv_direct_ok).
  *
  * A stride-1 convolution pads each image into channels of Lin floats whose
  * rows have pitch Pp = W + pw: a row's pw zeros on the right are the next

@@ -223,11 +223,11 @@ float nnc_clip_grad_norm(float *g, size_t n, float max_norm);
  * the compiler chose, kernel.c.) */
 
 /* Whether the runtime runs the direct kernels below faster than im2col
- * and a GEMM, at the instruction set nnc_isa() names: 1 at AVX-512 (the
- * kernels' 16-float accumulators fill its 32 vector registers and spill
- * with fewer), 0 otherwise, where each of them runs the columns instead
- * (nnc_conv2d_cols_f32 and its gradients, below): the same results as
- * calling those. */
+ * and a GEMM, at the instruction set nnc_isa() names: 1 at AVX-512 and at
+ * AVX2 + FMA (each build with register blocks that fit its 32 or 16
+ * vector registers), 0 at the generic one, where each of them runs the
+ * columns instead (nnc_conv2d_cols_f32 and its gradients, below): the
+ * same results as calling those. */
 int nnc_conv_direct_ok(void);
 
 /* Stride-1 NCHW convolution of N examples in float without im2col:

@@ -4,7 +4,10 @@
  * to 130 (a last block shorter than the others, more than the 64-channel
  * block limit), data with a large mean (the two-pass variance), and the
  * relu mask: a select, so dy of inf or NaN where the mask is 0 (or -0,
- * or NaN) must contribute nothing.
+ * or NaN) must contribute nothing.  Where the kernels are built per
+ * instruction set (NNC_TEST_ISA_VARIANTS), every build the CPU runs must
+ * give the same bits (bn.c: the same 16 lanes, summed in the same order,
+ * whether in one 16-float vector or two of 8).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +25,48 @@ static double urand(unsigned *s)
 
 /* relative error against the scale of the terms summed */
 static int close_to(double got, double want, double scale) { return fabs(got - want) <= 2e-6 * scale + 1e-30; }
+
+#if defined(NNC_TEST_ISA_VARIANTS)
+#define BN_VARIANTS(s) \
+    void nnc_bn_stats_f32_serial_##s(int64_t, int64_t, int64_t, const float *, float *, int64_t, int64_t); \
+    void nnc_bn_grads_f32_serial_##s(int64_t, int64_t, int64_t, const float *, const float *, const float *, \
+                                     const float *, double, float *, int64_t, int64_t);
+BN_VARIANTS(generic)
+BN_VARIANTS(avx2)
+BN_VARIANTS(avx512)
+
+/* each build the CPU has against the generic one, bit for bit, on the
+ * channels [1, C) (a range not starting at 0), masked and not */
+static void same_bits(int64_t N, int64_t C, int64_t L, const float *x, const float *dy, const float *m)
+{
+    typedef void stats_fn(int64_t, int64_t, int64_t, const float *, float *, int64_t, int64_t);
+    typedef void grads_fn(int64_t, int64_t, int64_t, const float *, const float *, const float *, const float *, double,
+                          float *, int64_t, int64_t);
+    static stats_fn *const stats[3] = {nnc_bn_stats_f32_serial_generic, nnc_bn_stats_f32_serial_avx2,
+                                       nnc_bn_stats_f32_serial_avx512};
+    static grads_fn *const grads[3] = {nnc_bn_grads_f32_serial_generic, nnc_bn_grads_f32_serial_avx2,
+                                       nnc_bn_grads_f32_serial_avx512};
+    __builtin_cpu_init();
+    const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const int v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    const size_t n2 = (size_t)(2 * C);
+    float *st[3], *g[3], *gm[3];
+    for (int k = 0; k < 3; k++)
+        st[k] = calloc(n2, sizeof(float)), g[k] = calloc(n2, sizeof(float)), gm[k] = calloc(n2, sizeof(float));
+    for (int k = 0; k < 1 + v3 + v4; k++) {
+        stats[k](N, C, L, x, st[k], 1 < C ? 1 : 0, C);
+        grads[k](N, C, L, dy, x, NULL, st[0], 1e-5, g[k], 1 < C ? 1 : 0, C);
+        grads[k](N, C, L, dy, x, m, st[0], 1e-5, gm[k], 1 < C ? 1 : 0, C);
+        CHECKF(!memcmp(st[k], st[0], n2 * sizeof(float)) && !memcmp(g[k], g[0], n2 * sizeof(float)) &&
+                   !memcmp(gm[k], gm[0], n2 * sizeof(float)),
+               "N%lld C%lld L%lld: build %d's sums differ from the generic build's", (long long)N, (long long)C,
+               (long long)L, k);
+    }
+    for (int k = 0; k < 3; k++)
+        free(st[k]), free(g[k]), free(gm[k]);
+}
+#endif
 
 static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned seed)
 {
@@ -88,6 +133,9 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
         CHECKF(close_to(gm[C + c], md, amd), "N%lld C%lld L%lld c%lld: masked sum dy %.9g want %.9g", (long long)N,
                (long long)C, (long long)L, (long long)c, gm[C + c], md);
     }
+#if defined(NNC_TEST_ISA_VARIANTS)
+    same_bits(N, C, L, x, df, m);
+#endif
     free(x), free(dy), free(m), free(st), free(g), free(gm), free(df);
 }
 
@@ -98,6 +146,7 @@ int main(void)
     static const int64_t shapes[][3] = {
         {4, 3, 1},   {5, 130, 1},  {3, 7, 15},  {2, 5, 16},   {3, 6, 17},  {2, 70, 16}, {4, 16, 64},
         {3, 65, 64}, {2, 9, 100},  {2, 4, 1024}, {2, 3, 1030}, {32, 64, 64}, {1, 1, 33},
+        {3, 5, 49},  {2, 3, 169},  {2, 2, 4096}, {4, 24, 784},
     };
     unsigned seed = 7;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

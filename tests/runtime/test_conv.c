@@ -8,10 +8,11 @@
  * and infinities there; stride 2; and the gradient for the
  * kernel at any stride.
  * ctest runs it under each instruction set (runtime.conv.<isa>, NNC_ISA):
- * at avx512 the direct kernels run; at avx2 and generic their fallback,
- * the columns (conv_cols.c), runs through the same cases, and the test
- * checks that the fallback gives bit for bit what the columns functions
- * give when called themselves.  The -O3 -march=native build
+ * at avx512 and avx2 the direct kernels run (16-float vectors at avx512,
+ * 8-float ones at avx2, each with its own register blocks); at generic
+ * their fallback, the columns (conv_cols.c), runs through the same cases,
+ * and the test checks that the fallback gives bit for bit what the
+ * columns functions give when called themselves.  The -O3 -march=native build
  * (rt_test_conv_native) runs the direct kernels on any machine
  * (NNC_CONV_DIRECT_ALWAYS), compiled as the benchmark compiles them.
  * The work buffer is exactly the size the kernel asks for, with guard
@@ -467,6 +468,16 @@ int main(void)
     for (int w = 13; w <= 17; w++)
         one_case(&seed, 2, 3, 5, w, 5, 3, 3, 1);
     one_case(&seed, 1, 2, 2, 5, 3, 1, 3, 1);
+    /* the AVX2 blocks (4 channels x 3 vectors of 8: grids ending in 1 or 2
+     * vectors): odd channel counts, F off the blocks of 4 and of 8, images
+     * 7x7, 13x13 and 64x64, padding 0 to 2, 5x5 kernels */
+    one_case(&seed, 2, 5, 7, 7, 12, 3, 3, 1);
+    one_case(&seed, 2, 9, 13, 13, 21, 3, 3, 1);
+    one_case(&seed, 1, 3, 64, 64, 10, 3, 3, 1);
+    one_case(&seed, 2, 7, 13, 13, 11, 5, 5, 2);
+    one_case(&seed, 1, 6, 7, 7, 9, 5, 5, 0);
+    one_case(&seed, 2, 17, 7, 7, 13, 5, 5, 1);
+    one_case(&seed, 1, 24, 13, 13, 19, 3, 3, 0);
     /* more taps than one run of the offset table (4096): C K K = 4608 */
     one_case(&seed, 1, 512, 3, 3, 5, 3, 3, 1);
     /* a grid of more than 4096 vectors (261 x 260 positions): the copy out
@@ -490,6 +501,10 @@ int main(void)
     s2_case(&seed, 1, 2, 5, 67, 3, 3, 3, 1);
     s2_case(&seed, 2, 6, 15, 13, 10, 3, 3, 1);
     s2_case(&seed, 1, 3, 11, 12, 17, 5, 3, 1);
+    s2_case(&seed, 2, 7, 13, 13, 9, 3, 3, 1);
+    s2_case(&seed, 1, 3, 64, 64, 5, 3, 3, 1); /* rows of 64: whole vectors */
+    s2_case(&seed, 2, 5, 7, 7, 11, 5, 5, 2);
+    s2_case(&seed, 1, 9, 14, 14, 17, 3, 3, 0);
     s2_case(&seed, 1, 520, 4, 4, 3, 3, 3, 1); /* forward: C K K > 4096 */
     s2_case(&seed, 1, 3, 6, 6, 1100, 2, 2, 0); /* F x 4 taps > 4096: runs of the phase's tap table */
     /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
@@ -531,6 +546,16 @@ int main(void)
     /* F <= 8 at stride 1: by positions, each channel count */
     for (int F = 1; F <= 8; F++)
         filter_case(&seed, 2, 3 - F % 3, 7 + F, 9, F, 1 + F % 5, 5 - F % 3, 1, F % 3);
+    /* AVX2's blocks: 1 and 2 channel vectors of 8, their rows' tails
+     * (C KH = 3 to 27), F off 8, 7x7, 13x13 and 64x64 images, padding 0
+     * to 2, strides 1 and 2 */
+    filter_case(&seed, 2, 3, 13, 13, 9, 3, 3, 1, 1);
+    filter_case(&seed, 2, 5, 7, 7, 20, 3, 3, 1, 0);
+    filter_case(&seed, 2, 9, 13, 13, 27, 3, 3, 2, 1);
+    filter_case(&seed, 1, 2, 64, 64, 12, 3, 3, 1, 1);
+    filter_case(&seed, 2, 7, 13, 13, 11, 5, 5, 1, 2);
+    filter_case(&seed, 2, 4, 7, 7, 19, 5, 5, 2, 2);
+    filter_case(&seed, 2, 3, 9, 9, 25, 4, 4, 1, 1);
     /* 8-float vectors: F <= 8 */
     filter_case(&seed, 2, 4, 10, 10, 8, 3, 3, 1, 1);
     filter_case(&seed, 2, 2, 11, 9, 1, 5, 5, 2, 2);
