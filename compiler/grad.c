@@ -151,14 +151,14 @@ static Shape kept(const IrNode *n)
 }
 
 /* 1/count for a mean over `mask` of `s`: the batch dim contributes 1/n. */
-static int inv_count(Shape s, uint32_t mask)
+static int inv_count(const Shape *s, uint32_t mask)
 {
     double c = 1;
     int npow = 0;
-    for (int i = 0; i < s.nd; i++)
+    for (int i = 0; i < s->nd; i++)
         if (mask & (1u << i)) {
-            c *= (double)s.d[i];
-            if (i == s.bd)
+            c *= (double)s->d[i];
+            if (i == s->bd)
                 npow = -1;
         }
     return cst(1.0 / c, npow);
@@ -365,7 +365,7 @@ static void d_sum(const Rule *r)
 {
     int t = bw(IR_EXPAND, shp(r->x), 1, (int[]){reshape(r->dy, kept(r->n))});
     if (r->n->op == IR_MEAN)
-        t = b2(IR_MUL, t, inv_count(shp(r->x), r->n->axes));
+        t = b2(IR_MUL, t, inv_count(&G->nodes[r->x].shape, r->n->axes));
     acc(r->x, t);
 }
 
@@ -400,7 +400,8 @@ static void d_cross_entropy(const Rule *r)
 static void d_mse(const Rule *r)
 {
     uint32_t all = (1u << shp(r->x).nd) - 1;
-    int d = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, r->x, r->b), b2(IR_MUL, inv_count(shp(r->x), all), cst(2, 0))), r->dy);
+    int d = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, r->x, r->b), b2(IR_MUL, inv_count(&G->nodes[r->x].shape, all), cst(2, 0))),
+               r->dy);
     if (need(r, 0))
         acc(r->x, d);
     if (need(r, 1))
@@ -411,7 +412,7 @@ static void d_mse(const Rule *r)
 static void d_bce_logits(const Rule *r)
 {
     uint32_t all = (1u << shp(r->x).nd) - 1;
-    int scale = b2(IR_MUL, inv_count(shp(r->x), all), r->dy);
+    int scale = b2(IR_MUL, inv_count(&G->nodes[r->x].shape, all), r->dy);
     if (need(r, 0))
         acc(r->x, b2(IR_MUL, b2(IR_SUB, b1(IR_SIGMOID, r->x), r->b), scale));
     if (need(r, 1))
@@ -483,7 +484,7 @@ static void d_batch_norm(const Rule *r)
     if (n->op == IR_BN_STATS) {
         int dmean = stats_row(dy, 0, k), dvar = stats_row(dy, 1, k), mean = stats_row(r->y, 0, k);
         int dv = b2(IR_MUL, b2(IR_MUL, b2(IR_SUB, x, mean), dvar), cst(2, 0));
-        acc(x, b2(IR_MUL, b2(IR_ADD, dv, dmean), inv_count(xs, mask)));
+        acc(x, b2(IR_MUL, b2(IR_ADD, dv, dmean), inv_count(&xs, mask)));
         return;
     }
     int w = n->in[2], b = n->in[3];
