@@ -114,15 +114,17 @@ $cc $warn -O2 -I"$cblas_inc" "$here/src/sgemm_peak.c" -lopenblas -o "$build/bin/
 $cc $warn -O2 "$here/src/fma_peak.c" -pthread -o "$build/bin/fma_peak"
 
 # ---- 2. threads ----------------------------------------------------------------
-# Set per run through the environment.  nnc has no threads of its own: at N
-# threads only its GEMMs run on N OpenBLAS threads.  PyTorch (Debian's: its
-# own kernels on libgomp threads, its GEMMs in OpenBLAS, which
-# torch.set_num_threads does not reach) runs at N threads in the fastest of
-# (torch N, BLAS 1), (torch 1, BLAS N), (torch N, BLAS N), per model.
-# Idle libgomp workers spin by default and starve OpenBLAS's threads
-# (PyTorch's mlp_big step on 2 threads measured 83 instead of 23 ms):
-# passive waiting is the fair setting, and does nothing for nnc (no OpenMP).
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+# Set per run through the environment.  nnc at N threads: OMP_NUM_THREADS=N,
+# its own OpenMP threads for its kernels, GEMMs (split by nnc over
+# single-threaded OpenBLAS) and generated loops, with libgomp's default
+# waiting, as a user gets it.  PyTorch (Debian's: its own kernels on libgomp
+# threads, its GEMMs in OpenBLAS, which torch.set_num_threads does not
+# reach) runs at N threads in the fastest of (torch N, BLAS 1), (torch 1,
+# BLAS N), (torch N, BLAS N), per model.  For PyTorch, idle libgomp workers
+# spin by default and starve OpenBLAS's threads (its mlp_big step on 2
+# threads measured 83 instead of 23 ms): passive waiting is its fair
+# setting (torch_wait).
+torch_wait=${OMP_WAIT_POLICY:-PASSIVE}
 unset OPENBLAS_CORETYPE 2>/dev/null || true
 # torch_modes T: "torch threads x BLAS threads" combinations tried at T threads
 torch_modes() {
@@ -141,7 +143,7 @@ log="$build/log.txt"
     echo "META date=$(date -u '+%Y-%m-%dT%H:%M:%SZ')"
     echo "META threads=$threads"
     echo "META builds=$builds"
-    echo "META omp_wait_policy=$OMP_WAIT_POLICY"
+    echo "META omp_wait_policy=PyTorch $torch_wait, nnc ${OMP_WAIT_POLICY:-default}"
     echo "META rounds=$rounds"
     echo "META min_time=$min_time"
     echo "META min_iters=$min_iters"
@@ -199,12 +201,12 @@ for r in $(seq 1 "$rounds"); do
             if [ "$side" = nnc ]; then
                 # shellcheck disable=SC2086
                 run_side "CONF=$conf TH=$t" "$m, nnc $conf, $t thread(s)" \
-                    env OPENBLAS_NUM_THREADS="$t" OMP_NUM_THREADS=1 "$build/bin/$conf/bench_$m" $steps
+                    env OMP_NUM_THREADS="$t" "$build/bin/$conf/bench_$m" $steps
             else
                 tt=${conf%x*} bt=${conf#*x}
                 # shellcheck disable=SC2086
                 run_side "CONF=torch-$conf TH=$t" "$m, PyTorch torch $tt x BLAS $bt threads" \
-                    env OPENBLAS_NUM_THREADS="$bt" OMP_NUM_THREADS="$tt" MKL_NUM_THREADS="$tt" \
+                    env OPENBLAS_NUM_THREADS="$bt" OMP_NUM_THREADS="$tt" MKL_NUM_THREADS="$tt" OMP_WAIT_POLICY="$torch_wait" \
                     "$python" "$here/src/torch_bench.py" "$m" --threads "$tt" $steps
             fi
         done
