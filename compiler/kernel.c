@@ -12,12 +12,10 @@
  *   KERNEL_GEMM     1x1 kernels at stride 1 without padding: the image is
  *                   already the GEMM operand (no columns; conv_cols.c);
  *   KERNEL_DIRECT   the runtime's direct and Winograd kernels (conv.c), in
- *                   float.  They are fast only where the runtime has
- *                   AVX-512 (their 16-float accumulators fill its 32
- *                   registers; with AVX2's 16 they spill and ran at 4-7
- *                   GFLOP/s against ~50 for the columns), so elsewhere
- *                   they run the columns themselves (nnc_conv_direct_ok):
- *                   their work holds either;
+ *                   float: 16-float accumulators at AVX-512, 12 of 8
+ *                   floats at AVX2 (Winograd at AVX-512 only); in the
+ *                   generic build they run the columns themselves
+ *                   (nnc_conv_direct_ok): their work holds either;
  *   KERNEL_COLUMNS  one example at a time, its columns [C*KH*KW, OH*OW]
  *                   (im2col) and one GEMM (conv_cols.c).
  *
