@@ -8,11 +8,15 @@
  * declarations at its top are only those of the pointers it used
  * (end_body): nothing is unused at -Wall -Wextra.
  *
- * In float, each pass's code is one always-inline function, <name>_body,
- * that three others call: one compiled for AVX-512, one for AVX2 and the
- * pass itself, which picks one of them by nnc_isa() (isa_variants).  So
- * a file built for baseline x86-64 still runs vector code where the CPU
- * has it.
+ * In float, each pass's code is printed three times, the same text: a
+ * function compiled for AVX-512, one for AVX2 and one for the file's own
+ * target, and the pass itself picks one of them by nnc_isa()
+ * (isa_variants).  So a file built for baseline x86-64 still runs vector
+ * code where the CPU has it.  (One always-inline body called from the
+ * three would be shorter, but OpenMP outlines a parallel loop from the
+ * function it is written in before inlining: the loops of such a body
+ * ran at the baseline target in every variant, resnet_small's step 30%
+ * slower than a -march=native build.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -139,36 +143,48 @@ static Sig pass_sig(Emitter *e, const char *ret, const char *pass, int inputs, i
  * double code, for the finite-difference checks, once. */
 static int multi_isa(Emitter *e) { return !e->opt->f64; }
 
-/* Opens the function that holds a pass's code: the always-inline body
- * `<name>_body` that isa_variants calls, or in double the pass itself. */
+/* Opens the function that holds a pass's code: in float, the code goes
+ * to memory, for isa_variants to print once per instruction set; in
+ * double, the pass itself. */
 static void open_pass(Emitter *e, Sig s)
 {
-    if (multi_isa(e))
-        P(e, "static NNC_ALWAYS_INLINE %s %s_body(%s)\n{\n", s.ret, s.name, s.params);
-    else
+    if (multi_isa(e)) {
+        e->pass_out = e->out;
+        e->out = open_memstream(&e->pass_text, &e->pass_len);
+        if (!e->out)
+            abort();
+    } else {
         P(e, "%s%s %s(%s)\n{\n", s.is_static ? "static " : "", s.ret, s.name, s.params);
+    }
 }
 
-/* After a body: its AVX-512 and AVX2 variants, each the body inlined and
- * vectorized for that target, then the pass, which runs `first` (eval's
- * inference pass) and the variant nnc_isa() names, or the body compiled
- * for the file's own target. */
+/* After a pass's code: the code as `<name>_generic`, compiled for the
+ * file's own target, then the same as `<name>_avx512` and `<name>_avx2`,
+ * each vectorized for that target, then the pass, which runs `first`
+ * (eval's inference pass) and the variant nnc_isa() names. */
 static void isa_variants(Emitter *e, Sig s, const char *first)
 {
     if (!multi_isa(e))
         return;
+    fclose(e->out);
+    e->out = e->pass_out;
     const char *ret = strcmp(s.ret, "void") ? "return " : "";
-    P(e, "#if NNC_MULTI_ISA\n");
-    P(e, "static NNC_TARGET_AVX512 %s %s_avx512(%s)\n{\n    %s%s_body(%s);\n}\n\n", s.ret, s.name, s.params, ret,
-      s.name, s.args);
-    P(e, "static NNC_TARGET_AVX2 %s %s_avx2(%s)\n{\n    %s%s_body(%s);\n}\n", s.ret, s.name, s.params, ret, s.name,
-      s.args);
+    P(e, "static %s %s_generic(%s)\n{\n", s.ret, s.name, s.params);
+    fwrite(e->pass_text, 1, e->pass_len, e->out);
+    P(e, "#if NNC_MULTI_ISA\n/* %s_generic's code, compiled for AVX-512 */\n", s.name);
+    P(e, "static NNC_TARGET_AVX512 %s %s_avx512(%s)\n{\n", s.ret, s.name, s.params);
+    fwrite(e->pass_text, 1, e->pass_len, e->out);
+    P(e, "/* %s_generic's code, compiled for AVX2 */\n", s.name);
+    P(e, "static NNC_TARGET_AVX2 %s %s_avx2(%s)\n{\n", s.ret, s.name, s.params);
+    fwrite(e->pass_text, 1, e->pass_len, e->out);
     P(e, "#endif\n\n");
+    free(e->pass_text);
+    e->pass_text = NULL;
     P(e, "%s%s %s(%s)\n{\n%s", s.is_static ? "static " : "", s.ret, s.name, s.params, first ? first : "");
     P(e, "#if NNC_MULTI_ISA\n");
     P(e, "    if (nnc_isa() == NNC_ISA_AVX512)\n        %s%s_avx512(%s);\n", ret, s.name, s.args);
     P(e, "    else if (nnc_isa() == NNC_ISA_AVX2)\n        %s%s_avx2(%s);\n", ret, s.name, s.args);
-    P(e, "    else\n#endif\n        %s%s_body(%s);\n}\n\n", ret, s.name, s.args);
+    P(e, "    else\n#endif\n        %s%s_generic(%s);\n}\n\n", ret, s.name, s.args);
 }
 
 /* The inference pass up to the output, a function of its own that forward

@@ -28,6 +28,9 @@ typedef struct Emitter {
     const char **names; /* per node: its identifier in this function (emit_names) */
     int in_backward;    /* inputs come from m->in_ (saved by train_forward) */
     FILE *file_out;     /* the file's stream while the body goes to memory */
+    FILE *pass_out;     /* the file's stream while a pass goes to memory (emit_fn.c) */
+    char *pass_text;    /* a pass's code, printed once per instruction set */
+    size_t pass_len;
     char *body_text;
     size_t body_len;
     /* the loop block being printed (emit_loop_begin .. emit_loop_end) */

@@ -99,7 +99,7 @@ int nnc_threads(void);
  * element operations), at most NNC_MAX_ITEMS; the compiler uses the same
  * rule for generated loops. */
 #define NNC_ITEM_COST 65536.0
-#define NNC_MAX_ITEMS 16
+#define NNC_MAX_ITEMS 8
 
 /* cblas_sgemm/dgemm (row-major) on the threads: the output in blocks of
  * rows or columns fixed by the shape, each one BLAS call, so every thread

@@ -74,7 +74,7 @@ int digits_load(digits *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static NNC_ALWAYS_INLINE void digits_infer_body(digits *m, int n, const float (*x)[64])
+static void digits_infer_generic(digits *m, int n, const float (*x)[64])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -125,15 +125,108 @@ static NNC_ALWAYS_INLINE void digits_infer_body(digits *m, int n, const float (*
 }
 
 #if NNC_MULTI_ISA
+/* digits_infer_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float (*x)[64])
 {
-    digits_infer_body(m, n, x);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 64] */
+    const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
+    const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
+    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
+    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    (void)x;
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_fc1_bias = fc1_bias;
+    const float *restrict const r_fc1_matmul = fc1_matmul;
+    float *restrict const r_fc1 = fc1;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 128; i1++)
+    {
+        const int64_t i = (i0) * 128 + i1;
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
+        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc2_bias = fc2_bias;
+    const float *restrict const r_fc2_matmul = fc2_matmul;
+    float *restrict const r_fc2 = fc2;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
+    }
+    }
 }
 
+/* digits_infer_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)[64])
 {
-    digits_infer_body(m, n, x);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 64] */
+    const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
+    const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
+    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
+    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    (void)x;
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_fc1_bias = fc1_bias;
+    const float *restrict const r_fc1_matmul = fc1_matmul;
+    float *restrict const r_fc1 = fc1;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 128; i1++)
+    {
+        const int64_t i = (i0) * 128 + i1;
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
+        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc2_bias = fc2_bias;
+    const float *restrict const r_fc2_matmul = fc2_matmul;
+    float *restrict const r_fc2 = fc2;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
+    }
+    }
 }
+
 #endif
 
 static void digits_infer(digits *m, int n, const float (*x)[64])
@@ -145,7 +238,7 @@ static void digits_infer(digits *m, int n, const float (*x)[64])
         digits_infer_avx2(m, n, x);
     else
 #endif
-        digits_infer_body(m, n, x);
+        digits_infer_generic(m, n, x);
 }
 
 void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
@@ -160,7 +253,7 @@ void digits_forward(digits *m, int n, const float (*x)[64], float (*out)[10])
     memcpy(out, fc2, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
-static NNC_ALWAYS_INLINE float digits_train_forward_body(digits *m, int n, const float (*x)[64], const int32_t *y)
+static float digits_train_forward_generic(digits *m, int n, const float (*x)[64], const int32_t *y)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -248,15 +341,182 @@ static NNC_ALWAYS_INLINE float digits_train_forward_body(digits *m, int n, const
 }
 
 #if NNC_MULTI_ISA
+/* digits_train_forward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, const float (*x)[64], const int32_t *y)
 {
-    return digits_train_forward_body(m, n, x, y);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 64] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
+    const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
+    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
+    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    m->n_ = n;
+    m->in_[0] = x;
+    m->lab_[0] = y;
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_fc1_bias = fc1_bias;
+    const float *restrict const r_fc1_matmul = fc1_matmul;
+    float *restrict const r_fc1 = fc1;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 128; i1++)
+    {
+        const int64_t i = (i0) * 128 + i1;
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
+        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc2_bias = fc2_bias;
+    const float *restrict const r_fc2_matmul = fc2_matmul;
+    float *restrict const r_fc2 = fc2;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
+    }
+    }
+    /* digits.nn:18  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc2 + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    return cross_entropy[0];
 }
 
+/* digits_train_forward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const float (*x)[64], const int32_t *y)
 {
-    return digits_train_forward_body(m, n, x, y);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 64] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const fc1_weight = P + 0; /* fc1.weight [128, 64] */
+    const float *const fc1_bias = P + 8192; /* fc1.bias [128] */
+    float *const fc1_matmul = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    const float *const fc2_bias = P + 9600; /* fc2.bias [10] */
+    float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    m->n_ = n;
+    m->in_[0] = x;
+    m->lab_[0] = y;
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_fc1_bias = fc1_bias;
+    const float *restrict const r_fc1_matmul = fc1_matmul;
+    float *restrict const r_fc1 = fc1;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 128; i1++)
+    {
+        const int64_t i = (i0) * 128 + i1;
+        const float v_fc1_add = r_fc1_matmul[i] + r_fc1_bias[i1];
+        r_fc1[i] = v_fc1_add > 0.0f ? v_fc1_add : 0.0f;
+    }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(128), 1.0f, fc1, (int)(128), fc2_weight, (int)(128), 0.0f, fc2_matmul, (int)(10));
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc2_bias = fc2_bias;
+    const float *restrict const r_fc2_matmul = fc2_matmul;
+    float *restrict const r_fc2 = fc2;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc2[i] = r_fc2_matmul[i] + r_fc2_bias[i1];
+    }
+    }
+    /* digits.nn:18  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc2 + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    return cross_entropy[0];
 }
+
 #endif
 
 float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t *y)
@@ -268,10 +528,10 @@ float digits_train_forward(digits *m, int n, const float (*x)[64], const int32_t
         return digits_train_forward_avx2(m, n, x, y);
     else
 #endif
-        return digits_train_forward_body(m, n, x, y);
+        return digits_train_forward_generic(m, n, x, y);
 }
 
-static NNC_ALWAYS_INLINE void digits_backward_body(digits *m)
+static void digits_backward_generic(digits *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -371,15 +631,206 @@ static NNC_ALWAYS_INLINE void digits_backward_body(digits *m)
 }
 
 #if NNC_MULTI_ISA
+/* digits_backward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
 {
-    digits_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 64] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const d_fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const d_fc2_bias = G + 9600; /* d fc2.bias [1, 10] */
+    float *const d_fc1 = (float *)(A + SB + 256 * MB); /* [N, 128] */
+    float *const d_fc2_weight = G + 8320; /* d fc2.weight [10, 128] */
+    float *const d_fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const d_fc1_bias = G + 8192; /* d fc1.bias [1, 128] */
+    float *const d_fc1_weight = G + 0; /* d fc1.weight [128, 64] */
+    const int n = m->n_;
+    (void)n;
+    /* digits.nn:18  cross_entropy(self(x), y) (backward) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            const float *row = fc2 + r * C;
+            float *d = d_fc2 + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc2 = d_fc2;
+    float *restrict const r_d_fc2_bias = d_fc2_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r_d_fc2_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+    }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r_fc1 = fc1;
+    const float *restrict const r_d_fc1 = d_fc1;
+    float *restrict const r_d_fc1_add = d_fc1_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 384 >= 32768)
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? r_d_fc1[i] : 0.0f;
+    }
+    }
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc1_add = d_fc1_add;
+    float *restrict const r_d_fc1_bias = d_fc1_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 128;
+        memset(r_d_fc1_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+    }
+    }
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
 }
 
+/* digits_backward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
 {
-    digits_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 64] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const fc1 = (float *)(A + SB + 128 * MB); /* [N, 128] */
+    const float *const fc2_weight = P + 8320; /* fc2.weight [10, 128] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const d_fc2 = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const d_fc2_bias = G + 9600; /* d fc2.bias [1, 10] */
+    float *const d_fc1 = (float *)(A + SB + 256 * MB); /* [N, 128] */
+    float *const d_fc2_weight = G + 8320; /* d fc2.weight [10, 128] */
+    float *const d_fc1_add = (float *)(A + SB + 0 * MB); /* [N, 128] */
+    float *const d_fc1_bias = G + 8192; /* d fc1.bias [1, 128] */
+    float *const d_fc1_weight = G + 0; /* d fc1.weight [128, 64] */
+    const int n = m->n_;
+    (void)n;
+    /* digits.nn:18  cross_entropy(self(x), y) (backward) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            const float *row = fc2 + r * C;
+            float *d = d_fc2 + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc2 = d_fc2;
+    float *restrict const r_d_fc2_bias = d_fc2_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r_d_fc2_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc2_bias[k] += r_d_fc2[r * K + k];
+    }
+    }
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(128), (int)(10), 1.0f, d_fc2, (int)(10), fc2_weight, (int)(128), 0.0f, d_fc1, (int)(128));
+    /* digits.nn:17  fc2: Dense(units: classes): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(128), (int)(n), 1.0f, d_fc2, (int)(10), fc1, (int)(128), 0.0f, d_fc2_weight, (int)(128));
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r_fc1 = fc1;
+    const float *restrict const r_d_fc1 = d_fc1;
+    float *restrict const r_d_fc1_add = d_fc1_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 384 >= 32768)
+    for (int64_t i = 0; i < 128 * (int64_t)n; i++) {
+        r_d_fc1_add[i] = r_fc1[i] > 0.0f ? r_d_fc1[i] : 0.0f;
+    }
+    }
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc1_add = d_fc1_add;
+    float *restrict const r_d_fc1_bias = d_fc1_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 128;
+        memset(r_d_fc1_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc1_bias[k] += r_d_fc1_add[r * K + k];
+    }
+    }
+    /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
 }
+
 #endif
 
 void digits_backward(digits *m)
@@ -391,11 +842,11 @@ void digits_backward(digits *m)
         digits_backward_avx2(m);
     else
 #endif
-        digits_backward_body(m);
+        digits_backward_generic(m);
 }
 
 /* eval after the inference pass: the loss and the metrics. */
-static NNC_ALWAYS_INLINE void digits_eval_body(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
+static void digits_eval_generic(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 32;
@@ -457,15 +908,130 @@ static NNC_ALWAYS_INLINE void digits_eval_body(digits *m, int n, const float (*x
 }
 
 #if NNC_MULTI_ISA
+/* digits_eval_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
 {
-    digits_eval_body(m, n, x, y, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
+    /* digits.nn:18  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc2 + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* digits.nn:19  accuracy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t hits = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *row = fc2 + r * C;
+            int64_t best = 0;
+            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
+            hits += best == y_in[r];
+        }
+        accuracy[0] = (float)((double)hits / (double)rows);
+    }
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
 
+/* digits_eval_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
 {
-    digits_eval_body(m, n, x, y, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 32;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
+    /* digits.nn:18  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc2 + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* digits.nn:19  accuracy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t hits = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *row = fc2 + r * C;
+            int64_t best = 0;
+            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
+            hits += best == y_in[r];
+        }
+        accuracy[0] = (float)((double)hits / (double)rows);
+    }
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
+
 #endif
 
 void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float *loss, float *metrics)
@@ -478,6 +1044,6 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
         digits_eval_avx2(m, n, x, y, loss, metrics);
     else
 #endif
-        digits_eval_body(m, n, x, y, loss, metrics);
+        digits_eval_generic(m, n, x, y, loss, metrics);
 }
 

@@ -91,7 +91,7 @@ int digits_cnn_load(digits_cnn *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const float (*x)[1][8][8])
+static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8][8])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 512;
@@ -222,15 +222,268 @@ static NNC_ALWAYS_INLINE void digits_cnn_infer_body(digits_cnn *m, int n, const 
 }
 
 #if NNC_MULTI_ISA
+/* digits_cnn_infer_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, const float (*x)[1][8][8])
 {
-    digits_cnn_infer_body(m, n, x);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 1, 8, 8] */
+    const float *const conv1_weight = P + 0; /* conv1.weight [32, 1, 3, 3] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    const float *const bn1_bias = P + 320; /* bn1.bias [32] */
+    const float *const bn1_running_mean = S + 0; /* bn1.running_mean [32] */
+    const float *const bn1_running_var = S + 32; /* bn1.running_var [32] */
+    float *const bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const act1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const pool1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
+    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    float *const bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const bn2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const act2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const pool2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    const float *const fc_bias = P + 21472; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    (void)x;
+    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
+    {
+    const float *restrict const r_bn1_running_var = bn1_running_var;
+    float *restrict const r_bn1_rsqrt = bn1_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_bn1_rsqrt[i] = 1.0f / sqrtf((r_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: + */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_bias = bn1_bias;
+    const float *restrict const r_bn1_running_mean = bn1_running_mean;
+    const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
+    float *restrict const r_bn1 = bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 6144 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
+        r_bn1[i] = (((r_conv1[i] - r_bn1_running_mean[i1]) * r_bn1_rsqrt[i1]) * r_bn1_weight[i1]) + r_bn1_bias[i1];
+    }
+    }
+    /* digits_cnn.nn:17  act1: ReLU: relu(x) */
+    {
+    const float *restrict const r_bn1 = bn1;
+    float *restrict const r_act1 = act1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
+        r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
+    }
+    }
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
+    {
+    const float *restrict const r_bn2_running_var = bn2_running_var;
+    float *restrict const r_bn2_rsqrt = bn2_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_bn2_rsqrt[i] = 1.0f / sqrtf((r_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: + */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_bias = bn2_bias;
+    const float *restrict const r_bn2_running_mean = bn2_running_mean;
+    const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
+    float *restrict const r_bn2 = bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 16; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
+        r_bn2[i] = (((r_conv2[i] - r_bn2_running_mean[i1]) * r_bn2_rsqrt[i1]) * r_bn2_weight[i1]) + r_bn2_bias[i1];
+    }
+    }
+    /* digits_cnn.nn:21  act2: ReLU: relu(x) */
+    {
+    const float *restrict const r_bn2 = bn2;
+    float *restrict const r_act2 = act2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 2048 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
+    }
+    }
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
 }
 
+/* digits_cnn_infer_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const float (*x)[1][8][8])
 {
-    digits_cnn_infer_body(m, n, x);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 1, 8, 8] */
+    const float *const conv1_weight = P + 0; /* conv1.weight [32, 1, 3, 3] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    const float *const bn1_bias = P + 320; /* bn1.bias [32] */
+    const float *const bn1_running_mean = S + 0; /* bn1.running_mean [32] */
+    const float *const bn1_running_var = S + 32; /* bn1.running_var [32] */
+    float *const bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const act1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    float *const pool1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
+    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    float *const bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const bn2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
+    float *const act2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
+    float *const pool2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 2, 2] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    const float *const fc_bias = P + 21472; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    (void)x;
+    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:16  bn1: BatchNorm: rsqrt(var + eps) */
+    {
+    const float *restrict const r_bn1_running_var = bn1_running_var;
+    float *restrict const r_bn1_rsqrt = bn1_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_bn1_rsqrt[i] = 1.0f / sqrtf((r_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: + */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_bias = bn1_bias;
+    const float *restrict const r_bn1_running_mean = bn1_running_mean;
+    const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
+    float *restrict const r_bn1 = bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 6144 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 64 + i2;
+        r_bn1[i] = (((r_conv1[i] - r_bn1_running_mean[i1]) * r_bn1_rsqrt[i1]) * r_bn1_weight[i1]) + r_bn1_bias[i1];
+    }
+    }
+    /* digits_cnn.nn:17  act1: ReLU: relu(x) */
+    {
+    const float *restrict const r_bn1 = bn1;
+    float *restrict const r_act1 = act1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 4096 >= 32768)
+    for (int64_t i = 0; i < 2048 * (int64_t)n; i++) {
+        r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
+    }
+    }
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
+    {
+    const float *restrict const r_bn2_running_var = bn2_running_var;
+    float *restrict const r_bn2_rsqrt = bn2_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_bn2_rsqrt[i] = 1.0f / sqrtf((r_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: + */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_bias = bn2_bias;
+    const float *restrict const r_bn2_running_mean = bn2_running_mean;
+    const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
+    float *restrict const r_bn2 = bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 16; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 16 + i2;
+        r_bn2[i] = (((r_conv2[i] - r_bn2_running_mean[i1]) * r_bn2_rsqrt[i1]) * r_bn2_weight[i1]) + r_bn2_bias[i1];
+    }
+    }
+    /* digits_cnn.nn:21  act2: ReLU: relu(x) */
+    {
+    const float *restrict const r_bn2 = bn2;
+    float *restrict const r_act2 = act2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 2048 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
+    }
+    }
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
 }
+
 #endif
 
 static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
@@ -242,7 +495,7 @@ static void digits_cnn_infer(digits_cnn *m, int n, const float (*x)[1][8][8])
         digits_cnn_infer_avx2(m, n, x);
     else
 #endif
-        digits_cnn_infer_body(m, n, x);
+        digits_cnn_infer_generic(m, n, x);
 }
 
 void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (*out)[10])
@@ -259,7 +512,7 @@ void digits_cnn_forward(digits_cnn *m, int n, const float (*x)[1][8][8], float (
     memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
-static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
+static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 512;
@@ -524,15 +777,536 @@ static NNC_ALWAYS_INLINE float digits_cnn_train_forward_body(digits_cnn *m, int 
 }
 
 #if NNC_MULTI_ISA
+/* digits_cnn_train_forward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
-    return digits_cnn_train_forward_body(m, n, x, y);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 1, 8, 8] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const conv1_weight = P + 0; /* conv1.weight [32, 1, 3, 3] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    const float *const bn1_bias = P + 320; /* bn1.bias [32] */
+    const float *const bn1_running_mean = S + 0; /* bn1.running_mean [32] */
+    const float *const bn1_running_var = S + 32; /* bn1.running_var [32] */
+    float *const bn1_st = (float *)(A + 0); /* [2, 32] */
+    float *const bn1_mu = (float *)(A + 64); /* [1, 32] */
+    float *const bn1_var = (float *)(A + 96); /* [1, 32] */
+    float *const bn1_add = (float *)(A + 128); /* [32] */
+    float *const bn1_div = (float *)(A + 64); /* [] */
+    float *const bn1_add_2 = (float *)(A + 160); /* [32] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const pool1 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
+    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    float *const bn2_st = (float *)(A + 192); /* [2, 64] */
+    float *const bn2_mu = (float *)(A + 64); /* [1, 64] */
+    float *const bn2_var = (float *)(A + 320); /* [1, 64] */
+    float *const bn2_add = (float *)(A + 384); /* [64] */
+    float *const bn2_div = (float *)(A + 64); /* [] */
+    float *const bn2_add_2 = (float *)(A + 448); /* [64] */
+    float *const bn2 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const pool2 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
+    float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    const float *const fc_bias = P + 21472; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 64); /* [] */
+    m->n_ = n;
+    m->in_[0] = x;
+    m->lab_[0] = y;
+    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    float *restrict const r_bn1_st = bn1_st;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn1_mu + o * 32, bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn1_var + o * 32, bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: + */
+    {
+    const float *restrict const r_bn1_running_mean = bn1_running_mean;
+    const float *restrict const r_bn1_mu = bn1_mu;
+    float *restrict const r_bn1_add = bn1_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_bn1_add[i] = (0.9f * r_bn1_running_mean[i]) + (0.1f * r_bn1_mu[i]);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: / */
+    {
+    float *restrict const r_bn1_div = bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: + */
+    {
+    const float *restrict const r_bn1_running_var = bn1_running_var;
+    const float *restrict const r_bn1_var = bn1_var;
+    const float *restrict const r_bn1_div = bn1_div;
+    float *restrict const r_bn1_add_2 = bn1_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_bn1_add_2[i] = (0.9f * r_bn1_running_var[i]) + ((0.1f * r_bn1_var[i]) * r_bn1_div[0]);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_bias = bn1_bias;
+    const float *restrict const r_bn1_st = bn1_st;
+    float *restrict const r_bn1 = bn1;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05)) * r_bn1_weight[c], sh = r_bn1_bias[c];
+            const float *xr = r_conv1 + (b * C + c) * L;
+            float *yr = r_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    float *restrict const r_bn2_st = bn2_st;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn2_mu + o * 64, bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn2_var + o * 64, bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: + */
+    {
+    const float *restrict const r_bn2_running_mean = bn2_running_mean;
+    const float *restrict const r_bn2_mu = bn2_mu;
+    float *restrict const r_bn2_add = bn2_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_bn2_add[i] = (0.9f * r_bn2_running_mean[i]) + (0.1f * r_bn2_mu[i]);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: / */
+    {
+    float *restrict const r_bn2_div = bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_bn2_div[i] = (float)(16.0f * (double)n) / ((float)(16.0f * (double)n) - 1.0f);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: + */
+    {
+    const float *restrict const r_bn2_running_var = bn2_running_var;
+    const float *restrict const r_bn2_var = bn2_var;
+    const float *restrict const r_bn2_div = bn2_div;
+    float *restrict const r_bn2_add_2 = bn2_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_bn2_add_2[i] = (0.9f * r_bn2_running_var[i]) + ((0.1f * r_bn2_var[i]) * r_bn2_div[0]);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_bias = bn2_bias;
+    const float *restrict const r_bn2_st = bn2_st;
+    float *restrict const r_bn2 = bn2;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            const float *xr = r_conv2 + (b * C + c) * L;
+            float *yr = r_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
+    /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
+    for (int64_t i = 0; i < 256 * (int64_t)n; i++)
+        drop_rng_mask[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+    /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
+    {
+    const float *restrict const r_pool2 = pool2;
+    const float *restrict const r_drop_rng_mask = drop_rng_mask;
+    float *restrict const r_drop = drop;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 768 >= 32768)
+    for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
+        r_drop[i] = r_pool2[i] * r_drop_rng_mask[i];
+    }
+    }
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
+    /* digits_cnn.nn:26  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* update bn1.running_mean */
+    memmove(S + 0, bn1_add, sizeof(float) * 32);
+    /* update bn1.running_var */
+    memmove(S + 32, bn1_add_2, sizeof(float) * 32);
+    /* update bn2.running_mean */
+    memmove(S + 64, bn2_add, sizeof(float) * 64);
+    /* update bn2.running_var */
+    memmove(S + 128, bn2_add_2, sizeof(float) * 64);
+    return cross_entropy[0];
 }
 
+/* digits_cnn_train_forward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
 {
-    return digits_cnn_train_forward_body(m, n, x, y);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 1, 8, 8] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const conv1_weight = P + 0; /* conv1.weight [32, 1, 3, 3] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    const float *const bn1_bias = P + 320; /* bn1.bias [32] */
+    const float *const bn1_running_mean = S + 0; /* bn1.running_mean [32] */
+    const float *const bn1_running_var = S + 32; /* bn1.running_var [32] */
+    float *const bn1_st = (float *)(A + 0); /* [2, 32] */
+    float *const bn1_mu = (float *)(A + 64); /* [1, 32] */
+    float *const bn1_var = (float *)(A + 96); /* [1, 32] */
+    float *const bn1_add = (float *)(A + 128); /* [32] */
+    float *const bn1_div = (float *)(A + 64); /* [] */
+    float *const bn1_add_2 = (float *)(A + 160); /* [32] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const pool1 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
+    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    float *const bn2_st = (float *)(A + 192); /* [2, 64] */
+    float *const bn2_mu = (float *)(A + 64); /* [1, 64] */
+    float *const bn2_var = (float *)(A + 320); /* [1, 64] */
+    float *const bn2_add = (float *)(A + 384); /* [64] */
+    float *const bn2_div = (float *)(A + 64); /* [] */
+    float *const bn2_add_2 = (float *)(A + 448); /* [64] */
+    float *const bn2 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const pool2 = (float *)(A + SB + 6656 * MB); /* [N, 64, 2, 2] */
+    float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    const float *const fc_bias = P + 21472; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 64); /* [] */
+    m->n_ = n;
+    m->in_[0] = x;
+    m->lab_[0] = y;
+    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_stats(v) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    float *restrict const r_bn1_st = bn1_st;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn1_mu + o * 32, bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn1_var + o * 32, bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: + */
+    {
+    const float *restrict const r_bn1_running_mean = bn1_running_mean;
+    const float *restrict const r_bn1_mu = bn1_mu;
+    float *restrict const r_bn1_add = bn1_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_bn1_add[i] = (0.9f * r_bn1_running_mean[i]) + (0.1f * r_bn1_mu[i]);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: / */
+    {
+    float *restrict const r_bn1_div = bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: + */
+    {
+    const float *restrict const r_bn1_running_var = bn1_running_var;
+    const float *restrict const r_bn1_var = bn1_var;
+    const float *restrict const r_bn1_div = bn1_div;
+    float *restrict const r_bn1_add_2 = bn1_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_bn1_add_2[i] = (0.9f * r_bn1_running_var[i]) + ((0.1f * r_bn1_var[i]) * r_bn1_div[0]);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_bias = bn1_bias;
+    const float *restrict const r_bn1_st = bn1_st;
+    float *restrict const r_bn1 = bn1;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05)) * r_bn1_weight[c], sh = r_bn1_bias[c];
+            const float *xr = r_conv1 + (b * C + c) * L;
+            float *yr = r_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    float *restrict const r_bn2_st = bn2_st;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn2_mu + o * 64, bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn2_var + o * 64, bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: + */
+    {
+    const float *restrict const r_bn2_running_mean = bn2_running_mean;
+    const float *restrict const r_bn2_mu = bn2_mu;
+    float *restrict const r_bn2_add = bn2_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_bn2_add[i] = (0.9f * r_bn2_running_mean[i]) + (0.1f * r_bn2_mu[i]);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: / */
+    {
+    float *restrict const r_bn2_div = bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_bn2_div[i] = (float)(16.0f * (double)n) / ((float)(16.0f * (double)n) - 1.0f);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: + */
+    {
+    const float *restrict const r_bn2_running_var = bn2_running_var;
+    const float *restrict const r_bn2_var = bn2_var;
+    const float *restrict const r_bn2_div = bn2_div;
+    float *restrict const r_bn2_add_2 = bn2_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_bn2_add_2[i] = (0.9f * r_bn2_running_var[i]) + ((0.1f * r_bn2_var[i]) * r_bn2_div[0]);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_bias = bn2_bias;
+    const float *restrict const r_bn2_st = bn2_st;
+    float *restrict const r_bn2 = bn2;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05)) * r_bn2_weight[c], sh = r_bn2_bias[c];
+            const float *xr = r_conv2 + (b * C + c) * L;
+            float *yr = r_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
+    /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
+    for (int64_t i = 0; i < 256 * (int64_t)n; i++)
+        drop_rng_mask[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+    /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
+    {
+    const float *restrict const r_pool2 = pool2;
+    const float *restrict const r_drop_rng_mask = drop_rng_mask;
+    float *restrict const r_drop = drop;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 768 >= 32768)
+    for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
+        r_drop[i] = r_pool2[i] * r_drop_rng_mask[i];
+    }
+    }
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, drop, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
+    /* digits_cnn.nn:26  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* update bn1.running_mean */
+    memmove(S + 0, bn1_add, sizeof(float) * 32);
+    /* update bn1.running_var */
+    memmove(S + 32, bn1_add_2, sizeof(float) * 32);
+    /* update bn2.running_mean */
+    memmove(S + 64, bn2_add, sizeof(float) * 64);
+    /* update bn2.running_var */
+    memmove(S + 128, bn2_add_2, sizeof(float) * 64);
+    return cross_entropy[0];
 }
+
 #endif
 
 float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y)
@@ -544,10 +1318,10 @@ float digits_cnn_train_forward(digits_cnn *m, int n, const float (*x)[1][8][8], 
         return digits_cnn_train_forward_avx2(m, n, x, y);
     else
 #endif
-        return digits_cnn_train_forward_body(m, n, x, y);
+        return digits_cnn_train_forward_generic(m, n, x, y);
 }
 
-static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
+static void digits_cnn_backward_generic(digits_cnn *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 512;
@@ -754,15 +1528,420 @@ static NNC_ALWAYS_INLINE void digits_cnn_backward_body(digits_cnn *m)
 }
 
 #if NNC_MULTI_ISA
+/* digits_cnn_backward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
 {
-    digits_cnn_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    float *const bn1_st = (float *)(A + 0); /* [2, 32] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const pool1 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    float *const bn2_st = (float *)(A + 192); /* [2, 64] */
+    float *const bn2 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const d_fc_bias = G + 21472; /* d fc.bias [1, 10] */
+    float *const d_drop = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const d_fc_weight = G + 18912; /* d fc.weight [10, 256] */
+    float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
+    float *const d_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 64] */
+    float *const d_bn2_weight = G + 18784; /* d bn2.weight [1, 64] */
+    float *const d_bn2_bias = G + 18848; /* d bn2.bias [1, 64] */
+    float *const d_bn2_v = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const d_pool1 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
+    float *const d_conv2_weight = G + 352; /* d conv2.weight [64, 32, 3, 3] */
+    float *const d_act1 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
+    float *const d_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 32] */
+    float *const d_bn1_weight = G + 288; /* d bn1.weight [1, 32] */
+    float *const d_bn1_bias = G + 320; /* d bn1.bias [1, 32] */
+    float *const d_bn1_v = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const d_conv1_weight = G + 0; /* d conv1.weight [32, 1, 3, 3] */
+    const int n = m->n_;
+    (void)n;
+    /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            const float *row = fc + r * C;
+            float *d = d_fc + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc = d_fc;
+    float *restrict const r_d_fc_bias = d_fc_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc_bias[k] += r_d_fc[r * K + k];
+    }
+    }
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
+    {
+    const float *restrict const r_drop_rng_mask = drop_rng_mask;
+    const float *restrict const r_d_drop = d_drop;
+    float *restrict const r_d_flat = d_flat;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 768 >= 32768)
+    for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
+        r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
+    }
+    }
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    nnc_maxpool2_bwd_f32(n * 64, 4, 4, bn2, d_flat, d_act2, 1);
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_st = bn2_st;
+    const float *restrict const r_d_act2 = d_act2;
+    float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_act2, r_conv2, NULL, r_bn2_st, 1.0000000000000001e-05, r_d_bn2_batch_norm_grads);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn2_weight + o * 64, d_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn2_bias + o * 64, d_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_st = bn2_st;
+    const float *restrict const r_d_act2 = d_act2;
+    const float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    float *restrict const r_d_bn2_v = d_bn2_v;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
+            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
+            float *yr = r_d_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_st = bn1_st;
+    const float *restrict const r_d_act1 = d_act1;
+    float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_act1, r_conv1, NULL, r_bn1_st, 1.0000000000000001e-05, r_d_bn1_batch_norm_grads);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn1_weight + o * 32, d_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn1_bias + o * 32, d_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_st = bn1_st;
+    const float *restrict const r_d_act1 = d_act1;
+    const float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    float *restrict const r_d_bn1_v = d_bn1_v;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;
+            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_conv1 + (b * C + c) * L, *dr = r_d_act1 + (b * C + c) * L;
+            float *yr = r_d_bn1_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
 }
 
+/* digits_cnn_backward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
 {
-    digits_cnn_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 1, 8, 8] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 8, 8] */
+    const float *const bn1_weight = P + 288; /* bn1.weight [32] */
+    float *const bn1_st = (float *)(A + 0); /* [2, 32] */
+    float *const bn1 = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const pool1 = (float *)(A + SB + 4096 * MB); /* [N, 32, 4, 4] */
+    const float *const conv2_weight = P + 352; /* conv2.weight [64, 32, 3, 3] */
+    float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
+    const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
+    float *const bn2_st = (float *)(A + 192); /* [2, 64] */
+    float *const bn2 = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const drop_rng_mask = (float *)(A + SB + 6912 * MB); /* [N, 256] */
+    float *const drop = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    const float *const fc_weight = P + 18912; /* fc.weight [10, 256] */
+    float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 7424 * MB); /* [N, 10] */
+    float *const d_fc_bias = G + 21472; /* d fc.bias [1, 10] */
+    float *const d_drop = (float *)(A + SB + 7440 * MB); /* [N, 256] */
+    float *const d_fc_weight = G + 18912; /* d fc.weight [10, 256] */
+    float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
+    float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
+    float *const d_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 64] */
+    float *const d_bn2_weight = G + 18784; /* d bn2.weight [1, 64] */
+    float *const d_bn2_bias = G + 18848; /* d bn2.bias [1, 64] */
+    float *const d_bn2_v = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
+    float *const d_pool1 = (float *)(A + SB + 4608 * MB); /* [N, 32, 4, 4] */
+    float *const d_conv2_weight = G + 352; /* d conv2.weight [64, 32, 3, 3] */
+    float *const d_act1 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
+    float *const d_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 32] */
+    float *const d_bn1_weight = G + 288; /* d bn1.weight [1, 32] */
+    float *const d_bn1_bias = G + 320; /* d bn1.bias [1, 32] */
+    float *const d_bn1_v = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
+    float *const d_conv1_weight = G + 0; /* d conv1.weight [32, 1, 3, 3] */
+    const int n = m->n_;
+    (void)n;
+    /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            const float *row = fc + r * C;
+            float *d = d_fc + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc = d_fc;
+    float *restrict const r_d_fc_bias = d_fc_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc_bias[k] += r_d_fc[r * K + k];
+    }
+    }
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
+    /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
+    {
+    const float *restrict const r_drop_rng_mask = drop_rng_mask;
+    const float *restrict const r_d_drop = d_drop;
+    float *restrict const r_d_flat = d_flat;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 768 >= 32768)
+    for (int64_t i = 0; i < 256 * (int64_t)n; i++) {
+        r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
+    }
+    }
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    nnc_maxpool2_bwd_f32(n * 64, 4, 4, bn2, d_flat, d_act2, 1);
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_st = bn2_st;
+    const float *restrict const r_d_act2 = d_act2;
+    float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_act2, r_conv2, NULL, r_bn2_st, 1.0000000000000001e-05, r_d_bn2_batch_norm_grads);
+    }
+    }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn2_weight + o * 64, d_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn2_bias + o * 64, d_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv2 = conv2;
+    const float *restrict const r_bn2_weight = bn2_weight;
+    const float *restrict const r_bn2_st = bn2_st;
+    const float *restrict const r_d_act2 = d_act2;
+    const float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    float *restrict const r_d_bn2_v = d_bn2_v;
+    {
+        const int64_t N = n, C = 64, L = 16;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
+            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
+            float *yr = r_d_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_st = bn1_st;
+    const float *restrict const r_d_act1 = d_act1;
+    float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_act1, r_conv1, NULL, r_bn1_st, 1.0000000000000001e-05, r_d_bn1_batch_norm_grads);
+    }
+    }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn1_weight + o * 32, d_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn1_bias + o * 32, d_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_conv1 = conv1;
+    const float *restrict const r_bn1_weight = bn1_weight;
+    const float *restrict const r_bn1_st = bn1_st;
+    const float *restrict const r_d_act1 = d_act1;
+    const float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    float *restrict const r_d_bn1_v = d_bn1_v;
+    {
+        const int64_t N = n, C = 32, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;
+            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_conv1 + (b * C + c) * L, *dr = r_d_act1 + (b * C + c) * L;
+            float *yr = r_d_bn1_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
 }
+
 #endif
 
 void digits_cnn_backward(digits_cnn *m)
@@ -774,11 +1953,11 @@ void digits_cnn_backward(digits_cnn *m)
         digits_cnn_backward_avx2(m);
     else
 #endif
-        digits_cnn_backward_body(m);
+        digits_cnn_backward_generic(m);
 }
 
 /* eval after the inference pass: the loss and the metrics. */
-static NNC_ALWAYS_INLINE void digits_cnn_eval_body(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
+static void digits_cnn_eval_generic(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 512;
@@ -842,15 +2021,134 @@ static NNC_ALWAYS_INLINE void digits_cnn_eval_body(digits_cnn *m, int n, const f
 }
 
 #if NNC_MULTI_ISA
+/* digits_cnn_eval_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
-    digits_cnn_eval_body(m, n, x, y, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
+    /* digits_cnn.nn:26  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* digits_cnn.nn:27  accuracy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t hits = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *row = fc + r * C;
+            int64_t best = 0;
+            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
+            hits += best == y_in[r];
+        }
+        accuracy[0] = (float)((double)hits / (double)rows);
+    }
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
 
+/* digits_cnn_eval_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
 {
-    digits_cnn_eval_body(m, n, x, y, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 512;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
+    /* digits_cnn.nn:26  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* digits_cnn.nn:27  accuracy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t hits = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *row = fc + r * C;
+            int64_t best = 0;
+            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
+            hits += best == y_in[r];
+        }
+        accuracy[0] = (float)((double)hits / (double)rows);
+    }
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
+
 #endif
 
 void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int32_t *y, float *loss, float *metrics)
@@ -863,6 +2161,6 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
         digits_cnn_eval_avx2(m, n, x, y, loss, metrics);
     else
 #endif
-        digits_cnn_eval_body(m, n, x, y, loss, metrics);
+        digits_cnn_eval_generic(m, n, x, y, loss, metrics);
 }
 

@@ -140,7 +140,7 @@ int names_gpt_load(names_gpt *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const int32_t (*ids)[16])
+static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -810,15 +810,1346 @@ static NNC_ALWAYS_INLINE void names_gpt_infer_body(names_gpt *m, int n, const in
 }
 
 #if NNC_MULTI_ISA
+/* names_gpt_infer_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const int32_t (*ids)[16])
 {
-    names_gpt_infer_body(m, n, ids);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const ids_in = (const int32_t *)ids; /* [N, 16] */
+    const float *const pos = P + 1792; /* pos [16, 64] */
+    const float *const tok_weight = P + 0; /* tok.weight [28, 64] */
+    float *const tok = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    const float *const blocks_0_ln1_bias = P + 2880; /* blocks.0.ln1.bias [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
+    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
+    float *const blocks_0_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
+    float *const blocks_0_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
+    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
+    float *const blocks_1_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
+    float *const blocks_1_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
+    float *const lnf = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    const float *const head_bias = P + 104704; /* head.bias [28] */
+    float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    (void)ids;
+    /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
+    {
+        const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
+            memcpy(tok + r * D, tok_weight + id * D, sizeof(float) * (size_t)D);
+        }
+    }
+    /* names_gpt.nn:54  + */
+    {
+    const float *restrict const r_pos = pos;
+    const float *restrict const r_tok = tok;
+    float *restrict const r_add = add;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_add[i] = r_tok[i] + r_pos[i2 + i1 * 64];
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = add + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln1_weight[k] + blocks_0_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
+    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
+    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
+    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
+    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
+    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
+    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_0_attn_softmax + r * 16;
+        const float *restrict xr = blocks_0_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_add = add;
+    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
+    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    float *restrict const r_blocks_0_h = blocks_0_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln2_weight[k] + blocks_0_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
+    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    float *restrict const r_blocks_0_fc = blocks_0_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
+        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_0_h = blocks_0_h;
+    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
+    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    float *restrict const r_blocks_0 = blocks_0;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln1_weight[k] + blocks_1_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
+    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
+    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
+    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
+    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
+    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
+    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_1_attn_softmax + r * 16;
+        const float *restrict xr = blocks_1_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_blocks_0 = blocks_0;
+    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
+    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    float *restrict const r_blocks_1_h = blocks_1_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln2_weight[k] + blocks_1_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
+    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    float *restrict const r_blocks_1_fc = blocks_1_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
+        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_1_h = blocks_1_h;
+    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
+    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    float *restrict const r_blocks_1 = blocks_1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) lnf[r * D + k] = (xr[k] - mu) * rstd * lnf_weight[k] + lnf_bias[k];
+        }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_head_bias = head_bias;
+    const float *restrict const r_head_matmul = head_matmul;
+    float *restrict const r_head = head;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 28; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
+    }
+    }
 }
 
+/* names_gpt_infer_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int32_t (*ids)[16])
 {
-    names_gpt_infer_body(m, n, ids);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const ids_in = (const int32_t *)ids; /* [N, 16] */
+    const float *const pos = P + 1792; /* pos [16, 64] */
+    const float *const tok_weight = P + 0; /* tok.weight [28, 64] */
+    float *const tok = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    const float *const blocks_0_ln1_bias = P + 2880; /* blocks.0.ln1.bias [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
+    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
+    float *const blocks_0_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
+    float *const blocks_0_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
+    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 0 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
+    float *const blocks_1_fc_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 7168 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
+    float *const blocks_1_proj_matmul = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
+    float *const lnf = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    const float *const head_bias = P + 104704; /* head.bias [28] */
+    float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    (void)ids;
+    /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
+    {
+        const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
+            memcpy(tok + r * D, tok_weight + id * D, sizeof(float) * (size_t)D);
+        }
+    }
+    /* names_gpt.nn:54  + */
+    {
+    const float *restrict const r_pos = pos;
+    const float *restrict const r_tok = tok;
+    float *restrict const r_add = add;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_add[i] = r_tok[i] + r_pos[i2 + i1 * 64];
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = add + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln1_weight[k] + blocks_0_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
+    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
+    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
+    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
+    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
+    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
+    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_0_attn_softmax + r * 16;
+        const float *restrict xr = blocks_0_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_add = add;
+    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
+    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    float *restrict const r_blocks_0_h = blocks_0_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln2_weight[k] + blocks_0_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
+    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    float *restrict const r_blocks_0_fc = blocks_0_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
+        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_0_h = blocks_0_h;
+    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
+    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    float *restrict const r_blocks_0 = blocks_0;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln1_weight[k] + blocks_1_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
+    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
+    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
+    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
+    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
+    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
+    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_1_attn_softmax + r * 16;
+        const float *restrict xr = blocks_1_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_blocks_0 = blocks_0;
+    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
+    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    float *restrict const r_blocks_1_h = blocks_1_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln2_weight[k] + blocks_1_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
+    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    float *restrict const r_blocks_1_fc = blocks_1_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
+        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_1_h = blocks_1_h;
+    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
+    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    float *restrict const r_blocks_1 = blocks_1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) lnf[r * D + k] = (xr[k] - mu) * rstd * lnf_weight[k] + lnf_bias[k];
+        }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_head_bias = head_bias;
+    const float *restrict const r_head_matmul = head_matmul;
+    float *restrict const r_head = head;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 28; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
+    }
+    }
 }
+
 #endif
 
 static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
@@ -830,7 +2161,7 @@ static void names_gpt_infer(names_gpt *m, int n, const int32_t (*ids)[16])
         names_gpt_infer_avx2(m, n, ids);
     else
 #endif
-        names_gpt_infer_body(m, n, ids);
+        names_gpt_infer_generic(m, n, ids);
 }
 
 void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*out)[16][28])
@@ -845,7 +2176,7 @@ void names_gpt_forward(names_gpt *m, int n, const int32_t (*ids)[16], float (*ou
     memcpy(out, head, sizeof(float) * (size_t)(448 * (int64_t)n));
 }
 
-static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
+static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -1558,15 +2889,1432 @@ static NNC_ALWAYS_INLINE float names_gpt_train_forward_body(names_gpt *m, int n,
 }
 
 #if NNC_MULTI_ISA
+/* names_gpt_train_forward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
 {
-    return names_gpt_train_forward_body(m, n, ids, next);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const ids_in = (const int32_t *)ids; /* [N, 16] */
+    const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
+    const float *const pos = P + 1792; /* pos [16, 64] */
+    const float *const tok_weight = P + 0; /* tok.weight [28, 64] */
+    float *const tok = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    const float *const blocks_0_ln1_bias = P + 2880; /* blocks.0.ln1.bias [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
+    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
+    float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
+    float *const blocks_0_proj_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
+    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
+    float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
+    float *const blocks_1_proj_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
+    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    const float *const head_bias = P + 104704; /* head.bias [28] */
+    float *const head_matmul = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    m->n_ = n;
+    m->in_[0] = ids;
+    m->lab_[0] = next;
+    /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
+    {
+        const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
+            memcpy(tok + r * D, tok_weight + id * D, sizeof(float) * (size_t)D);
+        }
+    }
+    /* names_gpt.nn:54  + */
+    {
+    const float *restrict const r_pos = pos;
+    const float *restrict const r_tok = tok;
+    float *restrict const r_add = add;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_add[i] = r_tok[i] + r_pos[i2 + i1 * 64];
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = add + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln1_weight[k] + blocks_0_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
+    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
+    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
+    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
+    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
+    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
+    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_0_attn_softmax + r * 16;
+        const float *restrict xr = blocks_0_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_add = add;
+    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
+    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    float *restrict const r_blocks_0_h = blocks_0_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln2_weight[k] + blocks_0_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
+    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    float *restrict const r_blocks_0_fc = blocks_0_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
+        r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
+        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_0_h = blocks_0_h;
+    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
+    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    float *restrict const r_blocks_0 = blocks_0;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln1_weight[k] + blocks_1_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
+    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
+    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
+    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
+    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
+    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
+    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_1_attn_softmax + r * 16;
+        const float *restrict xr = blocks_1_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_blocks_0 = blocks_0;
+    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
+    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    float *restrict const r_blocks_1_h = blocks_1_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln2_weight[k] + blocks_1_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
+    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    float *restrict const r_blocks_1_fc = blocks_1_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
+        r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
+        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_1_h = blocks_1_h;
+    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
+    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    float *restrict const r_blocks_1 = blocks_1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) lnf[r * D + k] = (xr[k] - mu) * rstd * lnf_weight[k] + lnf_bias[k];
+        }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_head_bias = head_bias;
+    const float *restrict const r_head_matmul = head_matmul;
+    float *restrict const r_head = head;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 28; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
+    }
+    }
+    /* names_gpt.nn:56  cross_entropy(self(ids), next) */
+    {
+        const int64_t rows = 16 * (int64_t)n, C = 28;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = head + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    return cross_entropy[0];
 }
 
+/* names_gpt_train_forward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
 {
-    return names_gpt_train_forward_body(m, n, ids, next);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const ids_in = (const int32_t *)ids; /* [N, 16] */
+    const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
+    const float *const pos = P + 1792; /* pos [16, 64] */
+    const float *const tok_weight = P + 0; /* tok.weight [28, 64] */
+    float *const tok = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    const float *const blocks_0_ln1_bias = P + 2880; /* blocks.0.ln1.bias [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    const float *const blocks_0_attn_query_bias = P + 7040; /* blocks.0.attn.query.bias [64] */
+    float *const blocks_0_attn_query_matmul = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_query = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    const float *const blocks_0_attn_key_bias = P + 11200; /* blocks.0.attn.key.bias [64] */
+    float *const blocks_0_attn_key_matmul = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_key = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    const float *const blocks_0_attn_value_bias = P + 15360; /* blocks.0.attn.value.bias [64] */
+    float *const blocks_0_attn_value_matmul = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_value = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_matmul = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_a = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    const float *const blocks_0_attn_out_bias = P + 19520; /* blocks.0.attn.out.bias [64] */
+    float *const blocks_0_attn_out_matmul = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    const float *const blocks_0_ln2_bias = P + 19648; /* blocks.0.ln2.bias [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    const float *const blocks_0_fc_bias = P + 36096; /* blocks.0.fc.bias [256] */
+    float *const blocks_0_fc_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    const float *const blocks_0_proj_bias = P + 52736; /* blocks.0.proj.bias [64] */
+    float *const blocks_0_proj_matmul = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    const float *const blocks_1_ln1_bias = P + 52864; /* blocks.1.ln1.bias [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    const float *const blocks_1_attn_query_bias = P + 57024; /* blocks.1.attn.query.bias [64] */
+    float *const blocks_1_attn_query_matmul = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_query = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    const float *const blocks_1_attn_key_bias = P + 61184; /* blocks.1.attn.key.bias [64] */
+    float *const blocks_1_attn_key_matmul = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_key = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    const float *const blocks_1_attn_value_bias = P + 65344; /* blocks.1.attn.value.bias [64] */
+    float *const blocks_1_attn_value_matmul = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_value = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_matmul = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_a = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    const float *const blocks_1_attn_out_bias = P + 69504; /* blocks.1.attn.out.bias [64] */
+    float *const blocks_1_attn_out_matmul = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    const float *const blocks_1_ln2_bias = P + 69632; /* blocks.1.ln2.bias [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    const float *const blocks_1_fc_bias = P + 86080; /* blocks.1.fc.bias [256] */
+    float *const blocks_1_fc_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    const float *const blocks_1_proj_bias = P + 102720; /* blocks.1.proj.bias [64] */
+    float *const blocks_1_proj_matmul = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    const float *const lnf_bias = P + 102848; /* lnf.bias [64] */
+    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    const float *const head_bias = P + 104704; /* head.bias [28] */
+    float *const head_matmul = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    m->n_ = n;
+    m->in_[0] = ids;
+    m->lab_[0] = next;
+    /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
+    {
+        const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 1024 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) { for (int64_t k = 0; k < D; k++) tok[r * D + k] = (float)NAN; continue; }
+            memcpy(tok + r * D, tok_weight + id * D, sizeof(float) * (size_t)D);
+        }
+    }
+    /* names_gpt.nn:54  + */
+    {
+    const float *restrict const r_pos = pos;
+    const float *restrict const r_tok = tok;
+    float *restrict const r_add = add;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_add[i] = r_tok[i] + r_pos[i2 + i1 * 64];
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = add + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln1_weight[k] + blocks_0_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, blocks_0_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
+    const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
+    float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_query[i] = r_blocks_0_attn_query_matmul[i] + r_blocks_0_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_q[o++] = blocks_0_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, blocks_0_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
+    const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
+    float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_key[i] = r_blocks_0_attn_key_matmul[i] + r_blocks_0_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_k[o++] = blocks_0_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_ln1, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, blocks_0_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
+    const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
+    float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_attn_value[i] = r_blocks_0_attn_value_matmul[i] + r_blocks_0_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_v[o++] = blocks_0_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_0_attn_softmax + r * 16;
+        const float *restrict xr = blocks_0_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_0_attn_permute[o++] = blocks_0_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_0_attn_permute, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, blocks_0_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_add = add;
+    const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
+    const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
+    float *restrict const r_blocks_0_h = blocks_0_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0_h[i] = r_add[i] + (r_blocks_0_attn_out_matmul[i] + r_blocks_0_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_0_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_0_ln2_weight[k] + blocks_0_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_0_ln2, (int)(64), blocks_0_fc_weight, (int)(64), 0.0f, blocks_0_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
+    const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
+    float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    float *restrict const r_blocks_0_fc = blocks_0_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
+        r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
+        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_0_fc, (int)(256), blocks_0_proj_weight, (int)(256), 0.0f, blocks_0_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_0_h = blocks_0_h;
+    const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
+    const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
+    float *restrict const r_blocks_0 = blocks_0;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_0[i] = r_blocks_0_h[i] + (r_blocks_0_proj_matmul[i] + r_blocks_0_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln1[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln1_weight[k] + blocks_1_ln1_bias[k];
+        }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, blocks_1_attn_query_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
+    const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
+    float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_query[i] = r_blocks_1_attn_query_matmul[i] + r_blocks_1_attn_query_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_q[o++] = blocks_1_attn_query[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, blocks_1_attn_key_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
+    const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
+    float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_key[i] = r_blocks_1_attn_key_matmul[i] + r_blocks_1_attn_key_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_k[o++] = blocks_1_attn_key[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_ln1, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, blocks_1_attn_value_matmul, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    {
+    const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
+    const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
+    float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_attn_value[i] = r_blocks_1_attn_value_matmul[i] + r_blocks_1_attn_value_bias[i2];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_v[o++] = blocks_1_attn_value[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): * */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 0.25f, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_matmul + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = blocks_1_attn_softmax + r * 16;
+        const float *restrict xr = blocks_1_attn_matmul + r * 16;
+        float mx;
+        {
+            float l_[16];
+            for (int j = 0; j < 16; j++) l_[j] = -INFINITY;
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int j = 0; j < 16; j++) { const float v = xr[k0_ + j]; l_[j] = v > l_[j] ? v : l_[j]; }
+            mx = -INFINITY;
+            for (int64_t k = k0_; k < len; k++) { const float v = xr[k]; mx = v > mx ? v : mx; }
+            for (int j = 0; j < 16; j++) mx = l_[j] > mx ? l_[j] : mx;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = nnc_exp_float(xr[k] - mx);
+        float sum;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += yr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += yr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            sum = s_;
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t k = 0; k < len; k++) yr[k] *= inv;
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_a + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            blocks_1_attn_permute[o++] = blocks_1_attn_a[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, blocks_1_attn_permute, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, blocks_1_attn_out_matmul, (int)(64));
+    /* names_gpt.nn:19  + */
+    {
+    const float *restrict const r_blocks_0 = blocks_0;
+    const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
+    const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
+    float *restrict const r_blocks_1_h = blocks_1_h;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1_h[i] = r_blocks_0[i] + (r_blocks_1_attn_out_matmul[i] + r_blocks_1_attn_out_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) blocks_1_ln2[r * D + k] = (xr[k] - mu) * rstd * blocks_1_ln2_weight[k] + blocks_1_ln2_bias[k];
+        }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, blocks_1_ln2, (int)(64), blocks_1_fc_weight, (int)(64), 0.0f, blocks_1_fc_matmul, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) */
+    {
+    const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
+    const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
+    float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    float *restrict const r_blocks_1_fc = blocks_1_fc;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 256 + i2;
+        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
+        r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
+        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, blocks_1_fc, (int)(256), blocks_1_proj_weight, (int)(256), 0.0f, blocks_1_proj_matmul, (int)(64));
+    /* names_gpt.nn:20  + */
+    {
+    const float *restrict const r_blocks_1_h = blocks_1_h;
+    const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
+    const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
+    float *restrict const r_blocks_1 = blocks_1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 64 + i2;
+        r_blocks_1[i] = r_blocks_1_h[i] + (r_blocks_1_proj_matmul[i] + r_blocks_1_proj_bias[i2]);
+    }
+    }
+    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            for (int64_t k = 0; k < D; k++) lnf[r * D + k] = (xr[k] - mu) * rstd * lnf_weight[k] + lnf_bias[k];
+        }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(16 * (int64_t)n), (int)(28), (int)(64), 1.0f, lnf, (int)(64), head_weight, (int)(64), 0.0f, head_matmul, (int)(28));
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_head_bias = head_bias;
+    const float *restrict const r_head_matmul = head_matmul;
+    float *restrict const r_head = head;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 28; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 28 + i2;
+        r_head[i] = r_head_matmul[i] + r_head_bias[i2];
+    }
+    }
+    /* names_gpt.nn:56  cross_entropy(self(ids), next) */
+    {
+        const int64_t rows = 16 * (int64_t)n, C = 28;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = head + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    return cross_entropy[0];
 }
+
 #endif
 
 float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16])
@@ -1578,10 +4326,10 @@ float names_gpt_train_forward(names_gpt *m, int n, const int32_t (*ids)[16], con
         return names_gpt_train_forward_avx2(m, n, ids, next);
     else
 #endif
-        return names_gpt_train_forward_body(m, n, ids, next);
+        return names_gpt_train_forward_generic(m, n, ids, next);
 }
 
-static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
+static void names_gpt_backward_generic(names_gpt *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -2545,15 +5293,1934 @@ static NNC_ALWAYS_INLINE void names_gpt_backward_body(names_gpt *m)
 }
 
 #if NNC_MULTI_ISA
+/* names_gpt_backward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
 {
-    names_gpt_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const ids_in = (const int32_t *)m->in_[0]; /* ids [N, 16] */
+    const int32_t *const next_in = (const int32_t *)m->lab_[0]; /* next [N, 16] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const d_head = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const d_head_bias = G + 104704; /* d head.bias [1, 1, 28] */
+    float *const d_lnf = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
+    float *const d_head_weight = G + 102912; /* d head.weight [28, 64] */
+    float *const d_blocks_1 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const d_lnf_weight = G + 102784; /* d lnf.weight [64] */
+    float *const d_lnf_bias = G + 102848; /* d lnf.bias [1, 1, 64] */
+    float *const d_blocks_1_proj_bias = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
+    float *const d_blocks_1_fc = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_proj_weight = G + 86336; /* d blocks.1.proj.weight [64, 256] */
+    float *const d_blocks_1_fc_add = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
+    float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
+    float *const d_blocks_1_h = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
+    float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
+    float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
+    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
+    float *const d_blocks_1_attn_a = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_reshape_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
+    float *const d_blocks_1_attn_reshape_3 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
+    float *const d_blocks_1_attn_reshape_4 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
+    float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_weight = G + 52800; /* d blocks.1.ln1.weight [64] */
+    float *const d_blocks_1_ln1_bias = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
+    float *const d_blocks_0_proj_bias = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
+    float *const d_blocks_0_fc = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_proj_weight = G + 36352; /* d blocks.0.proj.weight [64, 256] */
+    float *const d_blocks_0_fc_add = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
+    float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
+    float *const d_blocks_0_h = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_h_2 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln2_weight = G + 19584; /* d blocks.0.ln2.weight [64] */
+    float *const d_blocks_0_ln2_bias = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
+    float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
+    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
+    float *const d_blocks_0_attn_a = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_reshape_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
+    float *const d_blocks_0_attn_reshape_3 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
+    float *const d_blocks_0_attn_reshape_4 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
+    float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const d_add_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_weight = G + 2816; /* d blocks.0.ln1.weight [64] */
+    float *const d_blocks_0_ln1_bias = G + 2880; /* d blocks.0.ln1.bias [1, 1, 64] */
+    float *const d_pos = G + 1792; /* d pos [1, 16, 64] */
+    float *const d_tok_weight = G + 0; /* d tok.weight [28, 64] */
+    const int n = m->n_;
+    (void)n;
+    /* names_gpt.nn:56  cross_entropy(self(ids), next) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, C = 28;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 3584 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            const float *row = head + r * C;
+            float *d = d_head + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_head = d_head;
+    float *restrict const r_d_head_bias = d_head_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 28;
+        memset(r_d_head_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_head_bias[k] += r_d_head[r * K + k];
+    }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_lnf_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_lnf_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_lnf + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_lnf_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1 = d_blocks_1;
+    float *restrict const r_d_blocks_1_proj_bias = d_blocks_1_proj_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_proj_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    const float *restrict const r_d_blocks_1_fc = d_blocks_1_fc;
+    float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float(r_blocks_1_fc_add[i]));
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
+    float *restrict const r_d_blocks_1_fc_bias = d_blocks_1_fc_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 256;
+        memset(r_d_blocks_1_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_1_ln2_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln2_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_1_ln2 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:19  + (backward) */
+    {
+    const float *restrict const r_d_blocks_1 = d_blocks_1;
+    const float *restrict const r_d_blocks_1_h = d_blocks_1_h;
+    float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_1_h_2[i] = r_d_blocks_1[i] + r_d_blocks_1_h[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    float *restrict const r_d_blocks_1_attn_out_bias = d_blocks_1_attn_out_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_out_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = d_blocks_1_attn_s + r * 16;
+        const float *restrict dr = d_blocks_1_attn_softmax + r * 16, *restrict pr = blocks_1_attn_softmax + r * 16;
+        float dot;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            dot = s_;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_attn_reshape_2 = d_blocks_1_attn_reshape_2;
+    float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_value_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_attn_reshape_3 = d_blocks_1_attn_reshape_3;
+    float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_key_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_attn_reshape_4 = d_blocks_1_attn_reshape_4;
+    float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_query_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
+    const float *restrict const r_d_blocks_1_ln1_2 = d_blocks_1_ln1_2;
+    const float *restrict const r_d_blocks_1_ln1_3 = d_blocks_1_ln1_3;
+    float *restrict const r_d_blocks_1_ln1_4 = d_blocks_1_ln1_4;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_1_ln1_4[i] = (r_d_blocks_1_ln1[i] + r_d_blocks_1_ln1_2[i]) + r_d_blocks_1_ln1_3[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_1_ln1_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln1_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_1_ln1_4 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:20  + (backward) */
+    {
+    const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    const float *restrict const r_d_blocks_0 = d_blocks_0;
+    float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_0_2[i] = r_d_blocks_1_h_2[i] + r_d_blocks_0[i];
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    float *restrict const r_d_blocks_0_proj_bias = d_blocks_0_proj_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_proj_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    const float *restrict const r_d_blocks_0_fc = d_blocks_0_fc;
+    float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float(r_blocks_0_fc_add[i]));
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
+    float *restrict const r_d_blocks_0_fc_bias = d_blocks_0_fc_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 256;
+        memset(r_d_blocks_0_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_0_ln2_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln2_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_0_ln2 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:19  + (backward) */
+    {
+    const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    const float *restrict const r_d_blocks_0_h = d_blocks_0_h;
+    float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_0_h_2[i] = r_d_blocks_0_2[i] + r_d_blocks_0_h[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    float *restrict const r_d_blocks_0_attn_out_bias = d_blocks_0_attn_out_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_out_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = d_blocks_0_attn_s + r * 16;
+        const float *restrict dr = d_blocks_0_attn_softmax + r * 16, *restrict pr = blocks_0_attn_softmax + r * 16;
+        float dot;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            dot = s_;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_attn_reshape_2 = d_blocks_0_attn_reshape_2;
+    float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_value_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_attn_reshape_3 = d_blocks_0_attn_reshape_3;
+    float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_key_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_attn_reshape_4 = d_blocks_0_attn_reshape_4;
+    float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_query_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
+    const float *restrict const r_d_blocks_0_ln1_2 = d_blocks_0_ln1_2;
+    const float *restrict const r_d_blocks_0_ln1_3 = d_blocks_0_ln1_3;
+    float *restrict const r_d_blocks_0_ln1_4 = d_blocks_0_ln1_4;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_0_ln1_4[i] = (r_d_blocks_0_ln1[i] + r_d_blocks_0_ln1_2[i]) + r_d_blocks_0_ln1_3[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_0_ln1_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln1_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = add + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_0_ln1_4 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:54  + (backward) */
+    {
+    const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    const float *restrict const r_d_add = d_add;
+    float *restrict const r_d_add_2 = d_add_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_add_2[i] = r_d_blocks_0_h_2[i] + r_d_add[i];
+    }
+    }
+    /* names_gpt.nn:54  + (backward) */
+    {
+    const float *restrict const r_d_add_2 = d_add_2;
+    float *restrict const r_d_pos = d_pos;
+    {
+        const int64_t rows = (int64_t)n, K = 1024;
+        memset(r_d_pos, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_pos[k] += r_d_add_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        memset(d_tok_weight, 0, sizeof(float) * (size_t)(V * D));
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) continue;
+            for (int64_t k = 0; k < D; k++) d_tok_weight[id * D + k] += d_add_2[r * D + k];
+        }
+    }
 }
 
+/* names_gpt_backward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
 {
-    names_gpt_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const ids_in = (const int32_t *)m->in_[0]; /* ids [N, 16] */
+    const int32_t *const next_in = (const int32_t *)m->lab_[0]; /* next [N, 16] */
+    float *const add = (float *)(A + SB + 1024 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln1_weight = P + 2816; /* blocks.0.ln1.weight [64] */
+    float *const blocks_0_ln1 = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_attn_query_weight = P + 2944; /* blocks.0.attn.query.weight [64, 64] */
+    float *const blocks_0_attn_q = (float *)(A + SB + 2048 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_key_weight = P + 7104; /* blocks.0.attn.key.weight [64, 64] */
+    float *const blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_0_attn_value_weight = P + 11264; /* blocks.0.attn.value.weight [64, 64] */
+    float *const blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_softmax = (float *)(A + SB + 6144 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_0_attn_permute = (float *)(A + SB + 7168 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_0_attn_out_weight = P + 15424; /* blocks.0.attn.out.weight [64, 64] */
+    float *const blocks_0_h = (float *)(A + SB + 8192 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_ln2_weight = P + 19584; /* blocks.0.ln2.weight [64] */
+    float *const blocks_0_ln2 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    const float *const blocks_0_fc_weight = P + 19712; /* blocks.0.fc.weight [256, 64] */
+    float *const blocks_0_fc_add = (float *)(A + SB + 13312 * MB); /* [N, 16, 256] */
+    float *const blocks_0_fc = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    const float *const blocks_0_proj_weight = P + 36352; /* blocks.0.proj.weight [64, 256] */
+    float *const blocks_0 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln1_weight = P + 52800; /* blocks.1.ln1.weight [64] */
+    float *const blocks_1_ln1 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_attn_query_weight = P + 52928; /* blocks.1.attn.query.weight [64, 64] */
+    float *const blocks_1_attn_q = (float *)(A + SB + 11264 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_key_weight = P + 57088; /* blocks.1.attn.key.weight [64, 64] */
+    float *const blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    const float *const blocks_1_attn_value_weight = P + 61248; /* blocks.1.attn.value.weight [64, 64] */
+    float *const blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_softmax = (float *)(A + SB + 23552 * MB); /* [N, 4, 16, 16] */
+    float *const blocks_1_attn_permute = (float *)(A + SB + 24576 * MB); /* [N, 16, 4, 16] */
+    const float *const blocks_1_attn_out_weight = P + 65408; /* blocks.1.attn.out.weight [64, 64] */
+    float *const blocks_1_h = (float *)(A + SB + 25600 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_ln2_weight = P + 69568; /* blocks.1.ln2.weight [64] */
+    float *const blocks_1_ln2 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    const float *const blocks_1_fc_weight = P + 69696; /* blocks.1.fc.weight [256, 64] */
+    float *const blocks_1_fc_add = (float *)(A + SB + 30720 * MB); /* [N, 16, 256] */
+    float *const blocks_1_fc = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    const float *const blocks_1_proj_weight = P + 86336; /* blocks.1.proj.weight [64, 256] */
+    float *const blocks_1 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    const float *const lnf_weight = P + 102784; /* lnf.weight [64] */
+    float *const lnf = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    const float *const head_weight = P + 102912; /* head.weight [28, 64] */
+    float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
+    float *const d_head = (float *)(A + SB + 28672 * MB); /* [N, 16, 28] */
+    float *const d_head_bias = G + 104704; /* d head.bias [1, 1, 28] */
+    float *const d_lnf = (float *)(A + SB + 29120 * MB); /* [N, 16, 64] */
+    float *const d_head_weight = G + 102912; /* d head.weight [28, 64] */
+    float *const d_blocks_1 = (float *)(A + SB + 26624 * MB); /* [N, 16, 64] */
+    float *const d_lnf_weight = G + 102784; /* d lnf.weight [64] */
+    float *const d_lnf_bias = G + 102848; /* d lnf.bias [1, 1, 64] */
+    float *const d_blocks_1_proj_bias = G + 102720; /* d blocks.1.proj.bias [1, 1, 64] */
+    float *const d_blocks_1_fc = (float *)(A + SB + 38912 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_proj_weight = G + 86336; /* d blocks.1.proj.weight [64, 256] */
+    float *const d_blocks_1_fc_add = (float *)(A + SB + 34816 * MB); /* [N, 16, 256] */
+    float *const d_blocks_1_fc_bias = G + 86080; /* d blocks.1.fc.bias [1, 1, 256] */
+    float *const d_blocks_1_ln2 = (float *)(A + SB + 27648 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_fc_weight = G + 69696; /* d blocks.1.fc.weight [256, 64] */
+    float *const d_blocks_1_h = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_h_2 = (float *)(A + SB + 28672 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln2_weight = G + 69568; /* d blocks.1.ln2.weight [64] */
+    float *const d_blocks_1_ln2_bias = G + 69632; /* d blocks.1.ln2.bias [1, 1, 64] */
+    float *const d_blocks_1_attn_out_bias = G + 69504; /* d blocks.1.attn.out.bias [1, 1, 64] */
+    float *const d_blocks_1_attn_reshape = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_out_weight = G + 65408; /* d blocks.1.attn.out.weight [64, 64] */
+    float *const d_blocks_1_attn_a = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_softmax = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_v = (float *)(A + SB + 21504 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_s = (float *)(A + SB + 24576 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_q = (float *)(A + SB + 22528 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_k = (float *)(A + SB + 12288 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_1_attn_reshape_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_value_bias = G + 65344; /* d blocks.1.attn.value.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1 = (float *)(A + SB + 21504 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_value_weight = G + 61248; /* d blocks.1.attn.value.weight [64, 64] */
+    float *const d_blocks_1_attn_reshape_3 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_key_bias = G + 61184; /* d blocks.1.attn.key.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1_2 = (float *)(A + SB + 12288 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_key_weight = G + 57088; /* d blocks.1.attn.key.weight [64, 64] */
+    float *const d_blocks_1_attn_reshape_4 = (float *)(A + SB + 11264 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_1_attn_query_bias = G + 57024; /* d blocks.1.attn.query.bias [1, 1, 64] */
+    float *const d_blocks_1_ln1_3 = (float *)(A + SB + 22528 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_4 = (float *)(A + SB + 23552 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_attn_query_weight = G + 52928; /* d blocks.1.attn.query.weight [64, 64] */
+    float *const d_blocks_0 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_2 = (float *)(A + SB + 11264 * MB); /* [N, 16, 64] */
+    float *const d_blocks_1_ln1_weight = G + 52800; /* d blocks.1.ln1.weight [64] */
+    float *const d_blocks_1_ln1_bias = G + 52864; /* d blocks.1.ln1.bias [1, 1, 64] */
+    float *const d_blocks_0_proj_bias = G + 52736; /* d blocks.0.proj.bias [1, 1, 64] */
+    float *const d_blocks_0_fc = (float *)(A + SB + 21504 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_proj_weight = G + 36352; /* d blocks.0.proj.weight [64, 256] */
+    float *const d_blocks_0_fc_add = (float *)(A + SB + 17408 * MB); /* [N, 16, 256] */
+    float *const d_blocks_0_fc_bias = G + 36096; /* d blocks.0.fc.bias [1, 1, 256] */
+    float *const d_blocks_0_ln2 = (float *)(A + SB + 9216 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_fc_weight = G + 19712; /* d blocks.0.fc.weight [256, 64] */
+    float *const d_blocks_0_h = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_h_2 = (float *)(A + SB + 10240 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln2_weight = G + 19584; /* d blocks.0.ln2.weight [64] */
+    float *const d_blocks_0_ln2_bias = G + 19648; /* d blocks.0.ln2.bias [1, 1, 64] */
+    float *const d_blocks_0_attn_out_bias = G + 19520; /* d blocks.0.attn.out.bias [1, 1, 64] */
+    float *const d_blocks_0_attn_reshape = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_out_weight = G + 15424; /* d blocks.0.attn.out.weight [64, 64] */
+    float *const d_blocks_0_attn_a = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_softmax = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_v = (float *)(A + SB + 4096 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_s = (float *)(A + SB + 7168 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_q = (float *)(A + SB + 5120 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_k = (float *)(A + SB + 3072 * MB); /* [N, 4, 16, 16] */
+    float *const d_blocks_0_attn_reshape_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_value_bias = G + 15360; /* d blocks.0.attn.value.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1 = (float *)(A + SB + 4096 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_value_weight = G + 11264; /* d blocks.0.attn.value.weight [64, 64] */
+    float *const d_blocks_0_attn_reshape_3 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_key_bias = G + 11200; /* d blocks.0.attn.key.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1_2 = (float *)(A + SB + 3072 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_key_weight = G + 7104; /* d blocks.0.attn.key.weight [64, 64] */
+    float *const d_blocks_0_attn_reshape_4 = (float *)(A + SB + 2048 * MB); /* [N, 16, 4, 16] */
+    float *const d_blocks_0_attn_query_bias = G + 7040; /* d blocks.0.attn.query.bias [1, 1, 64] */
+    float *const d_blocks_0_ln1_3 = (float *)(A + SB + 5120 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_4 = (float *)(A + SB + 6144 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_attn_query_weight = G + 2944; /* d blocks.0.attn.query.weight [64, 64] */
+    float *const d_add = (float *)(A + SB + 0 * MB); /* [N, 16, 64] */
+    float *const d_add_2 = (float *)(A + SB + 2048 * MB); /* [N, 16, 64] */
+    float *const d_blocks_0_ln1_weight = G + 2816; /* d blocks.0.ln1.weight [64] */
+    float *const d_blocks_0_ln1_bias = G + 2880; /* d blocks.0.ln1.bias [1, 1, 64] */
+    float *const d_pos = G + 1792; /* d pos [1, 16, 64] */
+    float *const d_tok_weight = G + 0; /* d tok.weight [28, 64] */
+    const int n = m->n_;
+    (void)n;
+    /* names_gpt.nn:56  cross_entropy(self(ids), next) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, C = 28;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 3584 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            const float *row = head + r * C;
+            float *d = d_head + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_head = d_head;
+    float *restrict const r_d_head_bias = d_head_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 28;
+        memset(r_d_head_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_head_bias[k] += r_d_head[r * K + k];
+    }
+    }
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
+    /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_lnf_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_lnf_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_lnf + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * lnf_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_1[r * D + k] = rstd * (dr[k] * lnf_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_lnf_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_lnf_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1 = d_blocks_1;
+    float *restrict const r_d_blocks_1_proj_bias = d_blocks_1_proj_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_proj_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_proj_bias[k] += r_d_blocks_1[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
+    const float *restrict const r_d_blocks_1_fc = d_blocks_1_fc;
+    float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_d_blocks_1_fc_add[i] = r_d_blocks_1_fc[i] * (nnc_dgelu_float(r_blocks_1_fc_add[i]));
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_fc_add = d_blocks_1_fc_add;
+    float *restrict const r_d_blocks_1_fc_bias = d_blocks_1_fc_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 256;
+        memset(r_d_blocks_1_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_fc_bias[k] += r_d_blocks_1_fc_add[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_1_ln2_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln2_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_1_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_1_ln2 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln2_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_h[r * D + k] = rstd * (dr[k] * blocks_1_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln2_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:19  + (backward) */
+    {
+    const float *restrict const r_d_blocks_1 = d_blocks_1;
+    const float *restrict const r_d_blocks_1_h = d_blocks_1_h;
+    float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_1_h_2[i] = r_d_blocks_1[i] + r_d_blocks_1_h[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    float *restrict const r_d_blocks_1_attn_out_bias = d_blocks_1_attn_out_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_out_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_out_bias[k] += r_d_blocks_1_h_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_a[o++] = d_blocks_1_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = d_blocks_1_attn_s + r * 16;
+        const float *restrict dr = d_blocks_1_attn_softmax + r * 16, *restrict pr = blocks_1_attn_softmax + r * 16;
+        float dot;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            dot = s_;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_reshape_2[o++] = d_blocks_1_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_attn_reshape_2 = d_blocks_1_attn_reshape_2;
+    float *restrict const r_d_blocks_1_attn_value_bias = d_blocks_1_attn_value_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_value_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_value_bias[k] += r_d_blocks_1_attn_reshape_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_reshape_3[o++] = d_blocks_1_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_attn_reshape_3 = d_blocks_1_attn_reshape_3;
+    float *restrict const r_d_blocks_1_attn_key_bias = d_blocks_1_attn_key_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_key_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_key_bias[k] += r_d_blocks_1_attn_reshape_3[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_1_attn_reshape_4[o++] = d_blocks_1_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_attn_reshape_4 = d_blocks_1_attn_reshape_4;
+    float *restrict const r_d_blocks_1_attn_query_bias = d_blocks_1_attn_query_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_1_attn_query_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_1_attn_query_bias[k] += r_d_blocks_1_attn_reshape_4[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
+    const float *restrict const r_d_blocks_1_ln1_2 = d_blocks_1_ln1_2;
+    const float *restrict const r_d_blocks_1_ln1_3 = d_blocks_1_ln1_3;
+    float *restrict const r_d_blocks_1_ln1_4 = d_blocks_1_ln1_4;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_1_ln1_4[i] = (r_d_blocks_1_ln1[i] + r_d_blocks_1_ln1_2[i]) + r_d_blocks_1_ln1_3[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_1_ln1_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_1_ln1_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0 + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_1_ln1_4 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_1_ln1_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_0[r * D + k] = rstd * (dr[k] * blocks_1_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_1_ln1_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:20  + (backward) */
+    {
+    const float *restrict const r_d_blocks_1_h_2 = d_blocks_1_h_2;
+    const float *restrict const r_d_blocks_0 = d_blocks_0;
+    float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_0_2[i] = r_d_blocks_1_h_2[i] + r_d_blocks_0[i];
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    float *restrict const r_d_blocks_0_proj_bias = d_blocks_0_proj_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_proj_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_proj_bias[k] += r_d_blocks_0_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
+    /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
+    /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
+    {
+    const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
+    const float *restrict const r_d_blocks_0_fc = d_blocks_0_fc;
+    float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_d_blocks_0_fc_add[i] = r_d_blocks_0_fc[i] * (nnc_dgelu_float(r_blocks_0_fc_add[i]));
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_fc_add = d_blocks_0_fc_add;
+    float *restrict const r_d_blocks_0_fc_bias = d_blocks_0_fc_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 256;
+        memset(r_d_blocks_0_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_fc_bias[k] += r_d_blocks_0_fc_add[r * K + k];
+    }
+    }
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
+    /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
+    /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_0_ln2_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln2_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = blocks_0_h + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_0_ln2 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln2_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_h[r * D + k] = rstd * (dr[k] * blocks_0_ln2_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln2_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:19  + (backward) */
+    {
+    const float *restrict const r_d_blocks_0_2 = d_blocks_0_2;
+    const float *restrict const r_d_blocks_0_h = d_blocks_0_h;
+    float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_0_h_2[i] = r_d_blocks_0_2[i] + r_d_blocks_0_h[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    float *restrict const r_d_blocks_0_attn_out_bias = d_blocks_0_attn_out_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_out_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_out_bias[k] += r_d_blocks_0_h_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 4; i1++)
+        for (int64_t i2 = 0; i2 < 16; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_a[o++] = d_blocks_0_attn_reshape[i0 * 1024 + i1 * 16 + i2 * 64 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
+        const int64_t len = r % 16 + 1;
+        float *restrict yr = d_blocks_0_attn_s + r * 16;
+        const float *restrict dr = d_blocks_0_attn_softmax + r * 16, *restrict pr = blocks_0_attn_softmax + r * 16;
+        float dot;
+        {
+            float l_[16] = {0};
+            int64_t k0_ = 0;
+            for (; k0_ + 16 <= len; k0_ += 16)
+                for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * pr[k];
+            float s_ = 0;
+            for (int64_t k = k0_; k < len; k++) s_ += dr[k] * pr[k];
+            for (int j = 0; j < 16; j++) s_ += l_[j];
+            dot = s_;
+        }
+        for (int64_t k = 0; k < len; k++) yr[k] = pr[k] * (dr[k] - dot);
+        for (int64_t k = len; k < 16; k++) yr[k] = 0.0f;
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
+    NNC_PARALLEL_FOR(2)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 4; i1++)
+    {
+        const int64_t ic = (i0) * 4 + i1;
+        nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_reshape_2[o++] = d_blocks_0_attn_v[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_attn_reshape_2 = d_blocks_0_attn_reshape_2;
+    float *restrict const r_d_blocks_0_attn_value_bias = d_blocks_0_attn_value_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_value_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_value_bias[k] += r_d_blocks_0_attn_reshape_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_reshape_3[o++] = d_blocks_0_attn_k[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_attn_reshape_3 = d_blocks_0_attn_reshape_3;
+    float *restrict const r_d_blocks_0_attn_key_bias = d_blocks_0_attn_key_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_key_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_key_bias[k] += r_d_blocks_0_attn_reshape_3[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
+    /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < n; i0++)
+        for (int64_t i1 = 0; i1 < 16; i1++)
+        for (int64_t i2 = 0; i2 < 4; i2++)
+        for (int64_t i3 = 0; i3 < 16; i3++)
+            d_blocks_0_attn_reshape_4[o++] = d_blocks_0_attn_q[i0 * 1024 + i1 * 16 + i2 * 256 + i3];
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_attn_reshape_4 = d_blocks_0_attn_reshape_4;
+    float *restrict const r_d_blocks_0_attn_query_bias = d_blocks_0_attn_query_bias;
+    {
+        const int64_t rows = 16 * (int64_t)n, K = 64;
+        memset(r_d_blocks_0_attn_query_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_blocks_0_attn_query_bias[k] += r_d_blocks_0_attn_reshape_4[r * K + k];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
+    const float *restrict const r_d_blocks_0_ln1_2 = d_blocks_0_ln1_2;
+    const float *restrict const r_d_blocks_0_ln1_3 = d_blocks_0_ln1_3;
+    float *restrict const r_d_blocks_0_ln1_4 = d_blocks_0_ln1_4;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_blocks_0_ln1_4[i] = (r_d_blocks_0_ln1[i] + r_d_blocks_0_ln1_2[i]) + r_d_blocks_0_ln1_3[i];
+    }
+    }
+    /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, D = 64;
+        memset(d_blocks_0_ln1_weight, 0, sizeof(float) * (size_t)D);
+        memset(d_blocks_0_ln1_bias, 0, sizeof(float) * (size_t)D);
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict xr = add + r * D;
+            float sx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += xr[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += xr[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sx = s_;
+            }
+            const float mu = sx / (float)D;
+            float sd;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += (xr[k] - mu) * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += (xr[k] - mu) * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sd = s_;
+            }
+            const float rstd = 1.0f / sqrtf(sd / (float)D + 1e-05f);
+            const float *restrict dr = d_blocks_0_ln1_4 + r * D;
+            float sg;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sg = s_;
+            }
+            float sgx;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= D; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                float s_ = 0;
+                for (int64_t k = k0_; k < D; k++) s_ += dr[k] * blocks_0_ln1_weight[k] * (xr[k] - mu);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sgx = s_;
+            }
+            const float mg = sg / (float)D, mgx = sgx * rstd / (float)D;
+            for (int64_t k = 0; k < D; k++) d_add[r * D + k] = rstd * (dr[k] * blocks_0_ln1_weight[k] - mg - (xr[k] - mu) * rstd * mgx);
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_weight[k] += dr[k] * (xr[k] - mu) * rstd;
+            for (int64_t k = 0; k < D; k++) d_blocks_0_ln1_bias[k] += dr[k];
+        }
+    }
+    /* names_gpt.nn:54  + (backward) */
+    {
+    const float *restrict const r_d_blocks_0_h_2 = d_blocks_0_h_2;
+    const float *restrict const r_d_add = d_add;
+    float *restrict const r_d_add_2 = d_add_2;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 3072 >= 32768)
+    for (int64_t i = 0; i < 1024 * (int64_t)n; i++) {
+        r_d_add_2[i] = r_d_blocks_0_h_2[i] + r_d_add[i];
+    }
+    }
+    /* names_gpt.nn:54  + (backward) */
+    {
+    const float *restrict const r_d_add_2 = d_add_2;
+    float *restrict const r_d_pos = d_pos;
+    {
+        const int64_t rows = (int64_t)n, K = 1024;
+        memset(r_d_pos, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_pos[k] += r_d_add_2[r * K + k];
+    }
+    }
+    /* names_gpt.nn:54  tok(ids): embedding(ids, weight) (backward) */
+    {
+        const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
+        memset(d_tok_weight, 0, sizeof(float) * (size_t)(V * D));
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t id = ids_in[r];
+            if (id < 0 || id >= V) continue;
+            for (int64_t k = 0; k < D; k++) d_tok_weight[id * D + k] += d_add_2[r * D + k];
+        }
+    }
 }
+
 #endif
 
 void names_gpt_backward(names_gpt *m)
@@ -2565,11 +7232,11 @@ void names_gpt_backward(names_gpt *m)
         names_gpt_backward_avx2(m);
     else
 #endif
-        names_gpt_backward_body(m);
+        names_gpt_backward_generic(m);
 }
 
 /* eval after the inference pass: the loss and the metrics. */
-static NNC_ALWAYS_INLINE void names_gpt_eval_body(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
+static void names_gpt_eval_generic(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 16;
@@ -2618,15 +7285,104 @@ static NNC_ALWAYS_INLINE void names_gpt_eval_body(names_gpt *m, int n, const int
 }
 
 #if NNC_MULTI_ISA
+/* names_gpt_eval_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
 {
-    names_gpt_eval_body(m, n, ids, next, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    (void)ids;
+    (void)next;
+    /* names_gpt.nn:56  cross_entropy(self(ids), next) */
+    {
+        const int64_t rows = 16 * (int64_t)n, C = 28;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = head + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    *loss = cross_entropy[0];
+    (void)metrics;
 }
 
+/* names_gpt_eval_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
 {
-    names_gpt_eval_body(m, n, ids, next, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 16;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const next_in = (const int32_t *)next; /* [N, 16] */
+    float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    (void)ids;
+    (void)next;
+    /* names_gpt.nn:56  cross_entropy(self(ids), next) */
+    {
+        const int64_t rows = 16 * (int64_t)n, C = 28;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = next_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = head + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    *loss = cross_entropy[0];
+    (void)metrics;
 }
+
 #endif
 
 void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t (*next)[16], float *loss, float *metrics)
@@ -2639,6 +7395,6 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
         names_gpt_eval_avx2(m, n, ids, next, loss, metrics);
     else
 #endif
-        names_gpt_eval_body(m, n, ids, next, loss, metrics);
+        names_gpt_eval_generic(m, n, ids, next, loss, metrics);
 }
 

@@ -221,7 +221,7 @@ int res_net_load(res_net *m, const char *path)
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
-static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float (*x)[3][32][32])
+static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32])
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 2368;
@@ -963,15 +963,1490 @@ static NNC_ALWAYS_INLINE void res_net_infer_body(res_net *m, int n, const float 
 }
 
 #if NNC_MULTI_ISA
+/* res_net_infer_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const float (*x)[3][32][32])
 {
-    res_net_infer_body(m, n, x);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 3, 32, 32] */
+    const float *const stem_weight = P + 0; /* stem.weight [16, 3, 3, 3] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    const float *const bn_bias = P + 448; /* bn.bias [16] */
+    const float *const bn_running_mean = S + 0; /* bn.running_mean [16] */
+    const float *const bn_running_var = S + 16; /* bn.running_var [16] */
+    float *const bn_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const relu = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const stage1_0_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const stage1_0_h = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const stage1_0_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const stage1_0 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const stage1_1_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const stage1_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const stage1_1_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const stage1_1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const stage2_0_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const stage2_0_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const stage2_0_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const stage2_0_proj_bn_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const stage2_0 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const stage2_1_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const stage2_1_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const stage2_1_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const stage2_1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const stage3_0_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const stage3_0_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const stage3_0_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const stage3_0_proj_bn_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const stage3_0 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const stage3_1_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const stage3_1_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const stage3_1_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const stage3_1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const pool = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    const float *const fc_bias = P + 175248; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    (void)x;
+    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_bn_running_var = bn_running_var;
+    float *restrict const r_bn_rsqrt = bn_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_bn_rsqrt[i] = 1.0f / sqrtf((r_bn_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): + */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_bias = bn_bias;
+    const float *restrict const r_bn_running_mean = bn_running_mean;
+    const float *restrict const r_bn_rsqrt = bn_rsqrt;
+    float *restrict const r_bn = bn;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_bn[i] = (((r_stem[i] - r_bn_running_mean[i1]) * r_bn_rsqrt[i1]) * r_bn_weight[i1]) + r_bn_bias[i1];
+    }
+    }
+    /* resnet.nn:46  relu(bn(stem(x))) */
+    {
+    const float *restrict const r_bn = bn;
+    float *restrict const r_relu = relu;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_relu[i] = r_bn[i] > 0.0f ? r_bn[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
+    float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage1_0_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_bias = stage1_0_bn1_bias;
+    const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
+    const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
+    float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_0_bn1[i] = (((r_stage1_0_conv1[i] - r_stage1_0_bn1_running_mean[i1]) * r_stage1_0_bn1_rsqrt[i1]) * r_stage1_0_bn1_weight[i1]) + r_stage1_0_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    float *restrict const r_stage1_0_h = stage1_0_h;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_stage1_0_h[i] = r_stage1_0_bn1[i] > 0.0f ? r_stage1_0_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
+    float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage1_0_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_bias = stage1_0_bn2_bias;
+    const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
+    const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
+    float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_0_bn2[i] = (((r_stage1_0_conv2[i] - r_stage1_0_bn2_running_mean[i1]) * r_stage1_0_bn2_rsqrt[i1]) * r_stage1_0_bn2_weight[i1]) + r_stage1_0_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_relu = relu;
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    float *restrict const r_stage1_0 = stage1_0;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v_stage1_0_add = r_stage1_0_bn2[i] + r_relu[i];
+        r_stage1_0[i] = v_stage1_0_add > 0.0f ? v_stage1_0_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
+    float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage1_1_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_bias = stage1_1_bn1_bias;
+    const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
+    const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
+    float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_1_bn1[i] = (((r_stage1_1_conv1[i] - r_stage1_1_bn1_running_mean[i1]) * r_stage1_1_bn1_rsqrt[i1]) * r_stage1_1_bn1_weight[i1]) + r_stage1_1_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    float *restrict const r_stage1_1_h = stage1_1_h;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_stage1_1_h[i] = r_stage1_1_bn1[i] > 0.0f ? r_stage1_1_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
+    float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage1_1_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_bias = stage1_1_bn2_bias;
+    const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
+    const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
+    float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_1_bn2[i] = (((r_stage1_1_conv2[i] - r_stage1_1_bn2_running_mean[i1]) * r_stage1_1_bn2_rsqrt[i1]) * r_stage1_1_bn2_weight[i1]) + r_stage1_1_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage1_0 = stage1_0;
+    const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    float *restrict const r_stage1_1 = stage1_1;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v_stage1_1_add = r_stage1_1_bn2[i] + r_stage1_0[i];
+        r_stage1_1[i] = v_stage1_1_add > 0.0f ? v_stage1_1_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
+    float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_bias = stage2_0_bn1_bias;
+    const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
+    const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
+    float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_0_bn1[i] = (((r_stage2_0_conv1[i] - r_stage2_0_bn1_running_mean[i1]) * r_stage2_0_bn1_rsqrt[i1]) * r_stage2_0_bn1_weight[i1]) + r_stage2_0_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    float *restrict const r_stage2_0_h = stage2_0_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_stage2_0_h[i] = r_stage2_0_bn1[i] > 0.0f ? r_stage2_0_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
+    float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_bias = stage2_0_bn2_bias;
+    const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
+    const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
+    float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_0_bn2[i] = (((r_stage2_0_conv2[i] - r_stage2_0_bn2_running_mean[i1]) * r_stage2_0_bn2_rsqrt[i1]) * r_stage2_0_bn2_weight[i1]) + r_stage2_0_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage1_1, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
+    float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_proj_bn_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_proj_bn_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_bias = stage2_0_proj_bn_bias;
+    const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
+    const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
+    float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_0_proj_bn[i] = (((r_stage2_0_proj[i] - r_stage2_0_proj_bn_running_mean[i1]) * r_stage2_0_proj_bn_rsqrt[i1]) * r_stage2_0_proj_bn_weight[i1]) + r_stage2_0_proj_bn_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    float *restrict const r_stage2_0 = stage2_0;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v_stage2_0_add = r_stage2_0_bn2[i] + r_stage2_0_proj_bn[i];
+        r_stage2_0[i] = v_stage2_0_add > 0.0f ? v_stage2_0_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
+    float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage2_1_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_bias = stage2_1_bn1_bias;
+    const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
+    const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
+    float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_1_bn1[i] = (((r_stage2_1_conv1[i] - r_stage2_1_bn1_running_mean[i1]) * r_stage2_1_bn1_rsqrt[i1]) * r_stage2_1_bn1_weight[i1]) + r_stage2_1_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    float *restrict const r_stage2_1_h = stage2_1_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_stage2_1_h[i] = r_stage2_1_bn1[i] > 0.0f ? r_stage2_1_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
+    float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage2_1_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_bias = stage2_1_bn2_bias;
+    const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
+    const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
+    float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_1_bn2[i] = (((r_stage2_1_conv2[i] - r_stage2_1_bn2_running_mean[i1]) * r_stage2_1_bn2_rsqrt[i1]) * r_stage2_1_bn2_weight[i1]) + r_stage2_1_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage2_0 = stage2_0;
+    const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    float *restrict const r_stage2_1 = stage2_1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v_stage2_1_add = r_stage2_1_bn2[i] + r_stage2_0[i];
+        r_stage2_1[i] = v_stage2_1_add > 0.0f ? v_stage2_1_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
+    float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_bias = stage3_0_bn1_bias;
+    const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
+    const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
+    float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_0_bn1[i] = (((r_stage3_0_conv1[i] - r_stage3_0_bn1_running_mean[i1]) * r_stage3_0_bn1_rsqrt[i1]) * r_stage3_0_bn1_weight[i1]) + r_stage3_0_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    float *restrict const r_stage3_0_h = stage3_0_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_stage3_0_h[i] = r_stage3_0_bn1[i] > 0.0f ? r_stage3_0_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
+    float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_bias = stage3_0_bn2_bias;
+    const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
+    const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
+    float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_0_bn2[i] = (((r_stage3_0_conv2[i] - r_stage3_0_bn2_running_mean[i1]) * r_stage3_0_bn2_rsqrt[i1]) * r_stage3_0_bn2_weight[i1]) + r_stage3_0_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage2_1, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
+    float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_proj_bn_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_proj_bn_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_bias = stage3_0_proj_bn_bias;
+    const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
+    const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
+    float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_0_proj_bn[i] = (((r_stage3_0_proj[i] - r_stage3_0_proj_bn_running_mean[i1]) * r_stage3_0_proj_bn_rsqrt[i1]) * r_stage3_0_proj_bn_weight[i1]) + r_stage3_0_proj_bn_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    float *restrict const r_stage3_0 = stage3_0;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v_stage3_0_add = r_stage3_0_bn2[i] + r_stage3_0_proj_bn[i];
+        r_stage3_0[i] = v_stage3_0_add > 0.0f ? v_stage3_0_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
+    float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage3_1_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_bias = stage3_1_bn1_bias;
+    const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
+    const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
+    float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_1_bn1[i] = (((r_stage3_1_conv1[i] - r_stage3_1_bn1_running_mean[i1]) * r_stage3_1_bn1_rsqrt[i1]) * r_stage3_1_bn1_weight[i1]) + r_stage3_1_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    float *restrict const r_stage3_1_h = stage3_1_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_stage3_1_h[i] = r_stage3_1_bn1[i] > 0.0f ? r_stage3_1_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
+    float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage3_1_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_bias = stage3_1_bn2_bias;
+    const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
+    const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
+    float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_1_bn2[i] = (((r_stage3_1_conv2[i] - r_stage3_1_bn2_running_mean[i1]) * r_stage3_1_bn2_rsqrt[i1]) * r_stage3_1_bn2_weight[i1]) + r_stage3_1_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage3_0 = stage3_0;
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    float *restrict const r_stage3_1 = stage3_1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v_stage3_1_add = r_stage3_1_bn2[i] + r_stage3_0[i];
+        r_stage3_1[i] = v_stage3_1_add > 0.0f ? v_stage3_1_add : 0.0f;
+    }
+    }
+    /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
+    {
+    const float *restrict const r_stage3_1 = stage3_1;
+    float *restrict const r_pool = pool;
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
+        {
+            double acc = 0;
+            {
+                const float *row = r_stage3_1 + i0 * 64;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
+            }
+            r_pool[o++] = (float)(acc / (64.0f));
+        }
+    }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
 }
 
+/* res_net_infer_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*x)[3][32][32])
 {
-    res_net_infer_body(m, n, x);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 3, 32, 32] */
+    const float *const stem_weight = P + 0; /* stem.weight [16, 3, 3, 3] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    const float *const bn_bias = P + 448; /* bn.bias [16] */
+    const float *const bn_running_mean = S + 0; /* bn.running_mean [16] */
+    const float *const bn_running_var = S + 16; /* bn.running_var [16] */
+    float *const bn_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const relu = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const stage1_0_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
+    float *const stage1_0_h = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const stage1_0_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const stage1_0 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const stage1_1_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    float *const stage1_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const stage1_1_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
+    float *const stage1_1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const stage2_0_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
+    float *const stage2_0_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const stage2_0_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const stage2_0_proj_bn_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const stage2_0 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const stage2_1_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
+    float *const stage2_1_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const stage2_1_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
+    float *const stage2_1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const stage3_0_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
+    float *const stage3_0_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const stage3_0_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const stage3_0_proj_bn_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const stage3_0 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const stage3_1_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
+    float *const stage3_1_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const stage3_1_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
+    float *const stage3_1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
+    float *const pool = (float *)(A + SB + 0 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    const float *const fc_bias = P + 175248; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    (void)x;
+    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:46  bn(stem(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_bn_running_var = bn_running_var;
+    float *restrict const r_bn_rsqrt = bn_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_bn_rsqrt[i] = 1.0f / sqrtf((r_bn_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): + */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_bias = bn_bias;
+    const float *restrict const r_bn_running_mean = bn_running_mean;
+    const float *restrict const r_bn_rsqrt = bn_rsqrt;
+    float *restrict const r_bn = bn;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_bn[i] = (((r_stem[i] - r_bn_running_mean[i1]) * r_bn_rsqrt[i1]) * r_bn_weight[i1]) + r_bn_bias[i1];
+    }
+    }
+    /* resnet.nn:46  relu(bn(stem(x))) */
+    {
+    const float *restrict const r_bn = bn;
+    float *restrict const r_relu = relu;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_relu[i] = r_bn[i] > 0.0f ? r_bn[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, relu, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
+    float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage1_0_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_bias = stage1_0_bn1_bias;
+    const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
+    const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
+    float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_0_bn1[i] = (((r_stage1_0_conv1[i] - r_stage1_0_bn1_running_mean[i1]) * r_stage1_0_bn1_rsqrt[i1]) * r_stage1_0_bn1_weight[i1]) + r_stage1_0_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    float *restrict const r_stage1_0_h = stage1_0_h;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_stage1_0_h[i] = r_stage1_0_bn1[i] > 0.0f ? r_stage1_0_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_h, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
+    float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage1_0_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_bias = stage1_0_bn2_bias;
+    const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
+    const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
+    float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_0_bn2[i] = (((r_stage1_0_conv2[i] - r_stage1_0_bn2_running_mean[i1]) * r_stage1_0_bn2_rsqrt[i1]) * r_stage1_0_bn2_weight[i1]) + r_stage1_0_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_relu = relu;
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    float *restrict const r_stage1_0 = stage1_0;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v_stage1_0_add = r_stage1_0_bn2[i] + r_relu[i];
+        r_stage1_0[i] = v_stage1_0_add > 0.0f ? v_stage1_0_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
+    float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage1_1_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_bias = stage1_1_bn1_bias;
+    const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
+    const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
+    float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_1_bn1[i] = (((r_stage1_1_conv1[i] - r_stage1_1_bn1_running_mean[i1]) * r_stage1_1_bn1_rsqrt[i1]) * r_stage1_1_bn1_weight[i1]) + r_stage1_1_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    float *restrict const r_stage1_1_h = stage1_1_h;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_stage1_1_h[i] = r_stage1_1_bn1[i] > 0.0f ? r_stage1_1_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_1_h, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
+    float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage1_1_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_bias = stage1_1_bn2_bias;
+    const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
+    const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
+    float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    NNC_PARALLEL_FOR(3)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 16; i1++)
+    for (int64_t i2 = 0; i2 < 1024; i2++)
+    {
+        const int64_t i = ((i0) * 16 + i1) * 1024 + i2;
+        r_stage1_1_bn2[i] = (((r_stage1_1_conv2[i] - r_stage1_1_bn2_running_mean[i1]) * r_stage1_1_bn2_rsqrt[i1]) * r_stage1_1_bn2_weight[i1]) + r_stage1_1_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage1_0 = stage1_0;
+    const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    float *restrict const r_stage1_1 = stage1_1;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        const float v_stage1_1_add = r_stage1_1_bn2[i] + r_stage1_0[i];
+        r_stage1_1[i] = v_stage1_1_add > 0.0f ? v_stage1_1_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage1_1, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
+    float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_bias = stage2_0_bn1_bias;
+    const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
+    const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
+    float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_0_bn1[i] = (((r_stage2_0_conv1[i] - r_stage2_0_bn1_running_mean[i1]) * r_stage2_0_bn1_rsqrt[i1]) * r_stage2_0_bn1_weight[i1]) + r_stage2_0_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    float *restrict const r_stage2_0_h = stage2_0_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_stage2_0_h[i] = r_stage2_0_bn1[i] > 0.0f ? r_stage2_0_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_h, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
+    float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_bias = stage2_0_bn2_bias;
+    const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
+    const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
+    float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_0_bn2[i] = (((r_stage2_0_conv2[i] - r_stage2_0_bn2_running_mean[i1]) * r_stage2_0_bn2_rsqrt[i1]) * r_stage2_0_bn2_weight[i1]) + r_stage2_0_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage1_1, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
+    float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_proj_bn_rsqrt[i] = 1.0f / sqrtf((r_stage2_0_proj_bn_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_bias = stage2_0_proj_bn_bias;
+    const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
+    const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
+    float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_0_proj_bn[i] = (((r_stage2_0_proj[i] - r_stage2_0_proj_bn_running_mean[i1]) * r_stage2_0_proj_bn_rsqrt[i1]) * r_stage2_0_proj_bn_weight[i1]) + r_stage2_0_proj_bn_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    float *restrict const r_stage2_0 = stage2_0;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v_stage2_0_add = r_stage2_0_bn2[i] + r_stage2_0_proj_bn[i];
+        r_stage2_0[i] = v_stage2_0_add > 0.0f ? v_stage2_0_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
+    float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage2_1_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_bias = stage2_1_bn1_bias;
+    const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
+    const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
+    float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_1_bn1[i] = (((r_stage2_1_conv1[i] - r_stage2_1_bn1_running_mean[i1]) * r_stage2_1_bn1_rsqrt[i1]) * r_stage2_1_bn1_weight[i1]) + r_stage2_1_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    float *restrict const r_stage2_1_h = stage2_1_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_stage2_1_h[i] = r_stage2_1_bn1[i] > 0.0f ? r_stage2_1_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_1_h, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
+    float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage2_1_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_bias = stage2_1_bn2_bias;
+    const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
+    const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
+    float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 32; i1++)
+    for (int64_t i2 = 0; i2 < 256; i2++)
+    {
+        const int64_t i = ((i0) * 32 + i1) * 256 + i2;
+        r_stage2_1_bn2[i] = (((r_stage2_1_conv2[i] - r_stage2_1_bn2_running_mean[i1]) * r_stage2_1_bn2_rsqrt[i1]) * r_stage2_1_bn2_weight[i1]) + r_stage2_1_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage2_0 = stage2_0;
+    const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    float *restrict const r_stage2_1 = stage2_1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 16384 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        const float v_stage2_1_add = r_stage2_1_bn2[i] + r_stage2_0[i];
+        r_stage2_1[i] = v_stage2_1_add > 0.0f ? v_stage2_1_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage2_1, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
+    float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_bias = stage3_0_bn1_bias;
+    const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
+    const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
+    float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_0_bn1[i] = (((r_stage3_0_conv1[i] - r_stage3_0_bn1_running_mean[i1]) * r_stage3_0_bn1_rsqrt[i1]) * r_stage3_0_bn1_weight[i1]) + r_stage3_0_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    float *restrict const r_stage3_0_h = stage3_0_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_stage3_0_h[i] = r_stage3_0_bn1[i] > 0.0f ? r_stage3_0_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_h, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
+    float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_bias = stage3_0_bn2_bias;
+    const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
+    const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
+    float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_0_bn2[i] = (((r_stage3_0_conv2[i] - r_stage3_0_bn2_running_mean[i1]) * r_stage3_0_bn2_rsqrt[i1]) * r_stage3_0_bn2_weight[i1]) + r_stage3_0_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage2_1, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
+    float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_proj_bn_rsqrt[i] = 1.0f / sqrtf((r_stage3_0_proj_bn_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_bias = stage3_0_proj_bn_bias;
+    const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
+    const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
+    float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_0_proj_bn[i] = (((r_stage3_0_proj[i] - r_stage3_0_proj_bn_running_mean[i1]) * r_stage3_0_proj_bn_rsqrt[i1]) * r_stage3_0_proj_bn_weight[i1]) + r_stage3_0_proj_bn_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    float *restrict const r_stage3_0 = stage3_0;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v_stage3_0_add = r_stage3_0_bn2[i] + r_stage3_0_proj_bn[i];
+        r_stage3_0[i] = v_stage3_0_add > 0.0f ? v_stage3_0_add : 0.0f;
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
+    float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn1_rsqrt[i] = 1.0f / sqrtf((r_stage3_1_bn1_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_bias = stage3_1_bn1_bias;
+    const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
+    const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
+    float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_1_bn1[i] = (((r_stage3_1_conv1[i] - r_stage3_1_bn1_running_mean[i1]) * r_stage3_1_bn1_rsqrt[i1]) * r_stage3_1_bn1_weight[i1]) + r_stage3_1_bn1_bias[i1];
+    }
+    }
+    /* resnet.nn:21  relu(bn1(conv1(x))) */
+    {
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    float *restrict const r_stage3_1_h = stage3_1_h;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_stage3_1_h[i] = r_stage3_1_bn1[i] > 0.0f ? r_stage3_1_bn1[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_1_h, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): rsqrt(var + eps) */
+    {
+    const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
+    float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn2_rsqrt[i] = 1.0f / sqrtf((r_stage3_1_bn2_running_var[i] + 1e-05f));
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_bias = stage3_1_bn2_bias;
+    const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
+    const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
+    float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 64; i2++)
+    {
+        const int64_t i = ((i0) * 64 + i1) * 64 + i2;
+        r_stage3_1_bn2[i] = (((r_stage3_1_conv2[i] - r_stage3_1_bn2_running_mean[i1]) * r_stage3_1_bn2_rsqrt[i1]) * r_stage3_1_bn2_weight[i1]) + r_stage3_1_bn2_bias[i1];
+    }
+    }
+    /* resnet.nn:24  relu(h + skip) */
+    {
+    const float *restrict const r_stage3_0 = stage3_0;
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    float *restrict const r_stage3_1 = stage3_1;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        const float v_stage3_1_add = r_stage3_1_bn2[i] + r_stage3_0[i];
+        r_stage3_1[i] = v_stage3_1_add > 0.0f ? v_stage3_1_add : 0.0f;
+    }
+    }
+    /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
+    {
+    const float *restrict const r_stage3_1 = stage3_1;
+    float *restrict const r_pool = pool;
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
+        {
+            double acc = 0;
+            {
+                const float *row = r_stage3_1 + i0 * 64;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
+            }
+            r_pool[o++] = (float)(acc / (64.0f));
+        }
+    }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
 }
+
 #endif
 
 static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
@@ -983,7 +2458,7 @@ static void res_net_infer(res_net *m, int n, const float (*x)[3][32][32])
         res_net_infer_avx2(m, n, x);
     else
 #endif
-        res_net_infer_body(m, n, x);
+        res_net_infer_generic(m, n, x);
 }
 
 void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out)[10])
@@ -1000,7 +2475,7 @@ void res_net_forward(res_net *m, int n, const float (*x)[3][32][32], float (*out
     memcpy(out, fc, sizeof(float) * (size_t)(10 * (int64_t)n));
 }
 
-static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
+static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 2368;
@@ -2408,15 +3883,2822 @@ static NNC_ALWAYS_INLINE float res_net_train_forward_body(res_net *m, int n, con
 }
 
 #if NNC_MULTI_ISA
+/* res_net_train_forward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
-    return res_net_train_forward_body(m, n, x, y);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 3, 32, 32] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const stem_weight = P + 0; /* stem.weight [16, 3, 3, 3] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    const float *const bn_bias = P + 448; /* bn.bias [16] */
+    const float *const bn_running_mean = S + 0; /* bn.running_mean [16] */
+    const float *const bn_running_var = S + 16; /* bn.running_var [16] */
+    float *const bn_st = (float *)(A + 0); /* [2, 16] */
+    float *const bn_mu = (float *)(A + 32); /* [1, 16] */
+    float *const bn_var = (float *)(A + 48); /* [1, 16] */
+    float *const bn_add = (float *)(A + 64); /* [16] */
+    float *const bn_div = (float *)(A + 32); /* [] */
+    float *const bn_add_2 = (float *)(A + 80); /* [16] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
+    float *const stage1_0_bn1_mu = (float *)(A + 96); /* [1, 16] */
+    float *const stage1_0_bn1_var = (float *)(A + 112); /* [1, 16] */
+    float *const stage1_0_bn1_add = (float *)(A + 128); /* [16] */
+    float *const stage1_0_bn1_div = (float *)(A + 96); /* [] */
+    float *const stage1_0_bn1_add_2 = (float *)(A + 144); /* [16] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
+    float *const stage1_0_bn2_mu = (float *)(A + 160); /* [1, 16] */
+    float *const stage1_0_bn2_var = (float *)(A + 176); /* [1, 16] */
+    float *const stage1_0_bn2_add = (float *)(A + 192); /* [16] */
+    float *const stage1_0_bn2_div = (float *)(A + 160); /* [] */
+    float *const stage1_0_bn2_add_2 = (float *)(A + 208); /* [16] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
+    float *const stage1_1_bn1_mu = (float *)(A + 224); /* [1, 16] */
+    float *const stage1_1_bn1_var = (float *)(A + 240); /* [1, 16] */
+    float *const stage1_1_bn1_add = (float *)(A + 256); /* [16] */
+    float *const stage1_1_bn1_div = (float *)(A + 224); /* [] */
+    float *const stage1_1_bn1_add_2 = (float *)(A + 272); /* [16] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
+    float *const stage1_1_bn2_mu = (float *)(A + 288); /* [1, 16] */
+    float *const stage1_1_bn2_var = (float *)(A + 304); /* [1, 16] */
+    float *const stage1_1_bn2_add = (float *)(A + 320); /* [16] */
+    float *const stage1_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage1_1_bn2_add_2 = (float *)(A + 336); /* [16] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
+    float *const stage2_0_bn1_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_bn1_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_bn1_add = (float *)(A + 448); /* [32] */
+    float *const stage2_0_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_bn1_add_2 = (float *)(A + 480); /* [32] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
+    float *const stage2_0_bn2_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_bn2_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_bn2_add = (float *)(A + 576); /* [32] */
+    float *const stage2_0_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_bn2_add_2 = (float *)(A + 608); /* [32] */
+    float *const stage2_0_bn2 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
+    float *const stage2_0_proj_bn_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_proj_bn_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_proj_bn_add = (float *)(A + 704); /* [32] */
+    float *const stage2_0_proj_bn_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_proj_bn_add_2 = (float *)(A + 736); /* [32] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
+    float *const stage2_1_bn1_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_1_bn1_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_1_bn1_add = (float *)(A + 832); /* [32] */
+    float *const stage2_1_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage2_1_bn1_add_2 = (float *)(A + 864); /* [32] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
+    float *const stage2_1_bn2_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_1_bn2_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_1_bn2_add = (float *)(A + 960); /* [32] */
+    float *const stage2_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage2_1_bn2_add_2 = (float *)(A + 992); /* [32] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
+    float *const stage3_0_bn1_mu = (float *)(A + 1152); /* [1, 64] */
+    float *const stage3_0_bn1_var = (float *)(A + 1216); /* [1, 64] */
+    float *const stage3_0_bn1_add = (float *)(A + 1280); /* [64] */
+    float *const stage3_0_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_bn1_add_2 = (float *)(A + 1152); /* [64] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
+    float *const stage3_0_bn2_mu = (float *)(A + 1216); /* [1, 64] */
+    float *const stage3_0_bn2_var = (float *)(A + 1472); /* [1, 64] */
+    float *const stage3_0_bn2_add = (float *)(A + 1536); /* [64] */
+    float *const stage3_0_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_bn2_add_2 = (float *)(A + 1216); /* [64] */
+    float *const stage3_0_bn2 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
+    float *const stage3_0_proj_bn_mu = (float *)(A + 1472); /* [1, 64] */
+    float *const stage3_0_proj_bn_var = (float *)(A + 1728); /* [1, 64] */
+    float *const stage3_0_proj_bn_add = (float *)(A + 1792); /* [64] */
+    float *const stage3_0_proj_bn_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_proj_bn_add_2 = (float *)(A + 1472); /* [64] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
+    float *const stage3_1_bn1_mu = (float *)(A + 1728); /* [1, 64] */
+    float *const stage3_1_bn1_var = (float *)(A + 1984); /* [1, 64] */
+    float *const stage3_1_bn1_add = (float *)(A + 2048); /* [64] */
+    float *const stage3_1_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage3_1_bn1_add_2 = (float *)(A + 1728); /* [64] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
+    float *const stage3_1_bn2_mu = (float *)(A + 1984); /* [1, 64] */
+    float *const stage3_1_bn2_var = (float *)(A + 2240); /* [1, 64] */
+    float *const stage3_1_bn2_add = (float *)(A + 2304); /* [64] */
+    float *const stage3_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage3_1_bn2_add_2 = (float *)(A + 1984); /* [64] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    const float *const fc_bias = P + 175248; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 288); /* [] */
+    m->n_ = n;
+    m->in_[0] = x;
+    m->lab_[0] = y;
+    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stem = stem;
+    float *restrict const r_bn_st = bn_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn_mu + o * 16, bn_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn_var + o * 16, bn_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): + */
+    {
+    const float *restrict const r_bn_running_mean = bn_running_mean;
+    const float *restrict const r_bn_mu = bn_mu;
+    float *restrict const r_bn_add = bn_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_bn_add[i] = (0.9f * r_bn_running_mean[i]) + (0.1f * r_bn_mu[i]);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): / */
+    {
+    float *restrict const r_bn_div = bn_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_bn_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): + */
+    {
+    const float *restrict const r_bn_running_var = bn_running_var;
+    const float *restrict const r_bn_var = bn_var;
+    const float *restrict const r_bn_div = bn_div;
+    float *restrict const r_bn_add_2 = bn_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_bn_add_2[i] = (0.9f * r_bn_running_var[i]) + ((0.1f * r_bn_var[i]) * r_bn_div[0]);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_bias = bn_bias;
+    const float *restrict const r_bn_st = bn_st;
+    float *restrict const r_bn = bn;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_bn_st[c], sc = (float)(1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05)) * r_bn_weight[c], sh = r_bn_bias[c];
+            const float *xr = r_stem + (b * C + c) * L;
+            float *yr = r_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn1_mu + o * 16, stage1_0_bn1_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn1_var + o * 16, stage1_0_bn1_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
+    const float *restrict const r_stage1_0_bn1_mu = stage1_0_bn1_mu;
+    float *restrict const r_stage1_0_bn1_add = stage1_0_bn1_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn1_add[i] = (0.9f * r_stage1_0_bn1_running_mean[i]) + (0.1f * r_stage1_0_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
+    const float *restrict const r_stage1_0_bn1_var = stage1_0_bn1_var;
+    const float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
+    float *restrict const r_stage1_0_bn1_add_2 = stage1_0_bn1_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn1_add_2[i] = (0.9f * r_stage1_0_bn1_running_var[i]) + ((0.1f * r_stage1_0_bn1_var[i]) * r_stage1_0_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_bias = stage1_0_bn1_bias;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn1_weight[c], sh = r_stage1_0_bn1_bias[c];
+            const float *xr = r_stage1_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage1_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn2_mu + o * 16, stage1_0_bn2_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn2_var + o * 16, stage1_0_bn2_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
+    const float *restrict const r_stage1_0_bn2_mu = stage1_0_bn2_mu;
+    float *restrict const r_stage1_0_bn2_add = stage1_0_bn2_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn2_add[i] = (0.9f * r_stage1_0_bn2_running_mean[i]) + (0.1f * r_stage1_0_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
+    const float *restrict const r_stage1_0_bn2_var = stage1_0_bn2_var;
+    const float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
+    float *restrict const r_stage1_0_bn2_add_2 = stage1_0_bn2_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn2_add_2[i] = (0.9f * r_stage1_0_bn2_running_var[i]) + ((0.1f * r_stage1_0_bn2_var[i]) * r_stage1_0_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_bias = stage1_0_bn2_bias;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn2_weight[c], sh = r_stage1_0_bn2_bias[c];
+            const float *xr = r_stage1_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage1_0_bn2 + (b * C + c) * L;
+            const float *rr = r_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn1_mu + o * 16, stage1_1_bn1_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn1_var + o * 16, stage1_1_bn1_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
+    const float *restrict const r_stage1_1_bn1_mu = stage1_1_bn1_mu;
+    float *restrict const r_stage1_1_bn1_add = stage1_1_bn1_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn1_add[i] = (0.9f * r_stage1_1_bn1_running_mean[i]) + (0.1f * r_stage1_1_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
+    const float *restrict const r_stage1_1_bn1_var = stage1_1_bn1_var;
+    const float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
+    float *restrict const r_stage1_1_bn1_add_2 = stage1_1_bn1_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn1_add_2[i] = (0.9f * r_stage1_1_bn1_running_var[i]) + ((0.1f * r_stage1_1_bn1_var[i]) * r_stage1_1_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_bias = stage1_1_bn1_bias;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn1_weight[c], sh = r_stage1_1_bn1_bias[c];
+            const float *xr = r_stage1_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage1_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn2_mu + o * 16, stage1_1_bn2_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn2_var + o * 16, stage1_1_bn2_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
+    const float *restrict const r_stage1_1_bn2_mu = stage1_1_bn2_mu;
+    float *restrict const r_stage1_1_bn2_add = stage1_1_bn2_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn2_add[i] = (0.9f * r_stage1_1_bn2_running_mean[i]) + (0.1f * r_stage1_1_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
+    const float *restrict const r_stage1_1_bn2_var = stage1_1_bn2_var;
+    const float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
+    float *restrict const r_stage1_1_bn2_add_2 = stage1_1_bn2_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn2_add_2[i] = (0.9f * r_stage1_1_bn2_running_var[i]) + ((0.1f * r_stage1_1_bn2_var[i]) * r_stage1_1_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_bias = stage1_1_bn2_bias;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn2_weight[c], sh = r_stage1_1_bn2_bias[c];
+            const float *xr = r_stage1_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage1_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage1_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn1_mu + o * 32, stage2_0_bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn1_var + o * 32, stage2_0_bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
+    const float *restrict const r_stage2_0_bn1_mu = stage2_0_bn1_mu;
+    float *restrict const r_stage2_0_bn1_add = stage2_0_bn1_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn1_add[i] = (0.9f * r_stage2_0_bn1_running_mean[i]) + (0.1f * r_stage2_0_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
+    const float *restrict const r_stage2_0_bn1_var = stage2_0_bn1_var;
+    const float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
+    float *restrict const r_stage2_0_bn1_add_2 = stage2_0_bn1_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn1_add_2[i] = (0.9f * r_stage2_0_bn1_running_var[i]) + ((0.1f * r_stage2_0_bn1_var[i]) * r_stage2_0_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_bias = stage2_0_bn1_bias;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn1_weight[c], sh = r_stage2_0_bn1_bias[c];
+            const float *xr = r_stage2_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage2_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn2_mu + o * 32, stage2_0_bn2_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn2_var + o * 32, stage2_0_bn2_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
+    const float *restrict const r_stage2_0_bn2_mu = stage2_0_bn2_mu;
+    float *restrict const r_stage2_0_bn2_add = stage2_0_bn2_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn2_add[i] = (0.9f * r_stage2_0_bn2_running_mean[i]) + (0.1f * r_stage2_0_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
+    const float *restrict const r_stage2_0_bn2_var = stage2_0_bn2_var;
+    const float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
+    float *restrict const r_stage2_0_bn2_add_2 = stage2_0_bn2_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn2_add_2[i] = (0.9f * r_stage2_0_bn2_running_var[i]) + ((0.1f * r_stage2_0_bn2_var[i]) * r_stage2_0_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_bias = stage2_0_bn2_bias;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn2_weight[c], sh = r_stage2_0_bn2_bias[c];
+            const float *xr = r_stage2_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage2_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage1_1_bn2, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_proj_bn_mu + o * 32, stage2_0_proj_bn_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_proj_bn_var + o * 32, stage2_0_proj_bn_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
+    const float *restrict const r_stage2_0_proj_bn_mu = stage2_0_proj_bn_mu;
+    float *restrict const r_stage2_0_proj_bn_add = stage2_0_proj_bn_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_proj_bn_add[i] = (0.9f * r_stage2_0_proj_bn_running_mean[i]) + (0.1f * r_stage2_0_proj_bn_mu[i]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): / */
+    {
+    float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
+    const float *restrict const r_stage2_0_proj_bn_var = stage2_0_proj_bn_var;
+    const float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
+    float *restrict const r_stage2_0_proj_bn_add_2 = stage2_0_proj_bn_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_proj_bn_add_2[i] = (0.9f * r_stage2_0_proj_bn_running_var[i]) + ((0.1f * r_stage2_0_proj_bn_var[i]) * r_stage2_0_proj_bn_div[0]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_bias = stage2_0_proj_bn_bias;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_proj_bn_weight[c], sh = r_stage2_0_proj_bn_bias[c];
+            const float *xr = r_stage2_0_proj + (b * C + c) * L;
+            float *yr = r_stage2_0_proj_bn + (b * C + c) * L;
+            const float *rr = r_stage2_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn1_mu + o * 32, stage2_1_bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn1_var + o * 32, stage2_1_bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
+    const float *restrict const r_stage2_1_bn1_mu = stage2_1_bn1_mu;
+    float *restrict const r_stage2_1_bn1_add = stage2_1_bn1_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn1_add[i] = (0.9f * r_stage2_1_bn1_running_mean[i]) + (0.1f * r_stage2_1_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
+    const float *restrict const r_stage2_1_bn1_var = stage2_1_bn1_var;
+    const float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
+    float *restrict const r_stage2_1_bn1_add_2 = stage2_1_bn1_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn1_add_2[i] = (0.9f * r_stage2_1_bn1_running_var[i]) + ((0.1f * r_stage2_1_bn1_var[i]) * r_stage2_1_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_bias = stage2_1_bn1_bias;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn1_weight[c], sh = r_stage2_1_bn1_bias[c];
+            const float *xr = r_stage2_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage2_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn2_mu + o * 32, stage2_1_bn2_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn2_var + o * 32, stage2_1_bn2_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
+    const float *restrict const r_stage2_1_bn2_mu = stage2_1_bn2_mu;
+    float *restrict const r_stage2_1_bn2_add = stage2_1_bn2_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn2_add[i] = (0.9f * r_stage2_1_bn2_running_mean[i]) + (0.1f * r_stage2_1_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
+    const float *restrict const r_stage2_1_bn2_var = stage2_1_bn2_var;
+    const float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
+    float *restrict const r_stage2_1_bn2_add_2 = stage2_1_bn2_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn2_add_2[i] = (0.9f * r_stage2_1_bn2_running_var[i]) + ((0.1f * r_stage2_1_bn2_var[i]) * r_stage2_1_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_bias = stage2_1_bn2_bias;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn2_weight[c], sh = r_stage2_1_bn2_bias[c];
+            const float *xr = r_stage2_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage2_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage2_0_proj_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn1_mu + o * 64, stage3_0_bn1_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn1_var + o * 64, stage3_0_bn1_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
+    const float *restrict const r_stage3_0_bn1_mu = stage3_0_bn1_mu;
+    float *restrict const r_stage3_0_bn1_add = stage3_0_bn1_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn1_add[i] = (0.9f * r_stage3_0_bn1_running_mean[i]) + (0.1f * r_stage3_0_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
+    const float *restrict const r_stage3_0_bn1_var = stage3_0_bn1_var;
+    const float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
+    float *restrict const r_stage3_0_bn1_add_2 = stage3_0_bn1_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn1_add_2[i] = (0.9f * r_stage3_0_bn1_running_var[i]) + ((0.1f * r_stage3_0_bn1_var[i]) * r_stage3_0_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_bias = stage3_0_bn1_bias;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn1_weight[c], sh = r_stage3_0_bn1_bias[c];
+            const float *xr = r_stage3_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage3_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn2_mu + o * 64, stage3_0_bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn2_var + o * 64, stage3_0_bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
+    const float *restrict const r_stage3_0_bn2_mu = stage3_0_bn2_mu;
+    float *restrict const r_stage3_0_bn2_add = stage3_0_bn2_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn2_add[i] = (0.9f * r_stage3_0_bn2_running_mean[i]) + (0.1f * r_stage3_0_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
+    const float *restrict const r_stage3_0_bn2_var = stage3_0_bn2_var;
+    const float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
+    float *restrict const r_stage3_0_bn2_add_2 = stage3_0_bn2_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn2_add_2[i] = (0.9f * r_stage3_0_bn2_running_var[i]) + ((0.1f * r_stage3_0_bn2_var[i]) * r_stage3_0_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_bias = stage3_0_bn2_bias;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn2_weight[c], sh = r_stage3_0_bn2_bias[c];
+            const float *xr = r_stage3_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage3_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage2_1_bn2, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_proj_bn_mu + o * 64, stage3_0_proj_bn_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_proj_bn_var + o * 64, stage3_0_proj_bn_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
+    const float *restrict const r_stage3_0_proj_bn_mu = stage3_0_proj_bn_mu;
+    float *restrict const r_stage3_0_proj_bn_add = stage3_0_proj_bn_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_proj_bn_add[i] = (0.9f * r_stage3_0_proj_bn_running_mean[i]) + (0.1f * r_stage3_0_proj_bn_mu[i]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): / */
+    {
+    float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
+    const float *restrict const r_stage3_0_proj_bn_var = stage3_0_proj_bn_var;
+    const float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
+    float *restrict const r_stage3_0_proj_bn_add_2 = stage3_0_proj_bn_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_proj_bn_add_2[i] = (0.9f * r_stage3_0_proj_bn_running_var[i]) + ((0.1f * r_stage3_0_proj_bn_var[i]) * r_stage3_0_proj_bn_div[0]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_bias = stage3_0_proj_bn_bias;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_proj_bn_weight[c], sh = r_stage3_0_proj_bn_bias[c];
+            const float *xr = r_stage3_0_proj + (b * C + c) * L;
+            float *yr = r_stage3_0_proj_bn + (b * C + c) * L;
+            const float *rr = r_stage3_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn1_mu + o * 64, stage3_1_bn1_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn1_var + o * 64, stage3_1_bn1_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
+    const float *restrict const r_stage3_1_bn1_mu = stage3_1_bn1_mu;
+    float *restrict const r_stage3_1_bn1_add = stage3_1_bn1_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn1_add[i] = (0.9f * r_stage3_1_bn1_running_mean[i]) + (0.1f * r_stage3_1_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
+    const float *restrict const r_stage3_1_bn1_var = stage3_1_bn1_var;
+    const float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
+    float *restrict const r_stage3_1_bn1_add_2 = stage3_1_bn1_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn1_add_2[i] = (0.9f * r_stage3_1_bn1_running_var[i]) + ((0.1f * r_stage3_1_bn1_var[i]) * r_stage3_1_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_bias = stage3_1_bn1_bias;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn1_weight[c], sh = r_stage3_1_bn1_bias[c];
+            const float *xr = r_stage3_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage3_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn2_mu + o * 64, stage3_1_bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn2_var + o * 64, stage3_1_bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
+    const float *restrict const r_stage3_1_bn2_mu = stage3_1_bn2_mu;
+    float *restrict const r_stage3_1_bn2_add = stage3_1_bn2_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn2_add[i] = (0.9f * r_stage3_1_bn2_running_mean[i]) + (0.1f * r_stage3_1_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
+    const float *restrict const r_stage3_1_bn2_var = stage3_1_bn2_var;
+    const float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
+    float *restrict const r_stage3_1_bn2_add_2 = stage3_1_bn2_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn2_add_2[i] = (0.9f * r_stage3_1_bn2_running_var[i]) + ((0.1f * r_stage3_1_bn2_var[i]) * r_stage3_1_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_bias = stage3_1_bn2_bias;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn2_weight[c], sh = r_stage3_1_bn2_bias[c];
+            const float *xr = r_stage3_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage3_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage3_0_proj_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
+    {
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    float *restrict const r_pool = pool;
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
+        {
+            double acc = 0;
+            {
+                const float *row = r_stage3_1_bn2 + i0 * 64;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
+            }
+            r_pool[o++] = (float)(acc / (64.0f));
+        }
+    }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
+    /* resnet.nn:47  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* update bn.running_mean */
+    memmove(S + 0, bn_add, sizeof(float) * 16);
+    /* update bn.running_var */
+    memmove(S + 16, bn_add_2, sizeof(float) * 16);
+    /* update stage1.0.bn1.running_mean */
+    memmove(S + 32, stage1_0_bn1_add, sizeof(float) * 16);
+    /* update stage1.0.bn1.running_var */
+    memmove(S + 48, stage1_0_bn1_add_2, sizeof(float) * 16);
+    /* update stage1.0.bn2.running_mean */
+    memmove(S + 64, stage1_0_bn2_add, sizeof(float) * 16);
+    /* update stage1.0.bn2.running_var */
+    memmove(S + 80, stage1_0_bn2_add_2, sizeof(float) * 16);
+    /* update stage1.1.bn1.running_mean */
+    memmove(S + 96, stage1_1_bn1_add, sizeof(float) * 16);
+    /* update stage1.1.bn1.running_var */
+    memmove(S + 112, stage1_1_bn1_add_2, sizeof(float) * 16);
+    /* update stage1.1.bn2.running_mean */
+    memmove(S + 128, stage1_1_bn2_add, sizeof(float) * 16);
+    /* update stage1.1.bn2.running_var */
+    memmove(S + 144, stage1_1_bn2_add_2, sizeof(float) * 16);
+    /* update stage2.0.bn1.running_mean */
+    memmove(S + 160, stage2_0_bn1_add, sizeof(float) * 32);
+    /* update stage2.0.bn1.running_var */
+    memmove(S + 192, stage2_0_bn1_add_2, sizeof(float) * 32);
+    /* update stage2.0.bn2.running_mean */
+    memmove(S + 224, stage2_0_bn2_add, sizeof(float) * 32);
+    /* update stage2.0.bn2.running_var */
+    memmove(S + 256, stage2_0_bn2_add_2, sizeof(float) * 32);
+    /* update stage2.0.proj_bn.running_mean */
+    memmove(S + 288, stage2_0_proj_bn_add, sizeof(float) * 32);
+    /* update stage2.0.proj_bn.running_var */
+    memmove(S + 320, stage2_0_proj_bn_add_2, sizeof(float) * 32);
+    /* update stage2.1.bn1.running_mean */
+    memmove(S + 352, stage2_1_bn1_add, sizeof(float) * 32);
+    /* update stage2.1.bn1.running_var */
+    memmove(S + 384, stage2_1_bn1_add_2, sizeof(float) * 32);
+    /* update stage2.1.bn2.running_mean */
+    memmove(S + 416, stage2_1_bn2_add, sizeof(float) * 32);
+    /* update stage2.1.bn2.running_var */
+    memmove(S + 448, stage2_1_bn2_add_2, sizeof(float) * 32);
+    /* update stage3.0.bn1.running_mean */
+    memmove(S + 480, stage3_0_bn1_add, sizeof(float) * 64);
+    /* update stage3.0.bn1.running_var */
+    memmove(S + 544, stage3_0_bn1_add_2, sizeof(float) * 64);
+    /* update stage3.0.bn2.running_mean */
+    memmove(S + 608, stage3_0_bn2_add, sizeof(float) * 64);
+    /* update stage3.0.bn2.running_var */
+    memmove(S + 672, stage3_0_bn2_add_2, sizeof(float) * 64);
+    /* update stage3.0.proj_bn.running_mean */
+    memmove(S + 736, stage3_0_proj_bn_add, sizeof(float) * 64);
+    /* update stage3.0.proj_bn.running_var */
+    memmove(S + 800, stage3_0_proj_bn_add_2, sizeof(float) * 64);
+    /* update stage3.1.bn1.running_mean */
+    memmove(S + 864, stage3_1_bn1_add, sizeof(float) * 64);
+    /* update stage3.1.bn1.running_var */
+    memmove(S + 928, stage3_1_bn1_add_2, sizeof(float) * 64);
+    /* update stage3.1.bn2.running_mean */
+    memmove(S + 992, stage3_1_bn2_add, sizeof(float) * 64);
+    /* update stage3.1.bn2.running_var */
+    memmove(S + 1056, stage3_1_bn2_add_2, sizeof(float) * 64);
+    return cross_entropy[0];
 }
 
+/* res_net_train_forward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
 {
-    return res_net_train_forward_body(m, n, x, y);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)x; /* [N, 3, 32, 32] */
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    const float *const stem_weight = P + 0; /* stem.weight [16, 3, 3, 3] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    const float *const bn_bias = P + 448; /* bn.bias [16] */
+    const float *const bn_running_mean = S + 0; /* bn.running_mean [16] */
+    const float *const bn_running_var = S + 16; /* bn.running_var [16] */
+    float *const bn_st = (float *)(A + 0); /* [2, 16] */
+    float *const bn_mu = (float *)(A + 32); /* [1, 16] */
+    float *const bn_var = (float *)(A + 48); /* [1, 16] */
+    float *const bn_add = (float *)(A + 64); /* [16] */
+    float *const bn_div = (float *)(A + 32); /* [] */
+    float *const bn_add_2 = (float *)(A + 80); /* [16] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
+    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
+    float *const stage1_0_bn1_mu = (float *)(A + 96); /* [1, 16] */
+    float *const stage1_0_bn1_var = (float *)(A + 112); /* [1, 16] */
+    float *const stage1_0_bn1_add = (float *)(A + 128); /* [16] */
+    float *const stage1_0_bn1_div = (float *)(A + 96); /* [] */
+    float *const stage1_0_bn1_add_2 = (float *)(A + 144); /* [16] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
+    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
+    float *const stage1_0_bn2_mu = (float *)(A + 160); /* [1, 16] */
+    float *const stage1_0_bn2_var = (float *)(A + 176); /* [1, 16] */
+    float *const stage1_0_bn2_add = (float *)(A + 192); /* [16] */
+    float *const stage1_0_bn2_div = (float *)(A + 160); /* [] */
+    float *const stage1_0_bn2_add_2 = (float *)(A + 208); /* [16] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
+    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
+    float *const stage1_1_bn1_mu = (float *)(A + 224); /* [1, 16] */
+    float *const stage1_1_bn1_var = (float *)(A + 240); /* [1, 16] */
+    float *const stage1_1_bn1_add = (float *)(A + 256); /* [16] */
+    float *const stage1_1_bn1_div = (float *)(A + 224); /* [] */
+    float *const stage1_1_bn1_add_2 = (float *)(A + 272); /* [16] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
+    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
+    float *const stage1_1_bn2_mu = (float *)(A + 288); /* [1, 16] */
+    float *const stage1_1_bn2_var = (float *)(A + 304); /* [1, 16] */
+    float *const stage1_1_bn2_add = (float *)(A + 320); /* [16] */
+    float *const stage1_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage1_1_bn2_add_2 = (float *)(A + 336); /* [16] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
+    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
+    float *const stage2_0_bn1_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_bn1_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_bn1_add = (float *)(A + 448); /* [32] */
+    float *const stage2_0_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_bn1_add_2 = (float *)(A + 480); /* [32] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
+    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
+    float *const stage2_0_bn2_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_bn2_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_bn2_add = (float *)(A + 576); /* [32] */
+    float *const stage2_0_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_bn2_add_2 = (float *)(A + 608); /* [32] */
+    float *const stage2_0_bn2 = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
+    float *const stage2_0_proj_bn_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_0_proj_bn_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_0_proj_bn_add = (float *)(A + 704); /* [32] */
+    float *const stage2_0_proj_bn_div = (float *)(A + 288); /* [] */
+    float *const stage2_0_proj_bn_add_2 = (float *)(A + 736); /* [32] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
+    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
+    float *const stage2_1_bn1_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_1_bn1_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_1_bn1_add = (float *)(A + 832); /* [32] */
+    float *const stage2_1_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage2_1_bn1_add_2 = (float *)(A + 864); /* [32] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
+    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
+    float *const stage2_1_bn2_mu = (float *)(A + 288); /* [1, 32] */
+    float *const stage2_1_bn2_var = (float *)(A + 416); /* [1, 32] */
+    float *const stage2_1_bn2_add = (float *)(A + 960); /* [32] */
+    float *const stage2_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage2_1_bn2_add_2 = (float *)(A + 992); /* [32] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
+    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
+    float *const stage3_0_bn1_mu = (float *)(A + 1152); /* [1, 64] */
+    float *const stage3_0_bn1_var = (float *)(A + 1216); /* [1, 64] */
+    float *const stage3_0_bn1_add = (float *)(A + 1280); /* [64] */
+    float *const stage3_0_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_bn1_add_2 = (float *)(A + 1152); /* [64] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
+    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
+    float *const stage3_0_bn2_mu = (float *)(A + 1216); /* [1, 64] */
+    float *const stage3_0_bn2_var = (float *)(A + 1472); /* [1, 64] */
+    float *const stage3_0_bn2_add = (float *)(A + 1536); /* [64] */
+    float *const stage3_0_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_bn2_add_2 = (float *)(A + 1216); /* [64] */
+    float *const stage3_0_bn2 = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
+    float *const stage3_0_proj_bn_mu = (float *)(A + 1472); /* [1, 64] */
+    float *const stage3_0_proj_bn_var = (float *)(A + 1728); /* [1, 64] */
+    float *const stage3_0_proj_bn_add = (float *)(A + 1792); /* [64] */
+    float *const stage3_0_proj_bn_div = (float *)(A + 288); /* [] */
+    float *const stage3_0_proj_bn_add_2 = (float *)(A + 1472); /* [64] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
+    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
+    float *const stage3_1_bn1_mu = (float *)(A + 1728); /* [1, 64] */
+    float *const stage3_1_bn1_var = (float *)(A + 1984); /* [1, 64] */
+    float *const stage3_1_bn1_add = (float *)(A + 2048); /* [64] */
+    float *const stage3_1_bn1_div = (float *)(A + 288); /* [] */
+    float *const stage3_1_bn1_add_2 = (float *)(A + 1728); /* [64] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
+    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
+    float *const stage3_1_bn2_mu = (float *)(A + 1984); /* [1, 64] */
+    float *const stage3_1_bn2_var = (float *)(A + 2240); /* [1, 64] */
+    float *const stage3_1_bn2_add = (float *)(A + 2304); /* [64] */
+    float *const stage3_1_bn2_div = (float *)(A + 288); /* [] */
+    float *const stage3_1_bn2_add_2 = (float *)(A + 1984); /* [64] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    const float *const fc_bias = P + 175248; /* fc.bias [10] */
+    float *const fc_matmul = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 288); /* [] */
+    m->n_ = n;
+    m->in_[0] = x;
+    m->lab_[0] = y;
+    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:46  bn(stem(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stem = stem;
+    float *restrict const r_bn_st = bn_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn_mu + o * 16, bn_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(bn_var + o * 16, bn_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): + */
+    {
+    const float *restrict const r_bn_running_mean = bn_running_mean;
+    const float *restrict const r_bn_mu = bn_mu;
+    float *restrict const r_bn_add = bn_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_bn_add[i] = (0.9f * r_bn_running_mean[i]) + (0.1f * r_bn_mu[i]);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): / */
+    {
+    float *restrict const r_bn_div = bn_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_bn_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): + */
+    {
+    const float *restrict const r_bn_running_var = bn_running_var;
+    const float *restrict const r_bn_var = bn_var;
+    const float *restrict const r_bn_div = bn_div;
+    float *restrict const r_bn_add_2 = bn_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_bn_add_2[i] = (0.9f * r_bn_running_var[i]) + ((0.1f * r_bn_var[i]) * r_bn_div[0]);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_bias = bn_bias;
+    const float *restrict const r_bn_st = bn_st;
+    float *restrict const r_bn = bn;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_bn_st[c], sc = (float)(1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05)) * r_bn_weight[c], sh = r_bn_bias[c];
+            const float *xr = r_stem + (b * C + c) * L;
+            float *yr = r_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, bn, stage1_0_conv1_weight, stage1_0_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn1_mu + o * 16, stage1_0_bn1_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn1_var + o * 16, stage1_0_bn1_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
+    const float *restrict const r_stage1_0_bn1_mu = stage1_0_bn1_mu;
+    float *restrict const r_stage1_0_bn1_add = stage1_0_bn1_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn1_add[i] = (0.9f * r_stage1_0_bn1_running_mean[i]) + (0.1f * r_stage1_0_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_0_bn1_running_var = stage1_0_bn1_running_var;
+    const float *restrict const r_stage1_0_bn1_var = stage1_0_bn1_var;
+    const float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
+    float *restrict const r_stage1_0_bn1_add_2 = stage1_0_bn1_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn1_add_2[i] = (0.9f * r_stage1_0_bn1_running_var[i]) + ((0.1f * r_stage1_0_bn1_var[i]) * r_stage1_0_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_bias = stage1_0_bn1_bias;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn1_weight[c], sh = r_stage1_0_bn1_bias[c];
+            const float *xr = r_stage1_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage1_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_bn1, stage1_0_conv2_weight, stage1_0_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn2_mu + o * 16, stage1_0_bn2_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_0_bn2_var + o * 16, stage1_0_bn2_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
+    const float *restrict const r_stage1_0_bn2_mu = stage1_0_bn2_mu;
+    float *restrict const r_stage1_0_bn2_add = stage1_0_bn2_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn2_add[i] = (0.9f * r_stage1_0_bn2_running_mean[i]) + (0.1f * r_stage1_0_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_0_bn2_running_var = stage1_0_bn2_running_var;
+    const float *restrict const r_stage1_0_bn2_var = stage1_0_bn2_var;
+    const float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
+    float *restrict const r_stage1_0_bn2_add_2 = stage1_0_bn2_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_0_bn2_add_2[i] = (0.9f * r_stage1_0_bn2_running_var[i]) + ((0.1f * r_stage1_0_bn2_var[i]) * r_stage1_0_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_bias = stage1_0_bn2_bias;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_0_bn2_weight[c], sh = r_stage1_0_bn2_bias[c];
+            const float *xr = r_stage1_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage1_0_bn2 + (b * C + c) * L;
+            const float *rr = r_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_0_bn2, stage1_1_conv1_weight, stage1_1_conv1, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn1_mu + o * 16, stage1_1_bn1_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn1_var + o * 16, stage1_1_bn1_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
+    const float *restrict const r_stage1_1_bn1_mu = stage1_1_bn1_mu;
+    float *restrict const r_stage1_1_bn1_add = stage1_1_bn1_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn1_add[i] = (0.9f * r_stage1_1_bn1_running_mean[i]) + (0.1f * r_stage1_1_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage1_1_bn1_running_var = stage1_1_bn1_running_var;
+    const float *restrict const r_stage1_1_bn1_var = stage1_1_bn1_var;
+    const float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
+    float *restrict const r_stage1_1_bn1_add_2 = stage1_1_bn1_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn1_add_2[i] = (0.9f * r_stage1_1_bn1_running_var[i]) + ((0.1f * r_stage1_1_bn1_var[i]) * r_stage1_1_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_bias = stage1_1_bn1_bias;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn1_weight[c], sh = r_stage1_1_bn1_bias[c];
+            const float *xr = r_stage1_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage1_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage1_1_bn1, stage1_1_conv2_weight, stage1_1_conv2, 16, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn2_mu + o * 16, stage1_1_bn2_st + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage1_1_bn2_var + o * 16, stage1_1_bn2_st + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
+    const float *restrict const r_stage1_1_bn2_mu = stage1_1_bn2_mu;
+    float *restrict const r_stage1_1_bn2_add = stage1_1_bn2_add;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn2_add[i] = (0.9f * r_stage1_1_bn2_running_mean[i]) + (0.1f * r_stage1_1_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage1_1_bn2_running_var = stage1_1_bn2_running_var;
+    const float *restrict const r_stage1_1_bn2_var = stage1_1_bn2_var;
+    const float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
+    float *restrict const r_stage1_1_bn2_add_2 = stage1_1_bn2_add_2;
+    for (int64_t i = 0; i < 16; i++) {
+        r_stage1_1_bn2_add_2[i] = (0.9f * r_stage1_1_bn2_running_var[i]) + ((0.1f * r_stage1_1_bn2_var[i]) * r_stage1_1_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_bias = stage1_1_bn2_bias;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage1_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage1_1_bn2_weight[c], sh = r_stage1_1_bn2_bias[c];
+            const float *xr = r_stage1_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage1_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage1_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage1_1_bn2, stage2_0_conv1_weight, stage2_0_conv1, 16, 32, 32, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn1_mu + o * 32, stage2_0_bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn1_var + o * 32, stage2_0_bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
+    const float *restrict const r_stage2_0_bn1_mu = stage2_0_bn1_mu;
+    float *restrict const r_stage2_0_bn1_add = stage2_0_bn1_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn1_add[i] = (0.9f * r_stage2_0_bn1_running_mean[i]) + (0.1f * r_stage2_0_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_0_bn1_running_var = stage2_0_bn1_running_var;
+    const float *restrict const r_stage2_0_bn1_var = stage2_0_bn1_var;
+    const float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
+    float *restrict const r_stage2_0_bn1_add_2 = stage2_0_bn1_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn1_add_2[i] = (0.9f * r_stage2_0_bn1_running_var[i]) + ((0.1f * r_stage2_0_bn1_var[i]) * r_stage2_0_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_bias = stage2_0_bn1_bias;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn1_weight[c], sh = r_stage2_0_bn1_bias[c];
+            const float *xr = r_stage2_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage2_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_bn1, stage2_0_conv2_weight, stage2_0_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn2_mu + o * 32, stage2_0_bn2_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_bn2_var + o * 32, stage2_0_bn2_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
+    const float *restrict const r_stage2_0_bn2_mu = stage2_0_bn2_mu;
+    float *restrict const r_stage2_0_bn2_add = stage2_0_bn2_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn2_add[i] = (0.9f * r_stage2_0_bn2_running_mean[i]) + (0.1f * r_stage2_0_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_0_bn2_running_var = stage2_0_bn2_running_var;
+    const float *restrict const r_stage2_0_bn2_var = stage2_0_bn2_var;
+    const float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
+    float *restrict const r_stage2_0_bn2_add_2 = stage2_0_bn2_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_bn2_add_2[i] = (0.9f * r_stage2_0_bn2_running_var[i]) + ((0.1f * r_stage2_0_bn2_var[i]) * r_stage2_0_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_bias = stage2_0_bn2_bias;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_bn2_weight[c], sh = r_stage2_0_bn2_bias[c];
+            const float *xr = r_stage2_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage2_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage1_1_bn2, stage2_0_proj_weight, stage2_0_proj, 16, 32, 32, 32, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_proj_bn_mu + o * 32, stage2_0_proj_bn_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_0_proj_bn_var + o * 32, stage2_0_proj_bn_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
+    const float *restrict const r_stage2_0_proj_bn_mu = stage2_0_proj_bn_mu;
+    float *restrict const r_stage2_0_proj_bn_add = stage2_0_proj_bn_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_proj_bn_add[i] = (0.9f * r_stage2_0_proj_bn_running_mean[i]) + (0.1f * r_stage2_0_proj_bn_mu[i]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): / */
+    {
+    float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage2_0_proj_bn_running_var = stage2_0_proj_bn_running_var;
+    const float *restrict const r_stage2_0_proj_bn_var = stage2_0_proj_bn_var;
+    const float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
+    float *restrict const r_stage2_0_proj_bn_add_2 = stage2_0_proj_bn_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_0_proj_bn_add_2[i] = (0.9f * r_stage2_0_proj_bn_running_var[i]) + ((0.1f * r_stage2_0_proj_bn_var[i]) * r_stage2_0_proj_bn_div[0]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_bias = stage2_0_proj_bn_bias;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage2_0_proj_bn_weight[c], sh = r_stage2_0_proj_bn_bias[c];
+            const float *xr = r_stage2_0_proj + (b * C + c) * L;
+            float *yr = r_stage2_0_proj_bn + (b * C + c) * L;
+            const float *rr = r_stage2_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_0_proj_bn, stage2_1_conv1_weight, stage2_1_conv1, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn1_mu + o * 32, stage2_1_bn1_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn1_var + o * 32, stage2_1_bn1_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
+    const float *restrict const r_stage2_1_bn1_mu = stage2_1_bn1_mu;
+    float *restrict const r_stage2_1_bn1_add = stage2_1_bn1_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn1_add[i] = (0.9f * r_stage2_1_bn1_running_mean[i]) + (0.1f * r_stage2_1_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage2_1_bn1_running_var = stage2_1_bn1_running_var;
+    const float *restrict const r_stage2_1_bn1_var = stage2_1_bn1_var;
+    const float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
+    float *restrict const r_stage2_1_bn1_add_2 = stage2_1_bn1_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn1_add_2[i] = (0.9f * r_stage2_1_bn1_running_var[i]) + ((0.1f * r_stage2_1_bn1_var[i]) * r_stage2_1_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_bias = stage2_1_bn1_bias;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn1_weight[c], sh = r_stage2_1_bn1_bias[c];
+            const float *xr = r_stage2_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage2_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage2_1_bn1, stage2_1_conv2_weight, stage2_1_conv2, 32, 16, 16, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn2_mu + o * 32, stage2_1_bn2_st + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage2_1_bn2_var + o * 32, stage2_1_bn2_st + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
+    const float *restrict const r_stage2_1_bn2_mu = stage2_1_bn2_mu;
+    float *restrict const r_stage2_1_bn2_add = stage2_1_bn2_add;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn2_add[i] = (0.9f * r_stage2_1_bn2_running_mean[i]) + (0.1f * r_stage2_1_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage2_1_bn2_running_var = stage2_1_bn2_running_var;
+    const float *restrict const r_stage2_1_bn2_var = stage2_1_bn2_var;
+    const float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
+    float *restrict const r_stage2_1_bn2_add_2 = stage2_1_bn2_add_2;
+    for (int64_t i = 0; i < 32; i++) {
+        r_stage2_1_bn2_add_2[i] = (0.9f * r_stage2_1_bn2_running_var[i]) + ((0.1f * r_stage2_1_bn2_var[i]) * r_stage2_1_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_bias = stage2_1_bn2_bias;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage2_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage2_1_bn2_weight[c], sh = r_stage2_1_bn2_bias[c];
+            const float *xr = r_stage2_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage2_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage2_0_proj_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_f32(n, stage2_1_bn2, stage3_0_conv1_weight, stage3_0_conv1, 32, 16, 16, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn1_mu + o * 64, stage3_0_bn1_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn1_var + o * 64, stage3_0_bn1_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
+    const float *restrict const r_stage3_0_bn1_mu = stage3_0_bn1_mu;
+    float *restrict const r_stage3_0_bn1_add = stage3_0_bn1_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn1_add[i] = (0.9f * r_stage3_0_bn1_running_mean[i]) + (0.1f * r_stage3_0_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_0_bn1_running_var = stage3_0_bn1_running_var;
+    const float *restrict const r_stage3_0_bn1_var = stage3_0_bn1_var;
+    const float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
+    float *restrict const r_stage3_0_bn1_add_2 = stage3_0_bn1_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn1_add_2[i] = (0.9f * r_stage3_0_bn1_running_var[i]) + ((0.1f * r_stage3_0_bn1_var[i]) * r_stage3_0_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_bias = stage3_0_bn1_bias;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_0_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn1_weight[c], sh = r_stage3_0_bn1_bias[c];
+            const float *xr = r_stage3_0_conv1 + (b * C + c) * L;
+            float *yr = r_stage3_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_bn1, stage3_0_conv2_weight, stage3_0_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn2_mu + o * 64, stage3_0_bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_bn2_var + o * 64, stage3_0_bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
+    const float *restrict const r_stage3_0_bn2_mu = stage3_0_bn2_mu;
+    float *restrict const r_stage3_0_bn2_add = stage3_0_bn2_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn2_add[i] = (0.9f * r_stage3_0_bn2_running_mean[i]) + (0.1f * r_stage3_0_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_0_bn2_running_var = stage3_0_bn2_running_var;
+    const float *restrict const r_stage3_0_bn2_var = stage3_0_bn2_var;
+    const float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
+    float *restrict const r_stage3_0_bn2_add_2 = stage3_0_bn2_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_bn2_add_2[i] = (0.9f * r_stage3_0_bn2_running_var[i]) + ((0.1f * r_stage3_0_bn2_var[i]) * r_stage3_0_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_bias = stage3_0_bn2_bias;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_0_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_bn2_weight[c], sh = r_stage3_0_bn2_bias[c];
+            const float *xr = r_stage3_0_conv2 + (b * C + c) * L;
+            float *yr = r_stage3_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = (xr[k] - mu) * sc + sh;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, stage2_1_bn2, stage3_0_proj_weight, stage3_0_proj, 32, 16, 16, 64, 1, 1, 2, 0, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj_bn(proj(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_proj_bn_mu + o * 64, stage3_0_proj_bn_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_0_proj_bn_var + o * 64, stage3_0_proj_bn_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
+    const float *restrict const r_stage3_0_proj_bn_mu = stage3_0_proj_bn_mu;
+    float *restrict const r_stage3_0_proj_bn_add = stage3_0_proj_bn_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_proj_bn_add[i] = (0.9f * r_stage3_0_proj_bn_running_mean[i]) + (0.1f * r_stage3_0_proj_bn_mu[i]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): / */
+    {
+    float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): + */
+    {
+    const float *restrict const r_stage3_0_proj_bn_running_var = stage3_0_proj_bn_running_var;
+    const float *restrict const r_stage3_0_proj_bn_var = stage3_0_proj_bn_var;
+    const float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
+    float *restrict const r_stage3_0_proj_bn_add_2 = stage3_0_proj_bn_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_0_proj_bn_add_2[i] = (0.9f * r_stage3_0_proj_bn_running_var[i]) + ((0.1f * r_stage3_0_proj_bn_var[i]) * r_stage3_0_proj_bn_div[0]);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_bias = stage3_0_proj_bn_bias;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_0_proj_bn_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05)) * r_stage3_0_proj_bn_weight[c], sh = r_stage3_0_proj_bn_bias[c];
+            const float *xr = r_stage3_0_proj + (b * C + c) * L;
+            float *yr = r_stage3_0_proj_bn + (b * C + c) * L;
+            const float *rr = r_stage3_0_bn2 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_0_proj_bn, stage3_1_conv1_weight, stage3_1_conv1, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn1_mu + o * 64, stage3_1_bn1_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn1_var + o * 64, stage3_1_bn1_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
+    const float *restrict const r_stage3_1_bn1_mu = stage3_1_bn1_mu;
+    float *restrict const r_stage3_1_bn1_add = stage3_1_bn1_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn1_add[i] = (0.9f * r_stage3_1_bn1_running_mean[i]) + (0.1f * r_stage3_1_bn1_mu[i]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): / */
+    {
+    float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): + */
+    {
+    const float *restrict const r_stage3_1_bn1_running_var = stage3_1_bn1_running_var;
+    const float *restrict const r_stage3_1_bn1_var = stage3_1_bn1_var;
+    const float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
+    float *restrict const r_stage3_1_bn1_add_2 = stage3_1_bn1_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn1_add_2[i] = (0.9f * r_stage3_1_bn1_running_var[i]) + ((0.1f * r_stage3_1_bn1_var[i]) * r_stage3_1_bn1_div[0]);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_bias = stage3_1_bn1_bias;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_1_bn1_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn1_weight[c], sh = r_stage3_1_bn1_bias[c];
+            const float *xr = r_stage3_1_conv1 + (b * C + c) * L;
+            float *yr = r_stage3_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh;
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_f32(n, stage3_1_bn1, stage3_1_conv2_weight, stage3_1_conv2, 64, 8, 8, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_stats(v) */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn2_mu + o * 64, stage3_1_bn2_st + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 1, end: 2) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(stage3_1_bn2_var + o * 64, stage3_1_bn2_st + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
+    const float *restrict const r_stage3_1_bn2_mu = stage3_1_bn2_mu;
+    float *restrict const r_stage3_1_bn2_add = stage3_1_bn2_add;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn2_add[i] = (0.9f * r_stage3_1_bn2_running_mean[i]) + (0.1f * r_stage3_1_bn2_mu[i]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): / */
+    {
+    float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
+    for (int64_t i = 0; i < 1; i++) {
+        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): + */
+    {
+    const float *restrict const r_stage3_1_bn2_running_var = stage3_1_bn2_running_var;
+    const float *restrict const r_stage3_1_bn2_var = stage3_1_bn2_var;
+    const float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
+    float *restrict const r_stage3_1_bn2_add_2 = stage3_1_bn2_add_2;
+    for (int64_t i = 0; i < 64; i++) {
+        r_stage3_1_bn2_add_2[i] = (0.9f * r_stage3_1_bn2_running_var[i]) + ((0.1f * r_stage3_1_bn2_var[i]) * r_stage3_1_bn2_div[0]);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) */
+    {
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_bias = stage3_1_bn2_bias;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const float mu = r_stage3_1_bn2_st[c], sc = (float)(1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05)) * r_stage3_1_bn2_weight[c], sh = r_stage3_1_bn2_bias[c];
+            const float *xr = r_stage3_1_conv2 + (b * C + c) * L;
+            float *yr = r_stage3_1_bn2 + (b * C + c) * L;
+            const float *rr = r_stage3_0_proj_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) {
+                const float v = (xr[k] - mu) * sc + sh + rr[k];
+                yr[k] = v > 0.0f ? v : 0.0f;
+            }
+        }
+    }
+    }
+    /* resnet.nn:46  pool(stage3(stage2(stage1(relu(bn(stem(x))))))): mean(x, axis: [2, 3]) */
+    {
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    float *restrict const r_pool = pool;
+    {
+        int64_t o = 0;
+        for (int64_t i0 = 0; i0 < 64 * n; i0++)
+        {
+            double acc = 0;
+            {
+                const float *row = r_stage3_1_bn2 + i0 * 64;
+                {
+                    float l_[16] = {0};
+                    int64_t k0_ = 0;
+                    for (; k0_ + 16 <= 64; k0_ += 16)
+                        for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += row[k];
+                    double s_ = 0;
+                    for (int64_t k = k0_; k < 64; k++) s_ += row[k];
+                    for (int j = 0; j < 16; j++) s_ += l_[j];
+                    acc += s_;
+                }
+            }
+            r_pool[o++] = (float)(acc / (64.0f));
+        }
+    }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(64), 1.0f, pool, (int)(64), fc_weight, (int)(64), 0.0f, fc_matmul, (int)(10));
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) */
+    {
+    const float *restrict const r_fc_bias = fc_bias;
+    const float *restrict const r_fc_matmul = fc_matmul;
+    float *restrict const r_fc = fc;
+    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 10; i1++)
+    {
+        const int64_t i = (i0) * 10 + i1;
+        r_fc[i] = r_fc_matmul[i] + r_fc_bias[i1];
+    }
+    }
+    /* resnet.nn:47  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* update bn.running_mean */
+    memmove(S + 0, bn_add, sizeof(float) * 16);
+    /* update bn.running_var */
+    memmove(S + 16, bn_add_2, sizeof(float) * 16);
+    /* update stage1.0.bn1.running_mean */
+    memmove(S + 32, stage1_0_bn1_add, sizeof(float) * 16);
+    /* update stage1.0.bn1.running_var */
+    memmove(S + 48, stage1_0_bn1_add_2, sizeof(float) * 16);
+    /* update stage1.0.bn2.running_mean */
+    memmove(S + 64, stage1_0_bn2_add, sizeof(float) * 16);
+    /* update stage1.0.bn2.running_var */
+    memmove(S + 80, stage1_0_bn2_add_2, sizeof(float) * 16);
+    /* update stage1.1.bn1.running_mean */
+    memmove(S + 96, stage1_1_bn1_add, sizeof(float) * 16);
+    /* update stage1.1.bn1.running_var */
+    memmove(S + 112, stage1_1_bn1_add_2, sizeof(float) * 16);
+    /* update stage1.1.bn2.running_mean */
+    memmove(S + 128, stage1_1_bn2_add, sizeof(float) * 16);
+    /* update stage1.1.bn2.running_var */
+    memmove(S + 144, stage1_1_bn2_add_2, sizeof(float) * 16);
+    /* update stage2.0.bn1.running_mean */
+    memmove(S + 160, stage2_0_bn1_add, sizeof(float) * 32);
+    /* update stage2.0.bn1.running_var */
+    memmove(S + 192, stage2_0_bn1_add_2, sizeof(float) * 32);
+    /* update stage2.0.bn2.running_mean */
+    memmove(S + 224, stage2_0_bn2_add, sizeof(float) * 32);
+    /* update stage2.0.bn2.running_var */
+    memmove(S + 256, stage2_0_bn2_add_2, sizeof(float) * 32);
+    /* update stage2.0.proj_bn.running_mean */
+    memmove(S + 288, stage2_0_proj_bn_add, sizeof(float) * 32);
+    /* update stage2.0.proj_bn.running_var */
+    memmove(S + 320, stage2_0_proj_bn_add_2, sizeof(float) * 32);
+    /* update stage2.1.bn1.running_mean */
+    memmove(S + 352, stage2_1_bn1_add, sizeof(float) * 32);
+    /* update stage2.1.bn1.running_var */
+    memmove(S + 384, stage2_1_bn1_add_2, sizeof(float) * 32);
+    /* update stage2.1.bn2.running_mean */
+    memmove(S + 416, stage2_1_bn2_add, sizeof(float) * 32);
+    /* update stage2.1.bn2.running_var */
+    memmove(S + 448, stage2_1_bn2_add_2, sizeof(float) * 32);
+    /* update stage3.0.bn1.running_mean */
+    memmove(S + 480, stage3_0_bn1_add, sizeof(float) * 64);
+    /* update stage3.0.bn1.running_var */
+    memmove(S + 544, stage3_0_bn1_add_2, sizeof(float) * 64);
+    /* update stage3.0.bn2.running_mean */
+    memmove(S + 608, stage3_0_bn2_add, sizeof(float) * 64);
+    /* update stage3.0.bn2.running_var */
+    memmove(S + 672, stage3_0_bn2_add_2, sizeof(float) * 64);
+    /* update stage3.0.proj_bn.running_mean */
+    memmove(S + 736, stage3_0_proj_bn_add, sizeof(float) * 64);
+    /* update stage3.0.proj_bn.running_var */
+    memmove(S + 800, stage3_0_proj_bn_add_2, sizeof(float) * 64);
+    /* update stage3.1.bn1.running_mean */
+    memmove(S + 864, stage3_1_bn1_add, sizeof(float) * 64);
+    /* update stage3.1.bn1.running_var */
+    memmove(S + 928, stage3_1_bn1_add_2, sizeof(float) * 64);
+    /* update stage3.1.bn2.running_mean */
+    memmove(S + 992, stage3_1_bn2_add, sizeof(float) * 64);
+    /* update stage3.1.bn2.running_var */
+    memmove(S + 1056, stage3_1_bn2_add_2, sizeof(float) * 64);
+    return cross_entropy[0];
 }
+
 #endif
 
 float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y)
@@ -2428,10 +6710,10 @@ float res_net_train_forward(res_net *m, int n, const float (*x)[3][32][32], cons
         return res_net_train_forward_avx2(m, n, x, y);
     else
 #endif
-        return res_net_train_forward_body(m, n, x, y);
+        return res_net_train_forward_generic(m, n, x, y);
 }
 
-static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
+static void res_net_backward_generic(res_net *m)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 2368;
@@ -3476,15 +7758,2096 @@ static NNC_ALWAYS_INLINE void res_net_backward_body(res_net *m)
 }
 
 #if NNC_MULTI_ISA
+/* res_net_backward_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
 {
-    res_net_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    float *const bn_st = (float *)(A + 0); /* [2, 16] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const d_fc_bias = G + 175248; /* d fc.bias [1, 10] */
+    float *const d_pool = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
+    float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const d_stage3_1_bn2_bias = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const d_stage3_1_bn2_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const d_stage3_1_h = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_conv2_weight = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const d_stage3_1_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_1_bn1_weight = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const d_stage3_1_bn1_bias = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const d_stage3_1_bn1_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const d_stage3_0 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_conv1_weight = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const d_stage3_0_add = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_0_proj_bn_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_proj_bn_weight = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const d_stage3_0_proj_bn_bias = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const d_stage3_0_proj_bn_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage2_1 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage3_0_proj_weight = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const d_stage3_0_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_bn2_weight = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const d_stage3_0_bn2_bias = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const d_stage3_0_bn2_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage3_0_h = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_0_conv2_weight = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const d_stage3_0_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_bn1_weight = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const d_stage3_0_bn1_bias = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const d_stage3_0_bn1_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage2_1_2 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage3_0_conv1_weight = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const d_stage2_1_add = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_1_bn2_weight = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const d_stage2_1_bn2_bias = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const d_stage2_1_bn2_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const d_stage2_1_h = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_conv2_weight = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const d_stage2_1_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_1_bn1_weight = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const d_stage2_1_bn1_bias = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const d_stage2_1_bn1_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const d_stage2_0 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_conv1_weight = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const d_stage2_0_add = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_0_proj_bn_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_proj_bn_weight = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const d_stage2_0_proj_bn_bias = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const d_stage2_0_proj_bn_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage1_1 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage2_0_proj_weight = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const d_stage2_0_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_bn2_weight = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const d_stage2_0_bn2_bias = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const d_stage2_0_bn2_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage2_0_h = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_0_conv2_weight = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const d_stage2_0_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_bn1_weight = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const d_stage2_0_bn1_bias = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const d_stage2_0_bn1_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage1_1_2 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage2_0_conv1_weight = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const d_stage1_1_add = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_1_bn2_weight = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const d_stage1_1_bn2_bias = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const d_stage1_1_bn2_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_1_h = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_conv2_weight = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const d_stage1_1_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_1_bn1_weight = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const d_stage1_1_bn1_bias = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const d_stage1_1_bn1_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_0 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_conv1_weight = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const d_stage1_0_add = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_0_bn2_weight = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const d_stage1_0_bn2_bias = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const d_stage1_0_bn2_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_0_h = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_conv2_weight = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const d_stage1_0_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_0_bn1_weight = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const d_stage1_0_bn1_bias = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const d_stage1_0_bn1_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const d_relu = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_conv1_weight = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const d_bn_batch_norm_grads = (float *)(A + 32); /* [2, 16] */
+    float *const d_bn_weight = G + 432; /* d bn.weight [1, 16] */
+    float *const d_bn_bias = G + 448; /* d bn.bias [1, 16] */
+    float *const d_bn_v = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const d_stem_weight = G + 0; /* d stem.weight [16, 3, 3, 3] */
+    const int n = m->n_;
+    (void)n;
+    /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            const float *row = fc + r * C;
+            float *d = d_fc + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc = d_fc;
+    float *restrict const r_d_fc_bias = d_fc_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc_bias[k] += r_d_fc[r * K + k];
+    }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    const float *restrict const r_d_pool = d_pool;
+    float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    NNC_PARALLEL_FOR_IF(4, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 8; i2++)
+    for (int64_t i3 = 0; i3 < 8; i3++)
+    {
+        const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? ((r_d_pool[i1 + i0 * 64]) * 0.015625f) : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_1_add, r_stage3_1_conv2, NULL, r_stage3_1_bn2_st, 1.0000000000000001e-05, r_d_stage3_1_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn2_weight + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn2_bias + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    const float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage3_1_bn2_v = d_stage3_1_bn2_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
+            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_1_conv2 + (b * C + c) * L, *dr = r_d_stage3_1_add + (b * C + c) * L;
+            float *yr = r_d_stage3_1_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
+    float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_1_h, r_stage3_1_conv1, r_stage3_1_bn1, r_stage3_1_bn1_st, 1.0000000000000001e-05, r_d_stage3_1_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn1_weight + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn1_bias + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
+    const float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage3_1_bn1_v = d_stage3_1_bn1_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
+            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_1_conv1 + (b * C + c) * L, *dr = r_d_stage3_1_h + (b * C + c) * L;
+            float *yr = r_d_stage3_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage3_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    const float *restrict const r_d_stage3_0 = d_stage3_0;
+    float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? r_d_stage3_0[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_proj, NULL, r_stage3_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage3_0_proj_bn_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_proj_bn_weight + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_proj_bn_bias + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    const float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    float *restrict const r_d_stage3_0_proj_bn_v = d_stage3_0_proj_bn_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
+            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_proj_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_proj_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_proj + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
+            float *yr = r_d_stage3_0_proj_bn_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_conv2, NULL, r_stage3_0_bn2_st, 1.0000000000000001e-05, r_d_stage3_0_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn2_weight + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn2_bias + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    const float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage3_0_bn2_v = d_stage3_0_bn2_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
+            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_conv2 + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
+            float *yr = r_d_stage3_0_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
+    float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_h, r_stage3_0_conv1, r_stage3_0_bn1, r_stage3_0_bn1_st, 1.0000000000000001e-05, r_d_stage3_0_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn1_weight + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn1_bias + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
+    const float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage3_0_bn1_v = d_stage3_0_bn1_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
+            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_conv1 + (b * C + c) * L, *dr = r_d_stage3_0_h + (b * C + c) * L;
+            float *yr = r_d_stage3_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage3_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    const float *restrict const r_d_stage2_1_2 = d_stage2_1_2;
+    float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? r_d_stage2_1_2[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_1_add, r_stage2_1_conv2, NULL, r_stage2_1_bn2_st, 1.0000000000000001e-05, r_d_stage2_1_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn2_weight + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn2_bias + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    const float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage2_1_bn2_v = d_stage2_1_bn2_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
+            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_1_conv2 + (b * C + c) * L, *dr = r_d_stage2_1_add + (b * C + c) * L;
+            float *yr = r_d_stage2_1_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
+    float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_1_h, r_stage2_1_conv1, r_stage2_1_bn1, r_stage2_1_bn1_st, 1.0000000000000001e-05, r_d_stage2_1_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn1_weight + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn1_bias + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
+    const float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage2_1_bn1_v = d_stage2_1_bn1_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
+            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_1_conv1 + (b * C + c) * L, *dr = r_d_stage2_1_h + (b * C + c) * L;
+            float *yr = r_d_stage2_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage2_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    const float *restrict const r_d_stage2_0 = d_stage2_0;
+    float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? r_d_stage2_0[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_proj, NULL, r_stage2_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage2_0_proj_bn_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_proj_bn_weight + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_proj_bn_bias + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    const float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    float *restrict const r_d_stage2_0_proj_bn_v = d_stage2_0_proj_bn_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
+            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_proj_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_proj_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_proj + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
+            float *yr = r_d_stage2_0_proj_bn_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_conv2, NULL, r_stage2_0_bn2_st, 1.0000000000000001e-05, r_d_stage2_0_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn2_weight + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn2_bias + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    const float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage2_0_bn2_v = d_stage2_0_bn2_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
+            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_conv2 + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
+            float *yr = r_d_stage2_0_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
+    float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_h, r_stage2_0_conv1, r_stage2_0_bn1, r_stage2_0_bn1_st, 1.0000000000000001e-05, r_d_stage2_0_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn1_weight + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn1_bias + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
+    const float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage2_0_bn1_v = d_stage2_0_bn1_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
+            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_conv1 + (b * C + c) * L, *dr = r_d_stage2_0_h + (b * C + c) * L;
+            float *yr = r_d_stage2_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage2_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    const float *restrict const r_d_stage1_1_2 = d_stage1_1_2;
+    float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? r_d_stage1_1_2[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_1_add, r_stage1_1_conv2, NULL, r_stage1_1_bn2_st, 1.0000000000000001e-05, r_d_stage1_1_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn2_weight + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn2_bias + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    const float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage1_1_bn2_v = d_stage1_1_bn2_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
+            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_1_conv2 + (b * C + c) * L, *dr = r_d_stage1_1_add + (b * C + c) * L;
+            float *yr = r_d_stage1_1_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
+    float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_1_h, r_stage1_1_conv1, r_stage1_1_bn1, r_stage1_1_bn1_st, 1.0000000000000001e-05, r_d_stage1_1_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn1_weight + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn1_bias + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
+    const float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage1_1_bn1_v = d_stage1_1_bn1_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
+            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_1_conv1 + (b * C + c) * L, *dr = r_d_stage1_1_h + (b * C + c) * L;
+            float *yr = r_d_stage1_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage1_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    const float *restrict const r_d_stage1_0 = d_stage1_0;
+    float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? r_d_stage1_0[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_0_add, r_stage1_0_conv2, NULL, r_stage1_0_bn2_st, 1.0000000000000001e-05, r_d_stage1_0_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn2_weight + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn2_bias + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    const float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage1_0_bn2_v = d_stage1_0_bn2_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
+            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_0_conv2 + (b * C + c) * L, *dr = r_d_stage1_0_add + (b * C + c) * L;
+            float *yr = r_d_stage1_0_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
+    float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_0_h, r_stage1_0_conv1, r_stage1_0_bn1, r_stage1_0_bn1_st, 1.0000000000000001e-05, r_d_stage1_0_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn1_weight + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn1_bias + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
+    const float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage1_0_bn1_v = d_stage1_0_bn1_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
+            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_0_conv1 + (b * C + c) * L, *dr = r_d_stage1_0_h + (b * C + c) * L;
+            float *yr = r_d_stage1_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage1_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_st = bn_st;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_d_relu = d_relu;
+    float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_relu, r_stem, r_bn, r_bn_st, 1.0000000000000001e-05, r_d_bn_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn_weight + o * 16, d_bn_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn_bias + o * 16, d_bn_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_st = bn_st;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_d_relu = d_relu;
+    const float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    float *restrict const r_d_bn_v = d_bn_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
+            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stem + (b * C + c) * L, *dr = r_d_relu + (b * C + c) * L;
+            float *yr = r_d_bn_v + (b * C + c) * L;
+            const float *mr = r_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
 }
 
+/* res_net_backward_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
 {
-    res_net_backward_body(m);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const float *const x_in = (const float *)m->in_[0]; /* x [N, 3, 32, 32] */
+    const int32_t *const y_in = (const int32_t *)m->lab_[0]; /* y [N] */
+    float *const stem = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
+    const float *const bn_weight = P + 432; /* bn.weight [16] */
+    float *const bn_st = (float *)(A + 0); /* [2, 16] */
+    float *const bn = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv1_weight = P + 464; /* stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
+    float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
+    float *const stage1_0_bn1 = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    const float *const stage1_0_conv2_weight = P + 2800; /* stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
+    float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
+    float *const stage1_0_bn2 = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv1_weight = P + 5136; /* stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
+    float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
+    float *const stage1_1_bn1 = (float *)(A + SB + 114688 * MB); /* [N, 16, 1024] */
+    const float *const stage1_1_conv2_weight = P + 7472; /* stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
+    float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
+    float *const stage1_1_bn2 = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    const float *const stage2_0_conv1_weight = P + 9808; /* stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
+    float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
+    float *const stage2_0_bn1 = (float *)(A + SB + 172032 * MB); /* [N, 32, 256] */
+    const float *const stage2_0_conv2_weight = P + 14480; /* stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
+    float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
+    const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
+    float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
+    float *const stage2_0_proj_bn = (float *)(A + SB + 204800 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv1_weight = P + 24336; /* stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
+    float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
+    float *const stage2_1_bn1 = (float *)(A + SB + 212992 * MB); /* [N, 32, 256] */
+    const float *const stage2_1_conv2_weight = P + 33616; /* stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
+    float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
+    float *const stage2_1_bn2 = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    const float *const stage3_0_conv1_weight = P + 42896; /* stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
+    float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
+    float *const stage3_0_bn1 = (float *)(A + SB + 241664 * MB); /* [N, 64, 64] */
+    const float *const stage3_0_conv2_weight = P + 61456; /* stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
+    float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
+    const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
+    float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
+    float *const stage3_0_proj_bn = (float *)(A + SB + 258048 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv1_weight = P + 100624; /* stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
+    float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
+    float *const stage3_1_bn1 = (float *)(A + SB + 262144 * MB); /* [N, 64, 64] */
+    const float *const stage3_1_conv2_weight = P + 137616; /* stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
+    float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
+    float *const stage3_1_bn2 = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const pool = (float *)(A + SB + 274432 * MB); /* [N, 64] */
+    const float *const fc_weight = P + 174608; /* fc.weight [10, 64] */
+    float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
+    float *const d_fc = (float *)(A + SB + 274496 * MB); /* [N, 10] */
+    float *const d_fc_bias = G + 175248; /* d fc.bias [1, 10] */
+    float *const d_pool = (float *)(A + SB + 274512 * MB); /* [N, 64] */
+    float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
+    float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
+    float *const d_stage3_1_bn2_bias = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
+    float *const d_stage3_1_bn2_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const d_stage3_1_h = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_conv2_weight = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
+    float *const d_stage3_1_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_1_bn1_weight = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
+    float *const d_stage3_1_bn1_bias = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
+    float *const d_stage3_1_bn1_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
+    float *const d_stage3_0 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_1_conv1_weight = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
+    float *const d_stage3_0_add = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_0_proj_bn_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_proj_bn_weight = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
+    float *const d_stage3_0_proj_bn_bias = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
+    float *const d_stage3_0_proj_bn_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage2_1 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage3_0_proj_weight = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
+    float *const d_stage3_0_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_bn2_weight = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
+    float *const d_stage3_0_bn2_bias = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
+    float *const d_stage3_0_bn2_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage3_0_h = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
+    float *const d_stage3_0_conv2_weight = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
+    float *const d_stage3_0_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const d_stage3_0_bn1_weight = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
+    float *const d_stage3_0_bn1_bias = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
+    float *const d_stage3_0_bn1_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
+    float *const d_stage2_1_2 = (float *)(A + SB + 237568 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage3_0_conv1_weight = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
+    float *const d_stage2_1_add = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_1_bn2_weight = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
+    float *const d_stage2_1_bn2_bias = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
+    float *const d_stage2_1_bn2_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const d_stage2_1_h = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_conv2_weight = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
+    float *const d_stage2_1_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_1_bn1_weight = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
+    float *const d_stage2_1_bn1_bias = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
+    float *const d_stage2_1_bn1_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
+    float *const d_stage2_0 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_1_conv1_weight = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
+    float *const d_stage2_0_add = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_0_proj_bn_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_proj_bn_weight = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
+    float *const d_stage2_0_proj_bn_bias = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
+    float *const d_stage2_0_proj_bn_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage1_1 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage2_0_proj_weight = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
+    float *const d_stage2_0_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_bn2_weight = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
+    float *const d_stage2_0_bn2_bias = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
+    float *const d_stage2_0_bn2_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage2_0_h = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
+    float *const d_stage2_0_conv2_weight = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
+    float *const d_stage2_0_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const d_stage2_0_bn1_weight = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
+    float *const d_stage2_0_bn1_bias = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
+    float *const d_stage2_0_bn1_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
+    float *const d_stage1_1_2 = (float *)(A + SB + 163840 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage2_0_conv1_weight = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
+    float *const d_stage1_1_add = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_1_bn2_weight = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
+    float *const d_stage1_1_bn2_bias = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
+    float *const d_stage1_1_bn2_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_1_h = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_conv2_weight = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
+    float *const d_stage1_1_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_1_bn1_weight = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
+    float *const d_stage1_1_bn1_bias = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
+    float *const d_stage1_1_bn1_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_0 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_1_conv1_weight = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
+    float *const d_stage1_0_add = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_0_bn2_weight = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
+    float *const d_stage1_0_bn2_bias = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
+    float *const d_stage1_0_bn2_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const d_stage1_0_h = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_conv2_weight = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
+    float *const d_stage1_0_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const d_stage1_0_bn1_weight = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
+    float *const d_stage1_0_bn1_bias = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
+    float *const d_stage1_0_bn1_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
+    float *const d_relu = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
+    float *const d_stage1_0_conv1_weight = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
+    float *const d_bn_batch_norm_grads = (float *)(A + 32); /* [2, 16] */
+    float *const d_bn_weight = G + 432; /* d bn.weight [1, 16] */
+    float *const d_bn_bias = G + 448; /* d bn.bias [1, 16] */
+    float *const d_bn_v = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
+    float *const d_stem_weight = G + 0; /* d stem.weight [16, 3, 3, 3] */
+    const int n = m->n_;
+    (void)n;
+    /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
+        NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            const float *row = fc + r * C;
+            float *d = d_fc + r * C;
+            if (c == -100) { memset(d, 0, sizeof(float) * (size_t)C); continue; }
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            for (int64_t k = 0; k < C; k++) d[k] = nnc_exp_float(row[k] - mx);
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += d[k];
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += d[k];
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            const float inv = scale / sum;
+            for (int64_t k = 0; k < C; k++) d[k] *= inv;
+            if (c >= 0 && c < C) d[c] -= scale;
+        }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
+    {
+    const float *restrict const r_d_fc = d_fc;
+    float *restrict const r_d_fc_bias = d_fc_bias;
+    {
+        const int64_t rows = (int64_t)n, K = 10;
+        memset(r_d_fc_bias, 0, sizeof(float) * (size_t)K);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < K; k++)
+                r_d_fc_bias[k] += r_d_fc[r * K + k];
+    }
+    }
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
+    nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
+    /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
+    const float *restrict const r_d_pool = d_pool;
+    float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    NNC_PARALLEL_FOR_IF(4, (double)n * 12288 >= 32768)
+    for (int64_t i0 = 0; i0 < n; i0++)
+    for (int64_t i1 = 0; i1 < 64; i1++)
+    for (int64_t i2 = 0; i2 < 8; i2++)
+    for (int64_t i3 = 0; i3 < 8; i3++)
+    {
+        const int64_t i = (((i0) * 64 + i1) * 8 + i2) * 8 + i3;
+        r_d_stage3_1_add[i] = r_stage3_1_bn2[i] > 0.0f ? ((r_d_pool[i1 + i0 * 64]) * 0.015625f) : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_1_add, r_stage3_1_conv2, NULL, r_stage3_1_bn2_st, 1.0000000000000001e-05, r_d_stage3_1_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn2_weight + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn2_bias + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv2 = stage3_1_conv2;
+    const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
+    const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
+    const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
+    const float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage3_1_bn2_v = d_stage3_1_bn2_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
+            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_1_conv2 + (b * C + c) * L, *dr = r_d_stage3_1_add + (b * C + c) * L;
+            float *yr = r_d_stage3_1_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
+    float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_1_h, r_stage3_1_conv1, r_stage3_1_bn1, r_stage3_1_bn1_st, 1.0000000000000001e-05, r_d_stage3_1_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn1_weight + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_1_bn1_bias + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
+    const float *restrict const r_stage3_1_bn1_weight = stage3_1_bn1_weight;
+    const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
+    const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
+    const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
+    const float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage3_1_bn1_v = d_stage3_1_bn1_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
+            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_1_conv1 + (b * C + c) * L, *dr = r_d_stage3_1_h + (b * C + c) * L;
+            float *yr = r_d_stage3_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage3_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
+    const float *restrict const r_d_stage3_0 = d_stage3_0;
+    float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 12288 >= 32768)
+    for (int64_t i = 0; i < 4096 * (int64_t)n; i++) {
+        r_d_stage3_0_add[i] = r_stage3_0_proj_bn[i] > 0.0f ? r_d_stage3_0[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_proj, NULL, r_stage3_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage3_0_proj_bn_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_proj_bn_weight + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_proj_bn_bias + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_proj = stage3_0_proj;
+    const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
+    const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    const float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    float *restrict const r_d_stage3_0_proj_bn_v = d_stage3_0_proj_bn_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
+            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_proj_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_proj_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_proj + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
+            float *yr = r_d_stage3_0_proj_bn_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_conv2, NULL, r_stage3_0_bn2_st, 1.0000000000000001e-05, r_d_stage3_0_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn2_weight + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn2_bias + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
+    const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
+    const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
+    const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
+    const float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage3_0_bn2_v = d_stage3_0_bn2_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
+            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_conv2 + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
+            float *yr = r_d_stage3_0_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
+    float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage3_0_h, r_stage3_0_conv1, r_stage3_0_bn1, r_stage3_0_bn1_st, 1.0000000000000001e-05, r_d_stage3_0_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn1_weight + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage3_0_bn1_bias + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 1 * 64, sizeof(float) * (size_t)(64));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
+    const float *restrict const r_stage3_0_bn1_weight = stage3_0_bn1_weight;
+    const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
+    const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
+    const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
+    const float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage3_0_bn1_v = d_stage3_0_bn1_v;
+    {
+        const int64_t N = n, C = 64, L = 64;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
+            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage3_0_conv1 + (b * C + c) * L, *dr = r_d_stage3_0_h + (b * C + c) * L;
+            float *yr = r_d_stage3_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage3_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
+    const float *restrict const r_d_stage2_1_2 = d_stage2_1_2;
+    float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_d_stage2_1_add[i] = r_stage2_1_bn2[i] > 0.0f ? r_d_stage2_1_2[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_1_add, r_stage2_1_conv2, NULL, r_stage2_1_bn2_st, 1.0000000000000001e-05, r_d_stage2_1_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn2_weight + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn2_bias + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv2 = stage2_1_conv2;
+    const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
+    const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
+    const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
+    const float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage2_1_bn2_v = d_stage2_1_bn2_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
+            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_1_conv2 + (b * C + c) * L, *dr = r_d_stage2_1_add + (b * C + c) * L;
+            float *yr = r_d_stage2_1_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
+    float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_1_h, r_stage2_1_conv1, r_stage2_1_bn1, r_stage2_1_bn1_st, 1.0000000000000001e-05, r_d_stage2_1_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn1_weight + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_1_bn1_bias + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
+    const float *restrict const r_stage2_1_bn1_weight = stage2_1_bn1_weight;
+    const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
+    const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
+    const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
+    const float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage2_1_bn1_v = d_stage2_1_bn1_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
+            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_1_conv1 + (b * C + c) * L, *dr = r_d_stage2_1_h + (b * C + c) * L;
+            float *yr = r_d_stage2_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage2_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
+    const float *restrict const r_d_stage2_0 = d_stage2_0;
+    float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    NNC_PARALLEL_FOR_IF(1, (double)n * 24576 >= 32768)
+    for (int64_t i = 0; i < 8192 * (int64_t)n; i++) {
+        r_d_stage2_0_add[i] = r_stage2_0_proj_bn[i] > 0.0f ? r_d_stage2_0[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_proj, NULL, r_stage2_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage2_0_proj_bn_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_proj_bn_weight + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_proj_bn_bias + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_proj = stage2_0_proj;
+    const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
+    const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    const float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    float *restrict const r_d_stage2_0_proj_bn_v = d_stage2_0_proj_bn_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
+            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_proj_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_proj_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_proj + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
+            float *yr = r_d_stage2_0_proj_bn_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_conv2, NULL, r_stage2_0_bn2_st, 1.0000000000000001e-05, r_d_stage2_0_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn2_weight + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn2_bias + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
+    const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
+    const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
+    const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
+    const float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage2_0_bn2_v = d_stage2_0_bn2_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
+            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_conv2 + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
+            float *yr = r_d_stage2_0_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
+    float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage2_0_h, r_stage2_0_conv1, r_stage2_0_bn1, r_stage2_0_bn1_st, 1.0000000000000001e-05, r_d_stage2_0_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn1_weight + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage2_0_bn1_bias + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 1 * 32, sizeof(float) * (size_t)(32));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
+    const float *restrict const r_stage2_0_bn1_weight = stage2_0_bn1_weight;
+    const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
+    const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
+    const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
+    const float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage2_0_bn1_v = d_stage2_0_bn1_v;
+    {
+        const int64_t N = n, C = 32, L = 256;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
+            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage2_0_conv1 + (b * C + c) * L, *dr = r_d_stage2_0_h + (b * C + c) * L;
+            float *yr = r_d_stage2_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage2_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
+    const float *restrict const r_d_stage1_1_2 = d_stage1_1_2;
+    float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_d_stage1_1_add[i] = r_stage1_1_bn2[i] > 0.0f ? r_d_stage1_1_2[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_1_add, r_stage1_1_conv2, NULL, r_stage1_1_bn2_st, 1.0000000000000001e-05, r_d_stage1_1_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn2_weight + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn2_bias + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv2 = stage1_1_conv2;
+    const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
+    const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
+    const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
+    const float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    float *restrict const r_d_stage1_1_bn2_v = d_stage1_1_bn2_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
+            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_1_conv2 + (b * C + c) * L, *dr = r_d_stage1_1_add + (b * C + c) * L;
+            float *yr = r_d_stage1_1_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
+    float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_1_h, r_stage1_1_conv1, r_stage1_1_bn1, r_stage1_1_bn1_st, 1.0000000000000001e-05, r_d_stage1_1_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn1_weight + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_1_bn1_bias + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
+    const float *restrict const r_stage1_1_bn1_weight = stage1_1_bn1_weight;
+    const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
+    const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
+    const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
+    const float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    float *restrict const r_d_stage1_1_bn1_v = d_stage1_1_bn1_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
+            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_1_conv1 + (b * C + c) * L, *dr = r_d_stage1_1_h + (b * C + c) * L;
+            float *yr = r_d_stage1_1_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage1_1_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:24  relu(h + skip) (backward) */
+    {
+    const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
+    const float *restrict const r_d_stage1_0 = d_stage1_0;
+    float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    NNC_PARALLEL_FOR(1)
+    for (int64_t i = 0; i < 16384 * (int64_t)n; i++) {
+        r_d_stage1_0_add[i] = r_stage1_0_bn2[i] > 0.0f ? r_d_stage1_0[i] : 0.0f;
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_0_add, r_stage1_0_conv2, NULL, r_stage1_0_bn2_st, 1.0000000000000001e-05, r_d_stage1_0_bn2_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn2_weight + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn2_bias + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv2 = stage1_0_conv2;
+    const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
+    const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
+    const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
+    const float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    float *restrict const r_d_stage1_0_bn2_v = d_stage1_0_bn2_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
+            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn2_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn2_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_0_conv2 + (b * C + c) * L, *dr = r_d_stage1_0_add + (b * C + c) * L;
+            float *yr = r_d_stage1_0_bn2_v + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
+    float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_stage1_0_h, r_stage1_0_conv1, r_stage1_0_bn1, r_stage1_0_bn1_st, 1.0000000000000001e-05, r_d_stage1_0_bn1_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn1_weight + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_stage1_0_bn1_bias + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
+    const float *restrict const r_stage1_0_bn1_weight = stage1_0_bn1_weight;
+    const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
+    const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
+    const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
+    const float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    float *restrict const r_d_stage1_0_bn1_v = d_stage1_0_bn1_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
+            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn1_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn1_batch_norm_grads[c] / M);
+            const float *xr = r_stage1_0_conv1 + (b * C + c) * L, *dr = r_d_stage1_0_h + (b * C + c) * L;
+            float *yr = r_d_stage1_0_bn1_v + (b * C + c) * L;
+            const float *mr = r_stage1_0_bn1 + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_st = bn_st;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_d_relu = d_relu;
+    float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        (void)M;
+        nnc_bn_grads_f32(N, C, L, r_d_relu, r_stem, r_bn, r_bn_st, 1.0000000000000001e-05, r_d_bn_batch_norm_grads);
+    }
+    }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn_weight + o * 16, d_bn_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    for (int64_t o = 0; o < 1; o++)
+        memcpy(d_bn_bias + o * 16, d_bn_batch_norm_grads + o * 32 + 1 * 16, sizeof(float) * (size_t)(16));
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    {
+    const float *restrict const r_stem = stem;
+    const float *restrict const r_bn_weight = bn_weight;
+    const float *restrict const r_bn_st = bn_st;
+    const float *restrict const r_bn = bn;
+    const float *restrict const r_d_relu = d_relu;
+    const float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    float *restrict const r_d_bn_v = d_bn_v;
+    {
+        const int64_t N = n, C = 16, L = 1024;
+        const double M = (double)N * (double)L;   /* elements per channel */
+        NNC_PARALLEL_FOR(2)
+        for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
+            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_bn_batch_norm_grads[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_d_bn_batch_norm_grads[c] / M);
+            const float *xr = r_stem + (b * C + c) * L, *dr = r_d_relu + (b * C + c) * L;
+            float *yr = r_d_bn_v + (b * C + c) * L;
+            const float *mr = r_bn + (b * C + c) * L;
+            for (int64_t k = 0; k < L; k++) yr[k] = a * ((mr[k] > 0.0f ? dr[k] : 0.0f) - mdy) - (xr[k] - mu) * k2;
+        }
+    }
+    }
+    /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
+    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
+    nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
 }
+
 #endif
 
 void res_net_backward(res_net *m)
@@ -3496,11 +9859,11 @@ void res_net_backward(res_net *m)
         res_net_backward_avx2(m);
     else
 #endif
-        res_net_backward_body(m);
+        res_net_backward_generic(m);
 }
 
 /* eval after the inference pass: the loss and the metrics. */
-static NNC_ALWAYS_INLINE void res_net_eval_body(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
+static void res_net_eval_generic(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
     float *const A = m->arena_;
     const int64_t MB = m->max_batch, SB = 2368;
@@ -3564,15 +9927,134 @@ static NNC_ALWAYS_INLINE void res_net_eval_body(res_net *m, int n, const float (
 }
 
 #if NNC_MULTI_ISA
+/* res_net_eval_generic's code, compiled for AVX-512 */
 static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
-    res_net_eval_body(m, n, x, y, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
+    /* resnet.nn:47  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* resnet.nn:48  accuracy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t hits = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *row = fc + r * C;
+            int64_t best = 0;
+            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
+            hits += best == y_in[r];
+        }
+        accuracy[0] = (float)((double)hits / (double)rows);
+    }
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
 
+/* res_net_eval_generic's code, compiled for AVX2 */
 static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
 {
-    res_net_eval_body(m, n, x, y, loss, metrics);
+    float *const A = m->arena_;
+    const int64_t MB = m->max_batch, SB = 2368;
+    const float *const P = (const float *)m->params;
+    float *const G = (float *)m->grads;
+    float *const S = (float *)m->state;
+    (void)S;
+    (void)A, (void)MB, (void)SB, (void)P, (void)G;
+    const int32_t *const y_in = (const int32_t *)y; /* [N] */
+    float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
+    float *const cross_entropy = (float *)(A + 0); /* [] */
+    float *const accuracy = (float *)(A + 16); /* [] */
+    (void)x;
+    (void)y;
+    /* resnet.nn:47  cross_entropy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t count = 0;
+        int bad = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c == -100) continue;
+            if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        double total = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const int32_t c = y_in[r];
+            if (c < 0 || c >= C) continue;
+            const float *row = fc + r * C;
+            float mx = row[0];
+            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];
+            float sum;
+            {
+                float l_[16] = {0};
+                int64_t k0_ = 0;
+                for (; k0_ + 16 <= C; k0_ += 16)
+                    for (int64_t k = k0_; k < k0_ + 16; k++) l_[k - k0_] += nnc_exp_float(row[k] - mx);
+                float s_ = 0;
+                for (int64_t k = k0_; k < C; k++) s_ += nnc_exp_float(row[k] - mx);
+                for (int j = 0; j < 16; j++) s_ += l_[j];
+                sum = s_;
+            }
+            total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
+    }
+    /* resnet.nn:48  accuracy(self(x), y) */
+    {
+        const int64_t rows = (int64_t)n, C = 10;
+        int64_t hits = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *row = fc + r * C;
+            int64_t best = 0;
+            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
+            hits += best == y_in[r];
+        }
+        accuracy[0] = (float)((double)hits / (double)rows);
+    }
+    *loss = cross_entropy[0];
+    metrics[0] = accuracy[0];
 }
+
 #endif
 
 void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t *y, float *loss, float *metrics)
@@ -3585,6 +10067,6 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
         res_net_eval_avx2(m, n, x, y, loss, metrics);
     else
 #endif
-        res_net_eval_body(m, n, x, y, loss, metrics);
+        res_net_eval_generic(m, n, x, y, loss, metrics);
 }
 
