@@ -507,6 +507,12 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
  * is one single-threaded BLAS call, the same call at any thread count,
  * and no output is summed by two blocks (K is never split).  Blocks are
  * multiples of 16 rows or columns, the width of OpenBLAS's kernels. */
+/* A GEMM block's least work: a BLAS call costs some microseconds of its
+ * own (packing, buffers), so a block does at least ~60 us of products
+ * (gpt_mini's 33-MFLOP products in 8 blocks took 13% longer at one
+ * thread than in one call). */
+#define GEMM_BLOCK_FLOPS 8.0e6
+
 typedef struct {
     int real8, by_cols;
     CBLAS_TRANSPOSE ta, tb;
@@ -545,8 +551,11 @@ static void gemm_run(gemm_job *j)
 {
     j->by_cols = j->N > j->M;
     const int ext = j->by_cols ? j->N : j->M;
-    /* blocks: one per NNC_ITEM_COST of multiply-adds, of at least 16 */
-    int64_t blocks = items_for(ext, 2.0 * (double)j->K * (double)(j->by_cols ? j->M : j->N));
+    /* blocks: one per GEMM_BLOCK_FLOPS, of at least 16 rows or columns */
+    const double flops = 2.0 * (double)j->K * (double)j->M * (double)j->N;
+    int64_t blocks = flops < GEMM_BLOCK_FLOPS ? 1 : (int64_t)(flops / GEMM_BLOCK_FLOPS);
+    if (blocks > NNC_MAX_ITEMS)
+        blocks = NNC_MAX_ITEMS;
     int step = (int)((ext + blocks - 1) / blocks);
     step = (step + 15) / 16 * 16;
     j->step = step > 0 ? step : 1;
