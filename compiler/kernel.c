@@ -48,38 +48,26 @@ static void choose(IrNode *n, const Graph *g, int f64)
     const Shape w = fwd || data ? g->nodes[n->in[1]].shape : n->shape;
     const int64_t C = x.d[1], H = x.d[2], W = x.d[3], F = w.d[0], KH = n->kh, KW = n->kw, pad = n->pad;
     const int gemm = KH == 1 && KW == 1 && n->stride == 1 && pad == 0;
-    /* the columns' work (conv_cols.c): none for gemm's forward pass and
-     * data gradient; dWᵀ [CKK, F] after them for the kernel's gradient */
-    const int64_t cols = fwd || data ? nnc_conv2d_cols_work(C, H, W, F, KH, KW, n->stride, pad)
-                                     : nnc_conv2d_cols_bwd_filter_work(C, H, W, F, KH, KW, n->stride, pad);
     const int s2 = n->stride == 2 && KH * KW > 1; /* stride 2 by phases, not for 1x1 */
     /* conv.c's tap table holds at most 4096 taps */
     const int direct_ok = !f64 && !gemm && KH * KW <= 4096;
-    /* the direct kernel's work, if it takes the node (the columns' included) */
-    int64_t direct = -1;
+    /* whether the direct kernel takes the node */
+    int direct;
     switch (n->op) {
-    case IR_CONV2D:
-        if (direct_ok && n->stride == 1)
-            direct = nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad);
-        else if (direct_ok && s2)
-            direct = nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad);
-        break;
+    case IR_CONV2D: direct = direct_ok && (n->stride == 1 || s2); break;
     case IR_CONV2D_BWD_DATA:
-        if (direct_ok && s2)
-            direct = nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad);
-        else if (direct_ok && n->stride == 1 && pad < KH && pad < KW && 4 * H * W <= 5 * y.d[2] * y.d[3])
-            direct = nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad);
+        direct = direct_ok && (s2 || (n->stride == 1 && pad < KH && pad < KW && 4 * H * W <= 5 * y.d[2] * y.d[3]));
         break;
-    default: /* the kernel's gradient */
-        if (direct_ok && KH * KW > 1)
-            direct = nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, n->stride, pad);
-        break;
+    default: direct = direct_ok && KH * KW > 1; break; /* the kernel's gradient */
     }
-    n->kernel = gemm ? KERNEL_GEMM : direct >= 0 ? KERNEL_DIRECT : KERNEL_COLUMNS;
-    n->work = direct >= 0 ? direct : cols;
+    n->kernel = gemm ? KERNEL_GEMM : direct ? KERNEL_DIRECT : KERNEL_COLUMNS;
+    /* the work of that kernel (the columns': none for gemm's forward pass
+     * and data gradient; the direct kernel's holds the columns' too) */
+    const int pass = fwd ? NNC_CONV_FWD : data ? NNC_CONV_DATA : NNC_CONV_FILTER;
+    n->work = nnc_conv_kernel_work(pass, direct, C, H, W, F, KH, KW, n->stride, pad);
     /* one thread's work: a kernel gradient's item keeps a partial dW
      * beside it (nnc_conv.h, threads.c) */
-    if (!fwd && !data)
+    if (pass == NNC_CONV_FILTER)
         n->work = nnc_conv_filter_item_work(n->work, C, F, KH, KW);
 }
 

@@ -227,6 +227,26 @@ static inline int64_t nnc_conv2d_bwd_filter_work(int64_t C, int64_t H, int64_t W
     return nnc_conv_max(nnc_conv_max(by_positions, by_channels), cols);
 }
 
+/* The work of one call of the kernel kernel.c chose for a convolution:
+ * `pass` NNC_CONV_FWD, NNC_CONV_DATA or NNC_CONV_FILTER (the kernel's
+ * gradient); `direct`, conv.c's kernels (stride 1, or 2 by phases), else
+ * conv_cols.c's columns.  The compiler reserves it, threads.c hands it to
+ * each call: one formula, so the two agree. */
+enum { NNC_CONV_FWD, NNC_CONV_DATA, NNC_CONV_FILTER };
+static inline int64_t nnc_conv_kernel_work(int pass, int direct, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+                                           int64_t KW, int64_t stride, int64_t pad)
+{
+    if (pass == NNC_CONV_FILTER)
+        return direct ? nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, stride, pad)
+                      : nnc_conv2d_cols_bwd_filter_work(C, H, W, F, KH, KW, stride, pad);
+    if (!direct)
+        return nnc_conv2d_cols_work(C, H, W, F, KH, KW, stride, pad);
+    if (pass == NNC_CONV_FWD)
+        return stride == 1 ? nnc_conv2d_s1_work(C, H, W, F, KH, KW, pad) : nnc_conv2d_s2_work(C, H, W, F, KH, KW, pad);
+    return stride == 1 ? nnc_conv2d_s1_bwd_data_work(C, H, W, F, KH, KW, pad)
+                       : nnc_conv2d_s2_bwd_data_work(C, H, W, F, KH, KW, pad);
+}
+
 /* Threads (threads.c): the kernel gradient sums over the batch, so it is
  * split into items of examples whose partial sums are added in item
  * order; the number of items depends on the shapes alone, never on the

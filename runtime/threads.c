@@ -7,7 +7,7 @@
  * the same code whichever thread runs it.  The threads only decide who
  * runs which item.  Where items would add into one output (a kernel's
  * gradient, summed over the batch), each computes its own partial and the
- * partials are added in item order (nnc_run_ordered), never one partial
+ * partials are added in item order (run_ordered), never one partial
  * per thread.  So 1, 2, 3 or 8 threads give the same bits.
  *
  * Threads are OpenMP's (libgomp).  The count is nnc_set_threads()'s, or
@@ -281,10 +281,8 @@ int nnc_conv_direct_ok(void) { return nnc_conv_direct_ok_serial(); }
  * item is a range of examples and any split gives the same bits; the
  * kernel gradient sums over the examples, so its items are fixed by
  * nnc_conv_filter_items and their partial sums added in item order. */
-typedef enum { FWD, DATA, FILTER } conv_pass;
-
 typedef struct {
-    conv_pass pass;
+    int pass;              /* NNC_CONV_FWD, _DATA or _FILTER (nnc_conv.h) */
     int f64, relu, direct; /* direct: conv.c's kernels, else conv_cols.c's */
     int64_t N, C, H, W, F, KH, KW, stride, pad, OH, OW, items, need;
     int64_t len;                     /* the work length each call is given: need, or a caller's shorter one */
@@ -301,10 +299,10 @@ static void conv_call(const conv_job *j, int64_t a, int64_t b, void *out, void *
     if (j->f64) {
         const double *in = j->in;
         double *o = out;
-        if (j->pass == FWD)
+        if (j->pass == NNC_CONV_FWD)
             nnc_conv2d_cols_f64_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, S, P, j->bias, j->relu, wk,
                                        j->len);
-        else if (j->pass == DATA)
+        else if (j->pass == NNC_CONV_DATA)
             nnc_conv2d_cols_bwd_data_f64_serial(n, in + a * ys, j->w, o + a * xs,
                                                 j->add ? (const double *)j->add + a * xs : NULL, C, H, W, F, KH, KW, S,
                                                 P, wk, j->len);
@@ -315,19 +313,19 @@ static void conv_call(const conv_job *j, int64_t a, int64_t b, void *out, void *
     }
     const float *in = j->in, *add = j->add ? (const float *)j->add + a * xs : NULL;
     float *o = out;
-    if (j->pass == FWD && !j->direct)
+    if (j->pass == NNC_CONV_FWD && !j->direct)
         nnc_conv2d_cols_f32_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, S, P, j->bias, j->relu, wk,
                                    j->len);
-    else if (j->pass == FWD && S == 1)
+    else if (j->pass == NNC_CONV_FWD && S == 1)
         nnc_conv2d_s1_f32_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, P, j->bias, j->relu, wk, j->len);
-    else if (j->pass == FWD)
+    else if (j->pass == NNC_CONV_FWD)
         nnc_conv2d_s2_f32_serial(n, in + a * xs, j->w, o + a * ys, C, H, W, F, KH, KW, P, j->bias, j->relu, wk, j->len);
-    else if (j->pass == DATA && !j->direct)
+    else if (j->pass == NNC_CONV_DATA && !j->direct)
         nnc_conv2d_cols_bwd_data_f32_serial(n, in + a * ys, j->w, o + a * xs, add, C, H, W, F, KH, KW, S, P, wk,
                                             j->len);
-    else if (j->pass == DATA && S == 1)
+    else if (j->pass == NNC_CONV_DATA && S == 1)
         nnc_conv2d_s1_bwd_data_f32_serial(n, in + a * ys, j->w, o + a * xs, add, C, H, W, F, KH, KW, P, wk, j->len);
-    else if (j->pass == DATA)
+    else if (j->pass == NNC_CONV_DATA)
         nnc_conv2d_s2_bwd_data_f32_serial(n, in + a * ys, j->w, o + a * xs, add, C, H, W, F, KH, KW, P, wk, j->len);
     else if (!j->direct)
         nnc_conv2d_cols_bwd_filter_f32_serial(n, in + a * ys, (const float *)j->x + a * xs, o, C, H, W, F, KH, KW, S, P,
@@ -343,7 +341,8 @@ static size_t conv_elem(const conv_job *j) { return j->f64 ? sizeof(double) : si
  * partial dW */
 static void *conv_slot(const conv_job *j, int slot)
 {
-    const int64_t per = j->pass == FILTER ? nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW) : j->need;
+    const int64_t per =
+        j->pass == NNC_CONV_FILTER ? nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW) : j->need;
     return (char *)j->work + (size_t)(slot * per) * conv_elem(j);
 }
 
@@ -352,7 +351,7 @@ static void conv_item(void *p, int64_t i, int slot)
     const conv_job *j = p;
     void *wk = conv_slot(j, slot);
     const int64_t a = part(j->N, j->items, i), b = part(j->N, j->items, i + 1);
-    if (j->pass != FILTER)
+    if (j->pass != NNC_CONV_FILTER)
         conv_call(j, a, b, j->out, wk);
     else /* item 0 into dW itself, the others into their partial */
         conv_call(j, a, b, i == 0 ? j->out : (char *)wk + (size_t)j->need * conv_elem(j), wk);
@@ -381,15 +380,7 @@ static void conv_run(conv_job *j, int64_t work_len)
 {
     j->OH = (j->H + 2 * j->pad - j->KH) / j->stride + 1;
     j->OW = (j->W + 2 * j->pad - j->KW) / j->stride + 1;
-    j->need = j->direct
-        ? (j->pass == FWD ? (j->stride == 1 ? nnc_conv2d_s1_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad)
-                                            : nnc_conv2d_s2_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
-               : j->pass == DATA
-               ? (j->stride == 1 ? nnc_conv2d_s1_bwd_data_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad)
-                                 : nnc_conv2d_s2_bwd_data_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->pad))
-               : nnc_conv2d_bwd_filter_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad))
-        : j->pass == FILTER ? nnc_conv2d_cols_bwd_filter_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad)
-                            : nnc_conv2d_cols_work(j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad);
+    j->need = nnc_conv_kernel_work(j->pass, j->direct, j->C, j->H, j->W, j->F, j->KH, j->KW, j->stride, j->pad);
     j->len = j->need;
     if (work_len < j->need) { /* the kernel aborts with its message */
         j->len = work_len;
@@ -398,7 +389,7 @@ static void conv_run(conv_job *j, int64_t work_len)
         return;
     }
     const double flops = 2.0 * (double)(j->F * j->C * j->KH * j->KW * j->OH * j->OW);
-    if (j->pass == FILTER) {
+    if (j->pass == NNC_CONV_FILTER) {
         const int64_t per = nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW);
         /* a caller's work without room for a partial dW (not generated
          * code's: kernel.c reserves it) runs as one item */
@@ -414,14 +405,16 @@ static void conv_run(conv_job *j, int64_t work_len)
 void nnc_conv2d_s1_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    conv_job j = {FWD, 0, relu, 1, N, C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,   C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
 void nnc_conv2d_s2_f32(int64_t N, const float *x, const float *w, float *y, int64_t C, int64_t H, int64_t W, int64_t F,
                        int64_t KH, int64_t KW, int64_t pad, const float *bias, int relu, float *work, int64_t work_len)
 {
-    conv_job j = {FWD, 0, relu, 1, N, C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 1, N,   C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
@@ -429,7 +422,8 @@ void nnc_conv2d_s1_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    conv_job j = {DATA, 0, 0, 1, N, C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,   C, H, W, F, KH, KW, 1, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -437,7 +431,8 @@ void nnc_conv2d_s2_bwd_data_f32(int64_t N, const float *dy, const float *w, floa
                                 int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad, float *work,
                                 int64_t work_len)
 {
-    conv_job j = {DATA, 0, 0, 1, N, C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    1,  N,   C, H, W, F, KH, KW, 2, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -445,8 +440,8 @@ void nnc_conv2d_bwd_filter_f32(int64_t N, const float *dy, const float *x, float
                                int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, float *work,
                                int64_t work_len)
 {
-    conv_job j = {FILTER, 0, 0, 1, N, C,  H,    W,    F,    KH, KW, stride, pad,
-                  0,      0, 0, 0, 0, dy, NULL, NULL, NULL, x,  dw, work};
+    conv_job j = {
+        NNC_CONV_FILTER, 0, 0, 1, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
     conv_run(&j, work_len);
 }
 
@@ -454,7 +449,8 @@ void nnc_conv2d_cols_f32(int64_t N, const float *x, const float *w, float *y, in
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const float *bias, int relu,
                          float *work, int64_t work_len)
 {
-    conv_job j = {FWD, 0, relu, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 0,    relu, 0, N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
@@ -462,7 +458,8 @@ void nnc_conv2d_cols_bwd_data_f32(int64_t N, const float *dy, const float *w, fl
                                   int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                   float *work, int64_t work_len)
 {
-    conv_job j = {DATA, 0, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 0,   0,    0,  N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -470,8 +467,8 @@ void nnc_conv2d_cols_bwd_filter_f32(int64_t N, const float *dy, const float *x, 
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     float *work, int64_t work_len)
 {
-    conv_job j = {FILTER, 0, 0, 0, N, C,  H,    W,    F,    KH, KW, stride, pad,
-                  0,      0, 0, 0, 0, dy, NULL, NULL, NULL, x,  dw, work};
+    conv_job j = {
+        NNC_CONV_FILTER, 0, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
     conv_run(&j, work_len);
 }
 
@@ -479,7 +476,8 @@ void nnc_conv2d_cols_f64(int64_t N, const double *x, const double *w, double *y,
                          int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad, const double *bias, int relu,
                          double *work, int64_t work_len)
 {
-    conv_job j = {FWD, 1, relu, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    conv_job j = {NNC_CONV_FWD, 1,    relu, 0, N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, x, w,
+                  bias,         NULL, NULL, y, work};
     conv_run(&j, work_len);
 }
 
@@ -487,7 +485,8 @@ void nnc_conv2d_cols_bwd_data_f64(int64_t N, const double *dy, const double *w, 
                                   int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride,
                                   int64_t pad, double *work, int64_t work_len)
 {
-    conv_job j = {DATA, 1, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    conv_job j = {NNC_CONV_DATA, 1,   0,    0,  N,   C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, w,
+                  NULL,          add, NULL, dx, work};
     conv_run(&j, work_len);
 }
 
@@ -495,8 +494,8 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     double *work, int64_t work_len)
 {
-    conv_job j = {FILTER, 1, 0, 0, N, C,  H,    W,    F,    KH, KW, stride, pad,
-                  0,      0, 0, 0, 0, dy, NULL, NULL, NULL, x,  dw, work};
+    conv_job j = {
+        NNC_CONV_FILTER, 1, 0, 0, N, C, H, W, F, KH, KW, stride, pad, 0, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
     conv_run(&j, work_len);
 }
 
@@ -564,8 +563,7 @@ static void gemm_run(gemm_job *j)
         j->blocks = 1;
         j->step = ext > 0 ? ext : 1;
     }
-    blas_one_thread();
-    run_items(j->blocks, nnc_threads(), gemm_item, j);
+    run_items(j->blocks, nnc_threads(), gemm_item, j); /* (nnc_threads() set OpenBLAS to one) */
 }
 
 void nnc_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *a, int lda,
