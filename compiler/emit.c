@@ -98,11 +98,11 @@ void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per)
         P(e, "%sNNC_PARALLEL_FOR_IF(%d, (double)n * %.17g >= %.17g)\n", ind, k, c, PAR_MIN);
 }
 
-const char *emit_gemm_for(Emitter *e, double flops, int batched)
+const char *emit_gemm_call(Emitter *e, double flops, int batched)
 {
     if (flops < 2 * PAR_MIN && !batched)
-        return emit_gemm(e);
-    return e->opt->f64 ? "nnc_dgemm" : "nnc_sgemm";
+        return emit_fmt("%s(CblasRowMajor, ", emit_gemm(e));
+    return e->opt->f64 ? "nnc_dgemm(" : "nnc_sgemm("; /* row-major only */
 }
 
 /* ---- sizes ----------------------------------------------------------------- */

@@ -40,34 +40,25 @@ static void begin_body(Emitter *e, const Graph *g, int backward)
         abort();
 }
 
-static int64_t arena_static(Emitter *e)
-{
-    int64_t s = 0;
-    const Graph *gs[2] = {e->m->train, e->m->infer};
-    for (int i = 0; i < 2; i++)
-        if (gs[i] && gs[i]->static_size > s)
-            s = gs[i]->static_size;
-    return s;
-}
+/* The model's memory, the largest over the graphs that share it: the
+ * arena's static part, its part per example, the kernels' work per
+ * thread (plan.c). */
+typedef struct Sizes {
+    int64_t fixed, batched, work;
+} Sizes;
 
-static int64_t work_per_thread(Emitter *e)
+static Sizes arena_sizes(Emitter *e)
 {
-    int64_t s = 0;
+    Sizes z = {0, 0, 0};
     const Graph *gs[2] = {e->m->train, e->m->infer};
-    for (int i = 0; i < 2; i++)
-        if (gs[i] && gs[i]->work_max > s)
-            s = gs[i]->work_max;
-    return s;
-}
-
-static int64_t arena_batched(Emitter *e)
-{
-    int64_t s = 0;
-    const Graph *gs[2] = {e->m->train, e->m->infer};
-    for (int i = 0; i < 2; i++)
-        if (gs[i] && gs[i]->batched_size > s)
-            s = gs[i]->batched_size;
-    return s;
+    for (int i = 0; i < 2; i++) {
+        if (!gs[i])
+            continue;
+        z.fixed = gs[i]->static_size > z.fixed ? gs[i]->static_size : z.fixed;
+        z.batched = gs[i]->batched_size > z.batched ? gs[i]->batched_size : z.batched;
+        z.work = gs[i]->work_max > z.work ? gs[i]->work_max : z.work;
+    }
+    return z;
 }
 
 /* Prints the standard locals and the used pointers, then the body. */
@@ -77,7 +68,7 @@ static void end_body(Emitter *e)
     e->out = e->file_out;
     emit_names(e);
     P(e, "    %s *const A = m->arena_;\n", e->real);
-    P(e, "    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_static(e));
+    P(e, "    const int64_t MB = m->max_batch, SB = %lld;\n", (long long)arena_sizes(e).fixed);
     P(e, "    const %s *const P = (const %s *)m->params;\n", e->real, e->real);
     P(e, "    %s *const G = (%s *)m->grads;\n", e->real, e->real);
     if (e->m->nstate)
@@ -406,14 +397,15 @@ static void from_loads(Emitter *e)
 static void init_fns(Emitter *e)
 {
     const char *p = e->m->prefix;
-    int64_t sb = arena_static(e), bb = arena_batched(e);
+    const Sizes z = arena_sizes(e);
     P(e, "int %s_init(%s *m, int max_batch, uint64_t seed)\n{\n", p, p);
     P(e, "    memset(m, 0, sizeof *m);\n");
     P(e, "    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
     /* the kernels' work after the arena, one slice per thread: the
      * threads it has now are the most the model will use (threads.c) */
-    P(e, "    const size_t work = %lldu * (size_t)nnc_threads();\n", (long long)work_per_thread(e));
-    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch + work;\n", (long long)sb, (long long)bb);
+    P(e, "    const size_t work = %lldu * (size_t)nnc_threads();\n", (long long)z.work);
+    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch + work;\n", (long long)z.fixed,
+      (long long)z.batched);
     P(e, "    m->params = calloc(1, sizeof(%s_params));\n", p);
     P(e, "    m->grads = calloc(1, sizeof(%s_params));\n", p);
     if (e->m->nstate)

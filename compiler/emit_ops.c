@@ -41,6 +41,7 @@ void emit_matmul(Emitter *e, int t)
     int no = so.nd;
     const char *M = emit_dim(so, no - 2), *N = emit_dim(so, no - 1);
     const char *K = n->ta ? emit_dim(sa, sa.nd - 2) : emit_dim(sa, sa.nd - 1);
+    const int64_t kdim = n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]; /* K's static factor */
     const char *lda = emit_dim(sa, sa.nd - 1), *ldb = emit_dim(sb, sb.nd - 1);
     const char *TA = n->ta ? "CblasTrans" : "CblasNoTrans", *TB = n->tb ? "CblasTrans" : "CblasNoTrans";
     const char *a = emit_ref(e, n->in[0]), *b = emit_ref(e, n->in[1]), *c = emit_ref(e, t);
@@ -48,12 +49,9 @@ void emit_matmul(Emitter *e, int t)
         /* one GEMM: the leading dims of A are more rows */
         const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
         /* on the threads if large enough (nnc_sgemm: blocks of the output) */
-        const double flops = 2.0 * (double)ir_numel(so) * (double)(n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]);
-        P(e,
-          "    %s(%s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          emit_gemm_for(e, flops, so.bd >= 0),
-          strncmp(emit_gemm_for(e, flops, so.bd >= 0), "cblas", 5) ? "" : "CblasRowMajor, ", TA, TB, rows, N, K,
-          emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
+        const char *call = emit_gemm_call(e, 2.0 * (double)ir_numel(so) * (double)kdim, so.bd >= 0);
+        P(e, "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
+          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */
@@ -61,7 +59,7 @@ void emit_matmul(Emitter *e, int t)
                *mc = emit_prod(so, no - 2, no);
     /* the matrices on the threads: each writes its own output */
     Shape mats = so;
-    mats.d[no - 1] *= (n->ta ? sa.d[sa.nd - 2] : sa.d[sa.nd - 1]) * 2; /* ~ its flops per element */
+    mats.d[no - 1] *= kdim * 2; /* ~ its flops per element */
     emit_parallel(e, "    ", no - 2, mats, 1);
     loops(e, so, no - 2, "    ");
     P(e, "    {\n");

@@ -59,9 +59,11 @@ const char *emit_exp_fn(Emitter *e);
 const char *emit_relu_of(Emitter *e, const char *a);
 /* cblas_sgemm or cblas_dgemm. */
 const char *emit_gemm(Emitter *e);
-/* The same on the threads (nnc_sgemm, runtime/threads.c) where a GEMM of
- * `flops` (per example if batched) can gain from them. */
-const char *emit_gemm_for(Emitter *e, double flops, int batched);
+/* The opening of a GEMM's call, up to its transposes: cblas_sgemm's
+ * ("cblas_sgemm(CblasRowMajor, "), or nnc_sgemm's, on the threads
+ * (runtime/threads.c), where a GEMM of `flops` (per example if batched)
+ * can gain from them. */
+const char *emit_gemm_call(Emitter *e, double flops, int batched);
 /* Before k perfectly nested loops over s whose iterations write disjoint
  * outputs, `per` operations per element: the pragma that runs them on the
  * threads, if they are large enough to gain (a condition on the batch
