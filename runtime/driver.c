@@ -1078,17 +1078,11 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
 
     /* the threads: every core the process may use (or OMP_NUM_THREADS)
      * unless --threads says; the results are the same for any count */
-    if (v.opt[O_THREADS]) {
-        char *end;
-        errno = 0;
-        long t = strtol(v.opt[O_THREADS], &end, 10);
-        if (errno || *end || t < 1 || t > NNC_MAX_THREADS)
-            return usage_error(v.prog, desc, v.sub, "--threads: expected an integer from 1 to %d, got '%s'",
-                               NNC_MAX_THREADS, v.opt[O_THREADS]);
-        nnc_set_threads((int)t);
-    } else {
-        nnc_set_threads(0);
-    }
+    long threads = 0; /* 0: the default */
+    if (v.opt[O_THREADS] && parse_long(v.opt[O_THREADS], 1, NNC_MAX_THREADS, &threads))
+        return usage_error(v.prog, desc, v.sub, "--threads: expected an integer from 1 to %d, got '%s'",
+                           NNC_MAX_THREADS, v.opt[O_THREADS]);
+    nnc_set_threads((int)threads);
 
     switch (v.sub) {
     case SUB_INFO: return cmd_info(&v);
