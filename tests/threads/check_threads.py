@@ -11,12 +11,11 @@ usage: check_threads.py NNC RUNTIME_LIB RUNTIME_INCLUDE CC THREADS MODEL.nn[:BAT
   THREADS: comma-separated, e.g. 1,2,3
 """
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
-import numpy as np
+from model_data import driver_args, write_data
 
 
 def run(cmd, **kw):
@@ -24,19 +23,6 @@ def run(cmd, **kw):
     if p.returncode != 0:
         sys.exit("check_threads: %s failed (%d):\n%s" % (" ".join(cmd), p.returncode, p.stdout[-3000:]))
     return p.stdout
-
-
-def io_specs(info):
-    """(kind, dtype, dims, lo, hi) for each input and label line of `info`"""
-    specs = []
-    for line in info.splitlines():
-        m = re.match(r"^(input|label) \S+ (f32|i32) \[([^\]]*)\](?: values in \[(-?\d+), (-?\d+)\))?", line)
-        if m:
-            dims = [d.strip() for d in m.group(3).split(",")]
-            lo = int(m.group(4)) if m.group(4) else None
-            hi = int(m.group(5)) if m.group(5) else None
-            specs.append((m.group(1), m.group(2), dims, lo, hi))
-    return specs
 
 
 def main():
@@ -54,22 +40,9 @@ def main():
             drv = os.path.join(tmp, "drv")
             run([cc, "-std=c11", "-O2", "-fopenmp", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I" + rtinc]
                 + srcs + [rtlib, "-lopenblas", "-lm", "-fopenmp", "-o", drv])
-            specs = io_specs(run([drv, "info"]))
-            rng = np.random.default_rng(7)
             count = 3 * batch  # three batches
-            files = {"input": [], "label": []}
-            for k, (kind, dt, dims, lo, hi) in enumerate(specs):
-                shape = [count] + [int(d) for d in dims[1:]]
-                if dt == "f32":
-                    a = rng.standard_normal(shape).astype(np.float32)
-                else:
-                    a = rng.integers(lo, hi, size=shape).astype(np.int32)
-                f = os.path.join(tmp, "%s%d.npy" % (kind, k))
-                np.save(f, a)
-                files[kind].append(f)
-            args = ["--inputs", ",".join(files["input"])]
-            if files["label"]:
-                args += ["--labels", ",".join(files["label"])]
+            inputs, labels = write_data(drv, tmp, count, 7)
+            args = driver_args(inputs, labels)
             weights = {}
             for t in threads:
                 w = os.path.join(tmp, "w%d.safetensors" % t)
@@ -80,7 +53,7 @@ def main():
             for t in threads:
                 o = os.path.join(tmp, "p%d.npy" % t)
                 run([drv, "predict", "--weights", os.path.join(tmp, "w%d.safetensors" % threads[0]), "--inputs",
-                     ",".join(files["input"]), "--output", o, "--threads", str(t)])
+                     ",".join(inputs), "--output", o, "--threads", str(t)])
                 outs[t] = open(o, "rb").read()
             base = threads[0]
             for t in threads[1:]:
