@@ -162,20 +162,31 @@ def main():
     src_path, out_path = sys.argv[1], sys.argv[2]
     bn_fields = batch_norm_fields(sys.argv[3] if len(sys.argv) == 4 else None)
     lines = open(src_path).read().split("\n")
-    m = re.search(r"^float (\w+)_train_forward\(", "\n".join(lines), re.M)
+    # The passes may be printed once per instruction set (<p>_train_forward_generic,
+    # _avx512, _avx2, identical text): every copy gets the same marks, so the
+    # profile holds whichever copy nnc_isa() runs.
+    m = re.search(r"^(?:static )?(?:NNC_TARGET_\w+ )?float (\w+?)_train_forward(?:_generic)?\(", "\n".join(lines), re.M)
     if not m:
         sys.exit("op_profile: no <p>_train_forward in " + src_path)
     prefix = m.group(1)
     out, ops, code = [], [], []
     pass_name = None  # "forward" / "backward" while inside those functions
+    head = re.compile(r"^(?:static )?(?:NNC_TARGET_\w+ )?(float|void) %s_(train_forward|backward)(_\w+)?\(" % prefix)
+    copy = 0  # which printing of the passes (0: the first); later ones reuse its marks
+    seen, nth = set(), 0
     for ln in lines:
-        if ln.startswith(f"float {prefix}_train_forward("):
-            pass_name = "forward"
-        elif ln.startswith(f"void {prefix}_backward("):
-            pass_name = "backward"
+        hm = head.match(ln)
+        if hm and not ln.rstrip().endswith(";"):
+            pass_name = "forward" if hm.group(2) == "train_forward" else "backward"
+            copy = 1 if pass_name in seen else 0
+            seen.add(pass_name)
+            nth = next(i for i, (p, _) in enumerate(ops) if p == pass_name) if copy else len(ops)
         if pass_name:
             mm = MARK.match(ln)
-            if mm:
+            if mm and copy:
+                out.append(f"    opprof_mark_({nth});")
+                nth += 1
+            elif mm:
                 ops.append((pass_name, mm.group(2)))
                 code.append([])
                 out.append(f"    opprof_mark_({len(ops) - 1});")
@@ -185,7 +196,7 @@ def main():
                 if pass_name == "backward":
                     out.append("    opprof_mark_(-1);")
                 pass_name = None
-            elif code:
+            elif code and not copy:
                 code[-1].append(ln)
         out.append(ln)
     ops = [(p, src, category(src, "\n".join(c), bn_fields)) for (p, src), c in zip(ops, code)]
@@ -253,7 +264,7 @@ static void opprof_mark_(int id)
     opprof_cur_ = id;
     opprof_last_ = opprof_now_();
 }}
-static void opprof_sgemm_(const enum CBLAS_ORDER o, const enum CBLAS_TRANSPOSE ta, const enum CBLAS_TRANSPOSE tb,
+static inline void opprof_sgemm_(const enum CBLAS_ORDER o, const enum CBLAS_TRANSPOSE ta, const enum CBLAS_TRANSPOSE tb,
                           const blasint M, const blasint N, const blasint K, const float alpha,
                           const float *A, const blasint lda, const float *B, const blasint ldb,
                           const float beta, float *C, const blasint ldc)
@@ -263,7 +274,17 @@ static void opprof_sgemm_(const enum CBLAS_ORDER o, const enum CBLAS_TRANSPOSE t
     if (opprof_cur_ >= 0)
         opprof_g_[opprof_cur_] += opprof_now_() - t, opprof_c_[opprof_cur_]++;
 }}
+/* nnc_sgemm (row-major, split over nnc's threads) is the call the passes make */
+static void opprof_nnc_sgemm_(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
+                              const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{{
+    const double t = opprof_now_();
+    nnc_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (opprof_cur_ >= 0)
+        opprof_g_[opprof_cur_] += opprof_now_() - t, opprof_c_[opprof_cur_]++;
+}}
 #define cblas_sgemm opprof_sgemm_
+#define nnc_sgemm opprof_nnc_sgemm_
 /* ---- end of instrumentation ---- */
 """
     i = text.index("\n", text.rindex("\n#include") + 1)

@@ -98,7 +98,7 @@ static void digits_infer_generic(digits *m, int n, const float (*x)[64])
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -114,7 +114,7 @@ static void digits_infer_generic(digits *m, int n, const float (*x)[64])
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -150,7 +150,7 @@ static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float 
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -166,7 +166,7 @@ static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float 
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -201,7 +201,7 @@ static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -217,7 +217,7 @@ static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -281,7 +281,7 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -297,7 +297,7 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -370,7 +370,7 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -386,7 +386,7 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -458,7 +458,7 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     const float *restrict const r_fc1_bias = fc1_bias;
     const float *restrict const r_fc1_matmul = fc1_matmul;
     float *restrict const r_fc1 = fc1;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 256 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 256 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 128; i1++)
     {
@@ -474,7 +474,7 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     const float *restrict const r_fc2_bias = fc2_bias;
     const float *restrict const r_fc2_matmul = fc2_matmul;
     float *restrict const r_fc2 = fc2;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {

@@ -41,7 +41,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t work = 41472u * (size_t)nnc_threads();
+    const size_t work = 127120u * (size_t)nnc_threads();
     const size_t arena = 512u + 8448u * (size_t)max_batch + work;
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
@@ -145,7 +145,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     const float *restrict const r_bn1_running_mean = bn1_running_mean;
     const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
     float *restrict const r_bn1 = bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 6144 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -166,8 +166,8 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -184,7 +184,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     const float *restrict const r_bn2_running_mean = bn2_running_mean;
     const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
     float *restrict const r_bn2 = bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
@@ -211,7 +211,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -277,7 +277,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     const float *restrict const r_bn1_running_mean = bn1_running_mean;
     const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
     float *restrict const r_bn1 = bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 6144 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -298,8 +298,8 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -316,7 +316,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     const float *restrict const r_bn2_running_mean = bn2_running_mean;
     const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
     float *restrict const r_bn2 = bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
@@ -343,7 +343,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -408,7 +408,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     const float *restrict const r_bn1_running_mean = bn1_running_mean;
     const float *restrict const r_bn1_rsqrt = bn1_rsqrt;
     float *restrict const r_bn1 = bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 6144 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -429,8 +429,8 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: rsqrt(var + eps) */
     {
     const float *restrict const r_bn2_running_var = bn2_running_var;
@@ -447,7 +447,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     const float *restrict const r_bn2_running_mean = bn2_running_mean;
     const float *restrict const r_bn2_rsqrt = bn2_rsqrt;
     float *restrict const r_bn2 = bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 16; i2++)
@@ -474,7 +474,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -634,8 +634,8 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -725,7 +725,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -900,8 +900,8 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -991,7 +991,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -1165,8 +1165,8 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_f32(n, pool1, conv2_weight, conv2, 32, 4, 4, 64, 3, 3, 1, 1, NULL, 0, m->work_, m->work_len_);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_stats(v) */
     {
     const float *restrict const r_conv2 = conv2;
@@ -1256,7 +1256,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -1473,11 +1473,11 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1681,11 +1681,11 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1888,11 +1888,11 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     }
     }
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_s1_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
-    /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
-    nnc_conv2d_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
+    nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */

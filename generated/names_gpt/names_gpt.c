@@ -249,7 +249,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -298,7 +298,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -323,7 +323,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -348,7 +348,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -432,7 +432,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -481,7 +481,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -499,7 +499,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -548,7 +548,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -573,7 +573,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -598,7 +598,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -682,7 +682,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -731,7 +731,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -749,7 +749,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -798,7 +798,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -920,7 +920,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -969,7 +969,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -994,7 +994,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1019,7 +1019,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1103,7 +1103,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1152,7 +1152,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1170,7 +1170,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1219,7 +1219,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1244,7 +1244,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1269,7 +1269,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1353,7 +1353,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1402,7 +1402,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1420,7 +1420,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1469,7 +1469,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -1590,7 +1590,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1639,7 +1639,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1664,7 +1664,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1689,7 +1689,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1773,7 +1773,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1822,7 +1822,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_0_fc_bias = blocks_0_fc_bias;
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1840,7 +1840,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1889,7 +1889,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1914,7 +1914,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1939,7 +1939,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2023,7 +2023,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2072,7 +2072,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_1_fc_bias = blocks_1_fc_bias;
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2090,7 +2090,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2139,7 +2139,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -2291,7 +2291,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2340,7 +2340,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2365,7 +2365,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2390,7 +2390,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2474,7 +2474,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2524,7 +2524,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2543,7 +2543,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2592,7 +2592,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2617,7 +2617,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2642,7 +2642,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2726,7 +2726,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2776,7 +2776,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2795,7 +2795,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2844,7 +2844,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -3005,7 +3005,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3054,7 +3054,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3079,7 +3079,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3104,7 +3104,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3188,7 +3188,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3238,7 +3238,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3257,7 +3257,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3306,7 +3306,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3331,7 +3331,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3356,7 +3356,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3440,7 +3440,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3490,7 +3490,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3509,7 +3509,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3558,7 +3558,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)
@@ -3718,7 +3718,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_pos = pos;
     const float *restrict const r_tok = tok;
     float *restrict const r_add = add;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3767,7 +3767,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_0_attn_query_bias = blocks_0_attn_query_bias;
     const float *restrict const r_blocks_0_attn_query_matmul = blocks_0_attn_query_matmul;
     float *restrict const r_blocks_0_attn_query = blocks_0_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3792,7 +3792,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_0_attn_key_bias = blocks_0_attn_key_bias;
     const float *restrict const r_blocks_0_attn_key_matmul = blocks_0_attn_key_matmul;
     float *restrict const r_blocks_0_attn_key = blocks_0_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3817,7 +3817,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_0_attn_value_bias = blocks_0_attn_value_bias;
     const float *restrict const r_blocks_0_attn_value_matmul = blocks_0_attn_value_matmul;
     float *restrict const r_blocks_0_attn_value = blocks_0_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3901,7 +3901,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_0_attn_out_bias = blocks_0_attn_out_bias;
     const float *restrict const r_blocks_0_attn_out_matmul = blocks_0_attn_out_matmul;
     float *restrict const r_blocks_0_h = blocks_0_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -3951,7 +3951,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_0_fc_matmul = blocks_0_fc_matmul;
     float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
     float *restrict const r_blocks_0_fc = blocks_0_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -3970,7 +3970,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_0_proj_bias = blocks_0_proj_bias;
     const float *restrict const r_blocks_0_proj_matmul = blocks_0_proj_matmul;
     float *restrict const r_blocks_0 = blocks_0;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4019,7 +4019,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_1_attn_query_bias = blocks_1_attn_query_bias;
     const float *restrict const r_blocks_1_attn_query_matmul = blocks_1_attn_query_matmul;
     float *restrict const r_blocks_1_attn_query = blocks_1_attn_query;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4044,7 +4044,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_1_attn_key_bias = blocks_1_attn_key_bias;
     const float *restrict const r_blocks_1_attn_key_matmul = blocks_1_attn_key_matmul;
     float *restrict const r_blocks_1_attn_key = blocks_1_attn_key;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4069,7 +4069,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_1_attn_value_bias = blocks_1_attn_value_bias;
     const float *restrict const r_blocks_1_attn_value_matmul = blocks_1_attn_value_matmul;
     float *restrict const r_blocks_1_attn_value = blocks_1_attn_value;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4153,7 +4153,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_1_attn_out_bias = blocks_1_attn_out_bias;
     const float *restrict const r_blocks_1_attn_out_matmul = blocks_1_attn_out_matmul;
     float *restrict const r_blocks_1_h = blocks_1_h;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4203,7 +4203,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_1_fc_matmul = blocks_1_fc_matmul;
     float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
     float *restrict const r_blocks_1_fc = blocks_1_fc;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 8192 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -4222,7 +4222,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_blocks_1_proj_bias = blocks_1_proj_bias;
     const float *restrict const r_blocks_1_proj_matmul = blocks_1_proj_matmul;
     float *restrict const r_blocks_1 = blocks_1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 3072 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -4271,7 +4271,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     const float *restrict const r_head_bias = head_bias;
     const float *restrict const r_head_matmul = head_matmul;
     float *restrict const r_head = head;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 1344 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 1344 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 28; i2++)

@@ -389,7 +389,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_bn_running_mean = bn_running_mean;
     const float *restrict const r_bn_rsqrt = bn_rsqrt;
     float *restrict const r_bn = bn;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -426,7 +426,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
     const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -463,7 +463,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
     const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -502,7 +502,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
     const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -539,7 +539,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
     const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -578,7 +578,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
     const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -615,7 +615,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
     const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -643,7 +643,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
     const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -682,7 +682,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
     const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -719,7 +719,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
     const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -758,7 +758,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
     const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -795,7 +795,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
     const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -823,7 +823,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
     const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -862,7 +862,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
     const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -899,7 +899,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
     const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -952,7 +952,7 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -1132,7 +1132,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_bn_running_mean = bn_running_mean;
     const float *restrict const r_bn_rsqrt = bn_rsqrt;
     float *restrict const r_bn = bn;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1169,7 +1169,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
     const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1206,7 +1206,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
     const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1245,7 +1245,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
     const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1282,7 +1282,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
     const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1321,7 +1321,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
     const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1358,7 +1358,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
     const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1386,7 +1386,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
     const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1425,7 +1425,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
     const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1462,7 +1462,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
     const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -1501,7 +1501,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
     const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1538,7 +1538,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
     const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1566,7 +1566,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
     const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1605,7 +1605,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
     const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1642,7 +1642,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
     const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -1695,7 +1695,7 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -1874,7 +1874,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_bn_running_mean = bn_running_mean;
     const float *restrict const r_bn_rsqrt = bn_rsqrt;
     float *restrict const r_bn = bn;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1911,7 +1911,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage1_0_bn1_running_mean = stage1_0_bn1_running_mean;
     const float *restrict const r_stage1_0_bn1_rsqrt = stage1_0_bn1_rsqrt;
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1948,7 +1948,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage1_0_bn2_running_mean = stage1_0_bn2_running_mean;
     const float *restrict const r_stage1_0_bn2_rsqrt = stage1_0_bn2_rsqrt;
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -1987,7 +1987,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage1_1_bn1_running_mean = stage1_1_bn1_running_mean;
     const float *restrict const r_stage1_1_bn1_rsqrt = stage1_1_bn1_rsqrt;
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2024,7 +2024,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage1_1_bn2_running_mean = stage1_1_bn2_running_mean;
     const float *restrict const r_stage1_1_bn2_rsqrt = stage1_1_bn2_rsqrt;
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
-    NNC_PARALLEL_FOR(3)
+    NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 16; i1++)
     for (int64_t i2 = 0; i2 < 1024; i2++)
@@ -2063,7 +2063,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage2_0_bn1_running_mean = stage2_0_bn1_running_mean;
     const float *restrict const r_stage2_0_bn1_rsqrt = stage2_0_bn1_rsqrt;
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2100,7 +2100,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage2_0_bn2_running_mean = stage2_0_bn2_running_mean;
     const float *restrict const r_stage2_0_bn2_rsqrt = stage2_0_bn2_rsqrt;
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2128,7 +2128,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage2_0_proj_bn_running_mean = stage2_0_proj_bn_running_mean;
     const float *restrict const r_stage2_0_proj_bn_rsqrt = stage2_0_proj_bn_rsqrt;
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2167,7 +2167,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage2_1_bn1_running_mean = stage2_1_bn1_running_mean;
     const float *restrict const r_stage2_1_bn1_rsqrt = stage2_1_bn1_rsqrt;
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2204,7 +2204,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage2_1_bn2_running_mean = stage2_1_bn2_running_mean;
     const float *restrict const r_stage2_1_bn2_rsqrt = stage2_1_bn2_rsqrt;
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 24576 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 32; i1++)
     for (int64_t i2 = 0; i2 < 256; i2++)
@@ -2243,7 +2243,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage3_0_bn1_running_mean = stage3_0_bn1_running_mean;
     const float *restrict const r_stage3_0_bn1_rsqrt = stage3_0_bn1_rsqrt;
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2280,7 +2280,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage3_0_bn2_running_mean = stage3_0_bn2_running_mean;
     const float *restrict const r_stage3_0_bn2_rsqrt = stage3_0_bn2_rsqrt;
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2308,7 +2308,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage3_0_proj_bn_running_mean = stage3_0_proj_bn_running_mean;
     const float *restrict const r_stage3_0_proj_bn_rsqrt = stage3_0_proj_bn_rsqrt;
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2347,7 +2347,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage3_1_bn1_running_mean = stage3_1_bn1_running_mean;
     const float *restrict const r_stage3_1_bn1_rsqrt = stage3_1_bn1_rsqrt;
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2384,7 +2384,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_stage3_1_bn2_running_mean = stage3_1_bn2_running_mean;
     const float *restrict const r_stage3_1_bn2_rsqrt = stage3_1_bn2_rsqrt;
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
-    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 64; i2++)
@@ -2437,7 +2437,7 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -3779,7 +3779,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -5188,7 +5188,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -6596,7 +6596,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     const float *restrict const r_fc_bias = fc_bias;
     const float *restrict const r_fc_matmul = fc_matmul;
     float *restrict const r_fc = fc;
-    NNC_PARALLEL_FOR_IF(2, (double)n * 30 >= 32768)
+    NNC_PARALLEL_FOR_IF(1, (double)n * 30 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 10; i1++)
     {
@@ -6957,7 +6957,7 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     const float *restrict const r_d_pool = d_pool;
     float *restrict const r_d_stage3_1_add = d_stage3_1_add;
-    NNC_PARALLEL_FOR_IF(4, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
@@ -8003,7 +8003,7 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     const float *restrict const r_d_pool = d_pool;
     float *restrict const r_d_stage3_1_add = d_stage3_1_add;
-    NNC_PARALLEL_FOR_IF(4, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
@@ -9048,7 +9048,7 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     const float *restrict const r_d_pool = d_pool;
     float *restrict const r_d_stage3_1_add = d_stage3_1_add;
-    NNC_PARALLEL_FOR_IF(4, (double)n * 12288 >= 32768)
+    NNC_PARALLEL_FOR_IF(3, (double)n * 12288 >= 32768)
     for (int64_t i0 = 0; i0 < n; i0++)
     for (int64_t i1 = 0; i1 < 64; i1++)
     for (int64_t i2 = 0; i2 < 8; i2++)
