@@ -17,7 +17,9 @@
  *                   generic build they run the columns themselves
  *                   (nnc_conv_direct_ok): their work holds either;
  *   KERNEL_COLUMNS  one example at a time, its columns [C*KH*KW, OH*OW]
- *                   (im2col) and one GEMM (conv_cols.c).
+ *                   (im2col) and one GEMM (conv_cols.c); images of fewer
+ *                   than 256 output positions G at a time, one GEMM of
+ *                   G*OH*OW columns (nnc_conv_cols_group).
  *
  * Where each goes (measured on the benchmarks' layers): the direct kernels
  * beat the columns and OpenBLAS's GEMM on resnet_small's 3x3 layers (~1.4x)
@@ -60,6 +62,10 @@ static void choose(IrNode *n, const Graph *g, int f64)
         break;
     default: direct = direct_ok && KH * KW > 1; break; /* the kernel's gradient */
     }
+    /* output grids under 64 positions go to the columns, G images to a
+     * GEMM (nnc_conv_small_grid, nnc_conv_cols_group) */
+    if (nnc_conv_small_grid(y.d[2], y.d[3]))
+        direct = 0;
     n->kernel = gemm ? KERNEL_GEMM : direct ? KERNEL_DIRECT : KERNEL_COLUMNS;
     /* the work of that kernel (the columns': none for gemm's forward pass
      * and data gradient; the direct kernel's holds the columns' too) */

@@ -24,19 +24,42 @@
  * lives on the stack: the compiler uses a GEMM beyond it. */
 #define NNC_CAUSAL_NT_MAX 8192
 
-/* The columns (conv_cols.c): one example's im2col [C KH KW][OH OW], none
- * for a 1x1 kernel at stride 1 without padding (the image is the GEMM's
- * operand), for the forward pass and the data gradient ... */
+/* The columns (conv_cols.c) of small images go G examples to a GEMM: a
+ * 4x4 layer's [C KH KW][16] columns made GEMMs 16 wide, which OpenBLAS
+ * runs at half speed; G examples make them G OH OW wide, at least 256
+ * columns (G at most 64).  Images of 256 positions or more go one at a
+ * time (G = 1). */
+static inline int64_t nnc_conv_cols_group(int64_t OH, int64_t OW)
+{
+    const int64_t P = OH * OW, g = P > 0 ? (256 + P - 1) / P : 1;
+    return P >= 256 ? 1 : g > 64 ? 64 : g;
+}
+
+/* Whether conv.c's direct kernels leave an output grid of OH x OW to the
+ * columns: below 64 positions a grid row of vectors is mostly padding
+ * (a 4x4 layer's 16 outputs fill 2 vectors of 16 lanes with 20 grid
+ * positions), and G of them in one GEMM run 1.7x faster (kernel.c). */
+static inline int nnc_conv_small_grid(int64_t OH, int64_t OW) { return OH * OW < 64; }
+
+/* The columns' work: one example's im2col [C KH KW][OH OW], none for a
+ * 1x1 kernel at stride 1 without padding (the image is the GEMM's
+ * operand); grouped (G > 1), G examples' columns and their outputs (or
+ * dy's) [F][G OH OW] after them; for the forward pass and the data
+ * gradient ... */
 static inline int64_t nnc_conv2d_cols_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW,
                                            int64_t stride, int64_t pad)
 {
-    (void)F;
+    const int64_t OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1,
+                  G = nnc_conv_cols_group(OH, OW);
+    if (G > 1) /* and the taps' table, [KH KW][OH OW] int32 */
+        return (C * KH * KW + F) * G * OH * OW + KH * KW * OH * OW;
     if (KH == 1 && KW == 1 && stride == 1 && pad == 0)
         return 0;
-    return C * KH * KW * ((H + 2 * pad - KH) / stride + 1) * ((W + 2 * pad - KW) / stride + 1);
+    return C * KH * KW * OH * OW;
 }
 
-/* ... and for the kernel's gradient, dWᵀ [C KH KW][F] after them */
+/* ... and for the kernel's gradient, dWᵀ [C KH KW][F] after them (before
+ * the table) */
 static inline int64_t nnc_conv2d_cols_bwd_filter_work(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
                                                       int64_t KW, int64_t stride, int64_t pad)
 {

@@ -389,6 +389,14 @@ static void conv_run(conv_job *j, int64_t work_len)
         return;
     }
     const double flops = 2.0 * (double)(j->F * j->C * j->KH * j->KW * j->OH * j->OW);
+    if ((!j->direct || !nnc_conv_direct_ok()) && nnc_conv_cols_group(j->OH, j->OW) > 1) {
+        /* small images by the columns, G to a GEMM (conv_cols.c; also the
+         * direct kernels' own fallback, which must give the columns'
+         * bits): one item, whose GEMMs nnc_sgemm splits over the threads */
+        j->items = 1;
+        run_items(1, 1, conv_item, j);
+        return;
+    }
     if (j->pass == NNC_CONV_FILTER) {
         const int64_t per = nnc_conv_filter_item_work(j->need, j->C, j->F, j->KH, j->KW);
         /* a caller's work without room for a partial dW (not generated

@@ -98,58 +98,57 @@ typedef struct {
     double *y, *dx, *dw;
 } io;
 
-#define DEFINE_RUN(R, sfx)                                                                                        \
-    static R *sfx##_copy(const double *v, size_t n)                                                               \
-    {                                                                                                             \
-        R *r = malloc(sizeof(R) * (n ? n : 1));                                                                   \
-        for (size_t i = 0; i < n; i++)                                                                            \
-            r[i] = (R)v[i];                                                                                       \
-        return r;                                                                                                 \
-    }                                                                                                             \
-    static R *sfx##_work(int64_t n)                                                                               \
-    {                                                                                                             \
-        R *r = malloc(sizeof(R) * (size_t)(n + GUARD));                                                           \
-        for (int64_t i = 0; i < n + GUARD; i++)                                                                   \
-            r[i] = i < n ? (R)NAN : (R)12345;                                                                     \
-        return r;                                                                                                 \
-    }                                                                                                             \
-    static int sfx##_guard(const R *r, int64_t n)                                                                 \
-    {                                                                                                             \
-        for (int i = 0; i < GUARD; i++)                                                                           \
-            if (r[n + i] != (R)12345)                                                                             \
-                return 0;                                                                                         \
-        return 1;                                                                                                 \
-    }                                                                                                             \
-    static int run_##sfx(const shape *s, io *o)                                                                   \
-    {                                                                                                             \
-        const size_t nx = (size_t)s->N * s->C * s->H * s->W, nw = (size_t)s->F * s->C * s->KH * s->KW,            \
-                     ny = (size_t)s->N * s->F * out_h(s) * out_w(s);                                              \
-        R *x = sfx##_copy(o->x, nx), *w = sfx##_copy(o->w, nw), *dy = sfx##_copy(o->dy, ny);                      \
+#define DEFINE_RUN(R, sfx) \
+    static R *sfx##_copy(const double *v, size_t n) \
+    { \
+        R *r = malloc(sizeof(R) * (n ? n : 1)); \
+        for (size_t i = 0; i < n; i++) \
+            r[i] = (R)v[i]; \
+        return r; \
+    } \
+    static R *sfx##_work(int64_t n) \
+    { \
+        R *r = malloc(sizeof(R) * (size_t)(n + GUARD)); \
+        for (int64_t i = 0; i < n + GUARD; i++) \
+            r[i] = i < n ? (R)NAN : (R)12345; \
+        return r; \
+    } \
+    static int sfx##_guard(const R *r, int64_t n) \
+    { \
+        for (int i = 0; i < GUARD; i++) \
+            if (r[n + i] != (R)12345) \
+                return 0; \
+        return 1; \
+    } \
+    static int run_##sfx(const shape *s, io *o) \
+    { \
+        const size_t nx = (size_t)s->N * s->C * s->H * s->W, nw = (size_t)s->F * s->C * s->KH * s->KW, \
+                     ny = (size_t)s->N * s->F * out_h(s) * out_w(s); \
+        R *x = sfx##_copy(o->x, nx), *w = sfx##_copy(o->w, nw), *dy = sfx##_copy(o->dy, ny); \
         R *bias = o->bias ? sfx##_copy(o->bias, (size_t)s->F) : NULL, *add = o->add ? sfx##_copy(o->add, nx) : NULL; \
-        R *y = sfx##_work((int64_t)ny), *dx = sfx##_work((int64_t)nx), *dw = sfx##_work((int64_t)nw);             \
-        int ok = 1;                                                                                               \
-        int64_t nwk = nnc_conv2d_cols_work(s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p);                     \
-        R *wk = sfx##_work(nwk);                                                                                  \
+        R *y = sfx##_work((int64_t)ny), *dx = sfx##_work((int64_t)nx), *dw = sfx##_work((int64_t)nw); \
+        int ok = 1; \
+        int64_t nwk = nnc_conv2d_cols_work(s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p); \
+        R *wk = sfx##_work(nwk); \
         nnc_conv2d_cols_##sfx(s->N, x, w, y, s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p, bias, o->relu, wk, \
-                              nwk);                                                                               \
-        ok &= sfx##_guard(wk, nwk) && sfx##_guard(y, (int64_t)ny);                                                \
-        nnc_conv2d_cols_bwd_data_##sfx(s->N, dy, w, dx, add, s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p,    \
-                                       wk, nwk);                                                                  \
-        ok &= sfx##_guard(wk, nwk) && sfx##_guard(dx, (int64_t)nx);                                               \
-        free(wk);                                                                                                 \
-        nwk = nnc_conv2d_cols_bwd_filter_work(s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p);                  \
-        wk = sfx##_work(nwk);                                                                                     \
-        nnc_conv2d_cols_bwd_filter_##sfx(s->N, dy, x, dw, s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p, wk,   \
-                                         nwk);                                                                    \
-        ok &= sfx##_guard(wk, nwk) && sfx##_guard(dw, (int64_t)nw);                                               \
-        for (size_t i = 0; i < ny; i++)                                                                           \
-            o->y[i] = (double)y[i];                                                                               \
-        for (size_t i = 0; i < nx; i++)                                                                           \
-            o->dx[i] = (double)dx[i];                                                                             \
-        for (size_t i = 0; i < nw; i++)                                                                           \
-            o->dw[i] = (double)dw[i];                                                                             \
-        free(wk), free(x), free(w), free(dy), free(bias), free(add), free(y), free(dx), free(dw);                 \
-        return ok;                                                                                                \
+                              nwk); \
+        ok &= sfx##_guard(wk, nwk) && sfx##_guard(y, (int64_t)ny); \
+        nnc_conv2d_cols_bwd_data_##sfx(s->N, dy, w, dx, add, s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p, wk, \
+                                       nwk); \
+        ok &= sfx##_guard(wk, nwk) && sfx##_guard(dx, (int64_t)nx); \
+        free(wk); \
+        nwk = nnc_conv2d_cols_bwd_filter_work(s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p); \
+        wk = sfx##_work(nwk); \
+        nnc_conv2d_cols_bwd_filter_##sfx(s->N, dy, x, dw, s->C, s->H, s->W, s->F, s->KH, s->KW, s->S, s->p, wk, nwk); \
+        ok &= sfx##_guard(wk, nwk) && sfx##_guard(dw, (int64_t)nw); \
+        for (size_t i = 0; i < ny; i++) \
+            o->y[i] = (double)y[i]; \
+        for (size_t i = 0; i < nx; i++) \
+            o->dx[i] = (double)dx[i]; \
+        for (size_t i = 0; i < nw; i++) \
+            o->dw[i] = (double)dw[i]; \
+        free(wk), free(x), free(w), free(dy), free(bias), free(add), free(y), free(dx), free(dw); \
+        return ok; \
     }
 DEFINE_RUN(float, f32)
 DEFINE_RUN(double, f64)
@@ -300,6 +299,14 @@ int main(void)
     cols_case(&seed, 1, 3, 32, 32, 16, 3, 3, 1, 1);
     cols_case(&seed, 3, 16, 16, 16, 32, 1, 1, 2, 0);
     cols_case(&seed, 1, 1, 8, 8, 8, 3, 3, 1, 1);
+    /* small images, G to a GEMM (nnc_conv_cols_group): more examples
+     * than a group, the last group short (4x4: G 16, 21 = 16 + 5; 8x8:
+     * G 4, 9 = 4 + 4 + 1), a 1x1 kernel whose image is no longer its own
+     * columns, stride 2 onto a 3x3 grid */
+    cols_case(&seed, 21, 5, 4, 4, 7, 3, 3, 1, 1);
+    cols_case(&seed, 9, 3, 8, 8, 6, 3, 3, 1, 1);
+    cols_case(&seed, 20, 7, 4, 4, 5, 1, 1, 1, 0);
+    cols_case(&seed, 30, 4, 6, 6, 3, 3, 3, 2, 1);
     no_examples();
     for (int which = 0; which < 3; which++)
         short_work(which);
