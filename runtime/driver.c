@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nnc_internal.h"
 #include "nnc_runtime.h"
@@ -65,6 +66,15 @@ enum opt_id {
     O_VAL_LABELS,
     O_QUIET,
     O_THREADS,
+    O_LR_SCHEDULE,
+    O_WARMUP,
+    O_LR_STEP,
+    O_LR_GAMMA,
+    O_ACCUMULATE,
+    O_VAL_SPLIT,
+    O_LOG,
+    O_LOG_EVERY,
+    O_PROGRESS,
     O_COUNT
 };
 
@@ -92,6 +102,15 @@ static const optdef optdefs[O_COUNT] = {
     [O_VAL_LABELS] = {"val-labels", 1, SUB_TRAIN},
     [O_QUIET] = {"quiet", 0, SUB_TRAIN},
     [O_THREADS] = {"threads", 1, SUB_INFO | SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD},
+    [O_LR_SCHEDULE] = {"lr-schedule", 1, SUB_TRAIN},
+    [O_WARMUP] = {"warmup", 1, SUB_TRAIN},
+    [O_LR_STEP] = {"lr-step-size", 1, SUB_TRAIN},
+    [O_LR_GAMMA] = {"lr-gamma", 1, SUB_TRAIN},
+    [O_ACCUMULATE] = {"accumulate", 1, SUB_TRAIN},
+    [O_VAL_SPLIT] = {"val-split", 1, SUB_TRAIN},
+    [O_LOG] = {"log", 1, SUB_TRAIN},
+    [O_LOG_EVERY] = {"log-every", 1, SUB_TRAIN},
+    [O_PROGRESS] = {"progress", 1, SUB_TRAIN},
 };
 
 /* ---- messages ----------------------------------------------------------------- */
@@ -111,7 +130,11 @@ static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsi
                 "          [--epochs E (10)] [--batch B (32)] [--optimizer sgd|adam|adamw (adam)]\n"
                 "          [--lr LR (0.001)] [--momentum M (0)] [--weight-decay WD (0; adamw 0.01)]\n"
                 "          [--clip MAX_NORM] [--seed S (0)] [--weights IN.safetensors]\n"
-                "          [--val-inputs X.npy%s] [--quiet] [--threads N (every core)]\n",
+                "          [--lr-schedule constant|step|cosine|linear (constant)] [--warmup STEPS (0)]\n"
+                "          [--lr-step-size STEPS (an epoch)] [--lr-gamma G (0.1)] [--accumulate K (1)]\n"
+                "          [--val-inputs X.npy%s | --val-split FRACTION] [--log FILE.csv|FILE.jsonl]\n"
+                "          [--log-every STEPS (1)] [--progress SECONDS (1 on a terminal, else 10; 0 off)]\n"
+                "          [--quiet] [--threads N (every core)]\n",
                 lead, prog, lab, d->num_labels > 0 ? " --val-labels Y.npy" : "");
         break;
     case SUB_EVAL:
@@ -609,14 +632,138 @@ static int cmd_info(drv *v)
     return EXIT_OK;
 }
 
+/* The examples a batch's mean loss is over: those of its rows, or, when
+ * the first label is i32 class ids, the ids other than -100 (what
+ * cross_entropy averages over).  `lab` is the batch's first label. */
+static double batch_weight(const dset *ds, const void *lab, int n)
+{
+    if (ds->count == ds->num_inputs || ds->arr[ds->num_inputs].dtype != NNC_I32 || !ds->stride[ds->num_inputs])
+        return n;
+    const int32_t *y = lab;
+    size_t per = ds->ex_bytes[ds->num_inputs] / sizeof(int32_t), count = 0;
+    for (size_t k = 0; k < per * (size_t)n; k++)
+        count += y[k] != -100;
+    return (double)count;
+}
+
+/* --val-split: moves `nval` examples of `tr`, drawn by a permutation of
+ * the seed's own stream, into a new set `va` (copies), keeping the others
+ * in `tr` in their file order.  The held-out examples depend on the seed
+ * and the file alone, never on the batch or the epochs. */
+#define SPLIT_SALT UINT64_C(0x53504c4954564c21) /* "SPLITVL!" */
+static int dset_split(drv *v, dset *tr, dset *va, int64_t nval, uint64_t seed)
+{
+    const int64_t n = tr->n;
+    memset(va, 0, sizeof *va);
+    unsigned char *held = calloc((size_t)n, 1);
+    uint32_t *perm = malloc((size_t)n * sizeof *perm);
+    va->count = tr->count;
+    va->num_inputs = tr->num_inputs;
+    va->arr = calloc((size_t)tr->count + 1, sizeof *va->arr);
+    va->io = calloc((size_t)tr->count + 1, sizeof *va->io);
+    va->paths = calloc((size_t)tr->count + 1, sizeof *va->paths);
+    va->ex_bytes = calloc((size_t)tr->count + 1, sizeof *va->ex_bytes);
+    va->stride = calloc((size_t)tr->count + 1, sizeof *va->stride);
+    int rc = !held || !perm || !va->arr || !va->io || !va->paths || !va->ex_bytes || !va->stride;
+    if (!rc) {
+        nnc_rng r;
+        nnc_rng_seed(&r, seed ^ SPLIT_SALT);
+        for (int64_t i = 0; i < n; i++)
+            perm[i] = (uint32_t)i;
+        for (int64_t i = n - 1; i > 0; i--) {
+            uint32_t j = nnc_rng_below(&r, (uint32_t)(i + 1)), t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+        for (int64_t i = 0; i < nval; i++)
+            held[perm[i]] = 1;
+    }
+    for (int i = 0; !rc && i < tr->count; i++) {
+        nnc_array *a = &tr->arr[i], *b = &va->arr[i];
+        const size_t ex = tr->ex_bytes[i], st = tr->stride[i];
+        va->io[i] = tr->io[i];
+        va->ex_bytes[i] = ex;
+        va->stride[i] = st;
+        va->paths[i] = tr->paths[i] ? strdup(tr->paths[i]) : NULL;
+        *b = *a;
+        b->data = malloc(st ? (size_t)nval * ex : ex);
+        if (!b->data || (tr->paths[i] && !va->paths[i])) {
+            rc = 1;
+            break;
+        }
+        if (!st) { /* unbatched: the same array in both */
+            memcpy(b->data, a->data, ex);
+            continue;
+        }
+        b->shape[0] = nval;
+        b->count = a->count / n * nval;
+        char *src = a->data, *kept = a->data, *out = b->data;
+        for (int64_t k = 0; k < n; k++) { /* in file order, compacting tr in place */
+            char *row = src + (size_t)k * ex;
+            if (held[k])
+                memcpy(out, row, ex), out += ex;
+            else {
+                if (kept != row)
+                    memmove(kept, row, ex);
+                kept += ex;
+            }
+        }
+        a->shape[0] = n - nval;
+        a->count = a->count / n * (n - nval);
+    }
+    free(held);
+    free(perm);
+    if (rc)
+        return file_error(v->prog, "out of memory");
+    tr->n = n - nval;
+    va->n = nval;
+    return EXIT_OK;
+}
+
+/* Progress within an epoch on stderr: a bar redrawn in place when stderr
+ * is a terminal, plain lines otherwise, at most one per `every` seconds. */
+typedef struct progress {
+    int tty, shown;
+    double every, last;
+} progress;
+
+static void progress_show(progress *p, long e, long epochs, long b, long nb, double loss, double t0, double now)
+{
+    if (p->every <= 0 || now - p->last < p->every)
+        return;
+    p->last = now;
+    const double el = now - t0, eta = b > 0 ? el * (double)(nb - b) / (double)b : 0;
+    if (p->tty) {
+        char bar[31];
+        const int w = (int)(30 * b / (nb > 0 ? nb : 1));
+        for (int i = 0; i < 30; i++)
+            bar[i] = i < w ? '=' : i == w ? '>' : ' ';
+        bar[30] = 0;
+        fprintf(stderr, "\repoch %ld/%ld [%s] %ld/%ld  loss %.4g  %.1fs  eta %.1fs ", e, epochs, bar, b, nb, loss, el,
+                eta);
+        p->shown = 1;
+    } else {
+        fprintf(stderr, "epoch %ld/%ld  batch %ld/%ld (%.0f%%)  loss %.6g  elapsed %.1fs  eta %.1fs\n", e, epochs, b,
+                nb, 100.0 * (double)b / (double)(nb > 0 ? nb : 1), loss, el, eta);
+    }
+    fflush(stderr);
+}
+
+static void progress_clear(progress *p)
+{
+    if (p->tty && p->shown)
+        fprintf(stderr, "\r%*s\r", 100, "");
+    p->shown = 0;
+}
+
 static int cmd_train(drv *v)
 {
     const nnc_model_desc *d = v->d;
     const char *const *o = v->opt;
-    long epochs = 10, batch = 32;
-    double lr = 1e-3, momentum = 0, wd = -1, clip = 0;
+    long epochs = 10, batch = 32, accumulate = 1, warmup = 0, step_size = 0, log_every = 1;
+    double lr = 1e-3, momentum = 0, wd = -1, clip = 0, gamma = 0.1, val_split = 0, every = -1;
     uint64_t seed = 0;
     nnc_optim_kind kind = NNC_ADAM;
+    nnc_lr_kind sched_kind = NNC_LR_CONSTANT;
     int quiet = o[O_QUIET] != NULL;
 
     if (o[O_EPOCHS] && parse_long(o[O_EPOCHS], 0, INT_MAX, &epochs))
@@ -644,6 +791,32 @@ static int cmd_train(drv *v)
             return usage_error(v->prog, d, v->sub, "--optimizer: expected sgd, adam or adamw, got '%s'",
                                o[O_OPTIMIZER]);
     }
+    if (o[O_LR_SCHEDULE] && nnc_lr_kind_parse(o[O_LR_SCHEDULE], &sched_kind))
+        return usage_error(v->prog, d, v->sub, "--lr-schedule: expected constant, step, cosine or linear, got '%s'",
+                           o[O_LR_SCHEDULE]);
+    if (o[O_WARMUP] && parse_long(o[O_WARMUP], 0, LONG_MAX, &warmup))
+        return usage_error(v->prog, d, v->sub, "--warmup: expected a number of steps >= 0, got '%s'", o[O_WARMUP]);
+    if (o[O_LR_STEP] && parse_long(o[O_LR_STEP], 1, LONG_MAX, &step_size))
+        return usage_error(v->prog, d, v->sub, "--lr-step-size: expected a number of steps >= 1, got '%s'",
+                           o[O_LR_STEP]);
+    if (o[O_LR_GAMMA] && parse_double(o[O_LR_GAMMA], 0, 1, &gamma))
+        return usage_error(v->prog, d, v->sub, "--lr-gamma: expected a number > 0, got '%s'", o[O_LR_GAMMA]);
+    if ((o[O_LR_STEP] || o[O_LR_GAMMA]) && sched_kind != NNC_LR_STEP)
+        return usage_error(v->prog, d, v->sub, "--lr-step-size and --lr-gamma apply to --lr-schedule step only");
+    if (o[O_ACCUMULATE] && parse_long(o[O_ACCUMULATE], 1, INT_MAX, &accumulate))
+        return usage_error(v->prog, d, v->sub, "--accumulate: expected an integer >= 1, got '%s'", o[O_ACCUMULATE]);
+    if (o[O_VAL_SPLIT] && (parse_double(o[O_VAL_SPLIT], 0, 1, &val_split) || val_split >= 1))
+        return usage_error(v->prog, d, v->sub, "--val-split: expected a fraction > 0 and < 1, got '%s'",
+                           o[O_VAL_SPLIT]);
+    if (o[O_LOG] && nnc__log_kind(o[O_LOG]) < 0)
+        return usage_error(v->prog, d, v->sub, "--log: expected a file name ending in .csv or .jsonl, got '%s'",
+                           o[O_LOG]);
+    if (o[O_LOG_EVERY] && parse_long(o[O_LOG_EVERY], 1, LONG_MAX, &log_every))
+        return usage_error(v->prog, d, v->sub, "--log-every: expected a number of steps >= 1, got '%s'",
+                           o[O_LOG_EVERY]);
+    if (o[O_PROGRESS] && parse_double(o[O_PROGRESS], 0, 0, &every))
+        return usage_error(v->prog, d, v->sub, "--progress: expected a number of seconds >= 0, got '%s'",
+                           o[O_PROGRESS]);
     if (momentum != 0 && kind != NNC_SGD)
         return usage_error(v->prog, d, v->sub, "--momentum applies to --optimizer sgd only");
     int have_val = o[O_VAL_INPUTS] || o[O_VAL_LABELS];
@@ -651,6 +824,8 @@ static int cmd_train(drv *v)
         return usage_error(v->prog, d, v->sub, "--val-labels needs --val-inputs");
     if (have_val && d->num_labels > 0 && !o[O_VAL_LABELS])
         return usage_error(v->prog, d, v->sub, "--val-inputs needs --val-labels");
+    if (have_val && o[O_VAL_SPLIT])
+        return usage_error(v->prog, d, v->sub, "--val-split and --val-inputs: give one validation set");
 
     int rc;
     dset tr = {0}, va = {0};
@@ -660,9 +835,14 @@ static int cmd_train(drv *v)
     void **gbuf = NULL;
     const void **ptrs = NULL;
     uint32_t *perm = NULL;
-    float *mtmp = NULL;
-    double *mtrain = NULL, *mval = NULL;
+    float *mtmp = NULL, *acc = NULL;
+    double *mtrain = NULL, *mval = NULL, *row = NULL;
     float *frozen_copy = NULL;
+    const char **cols = NULL;
+    char **colbuf = NULL;
+    unsigned char *present = NULL;
+    int ncols = 0;
+    nnc__log lg = {0};
 
     rc = dset_load(v, &tr, o[O_INPUTS], 1, o[O_LABELS], "inputs", "labels");
     if (rc)
@@ -672,8 +852,27 @@ static int cmd_train(drv *v)
         if (rc)
             goto out;
     }
+    if (o[O_VAL_SPLIT]) {
+        const int64_t nval = (int64_t)(val_split * (double)tr.n);
+        if (nval < 1 || nval >= tr.n) {
+            rc = usage_error(v->prog, d, v->sub,
+                             "--val-split %s of %lld examples holds out %lld: leave at least one on each side",
+                             o[O_VAL_SPLIT], (long long)tr.n, (long long)nval);
+            goto out;
+        }
+        rc = dset_split(v, &tr, &va, nval, seed);
+        if (rc)
+            goto out;
+        have_val = 1;
+    }
     const int64_t n_ex = tr.n;
     int max_batch = (int)(batch < n_ex ? batch : n_ex);
+    /* batches per epoch, and optimizer steps: one per `accumulate`
+     * batches, the epoch's last taking what is left */
+    const long nbatch = (long)((n_ex + max_batch - 1) / max_batch);
+    const long per_epoch = (nbatch + accumulate - 1) / accumulate;
+    const nnc_lr_schedule sched = {sched_kind, lr, warmup, per_epoch * epochs, step_size ? step_size : per_epoch,
+                                   gamma};
     rc = model_create(v, &x, max_batch, seed);
     if (rc)
         goto out;
@@ -705,6 +904,10 @@ static int cmd_train(drv *v)
         rc = file_error(v->prog, "out of memory");
         goto out;
     }
+    if (accumulate > 1 && !(acc = malloc((d->num_params ? d->num_params : 1) * sizeof *acc))) {
+        rc = file_error(v->prog, "out of memory for --accumulate");
+        goto out;
+    }
     for (int i = 0; i < tr.count; i++) {
         if (!tr.stride[i])
             continue;
@@ -716,6 +919,43 @@ static int cmd_train(drv *v)
     }
     for (int64_t i = 0; i < n_ex; i++)
         perm[i] = (uint32_t)i;
+
+    /* the log's columns: step, epoch, loss, lr, examples/s, the summaries,
+     * and (where there is a validation set) val_loss and val_<metric> */
+    enum { C_STEP, C_EPOCH, C_LOSS, C_LR, C_RATE, C_FIXED };
+    const int c_val = C_FIXED + d->num_summaries;
+    ncols = c_val + (have_val ? 1 + d->num_metrics : 0);
+    cols = calloc((size_t)ncols, sizeof *cols);
+    colbuf = calloc((size_t)ncols, sizeof *colbuf);
+    row = calloc((size_t)ncols, sizeof *row);
+    present = calloc((size_t)ncols, 1);
+    if (!cols || !colbuf || !row || !present) {
+        rc = file_error(v->prog, "out of memory");
+        goto out;
+    }
+    {
+        static const char *const fixed[C_FIXED] = {"step", "epoch", "loss", "lr", "examples_per_s"};
+        for (int i = 0; i < C_FIXED; i++)
+            cols[i] = fixed[i];
+        for (int k = 0; k < d->num_summaries; k++)
+            cols[C_FIXED + k] = d->summary_names[k];
+        if (have_val) {
+            cols[c_val] = "val_loss";
+            for (int k = 0; k < d->num_metrics; k++) {
+                const size_t len = strlen(d->metric_names[k]) + 5;
+                if (!(colbuf[c_val + 1 + k] = malloc(len))) {
+                    rc = file_error(v->prog, "out of memory");
+                    goto out;
+                }
+                snprintf(colbuf[c_val + 1 + k], len, "val_%s", d->metric_names[k]);
+                cols[c_val + 1 + k] = colbuf[c_val + 1 + k];
+            }
+        }
+    }
+    if (o[O_LOG] && nnc__log_open(&lg, o[O_LOG], cols, ncols, 0) != 0) {
+        rc = file_error(v->prog, "%s", nnc_error());
+        goto out;
+    }
 
     /* Frozen params are never updated: weight decay would still move them
      * (their gradient is 0), so their values are put back after each step. */
@@ -738,12 +978,17 @@ static int cmd_train(drv *v)
             }
     }
 
+    progress pr = {0, 0, 0, 0};
+    pr.tty = isatty(fileno(stderr));
+    pr.every = quiet ? 0 : every >= 0 ? every : pr.tty ? 1 : 10;
     nnc_rng shuffle;
     nnc_rng_seed(&shuffle, seed ^ SHUFFLE_SALT);
     nnc_model_head *head = x.m;
     long steps = 0;
+    double t_row = now_seconds(), ex_row = 0;
     for (long e = 1; e <= epochs; e++) {
         double t0 = now_seconds();
+        pr.last = t0;
         for (int64_t i = n_ex - 1; i > 0; i--) {
             uint32_t j = nnc_rng_below(&shuffle, (uint32_t)(i + 1));
             uint32_t t = perm[i];
@@ -751,22 +996,46 @@ static int cmd_train(drv *v)
             perm[j] = t;
         }
         double sum = 0;
-        for (int64_t s = 0; s < n_ex; s += max_batch) {
-            int n = (int)(n_ex - s < max_batch ? n_ex - s : max_batch);
-            for (int i = 0; i < tr.count; i++) {
-                if (!tr.stride[i]) {
-                    ptrs[i] = tr.arr[i].data;
-                    continue;
+        long b = 0;
+        while (b < nbatch) {
+            /* one optimizer step: `accumulate` batches (fewer at the
+             * epoch's end), their gradients averaged by the examples each
+             * mean is over, as one batch that large would */
+            const long group = nbatch - b < accumulate ? nbatch - b : accumulate;
+            double lsum = 0, wsum = 0;
+            for (long k = 0; k < group; k++, b++) {
+                const int64_t s = b * (int64_t)max_batch;
+                int n = (int)(n_ex - s < max_batch ? n_ex - s : max_batch);
+                for (int i = 0; i < tr.count; i++) {
+                    if (!tr.stride[i]) {
+                        ptrs[i] = tr.arr[i].data;
+                        continue;
+                    }
+                    const size_t ex = tr.ex_bytes[i];
+                    const char *src = tr.arr[i].data;
+                    char *dst = gbuf[i];
+                    for (int r = 0; r < n; r++)
+                        memcpy(dst + (size_t)r * ex, src + (size_t)perm[s + r] * ex, ex);
+                    ptrs[i] = dst;
                 }
-                const size_t ex = tr.ex_bytes[i];
-                const char *src = tr.arr[i].data;
-                char *dst = gbuf[i];
-                for (int r = 0; r < n; r++)
-                    memcpy(dst + (size_t)r * ex, src + (size_t)perm[s + r] * ex, ex);
-                ptrs[i] = dst;
+                float loss = d->train_forward(x.m, n, ptrs, ptrs + tr.num_inputs);
+                d->backward(x.m);
+                const double w = group > 1 ? batch_weight(&tr, ptrs[tr.num_inputs], n) : n;
+                if (group > 1) {
+                    const float fw = (float)w;
+                    for (size_t q = 0; q < d->num_params; q++)
+                        acc[q] = k ? acc[q] + fw * head->grads[q] : fw * head->grads[q];
+                }
+                lsum += (double)loss * w, wsum += w;
+                sum += (double)loss * n;
+                ex_row += n;
             }
-            float loss = d->train_forward(x.m, n, ptrs, ptrs + tr.num_inputs);
-            d->backward(x.m);
+            if (group > 1) {
+                const float inv = wsum > 0 ? (float)(1.0 / wsum) : 0.0f;
+                for (size_t q = 0; q < d->num_params; q++)
+                    head->grads[q] = acc[q] * inv;
+            }
+            opt.lr = (float)nnc_lr_at(&sched, steps);
             if (clip > 0)
                 nnc_clip_grad_norm(head->grads, d->num_params, (float)clip);
             nnc_optim_step(&opt, head->params, head->grads);
@@ -775,16 +1044,40 @@ static int cmd_train(drv *v)
                     memcpy(head->params + ti[k].offset, frozen_copy + at, ti[k].size * sizeof(float));
                     at += ti[k].size;
                 }
-            sum += (double)loss * n;
             steps++;
+            const double step_loss = wsum > 0 ? lsum / wsum : NAN, now = now_seconds();
+            const int last = b == nbatch;
+            if (lg.f && (steps % log_every == 0 || last)) {
+                memset(present, 0, (size_t)ncols);
+                row[C_STEP] = (double)steps, row[C_EPOCH] = (double)e, row[C_LOSS] = step_loss;
+                row[C_LR] = (double)opt.lr, row[C_RATE] = now > t_row ? ex_row / (now - t_row) : 0;
+                for (int k = 0; k < d->num_summaries; k++)
+                    row[C_FIXED + k] = (double)d->summaries(x.m)[k];
+                memset(present, 1, (size_t)c_val);
+                if (last && have_val) { /* the epoch's validation, on its last row */
+                    eval_set(v, &x, &va, max_batch, ptrs, mtmp, &row[c_val], mval);
+                    for (int k = 0; k < d->num_metrics; k++)
+                        row[c_val + 1 + k] = mval[k];
+                    memset(present + c_val, 1, (size_t)(ncols - c_val));
+                }
+                nnc__log_row(&lg, row, present);
+                t_row = now_seconds(), ex_row = 0;
+            }
+            if (!last)
+                progress_show(&pr, e, epochs, b, nbatch, step_loss, t0, now);
         }
+        progress_clear(&pr);
         double dt = now_seconds() - t0;
         double vloss = 0;
-        if (have_val)
-            eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
+        if (have_val) {
+            if (lg.f) /* evaluated for the log's row already */
+                vloss = row[c_val];
+            else
+                eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
+        }
         if (!quiet) {
-            fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  %.0f ex/s", e, epochs, steps, sum / (double)n_ex,
-                    dt > 0 ? (double)n_ex / dt : 0.0);
+            fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  lr %.4g  %.0f ex/s", e, epochs, steps,
+                    sum / (double)n_ex, (double)opt.lr, dt > 0 ? (double)n_ex / dt : 0.0);
             for (int k = 0; k < d->num_summaries; k++) /* the epoch's last step */
                 fprintf(stderr, "  %s %.6g", d->summary_names[k], (double)d->summaries(x.m)[k]);
             if (have_val) {
@@ -806,11 +1099,16 @@ static int cmd_train(drv *v)
         rc = report_failure(v->prog, o[O_SAVE], "cannot save");
         goto out;
     }
+    if (lg.f && nnc__log_close(&lg) != 0) {
+        rc = file_error(v->prog, "%s: cannot write the log", o[O_LOG]);
+        goto out;
+    }
     print_results(d, "", loss_train, mtrain);
     if (have_val)
         print_results(d, "val_", loss_val, mval);
     rc = EXIT_OK;
 out:
+    nnc__log_close(&lg);
     if (gbuf)
         for (int i = 0; i < tr.count; i++)
             free(gbuf[i]);
@@ -818,8 +1116,16 @@ out:
     free(ptrs);
     free(perm);
     free(mtmp);
+    free(acc);
     free(mtrain);
     free(mval);
+    free(row);
+    free(present);
+    free(cols);
+    if (colbuf)
+        for (int i = 0; i < ncols; i++)
+            free(colbuf[i]);
+    free(colbuf);
     free(frozen_copy);
     if (opt_inited)
         nnc_optim_free(&opt);

@@ -58,4 +58,24 @@ uint64_t nnc__load_le64(const unsigned char *p);
 uint32_t nnc__load_le32(const unsigned char *p);
 uint16_t nnc__load_le16(const unsigned char *p);
 
+/* ---- the training log (trainlog.c) ------------------------------------------ */
+
+enum { NNC__LOG_CSV, NNC__LOG_JSONL };
+typedef struct nnc__log {
+    FILE *f;
+    int kind; /* NNC__LOG_CSV or NNC__LOG_JSONL */
+    const char *const *cols;
+    int ncols;
+} nnc__log;
+
+/* NNC__LOG_CSV or NNC__LOG_JSONL by the path's extension, -1 for others */
+int nnc__log_kind(const char *path);
+/* Creates (or, with append, appends to) the log with these columns;
+ * 0, or -1 with nnc_error() set. */
+int nnc__log_open(nnc__log *l, const char *path, const char *const *cols, int ncols, int append);
+/* One row: vals[i] where present[i], the column empty (absent) elsewhere. */
+void nnc__log_row(nnc__log *l, const double *vals, const unsigned char *present);
+/* 0, or -1 if a write failed */
+int nnc__log_close(nnc__log *l);
+
 #endif

@@ -212,6 +212,24 @@ int nnc_optim_init(nnc_optim *o, nnc_optim_kind kind, size_t n, float lr);
 /* One step over the flat views; never allocates. */
 void nnc_optim_step(nnc_optim *o, float *params, const float *grads);
 void nnc_optim_free(nnc_optim *o);
+/* Learning-rate schedules (schedule.c): the rate of optimizer step t
+ * (0-based), PyTorch's shapes: `warmup` steps rising linearly to `base`
+ * (base (t + 1) / warmup), then constant, step (times gamma every
+ * step_size steps), cosine (to 0 at step `total`) or linear (to 0 at step
+ * `total`). */
+typedef enum nnc_lr_kind { NNC_LR_CONSTANT, NNC_LR_STEP, NNC_LR_COSINE, NNC_LR_LINEAR } nnc_lr_kind;
+typedef struct nnc_lr_schedule {
+    nnc_lr_kind kind;
+    double base;    /* the peak rate */
+    long warmup;    /* steps of linear warmup, 0 for none */
+    long total;     /* optimizer steps of the whole run (cosine, linear) */
+    long step_size; /* step: steps between decays */
+    double gamma;   /* step: the factor of each decay */
+} nnc_lr_schedule;
+double nnc_lr_at(const nnc_lr_schedule *s, long t);
+/* "constant", "step", "cosine", "linear"; and back (0, or -1 if unknown) */
+const char *nnc_lr_kind_name(nnc_lr_kind k);
+int nnc_lr_kind_parse(const char *name, nnc_lr_kind *k);
 /* torch.nn.utils.clip_grad_norm_: scales g in place so that its global L2
  * norm is at most max_norm; returns the norm before clipping. */
 float nnc_clip_grad_norm(float *g, size_t n, float max_norm);

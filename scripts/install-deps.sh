@@ -6,7 +6,7 @@
 set -euo pipefail
 pkgs=(gcc clang make cmake ninja-build pkg-config re2c lemon libopenblas-dev gzip)
 if [ "${1:-}" = "--test" ]; then
-  pkgs+=(python3-torch python3-numpy libclang-rt-dev libomp-dev clang-format)
+  pkgs+=(python3-torch python3-numpy libclang-rt-dev libomp-dev clang-format gnuplot-nox)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
