@@ -75,6 +75,9 @@ enum opt_id {
     O_LOG,
     O_LOG_EVERY,
     O_PROGRESS,
+    O_SAVE_EVERY,
+    O_RESUME,
+    O_STOP_AFTER,
     O_COUNT
 };
 
@@ -111,6 +114,9 @@ static const optdef optdefs[O_COUNT] = {
     [O_LOG] = {"log", 1, SUB_TRAIN},
     [O_LOG_EVERY] = {"log-every", 1, SUB_TRAIN},
     [O_PROGRESS] = {"progress", 1, SUB_TRAIN},
+    [O_SAVE_EVERY] = {"save-every", 1, SUB_TRAIN},
+    [O_RESUME] = {"resume", 1, SUB_TRAIN},
+    [O_STOP_AFTER] = {"stop-after", 1, SUB_TRAIN},
 };
 
 /* ---- messages ----------------------------------------------------------------- */
@@ -134,6 +140,7 @@ static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsi
                 "          [--lr-step-size STEPS (an epoch)] [--lr-gamma G (0.1)] [--accumulate K (1)]\n"
                 "          [--val-inputs X.npy%s | --val-split FRACTION] [--log FILE.csv|FILE.jsonl]\n"
                 "          [--log-every STEPS (1)] [--progress SECONDS (1 on a terminal, else 10; 0 off)]\n"
+                "          [--save-every STEPS] [--resume CKPT.safetensors] [--stop-after STEPS]\n"
                 "          [--quiet] [--threads N (every core)]\n",
                 lead, prog, lab, d->num_labels > 0 ? " --val-labels Y.npy" : "");
         break;
@@ -755,6 +762,203 @@ static void progress_clear(progress *p)
     p->shown = 0;
 }
 
+/* ---- training state: --save-every and --resume ------------------------------------------- */
+
+/* A checkpoint of --save-every holds the model's tensors and the training
+ * state: the optimizer's moments as NNC_TRAIN_PREFIX tensors, and in
+ * __metadata__ the counters, the model's random stream and the settings
+ * that decide the bits (docs/generated-c.md, "Saving and resuming").  The
+ * data order is not stored: it is the seed's shuffles replayed up to the
+ * epoch in progress. */
+#define TRAIN_FORMAT "1"
+#define TM_M NNC_TRAIN_PREFIX "optimizer.m"
+#define TM_V NNC_TRAIN_PREFIX "optimizer.v"
+
+/* what a run's bits depend on, besides the data, the model and --epochs */
+typedef struct train_cfg {
+    uint64_t seed;
+    long batch, accumulate;
+    int64_t examples;
+    const char *optimizer, *val_split;
+} train_cfg;
+
+enum {
+    K_FORMAT,
+    K_STEP,
+    K_EPOCH,
+    K_BATCH_INDEX,
+    K_OPT_STEP,
+    K_RNG,
+    K_SEED,
+    K_BATCH,
+    K_ACCUMULATE,
+    K_EXAMPLES,
+    K_OPTIMIZER,
+    K_VAL_SPLIT,
+    K_COUNT
+};
+static const char *const train_keys[K_COUNT] = {
+    "nnc.train.format",         "nnc.train.step",     "nnc.train.epoch",     "nnc.train.batch_index",
+    "nnc.train.optimizer_step", "nnc.train.rng",      "nnc.train.seed",      "nnc.train.batch",
+    "nnc.train.accumulate",     "nnc.train.examples", "nnc.train.optimizer", "nnc.train.val_split"};
+
+/* Saves the model and its training state to `path`, atomically; the run
+ * is at optimizer step `steps`, batch `bi` of epoch `e` next. */
+static int save_train(drv *v, inst *x, const char *path, const nnc_optim *opt, const train_cfg *cfg, long steps, long e,
+                      long bi)
+{
+    const nnc_model_desc *d = v->d;
+    const nnc_model_head *head = x->m;
+    size_t nt = 0;
+    const nnc_tensor_info *ti = d->tensors(&nt);
+    nnc_st_entry *en = calloc(nt + 2, sizeof *en);
+    if (!en)
+        return file_error(v->prog, "out of memory saving %s", path);
+    for (size_t k = 0; k < nt; k++) {
+        en[k].name = ti[k].name;
+        en[k].ndim = ti[k].ndim;
+        memcpy(en[k].shape, ti[k].shape, sizeof en[k].shape);
+        en[k].data = (ti[k].trainable ? head->params : head->state) + ti[k].offset;
+    }
+    size_t ne = nt;
+    const float *moments[2] = {opt->m, opt->v};
+    const char *mnames[2] = {TM_M, TM_V};
+    for (int k = 0; k < 2; k++)
+        if (moments[k]) {
+            en[ne].name = mnames[k];
+            en[ne].ndim = 1;
+            en[ne].shape[0] = (int)d->num_params;
+            en[ne].data = moments[k];
+            ne++;
+        }
+    char val[K_COUNT][80];
+    const nnc_rng *r = d->rng ? d->rng(x->m) : NULL;
+    snprintf(val[K_FORMAT], sizeof val[0], "%s", TRAIN_FORMAT);
+    snprintf(val[K_STEP], sizeof val[0], "%ld", steps);
+    snprintf(val[K_EPOCH], sizeof val[0], "%ld", e);
+    snprintf(val[K_BATCH_INDEX], sizeof val[0], "%ld", bi);
+    snprintf(val[K_OPT_STEP], sizeof val[0], "%ld", opt->step);
+    if (r)
+        snprintf(val[K_RNG], sizeof val[0], "%016llx%016llx%016llx%016llx", (unsigned long long)r->s[0],
+                 (unsigned long long)r->s[1], (unsigned long long)r->s[2], (unsigned long long)r->s[3]);
+    else
+        snprintf(val[K_RNG], sizeof val[0], "none");
+    snprintf(val[K_SEED], sizeof val[0], "%llu", (unsigned long long)cfg->seed);
+    snprintf(val[K_BATCH], sizeof val[0], "%ld", cfg->batch);
+    snprintf(val[K_ACCUMULATE], sizeof val[0], "%ld", cfg->accumulate);
+    snprintf(val[K_EXAMPLES], sizeof val[0], "%lld", (long long)cfg->examples);
+    snprintf(val[K_OPTIMIZER], sizeof val[0], "%s", cfg->optimizer);
+    snprintf(val[K_VAL_SPLIT], sizeof val[0], "%s", cfg->val_split ? cfg->val_split : "none");
+    nnc__kv kv[K_COUNT];
+    for (int k = 0; k < K_COUNT; k++)
+        kv[k].key = train_keys[k], kv[k].value = val[k];
+    nnc__error_clear();
+    errno = 0;
+    const int rc = nnc__st_write_meta(path, en, ne, kv, K_COUNT);
+    free(en);
+    return rc ? report_failure(v->prog, path, "cannot save") : EXIT_OK;
+}
+
+static const char *meta_get(const nnc__kv *kv, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(kv[i].key, key))
+            return kv[i].value;
+    return NULL;
+}
+
+static int parse_hex_rng(const char *s, nnc_rng *r)
+{
+    if (!s || strlen(s) != 64)
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        uint64_t w = 0;
+        for (int i = 0; i < 16; i++) {
+            const char c = s[16 * k + i];
+            const int h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (h < 0)
+                return -1;
+            w = w << 4 | (uint64_t)h;
+        }
+        r->s[k] = w;
+    }
+    return 0;
+}
+
+/* --resume: the model from `path` (done by the caller) and here its
+ * training state: the moments, the counters and the model's stream,
+ * after checking that the run's settings are the checkpoint's. */
+static int load_train(drv *v, inst *x, const char *path, nnc_optim *opt, const train_cfg *cfg, long *steps, long *e,
+                      long *bi)
+{
+    const nnc_model_desc *d = v->d;
+    nnc__kv *kv = NULL;
+    size_t nkv = 0;
+    char *keep = NULL;
+    const char *names[2];
+    float *outs[2];
+    size_t sizes[2], nm = 0;
+    if (opt->m)
+        names[nm] = TM_M, outs[nm] = opt->m, sizes[nm++] = d->num_params;
+    if (opt->v)
+        names[nm] = TM_V, outs[nm] = opt->v, sizes[nm++] = d->num_params;
+    nnc__error_clear();
+    /* the metadata first: a checkpoint of weights alone is told apart */
+    if (nnc__st_read_state(path, &kv, &nkv, &keep, NULL, NULL, NULL, 0) != 0)
+        return file_error(v->prog, "%s", nnc_error());
+    int rc = EXIT_OK;
+    const char *fmt = meta_get(kv, nkv, train_keys[K_FORMAT]);
+    if (!fmt || strcmp(fmt, TRAIN_FORMAT)) {
+        rc = file_error(v->prog, "%s: no training state (saved without --save-every or --stop-after)", path);
+        goto out;
+    }
+    free(kv), free(keep);
+    if (nnc__st_read_state(path, &kv, &nkv, &keep, names, outs, sizes, nm) != 0)
+        return file_error(v->prog, "%s", nnc_error());
+    char want[80];
+    const struct {
+        int key;
+        const char *flag;
+    } same[] = {{K_SEED, "--seed"},       {K_BATCH, "--batch"},         {K_ACCUMULATE, "--accumulate"},
+                {K_EXAMPLES, "examples"}, {K_OPTIMIZER, "--optimizer"}, {K_VAL_SPLIT, "--val-split"}};
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        switch (same[k].key) {
+        case K_SEED: snprintf(want, sizeof want, "%llu", (unsigned long long)cfg->seed); break;
+        case K_BATCH: snprintf(want, sizeof want, "%ld", cfg->batch); break;
+        case K_ACCUMULATE: snprintf(want, sizeof want, "%ld", cfg->accumulate); break;
+        case K_EXAMPLES: snprintf(want, sizeof want, "%lld", (long long)cfg->examples); break;
+        case K_OPTIMIZER: snprintf(want, sizeof want, "%s", cfg->optimizer); break;
+        default: snprintf(want, sizeof want, "%s", cfg->val_split ? cfg->val_split : "none"); break;
+        }
+        const char *got = meta_get(kv, nkv, train_keys[same[k].key]);
+        if (!got || strcmp(got, want)) {
+            rc = usage_error(v->prog, d, v->sub, "--resume %s: the run was saved with %s %s, this one has %s", path,
+                             same[k].flag, got ? got : "(none)", want);
+            goto out;
+        }
+    }
+    long vals[4];
+    const int keys[4] = {K_STEP, K_EPOCH, K_BATCH_INDEX, K_OPT_STEP};
+    for (int k = 0; k < 4; k++) {
+        const char *s = meta_get(kv, nkv, train_keys[keys[k]]);
+        if (!s || parse_long(s, 0, LONG_MAX, &vals[k])) {
+            rc = file_error(v->prog, "%s: bad training state '%s'", path, train_keys[keys[k]]);
+            goto out;
+        }
+    }
+    const char *rs = meta_get(kv, nkv, train_keys[K_RNG]);
+    nnc_rng *r = d->rng ? d->rng(x->m) : NULL;
+    if (r && parse_hex_rng(rs, r)) {
+        rc = file_error(v->prog, "%s: bad training state '%s'", path, train_keys[K_RNG]);
+        goto out;
+    }
+    *steps = vals[0], *e = vals[1] > 0 ? vals[1] : 1, *bi = vals[2], opt->step = vals[3];
+out:
+    free(kv);
+    free(keep);
+    return rc;
+}
+
 static int cmd_train(drv *v)
 {
     const nnc_model_desc *d = v->d;
@@ -817,6 +1021,16 @@ static int cmd_train(drv *v)
     if (o[O_PROGRESS] && parse_double(o[O_PROGRESS], 0, 0, &every))
         return usage_error(v->prog, d, v->sub, "--progress: expected a number of seconds >= 0, got '%s'",
                            o[O_PROGRESS]);
+    long save_every = 0;
+    if (o[O_SAVE_EVERY] && parse_long(o[O_SAVE_EVERY], 1, LONG_MAX, &save_every))
+        return usage_error(v->prog, d, v->sub, "--save-every: expected a number of steps >= 1, got '%s'",
+                           o[O_SAVE_EVERY]);
+    long stop_after = 0;
+    if (o[O_STOP_AFTER] && parse_long(o[O_STOP_AFTER], 1, LONG_MAX, &stop_after))
+        return usage_error(v->prog, d, v->sub, "--stop-after: expected a number of steps >= 1, got '%s'",
+                           o[O_STOP_AFTER]);
+    if (o[O_RESUME] && o[O_WEIGHTS])
+        return usage_error(v->prog, d, v->sub, "--resume and --weights: a resumed run starts from its checkpoint");
     if (momentum != 0 && kind != NNC_SGD)
         return usage_error(v->prog, d, v->sub, "--momentum applies to --optimizer sgd only");
     int have_val = o[O_VAL_INPUTS] || o[O_VAL_LABELS];
@@ -876,8 +1090,8 @@ static int cmd_train(drv *v)
     rc = model_create(v, &x, max_batch, seed);
     if (rc)
         goto out;
-    if (o[O_WEIGHTS]) {
-        rc = model_load(v, &x, o[O_WEIGHTS]);
+    if (o[O_WEIGHTS] || o[O_RESUME]) {
+        rc = model_load(v, &x, o[O_WEIGHTS] ? o[O_WEIGHTS] : o[O_RESUME]);
         if (rc)
             goto out;
     }
@@ -890,6 +1104,13 @@ static int cmd_train(drv *v)
     opt.momentum = (float)momentum;
     if (wd >= 0)
         opt.weight_decay = (float)wd;
+    const train_cfg cfg = {seed, batch, accumulate, n_ex, o[O_OPTIMIZER] ? o[O_OPTIMIZER] : "adam", o[O_VAL_SPLIT]};
+    long e0 = 1, b0 = 0, steps = 0; /* where the run starts: epoch, batch, optimizer steps done */
+    if (o[O_RESUME]) {
+        rc = load_train(v, &x, o[O_RESUME], &opt, &cfg, &steps, &e0, &b0);
+        if (rc)
+            goto out;
+    }
 
     /* Everything the loop needs, allocated up front: the loop itself never
      * allocates. */
@@ -952,7 +1173,7 @@ static int cmd_train(drv *v)
             }
         }
     }
-    if (o[O_LOG] && nnc__log_open(&lg, o[O_LOG], cols, ncols, 0) != 0) {
+    if (o[O_LOG] && nnc__log_open(&lg, o[O_LOG], cols, ncols, o[O_RESUME] != NULL) != 0) {
         rc = file_error(v->prog, "%s", nnc_error());
         goto out;
     }
@@ -984,8 +1205,8 @@ static int cmd_train(drv *v)
     nnc_rng shuffle;
     nnc_rng_seed(&shuffle, seed ^ SHUFFLE_SALT);
     nnc_model_head *head = x.m;
-    long steps = 0;
     double t_row = now_seconds(), ex_row = 0;
+    long pos_e = epochs + 1, pos_b = 0; /* where the saved run continues: after the last epoch, or --stop-after's */
     for (long e = 1; e <= epochs; e++) {
         double t0 = now_seconds();
         pr.last = t0;
@@ -995,8 +1216,10 @@ static int cmd_train(drv *v)
             perm[i] = perm[j];
             perm[j] = t;
         }
+        if (e < e0) /* resumed: the order of the epochs done, replayed */
+            continue;
         double sum = 0;
-        long b = 0;
+        long b = e == e0 ? b0 : 0;
         while (b < nbatch) {
             /* one optimizer step: `accumulate` batches (fewer at the
              * epoch's end), their gradients averaged by the examples each
@@ -1063,8 +1286,21 @@ static int cmd_train(drv *v)
                 nnc__log_row(&lg, row, present);
                 t_row = now_seconds(), ex_row = 0;
             }
+            if (save_every && steps % save_every == 0) { /* the state after this step: what comes next */
+                rc = save_train(v, &x, o[O_SAVE], &opt, &cfg, steps, last ? e + 1 : e, last ? 0 : b);
+                if (rc)
+                    goto out;
+            }
+            if (stop_after && steps >= stop_after) { /* as if stopped here: resumable */
+                pos_e = last ? e + 1 : e, pos_b = last ? 0 : b;
+                break;
+            }
             if (!last)
                 progress_show(&pr, e, epochs, b, nbatch, step_loss, t0, now);
+        }
+        if (pos_e <= epochs) {
+            progress_clear(&pr);
+            break;
         }
         progress_clear(&pr);
         double dt = now_seconds() - t0;
@@ -1093,11 +1329,19 @@ static int cmd_train(drv *v)
     eval_set(v, &x, &tr, max_batch, ptrs, mtmp, &loss_train, mtrain);
     if (have_val)
         eval_set(v, &x, &va, max_batch, ptrs, mtmp, &loss_val, mval);
-    nnc__error_clear();
-    errno = 0;
-    if (d->save(x.m, o[O_SAVE]) != 0) {
-        rc = report_failure(v->prog, o[O_SAVE], "cannot save");
-        goto out;
+    /* the weights; with --save-every, --stop-after or --resume the training
+     * state too, so that the run can be continued (for more epochs) */
+    if (save_every || o[O_RESUME] || stop_after) {
+        rc = save_train(v, &x, o[O_SAVE], &opt, &cfg, steps, pos_e, pos_b);
+        if (rc)
+            goto out;
+    } else {
+        nnc__error_clear();
+        errno = 0;
+        if (d->save(x.m, o[O_SAVE]) != 0) {
+            rc = report_failure(v->prog, o[O_SAVE], "cannot save");
+            goto out;
+        }
     }
     if (lg.f && nnc__log_close(&lg) != 0) {
         rc = file_error(v->prog, "%s: cannot write the log", o[O_LOG]);

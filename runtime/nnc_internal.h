@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nnc_runtime.h"
+
 /* ---- error state ---------------------------------------------------------- */
 
 /* The driver clears the error before calling into generated code so that it
@@ -57,6 +59,20 @@ void nnc__le32_to_host(void *words, size_t count);
 uint64_t nnc__load_le64(const unsigned char *p);
 uint32_t nnc__load_le32(const unsigned char *p);
 uint16_t nnc__load_le16(const unsigned char *p);
+
+/* ---- checkpoints with training state (safetensors.c) --------------------------- */
+
+typedef struct nnc__kv {
+    const char *key, *value;
+} nnc__kv;
+
+/* nnc_st_write with a __metadata__ object of string pairs first. */
+int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta);
+/* Reads a checkpoint's metadata (*meta, malloc'd; its strings live in
+ * *keep, malloc'd: free both) and the 1-D F32 tensors names[k] of sizes[k]
+ * floats into outs[k]; 0, or -1 with nnc_error() set. */
+int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **keep, const char *const *names,
+                       float *const *outs, const size_t *sizes, size_t count);
 
 /* ---- the training log (trainlog.c) ------------------------------------------ */
 

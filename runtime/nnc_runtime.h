@@ -381,8 +381,13 @@ int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count);
 /* Saves a model's params and state (in `infos` order) atomically. */
 int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count, const float *params, const float *state);
 
+/* Tensors whose names begin with this are the driver's training state
+ * (optimizer moments; its counters and RNGs are in __metadata__), which
+ * nnc_st_load and so every model's load ignore (docs/generated-c.md). */
+#define NNC_TRAIN_PREFIX "nnc:train/"
+
 /* Loads every tensor of `infos` from `path`.  The file must hold exactly
- * those names (extra or missing names, wrong dtype or shape, overlapping or
+ * those names, and may hold the training state too (extra or missing names, wrong dtype or shape, overlapping or
  * out-of-range offsets, bad JSON, truncation are errors).  On error returns
  * -1 with nnc_error() set and leaves params and state unchanged (the data
  * is validated completely before anything is copied). */
@@ -451,6 +456,7 @@ typedef struct nnc_model_desc {
     int num_summaries; /* `summary` statements */
     const char *const *summary_names;
     const float *(*summaries)(const void *m); /* their values after the last training pass */
+    nnc_rng *(*rng)(void *m);                 /* the model's random stream (dropout), saved with the training state */
 } nnc_model_desc;
 
 typedef struct nnc_model_head {

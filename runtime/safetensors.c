@@ -9,8 +9,10 @@
  * every length and count, and a complete validation pass (names, dtypes,
  * shapes, offsets against the file size) before a single byte is copied
  * into the model, so that a failed load leaves the model as it was.  The
- * "__metadata__" entry is accepted and ignored.  Writes are atomic (see
- * fileio.c).
+ * "__metadata__" entry is accepted and ignored by the model's load, and
+ * so are tensors named NNC_TRAIN_PREFIX... (the driver's training state,
+ * which nnc__st_read_state reads with the metadata).  Writes are atomic
+ * (see fileio.c).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -118,6 +120,11 @@ static void fmt_shape(char *out, size_t cap, int ndim, const int64_t *shape)
 
 int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
 {
+    return nnc__st_write_meta(path, e, count, NULL, 0);
+}
+
+int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta)
+{
     /* Validate everything first: a bad entry must not leave a temp file. */
     for (size_t i = 0; i < count; i++) {
         if (!e[i].name || !e[i].name[0])
@@ -136,6 +143,17 @@ int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
 
     sbuf h = {0};
     sb_puts(&h, "{");
+    if (nmeta) { /* string keys to string values, as the format allows */
+        sb_puts(&h, "\"__metadata__\":{");
+        for (size_t i = 0; i < nmeta; i++) {
+            if (i)
+                sb_puts(&h, ",");
+            sb_json_string(&h, meta[i].key);
+            sb_puts(&h, ":");
+            sb_json_string(&h, meta[i].value);
+        }
+        sb_puts(&h, count ? "}," : "}");
+    }
     uint64_t offset = 0;
     for (size_t i = 0; i < count; i++) {
         uint64_t size = 1;
@@ -619,14 +637,68 @@ static int parse_tensor(jp *p, st_tensor *t)
     return 0;
 }
 
-/* Parses the whole header into a malloc'd array of tensors. */
-static int parse_header(jp *p, st_tensor **out, size_t *count)
+/* __metadata__'s object of strings into a malloc'd array (the strings
+ * stay in the header buffer) */
+static int parse_meta(jp *p, nnc__kv **out, size_t *count)
+{
+    nnc__kv *kv = NULL;
+    size_t n = 0, cap = 0;
+    if (jp_expect(p, '{'))
+        return -1;
+    if (jp_peek(p) == '}') {
+        p->i++;
+        return 0;
+    }
+    for (;;) {
+        char *key, *value;
+        if (jp_string(p, &key) || jp_expect(p, ':'))
+            goto fail;
+        if (jp_peek(p) != '"') {
+            jp_fail(p, "__metadata__ values must be strings");
+            goto fail;
+        }
+        if (jp_string(p, &value))
+            goto fail;
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            nnc__kv *nk = realloc(kv, ncap * sizeof *nk);
+            if (!nk) {
+                errno = ENOMEM;
+                nnc_fail("%s: out of memory reading the header", p->path);
+                goto fail;
+            }
+            kv = nk, cap = ncap;
+        }
+        kv[n].key = key, kv[n].value = value, n++;
+        int c = jp_peek(p);
+        p->i++;
+        if (c == '}')
+            break;
+        if (c != ',') {
+            p->i--;
+            jp_fail(p, "expected ',' or '}'");
+            goto fail;
+        }
+    }
+    *out = kv;
+    *count = n;
+    return 0;
+fail:
+    free(kv);
+    return -1;
+}
+
+/* Parses the whole header into a malloc'd array of tensors, and with
+ * `meta` __metadata__'s pairs (else that entry is checked and skipped). */
+static int parse_header(jp *p, st_tensor **out, size_t *count, nnc__kv **meta, size_t *nmeta)
 {
     st_tensor *ts = NULL;
     size_t n = 0, cap = 0;
     int have_meta = 0;
     *out = NULL;
     *count = 0;
+    if (meta)
+        *meta = NULL, *nmeta = 0;
     if (jp_expect(p, '{'))
         return -1;
     if (jp_peek(p) == '}') {
@@ -645,7 +717,7 @@ static int parse_header(jp *p, st_tensor **out, size_t *count)
                     jp_fail(p, "__metadata__ must be an object");
                     goto fail;
                 }
-                if (jp_skip_value(p, 0))
+                if (meta ? parse_meta(p, meta, nmeta) : jp_skip_value(p, 0))
                     goto fail;
             } else {
                 if (n == cap) {
@@ -687,6 +759,10 @@ static int parse_header(jp *p, st_tensor **out, size_t *count)
     return 0;
 fail:
     free(ts);
+    if (meta) {
+        free(*meta);
+        *meta = NULL, *nmeta = 0;
+    }
     return -1;
 }
 
@@ -709,6 +785,10 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
         for (size_t j = 0; j < i; j++)
             if (strcmp(ts[j].name, t->name) == 0)
                 return nnc_fail("%s: duplicate tensor '%s'", path, t->name);
+        if (!strncmp(t->name, NNC_TRAIN_PREFIX, strlen(NNC_TRAIN_PREFIX))) { /* the driver's training state */
+            t->info = SIZE_MAX;
+            continue;
+        }
         size_t k = 0;
         while (k < count && strcmp(infos[k].name, t->name) != 0)
             k++;
@@ -778,14 +858,34 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
     return 0;
 }
 
-int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state)
+/* Opens a checkpoint and parses its header: the open file, the header
+ * buffer (which the names point into), the tensors, where the data starts
+ * and the file's size; 0, or -1 with nnc_error() set and nothing left open
+ * or allocated. */
+typedef struct st_file {
+    FILE *f;
+    char *header;
+    st_tensor *ts;
+    size_t nt;
+    uint64_t data_start, file_size;
+} st_file;
+
+static void st_close(st_file *sf)
+{
+    free(sf->ts);
+    free(sf->header);
+    if (sf->f)
+        fclose(sf->f);
+    memset(sf, 0, sizeof *sf);
+}
+
+static int st_open(const char *path, st_file *sf, nnc__kv **meta, size_t *nmeta)
 {
     int rc = -1;
     char *header = NULL;
     st_tensor *ts = NULL;
     size_t nt = 0;
-    size_t *map = NULL;
-    float *stage = NULL;
+    memset(sf, 0, sizeof *sf);
 
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -831,15 +931,37 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
     }
     header[hlen] = '\0';
     jp p = {header, (size_t)hlen, 0, path};
-    if (parse_header(&p, &ts, &nt))
+    if (parse_header(&p, &ts, &nt, meta, nmeta))
         goto out;
+    sf->f = f, sf->header = header, sf->ts = ts, sf->nt = nt;
+    sf->data_start = 8 + hlen, sf->file_size = file_size;
+    return 0;
+out:
+    free(ts);
+    free(header);
+    fclose(f);
+    return rc;
+}
+
+int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state)
+{
+    int rc = -1;
+    size_t *map = NULL;
+    float *stage = NULL;
+    st_file sf;
+    if (st_open(path, &sf, NULL, NULL))
+        return -1;
+    FILE *f = sf.f;
+    st_tensor *ts = sf.ts;
+    const size_t nt = sf.nt;
+    const uint64_t file_size = sf.file_size;
 
     map = malloc((count ? count : 1) * sizeof *map);
     if (!map) {
         nnc_fail("%s: out of memory", path);
         goto out;
     }
-    uint64_t data_start = 8 + hlen;
+    const uint64_t data_start = sf.data_start;
     if (validate(path, ts, nt, infos, count, file_size - data_start, map))
         goto out;
 
@@ -887,8 +1009,41 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
 out:
     free(stage);
     free(map);
-    free(ts);
-    free(header);
-    fclose(f);
+    st_close(&sf);
     return rc;
+}
+
+int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **keep, const char *const *names,
+                       float *const *outs, const size_t *sizes, size_t count)
+{
+    st_file sf;
+    *keep = NULL;
+    if (st_open(path, &sf, meta, nmeta))
+        return -1;
+    for (size_t k = 0; k < count; k++) {
+        const st_tensor *t = NULL;
+        for (size_t i = 0; i < sf.nt && !t; i++)
+            if (!strcmp(sf.ts[i].name, names[k]))
+                t = &sf.ts[i];
+        const uint64_t need = 4 * (uint64_t)sizes[k];
+        const char *bad = !t                                    ? "missing"
+            : strcmp(t->dtype, "F32")                           ? "not F32"
+            : t->ndim != 1 || (uint64_t)t->shape[0] != sizes[k] ? "of another size than the model's params"
+            : t->begin > t->end || t->end - t->begin != need || t->end > sf.file_size - sf.data_start
+            ? "outside the data"
+            : NULL;
+        if (bad || fseeko(sf.f, (off_t)(sf.data_start + t->begin), SEEK_SET) != 0 ||
+            fread(outs[k], 4, sizes[k], sf.f) != sizes[k]) {
+            nnc_fail("%s: training state '%s' %s", path, names[k], bad ? bad : "truncated");
+            free(*meta);
+            *meta = NULL, *nmeta = 0;
+            st_close(&sf);
+            return -1;
+        }
+        nnc__le32_to_host(outs[k], sizes[k]);
+    }
+    *keep = sf.header; /* the metadata's strings */
+    sf.header = NULL;
+    st_close(&sf);
+    return 0;
 }
