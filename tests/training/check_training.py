@@ -168,7 +168,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # ---- bad values: exit 1, the flag named
     for flag, val in [("--lr-schedule", "exp"), ("--warmup", "-1"), ("--accumulate", "0"), ("--val-split", "1"),
                       ("--val-split", "0"), ("--log", "x.txt"), ("--log-every", "0"), ("--lr-gamma", "0"),
-                      ("--progress", "-2"), ("--lr-step-size", "0")]:
+                      ("--progress", "-2"), ("--lr-step-size", "0"), ("--save-every", "0"),
+                      ("--stop-after", "x")]:
         extra = ["--lr-schedule", "step"] if flag in ("--lr-gamma", "--lr-step-size") else []
         r = train(tmp, flag, val, *extra)
         first = r.stderr.splitlines()[0] if r.stderr else ""
