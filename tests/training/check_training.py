@@ -165,6 +165,33 @@ with tempfile.TemporaryDirectory() as tmp:
           f"val_accuracy {out.get('val_accuracy')} against eval {ev.get('accuracy')}")
     print(f"val-split: {len(held)} held out, val_loss {out['val_loss']} = eval {ev['loss']}")
 
+    # ---- progress within an epoch: plain lines off a terminal, a bar on one
+    r = subprocess.run([DRIVER, "train", "--inputs", X, "--labels", Y, "--save", os.path.join(tmp, "w.safetensors"),
+                        "--epochs", "2", "--batch", "100", "--progress", "1e-9"], capture_output=True, text=True)
+    lines = [ln for ln in r.stderr.splitlines() if " batch " in ln]
+    check(r.returncode == 0 and len(lines) >= 10 and all("elapsed" in ln and "eta" in ln for ln in lines),
+          f"progress lines: {lines[:2]}")
+    check(len([ln for ln in r.stderr.splitlines() if ln.startswith("epoch 2/2  step")]) == 1, "the epoch line")
+    master, slave = os.openpty()
+    p = subprocess.Popen([DRIVER, "train", "--inputs", X, "--labels", Y, "--save", os.path.join(tmp, "w.safetensors"),
+                          "--epochs", "1", "--batch", "100", "--progress", "1e-9"], stdout=subprocess.DEVNULL,
+                         stderr=slave)
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tty += chunk
+    p.wait()
+    os.close(master)
+    check(p.returncode == 0 and b"\repoch 1/1 [" in tty and b"=>" in tty and b"eta" in tty,
+          f"progress bar on a terminal: {tty[:120]!r}")
+    print(f"progress: {len(lines)} plain lines, a bar on a terminal")
+
     # ---- bad values: exit 1, the flag named
     for flag, val in [("--lr-schedule", "exp"), ("--warmup", "-1"), ("--accumulate", "0"), ("--val-split", "1"),
                       ("--val-split", "0"), ("--log", "x.txt"), ("--log-every", "0"), ("--lr-gamma", "0"),
