@@ -13,7 +13,7 @@
  *                   already the GEMM operand (no columns; conv_cols.c);
  *   KERNEL_DIRECT   the runtime's direct and Winograd kernels (conv.c), in
  *                   float: 16-float accumulators at AVX-512, 12 of 8
- *                   floats at AVX2 (Winograd at AVX-512 only); in the
+ *                   floats at AVX2 (Winograd at both); in the
  *                   generic build they run the columns themselves
  *                   (nnc_conv_direct_ok): their work holds either;
  *   KERNEL_COLUMNS  one example at a time, its columns [C*KH*KW, OH*OW]

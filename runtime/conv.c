@@ -24,7 +24,7 @@
  * The backward pass for the data is the same kernel: dx is dy,
  * padded by K - 1 - p, correlated with the flipped, channel-transposed
  * kernel.  3x3 layers on 8x8 and 16x16 images of 32 or more channels go
- * by Winograd's F(2x2, 3x3) instead (below, AVX-512 only).
+ * by Winograd's F(2x2, 3x3) instead (below), at AVX-512 and at AVX2.
  *
  * The vectors are GCC/clang vector extensions: 16 floats, AVX-512, in
  * the runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), and 8
@@ -35,14 +35,17 @@
  * blocks run at 75-100 GFLOP/s, near the avx512 build's direct kernels
  * (one thread, 32 examples, the 16-channel 32x32 layer of resnet_small:
  * forward 1.51 ms against 3.77 for the columns, data gradient 1.51
- * against 4.50, kernel gradient 1.46 against 3.86).  Winograd stays
- * AVX-512 only (its transforms are two-register permutes and masks); at
- * AVX2 those layers take the direct kernels.  The generic build (SSE)
- * runs the columns instead of all of these (nnc_conv_direct_ok,
- * conv_cols.c), in the work buffer that nnc_conv.h sizes for either.
+ * against 4.50, kernel gradient 1.46 against 3.86).  Winograd has
+ * transforms of its own in each (AVX-512's are two-register permutes and
+ * masks, AVX2's in-lane shuffles) and the same drivers; at AVX2 it runs
+ * 1.7-2.8x as fast as the direct kernels on every layer of its class
+ * measured (below).  The generic build (SSE) runs the columns instead of
+ * all of these (nnc_conv_direct_ok, conv_cols.c), in the work buffer
+ * that nnc_conv.h sizes for either.
  * This file is compiled with -ffp-contract=fast (CMakeLists.txt) so that
  * x * w + acc is one FMA where the target has it.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,25 +493,49 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
  * and summed over input channels the ⊙ becomes 16 matrix products, one per
  * transform position xi: M[xi][o][t] = sum over c of U[xi][c][o] V[xi][c][t]
  * (U = G g Gᵀ per (o, c), V = Bᵀ d B per (c, tile t)).  Tiles are vector
- * lanes, 64 of them a block (4 examples of 8x8, or one of 16x16), so the
- * products hold 4 vectors x up to 6 output channels in registers.  An 8x8
- * image is 4 registers; its tiles' elements are picked by two-register
- * permutes (lanes outside the image zeroed by the permute's mask).  A
- * 16x16 image's tile rows are transformed along the rows on whole image
- * rows, then split into even and odd columns by permutes.  The output
- * tiles go back the same way.  The coefficients are 0, ±1 and ±½, exact in
- * float; for finite inputs the result differs from the direct sum by
- * rounding (about 1e-6 relative here); inputs with an infinity take the
- * direct kernel (see "Infinities" below).  The data gradient is the same convolution of dy
- * with the flipped, transposed kernel; the kernel gradient is the
- * adjoint (wino_filter).  Measured alone against the direct kernels, 64
+ * lanes, 64 of them a block (4 examples of 8x8, or one of 16x16).
+ *
+ * AVX-512: the products hold 4 vectors x up to 6 output channels in
+ * registers.  An 8x8 image is 4 registers; its tiles' elements are picked
+ * by two-register permutes (lanes outside the image zeroed by the
+ * permute's mask).  A 16x16 image's tile rows are transformed along the
+ * rows on whole image rows, then split into even and odd columns by
+ * permutes.  The output tiles go back the same way.
+ *
+ * AVX2 (8 floats, 16 registers; no masks, no two-register permutes, no
+ * scatter): a vector of tiles is 2 tile rows x 4 tile columns of one
+ * example, in the lane order that in-lane shuffles give (wino_lane).  The
+ * input transform goes along the columns first, on an image row's 8
+ * columns and the same moved one column either way (one vector each), then
+ * along the rows; an in-lane shuffle of two tile rows' results makes a
+ * vector of tiles.  The output tiles come apart into image rows by in-lane
+ * unpacks.  The products keep 12 accumulators: WMR x WNV below.  The
+ * buffers are AVX-512's (nnc_conv.h), the kernel gradient's rows of
+ * output channels rounded up to 8 instead of 16.  Measured at AVX2 against
+ * its direct kernels (one thread, -O3 as the benchmark builds the
+ * runtime, on a Zen 4 shared with other work, so +-10%; batches of 16
+ * and 32, 32 to 128 channels): forward and data gradient 2.2-2.5x on 8x8
+ * (64 channels, 32 examples: 0.80 against 1.96 ms) and 1.8-2.0x on 16x16
+ * (32 channels: 0.84 against 1.55), kernel gradient 1.9-2.5x on 8x8
+ * (0.77 against 1.60) and 1.7-2.8x on 16x16 (0.86 against 1.51); 33, 35
+ * and 40 channels, and batches of 1 and 2, 1.4-2.5x.  No layer of the
+ * class is left to the direct kernels.  AVX-512 runs the same layers
+ * 5-14% faster than AVX2 there (Zen 4 does a 512-bit FMA as two halves:
+ * the difference is the transforms and the products' broadcasts).
+ *
+ * The coefficients are 0, ±1 and ±½, exact in float; for finite inputs the
+ * result differs from the direct sum by rounding (about 1e-6 relative
+ * here); inputs with an infinity take the direct kernel (see "Infinities"
+ * below).  The data gradient is the same convolution of dy with the
+ * flipped, transposed kernel; the kernel gradient is the adjoint
+ * (wino_filter).  Measured alone against the direct kernels at AVX-512, 64
  * channels of 8x8: forward 0.78 against 1.44 ms, kernel gradient 0.95
  * against 1.58; 32 channels of 16x16: forward 1.1 against 1.33, kernel
  * gradient even (1.36 against 1.37-1.48).  A first version that gathered
  * the 16x16 tiles ran slower than the direct kernel; 32x32 layers of 16
  * channels (resnet_small's first stage) are left to the direct kernel,
  * whose products there would be only 16 deep (docs/decisions.md). */
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || CONV_AVX2
 /* The 16 planes (one per transform position) of U, V, M and the kernel
  * gradient's buffers are NNC_WINO_PAD floats longer than their contents:
  * at 8 or 16 KB apart, the same offset of every plane fell in one L1 set,
@@ -522,48 +549,186 @@ static void conv_direct(const geom *g, int64_t N, const float *x, const float *w
  * wino_in16, dy's tiles in wino_filter); the call then stops and is done
  * again by the direct kernels (whose work the buffer also holds), which
  * rewrite every output (the data gradient's addend never overlaps dx:
- * nnc_runtime.h). */
+ * nnc_runtime.h).  A NaN is no infinity: it stays a NaN, in the outputs
+ * whose window holds it as in the direct sum.  (The kernel gradient's
+ * transforms do take a NaN of x on an image's edge into all 9 taps of its
+ * channel, where the direct sum leaves finite the 3, or 5 at a corner,
+ * that never read it: their coefficients cancel, a NaN does not.)
+ * winf_of(v): where v is ±inf, as a mask (AVX-512's fpclass) or as lanes
+ * of all ones (AVX2: |v| == inf, false for NaN); winf_or joins two. */
+
+/* The build's vector for Winograd, wv of VL floats, and the operations
+ * that the products and the transforms need besides + - *.  The
+ * transforms' arithmetic is written with operators: for both builds the
+ * intrinsics are those same operations (gcc's and clang's headers), so
+ * the AVX-512 code compiles as it did with _mm512_add_ps and kin.  The
+ * products' register blocks: WMR output channels x WNV vectors of tiles
+ * (wino_mm), WFMR input channels x WFNV vectors of output channels
+ * (wino_fmm). */
+#if defined(__AVX512F__)
+typedef __m512 wv;
+typedef __mmask16 winf;
+#define WLOAD(p) _mm512_loadu_ps(p)
+#define WSTORE(p, v) _mm512_storeu_ps(p, v)
+#define WSET1(s) _mm512_set1_ps(s)
+#define WZERO() _mm512_setzero_ps()
+#define WFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+static inline winf winf_of(wv v) { return _mm512_fpclass_ps_mask(v, 0x18); }
+static inline winf winf_or(winf a, winf b) { return a | b; }
+static inline int winf_any(winf a) { return a != 0; }
+#define WINF_NONE 0
+enum { WMR = 6, WNV = 4, WFMR = 6, WFNV = 4 };
+#else
+typedef __m256 wv;
+typedef __m256 winf;
+#define WLOAD(p) _mm256_loadu_ps(p)
+#define WSTORE(p, v) _mm256_storeu_ps(p, v)
+#define WSET1(s) _mm256_set1_ps(s)
+#define WZERO() _mm256_setzero_ps()
+#define WFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+static inline winf winf_of(wv v)
+{
+    return _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), v), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ);
+}
+static inline winf winf_or(winf a, winf b) { return _mm256_or_ps(a, b); }
+static inline int winf_any(winf a) { return _mm256_movemask_ps(a) != 0; }
+#define WINF_NONE _mm256_setzero_ps()
+enum { WMR = 6, WNV = 2, WFMR = 6, WFNV = 2 };
+#endif
+_Static_assert(sizeof(wv) == VL * sizeof(float), "Winograd's vector is the build's");
 
 /* The one-dimensional transforms, each applied along the rows and then
  * along the columns of a tile (4 or 16 vectors of lanes side by side). */
-static inline void wino_bt(__m512 d0, __m512 d1, __m512 d2, __m512 d3, __m512 u[4]) /* Bᵀ d */
+static inline void wino_bt(wv d0, wv d1, wv d2, wv d3, wv u[4]) /* Bᵀ d */
 {
-    u[0] = _mm512_sub_ps(d0, d2);
-    u[1] = _mm512_add_ps(d1, d2);
-    u[2] = _mm512_sub_ps(d2, d1);
-    u[3] = _mm512_sub_ps(d1, d3);
+    u[0] = d0 - d2;
+    u[1] = d1 + d2;
+    u[2] = d2 - d1;
+    u[3] = d1 - d3;
 }
 
-static inline void wino_g(__m512 g0, __m512 g1, __m512 g2, __m512 u[4]) /* G g */
+static inline void wino_g(wv g0, wv g1, wv g2, wv u[4]) /* G g */
 {
-    const __m512 half = _mm512_set1_ps(0.5f), s = _mm512_add_ps(g0, g2);
+    const wv half = WSET1(0.5f), s = g0 + g2;
     u[0] = g0;
-    u[1] = _mm512_mul_ps(half, _mm512_add_ps(s, g1));
-    u[2] = _mm512_mul_ps(half, _mm512_sub_ps(s, g1));
+    u[1] = half * (s + g1);
+    u[2] = half * (s - g1);
     u[3] = g2;
 }
 
-static inline void wino_at(__m512 m0, __m512 m1, __m512 m2, __m512 m3, __m512 y[2]) /* Aᵀ m */
+static inline void wino_at(wv m0, wv m1, wv m2, wv m3, wv y[2]) /* Aᵀ m */
 {
-    y[0] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
-    y[1] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+    y[0] = (m0 + m1) + m2;
+    y[1] = (m1 - m2) - m3;
 }
 
-static inline void wino_a(__m512 e0, __m512 e1, __m512 z[4]) /* A e, the adjoint of Aᵀ */
+static inline void wino_a(wv e0, wv e1, wv z[4]) /* A e, the adjoint of Aᵀ */
 {
     z[0] = e0;
-    z[1] = _mm512_add_ps(e0, e1);
-    z[2] = _mm512_sub_ps(e0, e1);
-    z[3] = _mm512_sub_ps(_mm512_setzero_ps(), e1);
+    z[1] = e0 + e1;
+    z[2] = e0 - e1;
+    z[3] = WZERO() - e1; /* (not -e1: 0 - 0 is +0) */
 }
 
-static inline void wino_gt(__m512 u0, __m512 u1, __m512 u2, __m512 u3, __m512 w[3]) /* Gᵀ u, the adjoint of G */
+static inline void wino_gt(wv u0, wv u1, wv u2, wv u3, wv w[3]) /* Gᵀ u, the adjoint of G */
 {
-    const __m512 p = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_add_ps(u1, u2));
-    w[0] = _mm512_add_ps(u0, p);
-    w[1] = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_sub_ps(u1, u2));
-    w[2] = _mm512_add_ps(p, u3);
+    const wv p = WSET1(0.5f) * (u1 + u2);
+    w[0] = u0 + p;
+    w[1] = WSET1(0.5f) * (u1 - u2);
+    w[2] = p + u3;
 }
+
+/* M[o0 .. o0+mr][64] = sum over c of U[c][o] V[c][..]: nv vectors of tiles
+ * (V and M: from the block's first vector) */
+static inline __attribute__((always_inline)) void wino_mm(const float *V, const float *U, float *M, int64_t C,
+                                                          int64_t F, int64_t o0, int mr, int nv)
+{
+    wv acc[WMR][WNV];
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nv; j++)
+            acc[r][j] = WZERO();
+    for (int64_t c = 0; c < C; c++) {
+        wv v[WNV];
+        for (int j = 0; j < nv; j++)
+            v[j] = WLOAD(V + c * 64 + VL * j);
+        for (int r = 0; r < mr; r++) {
+            const wv u = WSET1(U[c * F + o0 + r]);
+            for (int j = 0; j < nv; j++)
+                acc[r][j] = WFMA(u, v[j], acc[r][j]);
+        }
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nv; j++)
+            WSTORE(M + (o0 + r) * 64 + VL * j, acc[r][j]);
+}
+typedef void wino_mm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t);
+#define WINO_MM(mr, nv) \
+    static void wino_mm##mr##_##nv(const float *V, const float *U, float *M, int64_t C, int64_t F, int64_t o0) \
+    { \
+        wino_mm(V, U, M, C, F, o0, mr, nv); \
+    }
+
+/* The kernel's gradient, the adjoint of the above: with Z = A dY Aᵀ per
+ * output tile (dY its 2x2 of dy), dU[xi][c][o] = sum over examples and
+ * tiles of V[xi][c][t] Z[xi][t][o], and dw[o][c] = Gᵀ dU G.  acc[mr][nvo]:
+ * mr input channels from c0 x nvo vectors of output channels from o0,
+ * over the block's tiles t < nt; dU's rows are Fp (F rounded up to VL)
+ * floats, Z's too (the lanes past F are 0). */
+static inline __attribute__((always_inline)) void wino_fmm(const float *V, const float *Z, float *dU, int64_t Fp,
+                                                           int64_t c0, int64_t o0, int nt, int first, int mr, int nvo)
+{
+    wv acc[WFMR][WFNV];
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nvo; j++)
+            acc[r][j] = first ? WZERO() : WLOAD(dU + (c0 + r) * Fp + o0 + VL * j);
+    for (int t = 0; t < nt; t++) {
+        wv z[WFNV];
+        for (int j = 0; j < nvo; j++)
+            z[j] = WLOAD(Z + t * Fp + o0 + VL * j);
+        for (int r = 0; r < mr; r++) {
+            const wv v = WSET1(V[(c0 + r) * 64 + t]);
+            for (int j = 0; j < nvo; j++)
+                acc[r][j] = WFMA(v, z[j], acc[r][j]);
+        }
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nvo; j++)
+            WSTORE(dU + (c0 + r) * Fp + o0 + VL * j, acc[r][j]);
+}
+typedef void wino_fmm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t, int, int);
+#define WINO_FMM(mr, nvo) \
+    static void wino_fmm##mr##_##nvo(const float *V, const float *Z, float *dU, int64_t Fp, int64_t c0, int64_t o0, \
+                                     int nt, int first) \
+    { \
+        wino_fmm(V, Z, dU, Fp, c0, o0, nt, first, mr, nvo); \
+    }
+
+/* the instances, and their tables [vectors - 1][channels] */
+/* clang-format off */
+#define WINO_COLS6(M, nv) M(1, nv) M(2, nv) M(3, nv) M(4, nv) M(5, nv) M(6, nv)
+#define WINO_ROW6(f, nv) {NULL, f##1_##nv, f##2_##nv, f##3_##nv, f##4_##nv, f##5_##nv, f##6_##nv}
+#if defined(__AVX512F__)
+/* up to 6 channels x 4 vectors: 24 accumulators of 32 registers */
+WINO_COLS6(WINO_MM, 1) WINO_COLS6(WINO_MM, 2) WINO_COLS6(WINO_MM, 3) WINO_COLS6(WINO_MM, 4)
+static wino_mm_fn *const wino_mms[WNV][WMR + 1] = {
+    WINO_ROW6(wino_mm, 1), WINO_ROW6(wino_mm, 2), WINO_ROW6(wino_mm, 3), WINO_ROW6(wino_mm, 4)};
+WINO_COLS6(WINO_FMM, 1) WINO_COLS6(WINO_FMM, 2) WINO_COLS6(WINO_FMM, 3) WINO_COLS6(WINO_FMM, 4)
+static wino_fmm_fn *const wino_fmms[WFNV][WFMR + 1] = {
+    WINO_ROW6(wino_fmm, 1), WINO_ROW6(wino_fmm, 2), WINO_ROW6(wino_fmm, 3), WINO_ROW6(wino_fmm, 4)};
+#else
+/* up to 6 channels x 2 vectors: 12 accumulators, the 2 vectors loaded and
+ * a broadcast, 15 of the 16 registers.  4 x 3 (16 registers) ran as fast
+ * (within 1-2% either way, one thread), but 4 vectors (32 output
+ * channels of the kernel gradient) went as 3 + 1 and ran 12-15% slower. */
+WINO_COLS6(WINO_MM, 1) WINO_COLS6(WINO_MM, 2)
+static wino_mm_fn *const wino_mms[WNV][WMR + 1] = {WINO_ROW6(wino_mm, 1), WINO_ROW6(wino_mm, 2)};
+WINO_COLS6(WINO_FMM, 1) WINO_COLS6(WINO_FMM, 2)
+static wino_fmm_fn *const wino_fmms[WFNV][WFMR + 1] = {WINO_ROW6(wino_fmm, 1), WINO_ROW6(wino_fmm, 2)};
+#endif
+/* clang-format on */
+
+#if defined(__AVX512F__)
+/* ---- AVX-512: the transforms by two-register permutes ---- */
 
 /* the first n of 16 lanes */
 static inline __mmask16 wino_lanes(int64_t n) { return (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1); }
@@ -598,55 +763,6 @@ static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U
             }
         }
 }
-
-/* M[o0 .. o0+mr][64] = sum over c of U[c][o] V[c][..]: nv vectors of tiles */
-static inline __attribute__((always_inline)) void wino_mm(const float *V, const float *U, float *M, int64_t C,
-                                                          int64_t F, int64_t o0, int mr, int nv)
-{
-    __m512 acc[6][4];
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nv; j++)
-            acc[r][j] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < C; c++) {
-        __m512 v[4];
-        for (int j = 0; j < nv; j++)
-            v[j] = _mm512_loadu_ps(V + c * 64 + 16 * j);
-        for (int r = 0; r < mr; r++) {
-            const __m512 u = _mm512_set1_ps(U[c * F + o0 + r]);
-            for (int j = 0; j < nv; j++)
-                acc[r][j] = _mm512_fmadd_ps(u, v[j], acc[r][j]);
-        }
-    }
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nv; j++)
-            _mm512_storeu_ps(M + (o0 + r) * 64 + 16 * j, acc[r][j]);
-}
-typedef void wino_mm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t);
-#define WINO_MM(mr, nv) \
-    static void wino_mm##mr##_##nv(const float *V, const float *U, float *M, int64_t C, int64_t F, int64_t o0) \
-    { \
-        wino_mm(V, U, M, C, F, o0, mr, nv); \
-    }
-/* the instances: up to 6 channels x 1 to 4 vectors, and their tables
- * [vectors - 1][channels] (wino_fmm's too) */
-/* (a table: a row of channels per vector count) */
-/* clang-format off */
-#define WINO_INSTANCES(M) \
-    M(1, 1) M(2, 1) M(3, 1) M(4, 1) M(5, 1) M(6, 1) \
-    M(1, 2) M(2, 2) M(3, 2) M(4, 2) M(5, 2) M(6, 2) \
-    M(1, 3) M(2, 3) M(3, 3) M(4, 3) M(5, 3) M(6, 3) \
-    M(1, 4) M(2, 4) M(3, 4) M(4, 4) M(5, 4) M(6, 4)
-/* clang-format on */
-#define WINO_ROW(f, nv) \
-    { \
-        NULL, f##1_##nv, f##2_##nv, f##3_##nv, f##4_##nv, f##5_##nv, f##6_##nv \
-    }
-#define WINO_TABLE(f) \
-    { \
-        WINO_ROW(f, 1), WINO_ROW(f, 2), WINO_ROW(f, 3), WINO_ROW(f, 4) \
-    }
-WINO_INSTANCES(WINO_MM)
-static wino_mm_fn *const wino_mms[4][7] = WINO_TABLE(wino_mm);
 
 /* The permutes' tables.  Input: tile lane l = (ty, tx) = (l / 4, l % 4)
  * takes its element (r, k) from the image's e = (2 ty + r - 1) 8 + 2 tx + k
@@ -739,12 +855,15 @@ static int wino_in16(const wino_tab *tb, const float *x, int64_t C, float *V)
     return inf != 0;
 }
 
-/* V[16][C][64] lanes bi 16 .. for the nv images x[0..nv][C][8][8]: Bᵀ d B.
- * Both input transforms return whether x held an infinity ("Infinities"). */
-static int wino_in(const wino_tab *tb, const float *x, int nv, int64_t C, float *V)
+/* V[16][C][64] lanes 16 bi .. for the nb images x[0..nb][C][8][8] (S = 8),
+ * all 64 for one x[C][16][16] (S = 16): Bᵀ d B.  Returns whether x held
+ * an infinity ("Infinities"). */
+static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, float *V)
 {
+    if (S == 16)
+        return wino_in16(tb, x, C, V);
     __mmask16 inf = 0;
-    for (int bi = 0; bi < nv; bi++)
+    for (int bi = 0; bi < nb; bi++)
         for (int64_t c = 0; c < C; c++) {
             const float *src = x + (bi * C + c) * 64;
             const __m512 X0 = _mm512_loadu_ps(src), X1 = _mm512_loadu_ps(src + 16);
@@ -769,161 +888,50 @@ static int wino_in(const wino_tab *tb, const float *x, int nv, int64_t C, float 
     return inf != 0;
 }
 
-/* y[N][F][S][S] = conv3x3, padding 1, of x[N][C][S][S] for S = 8 or 16 (+
- * bias, relu, + add: as conv_direct), given the transformed kernel U
- * [16][C][F] at wk; then V [16][C][64] and M [16][F][64]
- * (nnc_conv_wino_work): a block of 64 tiles is 4 examples of 8x8 or one
- * of 16x16 */
-static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, const float *bias, int relu,
-                const float *add, float *wk)
+/* y[nb][F][S][S] (+ bias, relu, + add[nb][F][S][S]: as conv_direct) = Aᵀ M
+ * A from the block's M [16][F][64] */
+static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, int nb, float *y, const float *bias,
+                     int relu, const float *add)
 {
-    const float *U = wk;
-    float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
-    wino_tab tb;
-    wino_tables(&tb);
-    const int64_t nblk = (F + 5) / 6, base = F / nblk, extra = F % nblk, per = S == 8 ? 4 : 1, SS = S * S;
-    for (int64_t b0 = 0; b0 < N; b0 += per) {
-        const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nv = S == 8 ? nb : 4;
-        if (S == 8 ? wino_in(&tb, x + b0 * C * 64, nb, C, V) : wino_in16(&tb, x + b0 * C * 256, C, V))
-            return 1;                   /* an infinity: the caller redoes the whole call directly */
-        for (int xi = 0; xi < 16; xi++) /* the products, output channels in blocks of up to 6 */
-            for (int64_t k = 0, o0 = 0; k < nblk; k++) {
-                const int64_t mr = base + (k < extra);
-                wino_mms[nv - 1][mr](V + xi * PLANE(C * 64), U + xi * PLANE(C * F), M + xi * PLANE(F * 64), C, F, o0);
-                o0 += mr;
+    const int nv = S == 8 ? nb : 4;
+    for (int bi = 0; bi < nv; bi++) /* bi: a tile vector */
+        for (int64_t o = 0; o < F; o++) {
+            const float *mp = M + o * 64 + bi * 16;
+            __m512 s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
+            for (int k = 0; k < 4; k++)
+                wino_at(_mm512_loadu_ps(mp + k * PLANE(F * 64)), _mm512_loadu_ps(mp + (4 + k) * PLANE(F * 64)),
+                        _mm512_loadu_ps(mp + (8 + k) * PLANE(F * 64)), _mm512_loadu_ps(mp + (12 + k) * PLANE(F * 64)),
+                        s[k]);
+            for (int i = 0; i < 2; i++)
+                wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+            /* 8x8: example bi, all its 4 vectors; 16x16: rows 4 bi .. 4 bi + 3 */
+            const int64_t at = S == 8 ? (bi * F + o) * 64 : o * 256 + 64 * bi;
+            for (int m = 0; m < 4; m++) {
+                __m512 v;
+                if (S == 8)
+                    v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb->out_idx[m], out[1]), 0xFF00,
+                                           _mm512_permutex2var_ps(out[2], tb->out_idx[m], out[3]));
+                else /* row 4 bi + m: tile row 2 bi + m / 2, its row m % 2: out[2 (m % 2)], out[2 (m % 2) + 1] */
+                    v = _mm512_permutex2var_ps(out[2 * (m % 2)], m / 2 ? tb->r1 : tb->r0, out[2 * (m % 2) + 1]);
+                if (bias)
+                    v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
+                if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
+                    v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+                if (add)
+                    v = _mm512_add_ps(v, _mm512_loadu_ps(add + at + 16 * m));
+                _mm512_storeu_ps(y + at + 16 * m, v);
             }
-        for (int bi = 0; bi < nv; bi++) /* y = Aᵀ M A; bi: a tile vector */
-            for (int64_t o = 0; o < F; o++) {
-                const float *mp = M + o * 64 + bi * 16;
-                __m512 s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
-                for (int k = 0; k < 4; k++)
-                    wino_at(_mm512_loadu_ps(mp + k * PLANE(F * 64)), _mm512_loadu_ps(mp + (4 + k) * PLANE(F * 64)),
-                            _mm512_loadu_ps(mp + (8 + k) * PLANE(F * 64)),
-                            _mm512_loadu_ps(mp + (12 + k) * PLANE(F * 64)), s[k]);
-                for (int i = 0; i < 2; i++)
-                    wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
-                /* 8x8: example b0 + bi, all its 4 vectors; 16x16: example
-                 * b0, rows 4 bi .. 4 bi + 3 */
-                const int64_t at = S == 8 ? ((b0 + bi) * F + o) * 64 : (b0 * F + o) * SS + 64 * bi;
-                for (int m = 0; m < 4; m++) {
-                    __m512 v;
-                    if (S == 8)
-                        v = _mm512_mask_mov_ps(_mm512_permutex2var_ps(out[0], tb.out_idx[m], out[1]), 0xFF00,
-                                               _mm512_permutex2var_ps(out[2], tb.out_idx[m], out[3]));
-                    else /* row 4 bi + m: tile row 2 bi + m / 2, its row m % 2: out[2 (m % 2)], out[2 (m % 2) + 1] */
-                        v = _mm512_permutex2var_ps(out[2 * (m % 2)], m / 2 ? tb.r1 : tb.r0, out[2 * (m % 2) + 1]);
-                    if (bias)
-                        v = _mm512_add_ps(v, _mm512_set1_ps(bias[o]));
-                    if (relu) /* v > 0 ? v : 0, NaN and -0 to +0 */
-                        v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
-                    if (add)
-                        v = _mm512_add_ps(v, _mm512_loadu_ps(add + at + 16 * m));
-                    _mm512_storeu_ps(y + at + 16 * m, v);
-                }
-            }
-    }
-    return 0;
+        }
 }
 
-static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int64_t F, int64_t np);
+/* the lane of V (and row of Z) that holds tile (ty, tx) of the block's
+ * example bi: tiles in row order, 16 an 8x8 example */
+static inline int64_t wino_lane(int64_t S, int64_t bi, int64_t ty, int64_t tx) { return bi * 16 + ty * (S / 2) + tx; }
 
-/* The kernel's gradient, the adjoint of the above: with Z = A dY Aᵀ per
- * output tile (dY its 2x2 of dy), dU[xi][c][o] = sum over examples and
- * tiles of V[xi][c][t] Z[xi][t][o], and dw[o][c] = Gᵀ dU G.  acc[mr][nvo]:
- * mr input channels from c0 x nvo vectors of output channels from o0,
- * over the block's tiles t < nt; dU's rows are Fp (F rounded up to 16)
- * floats, Z's too (the lanes past F are 0). */
-static inline __attribute__((always_inline)) void wino_fmm(const float *V, const float *Z, float *dU, int64_t Fp,
-                                                           int64_t c0, int64_t o0, int nt, int first, int mr, int nvo)
+/* dw[F][C][3][3] = Gᵀ dU G from dU [16][C][Fp], 16 output channels at a
+ * time */
+static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp)
 {
-    __m512 acc[6][4];
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nvo; j++)
-            acc[r][j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(dU + (c0 + r) * Fp + o0 + 16 * j);
-    for (int t = 0; t < nt; t++) {
-        __m512 z[4];
-        for (int j = 0; j < nvo; j++)
-            z[j] = _mm512_loadu_ps(Z + t * Fp + o0 + 16 * j);
-        for (int r = 0; r < mr; r++) {
-            const __m512 v = _mm512_set1_ps(V[(c0 + r) * 64 + t]);
-            for (int j = 0; j < nvo; j++)
-                acc[r][j] = _mm512_fmadd_ps(v, z[j], acc[r][j]);
-        }
-    }
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nvo; j++)
-            _mm512_storeu_ps(dU + (c0 + r) * Fp + o0 + 16 * j, acc[r][j]);
-}
-typedef void wino_fmm_fn(const float *, const float *, float *, int64_t, int64_t, int64_t, int, int);
-#define WINO_FMM(mr, nvo) \
-    static void wino_fmm##mr##_##nvo(const float *V, const float *Z, float *dU, int64_t Fp, int64_t c0, int64_t o0, \
-                                     int nt, int first) \
-    { \
-        wino_fmm(V, Z, dU, Fp, c0, o0, nt, first, mr, nvo); \
-    }
-WINO_INSTANCES(WINO_FMM)
-/* [output vectors - 1][input channels] */
-static wino_fmm_fn *const wino_fmms[4][7] = WINO_TABLE(wino_fmm);
-
-/* dw[F][C][3][3] of the layer above from dy[N][F][S][S] and x[N][C][S][S];
- * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [S S][Fp]
- * (nnc_conv_wino_filter_work) */
-static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t S, int64_t F,
-                       float *wk)
-{
-    const int64_t Fp = (F + 15) / 16 * 16, SS = S * S, TW = S / 2, per = S == 8 ? 4 : 1;
-    float *V = wk, *Z = V + 16 * PLANE(C * 64), *dU = Z + 16 * PLANE(64 * Fp), *dyT = dU + 16 * PLANE(C * Fp);
-    wino_tab tb;
-    wino_tables(&tb);
-    /* lanes F .. Fp stay 0, and so do Z's: their products are never
-     * stored, but stale arena contents there could be denormals or NaN */
-    memset(dyT, 0, sizeof(float) * (size_t)(SS * Fp));
-    __mmask16 inf = 0; /* in dy: the tiles read each element once */
-    const int64_t nblk = (C + 5) / 6, base = C / nblk, extra = C % nblk;
-    for (int64_t b0 = 0; b0 < N; b0 += per) {
-        const int nb = N - b0 < per ? (int)(N - b0) : (int)per;
-        if (S == 8 ? wino_in(&tb, x + b0 * C * 64, nb, C, V) : wino_in16(&tb, x + b0 * C * 256, C, V))
-            return 1; /* an infinity: dw not written yet */
-        for (int bi = 0; bi < nb; bi++) {
-            /* dy's example as [position][Fp], by 16x16 blocks: then a
-             * tile's element for 16 output channels is one load (by lanes
-             * of tiles instead, Z was scattered into [tile][o]: a third of
-             * the time) */
-            const float *db = dy + (b0 + bi) * F * SS;
-            transpose(dyT, Fp, db, SS, F, SS);
-            for (int64_t t = 0; t < TW * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
-                for (int64_t o0 = 0; o0 < Fp; o0 += 16) {
-                    const float *e0 = dyT + (2 * (t / TW) * S + 2 * (t % TW)) * Fp + o0;
-                    const __m512 e00 = _mm512_loadu_ps(e0), e01 = _mm512_loadu_ps(e0 + Fp);
-                    const __m512 e10 = _mm512_loadu_ps(e0 + S * Fp), e11 = _mm512_loadu_ps(e0 + (S + 1) * Fp);
-                    inf |= _mm512_fpclass_ps_mask(e00, 0x18) | _mm512_fpclass_ps_mask(e01, 0x18) |
-                        _mm512_fpclass_ps_mask(e10, 0x18) | _mm512_fpclass_ps_mask(e11, 0x18);
-                    __m512 z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
-                    wino_a(e00, e10, z[0]);
-                    wino_a(e01, e11, z[1]);
-                    float *zp = Z + (bi * 16 + t) * Fp + o0; /* (16x16: bi = 0, t < 64) */
-                    for (int i = 0; i < 4; i++) {
-                        __m512 q[4];
-                        wino_a(z[0][i], z[1][i], q);
-                        for (int j = 0; j < 4; j++)
-                            _mm512_storeu_ps(zp + (i * 4 + j) * PLANE(64 * Fp), q[j]);
-                    }
-                }
-        }
-        if (inf)
-            return 1;
-        for (int xi = 0; xi < 16; xi++) /* dU += V Z, over this block's tiles */
-            for (int64_t o0 = 0; o0 < Fp; o0 += 64) {
-                const int nvo = Fp - o0 >= 64 ? 4 : (int)((Fp - o0) / 16);
-                for (int64_t k = 0, c0 = 0; k < nblk; k++) {
-                    const int64_t mr = base + (k < extra);
-                    wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp,
-                                           c0, o0, S == 8 ? 16 * nb : 64, b0 == 0);
-                    c0 += mr;
-                }
-            }
-    }
-    /* dw[o][c] = Gᵀ dU G, 16 output channels at a time */
     int32_t ix[16];
     for (int l = 0; l < 16; l++)
         ix[l] = (int32_t)(l * C * 9);
@@ -944,6 +952,284 @@ static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, in
                     _mm512_mask_i32scatter_ps(d0 + a * 3 + b, k, wt, q[b], 4);
             }
         }
+}
+
+#else
+/* ---- AVX2: the transforms by in-lane shuffles ---- */
+
+/* no tables */
+typedef struct {
+    char none;
+} wino_tab;
+static void wino_tables(wino_tab *tb) { (void)tb; }
+
+/* A vector of 8 tiles is tile rows 2q, 2q+1 x tile columns 4h .. 4h+3 of
+ * one example, lane l the tile (2q + l / 2 % 2, 4h + 2 (l / 4) + l % 2):
+ * the order in which _mm256_shuffle_ps takes the even (or odd) lanes of two
+ * vectors, a half of each at a time, and _mm256_unpack*_ps puts two apart
+ * again.  Vectors in a block: an example's S S / 32 (2 of 8x8, 8 of
+ * 16x16), q S / 8 + h among them.  This gives the lane of tile (ty, tx) of
+ * the block's example bi, in V and in Z. */
+static inline int64_t wino_lane(int64_t S, int64_t bi, int64_t ty, int64_t tx)
+{
+    return 8 * (bi * (S * S / 32) + ty / 2 * (S / 8) + tx / 4) + 4 * (tx % 4 / 2) + 2 * (ty % 2) + tx % 2;
+}
+
+/* U[16][C][F] = G g Gᵀ for g = w[o][c] (flip: g = w[c][o] rotated by 180
+ * degrees, w being [C][F][3][3]: the data gradient's kernel), 8 output
+ * channels at a time: gathers masked to the F - o0 there are, and so are
+ * the stores of the last block only (vmaskmovps stores made the whole
+ * transform 3x slower on the Zen 4 measured: 13 against 4 ns per (c, o),
+ * 210 us a call for 128 channels) */
+static void wino_kernel(const float *w, int64_t C, int64_t F, int flip, float *U)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i idx = _mm256_mullo_epi32(iota, _mm256_set1_epi32((int32_t)(flip ? 9 : C * 9)));
+    for (int64_t o0 = 0; o0 < F; o0 += 8) {
+        const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(F - o0 < 8 ? F - o0 : 8)), iota);
+        for (int64_t c = 0; c < C; c++) {
+            const float *w0 = flip ? w + (c * F + o0) * 9 : w + (o0 * C + c) * 9;
+            wv g[3][3];
+            for (int t = 0; t < 9; t++) {
+                const int ky = flip ? 2 - t / 3 : t / 3, kx = flip ? 2 - t % 3 : t % 3;
+                g[ky][kx] = _mm256_mask_i32gather_ps(WZERO(), w0 + t, idx, _mm256_castsi256_ps(k), 4);
+            }
+            wv r[3][4]; /* G g, by columns: r[j][i] */
+            for (int j = 0; j < 3; j++)
+                wino_g(g[0][j], g[1][j], g[2][j], r[j]);
+            for (int i = 0; i < 4; i++) { /* (G g) Gᵀ */
+                wv u[4];
+                wino_g(r[0][i], r[1][i], r[2][i], u);
+                for (int j = 0; j < 4; j++)
+                    if (F - o0 >= 8)
+                        WSTORE(U + (i * 4 + j) * PLANE(C * F) + c * F + o0, u[j]);
+                    else
+                        _mm256_maskstore_ps(U + (i * 4 + j) * PLANE(C * F) + c * F + o0, k, u[j]);
+            }
+        }
+    }
+}
+
+/* V[16][C][64] lanes 16 bi .. for the nb images x[0..nb][C][8][8] (S = 8),
+ * all 64 for one x[C][16][16] (S = 16): Bᵀ d B.  For each pair of tile
+ * rows 2q, 2q+1 (image rows 4q - 1 .. 4q + 4) and 8 columns from 8h: Bᵀ
+ * along each row's columns first.  With x the row's columns 8h + k, xl
+ * those one to the left (column 8h + k - 1) and xr one to the right, 0
+ * outside the image, tile tx (lanes 2 tx, 2 tx + 1 of the 8) has
+ *
+ *     (Bᵀ d)[0] = xl - xr at 2 tx    (column 2 tx - 1 minus 2 tx + 1)
+ *     (Bᵀ d)[3] = xl - xr at 2 tx + 1 (2 tx minus 2 tx + 2)
+ *     (Bᵀ d)[1] = x + xr at 2 tx, (Bᵀ d)[2] = x - xl at 2 tx + 1
+ *
+ * so two vectors, wd = xl - xr and sp (x + xr at the even lanes, x - xl at
+ * the odd), hold the row's 16 values; then Bᵀ down the rows on them, and
+ * _mm256_shuffle_ps of tile row 2q's and 2q+1's result takes the even or
+ * the odd lanes of both into a vector of tiles (wino_lane).  Returns
+ * whether x held an infinity ("Infinities"). */
+static int wino_in(const wino_tab *tb, const float *x, int nb, int64_t C, int64_t S, float *V)
+{
+    (void)tb;
+    const __m256i left = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6), right = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+    const int64_t hw = S / 8, tv = S * S / 32; /* vectors of 8 columns a row; tile vectors an example */
+    winf inf = WINF_NONE;
+    for (int bi = 0; bi < nb; bi++)
+        for (int64_t c = 0; c < C; c++) {
+            const float *src = x + (bi * C + c) * S * S;
+            float *vp = V + c * 64 + bi * 8 * tv;
+            for (int64_t q = 0; q < S / 4; q++)
+                for (int64_t h = 0; h < hw; h++) {
+                    wv wd[6], sp[6]; /* image rows 4q - 1 + k */
+                    for (int k = 0; k < 6; k++) {
+                        const int64_t r = 4 * q - 1 + k;
+                        if (r < 0 || r >= S) {
+                            wd[k] = sp[k] = WZERO();
+                            continue;
+                        }
+                        const float *s = src + r * S + 8 * h;
+                        const wv xc = WLOAD(s);
+                        /* at the image's edges the lane moved in from outside is 0 */
+                        const wv xl =
+                            h > 0 ? WLOAD(s - 1) : _mm256_blend_ps(_mm256_permutevar8x32_ps(xc, left), WZERO(), 0x01);
+                        const wv xr = h < hw - 1 ? WLOAD(s + 1)
+                                                 : _mm256_blend_ps(_mm256_permutevar8x32_ps(xc, right), WZERO(), 0x80);
+                        inf = winf_or(inf, winf_of(xc));
+                        wd[k] = xl - xr;
+                        sp[k] = _mm256_blend_ps(xc + xr, xc - xl, 0xAA);
+                    }
+                    /* Bᵀ down the rows: tile row 2q reads rows k = 0 .. 3, 2q + 1 rows 2 .. 5 */
+                    wv wa[4], wb[4], pa[4], pb[4];
+                    wino_bt(wd[0], wd[1], wd[2], wd[3], wa);
+                    wino_bt(wd[2], wd[3], wd[4], wd[5], wb);
+                    wino_bt(sp[0], sp[1], sp[2], sp[3], pa);
+                    wino_bt(sp[2], sp[3], sp[4], sp[5], pb);
+                    float *vq = vp + 8 * (q * hw + h);
+                    for (int i = 0; i < 4; i++) {
+                        WSTORE(vq + (i * 4 + 0) * PLANE(C * 64), _mm256_shuffle_ps(wa[i], wb[i], 0x88));
+                        WSTORE(vq + (i * 4 + 1) * PLANE(C * 64), _mm256_shuffle_ps(pa[i], pb[i], 0x88));
+                        WSTORE(vq + (i * 4 + 2) * PLANE(C * 64), _mm256_shuffle_ps(pa[i], pb[i], 0xDD));
+                        WSTORE(vq + (i * 4 + 3) * PLANE(C * 64), _mm256_shuffle_ps(wa[i], wb[i], 0xDD));
+                    }
+                }
+        }
+    return winf_any(inf);
+}
+
+/* y[nb][F][S][S] (+ bias, relu, + add[nb][F][S][S]: as conv_direct) = Aᵀ M
+ * A from the block's M [16][F][64]: a vector of tiles gives image rows 4q
+ * .. 4q + 3, columns 8h .. 8h + 7, each the unpack of an output row's
+ * even and odd columns (out[2 i], out[2 i + 1]): the low lanes of each
+ * half for tile row 2q, the high ones for 2q + 1 */
+static void wino_out(const wino_tab *tb, const float *M, int64_t F, int64_t S, int nb, float *y, const float *bias,
+                     int relu, const float *add)
+{
+    (void)tb;
+    const int64_t hw = S / 8, tv = S * S / 32, SS = S * S;
+    for (int64_t o = 0; o < F; o++)
+        for (int64_t v = 0; v < nb * tv; v++) {
+            const float *mp = M + o * 64 + 8 * v;
+            wv s[4][2], out[4]; /* Aᵀ M by columns: s[k][i]; out[2 i + j] */
+            for (int k = 0; k < 4; k++)
+                wino_at(WLOAD(mp + k * PLANE(F * 64)), WLOAD(mp + (4 + k) * PLANE(F * 64)),
+                        WLOAD(mp + (8 + k) * PLANE(F * 64)), WLOAD(mp + (12 + k) * PLANE(F * 64)), s[k]);
+            for (int i = 0; i < 2; i++)
+                wino_at(s[0][i], s[1][i], s[2][i], s[3][i], out + 2 * i);
+            const int64_t bi = v / tv, q = v % tv / hw, h = v % hw, at = (bi * F + o) * SS + 4 * q * S + 8 * h;
+            const wv rows[4] = {_mm256_unpacklo_ps(out[0], out[1]), _mm256_unpacklo_ps(out[2], out[3]),
+                                _mm256_unpackhi_ps(out[0], out[1]), _mm256_unpackhi_ps(out[2], out[3])};
+            for (int m = 0; m < 4; m++) {
+                wv r = rows[m];
+                if (bias)
+                    r = r + WSET1(bias[o]);
+                if (relu) /* r > 0 ? r : 0, NaN and -0 to +0: maxps gives its second operand for those */
+                    r = _mm256_max_ps(r, WZERO());
+                if (add)
+                    r = r + WLOAD(add + at + m * S);
+                WSTORE(y + at + m * S, r);
+            }
+        }
+}
+
+/* dw[F][C][3][3] = Gᵀ dU G from dU [16][C][Fp], 8 output channels at a
+ * time, stored from a buffer (no scatter at AVX2) */
+static void wino_dw(const float *dU, float *dw, int64_t C, int64_t F, int64_t Fp)
+{
+    for (int64_t o0 = 0; o0 < F; o0 += 8)
+        for (int64_t c = 0; c < C; c++) {
+            wv u[4][4], r[4][3]; /* Gᵀ dU by columns: r[j][a] */
+            for (int xi = 0; xi < 16; xi++)
+                u[xi / 4][xi % 4] = WLOAD(dU + xi * PLANE(C * Fp) + c * Fp + o0);
+            for (int j = 0; j < 4; j++)
+                wino_gt(u[0][j], u[1][j], u[2][j], u[3][j], r[j]);
+            float k9[9][8]; /* [tap][output channel] */
+            for (int a = 0; a < 3; a++) {
+                wv q[3];
+                wino_gt(r[0][a], r[1][a], r[2][a], r[3][a], q);
+                for (int b = 0; b < 3; b++)
+                    WSTORE(k9[a * 3 + b], q[b]);
+            }
+            for (int64_t l = 0; l < 8 && o0 + l < F; l++)
+                for (int t = 0; t < 9; t++)
+                    dw[((o0 + l) * C + c) * 9 + t] = k9[t][l];
+        }
+}
+#endif
+
+/* y[N][F][S][S] = conv3x3, padding 1, of x[N][C][S][S] for S = 8 or 16 (+
+ * bias, relu, + add: as conv_direct), given the transformed kernel U
+ * [16][C][F] at wk; then V [16][C][64] and M [16][F][64]
+ * (nnc_conv_wino_work): a block of 64 tiles is 4 examples of 8x8 or one
+ * of 16x16, nvec vectors of VL; the products in blocks of up to WMR
+ * output channels x WNV vectors, as even as can be */
+static int wino(int64_t N, const float *x, float *y, int64_t C, int64_t S, int64_t F, const float *bias, int relu,
+                const float *add, float *wk)
+{
+    const float *U = wk;
+    float *V = wk + 16 * PLANE(C * F), *M = V + 16 * PLANE(C * 64);
+    wino_tab tb;
+    wino_tables(&tb);
+    const int64_t nblk = (F + WMR - 1) / WMR, base = F / nblk, extra = F % nblk, per = S == 8 ? 4 : 1, SS = S * S;
+    for (int64_t b0 = 0; b0 < N; b0 += per) {
+        const int nb = N - b0 < per ? (int)(N - b0) : (int)per, nvec = (int)(nb * SS / 4 / VL);
+        const int jblk = (nvec + WNV - 1) / WNV, jbase = nvec / jblk, jextra = nvec % jblk;
+        if (wino_in(&tb, x + b0 * C * SS, nb, C, S, V))
+            return 1;                   /* an infinity: the caller redoes the whole call directly */
+        for (int xi = 0; xi < 16; xi++) /* the products */
+            for (int j = 0, j0 = 0; j < jblk; j++) {
+                const int nv = jbase + (j < jextra);
+                for (int64_t k = 0, o0 = 0; k < nblk; k++) {
+                    const int64_t mr = base + (k < extra);
+                    wino_mms[nv - 1][mr](V + xi * PLANE(C * 64) + VL * j0, U + xi * PLANE(C * F),
+                                         M + xi * PLANE(F * 64) + VL * j0, C, F, o0);
+                    o0 += mr;
+                }
+                j0 += nv;
+            }
+        wino_out(&tb, M, F, S, nb, y + b0 * F * SS, bias, relu, add ? add + b0 * F * SS : NULL);
+    }
+    return 0;
+}
+
+static void transpose(float *dst, int64_t ds, const float *src, int64_t ss, int64_t F, int64_t np);
+
+/* dw[F][C][3][3] of the layer above from dy[N][F][S][S] and x[N][C][S][S];
+ * wk: V [16][C][64], Z [16][64][Fp], dU [16][C][Fp], dy transposed [S S][Fp]
+ * (nnc_conv_wino_filter_work; Fp = F rounded up to VL, at most its 16) */
+static int wino_filter(int64_t N, const float *dy, const float *x, float *dw, int64_t C, int64_t S, int64_t F,
+                       float *wk)
+{
+    const int64_t Fp = (F + VL - 1) / VL * VL, SS = S * S, TW = S / 2, per = S == 8 ? 4 : 1;
+    float *V = wk, *Z = V + 16 * PLANE(C * 64), *dU = Z + 16 * PLANE(64 * Fp), *dyT = dU + 16 * PLANE(C * Fp);
+    wino_tab tb;
+    wino_tables(&tb);
+    /* lanes F .. Fp stay 0, and so do Z's: their products are never
+     * stored, but stale arena contents there could be denormals or NaN */
+    memset(dyT, 0, sizeof(float) * (size_t)(SS * Fp));
+    winf inf = WINF_NONE; /* in dy: the tiles read each element once */
+    const int64_t nblk = (C + WFMR - 1) / WFMR, base = C / nblk, extra = C % nblk;
+    for (int64_t b0 = 0; b0 < N; b0 += per) {
+        const int nb = N - b0 < per ? (int)(N - b0) : (int)per;
+        if (wino_in(&tb, x + b0 * C * SS, nb, C, S, V))
+            return 1; /* an infinity: dw not written yet */
+        for (int bi = 0; bi < nb; bi++) {
+            /* dy's example as [position][Fp], by vector x vector blocks:
+             * then a tile's element for VL output channels is one load (by
+             * lanes of tiles instead, Z was scattered into [tile][o]: a
+             * third of the time) */
+            const float *db = dy + (b0 + bi) * F * SS;
+            transpose(dyT, Fp, db, SS, F, SS);
+            for (int64_t t = 0; t < TW * TW; t++) /* Z = A dY Aᵀ, into [xi][tile][o] */
+                for (int64_t o0 = 0; o0 < Fp; o0 += VL) {
+                    const float *e0 = dyT + (2 * (t / TW) * S + 2 * (t % TW)) * Fp + o0;
+                    const wv e00 = WLOAD(e0), e01 = WLOAD(e0 + Fp);
+                    const wv e10 = WLOAD(e0 + S * Fp), e11 = WLOAD(e0 + (S + 1) * Fp);
+                    inf =
+                        winf_or(inf, winf_or(winf_or(winf_of(e00), winf_of(e01)), winf_or(winf_of(e10), winf_of(e11))));
+                    wv z[2][4]; /* A dY by columns: z[b][i]; then (A dY) Aᵀ */
+                    wino_a(e00, e10, z[0]);
+                    wino_a(e01, e11, z[1]);
+                    float *zp = Z + wino_lane(S, bi, t / TW, t % TW) * Fp + o0;
+                    for (int i = 0; i < 4; i++) {
+                        wv q[4];
+                        wino_a(z[0][i], z[1][i], q);
+                        for (int j = 0; j < 4; j++)
+                            WSTORE(zp + (i * 4 + j) * PLANE(64 * Fp), q[j]);
+                    }
+                }
+        }
+        if (winf_any(inf))
+            return 1;
+        for (int xi = 0; xi < 16; xi++) /* dU += V Z, over this block's tiles */
+            for (int64_t o0 = 0; o0 < Fp; o0 += WFNV * VL) {
+                const int nvo = Fp - o0 >= WFNV * VL ? WFNV : (int)((Fp - o0) / VL);
+                for (int64_t k = 0, c0 = 0; k < nblk; k++) {
+                    const int64_t mr = base + (k < extra);
+                    wino_fmms[nvo - 1][mr](V + xi * PLANE(C * 64), Z + xi * PLANE(64 * Fp), dU + xi * PLANE(C * Fp), Fp,
+                                           c0, o0, S == 8 ? 16 * nb : 64, b0 == 0);
+                    c0 += mr;
+                }
+            }
+    }
+    wino_dw(dU, dw, C, F, Fp);
     return 0;
 }
 #endif
@@ -978,7 +1264,7 @@ void NNC_ISA_FN(nnc_conv2d_s1_f32)(int64_t N, const float *x, const float *w, fl
         NNC_ISA_FN(nnc_conv2d_cols_f32)(N, x, w, y, C, H, W, F, KH, KW, 1, pad, bias, relu, work, work_len);
         return;
     }
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || CONV_AVX2
     if (nnc_conv_wino(C, H, W, F, KH, KW, pad)) {
         wino_kernel(w, C, F, 0, work);
         if (!wino(N, x, y, C, H, F, bias, relu, NULL, work))
@@ -1014,7 +1300,7 @@ void NNC_ISA_FN(nnc_conv2d_s1_bwd_data_f32)(int64_t N, const float *dy, const fl
         NNC_ISA_FN(nnc_conv2d_cols_bwd_data_f32)(N, dy, w, dx, add, C, H, W, F, KH, KW, 1, pad, work, work_len);
         return;
     }
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || CONV_AVX2
     if (nnc_conv_wino(F, OH, OW, C, KH, KW, pad)) { /* (OH = H at padding 1) */
         wino_kernel(w, F, C, 1, work);
         if (!wino(N, dy, dx, F, H, C, NULL, 0, add, work))
@@ -1490,7 +1776,7 @@ void NNC_ISA_FN(nnc_conv2d_bwd_filter_f32)(int64_t N, const float *dy, const flo
         NNC_ISA_FN(nnc_conv2d_cols_bwd_filter_f32)(N, dy, x, dw, C, H, W, F, KH, KW, S, pad, work, work_len);
         return;
     }
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || CONV_AVX2
     if (S == 1 && N > 0 && nnc_conv_wino(C, H, W, F, KH, KW, pad) && !wino_filter(N, dy, x, dw, C, H, F, work))
         return;
 #endif

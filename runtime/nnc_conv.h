@@ -102,10 +102,10 @@ static inline int64_t nnc_conv2d_s2_work(int64_t C, int64_t H, int64_t W, int64_
 }
 
 /* Whether a stride-1 layer (or its data gradient, C and F swapped) goes by
- * Winograd's F(2x2, 3x3) where the runtime has AVX-512 (conv.c): 3x3,
- * padding 1, 8x8 or 16x16 images, 32 or more channels in and out.  Its work: the
- * transformed kernel U [16][C][F], a block of 4 images' transformed
- * input V [16][C][64] and products M [16][F][64]. */
+ * Winograd's F(2x2, 3x3) where the runtime has AVX-512 or AVX2 + FMA
+ * (conv.c): 3x3, padding 1, 8x8 or 16x16 images, 32 or more channels in
+ * and out.  Its work: the transformed kernel U [16][C][F], a block of 4
+ * images' transformed input V [16][C][64] and products M [16][F][64]. */
 static inline int nnc_conv_wino(int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t pad)
 {
     return KH == 3 && KW == 3 && pad == 1 && H == W && (H == 8 || H == 16) && C >= 32 && F >= 32;
@@ -118,8 +118,8 @@ static inline int64_t nnc_conv_wino_work(int64_t C, int64_t F)
 }
 
 /* and its kernel gradient's: V [16][C][64], dy's transform Z [16][64][Fp],
- * dU [16][C][Fp] and an example of dy transposed [64][Fp], Fp = F rounded
- * up to a vector */
+ * dU [16][C][Fp] and an example of dy transposed [H W][Fp], Fp = F rounded
+ * up to 16 floats, AVX-512's vector (AVX2 rounds up to its 8 within it) */
 static inline int64_t nnc_conv_wino_filter_work(int64_t C, int64_t H, int64_t W, int64_t F)
 {
     const int64_t Fp = (F + 15) / 16 * 16;

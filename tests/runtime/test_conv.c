@@ -4,9 +4,10 @@
  * and longer than one 96-position block and ending in a half block, rows
  * narrower than a vector, kernels 1x1 to 7x7 and non-square, padding 0 to
  * K - 1 (and wider, forward only), batches, and more taps than one run of
- * the tap table; the Winograd path of 8x8 and 16x16 layers (at avx512),
- * and infinities there; stride 2; and the gradient for the
- * kernel at any stride.
+ * the tap table; the Winograd path of 8x8 and 16x16 layers (at avx512
+ * and avx2: route_case checks that it is taken), infinities there (the
+ * direct kernels redo the call) and NaN (kept); stride 2; and the gradient
+ * for the kernel at any stride.
  * ctest runs it under each instruction set (runtime.conv.<isa>, NNC_ISA):
  * at avx512 and avx2 the direct kernels run (16-float vectors at avx512,
  * 8-float ones at avx2, each with its own register blocks); at generic
@@ -48,15 +49,15 @@ static void ref_conv(int N, const float *x, const float *w, double *y, int C, in
                                 int ih = S * oh + ky - p, iw = S * ow + kx - p;
                                 if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                                     s += (double)w[((f * C + c) * KH + ky) * KW + kx] *
-                                         x[((n * C + c) * H + ih) * W + iw];
+                                        x[((n * C + c) * H + ih) * W + iw];
                             }
                     y[((n * F + f) * OH + oh) * OW + ow] = s;
                 }
 }
 
 /* dx[n][c][ih][iw] = sum over (f, oh, ow, ky, kx) reaching it of w dy, at stride S */
-static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int C, int H, int W, int F, int KH,
-                         int KW, int S, int p)
+static void ref_bwd_data(int N, const float *dy, const float *w, double *dx, int C, int H, int W, int F, int KH, int KW,
+                         int S, int p)
 {
     int OH = (H + 2 * p - KH) / S + 1, OW = (W + 2 * p - KW) / S + 1;
     memset(dx, 0, sizeof(double) * (size_t)(N * C * H * W));
@@ -141,8 +142,8 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
                 yr[i] = 0;
         }
         e = rel_err(y, yr, ny);
-        CHECKF(e < 1e-5, "forward with bias%s N%d C%d F%d k%dx%d p%d: relative error %g", relu ? " and relu" : "",
-               N, C, F, KH, KW, p, e);
+        CHECKF(e < 1e-5, "forward with bias%s N%d C%d F%d k%dx%d p%d: relative error %g", relu ? " and relu" : "", N, C,
+               F, KH, KW, p, e);
         free(bias);
     }
     free(wk);
@@ -155,8 +156,7 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
         nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, NULL, C, H, W, F, KH, KW, p, wk, nwk);
         ref_bwd_data(N, dy, w, dxr, C, H, W, F, KH, KW, 1, p);
         e = rel_err(dx, dxr, nx);
-        CHECKF(e < 1e-5, "backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW,
-               p, e);
+        CHECKF(e < 1e-5, "backward data N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW, p, e);
         CHECKF(guard_intact(wk, nwk), "backward data wrote past its work buffer");
         /* plus another gradient of x, summed as dx is stored */
         float *add = malloc(sizeof(float) * nx);
@@ -164,8 +164,8 @@ static void one_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, 
             add[i] = (float)urand(seed), dxr[i] += add[i], dx[i] = NAN;
         nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, p, wk, nwk);
         e = rel_err(dx, dxr, nx);
-        CHECKF(e < 1e-5, "backward data + add N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH,
-               KW, p, e);
+        CHECKF(e < 1e-5, "backward data + add N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F, KH, KW,
+               p, e);
         free(add);
         free(wk);
     }
@@ -186,15 +186,17 @@ static int inf_close(const float *got, const double *want, size_t n)
     return 1;
 }
 
-/* An infinity in x (forward, kernel gradient) or dy (data gradient) of a
- * layer the Winograd path would take: its differences would make inf -
+/* An infinity in x (forward, kernel gradient) or dy (both gradients) of
+ * a layer the Winograd path would take: its differences would make inf -
  * inf = NaN where the sums, and PyTorch, give inf (the kernels take the
  * direct path then).  Positive weights and inputs, so that every sum
- * that meets the inf is +inf.  And the kernel gradient of no examples:
- * all 0. */
-static void inf_case(int S)
+ * that meets the inf is +inf.  The inf is in the last of N examples: in
+ * the last block of 4 8x8 images, or of one 16x16 image, after the
+ * blocks before it were written.  And the kernel gradient of no
+ * examples: all 0. */
+static void inf_case(int S, int N)
 {
-    const int N = 2, C = 32, F = 33, K = 3;
+    const int C = 32, F = 33, K = 3, b = N - 1;
     const size_t nx = (size_t)N * C * S * S, nw = (size_t)F * C * K * K, ny = (size_t)N * F * S * S;
     float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *y = malloc(sizeof(float) * ny);
     float *dy = malloc(sizeof(float) * ny), *dx = malloc(sizeof(float) * nx), *dw = malloc(sizeof(float) * nw);
@@ -206,31 +208,32 @@ static void inf_case(int S)
         w[i] = (float)fabs(urand(&seed)) + 0.01f;
     for (size_t i = 0; i < ny; i++)
         dy[i] = (float)fabs(urand(&seed));
-    x[(size_t)(1 * C + 3) * S * S + 3 * S + 4] = INFINITY;
-    dy[(size_t)(1 * F + 5) * S * S + 2 * S + 2] = INFINITY; /* the last example: at 16x16 the second block */
+    const size_t xinf = (size_t)(b * C + 3) * S * S + 3 * S + 4, dyinf = (size_t)(b * F + 5) * S * S + 2 * S + 2;
+    x[xinf] = INFINITY;
+    dy[dyinf] = INFINITY;
     int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, K, K, 1);
     float *wk = work_with_guard(nwk);
     nnc_conv2d_s1_f32(N, x, w, y, C, S, S, F, K, K, 1, NULL, 0, wk, nwk);
     ref_conv(N, x, w, r, C, S, S, F, K, K, 1, 1);
-    CHECKF(inf_close(y, r, ny), "forward %dx%d with an inf in x: inf must stay inf", S, S);
+    CHECKF(inf_close(y, r, ny), "forward N%d %dx%d with an inf in x: inf must stay inf", N, S, S);
     free(wk);
     nwk = nnc_conv2d_s1_bwd_data_work(C, S, S, F, K, K, 1);
     wk = work_with_guard(nwk);
     nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, NULL, C, S, S, F, K, K, 1, wk, nwk);
     ref_bwd_data(N, dy, w, r, C, S, S, F, K, K, 1, 1);
-    CHECKF(inf_close(dx, r, nx), "data gradient %dx%d with an inf in dy: inf must stay inf", S, S);
-    /* with an addend, the inf in the second block (16x16): the first
-     * block's dx is written before the inf is seen, then redone */
+    CHECKF(inf_close(dx, r, nx), "data gradient N%d %dx%d with an inf in dy: inf must stay inf", N, S, S);
+    /* with an addend, the inf in the last block: the blocks before it
+     * wrote their dx (the addend added) before the inf was seen; redone */
     float *add = malloc(sizeof(float) * nx);
     for (size_t i = 0; i < nx; i++)
         add[i] = (float)(i % 7) - 3.0f, r[i] += add[i];
     nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, add, C, S, S, F, K, K, 1, wk, nwk);
-    CHECKF(inf_close(dx, r, nx), "data gradient + add %dx%d, inf in dy", S, S);
+    CHECKF(inf_close(dx, r, nx), "data gradient + add N%d %dx%d, inf in dy", N, S, S);
     free(add);
     free(wk);
     nwk = nnc_conv2d_bwd_filter_work(C, S, S, F, K, K, 1, 1);
     wk = work_with_guard(nwk);
-    dy[(size_t)(1 * F + 5) * S * S + 2 * S + 2] = 1.0f; /* the inf in x alone */
+    dy[dyinf] = 1.0f; /* the inf in x alone */
     nnc_conv2d_bwd_filter_f32(N, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
     int ok = 1;
     for (size_t i = 0; i < nw; i++) {
@@ -238,7 +241,16 @@ static void inf_case(int S)
          * it feeds is inside the image) */
         ok &= i / (K * K) % C == 3 ? dw[i] == INFINITY : isfinite(dw[i]);
     }
-    CHECKF(ok, "kernel gradient %dx%d with an inf in x: inf in channel 3's taps, finite elsewhere", S, S);
+    CHECKF(ok, "kernel gradient N%d %dx%d with an inf in x: inf in channel 3's taps, finite elsewhere", N, S, S);
+    /* the inf in dy alone (dy's transform, Z, looks for it): at (2, 2) of
+     * output channel 5, whose taps all read inside the image */
+    x[xinf] = 1.0f, dy[dyinf] = INFINITY;
+    nnc_conv2d_bwd_filter_f32(N, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
+    ok = 1;
+    for (size_t i = 0; i < nw; i++)
+        ok &= i / ((size_t)C * K * K) == 5 ? dw[i] == INFINITY : isfinite(dw[i]);
+    CHECKF(ok, "kernel gradient N%d %dx%d with an inf in dy: inf in output channel 5, finite elsewhere", N, S, S);
+    CHECKF(guard_intact(wk, nwk), "kernel gradient with an inf wrote past its work buffer");
     for (size_t i = 0; i < nw; i++)
         dw[i] = NAN;
     nnc_conv2d_bwd_filter_f32(0, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
@@ -248,6 +260,150 @@ static void inf_case(int S)
     CHECKF(ok, "kernel gradient %dx%d of no examples: all 0", S, S);
     free(wk);
     free(x), free(w), free(y), free(dy), free(dx), free(dw), free(r);
+}
+
+/* got against want where want may be NaN: NaN exactly where want is, the
+ * rest within the usual relative error */
+static int nan_close(const float *got, const double *want, size_t n)
+{
+    double m = 1e-30;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(want[i]) && fabs(want[i]) > m)
+            m = fabs(want[i]);
+    for (size_t i = 0; i < n; i++)
+        if (isnan(want[i]) ? !isnan(got[i]) : !(fabs(got[i] - want[i]) <= 1e-5 * m))
+            return 0;
+    return 1;
+}
+
+/* A NaN is no infinity: the Winograd path keeps it (its transforms spread
+ * a NaN to exactly the outputs whose 3x3 window holds it, as the direct
+ * sum does), NaN where the plain loops give NaN and nowhere else.  In the
+ * last of N examples, at an image corner (4 outputs a channel) and inside
+ * (9). */
+static void nan_case(int S, int N)
+{
+    const int C = 35, F = 40, K = 3, b = N - 1;
+    const size_t nx = (size_t)N * C * S * S, nw = (size_t)F * C * K * K, ny = (size_t)N * F * S * S;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *y = malloc(sizeof(float) * ny);
+    float *dy = malloc(sizeof(float) * ny), *dx = malloc(sizeof(float) * nx), *dw = malloc(sizeof(float) * nw);
+    double *r = malloc(sizeof(double) * (nx > ny ? nx : ny)), *rw = calloc(nw, sizeof(double));
+    unsigned seed = 13;
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)urand(&seed);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)urand(&seed);
+    for (size_t i = 0; i < ny; i++)
+        dy[i] = (float)urand(&seed);
+    const size_t corner = (size_t)(b * C + 7) * S * S + (S - 1) * S + S - 1;
+    x[(size_t)(b * C + 2) * S * S + 5 * S + 6] = NAN;
+    x[corner] = NAN;
+    dy[(size_t)(b * F + 9) * S * S + 0 * S + 0] = NAN;
+    dy[(size_t)(b * F + 4) * S * S + 6 * S + 3] = NAN;
+    int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, K, K, 1);
+    float *wk = work_with_guard(nwk);
+    nnc_conv2d_s1_f32(N, x, w, y, C, S, S, F, K, K, 1, NULL, 0, wk, nwk);
+    ref_conv(N, x, w, r, C, S, S, F, K, K, 1, 1);
+    CHECKF(nan_close(y, r, ny), "forward N%d %dx%d with NaN in x: NaN where the sums give NaN, only there", N, S, S);
+    free(wk);
+    nwk = nnc_conv2d_s1_bwd_data_work(C, S, S, F, K, K, 1);
+    wk = work_with_guard(nwk);
+    nnc_conv2d_s1_bwd_data_f32(N, dy, w, dx, NULL, C, S, S, F, K, K, 1, wk, nwk);
+    ref_bwd_data(N, dy, w, r, C, S, S, F, K, K, 1, 1);
+    CHECKF(nan_close(dx, r, nx), "data gradient N%d %dx%d with NaN in dy: NaN where the sums give NaN, only there", N,
+           S, S);
+    free(wk);
+    /* the kernel gradient: NaN in every tap of input channel 2 and of
+     * output channels 9 and 4.  Here the padding's zeros are multiplied
+     * too, as the kernels do (a NaN in dy at a corner makes even the taps
+     * that read only padding there NaN).  Not the NaN of x at the corner:
+     * there Winograd's adjoint transforms, whose coefficients for the taps
+     * that never read it cancel only in exact arithmetic, make every tap
+     * of channel 7 NaN, where the direct sum leaves 5 of them finite
+     * (conv.c, "Infinities"). */
+    x[corner] = 0.5f;
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++)
+            for (int c = 0; c < C; c++)
+                for (int t = 0; t < K * K; t++)
+                    for (int oh = 0; oh < S; oh++)
+                        for (int ow = 0; ow < S; ow++) {
+                            const int ih = oh + t / K - 1, iw = ow + t % K - 1;
+                            const double xv =
+                                ih >= 0 && ih < S && iw >= 0 && iw < S ? x[((n * C + c) * S + ih) * S + iw] : 0.0;
+                            rw[(f * C + c) * K * K + t] += (double)dy[((n * F + f) * S + oh) * S + ow] * xv;
+                        }
+    nwk = nnc_conv2d_bwd_filter_work(C, S, S, F, K, K, 1, 1);
+    wk = work_with_guard(nwk);
+    nnc_conv2d_bwd_filter_f32(N, dy, x, dw, C, S, S, F, K, K, 1, 1, wk, nwk);
+    CHECKF(nan_close(dw, rw, nw), "kernel gradient N%d %dx%d with NaN in x and dy: NaN where the sums give NaN", N, S,
+           S);
+    free(wk);
+    free(x), free(w), free(y), free(dy), free(dx), free(dw), free(r), free(rw);
+}
+
+/* Whether the layers of Winograd's class (nnc_conv_wino) go by Winograd
+ * here: conv.c has it at AVX-512 and at AVX2 + FMA.  The library's builds
+ * (NNC_TEST_ISA_VARIANTS): at avx512 and avx2, not at generic (the
+ * columns).  conv.c compiled with this file (rt_test_conv_native, the
+ * direct kernels forced): where this file's target has those.  Else -1:
+ * conv.c was built once, for a target this file does not see. */
+static int wino_expected(void)
+{
+#if defined(NNC_CONV_DIRECT_ALWAYS)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+    return 1;
+#else
+    return 0;
+#endif
+#elif defined(NNC_TEST_ISA_VARIANTS)
+    return nnc_isa() != NNC_ISA_GENERIC;
+#else
+    return -1;
+#endif
+}
+
+/* Which path each pass of a layer of Winograd's class took.  Its
+ * transforms subtract inputs of a tile, so a 1 beside 2^25 in one is lost
+ * (1 - 2^25 rounds to -2^25) where the direct sum and the columns, which
+ * multiply the 2^25 by a zero weight (or a zero dy), keep it exactly.
+ * Channel 0 alone is nonzero: x row 2 holds 1 at column 1 and 2^25 at 3;
+ * w[0][0] is 1 at tap (1, 0) alone, so y[0][2][2] = x[0][2][1] = 1.  The
+ * data gradient: dy row 2 holds 2^25 at column 2 and 1 at 4, dx[0][2][3] =
+ * dy[0][2][4] = 1.  The kernel gradient: dy[0][2][2] = 1 alone, so
+ * dw[0][0][1][0] = x[0][2][1] = 1.  Winograd gives 0 for each. */
+static void route_case(int S)
+{
+    const int wino = wino_expected();
+    if (wino < 0)
+        return;
+    const int C = 32, F = 32;
+    const size_t nx = (size_t)C * S * S, ny = (size_t)F * S * S, nw = (size_t)F * C * 9;
+    float *x = calloc(nx, sizeof(float)), *w = calloc(nw, sizeof(float)), *y = calloc(ny, sizeof(float));
+    float *dy = calloc(ny, sizeof(float)), *dx = calloc(nx, sizeof(float)), *dw = calloc(nw, sizeof(float));
+    const float big = 33554432.0f, want = wino ? 0.0f : 1.0f;
+    const char *how = wino ? "by Winograd (0)" : "exact (1)";
+    x[2 * S + 1] = 1.0f, x[2 * S + 3] = big;
+    w[1 * 3 + 0] = 1.0f;
+    int64_t nwk = nnc_conv2d_s1_work(C, S, S, F, 3, 3, 1);
+    float *wk = work_with_guard(nwk);
+    nnc_conv2d_s1_f32(1, x, w, y, C, S, S, F, 3, 3, 1, NULL, 0, wk, nwk);
+    CHECKF(y[2 * S + 2] == want, "forward %dx%d: y = %g, %s expected", S, S, y[2 * S + 2], how);
+    free(wk);
+    dy[2 * S + 2] = big, dy[2 * S + 4] = 1.0f;
+    nwk = nnc_conv2d_s1_bwd_data_work(C, S, S, F, 3, 3, 1);
+    wk = work_with_guard(nwk);
+    nnc_conv2d_s1_bwd_data_f32(1, dy, w, dx, NULL, C, S, S, F, 3, 3, 1, wk, nwk);
+    CHECKF(dx[2 * S + 3] == want, "data gradient %dx%d: dx = %g, %s expected", S, S, dx[2 * S + 3], how);
+    free(wk);
+    memset(dy, 0, sizeof(float) * ny);
+    dy[2 * S + 2] = 1.0f;
+    nwk = nnc_conv2d_bwd_filter_work(C, S, S, F, 3, 3, 1, 1);
+    wk = work_with_guard(nwk);
+    nnc_conv2d_bwd_filter_f32(1, dy, x, dw, C, S, S, F, 3, 3, 1, 1, wk, nwk);
+    CHECKF(dw[3] == want, "kernel gradient %dx%d: dw = %g, %s expected", S, S, dw[3], how);
+    free(wk);
+    free(x), free(w), free(y), free(dy), free(dx), free(dw);
 }
 
 static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, int KW, int p)
@@ -276,8 +432,8 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
                 yr[i] = yr[i] > 0 ? yr[i] : 0;
             }
         double e = rel_err(y, yr, ny);
-        CHECKF(e < 1e-5, "stride 2%s N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", withb ? " +bias relu" : "", N,
-               C, H, W, F, KH, KW, p, e);
+        CHECKF(e < 1e-5, "stride 2%s N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", withb ? " +bias relu" : "", N, C,
+               H, W, F, KH, KW, p, e);
         CHECKF(guard_intact(wk, nwk), "stride 2 wrote past its work buffer");
     }
     free(wk);
@@ -303,8 +459,8 @@ static void s2_case(unsigned *seed, int N, int C, int H, int W, int F, int KH, i
             add[i] = (float)urand(seed), dxr[i] += add[i], dx[i] = NAN;
         nnc_conv2d_s2_bwd_data_f32(N, dy, w, dx, add, C, H, W, F, KH, KW, p, wk, nwk);
         const double e2 = rel_err(dx, dxr, nx);
-        CHECKF(e2 < 1e-5, "stride 2 backward data + add N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W,
-               F, KH, KW, p, e2);
+        CHECKF(e2 < 1e-5, "stride 2 backward data + add N%d C%d %dx%d F%d k%dx%d p%d: relative error %g", N, C, H, W, F,
+               KH, KW, p, e2);
         free(add);
         free(wk), free(dy), free(dx), free(dxr);
     }
@@ -334,7 +490,8 @@ static void filter_case(unsigned *seed, int N, int C, int H, int W, int F, int K
                                 int ih = oh * S + ky - p, iw = ow * S + kx - p;
                                 if (ih >= 0 && ih < H && iw >= 0 && iw < W)
                                     dwr[((f * C + c) * KH + ky) * KW + kx] +=
-                                        (double)dy[((n * F + f) * OH + oh) * OW + ow] * x[((n * C + c) * H + ih) * W + iw];
+                                        (double)dy[((n * F + f) * OH + oh) * OW + ow] *
+                                        x[((n * C + c) * H + ih) * W + iw];
                             }
     int64_t nwk = nnc_conv2d_bwd_filter_work(C, H, W, F, KH, KW, S, p);
     float *wk = work_with_guard(nwk);
@@ -389,8 +546,8 @@ static void fallback_case(unsigned *seed, int N, int C, int H, int W, int F, int
     else
         nnc_conv2d_s2_f32(N, x, w, a, C, H, W, F, KH, KW, p, bias, 1, wd, nd);
     nnc_conv2d_cols_f32(N, x, w, b, C, H, W, F, KH, KW, S, p, bias, 1, wc, nc);
-    CHECKF(same_out(a, b, ny) && guard_intact(wd, nd), "%s forward s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S, N, C,
-           H, W, F, KH, KW, p);
+    CHECKF(same_out(a, b, ny) && guard_intact(wd, nd), "%s forward s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S, N, C, H,
+           W, F, KH, KW, p);
     free(wd), free(wc);
 
     if (p <= KH - 1 && p <= KW - 1) {
@@ -402,8 +559,8 @@ static void fallback_case(unsigned *seed, int N, int C, int H, int W, int F, int
         else
             nnc_conv2d_s2_bwd_data_f32(N, dy, w, a, add, C, H, W, F, KH, KW, p, wd, nd);
         nnc_conv2d_cols_bwd_data_f32(N, dy, w, b, add, C, H, W, F, KH, KW, S, p, wc, nc);
-        CHECKF(same_out(a, b, nx) && guard_intact(wd, nd), "%s data gradient s%d N%d C%d %dx%d F%d k%dx%d p%d", how,
-               S, N, C, H, W, F, KH, KW, p);
+        CHECKF(same_out(a, b, nx) && guard_intact(wd, nd), "%s data gradient s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S,
+               N, C, H, W, F, KH, KW, p);
         free(wd), free(wc);
     }
 
@@ -412,8 +569,8 @@ static void fallback_case(unsigned *seed, int N, int C, int H, int W, int F, int
     wd = work_with_guard(nd), wc = work_with_guard(nc);
     nnc_conv2d_bwd_filter_f32(N, dy, x, a, C, H, W, F, KH, KW, S, p, wd, nd);
     nnc_conv2d_cols_bwd_filter_f32(N, dy, x, b, C, H, W, F, KH, KW, S, p, wc, nc);
-    CHECKF(same_out(a, b, nw) && guard_intact(wd, nd), "%s kernel gradient s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S,
-           N, C, H, W, F, KH, KW, p);
+    CHECKF(same_out(a, b, nw) && guard_intact(wd, nd), "%s kernel gradient s%d N%d C%d %dx%d F%d k%dx%d p%d", how, S, N,
+           C, H, W, F, KH, KW, p);
     free(wd), free(wc);
     free(x), free(w), free(dy), free(add), free(bias), free(a), free(b);
 }
@@ -452,8 +609,16 @@ int main(void)
     one_case(&seed, 3, 33, 16, 16, 40, 3, 3, 1); /* 16x16: a block is one example */
     one_case(&seed, 1, 48, 16, 16, 32, 3, 3, 1);
     one_case(&seed, 2, 32, 16, 16, 37, 3, 3, 1); /* odd F: with relu */
-    inf_case(8);
-    inf_case(16);
+    one_case(&seed, 2, 40, 8, 8, 33, 3, 3, 1);   /* F off 8: the avx2 kernel transform's last 8 */
+    one_case(&seed, 1, 33, 16, 16, 48, 3, 3, 1); /* 16x16, the data gradient's F = 33 */
+    inf_case(8, 2);
+    inf_case(8, 6); /* the inf in the second block of 8x8 images */
+    inf_case(16, 2);
+    nan_case(8, 3);
+    nan_case(16, 2);
+    /* every pass of the class goes by Winograd at avx512 and avx2 */
+    route_case(8);
+    route_case(16);
     /* channel tails, tiny and odd images, non-square kernels, padding */
     for (int F = 1; F <= 9; F++)
         one_case(&seed, 1, 3, 5, 7, F, 3, 3, 1);
@@ -505,7 +670,7 @@ int main(void)
     s2_case(&seed, 1, 3, 64, 64, 5, 3, 3, 1); /* rows of 64: whole vectors */
     s2_case(&seed, 2, 5, 7, 7, 11, 5, 5, 2);
     s2_case(&seed, 1, 9, 14, 14, 17, 3, 3, 0);
-    s2_case(&seed, 1, 520, 4, 4, 3, 3, 3, 1); /* forward: C K K > 4096 */
+    s2_case(&seed, 1, 520, 4, 4, 3, 3, 3, 1);  /* forward: C K K > 4096 */
     s2_case(&seed, 1, 3, 6, 6, 1100, 2, 2, 0); /* F x 4 taps > 4096: runs of the phase's tap table */
     /* the kernel's gradient: output channels 1 to 80 (vector blocks of 1, 2
      * and 4 and their tails), strides 1 to 3, tap counts off the blocks of
