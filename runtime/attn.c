@@ -8,25 +8,50 @@
  * dK = α dSᵀ Q) need about half the multiplies of a full GEMM, and they are
  * small (gpt_mini: 64 x 64 x 32, 1,536 calls a step), where a BLAS call
  * also costs its packing: these kernels skip the zero triangle and keep a
- * block of rows x 16-float column vectors in registers.  plan.c marks the
+ * block of rows x column vectors in registers.  plan.c marks the
  * products (IrNode.causal on an IR_MATMUL), emit_ops.c calls them for float
  * when the sizes fit (T a multiple of 16, the other dim too or small).
  *
- * Vectors are GCC/clang vector extensions of 16 floats, AVX-512 in the
- * runtime's avx512 build of this file (x86-64-v4, nnc_isa.h); this file is
- * compiled with -ffp-contract=fast (CMakeLists.txt) so that a * b + acc is
- * one FMA. */
+ * Vectors are GCC/clang vector extensions: of 16 floats (AVX-512) in the
+ * runtime's avx512 build of this file (x86-64-v4, nnc_isa.h), of 8 (AVX2)
+ * in its avx2 build (x86-64-v3, with FMA); this file is compiled with
+ * -ffp-contract=fast (CMakeLists.txt) so that a * b + acc is one FMA.  The
+ * generic build (SSE) calls OpenBLAS's full products.
+ *
+ * Measured (gcc 12 -O2) on the 2-core AMD EPYC (Zen 4) of the tests,
+ * shared with other work (figures +-15 %), against the OpenBLAS full
+ * product the avx2 build called before, on one thread as the runtime runs
+ * it, with the AVX-512 (Cooperlake) kernels OpenBLAS picks here and with
+ * OPENBLAS_CORETYPE=Haswell (its AVX2 ones); us per call, min of 5 x 2:
+ *
+ *   T x T x K (NT), T x N x T (NN, TN)   AVX2 kernel   OpenBLAS   (Haswell)
+ *   NT   32 x  32 x  16                         0.34       0.60      0.76
+ *   NT   32 x  32 x 128 (the closest)           2.45       2.74      4.60
+ *   NT   64 x  64 x  32 (gpt_mini)              2.17       3.42      4.02
+ *   NT  128 x 128 x  64                         13.6       32.7      27.8
+ *   NT  256 x 256 x  32                         31.7       67.4      58.4
+ *   NN   32 x  16 x  32                         0.28       0.40      0.70
+ *   NN   64 x  32 x  64 (gpt_mini)              1.88       3.10      3.97
+ *   NN  128 x  64 x 128                         11.9       31.2      25.5
+ *   NN  256 x 128 x 256                         93.7      232.1     225.7
+ *   TN   64 x  32 x  64 (gpt_mini)              1.49       3.02      3.78
+ *   TN  256 x 128 x 256                        133.9      189.1     207.0
+ *
+ * Every shape of T = 32, 48, 64, 96, 128, 256 and K or N = 16, 24, 32, 48,
+ * 64, 128 that the kernels take was faster with them, 1.4x to 3.2x (NT at
+ * T = 32, K = 128: 1.1x), so no shape goes back to OpenBLAS by speed; T K >
+ * NNC_CAUSAL_NT_MAX stays OpenBLAS's (the compiler does not call the
+ * kernel there). */
 #include <stdint.h>
 #include <string.h>
 
 #include "nnc_isa.h"
 
 /* OpenBLAS's full products, which satisfy the same contracts (the zeros
- * of a are multiplied, all of c is written): in the builds for other
- * instruction sets than AVX-512, whose 32 registers the kernels' 4 x 4
- * blocks of 16-float accumulators need (at -O2 for SSE they spilled: 92
- * us per 64 x 64 x 32 product against 6.7 for OpenBLAS), and for sizes
- * the kernels do not take. */
+ * of a are multiplied, all of c is written): in the generic build, whose
+ * 16 SSE registers of 4 floats the kernels were not written for (their 4 x
+ * 4 blocks of 16-float vectors spilled: 92 us per 64 x 64 x 32 product
+ * against 6.7 for OpenBLAS), and for sizes the kernels do not take. */
 static void full_nt(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                     float *c, int64_t ldc)
 {
@@ -41,7 +66,13 @@ static void full_nn(int ta, int64_t T, int64_t N, float alpha, const float *a, i
                 b, (int)ldb, 0.0f, c, (int)ldc);
 }
 
-#if !defined(__AVX512F__)
+#if defined(__AVX512F__)
+#define ATTN_VL 16
+#elif defined(__AVX2__) && defined(__FMA__)
+#define ATTN_VL 8
+#endif
+
+#if !defined(ATTN_VL)
 void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
                                           const float *b, int64_t ldb, float *c, int64_t ldc)
 {
@@ -60,35 +91,57 @@ void NNC_ISA_FN(nnc_matmul_lower_tn_f32)(int64_t T, int64_t N, float alpha, cons
     full_nn(1, T, N, alpha, a, lda, b, ldb, c, ldc);
 }
 #else
+#include <immintrin.h>
 
-typedef float v16 __attribute__((vector_size(64)));
-typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
-enum { VL = 16, MR = 4, NVMAX = 4 };
+/* A block is MR = 4 rows x up to NVMAX vectors of accumulators, the
+ * vectors of b one row of k at a time and one broadcast of a: at AVX-512
+ * 4 x 4 (16 + 4 + 1 of the 32 registers), at AVX2 4 x 3 (12 + 3 + 1: all
+ * 16; 4 x 2 was 5-10 % slower on most shapes, 8 x 1 20-30 %). */
+#if ATTN_VL == 16
+#define ATTN_NV 4
+#else
+#define ATTN_NV 3
+#endif
+typedef float vf __attribute__((vector_size(4 * ATTN_VL)));
+typedef float vfu __attribute__((vector_size(4 * ATTN_VL), aligned(4), may_alias));
+enum { VL = ATTN_VL, MR = 4, NVMAX = ATTN_NV };
 
 /* c[MR rows from r0][nv vectors from col] = alpha * sum over k in [k0, K)
  * of a(r, k) b[k][col ..], where a(r, k) = a[r sr + k sk]: a as it is
- * (sr = lda, sk = 1) or transposed (sr = 1, sk = lda) */
+ * (sr = lda, sk = 1) or transposed (sr = 1, sk = lda).  The loops over r
+ * and v are unrolled by pragma: gcc 12 at -O2 (the default build,
+ * RelWithDebInfo) unrolls none of them by itself and then keeps the
+ * accumulators in memory; the avx512 build took 5.2 to 6.8 us per 64 x 64
+ * x 32 causal NT product (three runs) against 1.9 to 2.6 unrolled and 3.4
+ * for OpenBLAS.  (At -O3 gcc unrolls them itself.) */
 static inline __attribute__((always_inline)) void block(const float *a, int64_t sr, int64_t sk, const float *b,
                                                         int64_t ldb, float *c, int64_t ldc, int64_t r0, int64_t col,
                                                         int64_t k0, int64_t K, float alpha, int nv)
 {
-    v16 acc[MR][NVMAX];
+    vf acc[MR][NVMAX];
+#pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
-            acc[r][v] = (v16){0};
+            acc[r][v] = (vf){0};
     for (int64_t k = k0; k < K; k++) {
-        v16 bv[NVMAX];
+        vf bv[NVMAX];
+#pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
-            bv[v] = *(const v16u *)(b + k * ldb + col + VL * v);
+            bv[v] = *(const vfu *)(b + k * ldb + col + VL * v);
+#pragma GCC unroll 4
         for (int r = 0; r < MR; r++) {
             const float s = a[(r0 + r) * sr + k * sk];
+#pragma GCC unroll 4
             for (int v = 0; v < nv; v++)
                 acc[r][v] += bv[v] * s;
         }
     }
+#pragma GCC unroll 4
     for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
-            *(v16u *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
+            *(vfu *)(c + (r0 + r) * ldc + col + VL * v) = acc[r][v] * alpha;
 }
 
 typedef void block_fn(const float *, int64_t, int64_t, const float *, int64_t, float *, int64_t, int64_t, int64_t,
@@ -102,15 +155,62 @@ typedef void block_fn(const float *, int64_t, int64_t, const float *, int64_t, f
 BLOCK(1)
 BLOCK(2)
 BLOCK(3)
+#if ATTN_NV == 4
 BLOCK(4)
 static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3, block4};
+#else
+static block_fn *const blocks[NVMAX + 1] = {NULL, block1, block2, block3};
+#endif
 
-/* the column vectors [0, nvec) of rows r0.. of c, in blocks of NVMAX */
+/* the column vectors [0, nvec) of rows r0.. of c, in blocks of NVMAX, but
+ * for a last block of one vector: the 4 accumulators of a 1-vector block
+ * wait on the FMA's latency (4 cycles, 2 a cycle want 8), so it and the
+ * block before become blocks of 2 and NVMAX - 1 (AVX2, N = 32: 5.3 us
+ * for 128 x 32 x 128 against 5.9 as 3 + 1) */
 static void row_strip(const float *a, int64_t sr, int64_t sk, const float *b, int64_t ldb, float *c, int64_t ldc,
                       int64_t r0, int64_t nvec, int64_t k0, int64_t K, float alpha)
 {
-    for (int64_t v = 0; v < nvec; v += NVMAX)
+    int64_t v = 0;
+    if (nvec > NVMAX && nvec % NVMAX == 1) {
+        for (; v < nvec - NVMAX - 1; v += NVMAX)
+            blocks[NVMAX](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
+        blocks[2](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
+        blocks[NVMAX - 1](a, sr, sk, b, ldb, c, ldc, r0, VL * (v + 2), k0, K, alpha);
+        return;
+    }
+    for (; v < nvec; v += NVMAX)
         blocks[nvec - v < NVMAX ? nvec - v : NVMAX](a, sr, sk, b, ldb, c, ldc, r0, VL * v, k0, K, alpha);
+}
+
+/* bt[K][T] = bᵀ (b: [T][K] of pitch ldb, T a multiple of 8), in 8 x 8
+ * tiles of AVX (both builds): the scalar copy made the AVX2 NT product
+ * 10-15 % slower (64 x 64 x 64: 5.1 us against 4.4) */
+static void transpose(int64_t T, int64_t K, const float *b, int64_t ldb, float *bt)
+{
+    int64_t k0 = 0;
+    for (; k0 + 8 <= K; k0 += 8)
+        for (int64_t j = 0; j < T; j += 8) {
+            __m256 r[8], t[8], s[8];
+            for (int q = 0; q < 8; q++)
+                r[q] = _mm256_loadu_ps(b + (j + q) * ldb + k0);
+            for (int q = 0; q < 8; q += 2) {
+                t[q] = _mm256_unpacklo_ps(r[q], r[q + 1]);
+                t[q + 1] = _mm256_unpackhi_ps(r[q], r[q + 1]);
+            }
+            for (int q = 0; q < 8; q += 4) {
+                s[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
+                s[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xEE);
+                s[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+                s[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+            }
+            for (int q = 0; q < 4; q++) {
+                _mm256_storeu_ps(bt + (k0 + q) * T + j, _mm256_permute2f128_ps(s[q], s[q + 4], 0x20));
+                _mm256_storeu_ps(bt + (k0 + q + 4) * T + j, _mm256_permute2f128_ps(s[q], s[q + 4], 0x31));
+            }
+        }
+    for (int64_t j = 0; j < T; j++)
+        for (int64_t k = k0; k < K; k++)
+            bt[k * T + j] = b[j * ldb + k];
 }
 
 void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, const float *a, int64_t lda,
@@ -122,9 +222,7 @@ void NNC_ISA_FN(nnc_matmul_causal_nt_f32)(int64_t T, int64_t K, float alpha, con
     }
     /* bᵀ [K][T], so that a row of the output is a run of vectors */
     float bt[NNC_CAUSAL_NT_MAX];
-    for (int64_t j = 0; j < T; j++)
-        for (int64_t k = 0; k < K; k++)
-            bt[k * T + j] = b[j * ldb + k];
+    transpose(T, K, b, ldb, bt);
     /* rows r0..r0+3 need the columns up to r0 + 3: its vector and those
      * before */
     for (int64_t r0 = 0; r0 < T; r0 += MR)

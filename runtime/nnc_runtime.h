@@ -345,19 +345,20 @@ void nnc_maxpool2_bwd_f32(int64_t NC, int64_t H, int64_t W, const float *x, cons
 
 /* ---- causal attention's products (attn.c) ---------------------------------- */
 
-/* At another instruction set than AVX-512 (nnc_isa) these three are
- * OpenBLAS's full products (the kernels' 16-float accumulators would spill), which
+/* The kernels' vectors are 16 floats at AVX-512 and 8 at AVX2 (nnc_isa);
+ * in the generic build these three are OpenBLAS's full products, which
  * satisfy the same contracts; so are sizes outside the ones below. */
 
 /* c[i][j] = alpha * sum over k of a[i][k] b[j][k] for j <= i (a, b: [T][K]
  * rows of pitch lda, ldb; c: [T][T] of pitch ldc): only the lower
- * triangle, up to whole 16-column vectors; the rest of c may be left
- * unwritten.  The kernel: T a multiple of 16, T K <= NNC_CAUSAL_NT_MAX
- * (nnc_conv.h; bᵀ is copied to the stack). */
+ * triangle, up to whole vectors; the rest of c may be left unwritten.  The
+ * kernel: T a multiple of the vector, T K <= NNC_CAUSAL_NT_MAX (nnc_conv.h;
+ * bᵀ is copied to the stack). */
 void nnc_matmul_causal_nt_f32(int64_t T, int64_t K, float alpha, const float *a, int64_t lda, const float *b,
                               int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * a b for a [T][T] that is zero above its diagonal (the
- * kernel does not read the zeros; it takes N and T multiples of 16). */
+ * kernel reads the zeros only in its 4-row blocks across the diagonal; it
+ * takes N and T multiples of the vector). */
 void nnc_matmul_lower_nn_f32(int64_t T, int64_t N, float alpha, const float *a, int64_t lda, const float *b,
                              int64_t ldb, float *c, int64_t ldc);
 /* c[T][N] = alpha * aᵀ b for the same a. */

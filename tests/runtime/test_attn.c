@@ -1,13 +1,16 @@
 /* test_attn.c — causal attention's product kernels (runtime/attn.c)
- * against plain double-precision products: T of 16 to 128, inner and
- * outer dims of 16 to 80 (more than one block of 4 column vectors), row
+ * against plain double-precision products: T of 16 to 256, inner and
+ * outer dims of 8 to 80 (more than one block of 4 column vectors at
+ * AVX-512, of 3 at AVX2, and the blocks' tails: N of 8, 16, 24, 40, 56, 80
+ * are 1, 2, 3, 5, 7, 10 vectors of 8), an inner dim K of the causal NT
+ * product that is no multiple of 8 (its transposition's tail), row
  * pitches wider than the rows, alpha != 1, and sizes the kernels hand to
- * OpenBLAS (T or N not a multiple of 16, T K over the stack buffer).  The lower-triangular operand
- * has garbage (not zeros) nowhere it may be read: its upper triangle is
- * zero, as the causal softmax and its gradient leave it; the output of the
- * causal NT product is checked on and below the diagonal, and the floats
- * after each output row's last read column (pitch padding) must stay
- * untouched.
+ * OpenBLAS (T or N not a multiple of the vector, T K over the stack
+ * buffer).  The lower-triangular operand has garbage (not zeros) nowhere
+ * it may be read: its upper triangle is zero, as the causal softmax and
+ * its gradient leave it; the output of the causal NT product is checked
+ * on and below the diagonal, and the floats after each output row's last
+ * read column (pitch padding) must stay untouched.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -103,11 +106,12 @@ int main(void)
 {
     if (isa_skip("test_attn"))
         return ISA_SKIP;
-    /* 20, 24 and T K > NNC_CAUSAL_NT_MAX (128 x 80): sizes the kernels
-     * leave to the full products */
-    static const int64_t Ts[] = {16, 20, 32, 48, 64, 128};
-    static const int64_t Ks[] = {1, 7, 16, 32, 33, 64, 80};
-    static const int64_t Ns[] = {16, 24, 32, 48, 64, 80};
+    /* T of 20 and 24, N not a multiple of the vector (AVX-512: 8, 24, 40,
+     * 56) and T K > NNC_CAUSAL_NT_MAX (128 x 80, 256 x 33 and more): sizes
+     * the kernels leave to the full products */
+    static const int64_t Ts[] = {16, 20, 24, 32, 48, 64, 96, 128, 256};
+    static const int64_t Ks[] = {1, 7, 16, 20, 32, 33, 64, 80};
+    static const int64_t Ns[] = {8, 16, 24, 32, 40, 48, 56, 64, 80};
     unsigned seed = 1;
     for (size_t t = 0; t < sizeof Ts / sizeof *Ts; t++) {
         for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)

@@ -94,11 +94,15 @@ int main(void)
         return ISA_SKIP;
     /* (NC, H, W): lenet5's two pools; W of 2, 15, 16, 17 (a vector of 8
      * windows, 16 minus one, ...), 32, 33, 34 (exactly 16 windows, one
-     * more), 66 (several vectors and a tail); odd H; H or W of 1 (no
-     * windows at all: dx all 0) */
+     * more), 66 (several vectors and a tail); for AVX2's vectors of 8
+     * windows: rows of 1 to 7 (W 2, 3, 8, 9, 10, 12, 15: the part stores
+     * of 1, 2 and 4 floats), 8 (16, 17) and a tail (20, 28: the last
+     * vector overlaps the one before); odd H; H or W of 1 (no windows at
+     * all: dx all 0) */
     static const int64_t cases[][3] = {{384, 28, 28}, {1024, 10, 10}, {3, 2, 2},  {5, 7, 15},  {2, 16, 16},
                                        {4, 9, 17},    {3, 6, 32},     {2, 5, 33}, {2, 4, 34},  {3, 11, 66},
-                                       {2, 1, 8},     {2, 8, 1},      {1, 3, 3},  {6, 64, 64}};
+                                       {2, 1, 8},     {2, 8, 1},      {1, 3, 3},  {6, 64, 64}, {3, 4, 8},
+                                       {2, 6, 9},     {3, 5, 12},     {2, 4, 20}, {2, 3, 13}};
     unsigned seed = 7;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(cases[i][0], cases[i][1], cases[i][2], seed += 101);
