@@ -71,6 +71,12 @@ int nnc_threads(void)
     return n > 0 ? n : nnc_set_threads(0);
 }
 
+/* A GEMM block's least work: a BLAS call costs some microseconds of its
+ * own (packing, buffers), so a block does at least ~60 us of products
+ * (gpt_mini's 33-MFLOP products in 8 blocks took 13% longer at one
+ * thread than in one call). */
+#define GEMM_BLOCK_FLOPS 8.0e6
+
 /* ---- fixed items ------------------------------------------------------------- */
 
 /* Runs fn(ctx, item, slot) for item in [0, items) on at most `threads`
@@ -389,10 +395,14 @@ static void conv_run(conv_job *j, int64_t work_len)
         return;
     }
     const double flops = 2.0 * (double)(j->F * j->C * j->KH * j->KW * j->OH * j->OW);
-    if ((!j->direct || !nnc_conv_direct_ok()) && nnc_conv_cols_group(j->OH, j->OW) > 1) {
+    const int64_t G = nnc_conv_cols_group(j->OH, j->OW);
+    if ((!j->direct || !nnc_conv_direct_ok()) && G > 1 && flops * (double)G >= 2 * GEMM_BLOCK_FLOPS) {
         /* small images by the columns, G to a GEMM (conv_cols.c; also the
          * direct kernels' own fallback, which must give the columns'
-         * bits): one item, whose GEMMs nnc_sgemm splits over the threads */
+         * bits), whose GEMMs are large enough for nnc_sgemm to split over
+         * the threads: one item.  Smaller ones split by examples below,
+         * each item grouping its own (lenet5's 10x10 data gradient, 1.4
+         * MFLOP a group, ran on one thread: 1.83 -> 1.97 ms a step at 2) */
         j->items = 1;
         run_items(1, 1, conv_item, j);
         return;
@@ -514,11 +524,6 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
  * is one single-threaded BLAS call, the same call at any thread count,
  * and no output is summed by two blocks (K is never split).  Blocks are
  * multiples of 16 rows or columns, the width of OpenBLAS's kernels. */
-/* A GEMM block's least work: a BLAS call costs some microseconds of its
- * own (packing, buffers), so a block does at least ~60 us of products
- * (gpt_mini's 33-MFLOP products in 8 blocks took 13% longer at one
- * thread than in one call). */
-#define GEMM_BLOCK_FLOPS 8.0e6
 
 typedef struct {
     int real8, by_cols;
