@@ -386,6 +386,20 @@ static int count_list(const char *list)
 /* Reads and validates the arrays of a pass: the inputs and, when
  * `with_labels`, the labels (`labels` may then be NULL only for a model
  * without labels).  Returns an exit status. */
+/* The arrays of a set of `count` arrays, `num_inputs` of them inputs;
+ * -1 when out of memory (dset_free frees what was allocated). */
+static int dset_alloc(dset *s, int count, int num_inputs)
+{
+    s->count = count;
+    s->num_inputs = num_inputs;
+    s->arr = calloc((size_t)count + 1, sizeof *s->arr);
+    s->io = calloc((size_t)count + 1, sizeof *s->io);
+    s->paths = calloc((size_t)count + 1, sizeof *s->paths);
+    s->ex_bytes = calloc((size_t)count + 1, sizeof *s->ex_bytes);
+    s->stride = calloc((size_t)count + 1, sizeof *s->stride);
+    return s->arr && s->io && s->paths && s->ex_bytes && s->stride ? 0 : -1;
+}
+
 static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const char *labels, const char *in_opt,
                      const char *lab_opt)
 {
@@ -401,14 +415,7 @@ static int dset_load(drv *v, dset *s, const char *inputs, int with_labels, const
         return usage_error(v->prog, d, v->sub, "--%s: the model takes %d label%s, got %d", lab_opt, nlab,
                            nlab == 1 ? "" : "s", count_list(labels));
     int total = nin + nlab;
-    s->count = total;
-    s->num_inputs = nin;
-    s->arr = calloc((size_t)total + 1, sizeof *s->arr);
-    s->io = calloc((size_t)total + 1, sizeof *s->io);
-    s->paths = calloc((size_t)total + 1, sizeof *s->paths);
-    s->ex_bytes = calloc((size_t)total + 1, sizeof *s->ex_bytes);
-    s->stride = calloc((size_t)total + 1, sizeof *s->stride);
-    if (!s->arr || !s->io || !s->paths || !s->ex_bytes || !s->stride)
+    if (dset_alloc(s, total, nin))
         return file_error(v->prog, "out of memory");
     int rc = split_paths(inputs, nin, s->paths);
     if (rc == -1)
@@ -536,20 +543,27 @@ static void slice(const dset *ds, int64_t s, const void **ptrs)
         ptrs[i] = (const char *)ds->arr[i].data + (size_t)s * ds->stride[i];
 }
 
-/* How much a chunk's mean loss weighs: its examples, or, when the first
+/* How much a batch's mean loss weighs: its examples, or, when the first
  * label is i32 (class ids for cross_entropy, which averages over the ids
- * other than -100), its label entries other than -100, so that the chunks
- * combine to the mean over the whole set. */
-static double loss_weight(const dset *ds, int64_t s, int n)
+ * other than -100), its label entries other than -100, so that chunks
+ * combine to the mean over the whole set and accumulated batches to one
+ * batch of all of them.  `lab` is the batch's first label. */
+static double batch_weight(const dset *ds, const void *lab, int n)
 {
     if (ds->count == ds->num_inputs || ds->arr[ds->num_inputs].dtype != NNC_I32 || !ds->stride[ds->num_inputs])
         return n;
-    const int i = ds->num_inputs;
-    const int32_t *lab = (const int32_t *)((const char *)ds->arr[i].data + (size_t)s * ds->stride[i]);
-    size_t per = ds->ex_bytes[i] / sizeof(int32_t), count = 0;
+    const int32_t *y = lab;
+    size_t per = ds->ex_bytes[ds->num_inputs] / sizeof(int32_t), count = 0;
     for (size_t k = 0; k < per * (size_t)n; k++)
-        count += lab[k] != -100;
+        count += y[k] != -100;
     return (double)count;
+}
+
+/* the same for rows [s, s + n) of the set */
+static double loss_weight(const dset *ds, int64_t s, int n)
+{
+    const int i = ds->num_inputs;
+    return batch_weight(ds, i < ds->count ? (const char *)ds->arr[i].data + (size_t)s * ds->stride[i] : NULL, n);
 }
 
 /* Loss and metrics over a whole data set, in chunks of at most max_batch:
@@ -639,18 +653,14 @@ static int cmd_info(drv *v)
     return EXIT_OK;
 }
 
-/* The examples a batch's mean loss is over: those of its rows, or, when
- * the first label is i32 class ids, the ids other than -100 (what
- * cross_entropy averages over).  `lab` is the batch's first label. */
-static double batch_weight(const dset *ds, const void *lab, int n)
+/* Fisher-Yates from the end over perm[0 .. n), drawing from r: each
+ * epoch's order, and --val-split's choice */
+static void shuffle_perm(nnc_rng *r, uint32_t *perm, int64_t n)
 {
-    if (ds->count == ds->num_inputs || ds->arr[ds->num_inputs].dtype != NNC_I32 || !ds->stride[ds->num_inputs])
-        return n;
-    const int32_t *y = lab;
-    size_t per = ds->ex_bytes[ds->num_inputs] / sizeof(int32_t), count = 0;
-    for (size_t k = 0; k < per * (size_t)n; k++)
-        count += y[k] != -100;
-    return (double)count;
+    for (int64_t i = n - 1; i > 0; i--) {
+        const uint32_t j = nnc_rng_below(r, (uint32_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
 }
 
 /* --val-split: moves `nval` examples of `tr`, drawn by a permutation of
@@ -664,23 +674,13 @@ static int dset_split(drv *v, dset *tr, dset *va, int64_t nval, uint64_t seed)
     memset(va, 0, sizeof *va);
     unsigned char *held = calloc((size_t)n, 1);
     uint32_t *perm = malloc((size_t)n * sizeof *perm);
-    va->count = tr->count;
-    va->num_inputs = tr->num_inputs;
-    va->arr = calloc((size_t)tr->count + 1, sizeof *va->arr);
-    va->io = calloc((size_t)tr->count + 1, sizeof *va->io);
-    va->paths = calloc((size_t)tr->count + 1, sizeof *va->paths);
-    va->ex_bytes = calloc((size_t)tr->count + 1, sizeof *va->ex_bytes);
-    va->stride = calloc((size_t)tr->count + 1, sizeof *va->stride);
-    int rc = !held || !perm || !va->arr || !va->io || !va->paths || !va->ex_bytes || !va->stride;
+    int rc = dset_alloc(va, tr->count, tr->num_inputs) || !held || !perm;
     if (!rc) {
         nnc_rng r;
         nnc_rng_seed(&r, seed ^ SPLIT_SALT);
         for (int64_t i = 0; i < n; i++)
             perm[i] = (uint32_t)i;
-        for (int64_t i = n - 1; i > 0; i--) {
-            uint32_t j = nnc_rng_below(&r, (uint32_t)(i + 1)), t = perm[i];
-            perm[i] = perm[j], perm[j] = t;
-        }
+        shuffle_perm(&r, perm, n);
         for (int64_t i = 0; i < nval; i++)
             held[perm[i]] = 1;
     }
@@ -802,6 +802,20 @@ static const char *const train_keys[K_COUNT] = {
     "nnc.train.optimizer_step", "nnc.train.rng",      "nnc.train.seed",      "nnc.train.batch",
     "nnc.train.accumulate",     "nnc.train.examples", "nnc.train.optimizer", "nnc.train.val_split"};
 
+/* The checkpoint's string for setting `key` (K_SEED .. K_VAL_SPLIT) of
+ * this run: what save_train writes and load_train compares. */
+static void cfg_value(const train_cfg *cfg, int key, char *out, size_t cap)
+{
+    switch (key) {
+    case K_SEED: snprintf(out, cap, "%llu", (unsigned long long)cfg->seed); break;
+    case K_BATCH: snprintf(out, cap, "%ld", cfg->batch); break;
+    case K_ACCUMULATE: snprintf(out, cap, "%ld", cfg->accumulate); break;
+    case K_EXAMPLES: snprintf(out, cap, "%lld", (long long)cfg->examples); break;
+    case K_OPTIMIZER: snprintf(out, cap, "%s", cfg->optimizer); break;
+    default: snprintf(out, cap, "%s", cfg->val_split ? cfg->val_split : "none"); break;
+    }
+}
+
 /* Saves the model and its training state to `path`, atomically; the run
  * is at optimizer step `steps`, batch `bi` of epoch `e` next. */
 static int save_train(drv *v, inst *x, const char *path, const nnc_optim *opt, const train_cfg *cfg, long steps, long e,
@@ -811,26 +825,13 @@ static int save_train(drv *v, inst *x, const char *path, const nnc_optim *opt, c
     const nnc_model_head *head = x->m;
     size_t nt = 0;
     const nnc_tensor_info *ti = d->tensors(&nt);
-    nnc_st_entry *en = calloc(nt + 2, sizeof *en);
-    if (!en)
-        return file_error(v->prog, "out of memory saving %s", path);
-    for (size_t k = 0; k < nt; k++) {
-        en[k].name = ti[k].name;
-        en[k].ndim = ti[k].ndim;
-        memcpy(en[k].shape, ti[k].shape, sizeof en[k].shape);
-        en[k].data = (ti[k].trainable ? head->params : head->state) + ti[k].offset;
-    }
-    size_t ne = nt;
-    const float *moments[2] = {opt->m, opt->v};
-    const char *mnames[2] = {TM_M, TM_V};
+    nnc_st_entry moments[2];
+    size_t nm = 0;
+    const float *data[2] = {opt->m, opt->v};
+    const char *names[2] = {TM_M, TM_V};
     for (int k = 0; k < 2; k++)
-        if (moments[k]) {
-            en[ne].name = mnames[k];
-            en[ne].ndim = 1;
-            en[ne].shape[0] = (int)d->num_params;
-            en[ne].data = moments[k];
-            ne++;
-        }
+        if (data[k])
+            moments[nm++] = (nnc_st_entry){names[k], 1, {(int)d->num_params}, data[k]};
     char val[K_COUNT][80];
     const nnc_rng *r = d->rng ? d->rng(x->m) : NULL;
     snprintf(val[K_FORMAT], sizeof val[0], "%s", TRAIN_FORMAT);
@@ -843,20 +844,16 @@ static int save_train(drv *v, inst *x, const char *path, const nnc_optim *opt, c
                  (unsigned long long)r->s[1], (unsigned long long)r->s[2], (unsigned long long)r->s[3]);
     else
         snprintf(val[K_RNG], sizeof val[0], "none");
-    snprintf(val[K_SEED], sizeof val[0], "%llu", (unsigned long long)cfg->seed);
-    snprintf(val[K_BATCH], sizeof val[0], "%ld", cfg->batch);
-    snprintf(val[K_ACCUMULATE], sizeof val[0], "%ld", cfg->accumulate);
-    snprintf(val[K_EXAMPLES], sizeof val[0], "%lld", (long long)cfg->examples);
-    snprintf(val[K_OPTIMIZER], sizeof val[0], "%s", cfg->optimizer);
-    snprintf(val[K_VAL_SPLIT], sizeof val[0], "%s", cfg->val_split ? cfg->val_split : "none");
+    for (int k = K_SEED; k < K_COUNT; k++)
+        cfg_value(cfg, k, val[k], sizeof val[k]);
     nnc__kv kv[K_COUNT];
     for (int k = 0; k < K_COUNT; k++)
         kv[k].key = train_keys[k], kv[k].value = val[k];
     nnc__error_clear();
     errno = 0;
-    const int rc = nnc__st_write_meta(path, en, ne, kv, K_COUNT);
-    free(en);
-    return rc ? report_failure(v->prog, path, "cannot save") : EXIT_OK;
+    return nnc__st_save_meta(path, ti, nt, head->params, head->state, moments, nm, kv, K_COUNT)
+        ? report_failure(v->prog, path, "cannot save")
+        : EXIT_OK;
 }
 
 static const char *meta_get(const nnc__kv *kv, size_t n, const char *key)
@@ -903,37 +900,29 @@ static int load_train(drv *v, inst *x, const char *path, nnc_optim *opt, const t
     if (opt->v)
         names[nm] = TM_V, outs[nm] = opt->v, sizes[nm++] = d->num_params;
     nnc__error_clear();
-    /* the metadata first: a checkpoint of weights alone is told apart */
-    if (nnc__st_read_state(path, &kv, &nkv, &keep, NULL, NULL, NULL, 0) != 0)
-        return file_error(v->prog, "%s", nnc_error());
+    const int read = nnc__st_read_state(path, &kv, &nkv, &keep, names, outs, sizes, nm);
     int rc = EXIT_OK;
+    /* a checkpoint of weights alone (its tensors read, no training
+     * state's format) is told apart from a damaged one */
     const char *fmt = meta_get(kv, nkv, train_keys[K_FORMAT]);
+    if (read == -1 || (read != 0 && fmt)) {
+        rc = file_error(v->prog, "%s", nnc_error());
+        goto out;
+    }
     if (!fmt || strcmp(fmt, TRAIN_FORMAT)) {
         rc = file_error(v->prog, "%s: no training state (saved without --save-every or --stop-after)", path);
         goto out;
     }
-    free(kv), free(keep);
-    if (nnc__st_read_state(path, &kv, &nkv, &keep, names, outs, sizes, nm) != 0)
-        return file_error(v->prog, "%s", nnc_error());
-    char want[80];
-    const struct {
-        int key;
-        const char *flag;
-    } same[] = {{K_SEED, "--seed"},       {K_BATCH, "--batch"},         {K_ACCUMULATE, "--accumulate"},
-                {K_EXAMPLES, "examples"}, {K_OPTIMIZER, "--optimizer"}, {K_VAL_SPLIT, "--val-split"}};
-    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
-        switch (same[k].key) {
-        case K_SEED: snprintf(want, sizeof want, "%llu", (unsigned long long)cfg->seed); break;
-        case K_BATCH: snprintf(want, sizeof want, "%ld", cfg->batch); break;
-        case K_ACCUMULATE: snprintf(want, sizeof want, "%ld", cfg->accumulate); break;
-        case K_EXAMPLES: snprintf(want, sizeof want, "%lld", (long long)cfg->examples); break;
-        case K_OPTIMIZER: snprintf(want, sizeof want, "%s", cfg->optimizer); break;
-        default: snprintf(want, sizeof want, "%s", cfg->val_split ? cfg->val_split : "none"); break;
-        }
-        const char *got = meta_get(kv, nkv, train_keys[same[k].key]);
+    /* the flags of the settings K_SEED .. K_VAL_SPLIT */
+    static const char *const flags[K_COUNT - K_SEED] = {"--seed",   "--batch",     "--accumulate",
+                                                        "examples", "--optimizer", "--val-split"};
+    for (int k = K_SEED; k < K_COUNT; k++) {
+        char want[80];
+        cfg_value(cfg, k, want, sizeof want);
+        const char *got = meta_get(kv, nkv, train_keys[k]);
         if (!got || strcmp(got, want)) {
             rc = usage_error(v->prog, d, v->sub, "--resume %s: the run was saved with %s %s, this one has %s", path,
-                             same[k].flag, got ? got : "(none)", want);
+                             flags[k - K_SEED], got ? got : "(none)", want);
             goto out;
         }
     }
@@ -1210,12 +1199,7 @@ static int cmd_train(drv *v)
     for (long e = 1; e <= epochs; e++) {
         double t0 = now_seconds();
         pr.last = t0;
-        for (int64_t i = n_ex - 1; i > 0; i--) {
-            uint32_t j = nnc_rng_below(&shuffle, (uint32_t)(i + 1));
-            uint32_t t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
+        shuffle_perm(&shuffle, perm, n_ex);
         if (e < e0) /* resumed: the order of the epochs done, replayed */
             continue;
         double sum = 0;

@@ -68,9 +68,14 @@ typedef struct nnc__kv {
 
 /* nnc_st_write with a __metadata__ object of string pairs first. */
 int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta);
+/* nnc_st_save with `extra` tensors after the model's and __metadata__. */
+int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t count, const float *params,
+                      const float *state, const nnc_st_entry *extra, size_t nextra, const nnc__kv *meta, size_t nmeta);
 /* Reads a checkpoint's metadata (*meta, malloc'd; its strings live in
- * *keep, malloc'd: free both) and the 1-D F32 tensors names[k] of sizes[k]
- * floats into outs[k]; 0, or -1 with nnc_error() set. */
+ * *keep, malloc'd: free both, on failure too) and the 1-D F32 tensors
+ * names[k] of sizes[k] floats into outs[k]; 0, or with nnc_error() set
+ * -1 (the file or its header is bad) or -2 (a tensor is missing or bad;
+ * the metadata has been read). */
 int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **keep, const char *const *names,
                        float *const *outs, const size_t *sizes, size_t count);
 

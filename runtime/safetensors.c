@@ -206,7 +206,13 @@ int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, co
 
 int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count, const float *params, const float *state)
 {
-    nnc_st_entry *e = malloc((count ? count : 1) * sizeof *e);
+    return nnc__st_save_meta(path, infos, count, params, state, NULL, 0, NULL, 0);
+}
+
+int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t count, const float *params,
+                      const float *state, const nnc_st_entry *extra, size_t nextra, const nnc__kv *meta, size_t nmeta)
+{
+    nnc_st_entry *e = malloc((count + nextra ? count + nextra : 1) * sizeof *e);
     if (!e) {
         errno = ENOMEM;
         return nnc_fail("%s: out of memory", path);
@@ -223,7 +229,9 @@ int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count, co
         memcpy(e[i].shape, infos[i].shape, sizeof e[i].shape);
         e[i].data = base ? base + infos[i].offset : NULL;
     }
-    int rc = nnc_st_write(path, e, count);
+    if (nextra)
+        memcpy(e + count, extra, nextra * sizeof *e);
+    int rc = nnc__st_write_meta(path, e, count + nextra, meta, nmeta);
     free(e);
     return rc;
 }
@@ -1017,10 +1025,11 @@ int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **k
                        float *const *outs, const size_t *sizes, size_t count)
 {
     st_file sf;
+    int rc = 0;
     *keep = NULL;
     if (st_open(path, &sf, meta, nmeta))
         return -1;
-    for (size_t k = 0; k < count; k++) {
+    for (size_t k = 0; k < count && !rc; k++) {
         const st_tensor *t = NULL;
         for (size_t i = 0; i < sf.nt && !t; i++)
             if (!strcmp(sf.ts[i].name, names[k]))
@@ -1035,15 +1044,15 @@ int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **k
         if (bad || fseeko(sf.f, (off_t)(sf.data_start + t->begin), SEEK_SET) != 0 ||
             fread(outs[k], 4, sizes[k], sf.f) != sizes[k]) {
             nnc_fail("%s: training state '%s' %s", path, names[k], bad ? bad : "truncated");
-            free(*meta);
-            *meta = NULL, *nmeta = 0;
-            st_close(&sf);
-            return -1;
+            rc = -2;
+            break;
         }
         nnc__le32_to_host(outs[k], sizes[k]);
     }
+    /* the metadata stays readable on failure too: the caller tells a
+     * checkpoint without training state from a damaged one */
     *keep = sf.header; /* the metadata's strings */
     sf.header = NULL;
     st_close(&sf);
-    return 0;
+    return rc;
 }
