@@ -204,6 +204,7 @@ static void d_sigmoid(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r-
 
 static void d_tanh(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_SUB, cst(1, 0), b2(IR_MUL, r->y, r->y)))); }
 static void d_gelu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_DGELU, r->x))); }
+static void d_gelu_tanh(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_DGELU_TANH, r->x))); }
 static void d_silu(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_DSILU, r->x))); }
 static void d_exp(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, r->y)); }
 static void d_log(const Rule *r) { acc(r->x, b2(IR_DIV, r->dy, r->x)); }

@@ -1045,6 +1045,7 @@ static const Prim prims[] = {
     {"sigmoid", prim_unary, IR_SIGMOID},
     {"tanh", prim_unary, IR_TANH},
     {"gelu", prim_unary, IR_GELU},
+    {"gelu_tanh", prim_unary, IR_GELU_TANH},
     {"silu", prim_unary, IR_SILU},
     {"exp", prim_unary, IR_EXP},
     {"log", prim_unary, IR_LOG},

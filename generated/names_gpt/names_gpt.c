@@ -487,8 +487,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
-        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = nnc_gelu_float((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -737,8 +736,7 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
-        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = nnc_gelu_float((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1158,8 +1156,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
-        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = nnc_gelu_float((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1408,8 +1405,7 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
-        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = nnc_gelu_float((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -1828,8 +1824,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
-        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = nnc_gelu_float((r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -2078,8 +2073,7 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     for (int64_t i2 = 0; i2 < 256; i2++)
     {
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
-        const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
-        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = nnc_gelu_float((r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2]));
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -2532,7 +2526,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = nnc_gelu_float(v_blocks_0_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -2784,7 +2778,7 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = nnc_gelu_float(v_blocks_1_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -3246,7 +3240,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = nnc_gelu_float(v_blocks_0_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -3498,7 +3492,7 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = nnc_gelu_float(v_blocks_1_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -3959,7 +3953,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_0_fc_add = r_blocks_0_fc_matmul[i] + r_blocks_0_fc_bias[i2];
         r_blocks_0_fc_add[i] = v_blocks_0_fc_add;
-        r_blocks_0_fc[i] = 0.5f * v_blocks_0_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_0_fc_add + 0.044715f * v_blocks_0_fc_add * v_blocks_0_fc_add * v_blocks_0_fc_add)));
+        r_blocks_0_fc[i] = nnc_gelu_float(v_blocks_0_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */
@@ -4211,7 +4205,7 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
         const int64_t i = ((i0) * 16 + i1) * 256 + i2;
         const float v_blocks_1_fc_add = r_blocks_1_fc_matmul[i] + r_blocks_1_fc_bias[i2];
         r_blocks_1_fc_add[i] = v_blocks_1_fc_add;
-        r_blocks_1_fc[i] = 0.5f * v_blocks_1_fc_add * (1.0f + nnc_tanh_float(0.797884561f * (v_blocks_1_fc_add + 0.044715f * v_blocks_1_fc_add * v_blocks_1_fc_add * v_blocks_1_fc_add)));
+        r_blocks_1_fc[i] = nnc_gelu_float(v_blocks_1_fc_add);
     }
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) */

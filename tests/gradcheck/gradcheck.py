@@ -620,7 +620,7 @@ def run_case(args, nn_path, corrupt=0.0):
 # language features the suite promises to check; each must appear in the
 # code (not the comments) of some case.
 REQUIRED = [
-    "relu", "sigmoid", "tanh", "gelu", "silu", "exp", "log", "sqrt", "rsqrt",
+    "relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "exp", "log", "sqrt", "rsqrt",
     "abs", "square", "identity", "pow", "maximum", "minimum", "transpose",
     "permute", "sum", "mean", "max", "reshape", "flatten", "concat", "slice",
     "softmax", "log_softmax", "cross_entropy", "mse", "bce_with_logits",

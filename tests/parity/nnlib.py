@@ -8,7 +8,8 @@ the same params (spec: generated-c.md "Checkpoints").
 Semantics follow language.md §7/§8:
   - Dense: weight [units, in], y = activation(x @ weightᵀ + bias), over the
     last dim of any-rank input;
-  - gelu is the tanh approximation;
+  - gelu is the exact (erf) form, PyTorch's default; gelu_tanh is
+    approximate="tanh";
   - cross_entropy takes class ids with the class axis last, ignores -100 and
     averages over the other positions;
   - mse and bce_with_logits are means;
@@ -22,6 +23,10 @@ import torch.nn.functional as F
 
 
 def gelu(x):
+    return F.gelu(x)
+
+
+def gelu_tanh(x):
     return F.gelu(x, approximate="tanh")
 
 
@@ -44,6 +49,7 @@ ACT = {
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
     "silu": F.silu,
     "exp": torch.exp,
     "log": torch.log,

@@ -3,7 +3,7 @@ import torch
 import nnlib as L
 
 B = 5
-PRIMS = ["relu", "sigmoid", "tanh", "gelu", "silu", "exp", "log", "sqrt",
+PRIMS = ["relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "exp", "log", "sqrt",
          "rsqrt", "abs", "square", "identity", "neg"]
 
 
@@ -19,6 +19,7 @@ class PrimElementwise(torch.nn.Module):
                + torch.sigmoid(r["sigmoid"])
                + torch.tanh(r["tanh"])
                + L.gelu(r["gelu"])
+               + L.gelu_tanh(r["gelu_tanh"])
                + torch.nn.functional.silu(r["silu"])
                + torch.exp(r["exp"])
                + torch.log(L.square(r["log"]) + 1)

@@ -8,11 +8,22 @@
  *                    the rational function wiggles by an ulp.)
  *   nnc_exp_float    [-87, 88], relative error <= 3 ulp (2^-23 each);
  *                    0 below -87 and at -inf; NaN stays NaN;
- *   nnc_dgelu_*      the double one against a central difference of GELU's
+ *   nnc_dgelu_tanh_* the double one against a central difference of GELU's
  *                    tanh form; the float one against the double one on
  *                    [-8, 8] within 3.2e-5: tanh's error (<= 1e-6) times the
  *                    derivative's sensitivity to it, 0.5 |x| k (1 + 0.134 x²)
  *                    <= 31 at |x| = 8;
+ *   nnc_normcdf_float, nnc_gelu_*, nnc_dgelu_*  (GELU's erf form)
+ *                    Φ against 0.5 erfc(-x / sqrt 2) from libm on [-12, 12],
+ *                    relative error <= 5e-7 (1 + x²): the fit's 1.3e-7
+ *                    and float rounding (a few ulp), then exp's argument
+ *                    -x²/2 rounded (its ulp grows with x²); so the left
+ *                    tail keeps its digits (Φ ~ 1e-33 at -12), where
+ *                    0.5 (1 + erf) would give 0; 1 beyond 7 and 0 below
+ *                    -14; gelu_float relative to gelu_double the same;
+ *                    dgelu_double against a central difference of
+ *                    gelu_double, dgelu_float against dgelu_double within
+ *                    2e-6 absolute; NaN stays NaN;
  *   nnc_dsilu_*      against s (1 + x (1 - s)) in double;
  *   nnc_keep_*       g bit for bit (NaN, -0, inf) when kept, +0 when not.
  *
@@ -81,19 +92,19 @@ static void check_exp(void)
 }
 
 /* GELU's tanh form with the constants the generated forward pass prints */
-static double gelu(double x) { return 0.5 * x * (1.0 + tanh(0.797884561 * (x + 0.044715 * x * x * x))); }
+static double gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(0.797884561 * (x + 0.044715 * x * x * x))); }
 
 static void check_derivatives(void)
 {
     double worst_fd = 0, worst_f = 0, worst_silu = 0, worst_silu_f = 0;
     for (int i = 0; i <= 16000; i++) {
         const double x = -8.0 + (double)i * 1e-3;
-        const double h = 1e-5, fd = (gelu(x + h) - gelu(x - h)) / (2 * h);
-        const double d = nnc_dgelu_double(x);
+        const double h = 1e-5, fd = (gelu_tanh(x + h) - gelu_tanh(x - h)) / (2 * h);
+        const double d = nnc_dgelu_tanh_double(x);
         const double e = fabs(d - fd) / (1.0 + fabs(fd));
         if (e > worst_fd)
             worst_fd = e;
-        const double ef = fabs((double)nnc_dgelu_float((float)x) - nnc_dgelu_double((double)(float)x));
+        const double ef = fabs((double)nnc_dgelu_tanh_float((float)x) - nnc_dgelu_tanh_double((double)(float)x));
         if (ef > worst_f)
             worst_f = ef;
         const double s = 1.0 / (1.0 + exp(-x)), ds = s * (1.0 + x * (1.0 - s));
@@ -105,12 +116,48 @@ static void check_derivatives(void)
         if (esf > worst_silu_f)
             worst_silu_f = esf;
     }
-    CHECKF(worst_fd <= 1e-8, "dgelu_double vs central difference: %.3g", worst_fd);
-    CHECKF(worst_f <= 3.2e-5, "dgelu_float vs dgelu_double: %.3g", worst_f);
+    CHECKF(worst_fd <= 1e-8, "dgelu_tanh_double vs central difference: %.3g", worst_fd);
+    CHECKF(worst_f <= 3.2e-5, "dgelu_tanh_float vs dgelu_tanh_double: %.3g", worst_f);
     CHECKF(worst_silu <= 1e-15, "dsilu_double: %.3g", worst_silu);
     CHECKF(worst_silu_f <= 1e-6, "dsilu_float: %.3g", worst_silu_f);
-    printf("dgelu: %.3g (double vs difference), %.3g (float); dsilu: %.3g, %.3g\n", worst_fd, worst_f, worst_silu,
+    printf("dgelu_tanh: %.3g (double vs difference), %.3g (float); dsilu: %.3g, %.3g\n", worst_fd, worst_f, worst_silu,
            worst_silu_f);
+}
+
+/* GELU's erf form: Φ and gelu relative to libm's erfc, both tails */
+static void check_gelu_erf(void)
+{
+    double worst_cdf = 0, worst_gelu = 0, worst_fd = 0, worst_d = 0;
+    for (int i = 0; i <= 24000; i++) {
+        const float xf = (float)(-12.0 + (double)i * 1e-3);
+        const double x = xf, cdf = 0.5 * erfc(-x * 0.70710678118654752440);
+        const double ec = fabs((double)nnc_normcdf_float(xf) - cdf) / cdf / (1 + x * x);
+        if (ec > worst_cdf)
+            worst_cdf = ec;
+        const double g = nnc_gelu_double(x);
+        CHECKF(fabs(g - x * cdf) <= 1e-15 * fabs(g) + 1e-300, "gelu_double(%g)", x);
+        const double eg =
+            (g == 0 ? fabs((double)nnc_gelu_float(xf)) : fabs((double)nnc_gelu_float(xf) - g) / fabs(g)) / (1 + x * x);
+        if (eg > worst_gelu)
+            worst_gelu = eg;
+        const double h = 1e-5, fd = (nnc_gelu_double(x + h) - nnc_gelu_double(x - h)) / (2 * h);
+        const double ed = fabs(nnc_dgelu_double(x) - fd) / (1.0 + fabs(fd));
+        if (ed > worst_fd)
+            worst_fd = ed;
+        const double ef = fabs((double)nnc_dgelu_float(xf) - nnc_dgelu_double(x));
+        if (ef > worst_d)
+            worst_d = ef;
+    }
+    CHECKF(worst_cdf <= 5e-7, "normcdf_float relative error / (1 + x^2) %.3g", worst_cdf);
+    CHECKF(worst_gelu <= 5e-7, "gelu_float relative error / (1 + x^2) %.3g", worst_gelu);
+    CHECKF(worst_fd <= 1e-8, "dgelu_double vs central difference: %.3g", worst_fd);
+    CHECKF(worst_d <= 2e-6, "dgelu_float vs dgelu_double: %.3g", worst_d);
+    CHECKF(nnc_normcdf_float(7.0f) == 1.0f && nnc_normcdf_float(40.0f) == 1.0f, "normcdf saturates at 1");
+    CHECKF(nnc_normcdf_float(-14.0f) < 1e-43f && nnc_normcdf_float(-40.0f) == 0.0f, "normcdf goes to 0");
+    CHECKF(isnan(nnc_normcdf_float(NAN)) && isnan(nnc_gelu_float(NAN)) && isnan(nnc_dgelu_float(NAN)), "NaN stays");
+    printf(
+        "gelu (erf): normcdf %.3g, gelu %.3g relative / (1 + x^2); dgelu %.3g (double vs difference), %.3g (float)\n",
+        worst_cdf, worst_gelu, worst_fd, worst_d);
 }
 
 static int same_bits_f(float a, float b) { return !memcmp(&a, &b, sizeof a); }
@@ -138,6 +185,7 @@ int main(void)
     check_tanh();
     check_exp();
     check_derivatives();
+    check_gelu_erf();
     check_keep();
     return check_summary("test_math");
 }
