@@ -90,6 +90,61 @@ static void maxpool_bwd_tiled(Emitter *e, int t)
     P(e, "        }\n    }\n");
 }
 
+/* The pools with padding (the loops of window_op, whose header declares
+ * N, C, H, W, OH, OW, KH, KW, SD, PD): each window is clipped to the
+ * image, [ki0, ki1) x [kj0, kj1), so padding never wins a max (PyTorch's
+ * -inf) and adds nothing to a mean, whose divisor is the whole window or,
+ * with count_include_pad false (exclude_pad), its in-bounds part.  Every
+ * window keeps at least one element (padding <= size / 2, prims.c). */
+static void padded_pool(Emitter *e, const IrNode *n, const char *y, const char *src)
+{
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
+    P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "            const int64_t op = (bc * OH + oh) * OW + ow, h0 = oh * SD - PD, w0 = ow * SD - PD;\n");
+    P(e, "            const int64_t ki0 = h0 < 0 ? -h0 : 0, ki1 = h0 + KH > H ? H - h0 : KH;\n");
+    P(e, "            const int64_t kj0 = w0 < 0 ? -w0 : 0, kj1 = w0 + KW > W ? W - w0 : KW;\n");
+    const char *x = n->op == IR_MAXPOOL_BWD ? emit_ref(e, n->in[1]) : src;
+    const char *at = "(bc * H + h0 + ki) * W + w0 + kj";
+    switch (n->op) {
+    case IR_MAXPOOL:
+        P(e, "            %s mx = -INFINITY;\n", e->real);
+        P(e,
+          "            for (int64_t ki = ki0; ki < ki1; ki++)\n            for (int64_t kj = kj0; kj < kj1; kj++) {\n");
+        P(e, "                const %s v = %s[%s];\n                mx = ((v > mx) | (v != v)) ? v : mx;\n", e->real, x,
+          at);
+        P(e, "            }\n            %s[op] = mx;\n", y);
+        break;
+    case IR_MAXPOOL_BWD: /* the first maximum in scan order, or the last NaN */
+        P(e, "            int64_t best = (bc * H + h0 + ki0) * W + w0 + kj0;\n");
+        P(e,
+          "            for (int64_t ki = ki0; ki < ki1; ki++)\n            for (int64_t kj = kj0; kj < kj1; kj++) {\n");
+        P(e, "                const int64_t k = %s;\n", at);
+        P(e, "                if (%s[k] > %s[best] || %s[k] != %s[k]) best = k;\n            }\n", x, x, x, x);
+        P(e, "            %s[best] += %s[op];\n", y, src);
+        break;
+    case IR_AVGPOOL:
+        P(e, "            double acc = 0;\n");
+        P(e,
+          "            for (int64_t ki = ki0; ki < ki1; ki++)\n            for (int64_t kj = kj0; kj < kj1; kj++) acc "
+          "+= "
+          "%s[%s];\n",
+          x, at);
+        P(e, "            %s[op] = (%s)(acc / (double)(%s));\n", y, e->real,
+          n->exclude_pad ? "(ki1 - ki0) * (kj1 - kj0)" : "KH * KW");
+        break;
+    case IR_AVGPOOL_BWD:
+        P(e, "            const %s g = %s[op] / (%s)(%s);\n", e->real, src, e->real,
+          n->exclude_pad ? "(ki1 - ki0) * (kj1 - kj0)" : "KH * KW");
+        P(e,
+          "            for (int64_t ki = ki0; ki < ki1; ki++)\n            for (int64_t kj = kj0; kj < kj1; kj++) "
+          "%s[%s] += g;\n",
+          y, at);
+        break;
+    default: abort();
+    }
+    P(e, "        }\n    }\n");
+}
+
 /* im2col/col2im and the pools, NCHW.  im2col lays each example's patches
  * out as [C*KH*KW, OH*OW], the right operand of one GEMM per example. */
 static void window_op(Emitter *e, int t)
@@ -150,6 +205,10 @@ static void window_op(Emitter *e, int t)
     /* pools: one window per output position; images on the threads (an
      * average pool's gradient adds overlapping windows within one) */
     emit_parallel(e, "        ", 1, x, (double)(n->kh * n->kw));
+    if (n->pad > 0) {
+        padded_pool(e, n, y, src);
+        return;
+    }
     P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
     P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
     P(e, "            const int64_t op = (bc * OH + oh) * OW + ow;\n");

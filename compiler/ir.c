@@ -264,6 +264,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
             fprintf(out, "%s%s", n->nin > 2 ? " +bias" : "", n->ival ? " relu" : "");
         if (n->op == IR_MAXPOOL_BWD && n->ival)
             fprintf(out, " *step(x)");
+        if (n->exclude_pad)
+            fprintf(out, " exclude_pad");
         break;
     case IR_MATMUL:
         if (n->ta || n->tb)

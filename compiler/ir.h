@@ -72,6 +72,7 @@ typedef struct IrNode {
     int64_t start, end; /* slice / pad */
     int perm[IR_MAXD];
     int kh, kw, stride, pad; /* im2col and pools */
+    int exclude_pad;         /* avg pools: divide by the window's in-bounds count (count_include_pad false) */
     Loc loc;                 /* source span it came from */
     const char *what;        /* short source text for comments: "fc1(x)" */
     const char *name;        /* what the generated C calls it: "stage1_0_conv1", "d_fc1",

@@ -102,9 +102,9 @@ static KernelKind causal(const IrNode *n, const Graph *g, int f64)
  * each element once (emit_vision.c), with no memset and no scatter. */
 static KernelKind maxpool(const IrNode *n, int f64)
 {
-    if (!f64 && n->kh == 2 && n->kw == 2 && n->stride == 2)
+    if (!f64 && n->kh == 2 && n->kw == 2 && n->stride == 2 && n->pad == 0)
         return KERNEL_VECTOR;
-    if (n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw)
+    if (n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && n->pad == 0)
         return KERNEL_TILES;
     return KERNEL_LOOPS;
 }

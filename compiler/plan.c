@@ -155,7 +155,7 @@ static void fold_relu_pool(Graph *g, const char *roots)
             IrNode *p = &g->nodes[pi];
             const IrNode *st = &g->nodes[si];
             if (p->op != IR_MAXPOOL_BWD || p->ival || uses[pi] != 1 || p->stride != p->kh || p->stride != p->kw ||
-                st->op != IR_STEP || st->in[0] != p->in[1] || !ir_shape_eq(n->shape, p->shape) ||
+                p->pad || st->op != IR_STEP || st->in[0] != p->in[1] || !ir_shape_eq(n->shape, p->shape) ||
                 !ir_shape_eq(st->shape, p->shape))
                 continue;
             p->ival = 1;

@@ -823,27 +823,43 @@ static Value prim_conv2d(const Prim *p, Args *a)
     return prim_binary(IR_ADD, out, b, a->loc);
 }
 
+/* max_pool2d(x, size:, stride:, padding:) and avg_pool2d(..., count_include_pad:)
+ * as PyTorch's (ceil_mode false): padding is -inf for max, zeros counted
+ * in the mean unless count_include_pad is false; at most half the window,
+ * so that every window holds an element of x */
 static Value prim_pool2d(const Prim *p, Args *a)
 {
-    Value v[3];
-    Loc l[3];
-    long long size, st;
-    if (!prim_bind_args(a, SPEC("x", "size", "stride?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
-        !prim_get_int(v[1], l[1], "size", &size))
+    Value v[5];
+    Loc l[5];
+    long long size, st, pd = 0;
+    int incl = 1;
+    int ok = p->op == IR_AVGPOOL
+        ? prim_bind_args(a, SPEC("x", "size", "stride?", "padding?", "count_include_pad?"), v, l)
+        : prim_bind_args(a, SPEC("x", "size", "stride?", "padding?"), v, l);
+    if (!ok || !prim_need_tensor(v[0], l[0], "x") || !prim_get_int(v[1], l[1], "size", &size))
         return none();
     st = size;
-    if (v[2].k != VK_ABSENT && !prim_get_int(v[2], l[2], "stride", &st))
+    if ((v[2].k != VK_ABSENT && !prim_get_int(v[2], l[2], "stride", &st)) ||
+        (v[3].k != VK_ABSENT && !prim_get_int(v[3], l[3], "padding", &pd)) ||
+        (p->op == IR_AVGPOOL && v[4].k != VK_ABSENT && !prim_get_bool(v[4], l[4], "count_include_pad", &incl)))
         return none();
     Shape x = shape_of(v[0].t);
-    if (x.nd != 4 || x.bd > 0 || size < 1 || st < 1 || x.d[2] < size || x.d[3] < size) {
+    if (x.nd != 4 || x.bd > 0 || size < 1 || size > 1 << 20 || st < 1 || st > 1 << 20 || pd < 0 ||
+        x.d[2] + 2 * pd < size || x.d[3] + 2 * pd < size) {
         diag_error(a->loc,
-                   "'%s' needs x [N, C, H, W] with H, W >= size >= 1 and stride >= 1, got %s, size %lld, stride %lld",
-                   p->name, sstr(x), size, st);
+                   "'%s' needs x [N, C, H, W] with H + 2 padding, W + 2 padding >= size >= 1, stride >= 1 and "
+                   "padding >= 0, got %s, size %lld, stride %lld, padding %lld",
+                   p->name, sstr(x), size, st, pd);
         return none();
     }
-    Shape s = ir_shape(4, (int64_t[]){x.d[0], x.d[1], (x.d[2] - size) / st + 1, (x.d[3] - size) / st + 1}, x.bd);
+    if (2 * pd > size) {
+        diag_error(l[3], "'%s' takes padding at most half the window (%lld), got %lld", p->name, size / 2, pd);
+        return none();
+    }
+    Shape s = ir_shape(
+        4, (int64_t[]){x.d[0], x.d[1], (x.d[2] + 2 * pd - size) / st + 1, (x.d[3] + 2 * pd - size) / st + 1}, x.bd);
     IrNode pn = ir_node(p->op, DT_F32, s, 1, &v[0].t);
-    pn.kh = pn.kw = (int)size, pn.stride = (int)st;
+    pn.kh = pn.kw = (int)size, pn.stride = (int)st, pn.pad = (int)pd, pn.exclude_pad = !incl;
     return vtensor(elab_add(pn));
 }
 

@@ -163,7 +163,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
         r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
     }
     }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
@@ -202,7 +202,7 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
         r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
@@ -295,7 +295,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
         r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
     }
     }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
@@ -334,7 +334,7 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
         r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
@@ -426,7 +426,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
         r_act1[i] = r_bn1[i] > 0.0f ? r_bn1[i] : 0.0f;
     }
     }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, act1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
@@ -465,7 +465,7 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
         r_act2[i] = r_bn2[i] > 0.0f ? r_bn2[i] : 0.0f;
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, act2, pool2);
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(10), (int)(256), 1.0f, pool2, (int)(256), fc_weight, (int)(256), 0.0f, fc_matmul, (int)(10));
@@ -631,7 +631,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
         }
     }
     }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
@@ -703,7 +703,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
         }
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
@@ -897,7 +897,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
         }
     }
     }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
@@ -969,7 +969,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
         }
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
@@ -1162,7 +1162,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
         }
     }
     }
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 32, 8, 8, bn1, pool1);
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
@@ -1234,7 +1234,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
         }
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     for (int64_t i = 0; i < 256 * (int64_t)n; i++)
@@ -1428,7 +1428,7 @@ static void digits_cnn_backward_generic(digits_cnn *m)
         r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 64, 4, 4, bn2, d_flat, d_act2, 1);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -1478,7 +1478,7 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -1636,7 +1636,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
         r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 64, 4, 4, bn2, d_flat, d_act2, 1);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -1686,7 +1686,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -1843,7 +1843,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
         r_d_flat[i] = r_d_drop[i] * r_drop_rng_mask[i];
     }
     }
-    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 64, 4, 4, bn2, d_flat, d_act2, 1);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
@@ -1893,7 +1893,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride) (backward) */
+    /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
