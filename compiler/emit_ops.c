@@ -123,8 +123,12 @@ static void slice_pad(Emitter *e, int t, int pad)
     const char *outer = emit_prod(big, 0, ax), *bchunk = emit_prod(big, ax, big.nd),
                *schunk = emit_prod(small, ax, small.nd);
     const char *skip = emit_fmt("%lld * %s", (long long)n->start, emit_prod(big, ax + 1, big.nd));
-    if (pad) {
+    if (pad && n->fval != 0) /* pad(mode: "constant", value: v) */
+        P(e, "    for (int64_t i = 0; i < %s; i++) %s[i] = %s;\n", emit_numel(big), emit_ref(e, t),
+          emit_lit(e, n->fval));
+    else if (pad)
         P(e, "    memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), e->real, emit_numel(big));
+    if (pad) {
         P(e, "    for (int64_t o = 0; o < %s; o++)\n", outer);
         P(e, "        memcpy(%s + o * %s + %s, %s + o * %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, t), bchunk,
           skip, emit_ref(e, n->in[0]), schunk, e->real, schunk);
@@ -138,6 +142,33 @@ static void slice_pad(Emitter *e, int t, int pad)
 void emit_slice(Emitter *e, int t) { slice_pad(e, t, 0); }
 
 void emit_pad(Emitter *e, int t) { slice_pad(e, t, 1); }
+
+/* pad(mode: "reflect") along one axis, and its adjoint: output position i
+ * of the axis copies input position |i - start| mirrored at both ends
+ * (PyTorch's reflect: the edge itself is not repeated; prims.c keeps each
+ * side's padding below the dim).  Rows of `inner` contiguous elements. */
+void emit_pad_reflect(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const int bwd = n->op == IR_PAD_REFLECT_BWD;
+    Shape big = bwd ? emit_nd(e, n->in[0])->shape : n->shape, small = bwd ? n->shape : emit_nd(e, n->in[0])->shape;
+    const int ax = n->axis;
+    const char *outer = emit_prod(big, 0, ax), *inner = emit_prod(big, ax + 1, big.nd);
+    const char *y = emit_ref(e, t), *x = emit_ref(e, n->in[0]);
+    P(e, "    {\n        const int64_t LB = %lld, LS = %lld, PB = %lld, IN = %s;\n", (long long)big.d[ax],
+      (long long)small.d[ax], (long long)n->start, inner);
+    if (bwd)
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, e->real, emit_numel(small));
+    P(e, "        for (int64_t o = 0; o < %s; o++)\n        for (int64_t i = 0; i < LB; i++) {\n", outer);
+    P(e, "            int64_t j = i - PB;\n            j = j < 0 ? -j : j >= LS ? 2 * (LS - 1) - j : j;\n");
+    if (bwd)
+        P(e, "            for (int64_t k = 0; k < IN; k++) %s[(o * LS + j) * IN + k] += %s[(o * LB + i) * IN + k];\n",
+          y, x);
+    else
+        P(e, "            memcpy(%s + (o * LB + i) * IN, %s + (o * LS + j) * IN, sizeof(%s) * (size_t)IN);\n", y, x,
+          e->real);
+    P(e, "        }\n    }\n");
+}
 
 /* ---- softmax, row ops, losses ---------------------------------------------------- */
 

@@ -256,10 +256,60 @@ static void window_op(Emitter *e, int t)
 
 /* im2col/col2im and the pools; max pools by the runtime's 2x2 kernel or
  * by tiles where they can */
+/* upsample and its adjoint, per [H, W] plane (planes on the threads):
+ * nearest copies x[oh / S][ow / S]; bilinear (align_corners false) reads
+ * source row (oh + 0.5) / S - 0.5, clamped at 0, between rows h0 and h1 =
+ * min(h0 + 1, H - 1) with weight lh on h1, as PyTorch's
+ * upsample_bilinear2d, and the same across.  The backward pass adds each
+ * dy to the elements it was read from, in a fixed order. */
+static void resample(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const int bwd = n->op == IR_UPSAMPLE_BWD;
+    const Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape;
+    const char *y = emit_ref(e, t), *src = emit_ref(e, n->in[0]), *R = e->real;
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, S = %d, OH = H * S, OW = W * S;\n",
+      emit_dim(x, 0), (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], n->kh);
+    emit_parallel(e, "        ", 1, x, n->ival ? 16.0 * n->kh * n->kw : 1.0 * n->kh * n->kw);
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++) {\n");
+    P(e, "            %s%s *xp = %s + bc * H * W;\n", bwd ? "" : "const ", R, bwd ? y : src);
+    P(e, "            %s%s *yp = %s + bc * OH * OW;\n", bwd ? "const " : "", R, bwd ? src : y);
+    if (bwd)
+        P(e, "            memset(xp, 0, sizeof(%s) * (size_t)(H * W));\n", R);
+    P(e, "            for (int64_t oh = 0; oh < OH; oh++)\n            for (int64_t ow = 0; ow < OW; ow++) {\n");
+    if (!n->ival) {
+        P(e, "                %s;\n",
+          bwd ? "xp[oh / S * W + ow / S] += yp[oh * OW + ow]" : "yp[oh * OW + ow] = xp[oh / S * W + ow / S]");
+    } else {
+        P(e,
+          "                double sh = ((double)oh + 0.5) / (double)S - 0.5, sw = ((double)ow + 0.5) / (double)S - "
+          "0.5;\n");
+        P(e, "                if (sh < 0) sh = 0;\n                if (sw < 0) sw = 0;\n");
+        P(e,
+          "                const int64_t h0 = (int64_t)sh, w0 = (int64_t)sw, h1 = h0 + (h0 < H - 1), w1 = w0 + (w0 < "
+          "W - 1);\n");
+        P(e,
+          "                const %s lh = (%s)(sh - (double)h0), lw = (%s)(sw - (double)w0), mh = 1 - lh, mw = 1 - "
+          "lw;\n",
+          R, R, R);
+        if (bwd) {
+            P(e, "                const %s g = yp[oh * OW + ow];\n", R);
+            P(e, "                xp[h0 * W + w0] += mh * mw * g;\n                xp[h0 * W + w1] += mh * lw * g;\n");
+            P(e, "                xp[h1 * W + w0] += lh * mw * g;\n                xp[h1 * W + w1] += lh * lw * g;\n");
+        } else {
+            P(e, "                yp[oh * OW + ow] = mh * (mw * xp[h0 * W + w0] + lw * xp[h0 * W + w1]) +\n");
+            P(e, "                                   lh * (mw * xp[h1 * W + w0] + lw * xp[h1 * W + w1]);\n");
+        }
+    }
+    P(e, "            }\n        }\n    }\n");
+}
+
 void emit_vision_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
-    if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR)
+    if (n->op == IR_UPSAMPLE || n->op == IR_UPSAMPLE_BWD)
+        resample(e, t);
+    else if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD) && n->kernel == KERNEL_VECTOR)
         maxpool2_call(e, t);
     else if (n->op == IR_MAXPOOL_BWD && n->kernel == KERNEL_TILES)
         maxpool_bwd_tiled(e, t);

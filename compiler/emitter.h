@@ -125,6 +125,7 @@ void emit_permute(Emitter *e, int t);
 void emit_concat(Emitter *e, int t);
 void emit_slice(Emitter *e, int t);
 void emit_pad(Emitter *e, int t);
+void emit_pad_reflect(Emitter *e, int t);
 void emit_rowop(Emitter *e, int t);
 void emit_loss(Emitter *e, int t);
 void emit_seq_op(Emitter *e, int t);

@@ -249,7 +249,15 @@ static void dump_attrs(const IrNode *n, FILE *out)
             fprintf(out, " causal");
         break;
     case IR_SLICE:
-    case IR_PAD: fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end); break;
+    case IR_PAD:
+    case IR_PAD_REFLECT:
+    case IR_PAD_REFLECT_BWD:
+        fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
+        if (n->op == IR_PAD && n->fval != 0)
+            fprintf(out, " value=%g", n->fval);
+        break;
+    case IR_UPSAMPLE:
+    case IR_UPSAMPLE_BWD: fprintf(out, " scale=%dx%d %s", n->kh, n->kw, n->ival ? "bilinear" : "nearest"); break;
     case IR_IM2COL:
     case IR_COL2IM:
     case IR_MAXPOOL:

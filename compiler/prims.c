@@ -863,6 +863,119 @@ static Value prim_pool2d(const Prim *p, Args *a)
     return vtensor(elab_add(pn));
 }
 
+/* pad(x, [before, after, ...], mode:, value:) as torch.nn.functional.pad:
+ * the pairs run from the last dim backwards; "constant" fills with value
+ * (a negative amount crops, as PyTorch's), "reflect" mirrors without
+ * repeating the edge and needs each amount below the dim.  One IR node per
+ * padded side of each dim (pad, or slice for a crop). */
+static Value prim_pad(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[4];
+    Loc l[4];
+    if (!prim_bind_args(a, SPEC("x", "pad", "mode?", "value?"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (v[1].k != VK_LIST || v[1].n % 2 || v[1].n == 0 || v[1].n > 2 * s.nd) {
+        diag_error(l[1], "'pad' needs a list of [before, after] pairs, one pair per dim from the last, for %s",
+                   sstr(s));
+        return none();
+    }
+    int reflect = 0;
+    if (v[2].k != VK_ABSENT) {
+        if (v[2].k != VK_STR || (strcmp(v[2].s, "constant") && strcmp(v[2].s, "reflect"))) {
+            diag_error(l[2], "'pad' takes mode \"constant\" or \"reflect\"");
+            return none();
+        }
+        reflect = !strcmp(v[2].s, "reflect");
+    }
+    double value = 0;
+    if (v[3].k != VK_ABSENT && !prim_get_number(v[3], l[3], "value", &value))
+        return none();
+    if (reflect && v[3].k != VK_ABSENT) {
+        diag_error(l[3], "'pad' takes a value only in mode \"constant\"");
+        return none();
+    }
+    int t = v[0].t;
+    for (int k = 0; k < v[1].n / 2; k++) {
+        const int ax = s.nd - 1 - k;
+        long long amt[2];
+        if (!prim_get_int(v[1].items[2 * k], l[1], "a padding", &amt[0]) ||
+            !prim_get_int(v[1].items[2 * k + 1], l[1], "a padding", &amt[1]))
+            return none();
+        if (!amt[0] && !amt[1])
+            continue;
+        Shape cur = shape_of(t);
+        const int64_t dim = cur.d[ax];
+        if (ax == cur.bd) {
+            diag_error(l[1], "'pad' along the batch dim is not supported");
+            return none();
+        }
+        if (reflect && (amt[0] < 0 || amt[1] < 0 || amt[0] >= dim || amt[1] >= dim)) {
+            diag_error(l[1],
+                       "'pad' in mode \"reflect\" needs each amount in [0, %lld) for dim %d of %s, got [%lld, %lld]",
+                       (long long)dim, ax, sstr(cur), amt[0], amt[1]);
+            return none();
+        }
+        if (!reflect &&
+            (amt[0] + amt[1] <= -dim || amt[0] < -dim || amt[1] < -dim || amt[0] > 1 << 30 || amt[1] > 1 << 30)) {
+            diag_error(l[1], "'pad' of [%lld, %lld] leaves nothing of dim %d of %s, or is too large", amt[0], amt[1],
+                       ax, sstr(cur));
+            return none();
+        }
+        /* crops first (constant mode), then the padding around what is left */
+        int64_t lo = amt[0] < 0 ? -amt[0] : 0, hi = dim - (amt[1] < 0 ? -amt[1] : 0);
+        if (lo > 0 || hi < dim) {
+            cur.d[ax] = hi - lo;
+            t = mk(IR_SLICE, cur, 1, &t);
+            node(t)->axis = ax, node(t)->start = lo, node(t)->end = hi;
+        }
+        const int64_t b = amt[0] > 0 ? amt[0] : 0, f = amt[1] > 0 ? amt[1] : 0;
+        if (b || f) {
+            const int64_t len = cur.d[ax];
+            cur.d[ax] = len + b + f;
+            t = mk(reflect ? IR_PAD_REFLECT : IR_PAD, cur, 1, &t);
+            node(t)->axis = ax, node(t)->start = b, node(t)->end = b + len, node(t)->fval = reflect ? 0 : value;
+        }
+    }
+    return vtensor(t);
+}
+
+/* upsample(x, scale:, mode:) [N, C, H, W] -> [N, C, H scale, W scale], as
+ * torch.nn.Upsample(scale_factor=scale): "nearest" or "bilinear" with
+ * align_corners false; integer scales */
+static Value prim_upsample(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    long long sc;
+    if (!prim_bind_args(a, SPEC("x", "scale", "mode?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !prim_get_int(v[1], l[1], "scale", &sc))
+        return none();
+    int bilinear = 0;
+    if (v[2].k != VK_ABSENT) {
+        if (v[2].k != VK_STR || (strcmp(v[2].s, "nearest") && strcmp(v[2].s, "bilinear"))) {
+            diag_error(l[2], "'upsample' takes mode \"nearest\" or \"bilinear\"");
+            return none();
+        }
+        bilinear = !strcmp(v[2].s, "bilinear");
+    }
+    Shape x = shape_of(v[0].t);
+    if (x.nd != 4 || x.bd > 0) {
+        diag_error(l[0], "'upsample' needs x [N, C, H, W], got %s", sstr(x));
+        return none();
+    }
+    if (sc < 1 || sc > 1024) {
+        diag_error(l[1], "'upsample' takes an integer scale from 1 to 1024, got %lld", sc);
+        return none();
+    }
+    Shape s = ir_shape(4, (int64_t[]){x.d[0], x.d[1], x.d[2] * sc, x.d[3] * sc}, x.bd);
+    int t = mk(IR_UPSAMPLE, s, 1, &v[0].t);
+    node(t)->kh = node(t)->kw = (int)sc, node(t)->ival = bilinear;
+    return vtensor(t);
+}
+
 /* size(x, axis): a dim as an int (the batch dim: a run-time int) */
 static Value prim_size(const Prim *p, Args *a)
 {
@@ -1096,6 +1209,8 @@ static const Prim prims[] = {
     {"size", prim_size, 0},
     {"reshape_as", prim_reshape_as, 0},
     {"conv2d", prim_conv2d, 0},
+    {"pad", prim_pad, 0},
+    {"upsample", prim_upsample, 0},
     {"max_pool2d", prim_pool2d, IR_MAXPOOL},
     {"avg_pool2d", prim_pool2d, IR_AVGPOOL},
     {"embedding", prim_embedding, 0},
