@@ -58,6 +58,16 @@ void *ast_alloc(size_t size)
     return p;
 }
 
+void ast_reset(void)
+{
+    while (arena.head) {
+        Chunk *next = arena.head->next;
+        free(arena.head);
+        arena.head = next;
+    }
+    arena.cur = arena.end = NULL;
+}
+
 char *ast_strndup(const char *s, size_t n)
 {
     char *p = ast_alloc(n + 1);

@@ -116,6 +116,9 @@ struct Node {
 
 /* Allocation is from one arena that lives as long as the process. */
 void *ast_alloc(size_t size);
+/* Frees the whole arena: every node and string, for a new compilation in
+ * the same process (the fuzz target, tests/fuzz/). */
+void ast_reset(void);
 char *ast_strndup(const char *s, size_t n);
 Node *ast_new(NodeKind kind, Loc loc);
 void ast_push(NodeVec *vec, Node *node);

@@ -25,7 +25,10 @@ enum {
 };
 
 static int nerrors;
-static int muted; /* the current error was not printed: nor its notes */
+static int muted;  /* the current error was not printed: nor its notes */
+static FILE *sink; /* where diagnostics go; NULL: stderr */
+
+#define OUT (sink ? sink : stderr)
 
 /* ---- source files ------------------------------------------------------ */
 
@@ -181,31 +184,31 @@ static void show_source(Loc loc)
     /* Control characters would upset the terminal and the caret alignment;
      * they are shown as '?'.  UTF-8 passes through unchanged. */
     if (cut_left)
-        fputs("...", stderr);
+        fputs("...", OUT);
     for (size_t i = from; i < to; i++) {
         unsigned char c = (unsigned char)f->text[i];
-        fputc(c == '\t' || c >= 0x20 ? (c == 0x7f ? '?' : c) : '?', stderr);
+        fputc(c == '\t' || c >= 0x20 ? (c == 0x7f ? '?' : c) : '?', OUT);
     }
     if (cut_right)
-        fputs("...", stderr);
-    fputc('\n', stderr);
+        fputs("...", OUT);
+    fputc('\n', OUT);
 
     if (cut_left)
-        fputs("   ", stderr);
+        fputs("   ", OUT);
     for (size_t i = from; i < off && i < to; i++) {
         unsigned char c = (unsigned char)f->text[i];
         if (c == '\t')
-            fputc('\t', stderr);
+            fputc('\t', OUT);
         else if ((c & 0xC0) != 0x80) /* one column per UTF-8 character */
-            fputc(' ', stderr);
+            fputc(' ', OUT);
     }
-    fputc('^', stderr);
+    fputc('^', OUT);
     for (size_t i = off + 1; i < span_end && i < to; i++) {
         unsigned char c = (unsigned char)f->text[i];
         if ((c & 0xC0) != 0x80)
-            fputc(c == '\t' ? '\t' : '~', stderr);
+            fputc(c == '\t' ? '\t' : '~', OUT);
     }
-    fputc('\n', stderr);
+    fputc('\n', OUT);
 }
 
 static void report(Loc loc, const char *kind, const char *fmt, va_list ap)
@@ -213,12 +216,12 @@ static void report(Loc loc, const char *kind, const char *fmt, va_list ap)
     if (loc.file) {
         int line, col;
         diag_linecol(loc, &line, &col);
-        fprintf(stderr, "%s:%d:%d: %s: ", loc.file->path, line, col, kind);
+        fprintf(OUT, "%s:%d:%d: %s: ", loc.file->path, line, col, kind);
     } else {
-        fprintf(stderr, "nnc: %s: ", kind);
+        fprintf(OUT, "nnc: %s: ", kind);
     }
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vfprintf(OUT, fmt, ap);
+    fputc('\n', OUT);
     if (loc.file)
         show_source(loc);
 }
@@ -226,10 +229,11 @@ static void report(Loc loc, const char *kind, const char *fmt, va_list ap)
 /* The elaborator runs once per entry point (train, eval, infer), so one
  * mistake can be met three times: an error already reported at the same
  * place with the same text is counted but not printed again, nor its notes. */
+static char **seen;
+static int nseen;
+
 static int seen_before(Loc loc, const char *fmt, va_list ap)
 {
-    static char **seen;
-    static int nseen;
     char msg[512];
     va_list cp;
     va_copy(cp, ap);
@@ -283,7 +287,7 @@ static void diag_verror_at(Loc loc, const char *fmt, va_list ap)
     }
     muted = nerrors > MAX_ERRORS;
     if (nerrors == MAX_ERRORS + 1)
-        fprintf(stderr,
+        fprintf(OUT,
                 "nnc: error: too many errors (%d), not reporting "
                 "the rest\n",
                 MAX_ERRORS);
@@ -310,6 +314,19 @@ void diag_note(Loc loc, const char *fmt, ...)
 }
 
 int diag_errors(void) { return nerrors; }
+
+void diag_set_output(FILE *out) { sink = out; }
+
+void diag_reset(void)
+{
+    for (int i = 0; i < nseen; i++)
+        free(seen[i]);
+    free(seen);
+    seen = NULL;
+    nseen = nerrors = muted = 0;
+    memset(&cache, 0, sizeof cache);
+    user_site = NULL;
+}
 
 /* ---- suggestions ------------------------------------------------------------ */
 

@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* A loaded source file.  `text` is NUL-terminated; `len` excludes the NUL. */
 typedef struct SrcFile {
@@ -41,6 +42,13 @@ void diag_error(Loc loc, const char *fmt, ...);
 void diag_note(Loc loc, const char *fmt, ...);
 void diag_verror(Loc loc, const char *fmt, va_list ap);
 int diag_errors(void); /* errors reported so far */
+
+/* Diagnostics go to `out` (NULL: stderr, the default). */
+void diag_set_output(FILE *out);
+/* Forgets every error and what was printed, for a new compilation in the
+ * same process (the fuzz target, tests/fuzz/): the files loaded so far
+ * are the caller's to free. */
+void diag_reset(void);
 
 /* An error inside the standard library is reported where the user's code
  * reached it: `user_site` maps a location to that place (or returns it

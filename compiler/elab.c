@@ -177,6 +177,16 @@ static const Graph *named_g;
 static char *named;
 static int named_cap;
 
+void elab_reset(void)
+{
+    memset(&E, 0, sizeof E);
+    E.batch_name = "N";
+    free(named);
+    named = NULL;
+    named_g = NULL;
+    named_cap = 0;
+}
+
 static int is_named(int t) { return named_g == E.g && t < named_cap && named[t]; }
 
 /* Names node t `name` if it was made since node `since` and no field or

@@ -142,6 +142,10 @@ typedef struct Elab {
 
 extern Elab E;
 
+/* Forgets the elaboration's state, for a new compilation in the same
+ * process (model_elaborate calls it; the fuzz target, tests/fuzz/). */
+void elab_reset(void);
+
 /* ===================================================================== */
 /* elab.c: the interpreter                                                */
 /* ===================================================================== */

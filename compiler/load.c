@@ -9,7 +9,8 @@
  * is read once (compared by real path, so that two spellings of one file
  * are one file), and a file that imports itself through a chain of imports
  * is an error rather than endless recursion.  Every file read is recorded
- * for -M, in the order it was read.
+ * for -M, in the order it was read.  With ElabOptions.memfiles the files
+ * come from a table in memory instead (the fuzz target, tests/fuzz/).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,8 +43,37 @@ static const char *path_join(const char *dir, const char *name)
     return s;
 }
 
-static int path_exists(const char *p)
+/* The table's file at `path`, or NULL; "./a.nn" is "a.nn". */
+static const SrcFile *mem_file(const ElabOptions *opt, const char *path)
 {
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    for (int i = 0; i < opt->nmemfiles; i++)
+        if (!strcmp(opt->memfiles[i].path, path))
+            return &opt->memfiles[i];
+    return NULL;
+}
+
+/* A file of the program: from the table when there is one, else read. */
+static SrcFile *open_file(const ElabOptions *opt, const char *path)
+{
+    if (!opt->memfiles)
+        return diag_load_file(path);
+    const SrcFile *m = mem_file(opt, path);
+    if (!m) {
+        errno = ENOENT;
+        return NULL;
+    }
+    SrcFile *f = ast_alloc(sizeof *f);
+    *f = *m;
+    f->path = path;
+    return f;
+}
+
+static int path_exists(const ElabOptions *opt, const char *p)
+{
+    if (opt->memfiles)
+        return mem_file(opt, p) != NULL;
     FILE *f = fopen(p, "rb");
     if (f)
         fclose(f);
@@ -68,10 +98,10 @@ static void load_imports(LoadState *ls, Node *file)
         if (d->kind != ND_IMPORT)
             continue;
         const char *cand = d->str[0] == '/' ? d->str : path_join(dir, d->str);
-        const char *found = path_exists(cand) ? cand : NULL;
+        const char *found = path_exists(ls->opt, cand) ? cand : NULL;
         for (int k = 0; !found && k < ls->opt->nincdirs; k++) {
             const char *c = path_join(ls->opt->incdirs[k], d->str);
-            if (path_exists(c))
+            if (path_exists(ls->opt, c))
                 found = c;
         }
         if (!found) {
@@ -85,8 +115,13 @@ static void load_imports(LoadState *ls, Node *file)
 }
 
 /* Two spellings of one file are the same file: compare real paths. */
-static const char *canon(const char *p)
+static const char *canon(const ElabOptions *opt, const char *p)
 {
+    if (opt->memfiles) {
+        while (p[0] == '.' && p[1] == '/')
+            p += 2;
+        return p;
+    }
     char *r = realpath(p, NULL);
     if (!r)
         return p;
@@ -97,16 +132,16 @@ static const char *canon(const char *p)
 
 static void load_file(LoadState *ls, const char *path, Loc from)
 {
-    const char *key = canon(path);
+    const char *key = canon(ls->opt, path);
     for (int i = 0; i < ls->nloading; i++)
         if (!strcmp(ls->loading[i], key)) {
             diag_error(from, "import cycle: '%s' imports itself through this import", path);
             return;
         }
     for (int i = 0; i < ls->p->ndeps; i++)
-        if (!strcmp(canon(ls->p->deps[i]), key))
+        if (!strcmp(canon(ls->opt, ls->p->deps[i]), key))
             return; /* a second import has no effect */
-    SrcFile *f = diag_load_file(path);
+    SrcFile *f = open_file(ls->opt, path);
     if (!f) {
         diag_error(from, "cannot read '%s': %s", path, strerror(errno));
         return;
@@ -136,7 +171,7 @@ Program *load_program(const char *path, const ElabOptions *opt)
         return NULL;
     p->files = xcalloc(1, sizeof(Node *));
     p->files[p->nfiles++] = stdtree;
-    SrcFile *f = diag_load_file(path);
+    SrcFile *f = open_file(opt, path);
     if (!f) {
         Loc none_loc = {0};
         diag_error(none_loc, "cannot read '%s': %s", path, strerror(errno));
@@ -148,7 +183,7 @@ Program *load_program(const char *path, const ElabOptions *opt)
     if (!p->main)
         return NULL;
     ls.loading = xcalloc(1, sizeof(char *));
-    ls.loading[ls.nloading++] = canon(path);
+    ls.loading[ls.nloading++] = canon(opt, path);
     load_imports(&ls, p->main);
     p->files = realloc(p->files, sizeof(Node *) * (size_t)(p->nfiles + 1));
     p->files[p->nfiles++] = p->main;

@@ -23,6 +23,11 @@ typedef struct ElabOptions {
     int ndefs;
     const char *prefix; /* --prefix, or NULL */
     const char *model;  /* --model: the one model to compile, or NULL */
+    /* When set, files are read from this table instead of the disk: the
+     * input and its imports are looked up by path ("./" prefixes aside).
+     * The fuzz target (tests/fuzz/) compiles several files in memory. */
+    const SrcFile *memfiles;
+    int nmemfiles;
 } ElabOptions;
 
 typedef struct Program {

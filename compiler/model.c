@@ -353,7 +353,8 @@ static void sort_tensors(Model *m, int state)
     int n = state ? m->nstate : m->nparams;
     int *old = elab_calloc((size_t)n, sizeof(int));
     Tensor *copy = elab_calloc((size_t)n, sizeof(Tensor));
-    memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
+    if (n) /* a model without state has no array (ts is NULL) */
+        memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
     for (int i = 0; i < n; i++)
         copy[i].offset = i; /* remember the old index */
     qsort(copy, (size_t)n, sizeof(Tensor), cmp_tensor);
@@ -372,7 +373,8 @@ static void sort_tensors(Model *m, int state)
             p = dot ? dot + 1 : p;
         }
     }
-    memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
+    if (n)
+        memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
     if (state)
         m->num_state = off;
     else
@@ -470,6 +472,8 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
 
 int model_elaborate(Program *p, const ElabOptions *opt, Model ***models)
 {
+    elab_reset();
+    def_exprs = NULL;
     diag_set_user_site(elab_user_site);
     E.prog = p;
     collect_decls(p);

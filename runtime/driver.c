@@ -373,6 +373,7 @@ typedef struct drv {
     const nnc_model_desc *d;
     unsigned sub;
     const char *opt[O_COUNT];
+    int parse_only; /* nnc__drv_parse: check the command line, do nothing */
 } drv;
 
 static int count_list(const char *list)
@@ -1029,6 +1030,8 @@ static int cmd_train(drv *v)
         return usage_error(v->prog, d, v->sub, "--val-inputs needs --val-labels");
     if (have_val && o[O_VAL_SPLIT])
         return usage_error(v->prog, d, v->sub, "--val-split and --val-inputs: give one validation set");
+    if (v->parse_only)
+        return EXIT_OK;
 
     int rc;
     dset tr = {0}, va = {0};
@@ -1464,6 +1467,8 @@ static int cmd_grad(drv *v)
     uint64_t seed = 0;
     if (v->opt[O_SEED] && parse_u64(v->opt[O_SEED], &seed))
         return usage_error(v->prog, d, v->sub, "--seed: expected an unsigned 64-bit integer, got '%s'", v->opt[O_SEED]);
+    if (v->parse_only)
+        return EXIT_OK;
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
     if (rc)
         goto out;
@@ -1520,11 +1525,12 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
+static int drv_main(int argc, char **argv, const nnc_model_desc *desc, int parse_only)
 {
     drv v;
     memset(&v, 0, sizeof v);
     v.d = desc;
+    v.parse_only = parse_only;
     v.prog = argc > 0 && argv[0] && argv[0][0] ? base_name(argv[0]) : desc->name;
 
     if (argc < 2) {
@@ -1616,7 +1622,10 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
     if (v.opt[O_THREADS] && parse_long(v.opt[O_THREADS], 1, NNC_MAX_THREADS, &threads))
         return usage_error(v.prog, desc, v.sub, "--threads: expected an integer from 1 to %d, got '%s'",
                            NNC_MAX_THREADS, v.opt[O_THREADS]);
-    nnc_set_threads((int)threads);
+    if (parse_only && !(v.sub & (SUB_TRAIN | SUB_GRAD)))
+        return EXIT_OK; /* train and grad check their own options first */
+    if (!parse_only)
+        nnc_set_threads((int)threads);
 
     switch (v.sub) {
     case SUB_INFO: return cmd_info(&v);
@@ -1627,3 +1636,7 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
     }
     return EXIT_USAGE;
 }
+
+int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc) { return drv_main(argc, argv, desc, 0); }
+
+int nnc__drv_parse(int argc, char **argv, const nnc_model_desc *desc) { return drv_main(argc, argv, desc, 1); }

@@ -79,6 +79,14 @@ int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t cou
 int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **keep, const char *const *names,
                        float *const *outs, const size_t *sizes, size_t count);
 
+/* ---- the driver (driver.c) ---------------------------------------------------- */
+
+/* nnc_driver_main's checks of the command line (subcommand, options and
+ * their values) without reading, running or writing anything: the exit
+ * status it would stop with (1 for a usage error, its message printed),
+ * or 0 where the work would start.  For the fuzz target (tests/fuzz/). */
+int nnc__drv_parse(int argc, char **argv, const nnc_model_desc *desc);
+
 /* ---- the training log (trainlog.c) ------------------------------------------ */
 
 enum { NNC__LOG_CSV, NNC__LOG_JSONL };

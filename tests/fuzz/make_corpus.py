@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Writes the fuzz targets' seed corpora into tests/fuzz/corpus/<target>/.
+
+Run from anywhere: /usr/bin/python3 tests/fuzz/make_corpus.py.  The seeds:
+- fuzz_compiler: every .nn of models/, bench/, tests/ (tests/errors/ too)
+  and docs/, examples/, one file each; and the programs with imports as one
+  input, their files joined at "--- NAME" lines (fuzz_compiler.c).
+- fuzz_safetensors: checkpoints of the target's small model (valid, with
+  metadata and training state, and a few near misses).
+- fuzz_npy: small .npy files of each version, dtype and rank.
+- fuzz_driver_args: command lines of every subcommand, NUL-separated.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.dirname(here))
+out = os.path.join(here, "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(out, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def compiler_seeds():
+    for top in ("models", "bench", "tests", "docs", "examples"):
+        for dirpath, dirs, files in os.walk(os.path.join(root, top)):
+            dirs.sort()
+            if "/fuzz" in dirpath:
+                continue
+            for f in sorted(files):
+                if f.endswith(".nn"):
+                    rel = os.path.relpath(os.path.join(dirpath, f), root)
+                    put("fuzz_compiler", rel.replace("/", "_"), open(os.path.join(root, rel), "rb").read())
+
+    def joined(name, main, others):
+        text = open(os.path.join(root, main)).read()
+        for inner, path in others:
+            if not text.endswith("\n"):
+                text += "\n"
+            text += "--- %s\n" % inner + open(os.path.join(root, path)).read()
+        put("fuzz_compiler", name, text)
+
+    joined("imports_model.nn", "tests/imports/model.nn",
+           [("blocks.nn", "tests/imports/lib/blocks.nn"), ("sub/act.nn", "tests/imports/lib/sub/act.nn")])
+    joined("imports_tiny.nn", "tests/cmake_package/consumer/model/tiny.nn",
+           [("lib/block.nn", "tests/cmake_package/consumer/model/lib/block.nn"),
+            ("lib/act.nn", "tests/cmake_package/consumer/shared/act.nn")])
+    joined("imports_xor.nn", "examples/make/xor_net.nn", [("layers.nn", "examples/make/layers.nn")])
+    put("fuzz_compiler", "imports_cycle.nn",
+        'import "a.nn"\n--- a.nn\nimport "b.nn"\n--- b.nn\nimport "a.nn"\n')
+
+
+def safetensors(tensors, meta=None, pad=b""):
+    """tensors: (name, dtype, shape, float list)"""
+    header, data = {}, b""
+    if meta is not None:
+        header["__metadata__"] = meta
+    for name, dtype, shape, vals in tensors:
+        raw = struct.pack("<%df" % len(vals), *vals)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode() + pad
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def st_seeds():
+    model = [("w", "F32", [2, 3], [0.5] * 6), ("b", "F32", [2], [1, 2]), ("e", "F32", [4, 2], [0.25] * 8),
+             ("seen", "F32", [1], [3])]
+    train = [("nnc:train/optimizer.m", "F32", [16], [0.1] * 16), ("nnc:train/optimizer.v", "F32", [16], [0.2] * 16)]
+    meta = {"nnc.train.format": "1", "nnc.train.step": "7", "nnc.train.epoch": "2", "nnc.train.rng": "0123abcd"}
+    put("fuzz_safetensors", "model.safetensors", safetensors(model))
+    put("fuzz_safetensors", "model_meta.safetensors", safetensors(model, {"format": "pt"}, b"   "))
+    put("fuzz_safetensors", "train_state.safetensors", safetensors(model + train, meta))
+    put("fuzz_safetensors", "missing.safetensors", safetensors(model[:2]))
+    put("fuzz_safetensors", "f16.safetensors", safetensors([("w", "F16", [2, 3], [0.5] * 3)] + model[1:]))
+    put("fuzz_safetensors", "empty_header.safetensors", struct.pack("<Q", 2) + b"{}")
+    put("fuzz_safetensors", "escapes.safetensors",
+        safetensors(model, {"k\\u00e9\\n": "v\\ud83d\\ude00", "x": "\\\"y\\\""}))
+
+
+def npy(arr, version=(1, 0), fortran=False):
+    descr = arr.dtype.str
+    h = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, tuple(arr.shape))
+    lenbytes = 2 if version[0] == 1 else 4
+    pre = 6 + 2 + lenbytes
+    total = (pre + len(h) + 1 + 63) // 64 * 64
+    h = h + " " * (total - pre - len(h) - 1) + "\n"
+    enc = h.encode("latin1" if version[0] < 3 else "utf8")
+    size = struct.pack("<H", len(enc)) if lenbytes == 2 else struct.pack("<I", len(enc))
+    return b"\x93NUMPY" + bytes(version) + size + enc + arr.tobytes(order="F" if fortran else "C")
+
+
+def npy_seeds():
+    f = np.arange(6, dtype="<f4").reshape(2, 3)
+    i = np.arange(4, dtype="<i4")
+    put("fuzz_npy", "f4_2d_v1.npy", npy(f))
+    put("fuzz_npy", "i4_1d_v1.npy", npy(i))
+    put("fuzz_npy", "f4_v2.npy", npy(f, (2, 0)))
+    put("fuzz_npy", "i4_v3.npy", npy(i, (3, 0)))
+    put("fuzz_npy", "scalar.npy", npy(np.array(1.5, dtype="<f4")))
+    put("fuzz_npy", "empty.npy", npy(np.zeros((0, 3), dtype="<f4")))
+    put("fuzz_npy", "f4_4d.npy", npy(np.ones((1, 2, 1, 2), dtype="<f4")))
+    put("fuzz_npy", "fortran.npy", npy(f, fortran=True))
+    put("fuzz_npy", "f8.npy", npy(np.ones(2, dtype="<f8")))
+    put("fuzz_npy", "short.npy", npy(f)[:-4])
+
+
+def driver_seeds():
+    lines = {
+        "info": ["info"],
+        "help": ["--help"],
+        "train_help": ["train", "-h"],
+        "train": ["train", "--inputs", "x.npy,k.npy", "--labels", "y.npy,c.npy", "--save", "w.safetensors",
+                  "--epochs", "3", "--batch=8", "--optimizer", "sgd", "--lr", "0.1", "--momentum", "0.9",
+                  "--seed", "42", "--quiet"],
+        "train_sched": ["train", "--inputs=x.npy,k.npy", "--labels=y.npy,c.npy", "--save=o.safetensors",
+                        "--lr-schedule", "step", "--lr-step-size", "10", "--lr-gamma", "0.5", "--warmup", "2",
+                        "--accumulate", "4", "--clip", "1.0", "--weight-decay", "0.01", "--threads", "2"],
+        "train_val": ["train", "--inputs", "x.npy,k.npy", "--labels", "y.npy,c.npy", "--save", "s",
+                      "--val-inputs", "a.npy,b.npy", "--val-labels", "c.npy,d.npy", "--log", "l.csv",
+                      "--log-every", "5", "--progress", "0.5", "--save-every", "100", "--stop-after", "7"],
+        "train_split": ["train", "--inputs", "x,k", "--labels", "y,c", "--save", "s", "--val-split", "0.2",
+                        "--resume", "r.safetensors", "--log=l.jsonl"],
+        "eval": ["eval", "--inputs", "x.npy,k.npy", "--labels", "y.npy,c.npy", "--weights", "w.safetensors"],
+        "predict": ["predict", "--inputs", "x.npy,k.npy", "--weights", "w", "--output", "p.npy"],
+        "grad": ["grad", "--inputs", "x,k", "--labels", "y,c", "--weights", "w", "--output", "g", "--seed", "1"],
+        "bad": ["train", "--epochs", "-1", "--nope"],
+    }
+    for name, argv in lines.items():
+        put("fuzz_driver_args", name, "\0".join(argv))
+
+
+compiler_seeds()
+st_seeds()
+npy_seeds()
+driver_seeds()
+print("seeds in", out, file=sys.stderr)
