@@ -412,9 +412,19 @@ static void name_clash(Loc at, Loc first, const char *what, const char *a, const
     diag_note(first, "'%s' is declared here", a);
 }
 
+/* Where a member of the header is declared: a field or param of the
+ * model itself by its name, one deeper by the tensor's declaration. */
+static Loc member_loc(const Node *decl, const Tensor *t, int k)
+{
+    for (int i = 0; k == 0 && i < decl->list.n; i++)
+        if (decl->list.v[i]->name && !strcmp(decl->list.v[i]->name, t->parts[0]))
+            return decl->list.v[i]->name_loc;
+    return t->loc;
+}
+
 /* Two members of one struct of the header (the same parent, different
  * names) with the same C name. */
-static void check_members(const Tensor *ts, int n)
+static void check_members(const Node *decl, const Tensor *ts, int n)
 {
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
@@ -422,7 +432,8 @@ static void check_members(const Tensor *ts, int n)
             while (k < ts[i].npart && k < ts[j].npart && !strcmp(ts[i].parts[k], ts[j].parts[k]))
                 k++;
             if (k < ts[i].npart && k < ts[j].npart && !strcmp(ts[i].cparts[k], ts[j].cparts[k])) {
-                name_clash(ts[j].loc, ts[i].loc, "names", ts[i].parts[k], ts[j].parts[k], ts[j].cparts[k]);
+                name_clash(member_loc(decl, &ts[j], k), member_loc(decl, &ts[i], k), "names", ts[i].parts[k],
+                           ts[j].parts[k], ts[j].cparts[k]);
                 return;
             }
         }
@@ -436,7 +447,7 @@ static void check_io(const Model *m)
             const IoDecl *a = i < m->ninputs ? &m->inputs[i] : &m->labels[i - m->ninputs];
             const IoDecl *b = j < m->ninputs ? &m->inputs[j] : &m->labels[j - m->ninputs];
             if (!strcmp(a->cname, b->cname))
-                name_clash(b->loc, a->loc, "inputs", a->name, b->name, b->cname);
+                name_clash(b->loc, a->loc, "names", a->name, b->name, b->cname);
         }
 }
 
@@ -527,8 +538,8 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
     }
     sort_tensors(m, 0);
     sort_tensors(m, 1);
-    check_members(m->params, m->nparams);
-    check_members(m->state, m->nstate);
+    check_members(decl, m->params, m->nparams);
+    check_members(decl, m->state, m->nstate);
     check_io(m);
     check_hparams(m);
     if (diag_errors() > errs)
