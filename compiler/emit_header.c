@@ -1,6 +1,7 @@
 /* emit_header.c — the model's header, <prefix>.h (emit_*): the hparams
  * as an enum, the params and the state as nested structs that mirror the
- * model's fields (an array for a sequence of items of the same layout),
+ * model's fields (an array for a sequence of items of the same layout;
+ * members by their C names, cnames.c, decided in model.c),
  * the model's struct and the API's declarations, the model's `///`
  * comments as doc comments.  The C file and the driver share the API's
  * signatures and parameter types from here.
