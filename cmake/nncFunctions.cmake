@@ -23,7 +23,9 @@
 #   3. else the .nn file's name without its extension, every character
 #      that may not be in a C identifier replaced by `_` (my-net.nn -> my_net).
 # A file that declares several models needs MODEL (nnc refuses --prefix for
-# several models at once).
+# several models at once).  nnc refuses a --prefix that C cannot take (a
+# keyword or a C library name: model `Default` or `Exp`), saying which name
+# would do; pass that as PREFIX (`default_`).
 #
 # The target's properties NNC_OUTPUT_DIR and NNC_PREFIX name the folder and
 # the prefix.  The generated sources are compiled as C11 with

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnames.h"
 #include "emitter.h"
 #include "plan.h"
 
@@ -231,7 +232,7 @@ void emit_declare(Emitter *e, int r)
             P(e, "    const %s *const %s = (const %s *)m->%s_[%d]; /* %s %s */\n", ty, id, ty, lab ? "lab" : "in",
               n->ival, io->name, shape);
         else
-            P(e, "    const %s *const %s = (const %s *)%s; /* %s */\n", ty, id, ty, io->name, shape);
+            P(e, "    const %s *const %s = (const %s *)%s; /* %s */\n", ty, id, ty, io->cname, shape);
         return;
     }
     default: break;
@@ -293,86 +294,12 @@ static void names_add(Names *ns, const char *s)
     ns->n++;
 }
 
-/* Names no tensor may take, besides those the function's code uses: C's
- * keywords (C23's and GNU's included), the lower-case macros and global
- * variables of the headers generated code includes (libc, libm, cblas),
- * and what every pass declares: its parameters and fixed locals. */
-static const char *const reserved[] = {
-    "auto",
-    "break",
-    "case",
-    "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "extern",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "typedef",
-    "union",
-    "unsigned",
-    "void",
-    "volatile",
-    "while",
-    "alignas",
-    "alignof",
-    "bool",
-    "constexpr",
-    "false",
-    "nullptr",
-    "static_assert",
-    "thread_local",
-    "true",
-    "typeof",
-    "typeof_unqual",
-    "asm",
-    "complex",
-    "imaginary",
-    "noreturn",
-    "errno",
-    "math_errhandling",
-    "signgam",
-    "stdin",
-    "stdout",
-    "stderr",
-    "offsetof",
-    "sched_priority",
-    "xdouble",
-    "L_tmpnam",
-    "program_invocation_name",
-    "program_invocation_short_name",
-    "blasint",
-    "tensor_info_",
-    "m",
-    "n",
-    "out",
-    "loss",
-    "metrics",
-    "A",
-    "MB",
-    "SB",
-    "P",
-    "G",
-    "S",
-};
+/* Names no tensor may take, besides those the function's code uses and
+ * those C and its headers take (cname_taken: keywords, the C library's
+ * and BLAS's names): what every pass declares, its parameters and fixed
+ * locals, and the tensor table. */
+static const char *const reserved[] = {"tensor_info_", "m",  "n", "out", "loss", "metrics", "A",
+                                       "MB",           "SB", "P", "G",   "S"};
 
 /* A name of a reserved family, which a numeric suffix would not take out
  * of it (base_name puts "t_" in front instead): C's reserved identifiers
@@ -474,9 +401,9 @@ void emit_names(Emitter *e)
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
         names_add(&fn, reserved[i]);
     for (int i = 0; i < e->m->ninputs; i++)
-        names_add(&fn, e->m->inputs[i].name);
+        names_add(&fn, e->m->inputs[i].cname);
     for (int i = 0; i < e->m->nlabels; i++)
-        names_add(&fn, e->m->labels[i].name);
+        names_add(&fn, e->m->labels[i].cname);
     const char *p = e->m->prefix;
     names_add(&fn, p);
     names_add(&fn, emit_fmt("%s_params", p));
@@ -520,8 +447,9 @@ void emit_names(Emitter *e)
         if (!ptr[t])
             continue;
         const char *b = base_name(&g->nodes[t]), *id = b;
-        for (int k = 2; names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) ||
-             names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id));
+        for (int k = 2; names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) || cname_taken(id) ||
+             names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id)) ||
+             cname_taken(emit_fmt("r_%s", id)) || cname_taken(emit_fmt("v_%s", id));
              k++)
             id = emit_fmt("%s_%d", b, k);
         names_add(&fn, id);
@@ -556,7 +484,7 @@ void emit_names(Emitter *e)
             if (ptr[t])
                 continue;
             const char *b0 = emit_fmt("v_%s", base_name(&g->nodes[t])), *id = b0;
-            for (int k = 2; names_has(&fn, id) || names_has(&in_loop, id) || typedef_like(id); k++)
+            for (int k = 2; names_has(&fn, id) || names_has(&in_loop, id) || typedef_like(id) || cname_taken(id); k++)
                 id = emit_fmt("%s_%d", b0, k);
             names_add(&in_loop, id);
             vname[t] = id;

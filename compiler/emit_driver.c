@@ -38,6 +38,8 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     const char *largs = "";
     for (int i = 0; i < e->m->nlabels; i++)
         largs = emit_fmt("%s, (%s)lab[%d]", largs, emit_io_decl(e, &e->m->labels[i], 1, ""), i);
+    /* the model's type by its struct tag where the prefix could also be a
+     * parameter's or a local's name (prefix `m`, `argc`) */
     P(e, "static int init_(void *m, int max_batch, uint64_t seed) { return %s_init(m, max_batch, seed); }\n", p);
     P(e, "static void release_(void *m) { %s_release(m); }\n", p);
     IoDecl oio;
@@ -62,10 +64,10 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     }
     int ns = e->m->train ? e->m->train->nsummaries : 0;
     if (ns)
-        P(e, "static const float *summaries_(const void *m) { return ((const %s *)m)->summary_; }\n", p);
+        P(e, "static const float *summaries_(const void *m) { return ((const struct %s *)m)->summary_; }\n", p);
     P(e, "static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
     P(e, "static int load_(void *m, const char *path) { return %s_load(m, path); }\n", p);
-    P(e, "static nnc_rng *rng_(void *m) { return &((%s *)m)->rng_; }\n\n", p);
+    P(e, "static nnc_rng *rng_(void *m) { return &((struct %s *)m)->rng_; }\n\n", p);
     P(e, "static const nnc_io_desc inputs_[%d] = {\n", e->m->ninputs);
     for (int i = 0; i < e->m->ninputs; i++)
         io_desc(e, &e->m->inputs[i]);
@@ -78,7 +80,7 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
     }
     P(e, "int main(int argc, char **argv)\n{\n");
     P(e, "    static const nnc_model_desc desc = {\n");
-    P(e, "        .name = \"%s\",\n        .model_size = sizeof(%s),\n", p, p);
+    P(e, "        .name = \"%s\",\n        .model_size = sizeof(struct %s),\n", p, p);
     P(e, "        .num_inputs = %d,\n        .num_labels = %d,\n        .num_metrics = %d,\n", e->m->ninputs,
       e->m->nlabels, e->m->nmetrics);
     P(e, "        .inputs = inputs_,\n        .labels = %s,\n", e->m->nlabels ? "labels_" : "NULL");

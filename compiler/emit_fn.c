@@ -86,9 +86,9 @@ static void end_body(Emitter *e)
 static void void_params(Emitter *e, int labels)
 {
     for (int i = 0; i < e->m->ninputs; i++)
-        P(e, "    (void)%s;\n", e->m->inputs[i].name);
+        P(e, "    (void)%s;\n", e->m->inputs[i].cname);
     for (int i = 0; labels && i < e->m->nlabels; i++)
-        P(e, "    (void)%s;\n", e->m->labels[i].name);
+        P(e, "    (void)%s;\n", e->m->labels[i].cname);
 }
 
 static void node_range(Emitter *e, const Graph *g, int lo, int hi)
@@ -119,9 +119,9 @@ static Sig pass_sig(Emitter *e, const char *ret, const char *pass, int inputs, i
         params = emit_fmt("%s, int n%s", params, emit_sig_inputs(e, labels));
         args = "m, n";
         for (int i = 0; i < e->m->ninputs; i++)
-            args = emit_fmt("%s, %s", args, e->m->inputs[i].name);
+            args = emit_fmt("%s, %s", args, e->m->inputs[i].cname);
         for (int i = 0; labels && i < e->m->nlabels; i++)
-            args = emit_fmt("%s, %s", args, e->m->labels[i].name);
+            args = emit_fmt("%s, %s", args, e->m->labels[i].cname);
     }
     if (results) {
         params = emit_fmt("%s, %s *loss, %s *metrics", params, e->real, e->real);
@@ -199,7 +199,7 @@ static const char *call_infer(Emitter *e)
 {
     const char *s = emit_fmt("    %s_infer(m, n", e->m->prefix);
     for (int i = 0; i < e->m->ninputs; i++)
-        s = emit_fmt("%s, %s", s, e->m->inputs[i].name);
+        s = emit_fmt("%s, %s", s, e->m->inputs[i].cname);
     return emit_fmt("%s);\n", s);
 }
 
@@ -223,9 +223,9 @@ static void train_fn(Emitter *e)
     begin_body(e, g, 0);
     P(e, "    m->n_ = n;\n");
     for (int i = 0; i < e->m->ninputs; i++)
-        P(e, "    m->in_[%d] = %s;\n", i, e->m->inputs[i].name);
+        P(e, "    m->in_[%d] = %s;\n", i, e->m->inputs[i].cname);
     for (int i = 0; i < e->m->nlabels; i++)
-        P(e, "    m->lab_[%d] = %s;\n", i, e->m->labels[i].name);
+        P(e, "    m->lab_[%d] = %s;\n", i, e->m->labels[i].cname);
     node_range(e, g, 0, g->fwd_end);
     for (int i = 0; i < g->nupdates; i++) {
         const Tensor *t = &e->m->state[g->update_state[i]];

@@ -1,6 +1,7 @@
 /* emit_header.c — the model's header, <prefix>.h (emit_*): the hparams
  * as an enum, the params and the state as nested structs that mirror the
- * model's fields (an array for a sequence of items of the same layout),
+ * model's fields (an array for a sequence of items of the same layout;
+ * members by their C names, cnames.c, decided in model.c),
  * the model's struct and the API's declarations, the model's `///`
  * comments as doc comments.  The C file and the driver share the API's
  * signatures and parameter types from here.
@@ -30,7 +31,7 @@ const char *emit_io_decl(Emitter *e, const IoDecl *io, int is_const, const char 
 
 static const char *io_param(Emitter *e, const IoDecl *io, int is_const)
 {
-    return emit_io_decl(e, io, is_const, io->name);
+    return emit_io_decl(e, io, is_const, io->cname);
 }
 
 static const char *out_param(Emitter *e)
@@ -38,10 +39,9 @@ static const char *out_param(Emitter *e)
     const IrNode *o = &e->m->infer->nodes[e->m->infer->output];
     IoDecl io;
     memset(&io, 0, sizeof io);
-    io.name = "out";
     io.dt = DT_F32;
     io.shape = o->shape;
-    return io_param(e, &io, 0);
+    return emit_io_decl(e, &io, 0, "out");
 }
 
 const char *emit_sig_inputs(Emitter *e, int labels)
@@ -122,10 +122,10 @@ static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth
     FILE *f = open_memstream(&text, &len);
     for (int i = lo; i < hi;) {
         const Tensor *t = &ts[i];
-        const char *name = t->parts[depth];
+        const char *name = t->parts[depth], *cname = t->cparts[depth];
         if (t->npart == depth + 1) {
             doc_comment(f, t->doc, indent);
-            fprintf(f, "%*s%s %s", indent, "", e->real, name);
+            fprintf(f, "%*s%s %s", indent, "", e->real, cname);
             for (int k = 0; k < t->shape.nd; k++)
                 fprintf(f, "[%lld]", (long long)t->shape.d[k]);
             fprintf(f, ";\n");
@@ -158,7 +158,7 @@ static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth
             }
             doc_comment(f, field_doc(e, t, depth), indent);
             if (contiguous && same) {
-                fprintf(f, "%*sstruct {\n%s%*s} %s[%d];\n", indent, "", first, indent, "", name, nitems);
+                fprintf(f, "%*sstruct {\n%s%*s} %s[%d];\n", indent, "", first, indent, "", cname, nitems);
             } else {
                 fprintf(f, "%*sstruct {\n", indent, "");
                 for (int a = i; a < j;) {
@@ -171,13 +171,13 @@ static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth
                     free(body);
                     a = b;
                 }
-                fprintf(f, "%*s} %s;\n", indent, "", name);
+                fprintf(f, "%*s} %s;\n", indent, "", cname);
             }
             free(first);
         } else {
             char *body = struct_body(e, ts, i, j, depth + 1, indent + 4);
             doc_comment(f, field_doc(e, t, depth), indent);
-            fprintf(f, "%*sstruct {\n%s%*s} %s;\n", indent, "", body, indent, "", name);
+            fprintf(f, "%*sstruct {\n%s%*s} %s;\n", indent, "", body, indent, "", cname);
             free(body);
         }
         i = j;
@@ -207,7 +207,7 @@ void emit_header(Emitter *e, const char *fname)
     for (int i = 0; i < e->m->nhparams; i++) {
         if (e->m->hparams[i].doc)
             doc_comment(e->out, e->m->hparams[i].doc, 4);
-        P(e, "    %s_%s = %lld,\n", U, emit_upper(e->m->hparams[i].name), e->m->hparams[i].ival);
+        P(e, "    %s = %lld,\n", e->m->hparams[i].cname, e->m->hparams[i].ival);
     }
     P(e, "    %s_NUM_PARAMS = %lld, /* %ss in %s_params */\n", U, (long long)e->m->num_params, e->real, e->m->prefix);
     P(e, "    %s_NUM_STATE = %lld, /* %ss in %s_state */\n", U, (long long)e->m->num_state, e->real, e->m->prefix);

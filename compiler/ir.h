@@ -139,7 +139,8 @@ typedef enum InitKind {
  * generated structs).  `path` is the dotted state_dict name. */
 typedef struct Tensor {
     const char *path;
-    const char **parts; /* path split at '.', npart entries */
+    const char **parts;  /* path split at '.', npart entries */
+    const char **cparts; /* the parts as C member names (cname_of; "0" stays) */
     int npart;
     int *order;  /* declaration-order key of each part, for layout */
     Shape shape; /* bd == -1 */
@@ -156,6 +157,8 @@ typedef struct Tensor {
 
 typedef struct IoDecl {
     const char *name;
+    const char *cname; /* the C parameter's name (cname_param) */
+    Loc loc;
     DType dt;
     Shape shape;   /* bd is 0 when batched */
     int32_t limit; /* i32 ids: valid range [0, limit), 0 unchecked */
@@ -164,6 +167,8 @@ typedef struct IoDecl {
 
 typedef struct HparamVal {
     const char *name;
+    const char *cname; /* the header's enum constant (cname_const) */
+    Loc loc;
     long long ival; /* int hparams only are exported as enums */
     int is_int;
     const char *doc;

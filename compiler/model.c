@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cnames.h"
 #include "elab.h"
 #include "model.h"
 
@@ -200,6 +201,8 @@ static IoDecl io_decl(Node *mem, const char **bname)
     IoDecl io;
     memset(&io, 0, sizeof io);
     io.name = mem->name;
+    io.cname = cname_param(mem->name);
+    io.loc = mem->name_loc;
     io.dt = !strcmp(mem->str, "i32") ? DT_I32 : DT_F32;
     if (strcmp(mem->str, "i32") && strcmp(mem->str, "f32"))
         diag_error(mem->loc, "'%s' must be f32 or i32, not '%s'", mem->name, mem->str);
@@ -372,6 +375,11 @@ static void sort_tensors(Model *m, int state)
             copy[i].parts[k] = dot ? ast_strndup(p, (size_t)(dot - p)) : p;
             p = dot ? dot + 1 : p;
         }
+        /* a sequence's index ("0") is a member `_0` or an array index */
+        copy[i].cparts = elab_calloc((size_t)copy[i].npart, sizeof(char *));
+        for (int k = 0; k < copy[i].npart; k++)
+            copy[i].cparts[k] =
+                isdigit((unsigned char)copy[i].parts[k][0]) ? copy[i].parts[k] : cname_of(copy[i].parts[k]);
     }
     if (n)
         memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
@@ -390,6 +398,76 @@ static void sort_tensors(Model *m, int state)
     }
     free(old);
     free(copy);
+}
+
+/* ===================================================================== */
+/* C names                                                               */
+/* ===================================================================== */
+
+/* The C names are those of cnames.c, decided here once so that the header,
+ * the C file and the driver print the same.  Its rule is one-to-one but
+ * for `u_a_` next to `_a_`, and upper-casing hparams can fold two into one
+ * constant: such a pair is an error naming both. */
+static void name_clash(Loc at, Loc first, const char *what, const char *a, const char *b, const char *c)
+{
+    diag_error(at, "%s '%s' and '%s' both become '%s' in the generated C; rename one", what, a, b, c);
+    diag_note(first, "'%s' is declared here", a);
+}
+
+/* Where a member of the header is declared: a field or param of the
+ * model itself by its name, one deeper by the tensor's declaration. */
+static Loc member_loc(const Node *decl, const Tensor *t, int k)
+{
+    for (int i = 0; k == 0 && i < decl->list.n; i++)
+        if (decl->list.v[i]->name && !strcmp(decl->list.v[i]->name, t->parts[0]))
+            return decl->list.v[i]->name_loc;
+    return t->loc;
+}
+
+/* Two members of one struct of the header (the same parent, different
+ * names) with the same C name. */
+static void check_members(const Node *decl, const Tensor *ts, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            int k = 0;
+            while (k < ts[i].npart && k < ts[j].npart && !strcmp(ts[i].parts[k], ts[j].parts[k]))
+                k++;
+            if (k < ts[i].npart && k < ts[j].npart && !strcmp(ts[i].cparts[k], ts[j].cparts[k])) {
+                name_clash(member_loc(decl, &ts[j], k), member_loc(decl, &ts[i], k), "names", ts[i].parts[k],
+                           ts[j].parts[k], ts[j].cparts[k]);
+                return;
+            }
+        }
+}
+
+static void check_io(const Model *m)
+{
+    int n = m->ninputs + m->nlabels;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            const IoDecl *a = i < m->ninputs ? &m->inputs[i] : &m->labels[i - m->ninputs];
+            const IoDecl *b = j < m->ninputs ? &m->inputs[j] : &m->labels[j - m->ninputs];
+            if (!strcmp(a->cname, b->cname))
+                name_clash(b->loc, a->loc, "names", a->name, b->name, b->cname);
+        }
+}
+
+static void check_hparams(const Model *m)
+{
+    for (int i = 0; i < m->nhparams; i++)
+        for (int j = i + 1; j < m->nhparams; j++)
+            if (!strcmp(m->hparams[i].cname, m->hparams[j].cname))
+                name_clash(m->hparams[j].loc, m->hparams[i].loc, "hparams", m->hparams[i].name, m->hparams[j].name,
+                           m->hparams[j].cname);
+}
+
+static const char *upper(const char *s)
+{
+    char *u = ast_strndup(s, strlen(s));
+    for (char *p = u; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    return u;
 }
 
 static const char *snake(const char *name)
@@ -421,7 +499,7 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
     Model *m = elab_calloc(1, sizeof *m);
     E.m = m;
     m->name = decl->name;
-    m->prefix = opt->prefix ? opt->prefix : snake(decl->name);
+    m->prefix = opt->prefix ? opt->prefix : cname_of(snake(decl->name));
     m->source = decl->loc.file->path;
     m->doc = decl->doc;
     int errs = diag_errors();
@@ -454,12 +532,20 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
             continue;
         m->hparams = realloc(m->hparams, sizeof(HparamVal) * (size_t)(m->nhparams + 1));
         m->hparams[m->nhparams].name = b->name;
+        m->hparams[m->nhparams].cname = cname_const(upper(m->prefix), b->name);
+        m->hparams[m->nhparams].loc = hp->list.v[i]->name_loc;
         m->hparams[m->nhparams].ival = b->v.i;
         m->hparams[m->nhparams].is_int = 1;
         m->hparams[m->nhparams++].doc = hp->list.v[i]->doc;
     }
     sort_tensors(m, 0);
     sort_tensors(m, 1);
+    check_members(decl, m->params, m->nparams);
+    check_members(decl, m->state, m->nstate);
+    check_io(m);
+    check_hparams(m);
+    if (diag_errors() > errs)
+        return NULL;
     add_list_rows(m);
     for (int r = 0; r < m->nrows; r++) {
         size_t len = strlen(m->rows[r].path);
@@ -470,11 +556,29 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
     return m;
 }
 
+/* --prefix names the files and the C symbols as written, so it must be
+ * an identifier that C and its headers leave free. */
+static int check_prefix(const char *p)
+{
+    Loc none_loc = {0};
+    int ok = *p && !isdigit((unsigned char)*p);
+    for (const char *c = p; *c; c++)
+        ok &= isalnum((unsigned char)*c) || *c == '_';
+    if (!ok)
+        diag_error(none_loc, "--prefix: '%s' is not a C identifier", p);
+    else if (cname_taken(p))
+        diag_error(none_loc, "--prefix: '%s' is a name C, its headers or the runtime take; try '%s'", p, cname_of(p));
+    return ok && !cname_taken(p);
+}
+
 int model_elaborate(Program *p, const ElabOptions *opt, Model ***models)
 {
     elab_reset();
     def_exprs = NULL;
     diag_set_user_site(elab_user_site);
+    *models = NULL;
+    if (opt->prefix && !check_prefix(opt->prefix))
+        return 0;
     E.prog = p;
     collect_decls(p);
     int n = 0;

@@ -19,7 +19,7 @@ static void eval_(void *m, int n, const void *const *in, const void *const *lab,
 }
 static int save_(const void *m, const char *path) { return digits_save(m, path); }
 static int load_(void *m, const char *path) { return digits_load(m, path); }
-static nnc_rng *rng_(void *m) { return &((digits *)m)->rng_; }
+static nnc_rng *rng_(void *m) { return &((struct digits *)m)->rng_; }
 
 static const nnc_io_desc inputs_[1] = {
     {"x", NNC_F32, 2, {0, 64}, 1, 0, 0},
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     static const nnc_model_desc desc = {
         .name = "digits",
-        .model_size = sizeof(digits),
+        .model_size = sizeof(struct digits),
         .num_inputs = 1,
         .num_labels = 1,
         .num_metrics = 1,

@@ -19,7 +19,7 @@ static void eval_(void *m, int n, const void *const *in, const void *const *lab,
 }
 static int save_(const void *m, const char *path) { return names_gpt_save(m, path); }
 static int load_(void *m, const char *path) { return names_gpt_load(m, path); }
-static nnc_rng *rng_(void *m) { return &((names_gpt *)m)->rng_; }
+static nnc_rng *rng_(void *m) { return &((struct names_gpt *)m)->rng_; }
 
 static const nnc_io_desc inputs_[1] = {
     {"ids", NNC_I32, 2, {0, 16}, 1, 28, 0},
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     static const nnc_model_desc desc = {
         .name = "names_gpt",
-        .model_size = sizeof(names_gpt),
+        .model_size = sizeof(struct names_gpt),
         .num_inputs = 1,
         .num_labels = 1,
         .num_metrics = 0,

@@ -19,7 +19,7 @@ static void eval_(void *m, int n, const void *const *in, const void *const *lab,
 }
 static int save_(const void *m, const char *path) { return res_net_save(m, path); }
 static int load_(void *m, const char *path) { return res_net_load(m, path); }
-static nnc_rng *rng_(void *m) { return &((res_net *)m)->rng_; }
+static nnc_rng *rng_(void *m) { return &((struct res_net *)m)->rng_; }
 
 static const nnc_io_desc inputs_[1] = {
     {"x", NNC_F32, 4, {0, 3, 32, 32}, 1, 0, 0},
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     static const nnc_model_desc desc = {
         .name = "res_net",
-        .model_size = sizeof(res_net),
+        .model_size = sizeof(struct res_net),
         .num_inputs = 1,
         .num_labels = 1,
         .num_metrics = 1,
