@@ -207,7 +207,7 @@ typedef struct Model {
 
 /* ---- shapes ---------------------------------------------------------------- */
 Shape ir_shape(int nd, const int64_t *d, int bd);
-int64_t ir_numel(Shape s); /* static elements (times n if batched) */
+int64_t ir_numel(Shape s); /* static elements (times n if batched); INT64_MAX if more */
 int ir_shape_eq(Shape a, Shape b);
 /* "[N, 64]" into buf (N is the batch name given). */
 const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap);
