@@ -212,13 +212,13 @@ static void name_node(int t, int since, const char *name)
 int elab_check_elems(Shape s, DType dt, Loc loc, const char *what)
 {
     int64_t n = ir_numel(s);
-    if (n <= ELAB_MAX_ELEMS)
+    if (n <= IR_LIMIT_ELEMS)
         return 1;
     char buf[200];
     ir_shape_str(s, E.batch_name, buf, sizeof buf);
     diag_error(loc, "%s would need %s%lld elements%s (%s%s); one tensor may hold at most %lld", what,
                n == INT64_MAX ? "more than " : "", (long long)n, s.bd >= 0 ? " per example" : "",
-               dt == DT_I32 ? "i32" : "f32", buf, (long long)ELAB_MAX_ELEMS);
+               dt == DT_I32 ? "i32" : "f32", buf, (long long)IR_LIMIT_ELEMS);
     return 0;
 }
 
@@ -228,7 +228,9 @@ int elab_check_elems(Shape s, DType dt, Loc loc, const char *what)
 int elab_add(IrNode n)
 {
     if (!E.stop && E.g->n >= ELAB_MAX_NODES) {
-        diag_error(E.cur_loc, "this pass of the model would need more than %d graph nodes; unroll fewer loops",
+        diag_error(E.cur_loc,
+                   "here a pass of the model grows past %d graph nodes, the budget; fewer layers, repeats or loop "
+                   "iterations would fit",
                    ELAB_MAX_NODES);
         E.stop = 1;
     }
@@ -692,8 +694,9 @@ static Value eval_binary(Node *e, Scope *env)
                 diag_error(e->loc, "the batch size times %lld is not a dim; the factor must be positive", k);
                 return none();
             }
-            if (__builtin_mul_overflow(m, k, &p) || p > ELAB_MAX_ELEMS) {
-                diag_error(e->loc, "the batch size times %lld times %lld is too large a dim", m, k);
+            if (__builtin_mul_overflow(m, k, &p) || p > IR_LIMIT_ELEMS) {
+                diag_error(e->loc, "%lld times the batch size is too large a dim (at most %lld times)",
+                           m == 1 ? k : (long long)((unsigned long long)m * (unsigned long long)k), IR_LIMIT_ELEMS);
                 return none();
             }
             Value r = vint(p);

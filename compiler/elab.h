@@ -122,11 +122,10 @@ typedef struct Args {
  * training pass), each far above what the models of this repository
  * need: resnet18, the largest, makes 634 nodes in 89 instances and
  * unrolls no loop. */
-#define ELAB_MAX_UNROLL 100000     /* iterations of `for` loops, nested and repeated ones included */
-#define ELAB_MAX_NODES 200000      /* IR nodes elaboration makes (autodiff adds its own) */
-#define ELAB_MAX_INSTANCES 100000  /* layer instances: the product of nested `* n` */
-#define ELAB_MAX_ELEMS 2147483647  /* elements of one tensor: per example for a batched one */
-#define ELAB_MAX_TOTAL (1LL << 40) /* floats of all params, of all state, and of the arena per example */
+#define ELAB_MAX_UNROLL 100000    /* iterations of `for` loops, nested and repeated ones included */
+#define ELAB_MAX_NODES 20000      /* IR nodes elaboration makes (autodiff adds its own) */
+#define ELAB_MAX_INSTANCES 100000 /* layer instances: the product of nested `* n` */
+/* and IR_LIMIT_ELEMS, IR_LIMIT_TOTAL (ir.h), which later stages check too */
 
 typedef struct Decl {
     const char *name;
@@ -220,7 +219,7 @@ int inst_match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *what)
  * or "relu" in the model's own call) until a better name comes. */
 int elab_add(IrNode n);
 /* Reports `what` (a tensor, "'fc.weight'", or a node, "this matmul")
- * at loc if shape s holds more than ELAB_MAX_ELEMS elements (per example
+ * at loc if shape s holds more than IR_LIMIT_ELEMS elements (per example
  * if batched); 0 then. */
 int elab_check_elems(Shape s, DType dt, Loc loc, const char *what);
 /* For diag_set_user_site: an error inside the standard library is

@@ -485,9 +485,9 @@ void inst_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
                 return;
             }
             if (find_tensor(st ? E.m->state : E.m->params, st ? E.m->nstate : E.m->nparams, path) < 0 &&
-                (*total += ir_numel(s)) > ELAB_MAX_TOTAL) {
+                (*total += ir_numel(s)) > IR_LIMIT_TOTAL) {
                 diag_error(mem->name_loc, "'%s' brings the model's %s to %lld floats; a model may have at most %lld",
-                           path, st ? "state" : "params", (long long)*total, (long long)ELAB_MAX_TOTAL);
+                           path, st ? "state" : "params", (long long)*total, (long long)IR_LIMIT_TOTAL);
                 E.stop = 1;
                 return;
             }
