@@ -358,7 +358,8 @@ static void sort_tensors(Model *m, int state)
     int n = state ? m->nstate : m->nparams;
     int *old = elab_calloc((size_t)n, sizeof(int));
     Tensor *copy = elab_calloc((size_t)n, sizeof(Tensor));
-    memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
+    if (n) /* a model without state has no table: memcpy of NULL is undefined even for 0 bytes */
+        memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
     for (int i = 0; i < n; i++)
         copy[i].offset = i; /* remember the old index */
     qsort(copy, (size_t)n, sizeof(Tensor), cmp_tensor);
@@ -377,7 +378,8 @@ static void sort_tensors(Model *m, int state)
             p = dot ? dot + 1 : p;
         }
     }
-    memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
+    if (n)
+        memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
     if (state)
         m->num_state = off;
     else
