@@ -19,6 +19,7 @@
  * the tensor operations behind its operators, are prims.c; what the files
  * share is in elab.h.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,8 +219,33 @@ static void name_node(int t, int since, const char *name)
 
 /* Nodes made inside the standard library are attributed to the user's
  * call that reached it, so generated C says "digits.nn:14 fc1: ...". */
+int elab_check_elems(Shape s, DType dt, Loc loc, const char *what)
+{
+    int64_t n = ir_numel(s);
+    if (n <= IR_LIMIT_ELEMS)
+        return 1;
+    char buf[200];
+    ir_shape_str(s, E.batch_name, buf, sizeof buf);
+    diag_error(loc, "%s would need %s%lld elements%s (%s%s); one tensor may hold at most %lld", what,
+               n == INT64_MAX ? "more than " : "", (long long)n, s.bd >= 0 ? " per example" : "",
+               dt == DT_I32 ? "i32" : "f32", buf, (long long)IR_LIMIT_ELEMS);
+    return 0;
+}
+
+/* Nodes past the budget or too large end the pass: the error is
+ * reported once, at the source that made the node, and the node is still
+ * added (its maker uses its id), but every evaluation after it is poison. */
 int elab_add(IrNode n)
 {
+    if (!E.stop && E.g->n >= ELAB_MAX_NODES) {
+        diag_error(E.cur_loc,
+                   "here a pass of the model grows past %d graph nodes, the budget; fewer layers, repeats or loop "
+                   "iterations would fit",
+                   ELAB_MAX_NODES);
+        E.stop = 1;
+    }
+    if (!E.stop && !elab_check_elems(n.shape, n.dt, E.cur_loc, elab_fmt("this '%s'", ir_op_name(n.op))))
+        E.stop = 1;
     if (!n.name)
         n.name = qualified(ir_op_name(n.op));
     n.loc = E.cur_loc;
@@ -389,6 +415,8 @@ static Value apply_inner(Inst *inst, Args *a)
         elab_bind(body, fn->list.v[i]->name, a->vals[i], fn->list.v[i]->loc);
     int returned = 0;
     Value r = exec_block(fn->b, body, &cx, &returned);
+    if (E.stop)
+        return none();
     if (!returned) {
         diag_error(fn->loc, "'call' of '%s' ends without 'return'", decl->name);
         return none();
@@ -411,7 +439,15 @@ Value elab_self_call(Args *a)
         if (same)
             return vtensor(E.self_result);
     }
+    if (E.in_self) {
+        /* the model's call (or a layer inside it) would call itself
+         * forever: the call stack, not a budget, is what would run out */
+        diag_error(a->loc, "self(x) cannot be called inside the model's own call: it would call itself forever");
+        return none();
+    }
+    E.in_self = 1;
     Value r = apply(E.root, a);
+    E.in_self = 0;
     if (r.k == VK_TENSOR) {
         E.nself_args = a->n;
         E.self_args = realloc(E.self_args, sizeof(int) * (size_t)(a->n + 1));
@@ -424,6 +460,8 @@ Value elab_self_call(Args *a)
 
 static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
 {
+    if (E.stop)
+        return none();
     E.cur_loc = s->loc;
     switch (s->kind) {
     case ND_LET: {
@@ -470,7 +508,25 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
         if (!prim_get_int(elab_eval(s->a, env), s->a->loc, "the start of a range", &lo) ||
             !prim_get_int(elab_eval(s->b, env), s->b->loc, "the end of a range", &hi))
             return none();
-        for (long long i = lo; i < hi && !*returned; i++) {
+        /* the budget is checked before unrolling, so a loop of two
+         * billion iterations is an error at once; the trip count in
+         * unsigned arithmetic, as hi - lo may not fit (a reversed range
+         * is empty, as Python's range) */
+        unsigned long long trips = hi > lo ? (unsigned long long)hi - (unsigned long long)lo : 0;
+        if (trips > (unsigned long long)(ELAB_MAX_UNROLL - E.unrolled)) {
+            if (E.unrolled)
+                diag_error(s->loc,
+                           "this loop would unroll %llu more iterations, after %lld: over the budget of %d "
+                           "iterations of all loops in a model",
+                           trips, E.unrolled, ELAB_MAX_UNROLL);
+            else
+                diag_error(s->loc, "this loop would unroll %llu iterations, over the budget of %d in a model", trips,
+                           ELAB_MAX_UNROLL);
+            E.stop = 1;
+            return none();
+        }
+        E.unrolled += (long long)trips;
+        for (long long i = lo; i < hi && !*returned && !E.stop; i++) {
             Scope *it = elab_scope_new(env);
             elab_bind(it, s->name, vint(i), s->name_loc);
             Value r = exec_block(s->c, it, cx, returned);
@@ -643,7 +699,17 @@ static Value eval_binary(Node *e, Scope *env)
         /* the batch size times an int is still a dim; anything else with it
          * is a scalar known at run time (n * l / (n * l - 1)) */
         if (e->op == OP_MUL && a.k == VK_INT && b.k == VK_INT && !(a.batch && b.batch)) {
-            Value r = vint(a.i * b.i);
+            long long k = a.batch ? b.i : a.i, m = a.batch ? a.i : b.i, p;
+            if (k < 1) {
+                diag_error(e->loc, "the batch size times %lld is not a dim; the factor must be positive", k);
+                return none();
+            }
+            if (__builtin_mul_overflow(m, k, &p) || p > IR_LIMIT_ELEMS) {
+                diag_error(e->loc, "%lld times the batch size is too large a dim (at most %lld times)",
+                           m == 1 ? k : (long long)((unsigned long long)m * (unsigned long long)k), IR_LIMIT_ELEMS);
+                return none();
+            }
+            Value r = vint(p);
             r.batch = 1;
             return r;
         }
@@ -656,23 +722,36 @@ static Value eval_binary(Node *e, Scope *env)
         return prim_binary(rt[e->op], a, b, e->loc);
     }
     if (a.k == VK_INT && b.k == VK_INT) {
-        long long x = a.i, y = b.i;
-        int batch = 0;
+        /* ints are 64-bit; a result that does not fit is an error, never
+         * a wrapped (undefined) value */
+        long long x = a.i, y = b.i, r;
+        static const char sym[] = {[OP_ADD] = '+', [OP_SUB] = '-', [OP_MUL] = '*', [OP_DIV] = '/', [OP_MOD] = '%'};
+        int ovf = 0;
         switch (e->op) {
-        case OP_ADD: return vint(x + y);
-        case OP_SUB: return vint(x - y);
-        case OP_MUL: {
-            Value r = vint(x * y);
-            r.batch = batch;
-            return r;
-        }
+        case OP_ADD: ovf = __builtin_add_overflow(x, y, &r); break;
+        case OP_SUB: ovf = __builtin_sub_overflow(x, y, &r); break;
+        case OP_MUL: ovf = __builtin_mul_overflow(x, y, &r); break;
         case OP_DIV:
         case OP_MOD:
             if (y == 0) {
-                diag_error(e->loc, "division by zero");
+                diag_error(e->loc, e->op == OP_DIV ? "division by zero" : "modulo by zero");
                 return none();
             }
-            return vint(e->op == OP_DIV ? x / y : x % y);
+            ovf = x == LLONG_MIN && y == -1;
+            r = ovf ? 0 : e->op == OP_DIV ? x / y : x % y;
+            break;
+        default: break;
+        }
+        if (ovf) {
+            diag_error(e->loc, "integer overflow: %lld %c %lld does not fit in a 64-bit int", x, sym[e->op], y);
+            return none();
+        }
+        switch (e->op) {
+        case OP_ADD:
+        case OP_SUB:
+        case OP_MUL:
+        case OP_DIV:
+        case OP_MOD: return vint(r);
         case OP_EQ: return vbool(x == y);
         case OP_NE: return vbool(x != y);
         case OP_LT: return vbool(x < y);
@@ -789,6 +868,8 @@ static Value eval_call(Node *e, Scope *env)
 
 Value elab_eval(Node *e, Scope *env)
 {
+    if (E.stop)
+        return none();
     Loc save = E.cur_loc;
     E.cur_loc = e->loc;
     Value r = none();
@@ -822,7 +903,10 @@ Value elab_eval(Node *e, Scope *env)
             if (prim_get_bool(a, e->a->loc, "the operand of '!'", &b))
                 r = vbool(!b);
         } else if (a.k == VK_INT && !a.batch) {
-            r = vint(-a.i);
+            if (a.i == LLONG_MIN)
+                diag_error(e->loc, "integer overflow: -(%lld) does not fit in a 64-bit int", a.i);
+            else
+                r = vint(-a.i);
         } else if (a.k == VK_FLOAT) {
             r = vfloat(-a.f);
         } else if (prim_need_tensor(a, e->a->loc, "the operand of '-'")) {

@@ -115,6 +115,19 @@ typedef struct Args {
 /* the elaboration context                                                */
 /* ===================================================================== */
 
+/* The limits of elaboration (docs/language.md, "Limits"): each ends a
+ * model that would take the compiler, or the C it writes, out of bounds
+ * with one located error, instead of a hang, a crash or C that cannot
+ * compile.  The budgets are per pass elaborated (the inference pass, the
+ * training pass), each far above what the models of this repository
+ * need: resnet18, the largest, makes 634 nodes and unrolls no loop.
+ * The node budget is the lowest because the stages after elaboration
+ * are superlinear in the nodes (a pass at the budget: 8.5 s, 500 MB). */
+#define ELAB_MAX_UNROLL 100000    /* iterations of `for` loops, nested and repeated ones included */
+#define ELAB_MAX_NODES 20000      /* IR nodes elaboration makes (autodiff adds its own) */
+#define ELAB_MAX_INSTANCES 100000 /* layer instances: the product of nested `* n` */
+/* and IR_LIMIT_ELEMS, IR_LIMIT_TOTAL (ir.h), which later stages check too */
+
 typedef struct Decl {
     const char *name;
     Node *node;
@@ -138,6 +151,13 @@ typedef struct Elab {
     const char *path;                        /* the field being applied ("stage1.0.conv1"; "" or NULL for
                              * the model): its nodes are named after it */
     const char *batch_name;                  /* the batch dim, bound by name in `input x: f32[N, 64]` */
+    /* the budgets spent in this pass (ELAB_MAX_*), and whether one ran
+     * out: then everything returns poison at once, so elaboration ends */
+    long long unrolled;
+    int ninstances;
+    int in_self; /* inside the model's own call: self(x) would recurse */
+    int stop;
+    int64_t params_total, state_total;
 } Elab;
 
 extern Elab E;
@@ -203,6 +223,10 @@ int inst_match_pattern(Node *pat, Shape s, Scope *env, Loc at, const char *what)
  * after the field being applied and its op ("stage1_0_bn1_batch_norm",
  * or "relu" in the model's own call) until a better name comes. */
 int elab_add(IrNode n);
+/* Reports `what` (a tensor, "'fc.weight'", or a node, "this matmul")
+ * at loc if shape s holds more than IR_LIMIT_ELEMS elements (per example
+ * if batched); 0 then. */
+int elab_check_elems(Shape s, DType dt, Loc loc, const char *what);
 /* For diag_set_user_site: an error inside the standard library is
  * reported at the user's call that reached it. */
 Loc elab_user_site(Loc l);

@@ -394,6 +394,22 @@ static void from_loads(Emitter *e)
     free(done);
 }
 
+/* The most elements one example puts in a batched tensor of the model:
+ * max_batch times it must fit in one tensor (IR_LIMIT_ELEMS), as the
+ * GEMMs take int sizes. */
+static int64_t per_example_max(const Model *m)
+{
+    int64_t most = 1;
+    const Graph *gs[2] = {m->train, m->infer};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; gs[k] && i < gs[k]->n; i++) {
+            const IrNode *n = &gs[k]->nodes[i];
+            if (n->fused >= 0 && n->shape.bd >= 0 && ir_numel(n->shape) > most)
+                most = ir_numel(n->shape);
+        }
+    return most;
+}
+
 static void init_fns(Emitter *e)
 {
     const char *p = e->m->prefix;
@@ -403,8 +419,25 @@ static void init_fns(Emitter *e)
     P(e, "    if (max_batch < 1) {\n        errno = EINVAL;\n        return -1;\n    }\n");
     /* the kernels' work after the arena, one slice per thread: the
      * threads it has now are the most the model will use (threads.c) */
-    P(e, "    const size_t work = %lldu * (size_t)nnc_threads();\n", (long long)z.work);
-    P(e, "    const size_t arena = %lldu + %lldu * (size_t)max_batch + work;\n", (long long)z.fixed,
+    P(e, "    const uint64_t work = %lldu * (uint64_t)nnc_threads();\n", (long long)z.work);
+    /* sizes in 64 bits, checked before anything is allocated: a tensor
+     * of max_batch examples holds at most IR_LIMIT_ELEMS elements, the
+     * arena at most IR_LIMIT_TOTAL floats (or what size_t can count) */
+    const int64_t most = per_example_max(e->m), mb = IR_LIMIT_ELEMS / most;
+    P(e,
+      "    /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most %lld elements, the "
+      "arena at most %lld floats */\n",
+      (long long)IR_LIMIT_ELEMS, (long long)IR_LIMIT_TOTAL);
+    P(e,
+      "    const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(%s) < %lldu ? (uint64_t)SIZE_MAX / sizeof(%s) : %lldu;\n",
+      e->real, (long long)IR_LIMIT_TOTAL, e->real, (long long)IR_LIMIT_TOTAL);
+    P(e, "    if (%s%lldu + work > limit",
+      mb < 2147483647 ? emit_fmt("(uint64_t)max_batch > %lldu || ", (long long)mb) : "", (long long)z.fixed);
+    if (z.batched)
+        P(e, " ||\n        (uint64_t)max_batch > (limit - %lldu - work) / %lldu", (long long)z.fixed,
+          (long long)z.batched);
+    P(e, ") {\n        errno = EOVERFLOW;\n        return -1;\n    }\n");
+    P(e, "    const size_t arena = (size_t)(%lldu + %lldu * (uint64_t)max_batch + work);\n", (long long)z.fixed,
       (long long)z.batched);
     P(e, "    m->params = calloc(1, sizeof(%s_params));\n", p);
     P(e, "    m->grads = calloc(1, sizeof(%s_params));\n", p);
@@ -414,7 +447,7 @@ static void init_fns(Emitter *e)
     P(e, "    if (!m->params || !m->grads || !m->arena_%s) {\n", e->m->nstate ? " || !m->state" : "");
     P(e, "        %s_release(m);\n        errno = ENOMEM;\n        return -1;\n    }\n", p);
     P(e, "    m->max_batch = max_batch;\n    nnc_rng_seed(&m->rng_, seed);\n");
-    P(e, "    m->work_ = m->arena_ + (arena - work);\n    m->work_len_ = (int64_t)work;\n");
+    P(e, "    m->work_ = m->arena_ + (arena - (size_t)work);\n    m->work_len_ = (int64_t)work;\n");
     for (int s = 0; s < 2; s++) {
         const Tensor *ts = s ? e->m->state : e->m->params;
         int cnt = s ? e->m->nstate : e->m->nparams;

@@ -259,6 +259,14 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
                                elab_vk_name(v.items[i].k));
                 return NULL;
             }
+            if (i == 0 && v.n > ELAB_MAX_INSTANCES - E.ninstances) {
+                /* before making any: `* 10000` of a layer that itself has
+                 * `* 10000` ends here, at once */
+                diag_error(at, "%d more layer instances, after %d, are over the budget of %d in a model", v.n,
+                           E.ninstances, ELAB_MAX_INSTANCES);
+                E.stop = 1;
+                return NULL;
+            }
             Inst *c = inst_instantiate(v.items[i].tpl, elab_fmt("%s.%d", path, i), order_push(order, norder, i),
                                        norder + 1, at, seq, NULL);
             if (!c)
@@ -274,6 +282,14 @@ static Inst *instantiate_value(Value v, const char *path, const int *order, int 
 
 Inst *inst_instantiate(Tpl *t, const char *path, const int *order, int norder, Loc at, Inst *parent, Node *pf)
 {
+    if (E.stop)
+        return NULL;
+    if (E.ninstances >= ELAB_MAX_INSTANCES) {
+        diag_error(at, "this layer instance is over the budget of %d in a model", ELAB_MAX_INSTANCES);
+        E.stop = 1;
+        return NULL;
+    }
+    E.ninstances++;
     /* recursion: the same layer among the instances this one is a field
      * of (fields may be made lazily, so the chain of parents, not a call
      * stack, is what holds them) */
@@ -462,6 +478,19 @@ void inst_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
             continue;
         }
         if (!inst->applied) {
+            const char *path = *inst->path ? elab_fmt("%s.%s", inst->path, mem->name) : mem->name;
+            int64_t *total = st ? &E.state_total : &E.params_total;
+            if (!elab_check_elems(s, DT_F32, mem->name_loc, elab_fmt("'%s'", path))) {
+                E.stop = 1;
+                return;
+            }
+            if (find_tensor(st ? E.m->state : E.m->params, st ? E.m->nstate : E.m->nparams, path) < 0 &&
+                (*total += ir_numel(s)) > IR_LIMIT_TOTAL) {
+                diag_error(mem->name_loc, "'%s' brings the model's %s to %lld floats; a model may have at most %lld",
+                           path, st ? "state" : "params", (long long)*total, (long long)IR_LIMIT_TOTAL);
+                E.stop = 1;
+                return;
+            }
             Value init = none();
             init.k = VK_ABSENT;
             if (mem->b)

@@ -97,9 +97,15 @@ Shape ir_shape(int nd, const int64_t *d, int bd)
 
 int64_t ir_numel(Shape s)
 {
+    /* saturating: a shape too large for int64 is reported by its maker
+     * (elab_check_elems), which must not meet an overflow first */
     int64_t n = 1;
-    for (int i = 0; i < s.nd; i++)
-        n *= s.d[i];
+    for (int i = 0; i < s.nd; i++) {
+        if (s.d[i] <= 0)
+            return 0;
+        if (__builtin_mul_overflow(n, s.d[i], &n))
+            n = INT64_MAX;
+    }
     return n;
 }
 

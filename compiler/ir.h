@@ -18,6 +18,16 @@
 
 #define IR_MAXD 8
 
+/* Sizes (docs/language.md, "Limits"): one tensor holds at most
+ * IR_LIMIT_ELEMS elements, per example when batched (BLAS takes int sizes;
+ * elaboration checks every tensor it makes, and <p>_init checks
+ * max_batch times them); the params, the state, and the arena's static
+ * part, its part per example and the kernels' work hold at most
+ * IR_LIMIT_TOTAL floats each (4 TiB in f32: more than any machine will
+ * allocate, far less than overflows int64 in any sum of them). */
+#define IR_LIMIT_ELEMS 2147483647LL
+#define IR_LIMIT_TOTAL (1LL << 40)
+
 typedef struct Shape {
     int nd;
     int64_t d[IR_MAXD];
@@ -213,7 +223,7 @@ typedef struct Model {
 
 /* ---- shapes ---------------------------------------------------------------- */
 Shape ir_shape(int nd, const int64_t *d, int bd);
-int64_t ir_numel(Shape s); /* static elements (times n if batched) */
+int64_t ir_numel(Shape s); /* static elements (times n if batched); INT64_MAX if more */
 int ir_shape_eq(Shape a, Shape b);
 /* "[N, 64]" into buf (N is the batch name given). */
 const char *ir_shape_str(Shape s, const char *batch, char *buf, size_t cap);

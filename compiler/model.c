@@ -225,6 +225,10 @@ static IoDecl io_decl(Node *mem, const char **bname)
             diag_error(d->loc, "dims must be positive, got %lld", v);
         io.shape.d[io.shape.nd++] = v;
     }
+    /* the C parameter is an array of this shape: its size is checked
+     * here, not by the C compiler */
+    if (!elab_check_elems(io.shape, io.dt, mem->name_loc, elab_fmt("'%s'", mem->name)))
+        E.stop = 1;
     return io;
 }
 
@@ -241,6 +245,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
     free(E.pnode), free(E.snode);
     E.pnode = E.snode = NULL;
     E.self_result = -1;
+    E.unrolled = 0, E.ninstances = 0, E.in_self = 0, E.stop = 0;
     E.root = inst_instantiate(tpl, "", NULL, 0, decl->name_loc, NULL, NULL);
     if (!E.root)
         return NULL;
@@ -356,7 +361,7 @@ static void sort_tensors(Model *m, int state)
     int n = state ? m->nstate : m->nparams;
     int *old = elab_calloc((size_t)n, sizeof(int));
     Tensor *copy = elab_calloc((size_t)n, sizeof(Tensor));
-    if (n) /* a model without state has no array (ts is NULL) */
+    if (n) /* a model without state has no table: memcpy of NULL is undefined even for 0 bytes */
         memcpy(copy, ts, sizeof(Tensor) * (size_t)n);
     for (int i = 0; i < n; i++)
         copy[i].offset = i; /* remember the old index */
@@ -503,6 +508,7 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
     m->source = decl->loc.file->path;
     m->doc = decl->doc;
     int errs = diag_errors();
+    E.params_total = E.state_total = 0;
     Tpl *tpl = model_template(decl, opt);
     if (!tpl)
         return NULL;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "kernel.h"
 #include "plan.h"
 
@@ -547,6 +548,13 @@ static void assign_offsets(Graph *g, int batched, int64_t *total)
         b->off = off;
         if (off + b->size > *total)
             *total = off + b->size;
+        /* buffers hold at most IR_LIMIT_ELEMS, so no sum here overflows;
+         * the one that crosses the limit is the one reported */
+        if (*total > IR_LIMIT_TOTAL) {
+            diag_error(g->nodes[b->first].loc, "the arena of the %s pass would exceed %lld floats%s here, its limit",
+                       g->name, (long long)IR_LIMIT_TOTAL, batched ? " per example" : "");
+            break;
+        }
     }
     free(order);
 }
@@ -681,8 +689,14 @@ void plan_memory(const Model *m, Graph *g)
      * kernel's call shares (threads.c gives each thread a slice) */
     g->work_max = 0;
     for (int i = 0; i < g->n; i++)
-        if (live[i] && g->nodes[i].work > g->work_max)
+        if (live[i] && g->nodes[i].work > g->work_max) {
             g->work_max = g->nodes[i].work;
+            if (g->work_max > IR_LIMIT_TOTAL) {
+                diag_error(g->nodes[i].loc, "this convolution would need %lld floats of work memory; the limit is %lld",
+                           (long long)g->work_max, (long long)IR_LIMIT_TOTAL);
+                break;
+            }
+        }
     /* a param's gradient is written straight into m->grads */
     for (int p = 0; g->param_grad && p < m->nparams; p++) {
         int t = g->param_grad[p];

@@ -529,7 +529,7 @@ static Value prim_reshape(const Prim *p, Args *a)
                 return none();
             }
             s.bd = i, s.d[i] = d.i;
-            prod *= d.i;
+            prod = ir_numel(ir_shape(2, (int64_t[]){prod, d.i}, -1)); /* saturating */
         } else if (d.i == -1) {
             if (infer >= 0) {
                 diag_error(l[1], "only one dim of the shape may be -1");
@@ -540,7 +540,7 @@ static Value prim_reshape(const Prim *p, Args *a)
             diag_error(l[1], "dim %d of the shape is %lld; dims must be positive", i, d.i);
             return none();
         } else {
-            s.d[i] = d.i, prod *= d.i;
+            s.d[i] = d.i, prod = ir_numel(ir_shape(2, (int64_t[]){prod, d.i}, -1));
         }
         s.nd++;
     }
@@ -798,8 +798,9 @@ static Value prim_conv2d(const Prim *p, Args *a)
         diag_error(a->loc, "'conv2d' needs x [N, C, H, W] and w [F, C, KH, KW], got %s and %s", sstr(x), sstr(w));
         return none();
     }
-    if (st < 1 || pd < 0) {
-        diag_error(a->loc, "'conv2d' needs stride >= 1 and padding >= 0, got %lld and %lld", st, pd);
+    if (st < 1 || pd < 0 || st > IR_LIMIT_ELEMS || pd > IR_LIMIT_ELEMS) {
+        diag_error(a->loc, "'conv2d' needs stride in [1, %lld] and padding in [0, %lld], got %lld and %lld",
+                   (long long)IR_LIMIT_ELEMS, (long long)IR_LIMIT_ELEMS, st, pd);
         return none();
     }
     int64_t oh = (x.d[2] + 2 * pd - w.d[2]) / st + 1, ow = (x.d[3] + 2 * pd - w.d[3]) / st + 1;
@@ -844,8 +845,8 @@ static Value prim_pool2d(const Prim *p, Args *a)
         (p->op == IR_AVGPOOL && v[4].k != VK_ABSENT && !prim_get_bool(v[4], l[4], "count_include_pad", &incl)))
         return none();
     Shape x = shape_of(v[0].t);
-    if (x.nd != 4 || x.bd > 0 || size < 1 || size > 1 << 20 || st < 1 || st > 1 << 20 || pd < 0 ||
-        x.d[2] + 2 * pd < size || x.d[3] + 2 * pd < size) {
+    if (x.nd != 4 || x.bd > 0 || size < 1 || size > IR_LIMIT_ELEMS || st < 1 || st > IR_LIMIT_ELEMS || pd < 0 ||
+        pd > IR_LIMIT_ELEMS || x.d[2] + 2 * pd < size || x.d[3] + 2 * pd < size) {
         diag_error(a->loc,
                    "'%s' needs x [N, C, H, W] with H + 2 padding, W + 2 padding >= size >= 1, stride >= 1 and "
                    "padding >= 0, got %s, size %lld, stride %lld, padding %lld",

@@ -33,8 +33,15 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t work = 0u * (size_t)nnc_threads();
-    const size_t arena = 32u + 384u * (size_t)max_batch + work;
+    const uint64_t work = 0u * (uint64_t)nnc_threads();
+    /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
+    const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
+    if ((uint64_t)max_batch > 16777215u || 32u + work > limit ||
+        (uint64_t)max_batch > (limit - 32u - work) / 384u) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    const size_t arena = (size_t)(32u + 384u * (uint64_t)max_batch + work);
     m->params = calloc(1, sizeof(digits_params));
     m->grads = calloc(1, sizeof(digits_params));
     m->arena_ = calloc(arena ? arena : 1, sizeof(float));
@@ -45,7 +52,7 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
-    m->work_ = m->arena_ + (arena - work);
+    m->work_ = m->arena_ + (arena - (size_t)work);
     m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 2, (const int[]){128, 64}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* fc1.weight */
     nnc_init_f32((float *)m->params + 8192, 1, (const int[]){128}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc1.bias */

@@ -41,8 +41,15 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t work = 127120u * (size_t)nnc_threads();
-    const size_t arena = 512u + 8448u * (size_t)max_batch + work;
+    const uint64_t work = 127120u * (uint64_t)nnc_threads();
+    /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
+    const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
+    if ((uint64_t)max_batch > 1048575u || 512u + work > limit ||
+        (uint64_t)max_batch > (limit - 512u - work) / 8448u) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    const size_t arena = (size_t)(512u + 8448u * (uint64_t)max_batch + work);
     m->params = calloc(1, sizeof(digits_cnn_params));
     m->grads = calloc(1, sizeof(digits_cnn_params));
     m->state = calloc(1, sizeof(digits_cnn_state));
@@ -54,7 +61,7 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
-    m->work_ = m->arena_ + (arena - work);
+    m->work_ = m->arena_ + (arena - (size_t)work);
     m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 4, (const int[]){32, 1, 3, 3}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* conv1.weight */
     nnc_init_f32((float *)m->params + 288, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn1.weight */

@@ -65,8 +65,15 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t work = 0u * (size_t)nnc_threads();
-    const size_t arena = 16u + 43008u * (size_t)max_batch + work;
+    const uint64_t work = 0u * (uint64_t)nnc_threads();
+    /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
+    const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
+    if ((uint64_t)max_batch > 524287u || 16u + work > limit ||
+        (uint64_t)max_batch > (limit - 16u - work) / 43008u) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    const size_t arena = (size_t)(16u + 43008u * (uint64_t)max_batch + work);
     m->params = calloc(1, sizeof(names_gpt_params));
     m->grads = calloc(1, sizeof(names_gpt_params));
     m->arena_ = calloc(arena ? arena : 1, sizeof(float));
@@ -77,7 +84,7 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
-    m->work_ = m->arena_ + (arena - work);
+    m->work_ = m->arena_ + (arena - (size_t)work);
     m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 2, (const int[]){28, 64}, NNC_INIT_NORMAL, 1, 0, &m->rng_); /* tok.weight */
     nnc_init_f32((float *)m->params + 1792, 2, (const int[]){16, 64}, NNC_INIT_NORMAL, 0.02, 0, &m->rng_); /* pos */

@@ -106,8 +106,15 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
         errno = EINVAL;
         return -1;
     }
-    const size_t work = 238336u * (size_t)nnc_threads();
-    const size_t arena = 2368u + 278672u * (size_t)max_batch + work;
+    const uint64_t work = 238336u * (uint64_t)nnc_threads();
+    /* sizes in 64 bits, checked before anything is allocated: a tensor holds at most 2147483647 elements, the arena at most 1099511627776 floats */
+    const uint64_t limit = (uint64_t)SIZE_MAX / sizeof(float) < 1099511627776u ? (uint64_t)SIZE_MAX / sizeof(float) : 1099511627776u;
+    if ((uint64_t)max_batch > 131071u || 2368u + work > limit ||
+        (uint64_t)max_batch > (limit - 2368u - work) / 278672u) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    const size_t arena = (size_t)(2368u + 278672u * (uint64_t)max_batch + work);
     m->params = calloc(1, sizeof(res_net_params));
     m->grads = calloc(1, sizeof(res_net_params));
     m->state = calloc(1, sizeof(res_net_state));
@@ -119,7 +126,7 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     }
     m->max_batch = max_batch;
     nnc_rng_seed(&m->rng_, seed);
-    m->work_ = m->arena_ + (arena - work);
+    m->work_ = m->arena_ + (arena - (size_t)work);
     m->work_len_ = (int64_t)work;
     nnc_init_f32((float *)m->params + 0, 4, (const int[]){16, 3, 3, 3}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* stem.weight */
     nnc_init_f32((float *)m->params + 432, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn.weight */
