@@ -10,7 +10,9 @@
  *
  * Exit status: 0 ok; 1 usage error (unknown subcommand or option, missing
  * option, bad number); 2 a bad or unreadable file (inputs, labels, weights)
- * or any other run-time failure (out of memory, cannot write the output).
+ * or any other run-time failure (out of memory, cannot write the output);
+ * 3 a model built with `nnc --check-numerics` met a NaN or an infinity
+ * (its message, naming the op, the tensor and the .nn line, on stderr).
  * Every input file is read and validated (dtype, shape, batch size, id
  * ranges) before any pass runs, and outputs are written atomically at the
  * very end, so a failure never leaves an output file behind.
@@ -35,6 +37,7 @@
 #define EXIT_OK 0
 #define EXIT_USAGE 1
 #define EXIT_FILE 2
+#define EXIT_NUMERICS 3
 
 /* eval and predict run in chunks of at most this many examples, so that a
  * large file does not need activations for all of it at once. */
@@ -245,6 +248,17 @@ static int report_failure(const char *prog, const char *fallback_file, const cha
     if (nnc__error_isset())
         return file_error(prog, "%s", nnc_error());
     return file_error(prog, "%s: %s%s%s", fallback_file, what, errno ? ": " : "", errno ? strerror(errno) : "");
+}
+
+/* A model built with --check-numerics whose last pass stopped at a
+ * non-finite value: its message, and EXIT_NUMERICS; else 0. */
+static int numerics_failed(const char *prog, const nnc_model_desc *d, const void *m)
+{
+    const char *msg = d->numerics_error ? d->numerics_error(m) : NULL;
+    if (!msg)
+        return 0;
+    fprintf(stderr, "%s: %s\n", prog, msg);
+    return EXIT_NUMERICS;
 }
 
 static const char *dtype_name(nnc_dtype t) { return t == NNC_I32 ? "<i4" : "<f4"; }
@@ -583,6 +597,10 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
         float l = 0;
         slice(ds, s, ptrs);
         d->eval(x->m, n, ptrs, ptrs + ds->num_inputs, &l, tmp);
+        if (d->numerics_error && d->numerics_error(x->m)) { /* the caller reports it */
+            *loss = NAN;
+            return;
+        }
         const double w = loss_weight(ds, s, n);
         if (w > 0) /* a chunk of ignored labels only: NaN, weight 0 */
             *loss += (double)l * w, weight += w;
@@ -648,6 +666,8 @@ static int cmd_info(drv *v)
     fmt_io_shape(buf, sizeof buf, &d->output, "[", "]");
     printf("output %s %s\n", dtype_short(d->output.dtype), buf);
     printf("loss %s\n", d->has_loss ? "yes" : "no (inference only)");
+    if (d->numerics_error)
+        printf("check-numerics yes\n");
     for (int k = 0; k < d->num_metrics; k++)
         printf("metric %s\n", d->metric_names[k]);
     return EXIT_OK;
@@ -1227,6 +1247,8 @@ static int cmd_train(drv *v)
                 }
                 float loss = d->train_forward(x.m, n, ptrs, ptrs + tr.num_inputs);
                 d->backward(x.m);
+                if ((rc = numerics_failed(v->prog, d, x.m)))
+                    goto out;
                 const double w = group > 1 ? batch_weight(&tr, ptrs[tr.num_inputs], n) : n;
                 if (group > 1) {
                     const float fw = (float)w;
@@ -1263,6 +1285,8 @@ static int cmd_train(drv *v)
                 memset(present, 1, (size_t)c_val);
                 if (last && have_val) { /* the epoch's validation, on its last row */
                     eval_set(v, &x, &va, max_batch, ptrs, mtmp, &row[c_val], mval);
+                    if ((rc = numerics_failed(v->prog, d, x.m)))
+                        goto out;
                     for (int k = 0; k < d->num_metrics; k++)
                         row[c_val + 1 + k] = mval[k];
                     memset(present + c_val, 1, (size_t)(ncols - c_val));
@@ -1294,6 +1318,8 @@ static int cmd_train(drv *v)
                 vloss = row[c_val];
             else
                 eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
+            if ((rc = numerics_failed(v->prog, d, x.m)))
+                goto out;
         }
         if (!quiet) {
             fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  lr %.4g  %.0f ex/s", e, epochs, steps,
@@ -1311,8 +1337,12 @@ static int cmd_train(drv *v)
 
     double loss_train, loss_val = 0;
     eval_set(v, &x, &tr, max_batch, ptrs, mtmp, &loss_train, mtrain);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     if (have_val)
         eval_set(v, &x, &va, max_batch, ptrs, mtmp, &loss_val, mval);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     /* the weights; with --save-every, --stop-after or --resume the training
      * state too, so that the run can be continued (for more epochs) */
     if (save_every || o[O_RESUME] || stop_after) {
@@ -1390,6 +1420,8 @@ static int cmd_eval(drv *v)
     }
     double loss;
     eval_set(v, &x, &ds, max_batch, ptrs, tmp, &loss, metrics);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     print_results(d, "", loss, metrics);
     rc = EXIT_OK;
 out:
@@ -1440,6 +1472,8 @@ static int cmd_predict(drv *v)
         int n = (int)(ds.n - s < max_batch ? ds.n - s : max_batch);
         slice(&ds, s, ptrs);
         d->forward(x.m, n, ptrs, out + (od->batched ? (size_t)s * ex : 0));
+        if ((rc = numerics_failed(v->prog, d, x.m)))
+            goto out;
     }
     if (nnc_npy_write(v->opt[O_OUTPUT], od->dtype, od->ndim, shape, out) != 0) {
         rc = file_error(v->prog, "%s", nnc_error());
@@ -1484,6 +1518,8 @@ static int cmd_grad(drv *v)
     slice(&ds, 0, ptrs);
     float loss = d->train_forward(x.m, (int)ds.n, ptrs, ptrs + ds.num_inputs);
     d->backward(x.m);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     const nnc_model_head *head = x.m;
     size_t ne = 0;
     for (size_t i = 0; i < nt; i++) {
