@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -628,6 +629,46 @@ static double now_seconds(void)
 
 /* ---- subcommands ---------------------------------------------------------------------- */
 
+/* An output (--save, --output, --log) that could not be written at the
+ * end: a directory, or in a directory that does not exist.  Checked before
+ * anything runs, so that such a run fails at once and writes nothing (a
+ * log would be created before the save failed).  Called after the
+ * options' values are checked.  0 or EXIT_FILE. */
+static int check_output(const drv *v, int id)
+{
+    const char *path = v->opt[id];
+    struct stat st;
+    if (!path)
+        return 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return file_error(v->prog, "%s: cannot create (--%s): it is a directory", path, optdefs[id].name);
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 0;
+    char dir[4096];
+    const size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir)
+        return 0; /* left to the write itself */
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    if (stat(dir, &st) != 0)
+        return file_error(v->prog, "%s: cannot create (--%s): %s: %s", path, optdefs[id].name, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return file_error(v->prog, "%s: cannot create (--%s): %s is not a directory", path, optdefs[id].name, dir);
+    return 0;
+}
+
+static int check_outputs(const drv *v)
+{
+    const int ids[] = {O_SAVE, O_OUTPUT, O_LOG};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
+        const int rc = check_output(v, ids[k]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int cmd_info(drv *v)
 {
     const nnc_model_desc *d = v->d;
@@ -1049,6 +1090,8 @@ static int cmd_train(drv *v)
         return usage_error(v->prog, d, v->sub, "--val-inputs needs --val-labels");
     if (have_val && o[O_VAL_SPLIT])
         return usage_error(v->prog, d, v->sub, "--val-split and --val-inputs: give one validation set");
+    if (check_outputs(v))
+        return EXIT_FILE;
 
     int rc;
     dset tr = {0}, va = {0};
@@ -1441,6 +1484,8 @@ static int cmd_predict(drv *v)
     inst x = {0};
     const void **ptrs = NULL;
     char *out = NULL;
+    if (check_outputs(v))
+        return EXIT_FILE;
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 0, NULL, "inputs", "labels");
     if (rc)
         goto out;
@@ -1498,6 +1543,8 @@ static int cmd_grad(drv *v)
     uint64_t seed = 0;
     if (v->opt[O_SEED] && parse_u64(v->opt[O_SEED], &seed))
         return usage_error(v->prog, d, v->sub, "--seed: expected an unsigned 64-bit integer, got '%s'", v->opt[O_SEED]);
+    if (check_outputs(v))
+        return EXIT_FILE;
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
     if (rc)
         goto out;
@@ -1563,10 +1610,8 @@ int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
     v.d = desc;
     v.prog = argc > 0 && argv[0] && argv[0][0] ? base_name(argv[0]) : desc->name;
 
-    if (argc < 2) {
-        usage(stderr, v.prog, desc, 0);
-        return EXIT_USAGE;
-    }
+    if (argc < 2)
+        return usage_error(v.prog, desc, 0, "missing subcommand");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout, v.prog, desc, 0);
