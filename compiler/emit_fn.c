@@ -8,6 +8,11 @@
  * declarations at its top are only those of the pointers it used
  * (end_body): nothing is unused at -Wall -Wextra.
  *
+ * With --check-numerics, node_range follows each node's code with a call
+ * of the runtime's nnc_check_finite on every float tensor the code wrote;
+ * a failed check ends the pass (docs/generated-c.md, "Checking numerics").
+ * Without it, the passes are printed exactly as before.
+ *
  * In float, each pass's code is printed three times, the same text: a
  * function compiled for AVX-512, one for AVX2 and one for the file's own
  * target, and the pass itself picks one of them by nnc_isa()

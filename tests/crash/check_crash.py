@@ -1,12 +1,12 @@
 """Checkpoints survive kill -9 (docs/generated-c.md, "Checkpoints").
 
-Two writers of a 67 MB model (big.nn), each killed with SIGKILL at
+Two writers of a 50 MB model (big.nn), each killed with SIGKILL at
 random moments of its saves, KILLS times each (25 by default, env
 NNC_CRASH_KILLS):
 
 - the runtime's own save (saver.c: big_save in a loop, every param set to
   the save's number k);
-- the driver's periodic checkpoints (`train --save-every 1`, SGD, so 134
+- the driver's periodic checkpoints (`train --save-every 1`, SGD, so 100
   MB with the momentum buffer), each run after the first resuming from
   the checkpoint the last kill left (`--resume`).
 
@@ -17,8 +17,8 @@ kill: the file under the final name is whole (its size is what its header
 says) and loads (saver check: big_load, every param the same k, so one
 save and not a mix; the driver: the next run's `--resume`, which
 validates the whole file before it trains, and after the last kill
-`eval --weights`); and once the next writer has finished a save, the temp file
-of the killed one is gone.  Prints how many kills landed mid-save.
+`eval --weights`); and once the next writer's save has begun, the temp file of
+the killed one is gone.  Prints how many kills landed mid-save.
 
 Usage: check_crash.py SAVER DRIVER
 """
@@ -71,11 +71,14 @@ def temps(path):
     return sorted(f for f in os.listdir(d) if f.startswith(os.path.basename(path) + ".tmp."))
 
 
-def kill_during_save(proc, tmp_path, save_time, label):
+def kill_during_save(proc, tmp_path, save_time, label, last_dead):
     """SIGKILL proc a random fraction of a save after its temp file appears;
-    True when the kill landed mid-save (the temp file outlived it)"""
+    True when the kill landed mid-save (the temp file outlived it).  By the
+    time the temp file is there, the save has deleted `last_dead`, the temp
+    file of the process killed before."""
     if not wait_for(lambda: os.path.exists(tmp_path) or proc.poll() is not None):
         check(False, f"{label}: no save started")
+    check(not last_dead or not os.path.exists(last_dead), f"{label}: the killed save's {last_dead} is still there")
     time.sleep(rnd.uniform(0, save_time))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -101,13 +104,11 @@ with tempfile.TemporaryDirectory() as tmp:
     for i in range(KILLS):
         p = subprocess.Popen([SAVER, "save", ck], stdout=subprocess.PIPE, text=True)
         tmp_path = f"{ck}.tmp.{p.pid}"
-        line = p.stdout.readline()  # its first save is whole
-        check(line == "saved 1\n", f"runtime {i}: first save: {line!r}")
-        if last_dead:
-            check(not os.path.exists(last_dead), f"runtime {i}: the killed save's {last_dead} is still there")
         if save_time is None:  # measured once: a save of the same file takes as long each time
+            line = p.stdout.readline()
+            check(line == "saved 1\n", f"runtime {i}: first save: {line!r}")
             save_time = one_save_time(p, tmp_path) or 0.1
-        if kill_during_save(p, tmp_path, save_time, f"runtime {i}"):
+        if kill_during_save(p, tmp_path, save_time, f"runtime {i}", last_dead):
             mid += 1
             last_dead = tmp_path
         else:
@@ -134,30 +135,29 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # ---- the driver's --save-every checkpoints
     x, y = os.path.join(tmp, "x.npy"), os.path.join(tmp, "y.npy")
-    for path, seed in ((x, 1), (y, 2)):  # 4 examples of 4096 floats: a .npy v1.0 file by hand
+    for path, seed, width in ((x, 1, 4096), (y, 2, 3072)):  # 4 examples: a .npy v1.0 file by hand
         r = random.Random(seed)
-        hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4096), }"
+        hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, %d), }" % width
         hdr += " " * (127 - 10 - len(hdr)) + "\n"
         with open(path, "wb") as f:
             f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-            f.write(struct.pack("<16384f", *(r.uniform(-1, 1) for _ in range(16384))))
+            f.write(struct.pack("<%df" % (4 * width), *(r.uniform(-1, 1) for _ in range(4 * width))))
     ck = os.path.join(tmp, "drv.safetensors")
     train = [DRIVER, "train", "--inputs", x, "--labels", y, "--save", ck, "--save-every", 1, "--epochs", 1000000,
              "--batch", 4, "--optimizer", "sgd", "--lr", 1e-3, "--quiet", "--threads", 1]
     train = [str(a) for a in train]
-    mid, last_dead = 0, None
+    mid, last_dead, save_time = 0, None, None
     for i in range(KILLS):
         p = subprocess.Popen(train + (["--resume", ck] if i else []), stderr=subprocess.PIPE, text=True)
         tmp_path = f"{ck}.tmp.{p.pid}"
-        save_time = one_save_time(p, tmp_path)
         if save_time is None:
-            check(False, f"driver {i}: no whole save: {p.stderr.read()!r}")
-            p.kill()
-            p.wait()
-            break
-        if last_dead:
-            check(not os.path.exists(last_dead), f"driver {i}: the killed save's {last_dead} is still there")
-        if kill_during_save(p, tmp_path, save_time, f"driver {i}"):
+            save_time = one_save_time(p, tmp_path)
+            if save_time is None:
+                check(False, f"driver {i}: no whole save: {p.stderr.read()!r}")
+                p.kill()
+                p.wait()
+                break
+        if kill_during_save(p, tmp_path, save_time, f"driver {i}", last_dead):
             mid += 1
             last_dead = tmp_path
         else:

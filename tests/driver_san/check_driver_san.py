@@ -25,6 +25,7 @@ Usage: check_driver_san.py DRIVER LSAN_SUPPRESSIONS
 
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -293,6 +294,12 @@ with tempfile.TemporaryDirectory() as root:
         r = run([sub, "--help"] if sub else ["--help"])
         check(r.returncode == 0 and r.stdout.startswith("usage:"), f"{sub} --help")
         helps[sub] = r.stdout
+
+    # every flag and subcommand of the usage is in some case
+    used = {str(a).split("=")[0] for _, args, _ in cases for a in args}
+    named = set(re.findall(r"--[a-z][a-z-]*", helps[""])) | set(re.findall(r"\b(?:%s) (info|train|eval|predict|grad)\b"
+                                                                          % re.escape(PROG), helps[""]))
+    check(len(named) > 30 and named <= used, f"flags and subcommands without a bad case: {sorted(named - used)}")
 
     before = listing(root)
     for label, args, status in cases:
