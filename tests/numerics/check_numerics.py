@@ -8,7 +8,7 @@ bwd_sqrt.nn has a finite forward pass (eval and predict succeed) whose
 gradient is infinite (sqrt at 0): train and grad exit 3 naming the
 backward pass and the line of `sqrt`.  The message is the same on 1 and 2
 threads.  The digits model built with the checks trains to the same bits
-as the one built without them.  The expected lines and columns are read
+as the one built without them, and stops when SGD at lr 1e30 diverges.  The expected lines and columns are read
 from the .nn files here, not from the generated code.
 
 Usage: check_numerics.py FWD_DIV BWD_SQRT DIGITS DIGITS_CHECKED DATA_DIR NN_DIR
@@ -123,6 +123,13 @@ with tempfile.TemporaryDirectory() as tmp:
           "the checked build trains to the same bits")
     r = run(DIGITS, "info")
     check(r.returncode == 0 and "check-numerics" not in r.stdout, "an unchecked build says nothing of checks")
+    # a run that diverges (SGD at lr 1e30) stops at its first overflow
+    r = run(DIGITS_CHECKED, *common, "--save", P("c.st"), "--optimizer", "sgd", "--lr", "1e30")
+    lines = r.stderr.splitlines()
+    check(r.returncode == 3 and len(lines) == 1 and re.search(
+        r"digits\.nn:\d+:\d+: non-finite value \((-?inf|nan)\) at (\[\d+\])+ of \w+ \(f32\[[\d,]+\]\) from \w+, in the "
+        r"(forward|backward|eval) pass$", lines[0]) is not None and not os.path.exists(P("c.st")),
+          f"a diverging run: exit {r.returncode}, {r.stderr!r}")
 
 print("FAILED" if failures else "ok")
 sys.exit(1 if failures else 0)
