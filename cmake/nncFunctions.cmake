@@ -6,7 +6,8 @@
 #                 [PREFIX <p>]           # name of the files and C symbols
 #                 [DEFINE <k=v>...]      # nnc -D k=v (model hparams)
 #                 [IMPORT_DIRS <dir>...] # nnc -I dir (where imports are searched)
-#                 [DRIVER <exe>])        # also build the driver executable <exe>
+#                 [DRIVER <exe>]         # also build the driver executable <exe>
+#                 [CHECK_NUMERICS])      # nnc --check-numerics: stop at NaN and inf
 #
 # The generated <p>.h and <p>.c (and <p>_main.c with DRIVER) are written into
 # the build tree, ${CMAKE_CURRENT_BINARY_DIR}/nnc/<target>/, when the build
@@ -81,7 +82,7 @@ function(_nnc_model_prefix out file model prefix)
 endfunction()
 
 function(nnc_add_model target file)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "" "MODEL;PREFIX;DRIVER" "DEFINE;IMPORT_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "CHECK_NUMERICS" "MODEL;PREFIX;DRIVER" "DEFINE;IMPORT_DIRS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "nnc_add_model: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -112,6 +113,9 @@ function(nnc_add_model target file)
     get_filename_component(d "${d}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND args -I "${d}")
   endforeach()
+  if(arg_CHECK_NUMERICS)
+    list(APPEND args --check-numerics)
+  endif()
   if(arg_DRIVER)
     list(APPEND args --emit=all)
     list(APPEND outputs "${out}/${p}_main.c")

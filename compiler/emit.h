@@ -6,8 +6,9 @@
 #include "ir.h"
 
 typedef struct EmitOptions {
-    int driver; /* also <prefix>_main.c */
-    int f64;    /* double precision (gradient checks only) */
+    int driver;         /* also <prefix>_main.c */
+    int f64;            /* double precision (gradient checks only) */
+    int check_numerics; /* --check-numerics: stop each pass at its first non-finite value */
 } EmitOptions;
 
 typedef struct EmitFile {

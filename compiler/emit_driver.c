@@ -67,7 +67,10 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
         P(e, "static const float *summaries_(const void *m) { return ((const struct %s *)m)->summary_; }\n", p);
     P(e, "static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
     P(e, "static int load_(void *m, const char *path) { return %s_load(m, path); }\n", p);
-    P(e, "static nnc_rng *rng_(void *m) { return &((struct %s *)m)->rng_; }\n\n", p);
+    P(e, "static nnc_rng *rng_(void *m) { return &((struct %s *)m)->rng_; }\n", p);
+    if (e->opt->check_numerics)
+        P(e, "static const char *numerics_error_(const void *m) { return %s_numerics_error(m); }\n", p);
+    P(e, "\n");
     P(e, "static const nnc_io_desc inputs_[%d] = {\n", e->m->ninputs);
     for (int i = 0; i < e->m->ninputs; i++)
         io_desc(e, &e->m->inputs[i]);
@@ -107,6 +110,9 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
           "        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = "
           "summaries_,\n",
           ns, p);
-    P(e, "        .save = save_,\n        .load = load_,\n        .rng = rng_,\n    };\n");
+    P(e, "        .save = save_,\n        .load = load_,\n        .rng = rng_,\n");
+    if (e->opt->check_numerics)
+        P(e, "        .numerics_error = numerics_error_,\n");
+    P(e, "    };\n");
     P(e, "    return nnc_driver_main(argc, argv, &desc);\n}\n");
 }

@@ -8,6 +8,11 @@
  * declarations at its top are only those of the pointers it used
  * (end_body): nothing is unused at -Wall -Wextra.
  *
+ * With --check-numerics, node_range follows each node's code with a call
+ * of the runtime's nnc_check_finite on every float tensor the code wrote;
+ * a failed check ends the pass (docs/generated-c.md, "Checking numerics").
+ * Without it, the passes are printed exactly as before.
+ *
  * In float, each pass's code is printed three times, the same text: a
  * function compiled for AVX-512, one for AVX2 and one for the file's own
  * target, and the pass itself picks one of them by nnc_isa()
@@ -18,6 +23,7 @@
  * ran at the baseline target in every variant, resnet_small's step 30%
  * slower than a -march=native build.)
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,11 +97,70 @@ static void void_params(Emitter *e, int labels)
         P(e, "    (void)%s;\n", e->m->labels[i].cname);
 }
 
+/* A C string literal's contents for s (quotes, backslashes, controls escaped). */
+static const char *cstr(const char *s);
+
+/* --check-numerics: the check of node j's values, just written, with the
+ * statement that ends the pass when one is not finite (e->nf_fail). */
+static void numerics_check(Emitter *e, int j)
+{
+    const IrNode *n = emit_nd(e, j);
+    const char *where = e->m->source;
+    if (n->loc.file) {
+        int line, col;
+        diag_linecol(n->loc, &line, &col);
+        where = emit_fmt("%s:%d:%d", n->loc.file->path, line, col);
+    }
+    const char *dims = "NULL";
+    if (n->shape.nd) {
+        dims = "(const int64_t[]){";
+        for (int k = 0; k < n->shape.nd; k++)
+            dims = emit_fmt("%s%s%s", dims, k ? ", " : "", emit_dim(n->shape, k));
+        dims = emit_fmt("%s}", dims);
+    }
+    P(e, "    if (nnc_check_finite(m->numerics_, sizeof m->numerics_, %s, %d, %s, \"%s\", \"%s\", \"%s\", \"%s\"))\n",
+      emit_ref(e, j), n->shape.nd, dims, cstr(where), cstr(n->name ? n->name : ir_op_name(n->op)), ir_op_name(n->op),
+      e->nf_pass);
+    P(e, "        %s\n", e->nf_fail);
+}
+
+/* Node j's values are checked: a float tensor that an op writes, except
+ * the ones that hold infinities by design (a causal mask's -inf) or NaN
+ * as an answer (accuracy over no labels). */
+static int numerics_checked(const IrNode *n)
+{
+    return n->dt == DT_F32 && emit_op_prints(n->op) && n->op != IR_CAUSAL_MASK && n->op != IR_ACCURACY;
+}
+
 static void node_range(Emitter *e, const Graph *g, int lo, int hi)
 {
-    for (int i = lo; i < hi; i++)
-        if (g->nodes[i].fused >= 0)
-            emit_node(e, i);
+    if (!e->opt->check_numerics) {
+        for (int i = lo; i < hi; i++)
+            if (g->nodes[i].fused >= 0)
+                emit_node(e, i);
+        return;
+    }
+    /* after each node's code, the checks of what it wrote: itself, the
+     * nodes stored in its loop (fused 2) and the ones it computed along
+     * (merged), each once */
+    char *done = calloc((size_t)(hi - lo) + 1, 1);
+    if (!done)
+        abort();
+    for (int i = lo; i < hi; i++) {
+        if (g->nodes[i].fused < 0)
+            continue;
+        emit_node(e, i);
+        for (int j = lo; j < hi; j++) {
+            const IrNode *n = &g->nodes[j];
+            if (done[j - lo] || n->fused < 0 || !numerics_checked(n))
+                continue;
+            if ((j == i && !n->fused) || (n->fused == 2 && n->home == i) || (j != i && e->merged[j])) {
+                done[j - lo] = 1;
+                numerics_check(e, j);
+            }
+        }
+    }
+    free(done);
 }
 
 /* One body per pass, compiled for each instruction set. */
@@ -188,6 +253,9 @@ static void infer_fn(Emitter *e)
     open_pass(e, s);
     begin_body(e, g, 0);
     void_params(e, 0);
+    e->nf_pass = "forward", e->nf_fail = "return;";
+    if (e->opt->check_numerics)
+        P(e, "    m->numerics_[0] = 0;\n");
     node_range(e, g, 0, g->core_end);
     end_body(e);
     P(e, "}\n\n");
@@ -209,6 +277,8 @@ static void forward_fn(Emitter *e)
     P(e, "%s\n{\n", emit_sig_forward(e));
     begin_body(e, g, 0);
     P(e, "%s", call_infer(e));
+    if (e->opt->check_numerics) /* the output is left as it was */
+        P(e, "    if (m->numerics_[0])\n        return;\n");
     P(e, "    memcpy(out, %s, sizeof(%s) * (size_t)(%s));\n", emit_ref(e, g->output), e->real,
       emit_numel(g->nodes[g->output].shape));
     end_body(e);
@@ -222,6 +292,9 @@ static void train_fn(Emitter *e)
     open_pass(e, s);
     begin_body(e, g, 0);
     P(e, "    m->n_ = n;\n");
+    e->nf_pass = "forward", e->nf_fail = emit_fmt("return %s;", emit_lit(e, NAN));
+    if (e->opt->check_numerics)
+        P(e, "    m->numerics_[0] = 0;\n");
     for (int i = 0; i < e->m->ninputs; i++)
         P(e, "    m->in_[%d] = %s;\n", i, e->m->inputs[i].cname);
     for (int i = 0; i < e->m->nlabels; i++)
@@ -248,6 +321,9 @@ static void backward_fn(Emitter *e)
     open_pass(e, s);
     begin_body(e, g, 1);
     P(e, "    const int n = m->n_;\n    (void)n;\n");
+    e->nf_pass = "backward", e->nf_fail = "return;";
+    if (e->opt->check_numerics) /* the training pass stopped: nothing to go back through */
+        P(e, "    if (m->numerics_[0])\n        return;\n");
     /* frozen and unreachable params: their gradient is 0 */
     for (int p = 0; p < e->m->nparams; p++)
         if (g->param_grad[p] < 0)
@@ -281,13 +357,20 @@ static void eval_fn(Emitter *e)
 {
     const Graph *g = e->m->eval;
     Sig s = pass_sig(e, "void", "eval", 1, 1, 1);
+    /* a failed check: the loss and the metrics NaN */
+    const char *fail = emit_fmt("*loss = %s;", emit_lit(e, NAN));
+    for (int i = 0; i < g->nmetrics; i++)
+        fail = emit_fmt("%s metrics[%d] = %s;", fail, i, emit_lit(e, NAN));
+    e->nf_pass = "eval", e->nf_fail = emit_fmt("{ %s return; }", fail);
+    const char *after_infer =
+        e->opt->check_numerics ? emit_fmt("    if (m->numerics_[0])\n        %s\n", e->nf_fail) : "";
     if (multi_isa(e))
         P(e, "/* eval after the inference pass: the loss and the metrics. */\n");
     open_pass(e, s);
     begin_body(e, g, 0);
     void_params(e, 1);
     if (!multi_isa(e))
-        P(e, "%s", call_infer(e));
+        P(e, "%s%s", call_infer(e), after_infer);
     node_range(e, g, g->core_end, g->n);
     P(e, "    *loss = %s;\n", emit_scalar(e, g->loss));
     for (int i = 0; i < g->nmetrics; i++)
@@ -296,7 +379,7 @@ static void eval_fn(Emitter *e)
         P(e, "    (void)metrics;\n");
     end_body(e);
     P(e, "}\n\n");
-    isa_variants(e, s, call_infer(e));
+    isa_variants(e, s, emit_fmt("%s%s", call_infer(e), after_infer));
 }
 
 /* ---- the tensor table, init, release, save, load --------------------------------- */
@@ -334,7 +417,6 @@ static void tensor_table(Emitter *e)
       e->m->prefix, n);
 }
 
-/* A C string literal's contents for s (quotes, backslashes, controls escaped). */
 static const char *cstr(const char *s)
 {
     char *o = malloc(strlen(s) * 4 + 1), *q = o;
@@ -504,6 +586,9 @@ void emit_source(Emitter *e, const char *hname, const char *fname)
     }
     tensor_table(e);
     init_fns(e);
+    if (e->opt->check_numerics)
+        P(e, "const char *%s_numerics_error(const %s *m) { return m->numerics_[0] ? m->numerics_ : NULL; }\n\n",
+          e->m->prefix, e->m->prefix);
     infer_fn(e);
     forward_fn(e);
     if (e->m->has_loss) {

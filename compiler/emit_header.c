@@ -248,6 +248,8 @@ void emit_header(Emitter *e, const char *fname)
         P(e, "    const void *lab_[%d];\n", e->m->nlabels);
     if (e->m->train && e->m->train->nsummaries)
         P(e, "    %s summary_[%d];\n", e->real, e->m->train->nsummaries);
+    if (e->opt->check_numerics)
+        P(e, "    char numerics_[NNC_NUMERICS_MSG]; /* the first non-finite value's message, or \"\" */\n");
     P(e, "} %s;\n\n", e->m->prefix);
     const char *p = e->m->prefix;
     P(e,
@@ -281,6 +283,14 @@ void emit_header(Emitter *e, const char *fname)
         P(e, "int %s_save(const %s *m, const char *path);\n", p, p);
         P(e, "/* Loads params and state; on error -1 and m is unchanged. */\n");
         P(e, "int %s_load(%s *m, const char *path);\n", p, p);
+    }
+    if (e->opt->check_numerics) {
+        P(e,
+          "/* Built with --check-numerics: each pass stops at the first non-finite\n"
+          "   value an op writes (train_forward then returns NaN, eval gives NaN).\n"
+          "   The message of the last pass that stopped (its op, tensor, shape and\n"
+          "   .nn location), or NULL when the last passes ran through. */\n");
+        P(e, "const char *%s_numerics_error(const %s *m);\n", p, p);
     }
     P(e, "/* Reflection: every param and state tensor. */\n");
     P(e, "const nnc_tensor_info *%s_tensors(size_t *count);\n", p);

@@ -529,6 +529,8 @@ static void (*const emitters[IR_NUM_OPS])(Emitter *e, int t) = {
 #undef OP
 };
 
+int emit_op_prints(IrOp op) { return emitters[op] != 0; }
+
 void emit_node(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);

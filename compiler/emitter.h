@@ -33,6 +33,9 @@ typedef struct Emitter {
     size_t pass_len;
     char *body_text;
     size_t body_len;
+    /* --check-numerics: the pass's name in the message ("forward") and the
+     * statement that ends it when a check fails ("return NAN;") */
+    const char *nf_pass, *nf_fail;
     /* the loop block being printed (emit_loop_begin .. emit_loop_end) */
     int loop_seq;     /* its number (the scope of its values' names) */
     char *loop_used;  /* roots it reads or writes */
@@ -132,6 +135,8 @@ void emit_seq_op(Emitter *e, int t);
 /* The code of node t of the function being printed (nothing for a fused
  * or merged node, a leaf or a view). */
 void emit_node(Emitter *e, int t);
+/* 1 when op prints code of its own (ops.def's emit column is set). */
+int emit_op_prints(IrOp op);
 
 /* ---- emit_vision.c: convolution, pooling, batch norm ----------------------------- */
 

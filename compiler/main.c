@@ -52,6 +52,8 @@ static const char usage_text[] =
     "                     and everything it imports) to stdout, and write nothing else\n"
     "  --depfile FILE     also write that rule to FILE while compiling (as gcc -MD -MF)\n"
     "  --precision=f64    emit double-precision code (for gradient checks; no save/load/driver)\n"
+    "  --check-numerics   emit code that stops each pass at the first NaN or infinity an op\n"
+    "                     writes, naming the op, the tensor and its .nn line\n"
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "\n"
@@ -167,7 +169,7 @@ int main(int argc, char **argv)
 {
     const char *input = NULL, *outdir = ".", *dump = NULL, *depfile = NULL;
     int deps_only = 0, summary = 0, dot = 0;
-    EmitOptions eopt = {0, 0};
+    EmitOptions eopt = {0, 0, 0};
     ElabOptions opt;
     memset(&opt, 0, sizeof opt);
     opt.incdirs = calloc((size_t)argc, sizeof(char *));
@@ -242,6 +244,8 @@ int main(int argc, char **argv)
             eopt.f64 = 1;
         } else if (!strcmp(a, "--precision=f32")) {
             eopt.f64 = 0;
+        } else if (!strcmp(a, "--check-numerics")) {
+            eopt.check_numerics = 1;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("unknown option '%s'", a);
         } else if (input) {
@@ -252,6 +256,8 @@ int main(int argc, char **argv)
     }
     if (!input)
         return usage_error("%s", "no input file");
+    if (eopt.check_numerics && eopt.f64)
+        return usage_error("%s", "--check-numerics applies to float code, not --precision=f64");
 
     /* lex and parse: the file and its imports */
     if (dump && !strcmp(dump, "tokens")) {

@@ -10,7 +10,9 @@
  *
  * Exit status: 0 ok; 1 usage error (unknown subcommand or option, missing
  * option, bad number); 2 a bad or unreadable file (inputs, labels, weights)
- * or any other run-time failure (out of memory, cannot write the output).
+ * or any other run-time failure (out of memory, cannot write the output);
+ * 3 a model built with `nnc --check-numerics` met a NaN or an infinity
+ * (its message, naming the op, the tensor and the .nn line, on stderr).
  * Every input file is read and validated (dtype, shape, batch size, id
  * ranges) before any pass runs, and outputs are written atomically at the
  * very end, so a failure never leaves an output file behind.
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +38,7 @@
 #define EXIT_OK 0
 #define EXIT_USAGE 1
 #define EXIT_FILE 2
+#define EXIT_NUMERICS 3
 
 /* eval and predict run in chunks of at most this many examples, so that a
  * large file does not need activations for all of it at once. */
@@ -245,6 +249,17 @@ static int report_failure(const char *prog, const char *fallback_file, const cha
     if (nnc__error_isset())
         return file_error(prog, "%s", nnc_error());
     return file_error(prog, "%s: %s%s%s", fallback_file, what, errno ? ": " : "", errno ? strerror(errno) : "");
+}
+
+/* A model built with --check-numerics whose last pass stopped at a
+ * non-finite value: its message, and EXIT_NUMERICS; else 0. */
+static int numerics_failed(const char *prog, const nnc_model_desc *d, const void *m)
+{
+    const char *msg = d->numerics_error ? d->numerics_error(m) : NULL;
+    if (!msg)
+        return 0;
+    fprintf(stderr, "%s: %s\n", prog, msg);
+    return EXIT_NUMERICS;
 }
 
 static const char *dtype_name(nnc_dtype t) { return t == NNC_I32 ? "<i4" : "<f4"; }
@@ -584,6 +599,10 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
         float l = 0;
         slice(ds, s, ptrs);
         d->eval(x->m, n, ptrs, ptrs + ds->num_inputs, &l, tmp);
+        if (d->numerics_error && d->numerics_error(x->m)) { /* the caller reports it */
+            *loss = NAN;
+            return;
+        }
         const double w = loss_weight(ds, s, n);
         if (w > 0) /* a chunk of ignored labels only: NaN, weight 0 */
             *loss += (double)l * w, weight += w;
@@ -610,6 +629,46 @@ static double now_seconds(void)
 }
 
 /* ---- subcommands ---------------------------------------------------------------------- */
+
+/* An output (--save, --output, --log) that could not be written at the
+ * end: a directory, or in a directory that does not exist.  Checked before
+ * anything runs, so that such a run fails at once and writes nothing (a
+ * log would be created before the save failed).  Called after the
+ * options' values are checked.  0 or EXIT_FILE. */
+static int check_output(const drv *v, int id)
+{
+    const char *path = v->opt[id];
+    struct stat st;
+    if (!path)
+        return 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return file_error(v->prog, "%s: cannot create (--%s): it is a directory", path, optdefs[id].name);
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 0;
+    char dir[4096];
+    const size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir)
+        return 0; /* left to the write itself */
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    if (stat(dir, &st) != 0)
+        return file_error(v->prog, "%s: cannot create (--%s): %s: %s", path, optdefs[id].name, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return file_error(v->prog, "%s: cannot create (--%s): %s is not a directory", path, optdefs[id].name, dir);
+    return 0;
+}
+
+static int check_outputs(const drv *v)
+{
+    const int ids[] = {O_SAVE, O_OUTPUT, O_LOG};
+    for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
+        const int rc = check_output(v, ids[k]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
 
 static int cmd_info(drv *v)
 {
@@ -649,6 +708,8 @@ static int cmd_info(drv *v)
     fmt_io_shape(buf, sizeof buf, &d->output, "[", "]");
     printf("output %s %s\n", dtype_short(d->output.dtype), buf);
     printf("loss %s\n", d->has_loss ? "yes" : "no (inference only)");
+    if (d->numerics_error)
+        printf("check-numerics yes\n");
     for (int k = 0; k < d->num_metrics; k++)
         printf("metric %s\n", d->metric_names[k]);
     return EXIT_OK;
@@ -1032,6 +1093,8 @@ static int cmd_train(drv *v)
         return usage_error(v->prog, d, v->sub, "--val-split and --val-inputs: give one validation set");
     if (v->parse_only)
         return EXIT_OK;
+    if (check_outputs(v))
+        return EXIT_FILE;
 
     int rc;
     dset tr = {0}, va = {0};
@@ -1230,6 +1293,8 @@ static int cmd_train(drv *v)
                 }
                 float loss = d->train_forward(x.m, n, ptrs, ptrs + tr.num_inputs);
                 d->backward(x.m);
+                if ((rc = numerics_failed(v->prog, d, x.m)))
+                    goto out;
                 const double w = group > 1 ? batch_weight(&tr, ptrs[tr.num_inputs], n) : n;
                 if (group > 1) {
                     const float fw = (float)w;
@@ -1266,6 +1331,8 @@ static int cmd_train(drv *v)
                 memset(present, 1, (size_t)c_val);
                 if (last && have_val) { /* the epoch's validation, on its last row */
                     eval_set(v, &x, &va, max_batch, ptrs, mtmp, &row[c_val], mval);
+                    if ((rc = numerics_failed(v->prog, d, x.m)))
+                        goto out;
                     for (int k = 0; k < d->num_metrics; k++)
                         row[c_val + 1 + k] = mval[k];
                     memset(present + c_val, 1, (size_t)(ncols - c_val));
@@ -1297,6 +1364,8 @@ static int cmd_train(drv *v)
                 vloss = row[c_val];
             else
                 eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
+            if ((rc = numerics_failed(v->prog, d, x.m)))
+                goto out;
         }
         if (!quiet) {
             fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  lr %.4g  %.0f ex/s", e, epochs, steps,
@@ -1314,8 +1383,12 @@ static int cmd_train(drv *v)
 
     double loss_train, loss_val = 0;
     eval_set(v, &x, &tr, max_batch, ptrs, mtmp, &loss_train, mtrain);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     if (have_val)
         eval_set(v, &x, &va, max_batch, ptrs, mtmp, &loss_val, mval);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     /* the weights; with --save-every, --stop-after or --resume the training
      * state too, so that the run can be continued (for more epochs) */
     if (save_every || o[O_RESUME] || stop_after) {
@@ -1393,6 +1466,8 @@ static int cmd_eval(drv *v)
     }
     double loss;
     eval_set(v, &x, &ds, max_batch, ptrs, tmp, &loss, metrics);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     print_results(d, "", loss, metrics);
     rc = EXIT_OK;
 out:
@@ -1412,6 +1487,8 @@ static int cmd_predict(drv *v)
     inst x = {0};
     const void **ptrs = NULL;
     char *out = NULL;
+    if (check_outputs(v))
+        return EXIT_FILE;
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 0, NULL, "inputs", "labels");
     if (rc)
         goto out;
@@ -1443,6 +1520,8 @@ static int cmd_predict(drv *v)
         int n = (int)(ds.n - s < max_batch ? ds.n - s : max_batch);
         slice(&ds, s, ptrs);
         d->forward(x.m, n, ptrs, out + (od->batched ? (size_t)s * ex : 0));
+        if ((rc = numerics_failed(v->prog, d, x.m)))
+            goto out;
     }
     if (nnc_npy_write(v->opt[O_OUTPUT], od->dtype, od->ndim, shape, out) != 0) {
         rc = file_error(v->prog, "%s", nnc_error());
@@ -1469,6 +1548,8 @@ static int cmd_grad(drv *v)
         return usage_error(v->prog, d, v->sub, "--seed: expected an unsigned 64-bit integer, got '%s'", v->opt[O_SEED]);
     if (v->parse_only)
         return EXIT_OK;
+    if (check_outputs(v))
+        return EXIT_FILE;
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
     if (rc)
         goto out;
@@ -1489,6 +1570,8 @@ static int cmd_grad(drv *v)
     slice(&ds, 0, ptrs);
     float loss = d->train_forward(x.m, (int)ds.n, ptrs, ptrs + ds.num_inputs);
     d->backward(x.m);
+    if ((rc = numerics_failed(v->prog, d, x.m)))
+        goto out;
     const nnc_model_head *head = x.m;
     size_t ne = 0;
     for (size_t i = 0; i < nt; i++) {
@@ -1533,10 +1616,8 @@ static int drv_main(int argc, char **argv, const nnc_model_desc *desc, int parse
     v.parse_only = parse_only;
     v.prog = argc > 0 && argv[0] && argv[0][0] ? base_name(argv[0]) : desc->name;
 
-    if (argc < 2) {
-        usage(stderr, v.prog, desc, 0);
-        return EXIT_USAGE;
-    }
+    if (argc < 2)
+        return usage_error(v.prog, desc, 0, "missing subcommand");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout, v.prog, desc, 0);

@@ -5,6 +5,9 @@
  * renamed over the destination.  rename(2) within one directory is atomic,
  * so a crash, a full disk or a killed process leaves either the old file or
  * the complete new one, never a torn file that a later load would misread.
+ * A process killed mid-save (kill -9, a power cut) leaves its temporary
+ * file, `<path>.tmp.<pid>`, beside the destination: the next save to the
+ * same path deletes the ones whose process is gone (remove_stale_temps).
  * On-disk numbers are little-endian (safetensors and "<f4"/"<i4" .npy), so
  * the byte-order helpers make the formats right on big-endian hosts too.
  */
@@ -12,8 +15,10 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,58 @@
 
 #include "nnc_internal.h"
 #include "nnc_runtime.h"
+
+/* The directory of path ("." when it has none), malloc'd; NULL when out of memory. */
+static char *parent_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    char *dir = malloc(n + 1);
+    if (dir) {
+        memcpy(dir, slash ? path : ".", n);
+        dir[n] = '\0';
+    }
+    return dir;
+}
+
+/* Deletes `<path>.tmp.<pid>` files that a killed save of the same path
+ * left behind: those whose pid is not a live process (kill(pid, 0) fails
+ * with ESRCH).  A live pid's file is left alone, whoever owns it: it may be
+ * another process saving the same path right now.  Best effort: a
+ * directory that cannot be read keeps its files. */
+static void remove_stale_temps(const char *path)
+{
+    char *dir = parent_dir(path);
+    if (!dir)
+        return;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const size_t blen = strlen(base), dlen = strlen(dir);
+    DIR *d = opendir(dir);
+    for (struct dirent *de; d && (de = readdir(d));) {
+        const char *nm = de->d_name;
+        if (strncmp(nm, base, blen) || strncmp(nm + blen, ".tmp.", 5))
+            continue;
+        const char *digits = nm + blen + 5;
+        char *end;
+        errno = 0;
+        long pid = strtol(digits, &end, 10);
+        if (errno || *end || end == digits || digits[0] < '1' || digits[0] > '9' || pid <= 0 || pid == (long)getpid() ||
+            (pid_t)pid != pid)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char *full = malloc(dlen + strlen(nm) + 2);
+        if (!full)
+            break;
+        sprintf(full, "%s/%s", dir, nm);
+        unlink(full);
+        free(full);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+}
 
 int nnc__atomic_open(nnc__atomic *a, const char *path)
 {
@@ -31,6 +88,7 @@ int nnc__atomic_open(nnc__atomic *a, const char *path)
     if (!a->tmp)
         return nnc_fail("%s: out of memory", path);
     snprintf(a->tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    remove_stale_temps(path);
     /* O_EXCL so that a symlink planted at the temp name is never followed;
      * a leftover temp of a crashed process that had our pid is stale and
      * can go. */
@@ -99,20 +157,7 @@ void nnc__atomic_write_le32(nnc__atomic *a, const void *words, size_t count)
  * fsync on a directory, and the data is already safe in the file. */
 static void fsync_parent_dir(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    char *dir;
-    if (!slash) {
-        dir = malloc(2);
-        if (dir)
-            strcpy(dir, ".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(n + 1);
-        if (dir) {
-            memcpy(dir, path, n);
-            dir[n] = '\0';
-        }
-    }
+    char *dir = parent_dir(path);
     if (!dir)
         return;
     int fd = open(dir, O_RDONLY);

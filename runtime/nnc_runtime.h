@@ -138,6 +138,27 @@ int nnc_fail(const char *fmt, ...)
 #endif
     ;
 
+/* ---- --check-numerics ------------------------------------------------- */
+
+/* Code generated with `nnc --check-numerics` checks, after each op that
+ * writes a float tensor, that every value it wrote is finite.  The
+ * model struct holds the message of the first value that is not, in a
+ * buffer of this many bytes (the check allocates nothing). */
+#define NNC_NUMERICS_MSG 320
+
+/* The index of the first NaN or infinity of p[0 .. n), in index order
+ * (so the same at any thread count), or -1 when all are finite.  It tests
+ * the bits, so it holds in code built with -ffinite-math-only too. */
+int64_t nnc_first_nonfinite(const float *p, size_t n);
+
+/* The check the generated code runs after an op: 0 when the `nd`-dim
+ * tensor p of shape dims (the batch already in it) is finite; else writes
+ * "<where>: non-finite value (nan) at [3][17] of <tensor> (f32[64,128])
+ * from <op>, in the <pass> pass" to msg (cap bytes, truncated to fit)
+ * and returns 1. */
+int nnc_check_finite(char *msg, size_t cap, const float *p, int nd, const int64_t *dims, const char *where,
+                     const char *tensor, const char *op, const char *pass);
+
 /* ---- reflection -------------------------------------------------------- */
 
 /* One param or state tensor of a model: its dotted name (PyTorch's
@@ -458,6 +479,8 @@ typedef struct nnc_model_desc {
     const char *const *summary_names;
     const float *(*summaries)(const void *m); /* their values after the last training pass */
     nnc_rng *(*rng)(void *m);                 /* the model's random stream (dropout), saved with the training state */
+    /* built with --check-numerics: the last pass's message, or NULL; without it, this is NULL */
+    const char *(*numerics_error)(const void *m);
 } nnc_model_desc;
 
 typedef struct nnc_model_head {
@@ -468,7 +491,8 @@ typedef struct nnc_model_head {
 } nnc_model_head;
 
 /* The whole CLI of generated-c.md (info, train, eval, predict, grad).
- * Returns the process exit status: 0 ok, 1 usage error, 2 bad input file. */
+ * Returns the process exit status: 0 ok, 1 usage error, 2 bad input file,
+ * 3 a non-finite value in a model built with --check-numerics. */
 int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc);
 
 #ifdef __cplusplus

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -336,6 +337,30 @@ int main(int argc, char **argv)
         free(old);
         free(now);
         free(big);
+    }
+    /* Temp files of killed saves: the next save of the same path deletes
+     * those whose process is gone, and keeps a live process's, another
+     * path's, and names that only look alike. */
+    {
+        pid_t dead = fork();
+        if (dead == 0)
+            _exit(0);
+        waitpid(dead, NULL, 0);
+        char stale[1100], live[1100], other[1100], odd[1100];
+        snprintf(stale, sizeof stale, "%s.tmp.%ld", path_of("k.safetensors"), (long)dead);
+        snprintf(live, sizeof live, "%s.tmp.%ld", path_of("k.safetensors"), (long)getppid());
+        snprintf(other, sizeof other, "%s.tmp.%ld", path_of("j.safetensors"), (long)dead);
+        snprintf(odd, sizeof odd, "%s.tmp.%ldx", path_of("k.safetensors"), (long)dead);
+        const char *all[4] = {stale, live, other, odd};
+        for (int i = 0; i < 4; i++)
+            fclose(fopen(all[i], "wb"));
+        CHECK(nnc_st_save(path_of("k.safetensors"), infos, 4, P, S) == 0);
+        CHECKF(file_size(stale) < 0, "%s is still there", stale);
+        CHECK(file_size(live) == 0 && file_size(other) == 0 && file_size(odd) == 0);
+        expect_load("k.safetensors", __LINE__);
+        for (int i = 1; i < 4; i++)
+            remove(all[i]);
+        CHECK(count_temps() == 0);
     }
     return check_summary("test_safetensors");
 }
