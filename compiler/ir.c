@@ -260,6 +260,9 @@ static void dump_attrs(const IrNode *n, FILE *out)
     case IR_CONV2D_BWD_DATA:
     case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
+        if ((n->op == IR_CONV2D || n->op == IR_CONV2D_BWD_DATA || n->op == IR_CONV2D_BWD_FILTER) && ir_conv_general(n))
+            fprintf(out, " stride_w=%d pad_w=%d dil=%dx%d groups=%d", n->stride_w, n->pad_w, n->dil_h, n->dil_w,
+                    n->groups);
         if (n->op == IR_CONV2D && (n->nin > 2 || n->ival))
             fprintf(out, "%s%s", n->nin > 2 ? " +bias" : "", n->ival ? " relu" : "");
         if (n->op == IR_MAXPOOL_BWD && n->ival)
