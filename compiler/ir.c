@@ -41,6 +41,14 @@ static double flops_conv(const Graph *g, const IrNode *n)
     return 2.0 * (double)ir_numel(n->shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
 }
 
+/* a convolution's data gradient (and conv_transpose2d, prims.c): the
+ * forward pass's products, read from dy [N, F, OH, OW] */
+static double flops_conv_data(const Graph *g, const IrNode *n)
+{
+    Shape w = g->nodes[n->in[1]].shape;
+    return 2.0 * (double)ir_numel(g->nodes[n->in[0]].shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
+}
+
 /* a comparison or an add per window element */
 static double flops_window(const Graph *g, const IrNode *n)
 {
