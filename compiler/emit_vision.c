@@ -3,7 +3,8 @@
  * A convolution is one call into the runtime: in float its direct kernels
  * (conv.c) where they suit the layer (they take the columns themselves
  * where the runtime lacks AVX-512); otherwise, and in double, the columns
- * (conv_cols.c: im2col and one GEMM per example).  2x2 max pools at
+ * (conv_cols.c: im2col and one GEMM per example); groups, dilation and
+ * unequal strides or padding, conv_cols.c's general kernel.  2x2 max pools at
  * stride 2 call runtime/pool.c, a max-pool backward whose windows tile
  * the image writes each element once, and the other pools and the IR's
  * im2col/col2im ops are loops over the windows.  Batch norm's channel
