@@ -3,7 +3,8 @@
  * A convolution is one call into the runtime: in float its direct kernels
  * (conv.c) where they suit the layer (they take the columns themselves
  * where the runtime lacks AVX-512); otherwise, and in double, the columns
- * (conv_cols.c: im2col and one GEMM per example).  2x2 max pools at
+ * (conv_cols.c: im2col and one GEMM per example); groups, dilation and
+ * unequal strides or padding, conv_cols.c's general kernel.  2x2 max pools at
  * stride 2 call runtime/pool.c, a max-pool backward whose windows tile
  * the image writes each element once, and the other pools and the IR's
  * im2col/col2im ops are loops over the windows.  Batch norm's channel
@@ -438,6 +439,33 @@ void emit_bn_op(Emitter *e, int t)
 
 /* ---- convolution ----------------------------------------------------------------- */
 
+/* The general kernel (conv_cols.c; kernel.c's KERNEL_CONV_GEN): the
+ * geometry as a compound literal of nnc_conv.h's nnc_conv2d_geom, x the
+ * image side [N, C, H, W] and w the kernel [F, C / groups, KH, KW]. */
+static void conv_gen_call(Emitter *e, int t, Shape x, Shape w)
+{
+    const IrNode *n = emit_nd(e, t);
+    const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    P(e, "    /* %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d, %d group%s: the general kernel */\n", n->kh, n->kw,
+      n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups, n->groups == 1 ? "" : "s");
+    const char *geom = emit_fmt("&(const nnc_conv2d_geom){%lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %d, %d, %d}",
+                                (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], n->kh,
+                                n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups);
+    const char *args =
+        emit_fmt("%s, %s, %s, %s", emit_dim(x, 0), emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t));
+    if (data) /* the other gradient of x that plan.c folded in (fold_conv_add) */
+        args = emit_fmt("%s, %s", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL");
+    args = emit_fmt("%s, %s", args, geom);
+    if (fwd) /* a bias (and a relu) that plan.c folded in (fold_conv_bias) */
+        args = emit_fmt("%s, %s, %d", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL", n->ival);
+    args = n->work > 0 ? emit_fmt("%s, m->work_, m->work_len_", args) : emit_fmt("%s, NULL, 0", args);
+    P(e, "    nnc_conv2d_gen%s_%s(%s);\n",
+      fwd        ? ""
+          : data ? "_bwd_data"
+                 : "_bwd_filter",
+      e->opt->f64 ? "f64" : "f32", args);
+}
+
 /* One call into the runtime per convolution, the kernel kernel.c chose:
  * a direct kernel (conv.c; it runs the columns itself where the runtime
  * lacks AVX-512), or the columns (conv_cols.c: im2col and one GEMM per
@@ -453,6 +481,10 @@ void emit_conv_op(Emitter *e, int t)
     /* x: the image side [N, C, H, W]; w: the kernel [F, C, KH, KW] */
     const Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
     const Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
+    if (n->kernel == KERNEL_CONV_GEN) {
+        conv_gen_call(e, t, x, w);
+        return;
+    }
     const int direct = n->kernel == KERNEL_DIRECT;
     /* which kernel, and why (kernel.c) */
     const char *why = direct       ? "direct kernel (the columns without AVX-512)"

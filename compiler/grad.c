@@ -531,19 +531,41 @@ static void d_batch_norm(const Rule *r)
     }
 }
 
+/* a convolution node of op with n's geometry (kernel, strides, padding,
+ * dilation, groups) */
+static int conv_like(IrOp op, const IrNode *n, Shape s, int a, int b)
+{
+    int in[2] = {a, b};
+    int t = bw(op, s, 2, in);
+    IrNode *c = &G->nodes[t];
+    c->kh = n->kh, c->kw = n->kw, c->stride = n->stride, c->pad = n->pad;
+    c->stride_w = n->stride_w, c->pad_w = n->pad_w, c->dil_h = n->dil_h, c->dil_w = n->dil_w, c->groups = n->groups;
+    return t;
+}
+
 /* dx = the convolution's adjoint, dW = the sum over examples of dy x's
  * patches; how each is computed is kernel.c's choice */
 static void d_conv2d(const Rule *r)
 {
     const IrNode *n = r->n;
-    for (int k = 0; k < 2; k++) {
-        if (!need(r, k))
-            continue;
-        int in[2] = {r->dy, k == 0 ? n->in[1] : r->x};
-        int t = bw(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, shp(n->in[k]), 2, in);
-        G->nodes[t].kh = n->kh, G->nodes[t].kw = n->kw, G->nodes[t].stride = n->stride, G->nodes[t].pad = n->pad;
-        acc(n->in[k], t);
-    }
+    for (int k = 0; k < 2; k++)
+        if (need(r, k))
+            acc(n->in[k],
+                conv_like(k == 0 ? IR_CONV2D_BWD_DATA : IR_CONV2D_BWD_FILTER, n, shp(n->in[k]), r->dy,
+                          k == 0 ? n->in[1] : r->x));
+}
+
+/* conv_transpose2d (prims.c) is a convolution's data gradient of its
+ * input x [N, C_in, H, W] by w [C_in, C_out, KH, KW]: its own gradients
+ * are the convolution of dy by w (for x) and the convolution's kernel
+ * gradient with dy in the image's place (for w) */
+static void d_conv2d_bwd_data(const Rule *r)
+{
+    const IrNode *n = r->n;
+    if (need(r, 0))
+        acc(n->in[0], conv_like(IR_CONV2D, n, shp(n->in[0]), r->dy, n->in[1]));
+    if (need(r, 1))
+        acc(n->in[1], conv_like(IR_CONV2D_BWD_FILTER, n, shp(n->in[1]), n->in[0], r->dy));
 }
 
 /* ops.def's grad column; 0 where no gradient flows through the op */

@@ -41,6 +41,14 @@ static double flops_conv(const Graph *g, const IrNode *n)
     return 2.0 * (double)ir_numel(n->shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
 }
 
+/* a convolution's data gradient (and conv_transpose2d, prims.c): the
+ * forward pass's products, read from dy [N, F, OH, OW] */
+static double flops_conv_data(const Graph *g, const IrNode *n)
+{
+    Shape w = g->nodes[n->in[1]].shape;
+    return 2.0 * (double)ir_numel(g->nodes[n->in[0]].shape) * (double)(w.d[1] * w.d[2] * w.d[3]);
+}
+
 /* a comparison or an add per window element */
 static double flops_window(const Graph *g, const IrNode *n)
 {
@@ -274,6 +282,9 @@ static void dump_attrs(const IrNode *n, FILE *out)
     case IR_CONV2D_BWD_DATA:
     case IR_CONV2D_BWD_FILTER:
         fprintf(out, " k=%dx%d stride=%d pad=%d", n->kh, n->kw, n->stride, n->pad);
+        if ((n->op == IR_CONV2D || n->op == IR_CONV2D_BWD_DATA || n->op == IR_CONV2D_BWD_FILTER) && ir_conv_general(n))
+            fprintf(out, " stride_w=%d pad_w=%d dil=%dx%d groups=%d", n->stride_w, n->pad_w, n->dil_h, n->dil_w,
+                    n->groups);
         if (n->op == IR_CONV2D && (n->nin > 2 || n->ival))
             fprintf(out, "%s%s", n->nin > 2 ? " +bias" : "", n->ival ? " relu" : "");
         if (n->op == IR_MAXPOOL_BWD && n->ival)

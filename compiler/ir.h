@@ -58,6 +58,7 @@ typedef enum KernelKind {
     KERNEL_CAUSAL_NT, /* batched A Bᵀ on and below the diagonal (attn.c) */
     KERNEL_LOWER_NN,  /* batched A B with A lower triangular (attn.c) */
     KERNEL_LOWER_TN,  /* batched Aᵀ B with A lower triangular (attn.c) */
+    KERNEL_CONV_GEN,  /* convolution: the general kernel (conv_cols.c; ir_conv_general) */
 } KernelKind;
 
 typedef struct IrNode {
@@ -82,13 +83,18 @@ typedef struct IrNode {
     int64_t start, end; /* slice / pad */
     int perm[IR_MAXD];
     int kh, kw, stride, pad; /* im2col and pools */
-    int exclude_pad;         /* avg pools: divide by the window's in-bounds count (count_include_pad false) */
-    Loc loc;                 /* source span it came from */
-    const char *what;        /* short source text for comments: "fc1(x)" */
-    const char *name;        /* what the generated C calls it: "stage1_0_conv1", "d_fc1",
+    /* convolutions: the columns' stride and padding (stride and pad are
+     * the rows'), dilation and groups; all set wherever a convolution is
+     * made (prims.c, grad.c), and a node with any of them not the common
+     * case's takes the general kernel (ir_conv_general) */
+    int stride_w, pad_w, dil_h, dil_w, groups;
+    int exclude_pad;  /* avg pools: divide by the window's in-bounds count (count_include_pad false) */
+    Loc loc;          /* source span it came from */
+    const char *what; /* short source text for comments: "fc1(x)" */
+    const char *name; /* what the generated C calls it: "stage1_0_conv1", "d_fc1",
                              * "x_in" (elab.c, model.c, grad.c); the emitter makes it a
                              * unique C identifier */
-    int backward;            /* 1 if created by autodiff */
+    int backward;     /* 1 if created by autodiff */
     /* filled by kernel.c */
     KernelKind kernel;
     int64_t work; /* floats of work memory it needs while it runs */
@@ -131,6 +137,14 @@ typedef struct Graph {
     int64_t static_size, batched_size; /* arena floats: static + batched * max_batch */
     int64_t work_max;                  /* floats of the largest kernel work: one thread's (kernel.c) */
 } Graph;
+
+/* Whether convolution n is outside what the direct kernels and the
+ * columns take (groups, dilation, or strides or padding that differ
+ * between rows and columns): runtime/conv_cols.c's general kernel. */
+static inline int ir_conv_general(const IrNode *n)
+{
+    return n->groups > 1 || n->dil_h > 1 || n->dil_w > 1 || n->stride_w != n->stride || n->pad_w != n->pad;
+}
 
 /* Initializers; ORDER nnc_init_kind (runtime) and elab.c's init_names. */
 typedef enum InitKind {

@@ -20,6 +20,10 @@
  *                   (im2col) and one GEMM (conv_cols.c); images of fewer
  *                   than 256 output positions G at a time, one GEMM of
  *                   G*OH*OW columns (nnc_conv_cols_group).
+ *   KERNEL_CONV_GEN the layers none of those take (ir_conv_general:
+ *                   groups, dilation, unequal strides or padding):
+ *                   conv_cols.c's general kernel, the columns and a GEMM
+ *                   per group, or a direct loop for depthwise layers.
  *
  * Where each goes (measured on the benchmarks' layers): the direct kernels
  * beat the columns and OpenBLAS's GEMM on resnet_small's 3x3 layers (~1.4x)
@@ -40,10 +44,28 @@
 #include "kernel.h"
 #include "nnc_conv.h"
 
+nnc_conv2d_geom kernel_conv_geom(const Graph *g, const IrNode *n)
+{
+    const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    const Shape x = fwd || !data ? g->nodes[n->in[fwd ? 0 : 1]].shape : n->shape;
+    const Shape w = fwd || data ? g->nodes[n->in[1]].shape : n->shape;
+    return (nnc_conv2d_geom){x.d[1],      x.d[2], x.d[3],   w.d[0],   n->kh,    n->kw,    n->stride,
+                             n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups};
+}
+
 /* The choice for convolution node n of g. */
 static void choose(IrNode *n, const Graph *g, int f64)
 {
     const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
+    if (ir_conv_general(n)) {
+        /* groups, dilation, or unequal strides or padding: the general
+         * kernel in either precision (its work: the columns, and a
+         * kernel gradient's item keeps a partial dW beside them) */
+        const nnc_conv2d_geom cg = kernel_conv_geom(g, n);
+        n->kernel = KERNEL_CONV_GEN;
+        n->work = fwd || data ? nnc_conv2d_gen_work(&cg) : nnc_conv2d_gen_filter_item_work(&cg);
+        return;
+    }
     /* x: the image side [N, C, H, W], y: the output side [N, F, OH, OW] */
     const Shape x = fwd || !data ? g->nodes[n->in[fwd ? 0 : 1]].shape : n->shape;
     const Shape y = fwd ? n->shape : g->nodes[n->in[0]].shape;
@@ -131,7 +153,7 @@ void kernel_select(Graph *g, int f64)
 
 const char *kernel_name(KernelKind k)
 {
-    static const char *const names[] = {"loops", "gemm",      "direct",   "columns", "vector",
-                                        "tiles", "causal_nt", "lower_nn", "lower_tn"};
+    static const char *const names[] = {"loops", "gemm",      "direct",   "columns",  "vector",
+                                        "tiles", "causal_nt", "lower_nn", "lower_tn", "conv_gen"};
     return names[k];
 }

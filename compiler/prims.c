@@ -778,50 +778,196 @@ static Value prim_argmax(const Prim *p, Args *a)
     return vtensor(elab_add(n));
 }
 
-/* conv2d(x, w, [bias,] stride:, padding:) NCHW: an im2col and one
- * GEMM per example; bias (a tensor or false) is our extension, so
- * that Conv2D can be written like Dense */
+/* An int or a pair [h, w] of ints (a convolution's stride, padding,
+ * dilation, output padding): both in out, left as they are if absent;
+ * each in [lo, 2^20] */
+static int conv_pair(const char *prim, Value v, Loc loc, const char *what, long long lo, long long out[2])
+{
+    if (v.k == VK_ABSENT)
+        return 1;
+    if (v.k == VK_LIST) {
+        if (v.n != 2) {
+            diag_error(loc, "%s of '%s' must be an int or a list [h, w] of two ints, got a list of %d", what, prim,
+                       v.n);
+            return 0;
+        }
+        if (!prim_get_int(v.items[0], loc, what, &out[0]) || !prim_get_int(v.items[1], loc, what, &out[1]))
+            return 0;
+    } else if (!prim_get_int(v, loc, what, &out[0]))
+        return 0;
+    else
+        out[1] = out[0];
+    for (int k = 0; k < 2; k++)
+        if (out[k] < lo || out[k] > 1 << 20) {
+            diag_error(loc, "%s of '%s' must be in [%lld, %d], got %lld", what, prim, lo, 1 << 20, out[k]);
+            return 0;
+        }
+    return 1;
+}
+
+/* The arguments shared by conv2d, conv1d and conv_transpose2d: stride,
+ * padding, dilation (ints or pairs; conv1d's a pair [1, v] or [0, v]) and
+ * groups, at v[3..6] in that order, and conv_transpose2d's output_padding
+ * at v[7] */
+typedef struct {
+    long long st[2], pd[2], dil[2], op[2], groups;
+} ConvArgs;
+
+static int conv_args(const char *prim, int one_d, int transposed, Value *v, Loc *l, ConvArgs *c)
+{
+    *c = (ConvArgs){{1, 1}, {0, 0}, {1, 1}, {0, 0}, 1};
+    long long *fields[4] = {c->st, c->pd, c->dil, c->op};
+    static const char *const names[4] = {"stride", "padding", "dilation", "output_padding"};
+    static const long long lows[4] = {1, 0, 1, 0};
+    for (int k = 0; k < (transposed ? 4 : 3); k++) {
+        int at = k < 3 ? 3 + k : 7;
+        if (one_d && v[at].k == VK_LIST) {
+            diag_error(l[at], "%s of '%s' must be an int, got a list", names[k], prim);
+            return 0;
+        }
+        if (!conv_pair(prim, v[at], l[at], names[k], lows[k], fields[k]))
+            return 0;
+        if (one_d) /* conv1d: [N, C, 1, L], nothing along the rows */
+            fields[k][0] = k == 1 || k == 3 ? 0 : 1;
+    }
+    if (v[6].k != VK_ABSENT && !prim_get_int(v[6], l[6], "groups", &c->groups))
+        return 0;
+    if (c->groups < 1 || c->groups > 1 << 20) {
+        diag_error(l[6], "groups of '%s' must be at least 1, got %lld", prim, c->groups);
+        return 0;
+    }
+    return 1;
+}
+
+/* A convolution node and its bias: conv2d and conv1d (op IR_CONV2D, x the
+ * image), and conv_transpose2d (IR_CONV2D_BWD_DATA, x in dy's place: a
+ * convolution's data gradient).  The fields say the geometry; kernel.c
+ * chooses how it is computed and its work memory. */
+static int conv_node(IrOp op, Shape out, int x, int w, const ConvArgs *c, Shape ws)
+{
+    int in[2] = {x, w};
+    int t = mk(op, out, 2, in);
+    IrNode *n = node(t);
+    n->kh = (int)ws.d[2], n->kw = (int)ws.d[3];
+    n->stride = (int)c->st[0], n->stride_w = (int)c->st[1], n->pad = (int)c->pd[0], n->pad_w = (int)c->pd[1];
+    n->dil_h = (int)c->dil[0], n->dil_w = (int)c->dil[1], n->groups = (int)c->groups;
+    return t;
+}
+
+/* a bias (a tensor of n elements, or false) added over [n, 1, ...] */
+static Value conv_bias(const char *prim, Value out, Value b, Loc lb, int64_t n, int spatial, Loc loc)
+{
+    if (b.k == VK_ABSENT || (b.k == VK_BOOL && !b.i))
+        return out;
+    if (!prim_need_tensor(b, lb, "bias") || ir_numel(shape_of(b.t)) != n || shape_of(b.t).bd >= 0) {
+        diag_error(lb, "the bias of '%s' must have %lld elements", prim, (long long)n);
+        return none();
+    }
+    int64_t d[3] = {n, 1, 1};
+    return prim_binary(IR_ADD, out, vtensor(mk_reshape(b.t, ir_shape(1 + spatial, d, -1))), loc);
+}
+
+/* conv2d(x, w, [bias,] stride:, padding:, dilation:, groups:) NCHW and
+ * conv1d(...) NCL, as PyTorch's: w [F, C / groups, KH, KW] (conv1d: [F,
+ * C / groups, K]); stride, padding and dilation an int or [h, w].  bias
+ * (a tensor or false) is our extension, so that Conv2D can be written
+ * like Dense.  conv1d is conv2d over [N, C, 1, L]. */
 static Value prim_conv2d(const Prim *p, Args *a)
 {
-    (void)p;
-    Value v[5];
-    Loc l[5];
-    long long st = 1, pd = 0;
-    if (!prim_bind_args(a, SPEC("x", "w", "bias?", "stride?", "padding?"), v, l) ||
-        !prim_need_tensor(v[0], l[0], "x") || !prim_need_tensor(v[1], l[1], "w"))
-        return none();
-    if ((v[3].k != VK_ABSENT && !prim_get_int(v[3], l[3], "stride", &st)) ||
-        (v[4].k != VK_ABSENT && !prim_get_int(v[4], l[4], "padding", &pd)))
+    Value v[7];
+    Loc l[7];
+    ConvArgs c;
+    const int one_d = strcmp(p->name, "conv1d") == 0, nd = one_d ? 3 : 4;
+    if (!prim_bind_args(a, SPEC("x", "w", "bias?", "stride?", "padding?", "dilation?", "groups?"), v, l) ||
+        !prim_need_tensor(v[0], l[0], "x") || !prim_need_tensor(v[1], l[1], "w") ||
+        !conv_args(p->name, one_d, 0, v, l, &c))
         return none();
     Shape x = shape_of(v[0].t), w = shape_of(v[1].t);
-    if (x.nd != 4 || (x.bd > 0) || w.nd != 4 || w.bd >= 0 || w.d[1] != x.d[1]) {
-        diag_error(a->loc, "'conv2d' needs x [N, C, H, W] and w [F, C, KH, KW], got %s and %s", sstr(x), sstr(w));
+    if (x.nd != nd || x.bd > 0 || w.nd != nd || w.bd >= 0) {
+        diag_error(a->loc,
+                   one_d ? "'%s' needs x [N, C, L] and w [F, C / groups, K], got %s and %s"
+                         : "'%s' needs x [N, C, H, W] and w [F, C / groups, KH, KW], got %s and %s",
+                   p->name, sstr(x), sstr(w));
         return none();
     }
-    if (st < 1 || pd < 0 || st > IR_LIMIT_ELEMS || pd > IR_LIMIT_ELEMS) {
-        diag_error(a->loc, "'conv2d' needs stride in [1, %lld] and padding in [0, %lld], got %lld and %lld",
-                   (long long)IR_LIMIT_ELEMS, (long long)IR_LIMIT_ELEMS, st, pd);
+    const long long G = c.groups;
+    if (x.d[1] % G || w.d[0] % G || w.d[1] * G != x.d[1]) {
+        diag_error(a->loc,
+                   "'%s' with groups %lld needs C and F divisible by %lld and w [F, C / %lld, ...], got x %s and w %s",
+                   p->name, G, G, G, sstr(x), sstr(w));
         return none();
     }
-    int64_t oh = (x.d[2] + 2 * pd - w.d[2]) / st + 1, ow = (x.d[3] + 2 * pd - w.d[3]) / st + 1;
-    if (x.d[2] + 2 * pd < w.d[2] || x.d[3] + 2 * pd < w.d[3]) {
-        diag_error(a->loc, "'conv2d' kernel %lldx%lld is larger than the padded input %s", (long long)w.d[2],
-                   (long long)w.d[3], sstr(x));
+    if (one_d) { /* as [N, C, 1, L] and [F, C / groups, 1, K] */
+        x = ir_shape(4, (int64_t[]){x.d[0], x.d[1], 1, x.d[2]}, x.bd);
+        w = ir_shape(4, (int64_t[]){w.d[0], w.d[1], 1, w.d[2]}, -1);
+    }
+    const int64_t eh = c.dil[0] * (w.d[2] - 1) + 1, ew = c.dil[1] * (w.d[3] - 1) + 1; /* the dilated kernel */
+    if (x.d[2] + 2 * c.pd[0] < eh || x.d[3] + 2 * c.pd[1] < ew) {
+        diag_error(a->loc, "'%s' kernel %lldx%lld (dilated: %lldx%lld) is larger than the padded input %s", p->name,
+                   (long long)w.d[2], (long long)w.d[3], (long long)eh, (long long)ew, sstr(shape_of(v[0].t)));
         return none();
     }
-    /* how it is computed, and its work memory: kernel.c */
-    int cin[2] = {v[0].t, v[1].t};
-    int ct = mk(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), 2, cin);
-    node(ct)->kh = (int)w.d[2], node(ct)->kw = (int)w.d[3], node(ct)->stride = (int)st, node(ct)->pad = (int)pd;
-    Value out = vtensor(ct);
-    if (v[2].k == VK_ABSENT || (v[2].k == VK_BOOL && !v[2].i))
-        return out;
-    if (!prim_need_tensor(v[2], l[2], "bias") || ir_numel(shape_of(v[2].t)) != w.d[0] || shape_of(v[2].t).bd >= 0) {
-        diag_error(l[2], "the bias of 'conv2d' must have %lld elements", (long long)w.d[0]);
+    const int64_t oh = (x.d[2] + 2 * c.pd[0] - eh) / c.st[0] + 1, ow = (x.d[3] + 2 * c.pd[1] - ew) / c.st[1] + 1;
+    int xt = one_d ? mk_reshape(v[0].t, x) : v[0].t, wt = one_d ? mk_reshape(v[1].t, w) : v[1].t;
+    int ct = conv_node(IR_CONV2D, ir_shape(4, (int64_t[]){x.d[0], w.d[0], oh, ow}, x.bd), xt, wt, &c, w);
+    if (one_d)
+        ct = mk_reshape(ct, ir_shape(3, (int64_t[]){x.d[0], w.d[0], ow}, x.bd));
+    return conv_bias(p->name, vtensor(ct), v[2], l[2], w.d[0], nd - 2, a->loc);
+}
+
+/* conv_transpose2d(x, w, [bias,] stride:, padding:, dilation:, groups:,
+ * output_padding:) NCHW, as PyTorch's ConvTranspose2d: w [C_in, C_out /
+ * groups, KH, KW], out [N, C_out, (H - 1) stride - 2 padding + dilation
+ * (KH - 1) + output_padding + 1, ...]: the data gradient of the
+ * convolution of that output by w, so the same kernels compute it
+ * (grad.c's d_conv2d_bwd_data gives its gradients).  output_padding must
+ * be below the stride (so that the convolution maps the output back to
+ * x's size) and padding at most dilation (K - 1) (so that no output
+ * position is cut off entirely). */
+static Value prim_conv_transpose2d(const Prim *p, Args *a)
+{
+    Value v[8];
+    Loc l[8];
+    ConvArgs c;
+    if (!prim_bind_args(a, SPEC("x", "w", "bias?", "stride?", "padding?", "dilation?", "groups?", "output_padding?"), v,
+                        l) ||
+        !prim_need_tensor(v[0], l[0], "x") || !prim_need_tensor(v[1], l[1], "w") || !conv_args(p->name, 0, 1, v, l, &c))
+        return none();
+    Shape x = shape_of(v[0].t), w = shape_of(v[1].t);
+    if (x.nd != 4 || x.bd > 0 || w.nd != 4 || w.bd >= 0 || w.d[0] != x.d[1]) {
+        diag_error(a->loc, "'%s' needs x [N, C, H, W] and w [C, F / groups, KH, KW], got %s and %s", p->name, sstr(x),
+                   sstr(w));
         return none();
     }
-    Value b = vtensor(mk_reshape(v[2].t, ir_shape(3, (int64_t[]){w.d[0], 1, 1}, -1)));
-    return prim_binary(IR_ADD, out, b, a->loc);
+    const long long G = c.groups;
+    if (x.d[1] % G) {
+        diag_error(a->loc, "'%s' with %lld groups needs channels that divide by %lld, got x %s", p->name, G, G,
+                   sstr(x));
+        return none();
+    }
+    for (int k = 0; k < 2; k++) {
+        const long long K = w.d[2 + k], reach = c.dil[k] * (K - 1);
+        if (c.op[k] >= c.st[k]) {
+            diag_error(l[7], "output_padding of '%s' must be less than the stride (%lld), got %lld", p->name, c.st[k],
+                       c.op[k]);
+            return none();
+        }
+        if (c.pd[k] > reach) {
+            diag_error(l[4], "padding of '%s' must be at most dilation * (kernel - 1) = %lld, got %lld", p->name, reach,
+                       c.pd[k]);
+            return none();
+        }
+    }
+    const int64_t oh = (x.d[2] - 1) * c.st[0] - 2 * c.pd[0] + c.dil[0] * (w.d[2] - 1) + c.op[0] + 1,
+                  ow = (x.d[3] - 1) * c.st[1] - 2 * c.pd[1] + c.dil[1] * (w.d[3] - 1) + c.op[1] + 1;
+    if (oh < 1 || ow < 1) {
+        diag_error(a->loc, "'%s' of %s gives an empty output (%lldx%lld): padding too large", p->name, sstr(x),
+                   (long long)oh, (long long)ow);
+        return none();
+    }
+    const int64_t F = w.d[1] * G;
+    int t = conv_node(IR_CONV2D_BWD_DATA, ir_shape(4, (int64_t[]){x.d[0], F, oh, ow}, x.bd), v[0].t, v[1].t, &c, w);
+    return conv_bias(p->name, vtensor(t), v[2], l[2], F, 2, a->loc);
 }
 
 /* max_pool2d(x, size:, stride:, padding:) and avg_pool2d(..., count_include_pad:)
@@ -1210,6 +1356,8 @@ static const Prim prims[] = {
     {"size", prim_size, 0},
     {"reshape_as", prim_reshape_as, 0},
     {"conv2d", prim_conv2d, 0},
+    {"conv1d", prim_conv2d, 0},
+    {"conv_transpose2d", prim_conv_transpose2d, 0},
     {"pad", prim_pad, 0},
     {"upsample", prim_upsample, 0},
     {"max_pool2d", prim_pool2d, IR_MAXPOOL},

@@ -27,6 +27,11 @@
  * split over the threads in blocks fixed by the shapes (threads.c runs
  * such a call as one item).
  *
+ * The general convolution (nnc_conv2d_gen_*: groups, dilation, strides
+ * and padding that differ between rows and columns) is here too, in the
+ * same template: the columns of every channel and one GEMM per group, or
+ * a direct loop for depthwise layers (docs/decisions.md).
+ *
  * The body is conv_cols_tmpl.h, included once per precision.  These are
  * the operations, in the order, that the compiler used to print at every
  * convolution (emit_vision.c), so that results did not change when they

@@ -371,3 +371,205 @@ void NNC_ISA_FN(NAME(nnc_conv2d_cols_bwd_filter))(int64_t N, const R *dy, const 
         for (int64_t k = 0; k < CKK; k++)
             dw[f * CKK + k] = dwt[k * F + f];
 }
+
+/* ---- the general convolution: groups, dilation, [h, w] strides and padding ----
+ *
+ * nnc_conv.h's nnc_conv2d_geom.  One example at a time, as above: its
+ * columns [C KH KW][OH OW] for every channel, then one GEMM per group on
+ * the group's rows of the columns and of w (group k's rows of both are
+ * contiguous: row (c, ki, kj) with c in the group's channels), writing
+ * its filters' part of the example's output.  Groups of one channel
+ * (depthwise) take a direct loop over the taps instead, with no columns. */
+
+/* the columns of one example, rows of pitch OH OW; the in-bounds output
+ * columns of each row are a range [lo, hi), as im2col's */
+static void NAME(gen_im2col)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *img, R *col)
+{
+    const int64_t H = g->H, W = g->W, P = OH * OW;
+    for (int64_t c = 0; c < g->C; c++)
+        for (int64_t ki = 0; ki < g->KH; ki++)
+            for (int64_t kj = 0; kj < g->KW; kj++) {
+                R *crow = col + ((c * g->KH + ki) * g->KW + kj) * P;
+                const int64_t off = kj * g->dw - g->pw; /* iw = ow sw + off */
+                int64_t lo = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
+                int64_t hi = W - 1 - off >= 0 ? (W - 1 - off) / g->sw + 1 : 0;
+                lo = lo > OW ? OW : lo;
+                hi = hi > OW ? OW : hi < lo ? lo : hi;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * g->sh - g->ph + ki * g->dh, base = (c * H + ih) * W + off;
+                    R *row = crow + oh * OW;
+                    if (ih < 0 || ih >= H) {
+                        memset(row, 0, sizeof(R) * (size_t)OW);
+                        continue;
+                    }
+                    for (int64_t ow = 0; ow < lo; ow++)
+                        row[ow] = (R)0;
+                    for (int64_t ow = lo; ow < hi; ow++)
+                        row[ow] = img[base + ow * g->sw];
+                    for (int64_t ow = hi; ow < OW; ow++)
+                        row[ow] = (R)0;
+                }
+            }
+}
+
+/* img (cleared by the caller) += the columns, in gen_im2col's order */
+static void NAME(gen_col2im)(const nnc_conv2d_geom *g, int64_t OH, int64_t OW, const R *col, R *img)
+{
+    const int64_t H = g->H, W = g->W, P = OH * OW;
+    for (int64_t c = 0; c < g->C; c++)
+        for (int64_t ki = 0; ki < g->KH; ki++)
+            for (int64_t kj = 0; kj < g->KW; kj++) {
+                const R *crow = col + ((c * g->KH + ki) * g->KW + kj) * P;
+                const int64_t off = kj * g->dw - g->pw;
+                int64_t lo = off < 0 ? (-off + g->sw - 1) / g->sw : 0;
+                int64_t hi = W - 1 - off >= 0 ? (W - 1 - off) / g->sw + 1 : 0;
+                lo = lo > OW ? OW : lo;
+                hi = hi > OW ? OW : hi < lo ? lo : hi;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    const int64_t ih = oh * g->sh - g->ph + ki * g->dh, base = (c * H + ih) * W + off;
+                    if (ih < 0 || ih >= H)
+                        continue;
+                    for (int64_t ow = lo; ow < hi; ow++)
+                        img[base + ow * g->sw] += crow[oh * OW + ow];
+                }
+            }
+}
+
+/* The taps of output (oh, ow) inside the image along one axis: [k0, k1)
+ * of K, for position o at stride s, padding p, dilation d, size n. */
+static inline void NAME(gen_taps)(int64_t o, int64_t s, int64_t p, int64_t d, int64_t K, int64_t n, int64_t *k0,
+                                  int64_t *k1)
+{
+    const int64_t i0 = o * s - p; /* tap k reads i0 + k d */
+    *k0 = i0 < 0 ? (-i0 + d - 1) / d : 0;
+    *k1 = n - 1 - i0 >= 0 ? (n - 1 - i0) / d + 1 : 0;
+    *k1 = *k1 > K ? K : *k1 < *k0 ? *k0 : *k1;
+}
+
+void NNC_ISA_FN(NAME(nnc_conv2d_gen))(int64_t N, const R *x, const R *w, R *y, const nnc_conv2d_geom *g, const R *bias,
+                                      int relu, R *work, int64_t work_len)
+{
+    nnc__conv_check_work(NAME_STR("nnc_conv2d_gen"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
+    const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
+                  G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
+    for (int64_t b = 0; b < N; b++) {
+        const R *img = x + b * X;
+        R *yb = y + b * F * P;
+        if (Cg == 1) /* depthwise: filter f reads channel f / Fg alone */
+            for (int64_t f = 0; f < F; f++) {
+                const R *ic = img + f / Fg * g->H * g->W, *wf = w + f * K;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    int64_t a0, a1;
+                    NAME(gen_taps)(oh, g->sh, g->ph, g->dh, g->KH, g->H, &a0, &a1);
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        int64_t b0, b1;
+                        NAME(gen_taps)(ow, g->sw, g->pw, g->dw, g->KW, g->W, &b0, &b1);
+                        R acc = (R)0;
+                        for (int64_t ki = a0; ki < a1; ki++) {
+                            const int64_t r = (oh * g->sh - g->ph + ki * g->dh) * g->W + ow * g->sw - g->pw;
+                            for (int64_t kj = b0; kj < b1; kj++)
+                                acc += wf[ki * g->KW + kj] * ic[r + kj * g->dw];
+                        }
+                        yb[f * P + oh * OW + ow] = acc;
+                    }
+                }
+            }
+        else {
+            NAME(gen_im2col)(g, OH, OW, img, work);
+            for (int64_t k = 0; k < G; k++)
+                GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)Fg, (int)P, (int)K, (R)1, w + k * Fg * K, (int)K,
+                     work + k * K * P, (int)P, (R)0, yb + k * Fg * P, (int)P);
+        }
+        /* the bias and relu that plan.c folded in */
+        if (bias || relu)
+            for (int64_t f = 0; f < F; f++)
+                for (int64_t p = 0; p < P; p++) {
+                    const R v = yb[f * P + p] + (bias ? bias[f] : (R)0);
+                    yb[f * P + p] = relu ? (v > (R)0 ? v : (R)0) : v;
+                }
+    }
+}
+
+void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_data))(int64_t N, const R *dy, const R *w, R *dx, const R *add,
+                                               const nnc_conv2d_geom *g, R *work, int64_t work_len)
+{
+    nnc__conv_check_work(NAME_STR("nnc_conv2d_gen_bwd_data"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
+    const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
+                  G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
+    for (int64_t b = 0; b < N; b++) {
+        R *img = dx + b * X;
+        const R *dyb = dy + b * F * P;
+        memset(img, 0, sizeof(R) * (size_t)X);
+        if (Cg == 1) /* depthwise: each output's taps scatter into its channel */
+            for (int64_t f = 0; f < F; f++) {
+                R *ic = img + f / Fg * g->H * g->W;
+                const R *wf = w + f * K;
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    int64_t a0, a1;
+                    NAME(gen_taps)(oh, g->sh, g->ph, g->dh, g->KH, g->H, &a0, &a1);
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        int64_t b0, b1;
+                        NAME(gen_taps)(ow, g->sw, g->pw, g->dw, g->KW, g->W, &b0, &b1);
+                        const R gv = dyb[f * P + oh * OW + ow];
+                        for (int64_t ki = a0; ki < a1; ki++) {
+                            const int64_t r = (oh * g->sh - g->ph + ki * g->dh) * g->W + ow * g->sw - g->pw;
+                            for (int64_t kj = b0; kj < b1; kj++)
+                                ic[r + kj * g->dw] += wf[ki * g->KW + kj] * gv;
+                        }
+                    }
+                }
+            }
+        else {
+            /* each group's dcol = w_kᵀ dy_k, then col2im over every channel */
+            for (int64_t k = 0; k < G; k++)
+                GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)P, (int)Fg, (R)1, w + k * Fg * K, (int)K,
+                     dyb + k * Fg * P, (int)P, (R)0, work + k * K * P, (int)P);
+            NAME(gen_col2im)(g, OH, OW, work, img);
+        }
+        if (add) /* the other gradient of x that plan.c folded in */
+            for (int64_t i = 0; i < X; i++)
+                img[i] += add[b * X + i];
+    }
+}
+
+void NNC_ISA_FN(NAME(nnc_conv2d_gen_bwd_filter))(int64_t N, const R *dy, const R *x, R *dw, const nnc_conv2d_geom *g,
+                                                 R *work, int64_t work_len)
+{
+    nnc__conv_check_work(NAME_STR("nnc_conv2d_gen_bwd_filter"), work_len, nnc_conv2d_gen_work(g), sizeof(R));
+    const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g), P = OH * OW, C = g->C, F = g->F,
+                  G = g->groups, Cg = C / G, Fg = F / G, K = Cg * g->KH * g->KW, X = C * g->H * g->W;
+    if (N <= 0) { /* no examples: a sum of nothing */
+        memset(dw, 0, sizeof(R) * (size_t)(F * K));
+        return;
+    }
+    for (int64_t b = 0; b < N; b++) {
+        const R *img = x + b * X, *dyb = dy + b * F * P;
+        if (Cg == 1) /* depthwise: each tap's sum over the positions that reach the image */
+            for (int64_t f = 0; f < F; f++) {
+                const R *ic = img + f / Fg * g->H * g->W, *df = dyb + f * P;
+                for (int64_t ki = 0; ki < g->KH; ki++)
+                    for (int64_t kj = 0; kj < g->KW; kj++) {
+                        R acc = (R)0;
+                        for (int64_t oh = 0; oh < OH; oh++) {
+                            const int64_t ih = oh * g->sh - g->ph + ki * g->dh;
+                            if (ih < 0 || ih >= g->H)
+                                continue;
+                            for (int64_t ow = 0; ow < OW; ow++) {
+                                const int64_t iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (iw >= 0 && iw < g->W)
+                                    acc += df[oh * OW + ow] * ic[ih * g->W + iw];
+                            }
+                        }
+                        R *d = dw + f * K + ki * g->KW + kj;
+                        *d = b ? *d + acc : acc; /* the first example sets dW */
+                    }
+            }
+        else {
+            /* dW_k [Fg][K] (+)= dy_k colᵀ_k, the first example setting it */
+            NAME(gen_im2col)(g, OH, OW, img, work);
+            for (int64_t k = 0; k < G; k++)
+                GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)Fg, (int)K, (int)P, (R)1, dyb + k * Fg * P, (int)P,
+                     work + k * K * P, (int)P, b ? (R)1 : (R)0, dw + k * Fg * K, (int)K);
+        }
+    }
+}

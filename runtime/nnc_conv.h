@@ -293,4 +293,47 @@ static inline int64_t nnc_conv_filter_item_work(int64_t kernel_work, int64_t C, 
     return kernel_work + F * C * KH * KW;
 }
 
+/* ---- the general convolution (conv_cols_tmpl.h) ------------------------------
+ *
+ * What the kernels above do not take: groups (depthwise included),
+ * dilation, and strides or padding that differ between rows and columns
+ * (PyTorch's Conv2d in full; conv1d and conv_transpose2d reach it
+ * through the compiler).  One geometry, passed by pointer: w is
+ * [F][C / groups][KH][KW], group k reads channels [k C/G, (k + 1) C/G)
+ * and writes filters [k F/G, (k + 1) F/G); tap (ki, kj) of output (oh,
+ * ow) reads the image at (oh sh - ph + ki dh, ow sw - pw + kj dw). */
+typedef struct nnc_conv2d_geom {
+    int64_t C, H, W, F, KH, KW;
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+} nnc_conv2d_geom;
+
+static inline int64_t nnc_conv2d_geom_oh(const nnc_conv2d_geom *g)
+{
+    return (g->H + 2 * g->ph - g->dh * (g->KH - 1) - 1) / g->sh + 1;
+}
+
+static inline int64_t nnc_conv2d_geom_ow(const nnc_conv2d_geom *g)
+{
+    return (g->W + 2 * g->pw - g->dw * (g->KW - 1) - 1) / g->sw + 1;
+}
+
+/* Its work, the same for the three passes: one example's columns [C KH
+ * KW][OH OW] (every group's rows, a GEMM per group reads its own), or none
+ * where each group has one channel in (depthwise: a direct loop, since a
+ * GEMM of one row of taps per filter runs at a few GFLOP/s). */
+static inline int64_t nnc_conv2d_gen_work(const nnc_conv2d_geom *g)
+{
+    if (g->C == g->groups)
+        return 0;
+    return g->C * g->KH * g->KW * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
+}
+
+/* one thread's work for the kernel gradient: the kernel's and an item's
+ * partial dW [F][C / groups][KH][KW] (threads.c, as
+ * nnc_conv_filter_item_work) */
+static inline int64_t nnc_conv2d_gen_filter_item_work(const nnc_conv2d_geom *g)
+{
+    return nnc_conv2d_gen_work(g) + g->F * (g->C / g->groups) * g->KH * g->KW;
+}
+
 #endif

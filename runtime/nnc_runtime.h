@@ -341,6 +341,29 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
                                     int64_t W, int64_t F, int64_t KH, int64_t KW, int64_t stride, int64_t pad,
                                     double *work, int64_t work_len);
 
+/* The general convolution (conv_cols.c), PyTorch's Conv2d in full:
+ * y[N][F][OH][OW] = conv(x[N][C][H][W], w[F][C / groups][KH][KW]) with
+ * the strides, padding, dilation and groups of *g (nnc_conv.h), plus
+ * bias[F] unless bias is NULL, then max(y, 0) if relu.  `work` holds at
+ * least nnc_conv2d_gen_work(g) elements (none for depthwise layers).  The
+ * generated code's kernel for the layers the calls above do not take;
+ * never allocates. */
+void nnc_conv2d_gen_f32(int64_t N, const float *x, const float *w, float *y, const nnc_conv2d_geom *g,
+                        const float *bias, int relu, float *work, int64_t work_len);
+/* Its gradient for the input (overwritten, plus add unless NULL) and for
+ * the kernel (summed over the examples, overwritten); the same work. */
+void nnc_conv2d_gen_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                 const nnc_conv2d_geom *g, float *work, int64_t work_len);
+void nnc_conv2d_gen_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, const nnc_conv2d_geom *g,
+                                   float *work, int64_t work_len);
+/* The same three in double, work counted in doubles. */
+void nnc_conv2d_gen_f64(int64_t N, const double *x, const double *w, double *y, const nnc_conv2d_geom *g,
+                        const double *bias, int relu, double *work, int64_t work_len);
+void nnc_conv2d_gen_bwd_data_f64(int64_t N, const double *dy, const double *w, double *dx, const double *add,
+                                 const nnc_conv2d_geom *g, double *work, int64_t work_len);
+void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x, double *dw, const nnc_conv2d_geom *g,
+                                   double *work, int64_t work_len);
+
 /* ---- batch norm's channel sums (bn.c) ------------------------------------------ */
 
 /* Over x[N][C][L] (channel c: N rows of L floats): st[0][c] = the mean and

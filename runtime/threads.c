@@ -517,6 +517,138 @@ void nnc_conv2d_cols_bwd_filter_f64(int64_t N, const double *dy, const double *x
     conv_run(&j, work_len);
 }
 
+/* The general convolution (conv_cols.c's nnc_conv2d_gen_*): items of
+ * examples as above; the kernel gradient's items fixed by
+ * nnc_conv_filter_items, their partial dW [F][C / groups][KH][KW] after
+ * the thread's columns and added in item order. */
+typedef struct {
+    int pass, f64, relu;
+    const nnc_conv2d_geom *g;
+    int64_t N, items, need, per, len;
+    const void *in, *w, *bias, *add, *x;
+    void *out, *work;
+} gconv_job;
+
+static void *gconv_slot(const gconv_job *j, int slot)
+{
+    /* (a depthwise layer's forward pass and data gradient have no work) */
+    return j->per > 0 ? (char *)j->work + (size_t)(slot * j->per) * (j->f64 ? sizeof(double) : sizeof(float)) : j->work;
+}
+
+static void gconv_item(void *p, int64_t i, int slot)
+{
+    const gconv_job *j = p;
+    const nnc_conv2d_geom *g = j->g;
+    const int64_t a = part(j->N, j->items, i), b = part(j->N, j->items, i + 1), n = b - a, xs = g->C * g->H * g->W,
+                  ys = g->F * nnc_conv2d_geom_oh(g) * nnc_conv2d_geom_ow(g);
+    const size_t el = j->f64 ? sizeof(double) : sizeof(float);
+    void *wk = gconv_slot(j, slot);
+    /* item 0 of a kernel gradient into dW itself, the others into their partial */
+    void *o = j->pass != NNC_CONV_FILTER ? j->out : i == 0 ? j->out : (char *)wk + (size_t)j->need * el;
+    if (j->f64) {
+        const double *in = j->in, *add = j->add ? (const double *)j->add + a * xs : NULL;
+        if (j->pass == NNC_CONV_FWD)
+            nnc_conv2d_gen_f64_serial(n, in + a * xs, j->w, (double *)o + a * ys, g, j->bias, j->relu, wk, j->len);
+        else if (j->pass == NNC_CONV_DATA)
+            nnc_conv2d_gen_bwd_data_f64_serial(n, in + a * ys, j->w, (double *)o + a * xs, add, g, wk, j->len);
+        else
+            nnc_conv2d_gen_bwd_filter_f64_serial(n, in + a * ys, (const double *)j->x + a * xs, o, g, wk, j->len);
+        return;
+    }
+    const float *in = j->in, *add = j->add ? (const float *)j->add + a * xs : NULL;
+    if (j->pass == NNC_CONV_FWD)
+        nnc_conv2d_gen_f32_serial(n, in + a * xs, j->w, (float *)o + a * ys, g, j->bias, j->relu, wk, j->len);
+    else if (j->pass == NNC_CONV_DATA)
+        nnc_conv2d_gen_bwd_data_f32_serial(n, in + a * ys, j->w, (float *)o + a * xs, add, g, wk, j->len);
+    else
+        nnc_conv2d_gen_bwd_filter_f32_serial(n, in + a * ys, (const float *)j->x + a * xs, o, g, wk, j->len);
+}
+
+static void gconv_add(void *p, int64_t i, int slot)
+{
+    const gconv_job *j = p;
+    const nnc_conv2d_geom *g = j->g;
+    const int64_t n = g->F * (g->C / g->groups) * g->KH * g->KW;
+    (void)i;
+    if (j->f64) {
+        const double *q = (const double *)gconv_slot(j, slot) + j->need;
+        for (int64_t k = 0; k < n; k++)
+            ((double *)j->out)[k] += q[k];
+    } else {
+        const float *q = (const float *)gconv_slot(j, slot) + j->need;
+        for (int64_t k = 0; k < n; k++)
+            ((float *)j->out)[k] += q[k];
+    }
+}
+
+static void gconv_run(gconv_job *j, int64_t work_len)
+{
+    const nnc_conv2d_geom *g = j->g;
+    const int64_t OH = nnc_conv2d_geom_oh(g), OW = nnc_conv2d_geom_ow(g);
+    j->need = nnc_conv2d_gen_work(g);
+    j->len = j->need;
+    j->per = j->need;
+    if (work_len < j->need) { /* the kernel aborts with its message */
+        j->len = work_len;
+        j->items = 1;
+        run_items(1, 1, gconv_item, j);
+        return;
+    }
+    const double flops = 2.0 * (double)(g->F * (g->C / g->groups) * g->KH * g->KW * OH * OW);
+    if (j->pass == NNC_CONV_FILTER) {
+        const int64_t per = nnc_conv2d_gen_filter_item_work(g);
+        /* a caller's work without room for a partial dW runs as one item */
+        j->items = work_len < per ? 1 : nnc_conv_filter_items(j->N, OH, OW, NNC_MAX_ITEMS);
+        j->per = j->items > 1 ? per : j->need;
+        run_ordered(j->items, j->items > 1 ? threads_for(per, work_len) : 1, gconv_item, gconv_add, j);
+    } else {
+        j->items = items_for(j->N, flops);
+        run_items(j->items, threads_for(j->need, work_len), gconv_item, j);
+    }
+}
+
+void nnc_conv2d_gen_f32(int64_t N, const float *x, const float *w, float *y, const nnc_conv2d_geom *g,
+                        const float *bias, int relu, float *work, int64_t work_len)
+{
+    gconv_job j = {NNC_CONV_FWD, 0, relu, g, N, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    gconv_run(&j, work_len);
+}
+
+void nnc_conv2d_gen_bwd_data_f32(int64_t N, const float *dy, const float *w, float *dx, const float *add,
+                                 const nnc_conv2d_geom *g, float *work, int64_t work_len)
+{
+    gconv_job j = {NNC_CONV_DATA, 0, 0, g, N, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    gconv_run(&j, work_len);
+}
+
+void nnc_conv2d_gen_bwd_filter_f32(int64_t N, const float *dy, const float *x, float *dw, const nnc_conv2d_geom *g,
+                                   float *work, int64_t work_len)
+{
+    gconv_job j = {NNC_CONV_FILTER, 0, 0, g, N, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
+    gconv_run(&j, work_len);
+}
+
+void nnc_conv2d_gen_f64(int64_t N, const double *x, const double *w, double *y, const nnc_conv2d_geom *g,
+                        const double *bias, int relu, double *work, int64_t work_len)
+{
+    gconv_job j = {NNC_CONV_FWD, 1, relu, g, N, 0, 0, 0, 0, x, w, bias, NULL, NULL, y, work};
+    gconv_run(&j, work_len);
+}
+
+void nnc_conv2d_gen_bwd_data_f64(int64_t N, const double *dy, const double *w, double *dx, const double *add,
+                                 const nnc_conv2d_geom *g, double *work, int64_t work_len)
+{
+    gconv_job j = {NNC_CONV_DATA, 1, 0, g, N, 0, 0, 0, 0, dy, w, NULL, add, NULL, dx, work};
+    gconv_run(&j, work_len);
+}
+
+void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x, double *dw, const nnc_conv2d_geom *g,
+                                   double *work, int64_t work_len)
+{
+    gconv_job j = {NNC_CONV_FILTER, 1, 0, g, N, 0, 0, 0, 0, dy, NULL, NULL, NULL, x, dw, work};
+    gconv_run(&j, work_len);
+}
+
 /* ---- GEMMs: fixed blocks of the output ---------------------------------------------- */
 
 /* C [M, N] = alpha op(A) op(B) + beta C, row-major, in blocks of rows (or

@@ -626,6 +626,8 @@ REQUIRED = [
     "softmax", "log_softmax", "cross_entropy", "mse", "bce_with_logits",
     "Dense", "frozen", "keepdim", "layer",
 ]
+# the convolution family (spec §7): groups, dilation, conv1d, transposed
+REQUIRED += ["conv2d", "conv1d", "conv_transpose2d", "groups", "dilation"]
 REQUIRED_OPS = ["@", "+", "-", "*", "/"]
 
 
