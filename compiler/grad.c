@@ -306,38 +306,26 @@ static void d_concat(const Rule *r)
     }
 }
 
-/* pad (constant): the gradient is dy's slice where x sits */
-static void d_pad(const Rule *r)
+/* The adjoints along one axis (axis, [start, end) copied from the node):
+ * pad's is dy's slice where x sits, slice's a zero pad, reflect's adds the
+ * mirrored positions back (pad_reflect_bwd) */
+static void d_along_axis(const Rule *r, IrOp op)
 {
-    int t = bw(IR_SLICE, shp(r->x), 1, &r->dy);
+    int t = bw(op, shp(r->x), 1, &r->dy);
     G->nodes[t].axis = r->n->axis;
     G->nodes[t].start = r->n->start;
     G->nodes[t].end = r->n->end;
     acc(r->x, t);
 }
 
-static void d_pad_reflect(const Rule *r)
-{
-    int t = bw(IR_PAD_REFLECT_BWD, shp(r->x), 1, &r->dy);
-    G->nodes[t].axis = r->n->axis;
-    G->nodes[t].start = r->n->start;
-    G->nodes[t].end = r->n->end;
-    acc(r->x, t);
-}
+static void d_pad(const Rule *r) { d_along_axis(r, IR_SLICE); }
+static void d_pad_reflect(const Rule *r) { d_along_axis(r, IR_PAD_REFLECT_BWD); }
+static void d_slice(const Rule *r) { d_along_axis(r, IR_PAD); }
 
 static void d_upsample(const Rule *r)
 {
     int t = bw(IR_UPSAMPLE_BWD, shp(r->x), 1, &r->dy);
     G->nodes[t].kh = r->n->kh, G->nodes[t].kw = r->n->kw, G->nodes[t].ival = r->n->ival;
-    acc(r->x, t);
-}
-
-static void d_slice(const Rule *r)
-{
-    int t = bw(IR_PAD, shp(r->x), 1, &r->dy);
-    G->nodes[t].axis = r->n->axis;
-    G->nodes[t].start = r->n->start;
-    G->nodes[t].end = r->n->end;
     acc(r->x, t);
 }
 
