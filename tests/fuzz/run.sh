@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh [--time SECONDS] [--merge] [--jobs N] [target...] — builds the
+# run.sh [--time SECONDS] [--merge] [target...] — builds the
 # libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and runs each on a
 # copy of its committed corpus (tests/fuzz/corpus/<target>/) for SECONDS
 # (default 60), with its dictionary.  Prints per target the execs/s, the
@@ -30,11 +30,12 @@ if ! command -v clang >/dev/null; then
   echo "run.sh: clang is needed (scripts/install-deps.sh --test)" >&2
   exit 2
 fi
+mkdir -p "$build"
 CC=clang cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNC_FUZZ=ON \
-  -DNNC_OPENMP=OFF -DNNC_ISA_VARIANTS=OFF >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log"; exit 2; }
-cmake --build "$build" -j2 --target "${targets[@]}" >"$build.build.log" 2>&1 ||
-  { tail -50 "$build.build.log"; exit 2; }
+  -DNNC_OPENMP=OFF -DNNC_ISA_VARIANTS=OFF >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log"; exit 2; }
+cmake --build "$build" -j2 --target "${targets[@]}" >"$build/build.log" 2>&1 ||
+  { tail -50 "$build/build.log"; exit 2; }
 
 # the longest input each target gets: a few .nn files; a checkpoint or an
 # array a little bigger than the seeds; a long command line
