@@ -8,7 +8,9 @@
  * exactly RFC 8259 (plus the format's trailing space padding), limits on
  * every length and count, and a complete validation pass (names, dtypes,
  * shapes, offsets against the file size) before a single byte is copied
- * into the model, so that a failed load leaves the model as it was.  The
+ * into the model, so that a failed load leaves the model as it was.  F16,
+ * BF16 and F64 tensors (PyTorch's half, bfloat16 and double checkpoints)
+ * are converted to float as they are read; saves write F32.  The
  * "__metadata__" entry is accepted and ignored by the model's load, and
  * so are tensors named NNC_TRAIN_PREFIX... (the driver's training state,
  * which nnc__st_read_state reads with the metadata).  Writes are atomic
@@ -774,6 +776,51 @@ fail:
     return -1;
 }
 
+/* Bytes per element of the dtypes a load converts to float (PyTorch's
+ * half, bfloat16 and double checkpoints), or 0 */
+static size_t dtype_size(const char *dt)
+{
+    return !strcmp(dt, "F32") ? 4 : !strcmp(dt, "F16") || !strcmp(dt, "BF16") ? 2 : !strcmp(dt, "F64") ? 8 : 0;
+}
+
+/* IEEE half to float, exactly (every half is a float): subnormals
+ * scaled, infinities and NaNs kept */
+static float half_to_float(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023;
+    uint32_t u;
+    if (e == 31)
+        u = sign | 0x7f800000u | m << 13;
+    else if (e)
+        u = sign | (e + 112) << 23 | m << 13;
+    else {
+        float f = (float)m * 0x1p-24f; /* subnormal or zero: m 2^-24 */
+        memcpy(&u, &f, sizeof u);
+        u |= sign;
+    }
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* n little-endian elements of dtype dt at raw, as floats into out */
+static void to_float(const char *dt, const unsigned char *raw, size_t n, float *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(dt, "F16")) {
+            out[i] = half_to_float((uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8));
+        } else if (!strcmp(dt, "BF16")) {
+            const uint32_t u = (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8) << 16;
+            memcpy(&out[i], &u, sizeof u);
+        } else { /* F64, rounded to the nearest float */
+            double d;
+            const uint64_t u = nnc__load_le64(raw + 8 * i);
+            memcpy(&d, &u, sizeof d);
+            out[i] = (float)d;
+        }
+    }
+}
+
 static int cmp_begin(const void *a, const void *b)
 {
     const st_tensor *const *x = a, *const *y = b;
@@ -804,8 +851,9 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
             return nnc_fail("%s: unexpected tensor '%s' (the model has no such param or state)", path, t->name);
         t->info = k;
         map[k] = i;
-        if (strcmp(t->dtype, "F32") != 0)
-            return nnc_fail("%s: tensor '%s': dtype %s, expected F32", path, t->name, t->dtype);
+        const size_t es = dtype_size(t->dtype);
+        if (!es)
+            return nnc_fail("%s: tensor '%s': dtype %s, expected F32, F16, BF16 or F64", path, t->name, t->dtype);
         const nnc_tensor_info *in = &infos[k];
         int same = t->ndim == in->ndim;
         for (int d = 0; same && d < t->ndim; d++)
@@ -819,7 +867,7 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
             fmt_shape(want_s, sizeof want_s, in->ndim, want);
             return nnc_fail("%s: tensor '%s': shape %s, expected %s", path, t->name, got_s, want_s);
         }
-        uint64_t need = 4 * (uint64_t)in->size;
+        uint64_t need = es * (uint64_t)in->size;
         if (t->begin > t->end)
             return nnc_fail("%s: tensor '%s': data_offsets [%llu, %llu] are reversed", path, t->name,
                             (unsigned long long)t->begin, (unsigned long long)t->end);
@@ -995,9 +1043,22 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
     size_t at = 0;
     for (size_t k = 0; k < count; k++) {
         const st_tensor *t = &ts[map[k]];
-        size_t n = infos[k].size;
+        size_t n = infos[k].size, es = dtype_size(t->dtype);
         if (n > 0) {
-            if (fseeko(f, (off_t)(data_start + t->begin), SEEK_SET) != 0 || fread(stage + at, 4, n, f) != n) {
+            /* F32 straight into the stage; the others through raw bytes */
+            unsigned char *raw = es == 4 ? (unsigned char *)(stage + at) : malloc(n * es);
+            if (!raw) {
+                nnc_fail("%s: out of memory for tensor '%s'", path, infos[k].name);
+                goto out;
+            }
+            const int ok = fseeko(f, (off_t)(data_start + t->begin), SEEK_SET) == 0 && fread(raw, es, n, f) == n;
+            if (ok && es == 4)
+                nnc__le32_to_host(stage + at, n);
+            else if (ok)
+                to_float(t->dtype, raw, n, stage + at);
+            if (es != 4)
+                free(raw);
+            if (!ok) {
                 nnc_fail("%s: truncated data reading tensor '%s'%s%s", path, infos[k].name, ferror(f) ? ": " : "",
                          ferror(f) ? strerror(errno) : "");
                 goto out;
@@ -1005,7 +1066,6 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
         }
         at += n;
     }
-    nnc__le32_to_host(stage, total);
     at = 0;
     for (size_t k = 0; k < count; k++) {
         float *dst = (infos[k].trainable ? params : state);

@@ -104,12 +104,11 @@ static void expect_reject(const char *name, const char *what, int line)
     int rc = nnc_st_load(path_of(name), infos, 4, p, s);
     const char *e = nnc_error();
     CHECKF(rc == -1, "line %d: %s loaded", line, name);
-    CHECKF(strstr(e, path_of(name)) == e, "line %d: message does not start with the file: %s",
-           line, e);
+    CHECKF(strstr(e, path_of(name)) == e, "line %d: message does not start with the file: %s", line, e);
     CHECKF(strstr(e, what) != NULL, "line %d: message '%s' lacks '%s'", line, e, what);
     CHECKF(strchr(e, '\n') == NULL, "line %d: message has a newline", line);
-    CHECKF(memcmp(p, p0, sizeof p) == 0 && memcmp(s, s0, sizeof s) == 0,
-           "line %d: model changed by a failed load", line);
+    CHECKF(memcmp(p, p0, sizeof p) == 0 && memcmp(s, s0, sizeof s) == 0, "line %d: model changed by a failed load",
+           line);
 }
 
 static void expect_load(const char *name, int line)
@@ -117,8 +116,7 @@ static void expect_load(const char *name, int line)
     float p[16] = {0}, s[2] = {0};
     int rc = nnc_st_load(path_of(name), infos, 4, p, s);
     CHECKF(rc == 0, "line %d: %s: %s", line, name, nnc_error());
-    CHECKF(memcmp(p, P, sizeof p) == 0 && memcmp(s, S, sizeof s) == 0,
-           "line %d: %s: wrong values", line, name);
+    CHECKF(memcmp(p, P, sizeof p) == 0 && memcmp(s, S, sizeof s) == 0, "line %d: %s: wrong values", line, name);
 }
 
 int main(int argc, char **argv)
@@ -141,19 +139,14 @@ int main(int argc, char **argv)
     /* Hand-written file in another tensor order, with __metadata__ first
      * and in the middle is not allowed twice, but once anywhere is fine. */
     craft("meta.safetensors", -1,
-          "{\"__metadata__\":{\"format\":\"pt\",\"x\":\"y\"}," GOOD_S "," GOOD_B "," GOOD_L
-          "," GOOD_W "}   ",
-          72);
+          "{\"__metadata__\":{\"format\":\"pt\",\"x\":\"y\"}," GOOD_S "," GOOD_B "," GOOD_L "," GOOD_W "}   ", 72);
     expect_load("meta.safetensors", __LINE__);
-    craft("ws.safetensors", -1,
-          "{ \n\t" GOOD_W " ,\r\n \"__metadata__\" : { } , " GOOD_B "," GOOD_L "," GOOD_S
-          " }",
+    craft("ws.safetensors", -1, "{ \n\t" GOOD_W " ,\r\n \"__metadata__\" : { } , " GOOD_B "," GOOD_L "," GOOD_S " }",
           72);
     expect_load("ws.safetensors", __LINE__);
     /* Escapes in names decode: "\u0077" is "w". */
     craft("esc.safetensors", -1,
-          "{\"\\u0077\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48]},"
-          GOOD_B "," GOOD_L "," GOOD_S "}",
+          "{\"\\u0077\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48]}," GOOD_B "," GOOD_L "," GOOD_S "}",
           72);
     expect_load("esc.safetensors", __LINE__);
 
@@ -171,22 +164,22 @@ int main(int argc, char **argv)
     expect_reject("huge.safetensors", "past end of file", __LINE__);
 
     static const char *bad_json[] = {
-        "{\"w\":{\"dtype\":\"F32\",",                       /* cut short */
-        "{\"w\" {}}",                                       /* no colon */
-        "{} x",                                             /* trailing garbage */
-        "{'w':{}}",                                         /* single quotes */
-        "[1,2]",                                            /* not an object */
-        "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48],}}", /* trailing comma */
+        "{\"w\":{\"dtype\":\"F32\",",                                            /* cut short */
+        "{\"w\" {}}",                                                            /* no colon */
+        "{} x",                                                                  /* trailing garbage */
+        "{'w':{}}",                                                              /* single quotes */
+        "[1,2]",                                                                 /* not an object */
+        "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48],}}",  /* trailing comma */
         "{\"w\":{\"dtype\":\"F32\",\"shape\":[-3,4],\"data_offsets\":[0,48]}}",  /* negative */
         "{\"w\":{\"dtype\":\"F32\",\"shape\":[3.0,4],\"data_offsets\":[0,48]}}", /* float dim */
         "{\"w\":{\"dtype\":\"F32\",\"shape\":[03,4],\"data_offsets\":[0,48]}}",  /* leading 0 */
-        "{\"w\\x\":{}}",                                    /* bad escape */
-        "{\"\\ud800\":{}}",                                 /* lone surrogate */
-        "{\"\\u0000\":{}}",                                 /* NUL in a name */
-        "{\"a\x01\":{}}",                                   /* control character */
-        "{\"a\xff\":{}}",                                   /* invalid UTF-8 */
-        "{\"__metadata__\":[]}",                            /* metadata not an object */
-        "{\"__metadata__\":{\"a\":tru}}",                   /* bad literal */
+        "{\"w\\x\":{}}",                                                         /* bad escape */
+        "{\"\\ud800\":{}}",                                                      /* lone surrogate */
+        "{\"\\u0000\":{}}",                                                      /* NUL in a name */
+        "{\"a\x01\":{}}",                                                        /* control character */
+        "{\"a\xff\":{}}",                                                        /* invalid UTF-8 */
+        "{\"__metadata__\":[]}",                                                 /* metadata not an object */
+        "{\"__metadata__\":{\"a\":tru}}",                                        /* bad literal */
         "{\"w\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999999],\"data_offsets\":[0,48]}}",
     };
     for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
@@ -195,8 +188,7 @@ int main(int argc, char **argv)
         craft(name, -1, bad_json[i], 72);
         expect_reject(name, "", __LINE__);
         const char *e = nnc_error();
-        CHECKF(strstr(e, "JSON") || strstr(e, "integer") || strstr(e, "too large") ||
-                   strstr(e, "metadata"),
+        CHECKF(strstr(e, "JSON") || strstr(e, "integer") || strstr(e, "too large") || strstr(e, "metadata"),
                "bad JSON %zu: message '%s'", i, e);
     }
     /* Deep nesting inside __metadata__ is refused, not a stack overflow. */
@@ -209,14 +201,15 @@ int main(int argc, char **argv)
         expect_reject("deep.safetensors", "nested too deeply", __LINE__);
     }
     craft("dtype.safetensors", -1,
-          "{\"w\":{\"dtype\":\"F16\",\"shape\":[3,4],\"data_offsets\":[0,48]}," GOOD_B
-          "," GOOD_L "," GOOD_S "}",
-          72);
-    expect_reject("dtype.safetensors", "tensor 'w': dtype F16, expected F32", __LINE__);
+          "{\"w\":{\"dtype\":\"I32\",\"shape\":[3,4],\"data_offsets\":[0,48]}," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
+    expect_reject("dtype.safetensors", "tensor 'w': dtype I32, expected F32, F16, BF16 or F64", __LINE__);
+    /* a converted dtype's size is checked against its own width: 3x4 halves are 24 bytes */
+    craft("halfsize.safetensors", -1,
+          "{\"w\":{\"dtype\":\"F16\",\"shape\":[3,4],\"data_offsets\":[0,48]}," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
+    expect_reject("halfsize.safetensors", "tensor 'w': data_offsets [0, 48] hold 48 bytes, its shape needs 24",
+                  __LINE__);
     craft("shape.safetensors", -1,
-          "{\"w\":{\"dtype\":\"F32\",\"shape\":[4,3],\"data_offsets\":[0,48]}," GOOD_B
-          "," GOOD_L "," GOOD_S "}",
-          72);
+          "{\"w\":{\"dtype\":\"F32\",\"shape\":[4,3],\"data_offsets\":[0,48]}," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
     expect_reject("shape.safetensors", "tensor 'w': shape [4, 3], expected [3, 4]", __LINE__);
     craft("scalar.safetensors", -1,
           "{" GOOD_W "," GOOD_B ",\"loss\":{\"dtype\":\"F32\",\"shape\":[1],"
@@ -233,34 +226,27 @@ int main(int argc, char **argv)
     craft("dup.safetensors", -1, "{" GOOD_W "," GOOD_W "," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
     expect_reject("dup.safetensors", "duplicate tensor 'w'", __LINE__);
     craft("incons.safetensors", -1,
-          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,44]}," GOOD_B
-          "," GOOD_L "," GOOD_S "}",
-          72);
+          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,44]}," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
     expect_reject("incons.safetensors", "hold 44 bytes, its shape needs 48", __LINE__);
     craft("reversed.safetensors", -1,
-          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[48,0]}," GOOD_B
-          "," GOOD_L "," GOOD_S "}",
-          72);
+          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[48,0]}," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
     expect_reject("reversed.safetensors", "reversed", __LINE__);
     craft("range.safetensors", -1,
-          "{" GOOD_W "," GOOD_B "," GOOD_L
-          ",\"s\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[1000,1008]}}",
+          "{" GOOD_W "," GOOD_B "," GOOD_L ",\"s\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[1000,1008]}}",
           72);
     expect_reject("range.safetensors", "needs bytes [1000, 1008)", __LINE__);
     craft("overlap.safetensors", -1,
-          "{" GOOD_W ",\"b\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[40,52]},"
-          GOOD_L "," GOOD_S "}",
-          72);
+          "{" GOOD_W ",\"b\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[40,52]}," GOOD_L "," GOOD_S "}", 72);
     expect_reject("overlap.safetensors", "overlap", __LINE__);
     craft("trunc.safetensors", -1, "{" GOOD_W "," GOOD_B "," GOOD_L "," GOOD_S "}", 68);
     expect_reject("trunc.safetensors", "truncated data", __LINE__);
     craft("unknownfield.safetensors", -1,
-          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48],\"x\":1},"
-          GOOD_B "," GOOD_L "," GOOD_S "}",
+          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4],\"data_offsets\":[0,48],\"x\":1}," GOOD_B "," GOOD_L "," GOOD_S
+          "}",
           72);
     expect_reject("unknownfield.safetensors", "unknown field 'x'", __LINE__);
-    craft("nooffsets.safetensors", -1,
-          "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4]}," GOOD_B "," GOOD_L "," GOOD_S "}", 72);
+    craft("nooffsets.safetensors", -1, "{\"w\":{\"dtype\":\"F32\",\"shape\":[3,4]}," GOOD_B "," GOOD_L "," GOOD_S "}",
+          72);
     expect_reject("nooffsets.safetensors", "missing data_offsets", __LINE__);
     mkdir(path_of("adir.safetensors"), 0777);
     expect_reject("adir.safetensors", "not a regular file", __LINE__);
