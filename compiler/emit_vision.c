@@ -255,8 +255,6 @@ static void window_op(Emitter *e, int t)
     P(e, "        }\n    }\n");
 }
 
-/* im2col/col2im and the pools; max pools by the runtime's 2x2 kernel or
- * by tiles where they can */
 /* upsample and its adjoint, per [H, W] plane (planes on the threads):
  * nearest copies x[oh / S][ow / S]; bilinear (align_corners false) reads
  * source row (oh + 0.5) / S - 0.5, clamped at 0, between rows h0 and h1 =
@@ -305,6 +303,8 @@ static void resample(Emitter *e, int t)
     P(e, "            }\n        }\n    }\n");
 }
 
+/* im2col/col2im, the pools and upsample; max pools by the runtime's 2x2
+ * kernel or by tiles where they can */
 void emit_vision_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -439,33 +439,6 @@ void emit_bn_op(Emitter *e, int t)
 
 /* ---- convolution ----------------------------------------------------------------- */
 
-/* The general kernel (conv_cols.c; kernel.c's KERNEL_CONV_GEN): the
- * geometry as a compound literal of nnc_conv.h's nnc_conv2d_geom, x the
- * image side [N, C, H, W] and w the kernel [F, C / groups, KH, KW]. */
-static void conv_gen_call(Emitter *e, int t, Shape x, Shape w)
-{
-    const IrNode *n = emit_nd(e, t);
-    const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
-    P(e, "    /* %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d, %d group%s: the general kernel */\n", n->kh, n->kw,
-      n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups, n->groups == 1 ? "" : "s");
-    const char *geom = emit_fmt("&(const nnc_conv2d_geom){%lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %d, %d, %d}",
-                                (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], n->kh,
-                                n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups);
-    const char *args =
-        emit_fmt("%s, %s, %s, %s", emit_dim(x, 0), emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t));
-    if (data) /* the other gradient of x that plan.c folded in (fold_conv_add) */
-        args = emit_fmt("%s, %s", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL");
-    args = emit_fmt("%s, %s", args, geom);
-    if (fwd) /* a bias (and a relu) that plan.c folded in (fold_conv_bias) */
-        args = emit_fmt("%s, %s, %d", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL", n->ival);
-    args = n->work > 0 ? emit_fmt("%s, m->work_, m->work_len_", args) : emit_fmt("%s, NULL, 0", args);
-    P(e, "    nnc_conv2d_gen%s_%s(%s);\n",
-      fwd        ? ""
-          : data ? "_bwd_data"
-                 : "_bwd_filter",
-      e->opt->f64 ? "f64" : "f32", args);
-}
-
 /* One call into the runtime per convolution, the kernel kernel.c chose:
  * a direct kernel (conv.c; it runs the columns itself where the runtime
  * lacks AVX-512), or the columns (conv_cols.c: im2col and one GEMM per
@@ -478,39 +451,51 @@ void emit_conv_op(Emitter *e, int t)
     const int fwd = n->op == IR_CONV2D, data = n->op == IR_CONV2D_BWD_DATA;
     if (!fwd && !data && n->op != IR_CONV2D_BWD_FILTER)
         abort();
-    /* x: the image side [N, C, H, W]; w: the kernel [F, C, KH, KW] */
+    /* x: the image side [N, C, H, W]; w: the kernel [F, C / groups, KH, KW] */
     const Shape x = fwd || !data ? emit_nd(e, n->in[fwd ? 0 : 1])->shape : n->shape;
     const Shape w = fwd || data ? emit_nd(e, n->in[1])->shape : n->shape;
-    if (n->kernel == KERNEL_CONV_GEN) {
-        conv_gen_call(e, t, x, w);
-        return;
-    }
-    const int direct = n->kernel == KERNEL_DIRECT;
+    const int gen = n->kernel == KERNEL_CONV_GEN, direct = n->kernel == KERNEL_DIRECT;
     /* which kernel, and why (kernel.c) */
-    const char *why = direct       ? "direct kernel (the columns without AVX-512)"
-        : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
-        : e->opt->f64              ? "columns (double precision)"
-                                   : "columns (no direct kernel for this layer)";
-    P(e, "    /* %dx%d, stride %d, padding %d: %s */\n", n->kh, n->kw, n->stride, n->pad, why);
-    /* (N, in, in, out[, add], C, H, W, F, KH, KW, [stride,] pad[, bias, relu], work, work length): the
-     * direct kernels' stride is in their name but for the kernel gradient's */
+    if (gen)
+        P(e, "    /* %dx%d, stride %dx%d, padding %dx%d, dilation %dx%d, %d group%s: the general kernel */\n", n->kh,
+          n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups, n->groups == 1 ? "" : "s");
+    else {
+        const char *why = direct       ? "direct kernel (the columns without AVX-512)"
+            : n->kernel == KERNEL_GEMM ? "one GEMM on the image (no columns)"
+            : e->opt->f64              ? "columns (double precision)"
+                                       : "columns (no direct kernel for this layer)";
+        P(e, "    /* %dx%d, stride %d, padding %d: %s */\n", n->kh, n->kw, n->stride, n->pad, why);
+    }
+    /* (N, in, in, out[, add], geometry[, bias, relu], work, work length).
+     * The geometry: the general kernel's nnc_conv2d_geom (nnc_conv.h) as
+     * a compound literal; the others' C, H, W, F, KH, KW, [stride,] pad,
+     * the direct kernels' stride being in their name but for the kernel
+     * gradient's */
     const char *args =
         emit_fmt("%s, %s, %s, %s", emit_dim(x, 0), emit_ref(e, n->in[0]), emit_ref(e, n->in[1]), emit_ref(e, t));
     if (data) /* the other gradient of x that plan.c folded in (fold_conv_add) */
         args = emit_fmt("%s, %s", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL");
-    args = emit_fmt("%s, %lld, %lld, %lld, %lld, %d, %d", args, (long long)x.d[1], (long long)x.d[2], (long long)x.d[3],
-                    (long long)w.d[0], n->kh, n->kw);
-    args = direct && n->op != IR_CONV2D_BWD_FILTER ? emit_fmt("%s, %d", args, n->pad)
-                                                   : emit_fmt("%s, %d, %d", args, n->stride, n->pad);
+    if (gen)
+        args = emit_fmt("%s, &(const nnc_conv2d_geom){%lld, %lld, %lld, %lld, %d, %d, %d, %d, %d, %d, %d, %d, %d}",
+                        args, (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)w.d[0], n->kh, n->kw,
+                        n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h, n->dil_w, n->groups);
+    else {
+        args = emit_fmt("%s, %lld, %lld, %lld, %lld, %d, %d", args, (long long)x.d[1], (long long)x.d[2],
+                        (long long)x.d[3], (long long)w.d[0], n->kh, n->kw);
+        args = direct && n->op != IR_CONV2D_BWD_FILTER ? emit_fmt("%s, %d", args, n->pad)
+                                                       : emit_fmt("%s, %d, %d", args, n->stride, n->pad);
+    }
     if (fwd) /* a bias (and a relu) that plan.c folded in (fold_conv_bias) */
         args = emit_fmt("%s, %s, %d", args, n->nin > 2 ? emit_ref(e, n->in[2]) : "NULL", n->ival);
     /* the model's work region, a slice per thread (emit_fn.c, threads.c;
      * none where a GEMM on the image is all: KERNEL_GEMM's forward pass
-     * and data gradient) */
+     * and data gradient, and the general kernel's depthwise loop) */
     args = n->work > 0 ? emit_fmt("%s, m->work_, m->work_len_", args) : emit_fmt("%s, NULL, 0", args);
-    const char *op = fwd ? "" : data ? "_bwd_data" : "_bwd_filter";
-    if (!direct)
-        P(e, "    nnc_conv2d_cols%s_%s(%s);\n", op, e->opt->f64 ? "f64" : "f32", args);
+    const char *op = fwd ? "" : data ? "_bwd_data" : "_bwd_filter", *real = e->opt->f64 ? "f64" : "f32";
+    if (gen)
+        P(e, "    nnc_conv2d_gen%s_%s(%s);\n", op, real, args);
+    else if (!direct)
+        P(e, "    nnc_conv2d_cols%s_%s(%s);\n", op, real, args);
     else if (n->op == IR_CONV2D_BWD_FILTER)
         P(e, "    nnc_conv2d_bwd_filter_f32(%s);\n", args);
     else
