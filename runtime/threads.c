@@ -363,23 +363,27 @@ static void conv_item(void *p, int64_t i, int slot)
         conv_call(j, a, b, i == 0 ? j->out : (char *)wk + (size_t)j->need * conv_elem(j), wk);
 }
 
+/* dw[0, n) += part[0, n), in float or double: a kernel gradient's item
+ * partial, added in item order (run_ordered) */
+static void add_partial(void *dw, const void *part, int64_t n, int f64)
+{
+    if (f64) {
+        const double *q = part;
+        for (int64_t k = 0; k < n; k++)
+            ((double *)dw)[k] += q[k];
+    } else {
+        const float *q = part;
+        for (int64_t k = 0; k < n; k++)
+            ((float *)dw)[k] += q[k];
+    }
+}
+
 static void conv_add(void *p, int64_t i, int slot)
 {
     const conv_job *j = p;
-    const int64_t n = j->F * j->C * j->KH * j->KW;
-    const char *part_ = (const char *)conv_slot(j, slot) + (size_t)j->need * conv_elem(j);
     (void)i;
-    if (j->f64) {
-        double *dw = j->out;
-        const double *q = (const double *)part_;
-        for (int64_t k = 0; k < n; k++)
-            dw[k] += q[k];
-    } else {
-        float *dw = j->out;
-        const float *q = (const float *)part_;
-        for (int64_t k = 0; k < n; k++)
-            dw[k] += q[k];
-    }
+    add_partial(j->out, (const char *)conv_slot(j, slot) + (size_t)j->need * conv_elem(j), j->F * j->C * j->KH * j->KW,
+                j->f64);
 }
 
 static void conv_run(conv_job *j, int64_t work_len)
@@ -568,17 +572,9 @@ static void gconv_add(void *p, int64_t i, int slot)
 {
     const gconv_job *j = p;
     const nnc_conv2d_geom *g = j->g;
-    const int64_t n = g->F * (g->C / g->groups) * g->KH * g->KW;
     (void)i;
-    if (j->f64) {
-        const double *q = (const double *)gconv_slot(j, slot) + j->need;
-        for (int64_t k = 0; k < n; k++)
-            ((double *)j->out)[k] += q[k];
-    } else {
-        const float *q = (const float *)gconv_slot(j, slot) + j->need;
-        for (int64_t k = 0; k < n; k++)
-            ((float *)j->out)[k] += q[k];
-    }
+    add_partial(j->out, (const char *)gconv_slot(j, slot) + (size_t)j->need * (j->f64 ? sizeof(double) : sizeof(float)),
+                g->F * (g->C / g->groups) * g->KH * g->KW, j->f64);
 }
 
 static void gconv_run(gconv_job *j, int64_t work_len)
