@@ -803,22 +803,25 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-/* n little-endian elements of dtype dt at raw, as floats into out */
+/* n little-endian elements of dtype dt (F16, BF16 or F64) at raw, as
+ * floats into out; the dtype is looked at once, not per element */
 static void to_float(const char *dt, const unsigned char *raw, size_t n, float *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (!strcmp(dt, "F16")) {
+    if (!strcmp(dt, "F16"))
+        for (size_t i = 0; i < n; i++)
             out[i] = half_to_float((uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8));
-        } else if (!strcmp(dt, "BF16")) {
+    else if (!strcmp(dt, "BF16"))
+        for (size_t i = 0; i < n; i++) {
             const uint32_t u = (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8) << 16;
             memcpy(&out[i], &u, sizeof u);
-        } else { /* F64, rounded to the nearest float */
+        }
+    else /* F64, rounded to the nearest float */
+        for (size_t i = 0; i < n; i++) {
             double d;
             const uint64_t u = nnc__load_le64(raw + 8 * i);
             memcpy(&d, &u, sizeof d);
             out[i] = (float)d;
         }
-    }
 }
 
 static int cmp_begin(const void *a, const void *b)
