@@ -833,7 +833,7 @@ static int conv_args(const char *prim, int one_d, int transposed, Value *v, Loc 
     if (v[6].k != VK_ABSENT && !prim_get_int(v[6], l[6], "groups", &c->groups))
         return 0;
     if (c->groups < 1 || c->groups > 1 << 20) {
-        diag_error(l[6], "groups of '%s' must be at least 1, got %lld", prim, c->groups);
+        diag_error(l[6], "groups of '%s' must be in [1, %d], got %lld", prim, 1 << 20, c->groups);
         return 0;
     }
     return 1;
@@ -1010,6 +1010,20 @@ static Value prim_pool2d(const Prim *p, Args *a)
     return vtensor(elab_add(pn));
 }
 
+/* A `mode:` argument naming one of two modes: *second 1 for the second,
+ * left as it is when absent */
+static int mode_arg(Value v, Loc loc, const char *prim, const char *first, const char *second, int *is_second)
+{
+    if (v.k == VK_ABSENT)
+        return 1;
+    if (v.k != VK_STR || (strcmp(v.s, first) && strcmp(v.s, second))) {
+        diag_error(loc, "'%s' takes mode \"%s\" or \"%s\"", prim, first, second);
+        return 0;
+    }
+    *is_second = !strcmp(v.s, second);
+    return 1;
+}
+
 /* pad(x, [before, after, ...], mode:, value:) as torch.nn.functional.pad:
  * the pairs run from the last dim backwards; "constant" fills with value
  * (a negative amount crops, as PyTorch's), "reflect" mirrors without
@@ -1029,13 +1043,8 @@ static Value prim_pad(const Prim *p, Args *a)
         return none();
     }
     int reflect = 0;
-    if (v[2].k != VK_ABSENT) {
-        if (v[2].k != VK_STR || (strcmp(v[2].s, "constant") && strcmp(v[2].s, "reflect"))) {
-            diag_error(l[2], "'pad' takes mode \"constant\" or \"reflect\"");
-            return none();
-        }
-        reflect = !strcmp(v[2].s, "reflect");
-    }
+    if (!mode_arg(v[2], l[2], "pad", "constant", "reflect", &reflect))
+        return none();
     double value = 0;
     if (v[3].k != VK_ABSENT && !prim_get_number(v[3], l[3], "value", &value))
         return none();
@@ -1101,13 +1110,8 @@ static Value prim_upsample(const Prim *p, Args *a)
         !prim_get_int(v[1], l[1], "scale", &sc))
         return none();
     int bilinear = 0;
-    if (v[2].k != VK_ABSENT) {
-        if (v[2].k != VK_STR || (strcmp(v[2].s, "nearest") && strcmp(v[2].s, "bilinear"))) {
-            diag_error(l[2], "'upsample' takes mode \"nearest\" or \"bilinear\"");
-            return none();
-        }
-        bilinear = !strcmp(v[2].s, "bilinear");
-    }
+    if (!mode_arg(v[2], l[2], "upsample", "nearest", "bilinear", &bilinear))
+        return none();
     Shape x = shape_of(v[0].t);
     if (x.nd != 4 || x.bd > 0) {
         diag_error(l[0], "'upsample' needs x [N, C, H, W], got %s", sstr(x));
