@@ -643,20 +643,16 @@ static int check_output(const drv *v, int id)
         return 0;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return file_error(v->prog, "%s: cannot create (--%s): it is a directory", path, optdefs[id].name);
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return 0;
-    char dir[4096];
-    const size_t n = slash == path ? 1 : (size_t)(slash - path);
-    if (n >= sizeof dir)
-        return 0; /* left to the write itself */
-    memcpy(dir, path, n);
-    dir[n] = '\0';
+    char *dir = nnc__parent_dir(path);
+    if (!dir)
+        return 0; /* out of memory: left to the write itself */
+    int rc = 0;
     if (stat(dir, &st) != 0)
-        return file_error(v->prog, "%s: cannot create (--%s): %s: %s", path, optdefs[id].name, dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return file_error(v->prog, "%s: cannot create (--%s): %s is not a directory", path, optdefs[id].name, dir);
-    return 0;
+        rc = file_error(v->prog, "%s: cannot create (--%s): %s: %s", path, optdefs[id].name, dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = file_error(v->prog, "%s: cannot create (--%s): %s is not a directory", path, optdefs[id].name, dir);
+    free(dir);
+    return rc;
 }
 
 static int check_outputs(const drv *v)

@@ -27,8 +27,8 @@
 #include "nnc_internal.h"
 #include "nnc_runtime.h"
 
-/* The directory of path ("." when it has none), malloc'd; NULL when out of memory. */
-static char *parent_dir(const char *path)
+/* (nnc_internal.h) */
+char *nnc__parent_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
     size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
@@ -47,7 +47,7 @@ static char *parent_dir(const char *path)
  * directory that cannot be read keeps its files. */
 static void remove_stale_temps(const char *path)
 {
-    char *dir = parent_dir(path);
+    char *dir = nnc__parent_dir(path);
     if (!dir)
         return;
     const char *slash = strrchr(path, '/');
@@ -157,7 +157,7 @@ void nnc__atomic_write_le32(nnc__atomic *a, const void *words, size_t count)
  * fsync on a directory, and the data is already safe in the file. */
 static void fsync_parent_dir(const char *path)
 {
-    char *dir = parent_dir(path);
+    char *dir = nnc__parent_dir(path);
     if (!dir)
         return;
     int fd = open(dir, O_RDONLY);

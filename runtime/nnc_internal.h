@@ -50,6 +50,10 @@ int nnc__atomic_commit(nnc__atomic *a);
 /* Gives up: closes and removes the temp file.  Frees a->tmp. */
 void nnc__atomic_abort(nnc__atomic *a);
 
+/* The directory of path ("." when it has none), malloc'd; NULL when out
+ * of memory (fileio.c). */
+char *nnc__parent_dir(const char *path);
+
 /* ---- byte order ------------------------------------------------------------- */
 
 int nnc__host_is_little_endian(void);
