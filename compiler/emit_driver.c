@@ -67,6 +67,7 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
         P(e, "static const float *summaries_(const void *m) { return ((const struct %s *)m)->summary_; }\n", p);
     P(e, "static int save_(const void *m, const char *path) { return %s_save(m, path); }\n", p);
     P(e, "static int load_(void *m, const char *path) { return %s_load(m, path); }\n", p);
+    P(e, "static int load_non_strict_(void *m, const char *path) { return %s_load_non_strict(m, path); }\n", p);
     P(e, "static nnc_rng *rng_(void *m) { return &((struct %s *)m)->rng_; }\n", p);
     if (e->opt->check_numerics)
         P(e, "static const char *numerics_error_(const void *m) { return %s_numerics_error(m); }\n", p);
@@ -110,7 +111,9 @@ void emit_driver(Emitter *e, const char *hname, const char *fname)
           "        .num_summaries = %d,\n        .summary_names = %s_summary_names,\n        .summaries = "
           "summaries_,\n",
           ns, p);
-    P(e, "        .save = save_,\n        .load = load_,\n        .rng = rng_,\n");
+    P(e,
+      "        .save = save_,\n        .load = load_,\n        .load_non_strict = load_non_strict_,\n        .rng = "
+      "rng_,\n");
     if (e->opt->check_numerics)
         P(e, "        .numerics_error = numerics_error_,\n");
     P(e, "    };\n");

@@ -557,6 +557,9 @@ static void init_fns(Emitter *e)
         P(e, "int %s_load(%s *m, const char *path)\n{\n", p, p);
         P(e, "    return nnc_st_load(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
           e->m->nparams + e->m->nstate);
+        P(e, "int %s_load_non_strict(%s *m, const char *path)\n{\n", p, p);
+        P(e, "    return nnc_st_load_non_strict(path, tensor_info_, %d, (float *)m->params, (float *)m->state);\n}\n\n",
+          e->m->nparams + e->m->nstate);
     }
 }
 

@@ -283,6 +283,10 @@ void emit_header(Emitter *e, const char *fname)
         P(e, "int %s_save(const %s *m, const char *path);\n", p, p);
         P(e, "/* Loads params and state; on error -1 and m is unchanged. */\n");
         P(e, "int %s_load(%s *m, const char *path);\n", p, p);
+        P(e,
+          "/* The same, ignoring tensors the model lacks and keeping those the file lacks, each\n"
+          "   listed on stderr (PyTorch's strict=False). */\n");
+        P(e, "int %s_load_non_strict(%s *m, const char *path);\n", p, p);
     }
     if (e->opt->check_numerics) {
         P(e,

@@ -82,6 +82,7 @@ enum opt_id {
     O_SAVE_EVERY,
     O_RESUME,
     O_STOP_AFTER,
+    O_NON_STRICT,
     O_COUNT
 };
 
@@ -121,6 +122,7 @@ static const optdef optdefs[O_COUNT] = {
     [O_SAVE_EVERY] = {"save-every", 1, SUB_TRAIN},
     [O_RESUME] = {"resume", 1, SUB_TRAIN},
     [O_STOP_AFTER] = {"stop-after", 1, SUB_TRAIN},
+    [O_NON_STRICT] = {"non-strict", 0, SUB_TRAIN | SUB_EVAL | SUB_PREDICT | SUB_GRAD},
 };
 
 /* ---- messages ----------------------------------------------------------------- */
@@ -145,20 +147,22 @@ static void usage_sub(FILE *out, const char *prog, const nnc_model_desc *d, unsi
                 "          [--val-inputs X.npy%s | --val-split FRACTION] [--log FILE.csv|FILE.jsonl]\n"
                 "          [--log-every STEPS (1)] [--progress SECONDS (1 on a terminal, else 10; 0 off)]\n"
                 "          [--save-every STEPS] [--resume CKPT.safetensors] [--stop-after STEPS]\n"
-                "          [--quiet] [--threads N (every core)]\n",
+                "          [--non-strict] [--quiet] [--threads N (every core)]\n",
                 lead, prog, lab, d->num_labels > 0 ? " --val-labels Y.npy" : "");
         break;
     case SUB_EVAL:
-        fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s [--threads N]\n", lead, prog, lab);
+        fprintf(out, "%s %s eval --weights W.safetensors --inputs X.npy%s [--non-strict] [--threads N]\n", lead, prog,
+                lab);
         break;
     case SUB_PREDICT:
-        fprintf(out, "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy [--threads N]\n", lead,
-                prog);
+        fprintf(out,
+                "%s %s predict --weights W.safetensors --inputs X.npy --output OUT.npy [--non-strict] [--threads N]\n",
+                lead, prog);
         break;
     case SUB_GRAD:
         fprintf(out,
                 "%s %s grad --weights W.safetensors --inputs X.npy%s --output G.safetensors "
-                "[--seed S] [--threads N]\n",
+                "[--seed S] [--non-strict] [--threads N]\n",
                 lead, prog, lab);
         break;
     }
@@ -534,11 +538,16 @@ static int model_create(drv *v, inst *x, int max_batch, uint64_t seed)
     return EXIT_OK;
 }
 
+/* --weights (and --resume) into the model; with --non-strict the
+ * --weights file may lack tensors or hold others (listed on stderr) */
 static int model_load(drv *v, inst *x, const char *path)
 {
     nnc__error_clear();
     errno = 0;
-    if (v->d->load(x->m, path) != 0)
+    const int loose = v->opt[O_NON_STRICT] && v->opt[O_WEIGHTS] && !strcmp(path, v->opt[O_WEIGHTS]);
+    if (loose && !v->d->load_non_strict)
+        return file_error(v->prog, "%s: --non-strict: this model has no non-strict load", path);
+    if ((loose ? v->d->load_non_strict(x->m, path) : v->d->load(x->m, path)) != 0)
         return report_failure(v->prog, path, "cannot load weights");
     return EXIT_OK;
 }

@@ -438,6 +438,13 @@ int nnc_st_save(const char *path, const nnc_tensor_info *infos, size_t count, co
  * is validated completely before anything is copied). */
 int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state);
 
+/* The same, but tensors of the file that `infos` lacks are ignored and
+ * tensors of `infos` that the file lacks keep their values, as PyTorch's
+ * load_state_dict(strict=False); each is listed on stderr, one line each,
+ * once the whole file has been checked.  Names the two share must still
+ * match in shape, and the file must be well formed. */
+int nnc_st_load_non_strict(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state);
+
 /* ---- .npy arrays ------------------------------------------------------------ */
 
 typedef struct nnc_array {
@@ -498,6 +505,7 @@ typedef struct nnc_model_desc {
     void (*eval)(void *m, int n, const void *const *inputs, const void *const *labels, float *loss, float *metrics);
     int (*save)(const void *m, const char *path);
     int (*load)(void *m, const char *path);
+    int (*load_non_strict)(void *m, const char *path);
     int num_summaries; /* `summary` statements */
     const char *const *summary_names;
     const float *(*summaries)(const void *m); /* their values after the last training pass */

@@ -834,7 +834,7 @@ static int cmp_begin(const void *a, const void *b)
 
 /* Checks the parsed header against the model's tensors and the data size. */
 static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor_info *infos, size_t count,
-                    uint64_t data_len, size_t *map)
+                    uint64_t data_len, size_t *map, int strict)
 {
     for (size_t k = 0; k < count; k++)
         map[k] = SIZE_MAX;
@@ -850,6 +850,10 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
         size_t k = 0;
         while (k < count && strcmp(infos[k].name, t->name) != 0)
             k++;
+        if (k == count && !strict) { /* listed by the caller once the file is known good */
+            t->info = SIZE_MAX;
+            continue;
+        }
         if (k == count)
             return nnc_fail("%s: unexpected tensor '%s' (the model has no such param or state)", path, t->name);
         t->info = k;
@@ -885,7 +889,7 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
                             path, t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
                             (unsigned long long)data_len);
     }
-    for (size_t k = 0; k < count; k++)
+    for (size_t k = 0; k < count && strict; k++)
         if (map[k] == SIZE_MAX)
             return nnc_fail("%s: missing tensor '%s'", path, infos[k].name);
     /* No two tensors may share bytes: sort by offset, compare neighbours. */
@@ -1002,7 +1006,11 @@ out:
     return rc;
 }
 
-int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state)
+/* nnc_st_load and nnc_st_load_non_strict: strict 0 skips the file's
+ * tensors the model lacks and keeps the model's tensors the file lacks,
+ * listing both on stderr after the whole file has been checked */
+static int st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state,
+                   int strict)
 {
     int rc = -1;
     size_t *map = NULL;
@@ -1021,7 +1029,7 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
         goto out;
     }
     const uint64_t data_start = sf.data_start;
-    if (validate(path, ts, nt, infos, count, file_size - data_start, map))
+    if (validate(path, ts, nt, infos, count, file_size - data_start, map, strict))
         goto out;
 
     /* Stage every tensor first: only a complete, successful read touches
@@ -1045,6 +1053,8 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
     }
     size_t at = 0;
     for (size_t k = 0; k < count; k++) {
+        if (map[k] == SIZE_MAX) /* missing, non-strict: kept as it is */
+            continue;
         const st_tensor *t = &ts[map[k]];
         size_t n = infos[k].size, es = dtype_size(t->dtype);
         if (n > 0) {
@@ -1072,9 +1082,19 @@ int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, fl
     at = 0;
     for (size_t k = 0; k < count; k++) {
         float *dst = (infos[k].trainable ? params : state);
+        if (map[k] == SIZE_MAX)
+            continue;
         if (infos[k].size > 0)
             memcpy(dst + infos[k].offset, stage + at, infos[k].size * sizeof(float));
         at += infos[k].size;
+    }
+    if (!strict) { /* PyTorch's load_state_dict(strict=False) lists both */
+        for (size_t i = 0; i < nt; i++)
+            if (ts[i].info == SIZE_MAX && strncmp(ts[i].name, NNC_TRAIN_PREFIX, strlen(NNC_TRAIN_PREFIX)))
+                fprintf(stderr, "%s: ignored tensor '%s' (the model has no such param or state)\n", path, ts[i].name);
+        for (size_t k = 0; k < count; k++)
+            if (map[k] == SIZE_MAX)
+                fprintf(stderr, "%s: missing tensor '%s' (left as it was)\n", path, infos[k].name);
     }
     rc = 0;
 out:
@@ -1082,6 +1102,16 @@ out:
     free(map);
     st_close(&sf);
     return rc;
+}
+
+int nnc_st_load(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state)
+{
+    return st_load(path, infos, count, params, state, 1);
+}
+
+int nnc_st_load_non_strict(const char *path, const nnc_tensor_info *infos, size_t count, float *params, float *state)
+{
+    return st_load(path, infos, count, params, state, 0);
 }
 
 int nnc__st_read_state(const char *path, nnc__kv **meta, size_t *nmeta, char **keep, const char *const *names,

@@ -80,6 +80,11 @@ int digits_load(digits *m, const char *path)
     return nnc_st_load(path, tensor_info_, 4, (float *)m->params, (float *)m->state);
 }
 
+int digits_load_non_strict(digits *m, const char *path)
+{
+    return nnc_st_load_non_strict(path, tensor_info_, 4, (float *)m->params, (float *)m->state);
+}
+
 /* The inference pass (training false) up to the output, for forward and eval. */
 static void digits_infer_generic(digits *m, int n, const float (*x)[64])
 {

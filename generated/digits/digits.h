@@ -81,6 +81,9 @@ void digits_eval(digits *m, int n, const float (*x)[64], const int32_t *y, float
 int digits_save(const digits *m, const char *path);
 /* Loads params and state; on error -1 and m is unchanged. */
 int digits_load(digits *m, const char *path);
+/* The same, ignoring tensors the model lacks and keeping those the file lacks, each
+   listed on stderr (PyTorch's strict=False). */
+int digits_load_non_strict(digits *m, const char *path);
 /* Reflection: every param and state tensor. */
 const nnc_tensor_info *digits_tensors(size_t *count);
 extern const char *const digits_metric_names[1];

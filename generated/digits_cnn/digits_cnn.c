@@ -97,6 +97,11 @@ int digits_cnn_load(digits_cnn *m, const char *path)
     return nnc_st_load(path, tensor_info_, 12, (float *)m->params, (float *)m->state);
 }
 
+int digits_cnn_load_non_strict(digits_cnn *m, const char *path)
+{
+    return nnc_st_load_non_strict(path, tensor_info_, 12, (float *)m->params, (float *)m->state);
+}
+
 /* The inference pass (training false) up to the output, for forward and eval. */
 static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8][8])
 {

@@ -101,6 +101,9 @@ void digits_cnn_eval(digits_cnn *m, int n, const float (*x)[1][8][8], const int3
 int digits_cnn_save(const digits_cnn *m, const char *path);
 /* Loads params and state; on error -1 and m is unchanged. */
 int digits_cnn_load(digits_cnn *m, const char *path);
+/* The same, ignoring tensors the model lacks and keeping those the file lacks, each
+   listed on stderr (PyTorch's strict=False). */
+int digits_cnn_load_non_strict(digits_cnn *m, const char *path);
 /* Reflection: every param and state tensor. */
 const nnc_tensor_info *digits_cnn_tensors(size_t *count);
 extern const char *const digits_cnn_metric_names[1];

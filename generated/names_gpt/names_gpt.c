@@ -146,6 +146,11 @@ int names_gpt_load(names_gpt *m, const char *path)
     return nnc_st_load(path, tensor_info_, 38, (float *)m->params, (float *)m->state);
 }
 
+int names_gpt_load_non_strict(names_gpt *m, const char *path)
+{
+    return nnc_st_load_non_strict(path, tensor_info_, 38, (float *)m->params, (float *)m->state);
+}
+
 /* The inference pass (training false) up to the output, for forward and eval. */
 static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16])
 {

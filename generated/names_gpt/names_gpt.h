@@ -141,6 +141,9 @@ void names_gpt_eval(names_gpt *m, int n, const int32_t (*ids)[16], const int32_t
 int names_gpt_save(const names_gpt *m, const char *path);
 /* Loads params and state; on error -1 and m is unchanged. */
 int names_gpt_load(names_gpt *m, const char *path);
+/* The same, ignoring tensors the model lacks and keeping those the file lacks, each
+   listed on stderr (PyTorch's strict=False). */
+int names_gpt_load_non_strict(names_gpt *m, const char *path);
 /* Reflection: every param and state tensor. */
 const nnc_tensor_info *names_gpt_tensors(size_t *count);
 

@@ -19,6 +19,7 @@ static void eval_(void *m, int n, const void *const *in, const void *const *lab,
 }
 static int save_(const void *m, const char *path) { return names_gpt_save(m, path); }
 static int load_(void *m, const char *path) { return names_gpt_load(m, path); }
+static int load_non_strict_(void *m, const char *path) { return names_gpt_load_non_strict(m, path); }
 static nnc_rng *rng_(void *m) { return &((struct names_gpt *)m)->rng_; }
 
 static const nnc_io_desc inputs_[1] = {
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
         .eval = eval_,
         .save = save_,
         .load = load_,
+        .load_non_strict = load_non_strict_,
         .rng = rng_,
     };
     return nnc_driver_main(argc, argv, &desc);

@@ -227,6 +227,11 @@ int res_net_load(res_net *m, const char *path)
     return nnc_st_load(path, tensor_info_, 77, (float *)m->params, (float *)m->state);
 }
 
+int res_net_load_non_strict(res_net *m, const char *path)
+{
+    return nnc_st_load_non_strict(path, tensor_info_, 77, (float *)m->params, (float *)m->state);
+}
+
 /* The inference pass (training false) up to the output, for forward and eval. */
 static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32])
 {

@@ -249,6 +249,9 @@ void res_net_eval(res_net *m, int n, const float (*x)[3][32][32], const int32_t 
 int res_net_save(const res_net *m, const char *path);
 /* Loads params and state; on error -1 and m is unchanged. */
 int res_net_load(res_net *m, const char *path);
+/* The same, ignoring tensors the model lacks and keeping those the file lacks, each
+   listed on stderr (PyTorch's strict=False). */
+int res_net_load_non_strict(res_net *m, const char *path);
 /* Reflection: every param and state tensor. */
 const nnc_tensor_info *res_net_tensors(size_t *count);
 extern const char *const res_net_metric_names[1];

@@ -208,6 +208,8 @@ with tempfile.TemporaryDirectory() as root:
         ("= with two values", T[:-3] + ["--epochs=3=4", "--quiet"], 1),
         ("--quiet=1", T[:-1] + ["--quiet=1"], 1),
         ("--quiet twice", T + ["--quiet"], 1),
+        ("--non-strict=1", E + ["--non-strict=1"], 1),
+        ("--non-strict for info", ["info", "--non-strict"], 1),
         ("train missing value", T + ["--lr"], 1),
         ("eval missing value", E + ["--threads"], 1),
         ("predict missing value", PR + ["--threads"], 1),

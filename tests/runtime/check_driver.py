@@ -215,6 +215,40 @@ with tempfile.TemporaryDirectory() as tmp:
     check(pr.dtype == np.float32 and pr.shape == (200, 2), f"predict output {pr.dtype} {pr.shape}")
     check(close(pr, reference(wts, x, k, y, c)[3]), "predict values")
 
+    # ---- --non-strict: a file with a tensor the model lacks (an I64
+    # scalar, as PyTorch's num_batches_tracked) and without `seen`
+    def write_st(path, tensors):
+        hdr, blobs, off = {}, [], 0
+        for n, a in tensors.items():
+            raw = a.tobytes()
+            hdr[n] = {"dtype": {"<f4": "F32", "<i8": "I64"}[a.dtype.str], "shape": list(a.shape),
+                      "data_offsets": [off, off + len(raw)]}
+            blobs.append(raw); off += len(raw)
+        txt = json.dumps(hdr).encode()
+        open(path, "wb").write(struct.pack("<Q", len(txt)) + txt + b"".join(blobs))
+    loose = {n: (wts[n] * 0.5).astype("<f4") for n in "wbe"}
+    loose["bn.num_batches_tracked"] = np.array(7, "<i8")
+    write_st(P("loose.safetensors"), loose)
+    r = run("eval", "--weights", P("loose.safetensors"), "--inputs", IN, "--labels", LAB)
+    check(r.returncode == 2 and "unexpected tensor 'bn.num_batches_tracked'" in r.stderr,
+          f"a strict load rejects an unknown tensor: {r.returncode} {r.stderr}")
+    r = run("eval", "--weights", P("loose.safetensors"), "--inputs", IN, "--labels", LAB, "--non-strict")
+    check(r.returncode == 0, f"eval --non-strict: {r.stderr}")
+    lines = r.stderr.strip().split("\n")
+    check(lines == [P("loose.safetensors") + ": ignored tensor 'bn.num_batches_tracked' (the model has no such "
+                    "param or state)",
+                    P("loose.safetensors") + ": missing tensor 'seen' (left as it was)"],
+          f"--non-strict lists what it ignored and missed: {lines}")
+    ev = dict(parse_kv(r.stdout))
+    check(close(ev["loss"], reference(loose, x, k, y, c)[0]), "--non-strict loads the tensors it has")
+    # a tensor both have must still match in shape
+    loose["w"] = np.zeros((3, 2), "<f4")
+    write_st(P("loose_bad.safetensors"), loose)
+    r = run("predict", "--weights", P("loose_bad.safetensors"), "--inputs", IN, "--output", P("pl.npy"),
+            "--non-strict")
+    check(r.returncode == 2 and len(r.stderr.strip().split("\n")) == 1 and "'w'" in r.stderr
+          and not os.path.exists(P("pl.npy")), f"--non-strict still checks shapes: {r.stderr}")
+
     # ---- more than 65536 examples: eval and predict run in chunks
     big = make(70000, "big", ignored=False)
     BIN = P("big_x.npy") + "," + P("big_k.npy")

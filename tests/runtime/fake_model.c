@@ -225,6 +225,12 @@ static int fake_load(void *mv, const char *path)
     return nnc_st_load(path, fake_infos, 4, m->head.params, m->head.state);
 }
 
+static int fake_load_non_strict(void *mv, const char *path)
+{
+    fake *m = mv;
+    return nnc_st_load_non_strict(path, fake_infos, 4, m->head.params, m->head.state);
+}
+
 static const nnc_io_desc fake_inputs[2] = {
     {"x", NNC_F32, 2, {0, 3}, 1, 0, 0},
     {"k", NNC_I32, 1, {0}, 1, 4, 0},
@@ -254,6 +260,7 @@ int main(int argc, char **argv)
     d.forward = fake_forward;
     d.save = fake_save;
     d.load = fake_load;
+    d.load_non_strict = fake_load_non_strict;
 #ifndef FAKE_NO_LOSS
     d.name = "fake";
     d.num_labels = 2;
