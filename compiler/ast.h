@@ -79,7 +79,7 @@ typedef enum NodeKind {
                     Dense(units: 3), an identifier, `x * 3`, or a list;
                     doc */
     ND_PARAM,   /* param name: a(ND_LIST of dims) [= b] [if c]; doc */
-    ND_STATE,   /* state name: a(ND_LIST of dims) [= b] [if c]; doc */
+    ND_STATE,   /* state name: a(ND_LIST of dims) [= b] [if c]; str "i64" for a counter; doc */
     ND_INPUT,   /* input name: str(dtype "f32"|"i32") a(ND_LIST of dims) */
     ND_LABEL,   /* label name: str(dtype) a(ND_LIST of dims) */
     ND_FN,      /* fn name(list... of ND_FNPARAM) [-> a(ND_LIST)] b(ND_BLOCK) */

@@ -75,8 +75,8 @@ Bind *elab_lookup(Scope *s, const char *name)
 
 const char *elab_vk_name(VK k)
 {
-    static const char *names[] = {"error", "int",         "float", "bool",   "string", "list",
-                                  "fn",    "initializer", "layer", "tensor", "field",  "absent field"};
+    static const char *names[] = {"error",       "int",   "float",  "bool",  "string",       "list",       "fn",
+                                  "initializer", "layer", "tensor", "field", "absent field", "i64 counter"};
     return names[k];
 }
 
@@ -458,6 +458,29 @@ Value elab_self_call(Args *a)
     return r;
 }
 
+/* `update c = c + k` of an i64 state: the only statement a counter may
+ * appear in (BatchNorm's num_batches_tracked); k is a compile-time int. */
+static Value update_counter(Node *s, Scope *env, Value member)
+{
+    Node *e = s->a;
+    if (e->kind != ND_BINARY || e->op != OP_ADD || e->a->kind != ND_IDENT || strcmp(e->a->name, s->name) != 0) {
+        diag_error(e->loc, "'%s' is an i64 counter: its update must be '%s + <int>'", s->name, s->name);
+        return none();
+    }
+    Value by = elab_eval(e->b, env);
+    long long k;
+    if (by.k == VK_NONE || member.k != VK_INT || !prim_get_int(by, e->b->loc, "a counter's increment", &k))
+        return none();
+    if (E.training) {
+        Graph *g = E.g;
+        g->count_state = realloc(g->count_state, sizeof(int) * (size_t)(g->ncounts + 1));
+        g->count_by = realloc(g->count_by, sizeof(long long) * (size_t)(g->ncounts + 1));
+        g->count_state[g->ncounts] = (int)member.i;
+        g->count_by[g->ncounts++] = k;
+    }
+    return none();
+}
+
 static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
 {
     if (E.stop)
@@ -545,6 +568,8 @@ static Value exec_stmt(Node *s, Scope *env, Ctx *cx, int *returned)
         int k = 0;
         while (decl->list.v[k] != mem)
             k++;
+        if (mem->str) /* an i64 counter */
+            return update_counter(s, env, cx->inst->members[k]);
         Value v = elab_eval(s->a, env);
         if (v.k == VK_NONE || cx->inst->members[k].k != VK_INT)
             return none();
@@ -624,6 +649,14 @@ static Value eval_ident(Node *e, Scope *env)
     if (b) {
         if (b->v.k == VK_ABSENT) {
             diag_error(e->loc, "'%s' does not exist here: its condition is false", e->name);
+            diag_note(b->loc, "declared here");
+            return none();
+        }
+        if (b->v.k == VK_COUNTER) {
+            /* an i64 state only counts (BatchNorm's num_batches_tracked):
+             * the graphs are f32, so it is never an operand */
+            diag_error(e->loc, "'%s' is an i64 counter: it can only be counted, as in 'update %s = %s + 1'", e->name,
+                       e->name, e->name);
             diag_note(b->loc, "declared here");
             return none();
         }

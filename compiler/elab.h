@@ -23,18 +23,19 @@
 /* ===================================================================== */
 
 typedef enum VK {
-    VK_NONE,   /* poison: an error was already reported */
-    VK_INT,    /* i (batch: the batch dim, i its multiplier) */
-    VK_FLOAT,  /* f */
-    VK_BOOL,   /* i */
-    VK_STR,    /* s */
-    VK_LIST,   /* items[n] */
-    VK_FN,     /* s: a unary elementwise primitive */
-    VK_INIT,   /* an initializer: ikind, ia, ib */
-    VK_LAYER,  /* tpl: a layer template with some hparams bound */
-    VK_TENSOR, /* t: an IR node of the current graph */
-    VK_INST,   /* inst: a field (layer instance or sequence) */
-    VK_ABSENT, /* a conditional field or param whose condition is false */
+    VK_NONE,    /* poison: an error was already reported */
+    VK_INT,     /* i (batch: the batch dim, i its multiplier) */
+    VK_FLOAT,   /* f */
+    VK_BOOL,    /* i */
+    VK_STR,     /* s */
+    VK_LIST,    /* items[n] */
+    VK_FN,      /* s: a unary elementwise primitive */
+    VK_INIT,    /* an initializer: ikind, ia, ib */
+    VK_LAYER,   /* tpl: a layer template with some hparams bound */
+    VK_TENSOR,  /* t: an IR node of the current graph */
+    VK_INST,    /* inst: a field (layer instance or sequence) */
+    VK_ABSENT,  /* a conditional field or param whose condition is false */
+    VK_COUNTER, /* i: an i64 state (its index), usable only by `update s = s + k` */
 } VK;
 
 typedef struct Tpl Tpl;

@@ -306,6 +306,11 @@ static void train_fn(Emitter *e)
         P(e, "    memmove(S + %lld, %s, sizeof(%s) * %lld);\n", (long long)t->offset, emit_ref(e, g->update_value[i]),
           e->real, (long long)ir_numel(t->shape));
     }
+    for (int i = 0; i < g->ncounts; i++) { /* an i64 counter, 8-byte aligned */
+        const Tensor *t = &e->m->state[g->count_state[i]];
+        P(e, "    ((int64_t *)(void *)(S + %lld))[0] += %lld; /* %s */\n", (long long)t->offset, g->count_by[i],
+          t->path);
+    }
     for (int i = 0; i < g->nsummaries; i++)
         P(e, "    m->summary_[%d] = %s;\n", i, emit_scalar(e, g->summary_value[i]));
     P(e, "    return %s;\n", emit_scalar(e, g->loss));
@@ -391,25 +396,33 @@ static const char *init_enum(InitKind k)
     return emit_fmt("NNC_INIT_%s", names[k]);
 }
 
+/* One row of a tensor table (nnc_tensor_info) for t, named `name`. */
+static void info_row(Emitter *e, const Tensor *t, const char *name, const char *indent)
+{
+    P(e, "%s{\"%s\", %d, {", indent, name, t->shape.nd);
+    for (int k = 0; k < t->shape.nd; k++)
+        P(e, "%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
+    if (!t->shape.nd)
+        P(e, "0");
+    P(e, "}, %lld, %lld, %d, %d, %s},\n", (long long)t->offset, (long long)ir_numel(t->shape), !t->state, t->frozen,
+      t->counter ? "NNC_I64" : "NNC_F32");
+}
+
 static void tensor_table(Emitter *e)
 {
     int n = e->m->nparams + e->m->nstate;
+    if (e->m->nstate) /* the offsets below are the struct's layout (sort_tensors) */
+        P(e, "_Static_assert(sizeof(%s_state) == sizeof(%s) * %s_NUM_STATE, \"state layout\");\n", e->m->prefix,
+          e->real, emit_upper(e->m->prefix));
     P(e, "static const nnc_tensor_info tensor_info_[%d] = {\n", n ? n : 1);
     for (int s = 0; s < 2; s++) {
         const Tensor *ts = s ? e->m->state : e->m->params;
         int cnt = s ? e->m->nstate : e->m->nparams;
-        for (int i = 0; i < cnt; i++) {
-            const Tensor *t = &ts[i];
-            P(e, "    {\"%s\", %d, {", t->path, t->shape.nd);
-            for (int k = 0; k < t->shape.nd; k++)
-                P(e, "%s%lld", k ? ", " : "", (long long)t->shape.d[k]);
-            if (!t->shape.nd)
-                P(e, "0");
-            P(e, "}, %lld, %lld, %d, %d},\n", (long long)t->offset, (long long)ir_numel(t->shape), !s, t->frozen);
-        }
+        for (int i = 0; i < cnt; i++)
+            info_row(e, &ts[i], ts[i].path, "    ");
     }
     if (!n)
-        P(e, "    {\"\", 0, {0}, 0, 0, 0, 0},\n");
+        P(e, "    {\"\", 0, {0}, 0, 0, 0, 0, NNC_F32},\n");
     P(e, "};\n\n");
     P(e,
       "const nnc_tensor_info *%s_tensors(size_t *count)\n{\n    if (count)\n        *count = %d;\n    return "
@@ -459,13 +472,7 @@ static void from_loads(Emitter *e)
             cnt++;
             const char *rel =
                 plen && !strncmp(u->path, t->from_prefix, plen) && u->path[plen] == '.' ? u->path + plen + 1 : u->path;
-            P(e, "            {\"%s\", %d, {", rel, u->shape.nd);
-            for (int d = 0; d < u->shape.nd; d++)
-                P(e, "%s%lld", d ? ", " : "", (long long)u->shape.d[d]);
-            if (!u->shape.nd)
-                P(e, "0");
-            P(e, "}, %lld, %lld, %d, %d},\n", (long long)u->offset, (long long)ir_numel(u->shape), !u->state,
-              u->frozen);
+            info_row(e, u, rel, "            ");
         }
         P(e, "        };\n");
         P(e, "        if (nnc_st_load(\"%s\", from_, %d, (float *)m->params, (float *)m->state) != 0) {\n",
@@ -535,6 +542,15 @@ static void init_fns(Emitter *e)
         int cnt = s ? e->m->nstate : e->m->nparams;
         for (int i = 0; i < cnt; i++) {
             const Tensor *t = &ts[i];
+            if (t->counter) { /* int64_t, 8-byte aligned (sort_tensors) */
+                P(e, "    ((int64_t *)(void *)((%s *)m->state + %lld))[0] = %lld; /* %s */\n", e->real,
+                  (long long)t->offset,
+                  t->init == INIT_ONES           ? 1LL
+                      : t->init == INIT_CONSTANT ? (long long)t->init_a
+                                                 : 0LL,
+                  t->path);
+                continue;
+            }
             P(e, "    nnc_init_%s((%s *)m->%s + %lld, %d, (const int[]){", e->opt->f64 ? "f64" : "f32", e->real,
               s ? "state" : "params", (long long)t->offset, t->shape.nd);
             for (int k = 0; k < t->shape.nd; k++)

@@ -125,7 +125,7 @@ static char *struct_body(Emitter *e, const Tensor *ts, int lo, int hi, int depth
         const char *name = t->parts[depth], *cname = t->cparts[depth];
         if (t->npart == depth + 1) {
             doc_comment(f, t->doc, indent);
-            fprintf(f, "%*s%s %s", indent, "", e->real, cname);
+            fprintf(f, "%*s%s %s", indent, "", t->counter ? "int64_t" : e->real, cname);
             for (int k = 0; k < t->shape.nd; k++)
                 fprintf(f, "[%lld]", (long long)t->shape.d[k]);
             fprintf(f, ";\n");
@@ -226,7 +226,16 @@ void emit_header(Emitter *e, const char *fname)
           e->m->prefix, e->real, e->m->prefix);
     }
     if (e->m->nstate) {
-        P(e, "/* Non-trainable state, saved in checkpoints; also a %s[%s_NUM_STATE]. */\n", e->real, U);
+        int counters = 0;
+        for (int i = 0; i < e->m->nstate; i++)
+            counters += e->m->state[i].counter;
+        if (counters)
+            P(e,
+              "/* Non-trainable state, saved in checkpoints; as large as a %s[%s_NUM_STATE]: its int64_t\n"
+              "   counters (saved as I64) are 8-byte aligned. */\n",
+              e->real, U);
+        else
+            P(e, "/* Non-trainable state, saved in checkpoints; also a %s[%s_NUM_STATE]. */\n", e->real, U);
         char *body = struct_body(e, e->m->state, 0, e->m->nstate, 0, 4);
         P(e, "typedef struct %s_state {\n%s} %s_state;\n\n", e->m->prefix, body, e->m->prefix);
         free(body);

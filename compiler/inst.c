@@ -405,6 +405,7 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
     t->path = path;
     t->shape = s;
     t->state = st;
+    t->counter = st && mem->str;
     t->frozen = inst->frozen;
     t->doc = mem->doc;
     t->loc = mem->name_loc;
@@ -428,6 +429,14 @@ static int new_tensor(Inst *inst, Node *mem, int k, Shape s, Value init)
                        "'%s' is not an initializer (zeros, ones, constant(v), normal(std:, mean:), "
                        "uniform(lo, hi), glorot_uniform, glorot_normal, he_uniform, he_normal)",
                        init.k == VK_FN ? init.s : elab_vk_name(init.k));
+        t->init = INIT_ZEROS;
+    }
+    /* a counter starts at an integer: zeros, ones or constant(k) */
+    if (t->counter &&
+        !(t->init == INIT_ZEROS || t->init == INIT_ONES ||
+          (t->init == INIT_CONSTANT && t->init_a == (double)(long long)t->init_a))) {
+        diag_error(mem->b ? mem->b->loc : mem->name_loc,
+                   "an i64 counter starts at zeros, ones or constant(k) with an integer k");
         t->init = INIT_ZEROS;
     }
     return (*n)++;
@@ -477,6 +486,11 @@ void inst_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
             elab_bind(members, mem->name, none(), mem->name_loc); /* poison: no cascade */
             continue;
         }
+        if (mem->str && s.nd != 0) {
+            diag_error(mem->a->loc, "an i64 state is a counter, a scalar: its shape must be [], not %s", sstr(s));
+            elab_bind(members, mem->name, none(), mem->name_loc);
+            continue;
+        }
         if (!inst->applied) {
             const char *path = *inst->path ? elab_fmt("%s.%s", inst->path, mem->name) : mem->name;
             int64_t *total = st ? &E.state_total : &E.params_total;
@@ -511,7 +525,13 @@ void inst_make_tensors(Inst *inst, Scope *env, Scope *members, Loc at)
             elab_bind(members, mem->name, none(), mem->name_loc);
             continue;
         }
-        elab_bind(members, mem->name, vtensor(leaf(st, idx)), mem->name_loc);
+        if (t->counter) {
+            Value c = none();
+            c.k = VK_COUNTER, c.i = idx;
+            elab_bind(members, mem->name, c, mem->name_loc);
+        } else {
+            elab_bind(members, mem->name, vtensor(leaf(st, idx)), mem->name_loc);
+        }
     }
 }
 

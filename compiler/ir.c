@@ -340,6 +340,8 @@ void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only)
         fprintf(out, "  metric %s %%%d\n", m->metric_names[i], g->metrics[i]);
     for (int i = 0; i < g->nupdates; i++)
         fprintf(out, "  update %s = %%%d\n", m->state[g->update_state[i]].path, g->update_value[i]);
+    for (int i = 0; i < g->ncounts; i++)
+        fprintf(out, "  count %s += %lld\n", m->state[g->count_state[i]].path, g->count_by[i]);
     for (int i = 0; i < g->nsummaries; i++)
         fprintf(out, "  summary \"%s\" = %%%d\n", g->summary_name[i], g->summary_value[i]);
     if (g->param_grad)

@@ -125,6 +125,9 @@ typedef struct Graph {
     int nmetrics;
     int *update_state, *update_value; /* `update` statements */
     int nupdates;
+    int *count_state;    /* `update c = c + k` of i64 counters: state index, */
+    long long *count_by; /* and k */
+    int ncounts;
     int *summary_value; /* summaries (scalars) */
     const char **summary_name;
     int nsummaries;
@@ -169,6 +172,7 @@ typedef struct Tensor {
     int *order;  /* declaration-order key of each part, for layout */
     Shape shape; /* bd == -1 */
     int state;   /* 0 param, 1 state */
+    int counter; /* an i64 scalar state: 8 bytes, aligned, in 8 / sizeof(real) slots */
     int frozen;
     InitKind init;
     double init_a, init_b;

@@ -28,6 +28,7 @@ typedef struct ElabOptions {
      * The fuzz target (tests/fuzz/) compiles several files in memory. */
     const SrcFile *memfiles;
     int nmemfiles;
+    int f64; /* --precision=f64: state slots are doubles (an i64 counter takes one) */
 } ElabOptions;
 
 typedef struct Program {

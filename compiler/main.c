@@ -241,9 +241,9 @@ int main(int argc, char **argv)
         } else if (!strncmp(a, "--prefix=", 9)) {
             opt.prefix = a + 9;
         } else if (!strcmp(a, "--precision=f64")) {
-            eopt.f64 = 1;
+            eopt.f64 = opt.f64 = 1;
         } else if (!strcmp(a, "--precision=f32")) {
-            eopt.f64 = 0;
+            eopt.f64 = opt.f64 = 0;
         } else if (!strcmp(a, "--check-numerics")) {
             eopt.check_numerics = 1;
         } else if (a[0] == '-' && a[1]) {

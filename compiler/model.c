@@ -354,8 +354,39 @@ static int cmp_tensor(const void *pa, const void *pb)
     return a->npart - b->npart;
 }
 
-/* Declaration order for the structs; the graphs' leaves are renumbered. */
-static void sort_tensors(Model *m, int state)
+/* Offsets of tensors [lo, hi), which share their first `depth` path parts,
+ * from `off` on, as a C compiler lays out the structs emit_header.c writes
+ * for them: a field (or a sequence's copy) is a struct, aligned like its
+ * most aligned member, and its size is a multiple of that.  Only an i64
+ * counter is aligned to more than one real (to `cslots`). */
+static int64_t lay_out(Tensor *ts, int lo, int hi, int depth, int64_t off, int cslots)
+{
+    for (int i = lo; i < hi;) {
+        if (ts[i].npart == depth + 1) {
+            if (ts[i].counter)
+                off = (off + cslots - 1) / cslots * cslots;
+            ts[i].offset = off;
+            off += ts[i].counter ? cslots : ir_numel(ts[i].shape);
+            i++;
+            continue;
+        }
+        int j = i, align = 1;
+        while (j < hi && ts[j].npart > depth + 1 && !strcmp(ts[j].parts[depth], ts[i].parts[depth]))
+            align = ts[j++].counter ? cslots : align;
+        off = (off + align - 1) / align * align;
+        off = lay_out(ts, i, j, depth + 1, off, cslots);
+        off = (off + align - 1) / align * align;
+        i = j;
+    }
+    return off;
+}
+
+/* Declaration order for the structs; the graphs' leaves are renumbered.
+ * Offsets count reals (floats, or doubles with f64), as the structs lay
+ * them out: an i64 counter takes 8 bytes aligned to 8, so in float code
+ * two slots at an even offset, and the state's size is then even, which
+ * keeps sizeof(<p>_state) == NUM_STATE reals. */
+static void sort_tensors(Model *m, int state, int f64)
 {
     Tensor *ts = state ? m->state : m->params;
     int n = state ? m->nstate : m->nparams;
@@ -368,10 +399,7 @@ static void sort_tensors(Model *m, int state)
     qsort(copy, (size_t)n, sizeof(Tensor), cmp_tensor);
     for (int i = 0; i < n; i++)
         old[copy[i].offset] = i;
-    int64_t off = 0;
     for (int i = 0; i < n; i++) {
-        copy[i].offset = off;
-        off += ir_numel(copy[i].shape);
         /* split the path into the parts the structs nest by */
         copy[i].parts = elab_calloc((size_t)copy[i].npart, sizeof(char *));
         const char *p = copy[i].path;
@@ -386,6 +414,11 @@ static void sort_tensors(Model *m, int state)
             copy[i].cparts[k] =
                 isdigit((unsigned char)copy[i].parts[k][0]) ? copy[i].parts[k] : cname_of(copy[i].parts[k]);
     }
+    const int cslots = f64 ? 1 : 2;
+    int64_t off = lay_out(copy, 0, n, 0, 0, cslots);
+    for (int i = 0; i < n; i++) /* the struct's size is a multiple of its alignment */
+        if (copy[i].counter)
+            off = (off + cslots - 1) / cslots * cslots;
     if (n)
         memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
     if (state)
@@ -400,6 +433,8 @@ static void sort_tensors(Model *m, int state)
                 g->nodes[i].ival = old[g->nodes[i].ival];
         for (int i = 0; state && g && i < g->nupdates; i++)
             g->update_state[i] = old[g->update_state[i]];
+        for (int i = 0; state && g && i < g->ncounts; i++)
+            g->count_state[i] = old[g->count_state[i]];
     }
     free(old);
     free(copy);
@@ -544,8 +579,8 @@ static Model *elaborate_model(Node *decl, const ElabOptions *opt)
         m->hparams[m->nhparams].is_int = 1;
         m->hparams[m->nhparams++].doc = hp->list.v[i]->doc;
     }
-    sort_tensors(m, 0);
-    sort_tensors(m, 1);
+    sort_tensors(m, 0, opt->f64);
+    sort_tensors(m, 1, opt->f64);
     check_members(decl, m->params, m->nparams);
     check_members(decl, m->state, m->nstate);
     check_io(m);

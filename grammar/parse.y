@@ -309,9 +309,11 @@ static Node *field(const Token *name, Node *layer, Node *cond, Node *init,
     return n;
 }
 
-/* param|state name: [dims] [= init] [if e] */
+/* param|state name: [dtype][dims] [= init] [if e].  A param is f32; a
+ * state is f32 or an i64 counter (BatchNorm's num_batches_tracked), whose
+ * dtype is kept in n->str. */
 static Node *tensor(NodeKind kind, const Token *kw, const Token *name,
-                    Node *shape, Node *init, Node *cond)
+                    const Token *dtype, Node *shape, Node *init, Node *cond)
 {
     Node *n = ast_new(kind, ast_span(kw->loc,
                       end_of(cond, end_of(init, shape->loc))));
@@ -321,6 +323,13 @@ static Node *tensor(NodeKind kind, const Token *kw, const Token *name,
     n->a = shape;
     n->b = init;
     n->c = cond;
+    if (dtype && !strcmp(dtype->str, "i64") && kind == ND_STATE)
+        n->str = "i64";
+    else if (dtype && strcmp(dtype->str, "f32") != 0)
+        diag_error(dtype->loc, kind == ND_STATE
+                   ? "unknown dtype '%s' for a state (expected f32 or i64)"
+                   : "unknown dtype '%s' for a param (params are f32)",
+                   dtype->str);
     return n;
 }
 
@@ -567,11 +576,15 @@ opt_from(A) ::= FROM STRING(S).                       { A = literal(ctx, ND_STR,
 opt_frozen(A) ::= .                                   { A = (Token){0}; }
 opt_frozen(A) ::= FROZEN(K).                          { A = K; }
 
-// member = ("param" | "state") IDENT ":" brackets ["=" expr] ["if" expr]
+// member = ("param" | "state") IDENT ":" [IDENT] brackets ["=" expr] ["if" expr]
 member(A) ::= PARAM(K) IDENT(N) COLON brackets(S) opt_eq(I) opt_if(C).
-                                    { A = tensor(ND_PARAM, &K, &N, S, I, C); }
+                                    { A = tensor(ND_PARAM, &K, &N, NULL, S, I, C); }
+member(A) ::= PARAM(K) IDENT(N) COLON IDENT(T) brackets(S) opt_eq(I) opt_if(C).
+                                    { A = tensor(ND_PARAM, &K, &N, &T, S, I, C); }
 member(A) ::= STATE(K) IDENT(N) COLON brackets(S) opt_eq(I) opt_if(C).
-                                    { A = tensor(ND_STATE, &K, &N, S, I, C); }
+                                    { A = tensor(ND_STATE, &K, &N, NULL, S, I, C); }
+member(A) ::= STATE(K) IDENT(N) COLON IDENT(T) brackets(S) opt_eq(I) opt_if(C).
+                                    { A = tensor(ND_STATE, &K, &N, &T, S, I, C); }
 
 // member = ("input" | "label") IDENT ":" IDENT brackets
 member(A) ::= INPUT(K) IDENT(N) COLON IDENT(T) brackets(S).

@@ -693,7 +693,10 @@ static int cmd_info(drv *v)
             k += (size_t)snprintf(buf + k, sizeof buf - k, j ? ", %d" : "%d", t[i].shape[j]);
         if (k < sizeof buf)
             snprintf(buf + k, sizeof buf - k, "]");
-        printf("  %s %s %s\n", t[i].name, buf, t[i].trainable ? "params" : "state");
+        printf("  %s %s %s\n", t[i].name, buf,
+               t[i].trainable              ? "params"
+                   : t[i].dtype == NNC_I64 ? "state i64"
+                                           : "state");
     }
     for (int i = 0; i < d->num_inputs; i++) {
         fmt_io_shape(buf, sizeof buf, &d->inputs[i], "[", "]");

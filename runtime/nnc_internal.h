@@ -70,8 +70,10 @@ typedef struct nnc__kv {
     const char *key, *value;
 } nnc__kv;
 
-/* nnc_st_write with a __metadata__ object of string pairs first. */
-int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta);
+/* nnc_st_write with a __metadata__ object of string pairs first; dtypes
+ * (NULL: all F32) may mark an entry NNC_I64, whose data is int64_t. */
+int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta,
+                       const nnc_dtype *dtypes);
 /* nnc_st_save with `extra` tensors after the model's and __metadata__. */
 int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t count, const float *params,
                       const float *state, const nnc_st_entry *extra, size_t nextra, const nnc__kv *meta, size_t nmeta);

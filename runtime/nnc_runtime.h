@@ -30,6 +30,7 @@ extern "C" {
 typedef enum nnc_dtype {
     NNC_F32 = 0, /* float, "<f4" in .npy, "F32" in safetensors */
     NNC_I32 = 1, /* int32_t, "<i4" in .npy, "I32" in safetensors */
+    NNC_I64 = 2, /* int64_t, "I64" in safetensors: a model's counters (num_batches_tracked) */
 } nnc_dtype;
 
 /* ---- the instruction set ---------------------------------------------- */
@@ -167,10 +168,12 @@ typedef struct nnc_tensor_info {
     const char *name; /* "fc1.weight", "blocks.2.bn1.running_mean" */
     int ndim;         /* 0 for a scalar */
     int shape[NNC_MAX_DIMS];
-    size_t offset; /* in floats, from the start of params or state */
-    size_t size;   /* product of shape */
-    int trainable; /* 1: in params (and grads); 0: in state */
-    int frozen;    /* a `frozen` param: zero gradient, never updated */
+    size_t offset;   /* in floats, from the start of params or state */
+    size_t size;     /* product of shape */
+    int trainable;   /* 1: in params (and grads); 0: in state */
+    int frozen;      /* a `frozen` param: zero gradient, never updated */
+    nnc_dtype dtype; /* NNC_F32, or NNC_I64: an int64_t counter (a scalar, size 1) at an
+                        8-byte-aligned offset in the state, saved as I64 */
 } nnc_tensor_info;
 
 /* ---- RNG ----------------------------------------------------------------- */

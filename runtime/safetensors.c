@@ -120,12 +120,24 @@ static void fmt_shape(char *out, size_t cap, int ndim, const int64_t *shape)
 
 /* ---- writing ------------------------------------------------------------------ */
 
-int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
+/* n int64_t (a model's counters: few) as little-endian I64 */
+static void write_le64(nnc__atomic *a, const int64_t *v, size_t n)
 {
-    return nnc__st_write_meta(path, e, count, NULL, 0);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b[8];
+        for (int k = 0; k < 8; k++)
+            b[k] = (unsigned char)((uint64_t)v[i] >> (8 * k));
+        nnc__atomic_write(a, b, 8);
+    }
 }
 
-int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta)
+int nnc_st_write(const char *path, const nnc_st_entry *e, size_t count)
+{
+    return nnc__st_write_meta(path, e, count, NULL, 0, NULL);
+}
+
+int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, const nnc__kv *meta, size_t nmeta,
+                       const nnc_dtype *dtypes)
 {
     /* Validate everything first: a bad entry must not leave a temp file. */
     for (size_t i = 0; i < count; i++) {
@@ -168,12 +180,13 @@ int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, co
         if (i)
             sb_puts(&h, ",");
         sb_json_string(&h, e[i].name);
-        sb_puts(&h, ":{\"dtype\":\"F32\",\"shape\":[");
+        const unsigned es = dtypes && dtypes[i] == NNC_I64 ? 8 : 4;
+        sb_puts(&h, es == 8 ? ":{\"dtype\":\"I64\",\"shape\":[" : ":{\"dtype\":\"F32\",\"shape\":[");
         for (int d = 0; d < e[i].ndim; d++)
             sb_printf(&h, d ? ",%d" : "%d", e[i].shape[d]);
         sb_printf(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset,
-                  (unsigned long long)(offset + 4 * size));
-        offset += 4 * size;
+                  (unsigned long long)(offset + es * size));
+        offset += es * size;
     }
     sb_puts(&h, "}");
     /* Pad with spaces so that the data starts 8-byte aligned, as the
@@ -201,7 +214,10 @@ int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, co
         size_t size = 1;
         for (int d = 0; d < e[i].ndim; d++)
             size *= (size_t)e[i].shape[d];
-        nnc__atomic_write_le32(&a, e[i].data, size);
+        if (dtypes && dtypes[i] == NNC_I64)
+            write_le64(&a, (const int64_t *)(const void *)e[i].data, size);
+        else
+            nnc__atomic_write_le32(&a, e[i].data, size);
     }
     return nnc__atomic_commit(&a);
 }
@@ -215,7 +231,10 @@ int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t cou
                       const float *state, const nnc_st_entry *extra, size_t nextra, const nnc__kv *meta, size_t nmeta)
 {
     nnc_st_entry *e = malloc((count + nextra ? count + nextra : 1) * sizeof *e);
-    if (!e) {
+    nnc_dtype *dt = calloc(count + nextra ? count + nextra : 1, sizeof *dt); /* NNC_F32 is 0 */
+    if (!e || !dt) {
+        free(e);
+        free(dt);
         errno = ENOMEM;
         return nnc_fail("%s: out of memory", path);
     }
@@ -223,6 +242,7 @@ int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t cou
         const float *base = infos[i].trainable ? params : state;
         if (!base && infos[i].size > 0) {
             free(e);
+            free(dt);
             return nnc_fail("%s: tensor '%s': no %s array to save from", path, infos[i].name,
                             infos[i].trainable ? "params" : "state");
         }
@@ -230,11 +250,13 @@ int nnc__st_save_meta(const char *path, const nnc_tensor_info *infos, size_t cou
         e[i].ndim = infos[i].ndim;
         memcpy(e[i].shape, infos[i].shape, sizeof e[i].shape);
         e[i].data = base ? base + infos[i].offset : NULL;
+        dt[i] = infos[i].dtype == NNC_I64 ? NNC_I64 : NNC_F32;
     }
     if (nextra)
         memcpy(e + count, extra, nextra * sizeof *e);
-    int rc = nnc__st_write_meta(path, e, count + nextra, meta, nmeta);
+    int rc = nnc__st_write_meta(path, e, count + nextra, meta, nmeta, dt);
     free(e);
+    free(dt);
     return rc;
 }
 
@@ -858,10 +880,11 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
             return nnc_fail("%s: unexpected tensor '%s' (the model has no such param or state)", path, t->name);
         t->info = k;
         map[k] = i;
-        const size_t es = dtype_size(t->dtype);
-        if (!es)
-            return nnc_fail("%s: tensor '%s': dtype %s, expected F32, F16, BF16 or F64", path, t->name, t->dtype);
         const nnc_tensor_info *in = &infos[k];
+        const size_t es = in->dtype == NNC_I64 ? 8 * !strcmp(t->dtype, "I64") : dtype_size(t->dtype);
+        if (!es)
+            return nnc_fail("%s: tensor '%s': dtype %s, expected %s", path, t->name, t->dtype,
+                            in->dtype == NNC_I64 ? "I64" : "F32, F16, BF16 or F64");
         int same = t->ndim == in->ndim;
         for (int d = 0; same && d < t->ndim; d++)
             same = t->shape[d] == in->shape[d];
@@ -889,8 +912,10 @@ static int validate(const char *path, st_tensor *ts, size_t nt, const nnc_tensor
                             path, t->name, (unsigned long long)t->begin, (unsigned long long)t->end,
                             (unsigned long long)data_len);
     }
+    /* a counter may be missing: PyTorch's own BatchNorm loads checkpoints
+     * that predate num_batches_tracked with it at 0 (st_load does too) */
     for (size_t k = 0; k < count && strict; k++)
-        if (map[k] == SIZE_MAX)
+        if (map[k] == SIZE_MAX && infos[k].dtype != NNC_I64)
             return nnc_fail("%s: missing tensor '%s'", path, infos[k].name);
     /* No two tensors may share bytes: sort by offset, compare neighbours. */
     if (nt > 1) {
@@ -1006,6 +1031,9 @@ out:
     return rc;
 }
 
+/* Floats of staging a tensor takes: an I64 counter takes two. */
+static size_t stage_size(const nnc_tensor_info *in) { return in->dtype == NNC_I64 ? 2 : in->size; }
+
 /* nnc_st_load and nnc_st_load_non_strict: strict 0 skips the file's
  * tensors the model lacks and keeps the model's tensors the file lacks,
  * listing both on stderr after the whole file has been checked */
@@ -1044,7 +1072,7 @@ static int st_load(const char *path, const nnc_tensor_info *infos, size_t count,
             nnc_fail("%s: tensor '%s': the model has no params array", path, infos[k].name);
             goto out;
         }
-        total += infos[k].size;
+        total += stage_size(&infos[k]);
     }
     stage = malloc((total ? total : 1) * sizeof *stage);
     if (!stage) {
@@ -1057,6 +1085,20 @@ static int st_load(const char *path, const nnc_tensor_info *infos, size_t count,
             continue;
         const st_tensor *t = &ts[map[k]];
         size_t n = infos[k].size, es = dtype_size(t->dtype);
+        if (infos[k].dtype == NNC_I64) { /* one little-endian int64_t */
+            unsigned char raw[8];
+            if (fseeko(f, (off_t)(data_start + t->begin), SEEK_SET) != 0 || fread(raw, 8, 1, f) != 1) {
+                nnc_fail("%s: truncated data reading tensor '%s'", path, infos[k].name);
+                goto out;
+            }
+            uint64_t u = 0;
+            for (int b = 0; b < 8; b++)
+                u |= (uint64_t)raw[b] << (8 * b);
+            const int64_t v = (int64_t)u;
+            memcpy(stage + at, &v, sizeof v);
+            at += 2;
+            continue;
+        }
         if (n > 0) {
             /* F32 straight into the stage; the others through raw bytes */
             unsigned char *raw = es == 4 ? (unsigned char *)(stage + at) : malloc(n * es);
@@ -1082,11 +1124,18 @@ static int st_load(const char *path, const nnc_tensor_info *infos, size_t count,
     at = 0;
     for (size_t k = 0; k < count; k++) {
         float *dst = (infos[k].trainable ? params : state);
-        if (map[k] == SIZE_MAX)
+        if (map[k] == SIZE_MAX) {
+            if (strict) { /* a counter the file lacks starts again at 0 */
+                const int64_t zero = 0;
+                memcpy(dst + infos[k].offset, &zero, sizeof zero);
+            }
             continue;
-        if (infos[k].size > 0)
+        }
+        if (infos[k].dtype == NNC_I64)
+            memcpy(dst + infos[k].offset, stage + at, sizeof(int64_t));
+        else if (infos[k].size > 0)
             memcpy(dst + infos[k].offset, stage + at, infos[k].size * sizeof(float));
-        at += infos[k].size;
+        at += stage_size(&infos[k]);
     }
     if (!strict) { /* PyTorch's load_state_dict(strict=False) lists both */
         for (size_t i = 0; i < nt; i++)

@@ -173,8 +173,8 @@ class ResnetSmall(nn.Module):
     """Twin of bench/resnet_small.nn (= models/resnet.nn): 3x3 stem (16) with
     BatchNorm2d and relu, stages of two BasicBlocks at 16, 32 (stride 2),
     64 (stride 2) channels, global average pooling, Linear(64, 10).  Field
-    names and order as nnc's (state_dict as nnc's plus the BatchNorm2d
-    num_batches_tracked counters)."""
+    names and order as nnc's (state_dict as nnc's, the BatchNorm2d
+    num_batches_tracked counters included)."""
 
     def __init__(self, widths=(16, 32, 64), classes=10):
         super().__init__()

@@ -13,10 +13,10 @@ _Static_assert(sizeof(digits_params) == sizeof(float) * DIGITS_NUM_PARAMS, "para
 const char *const digits_metric_names[1] = {"accuracy"};
 
 static const nnc_tensor_info tensor_info_[4] = {
-    {"fc1.weight", 2, {128, 64}, 0, 8192, 1, 0},
-    {"fc1.bias", 1, {128}, 8192, 128, 1, 0},
-    {"fc2.weight", 2, {10, 128}, 8320, 1280, 1, 0},
-    {"fc2.bias", 1, {10}, 9600, 10, 1, 0},
+    {"fc1.weight", 2, {128, 64}, 0, 8192, 1, 0, NNC_F32},
+    {"fc1.bias", 1, {128}, 8192, 128, 1, 0, NNC_F32},
+    {"fc2.weight", 2, {10, 128}, 8320, 1280, 1, 0, NNC_F32},
+    {"fc2.bias", 1, {10}, 9600, 10, 1, 0, NNC_F32},
 };
 
 const nnc_tensor_info *digits_tensors(size_t *count)

@@ -12,25 +12,28 @@ _Static_assert(sizeof(digits_cnn_params) == sizeof(float) * DIGITS_CNN_NUM_PARAM
 
 const char *const digits_cnn_metric_names[1] = {"accuracy"};
 
-static const nnc_tensor_info tensor_info_[12] = {
-    {"conv1.weight", 4, {32, 1, 3, 3}, 0, 288, 1, 0},
-    {"bn1.weight", 1, {32}, 288, 32, 1, 0},
-    {"bn1.bias", 1, {32}, 320, 32, 1, 0},
-    {"conv2.weight", 4, {64, 32, 3, 3}, 352, 18432, 1, 0},
-    {"bn2.weight", 1, {64}, 18784, 64, 1, 0},
-    {"bn2.bias", 1, {64}, 18848, 64, 1, 0},
-    {"fc.weight", 2, {10, 256}, 18912, 2560, 1, 0},
-    {"fc.bias", 1, {10}, 21472, 10, 1, 0},
-    {"bn1.running_mean", 1, {32}, 0, 32, 0, 0},
-    {"bn1.running_var", 1, {32}, 32, 32, 0, 0},
-    {"bn2.running_mean", 1, {64}, 64, 64, 0, 0},
-    {"bn2.running_var", 1, {64}, 128, 64, 0, 0},
+_Static_assert(sizeof(digits_cnn_state) == sizeof(float) * DIGITS_CNN_NUM_STATE, "state layout");
+static const nnc_tensor_info tensor_info_[14] = {
+    {"conv1.weight", 4, {32, 1, 3, 3}, 0, 288, 1, 0, NNC_F32},
+    {"bn1.weight", 1, {32}, 288, 32, 1, 0, NNC_F32},
+    {"bn1.bias", 1, {32}, 320, 32, 1, 0, NNC_F32},
+    {"conv2.weight", 4, {64, 32, 3, 3}, 352, 18432, 1, 0, NNC_F32},
+    {"bn2.weight", 1, {64}, 18784, 64, 1, 0, NNC_F32},
+    {"bn2.bias", 1, {64}, 18848, 64, 1, 0, NNC_F32},
+    {"fc.weight", 2, {10, 256}, 18912, 2560, 1, 0, NNC_F32},
+    {"fc.bias", 1, {10}, 21472, 10, 1, 0, NNC_F32},
+    {"bn1.running_mean", 1, {32}, 0, 32, 0, 0, NNC_F32},
+    {"bn1.running_var", 1, {32}, 32, 32, 0, 0, NNC_F32},
+    {"bn1.num_batches_tracked", 0, {0}, 64, 1, 0, 0, NNC_I64},
+    {"bn2.running_mean", 1, {64}, 66, 64, 0, 0, NNC_F32},
+    {"bn2.running_var", 1, {64}, 130, 64, 0, 0, NNC_F32},
+    {"bn2.num_batches_tracked", 0, {0}, 194, 1, 0, 0, NNC_I64},
 };
 
 const nnc_tensor_info *digits_cnn_tensors(size_t *count)
 {
     if (count)
-        *count = 12;
+        *count = 14;
     return tensor_info_;
 }
 
@@ -73,8 +76,10 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 21472, 1, (const int[]){10}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc.bias */
     nnc_init_f32((float *)m->state + 0, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn1.running_mean */
     nnc_init_f32((float *)m->state + 32, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn1.running_var */
-    nnc_init_f32((float *)m->state + 64, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn2.running_mean */
-    nnc_init_f32((float *)m->state + 128, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 64))[0] = 0; /* bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 66, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn2.running_mean */
+    nnc_init_f32((float *)m->state + 130, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 194))[0] = 0; /* bn2.num_batches_tracked */
     return 0;
 }
 
@@ -89,17 +94,17 @@ void digits_cnn_release(digits_cnn *m)
 
 int digits_cnn_save(const digits_cnn *m, const char *path)
 {
-    return nnc_st_save(path, tensor_info_, 12, (const float *)m->params, (const float *)m->state);
+    return nnc_st_save(path, tensor_info_, 14, (const float *)m->params, (const float *)m->state);
 }
 
 int digits_cnn_load(digits_cnn *m, const char *path)
 {
-    return nnc_st_load(path, tensor_info_, 12, (float *)m->params, (float *)m->state);
+    return nnc_st_load(path, tensor_info_, 14, (float *)m->params, (float *)m->state);
 }
 
 int digits_cnn_load_non_strict(digits_cnn *m, const char *path)
 {
-    return nnc_st_load_non_strict(path, tensor_info_, 12, (float *)m->params, (float *)m->state);
+    return nnc_st_load_non_strict(path, tensor_info_, 14, (float *)m->params, (float *)m->state);
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
@@ -127,8 +132,8 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     float *const conv2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
     const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
-    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
-    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    const float *const bn2_running_mean = S + 66; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 130; /* bn2.running_var [64] */
     float *const bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const bn2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
     float *const act2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
@@ -259,8 +264,8 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     float *const conv2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
     const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
-    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
-    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    const float *const bn2_running_mean = S + 66; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 130; /* bn2.running_var [64] */
     float *const bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const bn2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
     float *const act2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
@@ -390,8 +395,8 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     float *const conv2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
     const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
     const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
-    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
-    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    const float *const bn2_running_mean = S + 66; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 130; /* bn2.running_var [64] */
     float *const bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const bn2 = (float *)(A + SB + 1024 * MB); /* [N, 64, 16] */
     float *const act2 = (float *)(A + SB + 0 * MB); /* [N, 64, 4, 4] */
@@ -553,8 +558,8 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
     const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
     const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
-    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
-    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    const float *const bn2_running_mean = S + 66; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 130; /* bn2.running_var [64] */
     float *const bn2_st = (float *)(A + 192); /* [2, 64] */
     float *const bn2_mu = (float *)(A + 64); /* [1, 64] */
     float *const bn2_var = (float *)(A + 320); /* [1, 64] */
@@ -782,9 +787,11 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     /* update bn1.running_var */
     memmove(S + 32, bn1_add_2, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, bn2_add, sizeof(float) * 64);
+    memmove(S + 66, bn2_add, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, bn2_add_2, sizeof(float) * 64);
+    memmove(S + 130, bn2_add_2, sizeof(float) * 64);
+    ((int64_t *)(void *)(S + 64))[0] += 1; /* bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 194))[0] += 1; /* bn2.num_batches_tracked */
     return cross_entropy[0];
 }
 
@@ -819,8 +826,8 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
     const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
     const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
-    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
-    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    const float *const bn2_running_mean = S + 66; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 130; /* bn2.running_var [64] */
     float *const bn2_st = (float *)(A + 192); /* [2, 64] */
     float *const bn2_mu = (float *)(A + 64); /* [1, 64] */
     float *const bn2_var = (float *)(A + 320); /* [1, 64] */
@@ -1048,9 +1055,11 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     /* update bn1.running_var */
     memmove(S + 32, bn1_add_2, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, bn2_add, sizeof(float) * 64);
+    memmove(S + 66, bn2_add, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, bn2_add_2, sizeof(float) * 64);
+    memmove(S + 130, bn2_add_2, sizeof(float) * 64);
+    ((int64_t *)(void *)(S + 64))[0] += 1; /* bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 194))[0] += 1; /* bn2.num_batches_tracked */
     return cross_entropy[0];
 }
 
@@ -1084,8 +1093,8 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *const conv2 = (float *)(A + SB + 4608 * MB); /* [N, 64, 4, 4] */
     const float *const bn2_weight = P + 18784; /* bn2.weight [64] */
     const float *const bn2_bias = P + 18848; /* bn2.bias [64] */
-    const float *const bn2_running_mean = S + 64; /* bn2.running_mean [64] */
-    const float *const bn2_running_var = S + 128; /* bn2.running_var [64] */
+    const float *const bn2_running_mean = S + 66; /* bn2.running_mean [64] */
+    const float *const bn2_running_var = S + 130; /* bn2.running_var [64] */
     float *const bn2_st = (float *)(A + 192); /* [2, 64] */
     float *const bn2_mu = (float *)(A + 64); /* [1, 64] */
     float *const bn2_var = (float *)(A + 320); /* [1, 64] */
@@ -1313,9 +1322,11 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     /* update bn1.running_var */
     memmove(S + 32, bn1_add_2, sizeof(float) * 32);
     /* update bn2.running_mean */
-    memmove(S + 64, bn2_add, sizeof(float) * 64);
+    memmove(S + 66, bn2_add, sizeof(float) * 64);
     /* update bn2.running_var */
-    memmove(S + 128, bn2_add_2, sizeof(float) * 64);
+    memmove(S + 130, bn2_add_2, sizeof(float) * 64);
+    ((int64_t *)(void *)(S + 64))[0] += 1; /* bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 194))[0] += 1; /* bn2.num_batches_tracked */
     return cross_entropy[0];
 }
 

@@ -22,7 +22,7 @@ enum {
     DIGITS_CNN_WIDTH = 32,
     DIGITS_CNN_CLASSES = 10,
     DIGITS_CNN_NUM_PARAMS = 21482, /* floats in digits_cnn_params */
-    DIGITS_CNN_NUM_STATE = 192, /* floats in digits_cnn_state */
+    DIGITS_CNN_NUM_STATE = 196, /* floats in digits_cnn_state */
     DIGITS_CNN_NUM_METRICS = 1,
 };
 
@@ -51,15 +51,18 @@ typedef struct digits_cnn_params {
     } fc;
 } digits_cnn_params;
 
-/* Non-trainable state, saved in checkpoints; also a float[DIGITS_CNN_NUM_STATE]. */
+/* Non-trainable state, saved in checkpoints; as large as a float[DIGITS_CNN_NUM_STATE]: its int64_t
+   counters (saved as I64) are 8-byte aligned. */
 typedef struct digits_cnn_state {
     struct {
         float running_mean[32];
         float running_var[32];
+        int64_t num_batches_tracked;
     } bn1;
     struct {
         float running_mean[64];
         float running_var[64];
+        int64_t num_batches_tracked;
     } bn2;
 } digits_cnn_state;
 

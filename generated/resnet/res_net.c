@@ -12,90 +12,106 @@ _Static_assert(sizeof(res_net_params) == sizeof(float) * RES_NET_NUM_PARAMS, "pa
 
 const char *const res_net_metric_names[1] = {"accuracy"};
 
-static const nnc_tensor_info tensor_info_[77] = {
-    {"stem.weight", 4, {16, 3, 3, 3}, 0, 432, 1, 0},
-    {"bn.weight", 1, {16}, 432, 16, 1, 0},
-    {"bn.bias", 1, {16}, 448, 16, 1, 0},
-    {"stage1.0.conv1.weight", 4, {16, 16, 3, 3}, 464, 2304, 1, 0},
-    {"stage1.0.bn1.weight", 1, {16}, 2768, 16, 1, 0},
-    {"stage1.0.bn1.bias", 1, {16}, 2784, 16, 1, 0},
-    {"stage1.0.conv2.weight", 4, {16, 16, 3, 3}, 2800, 2304, 1, 0},
-    {"stage1.0.bn2.weight", 1, {16}, 5104, 16, 1, 0},
-    {"stage1.0.bn2.bias", 1, {16}, 5120, 16, 1, 0},
-    {"stage1.1.conv1.weight", 4, {16, 16, 3, 3}, 5136, 2304, 1, 0},
-    {"stage1.1.bn1.weight", 1, {16}, 7440, 16, 1, 0},
-    {"stage1.1.bn1.bias", 1, {16}, 7456, 16, 1, 0},
-    {"stage1.1.conv2.weight", 4, {16, 16, 3, 3}, 7472, 2304, 1, 0},
-    {"stage1.1.bn2.weight", 1, {16}, 9776, 16, 1, 0},
-    {"stage1.1.bn2.bias", 1, {16}, 9792, 16, 1, 0},
-    {"stage2.0.conv1.weight", 4, {32, 16, 3, 3}, 9808, 4608, 1, 0},
-    {"stage2.0.bn1.weight", 1, {32}, 14416, 32, 1, 0},
-    {"stage2.0.bn1.bias", 1, {32}, 14448, 32, 1, 0},
-    {"stage2.0.conv2.weight", 4, {32, 32, 3, 3}, 14480, 9216, 1, 0},
-    {"stage2.0.bn2.weight", 1, {32}, 23696, 32, 1, 0},
-    {"stage2.0.bn2.bias", 1, {32}, 23728, 32, 1, 0},
-    {"stage2.0.proj.weight", 4, {32, 16, 1, 1}, 23760, 512, 1, 0},
-    {"stage2.0.proj_bn.weight", 1, {32}, 24272, 32, 1, 0},
-    {"stage2.0.proj_bn.bias", 1, {32}, 24304, 32, 1, 0},
-    {"stage2.1.conv1.weight", 4, {32, 32, 3, 3}, 24336, 9216, 1, 0},
-    {"stage2.1.bn1.weight", 1, {32}, 33552, 32, 1, 0},
-    {"stage2.1.bn1.bias", 1, {32}, 33584, 32, 1, 0},
-    {"stage2.1.conv2.weight", 4, {32, 32, 3, 3}, 33616, 9216, 1, 0},
-    {"stage2.1.bn2.weight", 1, {32}, 42832, 32, 1, 0},
-    {"stage2.1.bn2.bias", 1, {32}, 42864, 32, 1, 0},
-    {"stage3.0.conv1.weight", 4, {64, 32, 3, 3}, 42896, 18432, 1, 0},
-    {"stage3.0.bn1.weight", 1, {64}, 61328, 64, 1, 0},
-    {"stage3.0.bn1.bias", 1, {64}, 61392, 64, 1, 0},
-    {"stage3.0.conv2.weight", 4, {64, 64, 3, 3}, 61456, 36864, 1, 0},
-    {"stage3.0.bn2.weight", 1, {64}, 98320, 64, 1, 0},
-    {"stage3.0.bn2.bias", 1, {64}, 98384, 64, 1, 0},
-    {"stage3.0.proj.weight", 4, {64, 32, 1, 1}, 98448, 2048, 1, 0},
-    {"stage3.0.proj_bn.weight", 1, {64}, 100496, 64, 1, 0},
-    {"stage3.0.proj_bn.bias", 1, {64}, 100560, 64, 1, 0},
-    {"stage3.1.conv1.weight", 4, {64, 64, 3, 3}, 100624, 36864, 1, 0},
-    {"stage3.1.bn1.weight", 1, {64}, 137488, 64, 1, 0},
-    {"stage3.1.bn1.bias", 1, {64}, 137552, 64, 1, 0},
-    {"stage3.1.conv2.weight", 4, {64, 64, 3, 3}, 137616, 36864, 1, 0},
-    {"stage3.1.bn2.weight", 1, {64}, 174480, 64, 1, 0},
-    {"stage3.1.bn2.bias", 1, {64}, 174544, 64, 1, 0},
-    {"fc.weight", 2, {10, 64}, 174608, 640, 1, 0},
-    {"fc.bias", 1, {10}, 175248, 10, 1, 0},
-    {"bn.running_mean", 1, {16}, 0, 16, 0, 0},
-    {"bn.running_var", 1, {16}, 16, 16, 0, 0},
-    {"stage1.0.bn1.running_mean", 1, {16}, 32, 16, 0, 0},
-    {"stage1.0.bn1.running_var", 1, {16}, 48, 16, 0, 0},
-    {"stage1.0.bn2.running_mean", 1, {16}, 64, 16, 0, 0},
-    {"stage1.0.bn2.running_var", 1, {16}, 80, 16, 0, 0},
-    {"stage1.1.bn1.running_mean", 1, {16}, 96, 16, 0, 0},
-    {"stage1.1.bn1.running_var", 1, {16}, 112, 16, 0, 0},
-    {"stage1.1.bn2.running_mean", 1, {16}, 128, 16, 0, 0},
-    {"stage1.1.bn2.running_var", 1, {16}, 144, 16, 0, 0},
-    {"stage2.0.bn1.running_mean", 1, {32}, 160, 32, 0, 0},
-    {"stage2.0.bn1.running_var", 1, {32}, 192, 32, 0, 0},
-    {"stage2.0.bn2.running_mean", 1, {32}, 224, 32, 0, 0},
-    {"stage2.0.bn2.running_var", 1, {32}, 256, 32, 0, 0},
-    {"stage2.0.proj_bn.running_mean", 1, {32}, 288, 32, 0, 0},
-    {"stage2.0.proj_bn.running_var", 1, {32}, 320, 32, 0, 0},
-    {"stage2.1.bn1.running_mean", 1, {32}, 352, 32, 0, 0},
-    {"stage2.1.bn1.running_var", 1, {32}, 384, 32, 0, 0},
-    {"stage2.1.bn2.running_mean", 1, {32}, 416, 32, 0, 0},
-    {"stage2.1.bn2.running_var", 1, {32}, 448, 32, 0, 0},
-    {"stage3.0.bn1.running_mean", 1, {64}, 480, 64, 0, 0},
-    {"stage3.0.bn1.running_var", 1, {64}, 544, 64, 0, 0},
-    {"stage3.0.bn2.running_mean", 1, {64}, 608, 64, 0, 0},
-    {"stage3.0.bn2.running_var", 1, {64}, 672, 64, 0, 0},
-    {"stage3.0.proj_bn.running_mean", 1, {64}, 736, 64, 0, 0},
-    {"stage3.0.proj_bn.running_var", 1, {64}, 800, 64, 0, 0},
-    {"stage3.1.bn1.running_mean", 1, {64}, 864, 64, 0, 0},
-    {"stage3.1.bn1.running_var", 1, {64}, 928, 64, 0, 0},
-    {"stage3.1.bn2.running_mean", 1, {64}, 992, 64, 0, 0},
-    {"stage3.1.bn2.running_var", 1, {64}, 1056, 64, 0, 0},
+_Static_assert(sizeof(res_net_state) == sizeof(float) * RES_NET_NUM_STATE, "state layout");
+static const nnc_tensor_info tensor_info_[92] = {
+    {"stem.weight", 4, {16, 3, 3, 3}, 0, 432, 1, 0, NNC_F32},
+    {"bn.weight", 1, {16}, 432, 16, 1, 0, NNC_F32},
+    {"bn.bias", 1, {16}, 448, 16, 1, 0, NNC_F32},
+    {"stage1.0.conv1.weight", 4, {16, 16, 3, 3}, 464, 2304, 1, 0, NNC_F32},
+    {"stage1.0.bn1.weight", 1, {16}, 2768, 16, 1, 0, NNC_F32},
+    {"stage1.0.bn1.bias", 1, {16}, 2784, 16, 1, 0, NNC_F32},
+    {"stage1.0.conv2.weight", 4, {16, 16, 3, 3}, 2800, 2304, 1, 0, NNC_F32},
+    {"stage1.0.bn2.weight", 1, {16}, 5104, 16, 1, 0, NNC_F32},
+    {"stage1.0.bn2.bias", 1, {16}, 5120, 16, 1, 0, NNC_F32},
+    {"stage1.1.conv1.weight", 4, {16, 16, 3, 3}, 5136, 2304, 1, 0, NNC_F32},
+    {"stage1.1.bn1.weight", 1, {16}, 7440, 16, 1, 0, NNC_F32},
+    {"stage1.1.bn1.bias", 1, {16}, 7456, 16, 1, 0, NNC_F32},
+    {"stage1.1.conv2.weight", 4, {16, 16, 3, 3}, 7472, 2304, 1, 0, NNC_F32},
+    {"stage1.1.bn2.weight", 1, {16}, 9776, 16, 1, 0, NNC_F32},
+    {"stage1.1.bn2.bias", 1, {16}, 9792, 16, 1, 0, NNC_F32},
+    {"stage2.0.conv1.weight", 4, {32, 16, 3, 3}, 9808, 4608, 1, 0, NNC_F32},
+    {"stage2.0.bn1.weight", 1, {32}, 14416, 32, 1, 0, NNC_F32},
+    {"stage2.0.bn1.bias", 1, {32}, 14448, 32, 1, 0, NNC_F32},
+    {"stage2.0.conv2.weight", 4, {32, 32, 3, 3}, 14480, 9216, 1, 0, NNC_F32},
+    {"stage2.0.bn2.weight", 1, {32}, 23696, 32, 1, 0, NNC_F32},
+    {"stage2.0.bn2.bias", 1, {32}, 23728, 32, 1, 0, NNC_F32},
+    {"stage2.0.proj.weight", 4, {32, 16, 1, 1}, 23760, 512, 1, 0, NNC_F32},
+    {"stage2.0.proj_bn.weight", 1, {32}, 24272, 32, 1, 0, NNC_F32},
+    {"stage2.0.proj_bn.bias", 1, {32}, 24304, 32, 1, 0, NNC_F32},
+    {"stage2.1.conv1.weight", 4, {32, 32, 3, 3}, 24336, 9216, 1, 0, NNC_F32},
+    {"stage2.1.bn1.weight", 1, {32}, 33552, 32, 1, 0, NNC_F32},
+    {"stage2.1.bn1.bias", 1, {32}, 33584, 32, 1, 0, NNC_F32},
+    {"stage2.1.conv2.weight", 4, {32, 32, 3, 3}, 33616, 9216, 1, 0, NNC_F32},
+    {"stage2.1.bn2.weight", 1, {32}, 42832, 32, 1, 0, NNC_F32},
+    {"stage2.1.bn2.bias", 1, {32}, 42864, 32, 1, 0, NNC_F32},
+    {"stage3.0.conv1.weight", 4, {64, 32, 3, 3}, 42896, 18432, 1, 0, NNC_F32},
+    {"stage3.0.bn1.weight", 1, {64}, 61328, 64, 1, 0, NNC_F32},
+    {"stage3.0.bn1.bias", 1, {64}, 61392, 64, 1, 0, NNC_F32},
+    {"stage3.0.conv2.weight", 4, {64, 64, 3, 3}, 61456, 36864, 1, 0, NNC_F32},
+    {"stage3.0.bn2.weight", 1, {64}, 98320, 64, 1, 0, NNC_F32},
+    {"stage3.0.bn2.bias", 1, {64}, 98384, 64, 1, 0, NNC_F32},
+    {"stage3.0.proj.weight", 4, {64, 32, 1, 1}, 98448, 2048, 1, 0, NNC_F32},
+    {"stage3.0.proj_bn.weight", 1, {64}, 100496, 64, 1, 0, NNC_F32},
+    {"stage3.0.proj_bn.bias", 1, {64}, 100560, 64, 1, 0, NNC_F32},
+    {"stage3.1.conv1.weight", 4, {64, 64, 3, 3}, 100624, 36864, 1, 0, NNC_F32},
+    {"stage3.1.bn1.weight", 1, {64}, 137488, 64, 1, 0, NNC_F32},
+    {"stage3.1.bn1.bias", 1, {64}, 137552, 64, 1, 0, NNC_F32},
+    {"stage3.1.conv2.weight", 4, {64, 64, 3, 3}, 137616, 36864, 1, 0, NNC_F32},
+    {"stage3.1.bn2.weight", 1, {64}, 174480, 64, 1, 0, NNC_F32},
+    {"stage3.1.bn2.bias", 1, {64}, 174544, 64, 1, 0, NNC_F32},
+    {"fc.weight", 2, {10, 64}, 174608, 640, 1, 0, NNC_F32},
+    {"fc.bias", 1, {10}, 175248, 10, 1, 0, NNC_F32},
+    {"bn.running_mean", 1, {16}, 0, 16, 0, 0, NNC_F32},
+    {"bn.running_var", 1, {16}, 16, 16, 0, 0, NNC_F32},
+    {"bn.num_batches_tracked", 0, {0}, 32, 1, 0, 0, NNC_I64},
+    {"stage1.0.bn1.running_mean", 1, {16}, 34, 16, 0, 0, NNC_F32},
+    {"stage1.0.bn1.running_var", 1, {16}, 50, 16, 0, 0, NNC_F32},
+    {"stage1.0.bn1.num_batches_tracked", 0, {0}, 66, 1, 0, 0, NNC_I64},
+    {"stage1.0.bn2.running_mean", 1, {16}, 68, 16, 0, 0, NNC_F32},
+    {"stage1.0.bn2.running_var", 1, {16}, 84, 16, 0, 0, NNC_F32},
+    {"stage1.0.bn2.num_batches_tracked", 0, {0}, 100, 1, 0, 0, NNC_I64},
+    {"stage1.1.bn1.running_mean", 1, {16}, 102, 16, 0, 0, NNC_F32},
+    {"stage1.1.bn1.running_var", 1, {16}, 118, 16, 0, 0, NNC_F32},
+    {"stage1.1.bn1.num_batches_tracked", 0, {0}, 134, 1, 0, 0, NNC_I64},
+    {"stage1.1.bn2.running_mean", 1, {16}, 136, 16, 0, 0, NNC_F32},
+    {"stage1.1.bn2.running_var", 1, {16}, 152, 16, 0, 0, NNC_F32},
+    {"stage1.1.bn2.num_batches_tracked", 0, {0}, 168, 1, 0, 0, NNC_I64},
+    {"stage2.0.bn1.running_mean", 1, {32}, 170, 32, 0, 0, NNC_F32},
+    {"stage2.0.bn1.running_var", 1, {32}, 202, 32, 0, 0, NNC_F32},
+    {"stage2.0.bn1.num_batches_tracked", 0, {0}, 234, 1, 0, 0, NNC_I64},
+    {"stage2.0.bn2.running_mean", 1, {32}, 236, 32, 0, 0, NNC_F32},
+    {"stage2.0.bn2.running_var", 1, {32}, 268, 32, 0, 0, NNC_F32},
+    {"stage2.0.bn2.num_batches_tracked", 0, {0}, 300, 1, 0, 0, NNC_I64},
+    {"stage2.0.proj_bn.running_mean", 1, {32}, 302, 32, 0, 0, NNC_F32},
+    {"stage2.0.proj_bn.running_var", 1, {32}, 334, 32, 0, 0, NNC_F32},
+    {"stage2.0.proj_bn.num_batches_tracked", 0, {0}, 366, 1, 0, 0, NNC_I64},
+    {"stage2.1.bn1.running_mean", 1, {32}, 368, 32, 0, 0, NNC_F32},
+    {"stage2.1.bn1.running_var", 1, {32}, 400, 32, 0, 0, NNC_F32},
+    {"stage2.1.bn1.num_batches_tracked", 0, {0}, 432, 1, 0, 0, NNC_I64},
+    {"stage2.1.bn2.running_mean", 1, {32}, 434, 32, 0, 0, NNC_F32},
+    {"stage2.1.bn2.running_var", 1, {32}, 466, 32, 0, 0, NNC_F32},
+    {"stage2.1.bn2.num_batches_tracked", 0, {0}, 498, 1, 0, 0, NNC_I64},
+    {"stage3.0.bn1.running_mean", 1, {64}, 500, 64, 0, 0, NNC_F32},
+    {"stage3.0.bn1.running_var", 1, {64}, 564, 64, 0, 0, NNC_F32},
+    {"stage3.0.bn1.num_batches_tracked", 0, {0}, 628, 1, 0, 0, NNC_I64},
+    {"stage3.0.bn2.running_mean", 1, {64}, 630, 64, 0, 0, NNC_F32},
+    {"stage3.0.bn2.running_var", 1, {64}, 694, 64, 0, 0, NNC_F32},
+    {"stage3.0.bn2.num_batches_tracked", 0, {0}, 758, 1, 0, 0, NNC_I64},
+    {"stage3.0.proj_bn.running_mean", 1, {64}, 760, 64, 0, 0, NNC_F32},
+    {"stage3.0.proj_bn.running_var", 1, {64}, 824, 64, 0, 0, NNC_F32},
+    {"stage3.0.proj_bn.num_batches_tracked", 0, {0}, 888, 1, 0, 0, NNC_I64},
+    {"stage3.1.bn1.running_mean", 1, {64}, 890, 64, 0, 0, NNC_F32},
+    {"stage3.1.bn1.running_var", 1, {64}, 954, 64, 0, 0, NNC_F32},
+    {"stage3.1.bn1.num_batches_tracked", 0, {0}, 1018, 1, 0, 0, NNC_I64},
+    {"stage3.1.bn2.running_mean", 1, {64}, 1020, 64, 0, 0, NNC_F32},
+    {"stage3.1.bn2.running_var", 1, {64}, 1084, 64, 0, 0, NNC_F32},
+    {"stage3.1.bn2.num_batches_tracked", 0, {0}, 1148, 1, 0, 0, NNC_I64},
 };
 
 const nnc_tensor_info *res_net_tensors(size_t *count)
 {
     if (count)
-        *count = 77;
+        *count = 92;
     return tensor_info_;
 }
 
@@ -177,34 +193,49 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 175248, 1, (const int[]){10}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc.bias */
     nnc_init_f32((float *)m->state + 0, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn.running_mean */
     nnc_init_f32((float *)m->state + 16, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn.running_var */
-    nnc_init_f32((float *)m->state + 32, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.0.bn1.running_mean */
-    nnc_init_f32((float *)m->state + 48, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.0.bn1.running_var */
-    nnc_init_f32((float *)m->state + 64, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.0.bn2.running_mean */
-    nnc_init_f32((float *)m->state + 80, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.0.bn2.running_var */
-    nnc_init_f32((float *)m->state + 96, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.1.bn1.running_mean */
-    nnc_init_f32((float *)m->state + 112, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.1.bn1.running_var */
-    nnc_init_f32((float *)m->state + 128, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.1.bn2.running_mean */
-    nnc_init_f32((float *)m->state + 144, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.1.bn2.running_var */
-    nnc_init_f32((float *)m->state + 160, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.0.bn1.running_mean */
-    nnc_init_f32((float *)m->state + 192, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.0.bn1.running_var */
-    nnc_init_f32((float *)m->state + 224, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.0.bn2.running_mean */
-    nnc_init_f32((float *)m->state + 256, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.0.bn2.running_var */
-    nnc_init_f32((float *)m->state + 288, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.0.proj_bn.running_mean */
-    nnc_init_f32((float *)m->state + 320, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.0.proj_bn.running_var */
-    nnc_init_f32((float *)m->state + 352, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.1.bn1.running_mean */
-    nnc_init_f32((float *)m->state + 384, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.1.bn1.running_var */
-    nnc_init_f32((float *)m->state + 416, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.1.bn2.running_mean */
-    nnc_init_f32((float *)m->state + 448, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.1.bn2.running_var */
-    nnc_init_f32((float *)m->state + 480, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.0.bn1.running_mean */
-    nnc_init_f32((float *)m->state + 544, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.0.bn1.running_var */
-    nnc_init_f32((float *)m->state + 608, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.0.bn2.running_mean */
-    nnc_init_f32((float *)m->state + 672, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.0.bn2.running_var */
-    nnc_init_f32((float *)m->state + 736, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.0.proj_bn.running_mean */
-    nnc_init_f32((float *)m->state + 800, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.0.proj_bn.running_var */
-    nnc_init_f32((float *)m->state + 864, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.1.bn1.running_mean */
-    nnc_init_f32((float *)m->state + 928, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.1.bn1.running_var */
-    nnc_init_f32((float *)m->state + 992, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.1.bn2.running_mean */
-    nnc_init_f32((float *)m->state + 1056, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.1.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 32))[0] = 0; /* bn.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 34, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.0.bn1.running_mean */
+    nnc_init_f32((float *)m->state + 50, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.0.bn1.running_var */
+    ((int64_t *)(void *)((float *)m->state + 66))[0] = 0; /* stage1.0.bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 68, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.0.bn2.running_mean */
+    nnc_init_f32((float *)m->state + 84, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.0.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 100))[0] = 0; /* stage1.0.bn2.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 102, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.1.bn1.running_mean */
+    nnc_init_f32((float *)m->state + 118, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.1.bn1.running_var */
+    ((int64_t *)(void *)((float *)m->state + 134))[0] = 0; /* stage1.1.bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 136, 1, (const int[]){16}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage1.1.bn2.running_mean */
+    nnc_init_f32((float *)m->state + 152, 1, (const int[]){16}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage1.1.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 168))[0] = 0; /* stage1.1.bn2.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 170, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.0.bn1.running_mean */
+    nnc_init_f32((float *)m->state + 202, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.0.bn1.running_var */
+    ((int64_t *)(void *)((float *)m->state + 234))[0] = 0; /* stage2.0.bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 236, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.0.bn2.running_mean */
+    nnc_init_f32((float *)m->state + 268, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.0.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 300))[0] = 0; /* stage2.0.bn2.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 302, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.0.proj_bn.running_mean */
+    nnc_init_f32((float *)m->state + 334, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.0.proj_bn.running_var */
+    ((int64_t *)(void *)((float *)m->state + 366))[0] = 0; /* stage2.0.proj_bn.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 368, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.1.bn1.running_mean */
+    nnc_init_f32((float *)m->state + 400, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.1.bn1.running_var */
+    ((int64_t *)(void *)((float *)m->state + 432))[0] = 0; /* stage2.1.bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 434, 1, (const int[]){32}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage2.1.bn2.running_mean */
+    nnc_init_f32((float *)m->state + 466, 1, (const int[]){32}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage2.1.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 498))[0] = 0; /* stage2.1.bn2.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 500, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.0.bn1.running_mean */
+    nnc_init_f32((float *)m->state + 564, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.0.bn1.running_var */
+    ((int64_t *)(void *)((float *)m->state + 628))[0] = 0; /* stage3.0.bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 630, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.0.bn2.running_mean */
+    nnc_init_f32((float *)m->state + 694, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.0.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 758))[0] = 0; /* stage3.0.bn2.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 760, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.0.proj_bn.running_mean */
+    nnc_init_f32((float *)m->state + 824, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.0.proj_bn.running_var */
+    ((int64_t *)(void *)((float *)m->state + 888))[0] = 0; /* stage3.0.proj_bn.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 890, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.1.bn1.running_mean */
+    nnc_init_f32((float *)m->state + 954, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.1.bn1.running_var */
+    ((int64_t *)(void *)((float *)m->state + 1018))[0] = 0; /* stage3.1.bn1.num_batches_tracked */
+    nnc_init_f32((float *)m->state + 1020, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.1.bn2.running_mean */
+    nnc_init_f32((float *)m->state + 1084, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.1.bn2.running_var */
+    ((int64_t *)(void *)((float *)m->state + 1148))[0] = 0; /* stage3.1.bn2.num_batches_tracked */
     return 0;
 }
 
@@ -219,17 +250,17 @@ void res_net_release(res_net *m)
 
 int res_net_save(const res_net *m, const char *path)
 {
-    return nnc_st_save(path, tensor_info_, 77, (const float *)m->params, (const float *)m->state);
+    return nnc_st_save(path, tensor_info_, 92, (const float *)m->params, (const float *)m->state);
 }
 
 int res_net_load(res_net *m, const char *path)
 {
-    return nnc_st_load(path, tensor_info_, 77, (float *)m->params, (float *)m->state);
+    return nnc_st_load(path, tensor_info_, 92, (float *)m->params, (float *)m->state);
 }
 
 int res_net_load_non_strict(res_net *m, const char *path)
 {
-    return nnc_st_load_non_strict(path, tensor_info_, 77, (float *)m->params, (float *)m->state);
+    return nnc_st_load_non_strict(path, tensor_info_, 92, (float *)m->params, (float *)m->state);
 }
 
 /* The inference pass (training false) up to the output, for forward and eval. */
@@ -256,8 +287,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage1_0_conv1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    const float *const stage1_0_bn1_running_mean = S + 34; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 50; /* stage1.0.bn1.running_var [16] */
     float *const stage1_0_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_0_bn1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
     float *const stage1_0_h = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
@@ -265,8 +296,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage1_0_conv2 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    const float *const stage1_0_bn2_running_mean = S + 68; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 84; /* stage1.0.bn2.running_var [16] */
     float *const stage1_0_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_0_bn2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const stage1_0 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
@@ -274,8 +305,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage1_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    const float *const stage1_1_bn1_running_mean = S + 102; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 118; /* stage1.1.bn1.running_var [16] */
     float *const stage1_1_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const stage1_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
@@ -283,8 +314,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage1_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    const float *const stage1_1_bn2_running_mean = S + 136; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 152; /* stage1.1.bn2.running_var [16] */
     float *const stage1_1_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
     float *const stage1_1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
@@ -292,8 +323,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage2_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    const float *const stage2_0_bn1_running_mean = S + 170; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 202; /* stage2.0.bn1.running_var [32] */
     float *const stage2_0_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const stage2_0_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
@@ -301,16 +332,16 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage2_0_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    const float *const stage2_0_bn2_running_mean = S + 236; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 268; /* stage2.0.bn2.running_var [32] */
     float *const stage2_0_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const stage2_0_proj = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 302; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 334; /* stage2.0.proj_bn.running_var [32] */
     float *const stage2_0_proj_bn_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_proj_bn = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const stage2_0 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
@@ -318,8 +349,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage2_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    const float *const stage2_1_bn1_running_mean = S + 368; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 400; /* stage2.1.bn1.running_var [32] */
     float *const stage2_1_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const stage2_1_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
@@ -327,8 +358,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage2_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    const float *const stage2_1_bn2_running_mean = S + 434; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 466; /* stage2.1.bn2.running_var [32] */
     float *const stage2_1_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     float *const stage2_1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
@@ -336,8 +367,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage3_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    const float *const stage3_0_bn1_running_mean = S + 500; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 564; /* stage3.0.bn1.running_var [64] */
     float *const stage3_0_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_bn1 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const stage3_0_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
@@ -345,16 +376,16 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage3_0_conv2 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    const float *const stage3_0_bn2_running_mean = S + 630; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 694; /* stage3.0.bn2.running_var [64] */
     float *const stage3_0_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const stage3_0_proj = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 760; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 824; /* stage3.0.proj_bn.running_var [64] */
     float *const stage3_0_proj_bn_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_proj_bn = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const stage3_0 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
@@ -362,8 +393,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage3_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    const float *const stage3_1_bn1_running_mean = S + 890; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 954; /* stage3.1.bn1.running_var [64] */
     float *const stage3_1_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_1_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const stage3_1_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
@@ -371,8 +402,8 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const stage3_1_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    const float *const stage3_1_bn2_running_mean = S + 1020; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1084; /* stage3.1.bn2.running_var [64] */
     float *const stage3_1_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     float *const stage3_1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
@@ -999,8 +1030,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage1_0_conv1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    const float *const stage1_0_bn1_running_mean = S + 34; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 50; /* stage1.0.bn1.running_var [16] */
     float *const stage1_0_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_0_bn1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
     float *const stage1_0_h = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
@@ -1008,8 +1039,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage1_0_conv2 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    const float *const stage1_0_bn2_running_mean = S + 68; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 84; /* stage1.0.bn2.running_var [16] */
     float *const stage1_0_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_0_bn2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const stage1_0 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
@@ -1017,8 +1048,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage1_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    const float *const stage1_1_bn1_running_mean = S + 102; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 118; /* stage1.1.bn1.running_var [16] */
     float *const stage1_1_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const stage1_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
@@ -1026,8 +1057,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage1_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    const float *const stage1_1_bn2_running_mean = S + 136; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 152; /* stage1.1.bn2.running_var [16] */
     float *const stage1_1_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
     float *const stage1_1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
@@ -1035,8 +1066,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage2_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    const float *const stage2_0_bn1_running_mean = S + 170; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 202; /* stage2.0.bn1.running_var [32] */
     float *const stage2_0_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const stage2_0_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
@@ -1044,16 +1075,16 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage2_0_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    const float *const stage2_0_bn2_running_mean = S + 236; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 268; /* stage2.0.bn2.running_var [32] */
     float *const stage2_0_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const stage2_0_proj = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 302; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 334; /* stage2.0.proj_bn.running_var [32] */
     float *const stage2_0_proj_bn_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_proj_bn = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const stage2_0 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
@@ -1061,8 +1092,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage2_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    const float *const stage2_1_bn1_running_mean = S + 368; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 400; /* stage2.1.bn1.running_var [32] */
     float *const stage2_1_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const stage2_1_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
@@ -1070,8 +1101,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage2_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    const float *const stage2_1_bn2_running_mean = S + 434; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 466; /* stage2.1.bn2.running_var [32] */
     float *const stage2_1_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     float *const stage2_1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
@@ -1079,8 +1110,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage3_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    const float *const stage3_0_bn1_running_mean = S + 500; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 564; /* stage3.0.bn1.running_var [64] */
     float *const stage3_0_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_bn1 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const stage3_0_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
@@ -1088,16 +1119,16 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage3_0_conv2 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    const float *const stage3_0_bn2_running_mean = S + 630; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 694; /* stage3.0.bn2.running_var [64] */
     float *const stage3_0_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const stage3_0_proj = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 760; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 824; /* stage3.0.proj_bn.running_var [64] */
     float *const stage3_0_proj_bn_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_proj_bn = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const stage3_0 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
@@ -1105,8 +1136,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage3_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    const float *const stage3_1_bn1_running_mean = S + 890; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 954; /* stage3.1.bn1.running_var [64] */
     float *const stage3_1_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_1_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const stage3_1_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
@@ -1114,8 +1145,8 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const stage3_1_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    const float *const stage3_1_bn2_running_mean = S + 1020; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1084; /* stage3.1.bn2.running_var [64] */
     float *const stage3_1_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     float *const stage3_1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
@@ -1741,8 +1772,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage1_0_conv1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    const float *const stage1_0_bn1_running_mean = S + 34; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 50; /* stage1.0.bn1.running_var [16] */
     float *const stage1_0_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_0_bn1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 1024] */
     float *const stage1_0_h = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
@@ -1750,8 +1781,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage1_0_conv2 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    const float *const stage1_0_bn2_running_mean = S + 68; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 84; /* stage1.0.bn2.running_var [16] */
     float *const stage1_0_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_0_bn2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const stage1_0 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
@@ -1759,8 +1790,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage1_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    const float *const stage1_1_bn1_running_mean = S + 102; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 118; /* stage1.1.bn1.running_var [16] */
     float *const stage1_1_bn1_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 1024] */
     float *const stage1_1_h = (float *)(A + SB + 0 * MB); /* [N, 16, 32, 32] */
@@ -1768,8 +1799,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage1_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    const float *const stage1_1_bn2_running_mean = S + 136; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 152; /* stage1.1.bn2.running_var [16] */
     float *const stage1_1_bn2_rsqrt = (float *)(A + 0); /* [16, 1] */
     float *const stage1_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 16, 1024] */
     float *const stage1_1 = (float *)(A + SB + 16384 * MB); /* [N, 16, 32, 32] */
@@ -1777,8 +1808,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage2_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    const float *const stage2_0_bn1_running_mean = S + 170; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 202; /* stage2.0.bn1.running_var [32] */
     float *const stage2_0_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 32, 256] */
     float *const stage2_0_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
@@ -1786,16 +1817,16 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage2_0_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    const float *const stage2_0_bn2_running_mean = S + 236; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 268; /* stage2.0.bn2.running_var [32] */
     float *const stage2_0_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     const float *const stage2_0_proj_weight = P + 23760; /* stage2.0.proj.weight [32, 16, 1, 1] */
     float *const stage2_0_proj = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 302; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 334; /* stage2.0.proj_bn.running_var [32] */
     float *const stage2_0_proj_bn_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_0_proj_bn = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const stage2_0 = (float *)(A + SB + 8192 * MB); /* [N, 32, 16, 16] */
@@ -1803,8 +1834,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage2_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    const float *const stage2_1_bn1_running_mean = S + 368; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 400; /* stage2.1.bn1.running_var [32] */
     float *const stage2_1_bn1_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_1_bn1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 256] */
     float *const stage2_1_h = (float *)(A + SB + 0 * MB); /* [N, 32, 16, 16] */
@@ -1812,8 +1843,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage2_1_conv2 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    const float *const stage2_1_bn2_running_mean = S + 434; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 466; /* stage2.1.bn2.running_var [32] */
     float *const stage2_1_bn2_rsqrt = (float *)(A + 0); /* [32, 1] */
     float *const stage2_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 32, 256] */
     float *const stage2_1 = (float *)(A + SB + 16384 * MB); /* [N, 32, 16, 16] */
@@ -1821,8 +1852,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage3_0_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    const float *const stage3_0_bn1_running_mean = S + 500; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 564; /* stage3.0.bn1.running_var [64] */
     float *const stage3_0_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_bn1 = (float *)(A + SB + 4096 * MB); /* [N, 64, 64] */
     float *const stage3_0_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
@@ -1830,16 +1861,16 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage3_0_conv2 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    const float *const stage3_0_bn2_running_mean = S + 630; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 694; /* stage3.0.bn2.running_var [64] */
     float *const stage3_0_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     const float *const stage3_0_proj_weight = P + 98448; /* stage3.0.proj.weight [64, 32, 1, 1] */
     float *const stage3_0_proj = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 760; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 824; /* stage3.0.proj_bn.running_var [64] */
     float *const stage3_0_proj_bn_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_0_proj_bn = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const stage3_0 = (float *)(A + SB + 4096 * MB); /* [N, 64, 8, 8] */
@@ -1847,8 +1878,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage3_1_conv1 = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    const float *const stage3_1_bn1_running_mean = S + 890; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 954; /* stage3.1.bn1.running_var [64] */
     float *const stage3_1_bn1_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_1_bn1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 64] */
     float *const stage3_1_h = (float *)(A + SB + 0 * MB); /* [N, 64, 8, 8] */
@@ -1856,8 +1887,8 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const stage3_1_conv2 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    const float *const stage3_1_bn2_running_mean = S + 1020; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1084; /* stage3.1.bn2.running_var [64] */
     float *const stage3_1_bn2_rsqrt = (float *)(A + 0); /* [64, 1] */
     float *const stage3_1_bn2 = (float *)(A + SB + 0 * MB); /* [N, 64, 64] */
     float *const stage3_1 = (float *)(A + SB + 8192 * MB); /* [N, 64, 8, 8] */
@@ -2515,8 +2546,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    const float *const stage1_0_bn1_running_mean = S + 34; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 50; /* stage1.0.bn1.running_var [16] */
     float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
     float *const stage1_0_bn1_mu = (float *)(A + 96); /* [1, 16] */
     float *const stage1_0_bn1_var = (float *)(A + 112); /* [1, 16] */
@@ -2528,8 +2559,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    const float *const stage1_0_bn2_running_mean = S + 68; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 84; /* stage1.0.bn2.running_var [16] */
     float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
     float *const stage1_0_bn2_mu = (float *)(A + 160); /* [1, 16] */
     float *const stage1_0_bn2_var = (float *)(A + 176); /* [1, 16] */
@@ -2541,8 +2572,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    const float *const stage1_1_bn1_running_mean = S + 102; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 118; /* stage1.1.bn1.running_var [16] */
     float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
     float *const stage1_1_bn1_mu = (float *)(A + 224); /* [1, 16] */
     float *const stage1_1_bn1_var = (float *)(A + 240); /* [1, 16] */
@@ -2554,8 +2585,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    const float *const stage1_1_bn2_running_mean = S + 136; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 152; /* stage1.1.bn2.running_var [16] */
     float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
     float *const stage1_1_bn2_mu = (float *)(A + 288); /* [1, 16] */
     float *const stage1_1_bn2_var = (float *)(A + 304); /* [1, 16] */
@@ -2567,8 +2598,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    const float *const stage2_0_bn1_running_mean = S + 170; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 202; /* stage2.0.bn1.running_var [32] */
     float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
     float *const stage2_0_bn1_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_bn1_var = (float *)(A + 416); /* [1, 32] */
@@ -2580,8 +2611,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    const float *const stage2_0_bn2_running_mean = S + 236; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 268; /* stage2.0.bn2.running_var [32] */
     float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
     float *const stage2_0_bn2_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_bn2_var = (float *)(A + 416); /* [1, 32] */
@@ -2593,8 +2624,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 302; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 334; /* stage2.0.proj_bn.running_var [32] */
     float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
     float *const stage2_0_proj_bn_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_proj_bn_var = (float *)(A + 416); /* [1, 32] */
@@ -2606,8 +2637,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    const float *const stage2_1_bn1_running_mean = S + 368; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 400; /* stage2.1.bn1.running_var [32] */
     float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
     float *const stage2_1_bn1_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_1_bn1_var = (float *)(A + 416); /* [1, 32] */
@@ -2619,8 +2650,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    const float *const stage2_1_bn2_running_mean = S + 434; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 466; /* stage2.1.bn2.running_var [32] */
     float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
     float *const stage2_1_bn2_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_1_bn2_var = (float *)(A + 416); /* [1, 32] */
@@ -2632,8 +2663,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    const float *const stage3_0_bn1_running_mean = S + 500; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 564; /* stage3.0.bn1.running_var [64] */
     float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
     float *const stage3_0_bn1_mu = (float *)(A + 1152); /* [1, 64] */
     float *const stage3_0_bn1_var = (float *)(A + 1216); /* [1, 64] */
@@ -2645,8 +2676,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    const float *const stage3_0_bn2_running_mean = S + 630; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 694; /* stage3.0.bn2.running_var [64] */
     float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
     float *const stage3_0_bn2_mu = (float *)(A + 1216); /* [1, 64] */
     float *const stage3_0_bn2_var = (float *)(A + 1472); /* [1, 64] */
@@ -2658,8 +2689,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 760; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 824; /* stage3.0.proj_bn.running_var [64] */
     float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
     float *const stage3_0_proj_bn_mu = (float *)(A + 1472); /* [1, 64] */
     float *const stage3_0_proj_bn_var = (float *)(A + 1728); /* [1, 64] */
@@ -2671,8 +2702,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    const float *const stage3_1_bn1_running_mean = S + 890; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 954; /* stage3.1.bn1.running_var [64] */
     float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
     float *const stage3_1_bn1_mu = (float *)(A + 1728); /* [1, 64] */
     float *const stage3_1_bn1_var = (float *)(A + 1984); /* [1, 64] */
@@ -2684,8 +2715,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    const float *const stage3_1_bn2_running_mean = S + 1020; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1084; /* stage3.1.bn2.running_var [64] */
     float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
     float *const stage3_1_bn2_mu = (float *)(A + 1984); /* [1, 64] */
     float *const stage3_1_bn2_var = (float *)(A + 2240); /* [1, 64] */
@@ -3836,61 +3867,76 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     /* update bn.running_var */
     memmove(S + 16, bn_add_2, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, stage1_0_bn1_add, sizeof(float) * 16);
+    memmove(S + 34, stage1_0_bn1_add, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, stage1_0_bn1_add_2, sizeof(float) * 16);
+    memmove(S + 50, stage1_0_bn1_add_2, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, stage1_0_bn2_add, sizeof(float) * 16);
+    memmove(S + 68, stage1_0_bn2_add, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, stage1_0_bn2_add_2, sizeof(float) * 16);
+    memmove(S + 84, stage1_0_bn2_add_2, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, stage1_1_bn1_add, sizeof(float) * 16);
+    memmove(S + 102, stage1_1_bn1_add, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, stage1_1_bn1_add_2, sizeof(float) * 16);
+    memmove(S + 118, stage1_1_bn1_add_2, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, stage1_1_bn2_add, sizeof(float) * 16);
+    memmove(S + 136, stage1_1_bn2_add, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, stage1_1_bn2_add_2, sizeof(float) * 16);
+    memmove(S + 152, stage1_1_bn2_add_2, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, stage2_0_bn1_add, sizeof(float) * 32);
+    memmove(S + 170, stage2_0_bn1_add, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, stage2_0_bn1_add_2, sizeof(float) * 32);
+    memmove(S + 202, stage2_0_bn1_add_2, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, stage2_0_bn2_add, sizeof(float) * 32);
+    memmove(S + 236, stage2_0_bn2_add, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, stage2_0_bn2_add_2, sizeof(float) * 32);
+    memmove(S + 268, stage2_0_bn2_add_2, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, stage2_0_proj_bn_add, sizeof(float) * 32);
+    memmove(S + 302, stage2_0_proj_bn_add, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, stage2_0_proj_bn_add_2, sizeof(float) * 32);
+    memmove(S + 334, stage2_0_proj_bn_add_2, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, stage2_1_bn1_add, sizeof(float) * 32);
+    memmove(S + 368, stage2_1_bn1_add, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, stage2_1_bn1_add_2, sizeof(float) * 32);
+    memmove(S + 400, stage2_1_bn1_add_2, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, stage2_1_bn2_add, sizeof(float) * 32);
+    memmove(S + 434, stage2_1_bn2_add, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, stage2_1_bn2_add_2, sizeof(float) * 32);
+    memmove(S + 466, stage2_1_bn2_add_2, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, stage3_0_bn1_add, sizeof(float) * 64);
+    memmove(S + 500, stage3_0_bn1_add, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, stage3_0_bn1_add_2, sizeof(float) * 64);
+    memmove(S + 564, stage3_0_bn1_add_2, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, stage3_0_bn2_add, sizeof(float) * 64);
+    memmove(S + 630, stage3_0_bn2_add, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, stage3_0_bn2_add_2, sizeof(float) * 64);
+    memmove(S + 694, stage3_0_bn2_add_2, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, stage3_0_proj_bn_add, sizeof(float) * 64);
+    memmove(S + 760, stage3_0_proj_bn_add, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, stage3_0_proj_bn_add_2, sizeof(float) * 64);
+    memmove(S + 824, stage3_0_proj_bn_add_2, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, stage3_1_bn1_add, sizeof(float) * 64);
+    memmove(S + 890, stage3_1_bn1_add, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, stage3_1_bn1_add_2, sizeof(float) * 64);
+    memmove(S + 954, stage3_1_bn1_add_2, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, stage3_1_bn2_add, sizeof(float) * 64);
+    memmove(S + 1020, stage3_1_bn2_add, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, stage3_1_bn2_add_2, sizeof(float) * 64);
+    memmove(S + 1084, stage3_1_bn2_add_2, sizeof(float) * 64);
+    ((int64_t *)(void *)(S + 32))[0] += 1; /* bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 66))[0] += 1; /* stage1.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 100))[0] += 1; /* stage1.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 134))[0] += 1; /* stage1.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 168))[0] += 1; /* stage1.1.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 234))[0] += 1; /* stage2.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 300))[0] += 1; /* stage2.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 366))[0] += 1; /* stage2.0.proj_bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 432))[0] += 1; /* stage2.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 498))[0] += 1; /* stage2.1.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 628))[0] += 1; /* stage3.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 758))[0] += 1; /* stage3.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 888))[0] += 1; /* stage3.0.proj_bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 1018))[0] += 1; /* stage3.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 1148))[0] += 1; /* stage3.1.bn2.num_batches_tracked */
     return cross_entropy[0];
 }
 
@@ -3924,8 +3970,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    const float *const stage1_0_bn1_running_mean = S + 34; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 50; /* stage1.0.bn1.running_var [16] */
     float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
     float *const stage1_0_bn1_mu = (float *)(A + 96); /* [1, 16] */
     float *const stage1_0_bn1_var = (float *)(A + 112); /* [1, 16] */
@@ -3937,8 +3983,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    const float *const stage1_0_bn2_running_mean = S + 68; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 84; /* stage1.0.bn2.running_var [16] */
     float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
     float *const stage1_0_bn2_mu = (float *)(A + 160); /* [1, 16] */
     float *const stage1_0_bn2_var = (float *)(A + 176); /* [1, 16] */
@@ -3950,8 +3996,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    const float *const stage1_1_bn1_running_mean = S + 102; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 118; /* stage1.1.bn1.running_var [16] */
     float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
     float *const stage1_1_bn1_mu = (float *)(A + 224); /* [1, 16] */
     float *const stage1_1_bn1_var = (float *)(A + 240); /* [1, 16] */
@@ -3963,8 +4009,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    const float *const stage1_1_bn2_running_mean = S + 136; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 152; /* stage1.1.bn2.running_var [16] */
     float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
     float *const stage1_1_bn2_mu = (float *)(A + 288); /* [1, 16] */
     float *const stage1_1_bn2_var = (float *)(A + 304); /* [1, 16] */
@@ -3976,8 +4022,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    const float *const stage2_0_bn1_running_mean = S + 170; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 202; /* stage2.0.bn1.running_var [32] */
     float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
     float *const stage2_0_bn1_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_bn1_var = (float *)(A + 416); /* [1, 32] */
@@ -3989,8 +4035,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    const float *const stage2_0_bn2_running_mean = S + 236; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 268; /* stage2.0.bn2.running_var [32] */
     float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
     float *const stage2_0_bn2_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_bn2_var = (float *)(A + 416); /* [1, 32] */
@@ -4002,8 +4048,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 302; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 334; /* stage2.0.proj_bn.running_var [32] */
     float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
     float *const stage2_0_proj_bn_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_proj_bn_var = (float *)(A + 416); /* [1, 32] */
@@ -4015,8 +4061,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    const float *const stage2_1_bn1_running_mean = S + 368; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 400; /* stage2.1.bn1.running_var [32] */
     float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
     float *const stage2_1_bn1_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_1_bn1_var = (float *)(A + 416); /* [1, 32] */
@@ -4028,8 +4074,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    const float *const stage2_1_bn2_running_mean = S + 434; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 466; /* stage2.1.bn2.running_var [32] */
     float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
     float *const stage2_1_bn2_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_1_bn2_var = (float *)(A + 416); /* [1, 32] */
@@ -4041,8 +4087,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    const float *const stage3_0_bn1_running_mean = S + 500; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 564; /* stage3.0.bn1.running_var [64] */
     float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
     float *const stage3_0_bn1_mu = (float *)(A + 1152); /* [1, 64] */
     float *const stage3_0_bn1_var = (float *)(A + 1216); /* [1, 64] */
@@ -4054,8 +4100,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    const float *const stage3_0_bn2_running_mean = S + 630; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 694; /* stage3.0.bn2.running_var [64] */
     float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
     float *const stage3_0_bn2_mu = (float *)(A + 1216); /* [1, 64] */
     float *const stage3_0_bn2_var = (float *)(A + 1472); /* [1, 64] */
@@ -4067,8 +4113,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 760; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 824; /* stage3.0.proj_bn.running_var [64] */
     float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
     float *const stage3_0_proj_bn_mu = (float *)(A + 1472); /* [1, 64] */
     float *const stage3_0_proj_bn_var = (float *)(A + 1728); /* [1, 64] */
@@ -4080,8 +4126,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    const float *const stage3_1_bn1_running_mean = S + 890; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 954; /* stage3.1.bn1.running_var [64] */
     float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
     float *const stage3_1_bn1_mu = (float *)(A + 1728); /* [1, 64] */
     float *const stage3_1_bn1_var = (float *)(A + 1984); /* [1, 64] */
@@ -4093,8 +4139,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    const float *const stage3_1_bn2_running_mean = S + 1020; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1084; /* stage3.1.bn2.running_var [64] */
     float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
     float *const stage3_1_bn2_mu = (float *)(A + 1984); /* [1, 64] */
     float *const stage3_1_bn2_var = (float *)(A + 2240); /* [1, 64] */
@@ -5245,61 +5291,76 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     /* update bn.running_var */
     memmove(S + 16, bn_add_2, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, stage1_0_bn1_add, sizeof(float) * 16);
+    memmove(S + 34, stage1_0_bn1_add, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, stage1_0_bn1_add_2, sizeof(float) * 16);
+    memmove(S + 50, stage1_0_bn1_add_2, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, stage1_0_bn2_add, sizeof(float) * 16);
+    memmove(S + 68, stage1_0_bn2_add, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, stage1_0_bn2_add_2, sizeof(float) * 16);
+    memmove(S + 84, stage1_0_bn2_add_2, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, stage1_1_bn1_add, sizeof(float) * 16);
+    memmove(S + 102, stage1_1_bn1_add, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, stage1_1_bn1_add_2, sizeof(float) * 16);
+    memmove(S + 118, stage1_1_bn1_add_2, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, stage1_1_bn2_add, sizeof(float) * 16);
+    memmove(S + 136, stage1_1_bn2_add, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, stage1_1_bn2_add_2, sizeof(float) * 16);
+    memmove(S + 152, stage1_1_bn2_add_2, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, stage2_0_bn1_add, sizeof(float) * 32);
+    memmove(S + 170, stage2_0_bn1_add, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, stage2_0_bn1_add_2, sizeof(float) * 32);
+    memmove(S + 202, stage2_0_bn1_add_2, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, stage2_0_bn2_add, sizeof(float) * 32);
+    memmove(S + 236, stage2_0_bn2_add, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, stage2_0_bn2_add_2, sizeof(float) * 32);
+    memmove(S + 268, stage2_0_bn2_add_2, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, stage2_0_proj_bn_add, sizeof(float) * 32);
+    memmove(S + 302, stage2_0_proj_bn_add, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, stage2_0_proj_bn_add_2, sizeof(float) * 32);
+    memmove(S + 334, stage2_0_proj_bn_add_2, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, stage2_1_bn1_add, sizeof(float) * 32);
+    memmove(S + 368, stage2_1_bn1_add, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, stage2_1_bn1_add_2, sizeof(float) * 32);
+    memmove(S + 400, stage2_1_bn1_add_2, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, stage2_1_bn2_add, sizeof(float) * 32);
+    memmove(S + 434, stage2_1_bn2_add, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, stage2_1_bn2_add_2, sizeof(float) * 32);
+    memmove(S + 466, stage2_1_bn2_add_2, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, stage3_0_bn1_add, sizeof(float) * 64);
+    memmove(S + 500, stage3_0_bn1_add, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, stage3_0_bn1_add_2, sizeof(float) * 64);
+    memmove(S + 564, stage3_0_bn1_add_2, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, stage3_0_bn2_add, sizeof(float) * 64);
+    memmove(S + 630, stage3_0_bn2_add, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, stage3_0_bn2_add_2, sizeof(float) * 64);
+    memmove(S + 694, stage3_0_bn2_add_2, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, stage3_0_proj_bn_add, sizeof(float) * 64);
+    memmove(S + 760, stage3_0_proj_bn_add, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, stage3_0_proj_bn_add_2, sizeof(float) * 64);
+    memmove(S + 824, stage3_0_proj_bn_add_2, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, stage3_1_bn1_add, sizeof(float) * 64);
+    memmove(S + 890, stage3_1_bn1_add, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, stage3_1_bn1_add_2, sizeof(float) * 64);
+    memmove(S + 954, stage3_1_bn1_add_2, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, stage3_1_bn2_add, sizeof(float) * 64);
+    memmove(S + 1020, stage3_1_bn2_add, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, stage3_1_bn2_add_2, sizeof(float) * 64);
+    memmove(S + 1084, stage3_1_bn2_add_2, sizeof(float) * 64);
+    ((int64_t *)(void *)(S + 32))[0] += 1; /* bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 66))[0] += 1; /* stage1.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 100))[0] += 1; /* stage1.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 134))[0] += 1; /* stage1.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 168))[0] += 1; /* stage1.1.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 234))[0] += 1; /* stage2.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 300))[0] += 1; /* stage2.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 366))[0] += 1; /* stage2.0.proj_bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 432))[0] += 1; /* stage2.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 498))[0] += 1; /* stage2.1.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 628))[0] += 1; /* stage3.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 758))[0] += 1; /* stage3.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 888))[0] += 1; /* stage3.0.proj_bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 1018))[0] += 1; /* stage3.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 1148))[0] += 1; /* stage3.1.bn2.num_batches_tracked */
     return cross_entropy[0];
 }
 
@@ -5332,8 +5393,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage1_0_conv1 = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn1_weight = P + 2768; /* stage1.0.bn1.weight [16] */
     const float *const stage1_0_bn1_bias = P + 2784; /* stage1.0.bn1.bias [16] */
-    const float *const stage1_0_bn1_running_mean = S + 32; /* stage1.0.bn1.running_mean [16] */
-    const float *const stage1_0_bn1_running_var = S + 48; /* stage1.0.bn1.running_var [16] */
+    const float *const stage1_0_bn1_running_mean = S + 34; /* stage1.0.bn1.running_mean [16] */
+    const float *const stage1_0_bn1_running_var = S + 50; /* stage1.0.bn1.running_var [16] */
     float *const stage1_0_bn1_st = (float *)(A + 32); /* [2, 16] */
     float *const stage1_0_bn1_mu = (float *)(A + 96); /* [1, 16] */
     float *const stage1_0_bn1_var = (float *)(A + 112); /* [1, 16] */
@@ -5345,8 +5406,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage1_0_conv2 = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_0_bn2_weight = P + 5104; /* stage1.0.bn2.weight [16] */
     const float *const stage1_0_bn2_bias = P + 5120; /* stage1.0.bn2.bias [16] */
-    const float *const stage1_0_bn2_running_mean = S + 64; /* stage1.0.bn2.running_mean [16] */
-    const float *const stage1_0_bn2_running_var = S + 80; /* stage1.0.bn2.running_var [16] */
+    const float *const stage1_0_bn2_running_mean = S + 68; /* stage1.0.bn2.running_mean [16] */
+    const float *const stage1_0_bn2_running_var = S + 84; /* stage1.0.bn2.running_var [16] */
     float *const stage1_0_bn2_st = (float *)(A + 96); /* [2, 16] */
     float *const stage1_0_bn2_mu = (float *)(A + 160); /* [1, 16] */
     float *const stage1_0_bn2_var = (float *)(A + 176); /* [1, 16] */
@@ -5358,8 +5419,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage1_1_conv1 = (float *)(A + SB + 98304 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn1_weight = P + 7440; /* stage1.1.bn1.weight [16] */
     const float *const stage1_1_bn1_bias = P + 7456; /* stage1.1.bn1.bias [16] */
-    const float *const stage1_1_bn1_running_mean = S + 96; /* stage1.1.bn1.running_mean [16] */
-    const float *const stage1_1_bn1_running_var = S + 112; /* stage1.1.bn1.running_var [16] */
+    const float *const stage1_1_bn1_running_mean = S + 102; /* stage1.1.bn1.running_mean [16] */
+    const float *const stage1_1_bn1_running_var = S + 118; /* stage1.1.bn1.running_var [16] */
     float *const stage1_1_bn1_st = (float *)(A + 160); /* [2, 16] */
     float *const stage1_1_bn1_mu = (float *)(A + 224); /* [1, 16] */
     float *const stage1_1_bn1_var = (float *)(A + 240); /* [1, 16] */
@@ -5371,8 +5432,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage1_1_conv2 = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     const float *const stage1_1_bn2_weight = P + 9776; /* stage1.1.bn2.weight [16] */
     const float *const stage1_1_bn2_bias = P + 9792; /* stage1.1.bn2.bias [16] */
-    const float *const stage1_1_bn2_running_mean = S + 128; /* stage1.1.bn2.running_mean [16] */
-    const float *const stage1_1_bn2_running_var = S + 144; /* stage1.1.bn2.running_var [16] */
+    const float *const stage1_1_bn2_running_mean = S + 136; /* stage1.1.bn2.running_mean [16] */
+    const float *const stage1_1_bn2_running_var = S + 152; /* stage1.1.bn2.running_var [16] */
     float *const stage1_1_bn2_st = (float *)(A + 224); /* [2, 16] */
     float *const stage1_1_bn2_mu = (float *)(A + 288); /* [1, 16] */
     float *const stage1_1_bn2_var = (float *)(A + 304); /* [1, 16] */
@@ -5384,8 +5445,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage2_0_conv1 = (float *)(A + SB + 163840 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn1_weight = P + 14416; /* stage2.0.bn1.weight [32] */
     const float *const stage2_0_bn1_bias = P + 14448; /* stage2.0.bn1.bias [32] */
-    const float *const stage2_0_bn1_running_mean = S + 160; /* stage2.0.bn1.running_mean [32] */
-    const float *const stage2_0_bn1_running_var = S + 192; /* stage2.0.bn1.running_var [32] */
+    const float *const stage2_0_bn1_running_mean = S + 170; /* stage2.0.bn1.running_mean [32] */
+    const float *const stage2_0_bn1_running_var = S + 202; /* stage2.0.bn1.running_var [32] */
     float *const stage2_0_bn1_st = (float *)(A + 352); /* [2, 32] */
     float *const stage2_0_bn1_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_bn1_var = (float *)(A + 416); /* [1, 32] */
@@ -5397,8 +5458,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage2_0_conv2 = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_bn2_weight = P + 23696; /* stage2.0.bn2.weight [32] */
     const float *const stage2_0_bn2_bias = P + 23728; /* stage2.0.bn2.bias [32] */
-    const float *const stage2_0_bn2_running_mean = S + 224; /* stage2.0.bn2.running_mean [32] */
-    const float *const stage2_0_bn2_running_var = S + 256; /* stage2.0.bn2.running_var [32] */
+    const float *const stage2_0_bn2_running_mean = S + 236; /* stage2.0.bn2.running_mean [32] */
+    const float *const stage2_0_bn2_running_var = S + 268; /* stage2.0.bn2.running_var [32] */
     float *const stage2_0_bn2_st = (float *)(A + 512); /* [2, 32] */
     float *const stage2_0_bn2_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_bn2_var = (float *)(A + 416); /* [1, 32] */
@@ -5410,8 +5471,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage2_0_proj = (float *)(A + SB + 196608 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_0_proj_bn_weight = P + 24272; /* stage2.0.proj_bn.weight [32] */
     const float *const stage2_0_proj_bn_bias = P + 24304; /* stage2.0.proj_bn.bias [32] */
-    const float *const stage2_0_proj_bn_running_mean = S + 288; /* stage2.0.proj_bn.running_mean [32] */
-    const float *const stage2_0_proj_bn_running_var = S + 320; /* stage2.0.proj_bn.running_var [32] */
+    const float *const stage2_0_proj_bn_running_mean = S + 302; /* stage2.0.proj_bn.running_mean [32] */
+    const float *const stage2_0_proj_bn_running_var = S + 334; /* stage2.0.proj_bn.running_var [32] */
     float *const stage2_0_proj_bn_st = (float *)(A + 640); /* [2, 32] */
     float *const stage2_0_proj_bn_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_0_proj_bn_var = (float *)(A + 416); /* [1, 32] */
@@ -5423,8 +5484,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage2_1_conv1 = (float *)(A + SB + 188416 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn1_weight = P + 33552; /* stage2.1.bn1.weight [32] */
     const float *const stage2_1_bn1_bias = P + 33584; /* stage2.1.bn1.bias [32] */
-    const float *const stage2_1_bn1_running_mean = S + 352; /* stage2.1.bn1.running_mean [32] */
-    const float *const stage2_1_bn1_running_var = S + 384; /* stage2.1.bn1.running_var [32] */
+    const float *const stage2_1_bn1_running_mean = S + 368; /* stage2.1.bn1.running_mean [32] */
+    const float *const stage2_1_bn1_running_var = S + 400; /* stage2.1.bn1.running_var [32] */
     float *const stage2_1_bn1_st = (float *)(A + 768); /* [2, 32] */
     float *const stage2_1_bn1_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_1_bn1_var = (float *)(A + 416); /* [1, 32] */
@@ -5436,8 +5497,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage2_1_conv2 = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     const float *const stage2_1_bn2_weight = P + 42832; /* stage2.1.bn2.weight [32] */
     const float *const stage2_1_bn2_bias = P + 42864; /* stage2.1.bn2.bias [32] */
-    const float *const stage2_1_bn2_running_mean = S + 416; /* stage2.1.bn2.running_mean [32] */
-    const float *const stage2_1_bn2_running_var = S + 448; /* stage2.1.bn2.running_var [32] */
+    const float *const stage2_1_bn2_running_mean = S + 434; /* stage2.1.bn2.running_mean [32] */
+    const float *const stage2_1_bn2_running_var = S + 466; /* stage2.1.bn2.running_var [32] */
     float *const stage2_1_bn2_st = (float *)(A + 896); /* [2, 32] */
     float *const stage2_1_bn2_mu = (float *)(A + 288); /* [1, 32] */
     float *const stage2_1_bn2_var = (float *)(A + 416); /* [1, 32] */
@@ -5449,8 +5510,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage3_0_conv1 = (float *)(A + SB + 237568 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn1_weight = P + 61328; /* stage3.0.bn1.weight [64] */
     const float *const stage3_0_bn1_bias = P + 61392; /* stage3.0.bn1.bias [64] */
-    const float *const stage3_0_bn1_running_mean = S + 480; /* stage3.0.bn1.running_mean [64] */
-    const float *const stage3_0_bn1_running_var = S + 544; /* stage3.0.bn1.running_var [64] */
+    const float *const stage3_0_bn1_running_mean = S + 500; /* stage3.0.bn1.running_mean [64] */
+    const float *const stage3_0_bn1_running_var = S + 564; /* stage3.0.bn1.running_var [64] */
     float *const stage3_0_bn1_st = (float *)(A + 1024); /* [2, 64] */
     float *const stage3_0_bn1_mu = (float *)(A + 1152); /* [1, 64] */
     float *const stage3_0_bn1_var = (float *)(A + 1216); /* [1, 64] */
@@ -5462,8 +5523,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage3_0_conv2 = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_bn2_weight = P + 98320; /* stage3.0.bn2.weight [64] */
     const float *const stage3_0_bn2_bias = P + 98384; /* stage3.0.bn2.bias [64] */
-    const float *const stage3_0_bn2_running_mean = S + 608; /* stage3.0.bn2.running_mean [64] */
-    const float *const stage3_0_bn2_running_var = S + 672; /* stage3.0.bn2.running_var [64] */
+    const float *const stage3_0_bn2_running_mean = S + 630; /* stage3.0.bn2.running_mean [64] */
+    const float *const stage3_0_bn2_running_var = S + 694; /* stage3.0.bn2.running_var [64] */
     float *const stage3_0_bn2_st = (float *)(A + 1344); /* [2, 64] */
     float *const stage3_0_bn2_mu = (float *)(A + 1216); /* [1, 64] */
     float *const stage3_0_bn2_var = (float *)(A + 1472); /* [1, 64] */
@@ -5475,8 +5536,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage3_0_proj = (float *)(A + SB + 253952 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_0_proj_bn_weight = P + 100496; /* stage3.0.proj_bn.weight [64] */
     const float *const stage3_0_proj_bn_bias = P + 100560; /* stage3.0.proj_bn.bias [64] */
-    const float *const stage3_0_proj_bn_running_mean = S + 736; /* stage3.0.proj_bn.running_mean [64] */
-    const float *const stage3_0_proj_bn_running_var = S + 800; /* stage3.0.proj_bn.running_var [64] */
+    const float *const stage3_0_proj_bn_running_mean = S + 760; /* stage3.0.proj_bn.running_mean [64] */
+    const float *const stage3_0_proj_bn_running_var = S + 824; /* stage3.0.proj_bn.running_var [64] */
     float *const stage3_0_proj_bn_st = (float *)(A + 1600); /* [2, 64] */
     float *const stage3_0_proj_bn_mu = (float *)(A + 1472); /* [1, 64] */
     float *const stage3_0_proj_bn_var = (float *)(A + 1728); /* [1, 64] */
@@ -5488,8 +5549,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage3_1_conv1 = (float *)(A + SB + 249856 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn1_weight = P + 137488; /* stage3.1.bn1.weight [64] */
     const float *const stage3_1_bn1_bias = P + 137552; /* stage3.1.bn1.bias [64] */
-    const float *const stage3_1_bn1_running_mean = S + 864; /* stage3.1.bn1.running_mean [64] */
-    const float *const stage3_1_bn1_running_var = S + 928; /* stage3.1.bn1.running_var [64] */
+    const float *const stage3_1_bn1_running_mean = S + 890; /* stage3.1.bn1.running_mean [64] */
+    const float *const stage3_1_bn1_running_var = S + 954; /* stage3.1.bn1.running_var [64] */
     float *const stage3_1_bn1_st = (float *)(A + 1856); /* [2, 64] */
     float *const stage3_1_bn1_mu = (float *)(A + 1728); /* [1, 64] */
     float *const stage3_1_bn1_var = (float *)(A + 1984); /* [1, 64] */
@@ -5501,8 +5562,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const stage3_1_conv2 = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     const float *const stage3_1_bn2_weight = P + 174480; /* stage3.1.bn2.weight [64] */
     const float *const stage3_1_bn2_bias = P + 174544; /* stage3.1.bn2.bias [64] */
-    const float *const stage3_1_bn2_running_mean = S + 992; /* stage3.1.bn2.running_mean [64] */
-    const float *const stage3_1_bn2_running_var = S + 1056; /* stage3.1.bn2.running_var [64] */
+    const float *const stage3_1_bn2_running_mean = S + 1020; /* stage3.1.bn2.running_mean [64] */
+    const float *const stage3_1_bn2_running_var = S + 1084; /* stage3.1.bn2.running_var [64] */
     float *const stage3_1_bn2_st = (float *)(A + 2112); /* [2, 64] */
     float *const stage3_1_bn2_mu = (float *)(A + 1984); /* [1, 64] */
     float *const stage3_1_bn2_var = (float *)(A + 2240); /* [1, 64] */
@@ -6653,61 +6714,76 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     /* update bn.running_var */
     memmove(S + 16, bn_add_2, sizeof(float) * 16);
     /* update stage1.0.bn1.running_mean */
-    memmove(S + 32, stage1_0_bn1_add, sizeof(float) * 16);
+    memmove(S + 34, stage1_0_bn1_add, sizeof(float) * 16);
     /* update stage1.0.bn1.running_var */
-    memmove(S + 48, stage1_0_bn1_add_2, sizeof(float) * 16);
+    memmove(S + 50, stage1_0_bn1_add_2, sizeof(float) * 16);
     /* update stage1.0.bn2.running_mean */
-    memmove(S + 64, stage1_0_bn2_add, sizeof(float) * 16);
+    memmove(S + 68, stage1_0_bn2_add, sizeof(float) * 16);
     /* update stage1.0.bn2.running_var */
-    memmove(S + 80, stage1_0_bn2_add_2, sizeof(float) * 16);
+    memmove(S + 84, stage1_0_bn2_add_2, sizeof(float) * 16);
     /* update stage1.1.bn1.running_mean */
-    memmove(S + 96, stage1_1_bn1_add, sizeof(float) * 16);
+    memmove(S + 102, stage1_1_bn1_add, sizeof(float) * 16);
     /* update stage1.1.bn1.running_var */
-    memmove(S + 112, stage1_1_bn1_add_2, sizeof(float) * 16);
+    memmove(S + 118, stage1_1_bn1_add_2, sizeof(float) * 16);
     /* update stage1.1.bn2.running_mean */
-    memmove(S + 128, stage1_1_bn2_add, sizeof(float) * 16);
+    memmove(S + 136, stage1_1_bn2_add, sizeof(float) * 16);
     /* update stage1.1.bn2.running_var */
-    memmove(S + 144, stage1_1_bn2_add_2, sizeof(float) * 16);
+    memmove(S + 152, stage1_1_bn2_add_2, sizeof(float) * 16);
     /* update stage2.0.bn1.running_mean */
-    memmove(S + 160, stage2_0_bn1_add, sizeof(float) * 32);
+    memmove(S + 170, stage2_0_bn1_add, sizeof(float) * 32);
     /* update stage2.0.bn1.running_var */
-    memmove(S + 192, stage2_0_bn1_add_2, sizeof(float) * 32);
+    memmove(S + 202, stage2_0_bn1_add_2, sizeof(float) * 32);
     /* update stage2.0.bn2.running_mean */
-    memmove(S + 224, stage2_0_bn2_add, sizeof(float) * 32);
+    memmove(S + 236, stage2_0_bn2_add, sizeof(float) * 32);
     /* update stage2.0.bn2.running_var */
-    memmove(S + 256, stage2_0_bn2_add_2, sizeof(float) * 32);
+    memmove(S + 268, stage2_0_bn2_add_2, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_mean */
-    memmove(S + 288, stage2_0_proj_bn_add, sizeof(float) * 32);
+    memmove(S + 302, stage2_0_proj_bn_add, sizeof(float) * 32);
     /* update stage2.0.proj_bn.running_var */
-    memmove(S + 320, stage2_0_proj_bn_add_2, sizeof(float) * 32);
+    memmove(S + 334, stage2_0_proj_bn_add_2, sizeof(float) * 32);
     /* update stage2.1.bn1.running_mean */
-    memmove(S + 352, stage2_1_bn1_add, sizeof(float) * 32);
+    memmove(S + 368, stage2_1_bn1_add, sizeof(float) * 32);
     /* update stage2.1.bn1.running_var */
-    memmove(S + 384, stage2_1_bn1_add_2, sizeof(float) * 32);
+    memmove(S + 400, stage2_1_bn1_add_2, sizeof(float) * 32);
     /* update stage2.1.bn2.running_mean */
-    memmove(S + 416, stage2_1_bn2_add, sizeof(float) * 32);
+    memmove(S + 434, stage2_1_bn2_add, sizeof(float) * 32);
     /* update stage2.1.bn2.running_var */
-    memmove(S + 448, stage2_1_bn2_add_2, sizeof(float) * 32);
+    memmove(S + 466, stage2_1_bn2_add_2, sizeof(float) * 32);
     /* update stage3.0.bn1.running_mean */
-    memmove(S + 480, stage3_0_bn1_add, sizeof(float) * 64);
+    memmove(S + 500, stage3_0_bn1_add, sizeof(float) * 64);
     /* update stage3.0.bn1.running_var */
-    memmove(S + 544, stage3_0_bn1_add_2, sizeof(float) * 64);
+    memmove(S + 564, stage3_0_bn1_add_2, sizeof(float) * 64);
     /* update stage3.0.bn2.running_mean */
-    memmove(S + 608, stage3_0_bn2_add, sizeof(float) * 64);
+    memmove(S + 630, stage3_0_bn2_add, sizeof(float) * 64);
     /* update stage3.0.bn2.running_var */
-    memmove(S + 672, stage3_0_bn2_add_2, sizeof(float) * 64);
+    memmove(S + 694, stage3_0_bn2_add_2, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_mean */
-    memmove(S + 736, stage3_0_proj_bn_add, sizeof(float) * 64);
+    memmove(S + 760, stage3_0_proj_bn_add, sizeof(float) * 64);
     /* update stage3.0.proj_bn.running_var */
-    memmove(S + 800, stage3_0_proj_bn_add_2, sizeof(float) * 64);
+    memmove(S + 824, stage3_0_proj_bn_add_2, sizeof(float) * 64);
     /* update stage3.1.bn1.running_mean */
-    memmove(S + 864, stage3_1_bn1_add, sizeof(float) * 64);
+    memmove(S + 890, stage3_1_bn1_add, sizeof(float) * 64);
     /* update stage3.1.bn1.running_var */
-    memmove(S + 928, stage3_1_bn1_add_2, sizeof(float) * 64);
+    memmove(S + 954, stage3_1_bn1_add_2, sizeof(float) * 64);
     /* update stage3.1.bn2.running_mean */
-    memmove(S + 992, stage3_1_bn2_add, sizeof(float) * 64);
+    memmove(S + 1020, stage3_1_bn2_add, sizeof(float) * 64);
     /* update stage3.1.bn2.running_var */
-    memmove(S + 1056, stage3_1_bn2_add_2, sizeof(float) * 64);
+    memmove(S + 1084, stage3_1_bn2_add_2, sizeof(float) * 64);
+    ((int64_t *)(void *)(S + 32))[0] += 1; /* bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 66))[0] += 1; /* stage1.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 100))[0] += 1; /* stage1.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 134))[0] += 1; /* stage1.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 168))[0] += 1; /* stage1.1.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 234))[0] += 1; /* stage2.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 300))[0] += 1; /* stage2.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 366))[0] += 1; /* stage2.0.proj_bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 432))[0] += 1; /* stage2.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 498))[0] += 1; /* stage2.1.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 628))[0] += 1; /* stage3.0.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 758))[0] += 1; /* stage3.0.bn2.num_batches_tracked */
+    ((int64_t *)(void *)(S + 888))[0] += 1; /* stage3.0.proj_bn.num_batches_tracked */
+    ((int64_t *)(void *)(S + 1018))[0] += 1; /* stage3.1.bn1.num_batches_tracked */
+    ((int64_t *)(void *)(S + 1148))[0] += 1; /* stage3.1.bn2.num_batches_tracked */
     return cross_entropy[0];
 }
 

@@ -20,7 +20,7 @@ extern "C" {
 enum {
     RES_NET_CLASSES = 10,
     RES_NET_NUM_PARAMS = 175258, /* floats in res_net_params */
-    RES_NET_NUM_STATE = 1120, /* floats in res_net_state */
+    RES_NET_NUM_STATE = 1150, /* floats in res_net_state */
     RES_NET_NUM_METRICS = 1,
 };
 
@@ -141,20 +141,24 @@ typedef struct res_net_params {
     } fc;
 } res_net_params;
 
-/* Non-trainable state, saved in checkpoints; also a float[RES_NET_NUM_STATE]. */
+/* Non-trainable state, saved in checkpoints; as large as a float[RES_NET_NUM_STATE]: its int64_t
+   counters (saved as I64) are 8-byte aligned. */
 typedef struct res_net_state {
     struct {
         float running_mean[16];
         float running_var[16];
+        int64_t num_batches_tracked;
     } bn;
     struct {
         struct {
             float running_mean[16];
             float running_var[16];
+            int64_t num_batches_tracked;
         } bn1;
         struct {
             float running_mean[16];
             float running_var[16];
+            int64_t num_batches_tracked;
         } bn2;
     } stage1[2];
     struct {
@@ -162,24 +166,29 @@ typedef struct res_net_state {
             struct {
                 float running_mean[32];
                 float running_var[32];
+                int64_t num_batches_tracked;
             } bn1;
             struct {
                 float running_mean[32];
                 float running_var[32];
+                int64_t num_batches_tracked;
             } bn2;
             struct {
                 float running_mean[32];
                 float running_var[32];
+                int64_t num_batches_tracked;
             } proj_bn;
         } _0;
         struct {
             struct {
                 float running_mean[32];
                 float running_var[32];
+                int64_t num_batches_tracked;
             } bn1;
             struct {
                 float running_mean[32];
                 float running_var[32];
+                int64_t num_batches_tracked;
             } bn2;
         } _1;
     } stage2;
@@ -188,24 +197,29 @@ typedef struct res_net_state {
             struct {
                 float running_mean[64];
                 float running_var[64];
+                int64_t num_batches_tracked;
             } bn1;
             struct {
                 float running_mean[64];
                 float running_var[64];
+                int64_t num_batches_tracked;
             } bn2;
             struct {
                 float running_mean[64];
                 float running_var[64];
+                int64_t num_batches_tracked;
             } proj_bn;
         } _0;
         struct {
             struct {
                 float running_mean[64];
                 float running_var[64];
+                int64_t num_batches_tracked;
             } bn1;
             struct {
                 float running_mean[64];
                 float running_var[64];
+                int64_t num_batches_tracked;
             } bn2;
         } _1;
     } stage3;

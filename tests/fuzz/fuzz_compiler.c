@@ -82,6 +82,7 @@ static void compile(SrcFile *files, int nf, int driver, int f64)
     memset(&opt, 0, sizeof opt);
     opt.memfiles = files;
     opt.nmemfiles = nf;
+    opt.f64 = f64;
     Program *prog = load_program(files[0].path, &opt);
     if (!prog)
         return;

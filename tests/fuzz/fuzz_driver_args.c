@@ -14,8 +14,8 @@
 enum { MAX_ARGS = 64 };
 
 static const nnc_tensor_info infos[2] = {
-    {"w", 2, {2, 3}, 0, 6, 1, 0},
-    {"seen", 1, {1}, 0, 1, 0, 0},
+    {"w", 2, {2, 3}, 0, 6, 1, 0, NNC_F32},
+    {"seen", 1, {1}, 0, 1, 0, 0, NNC_F32},
 };
 
 static const nnc_tensor_info *tensors(size_t *count)

@@ -66,7 +66,7 @@ def safetensors(tensors, meta=None, pad=b""):
     if meta is not None:
         header["__metadata__"] = meta
     for name, dtype, shape, vals in tensors:
-        raw = struct.pack("<%df" % len(vals), *vals)
+        raw = struct.pack("<%d%s" % (len(vals), "q" if dtype == "I64" else "f"), *vals)
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
         data += raw
     h = json.dumps(header).encode() + pad
@@ -82,6 +82,7 @@ def st_seeds():
     put("fuzz_safetensors", "model_meta.safetensors", safetensors(model, {"format": "pt"}, b"   "))
     put("fuzz_safetensors", "train_state.safetensors", safetensors(model + train, meta))
     put("fuzz_safetensors", "missing.safetensors", safetensors(model[:2]))
+    put("fuzz_safetensors", "counter.safetensors", safetensors(model + [("bn.num_batches_tracked", "I64", [], [17])]))
     put("fuzz_safetensors", "f16.safetensors", safetensors([("w", "F16", [2, 3], [0.5] * 3)] + model[1:]))
     put("fuzz_safetensors", "empty_header.safetensors", struct.pack("<Q", 2) + b"{}")
     put("fuzz_safetensors", "escapes.safetensors",

@@ -67,18 +67,20 @@ class ParityError(Exception):
 
 # ---- safetensors and .npy -----------------------------------------------------
 
-ST_DTYPES = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"), "F64": np.dtype("<f8")}
+ST_DTYPES = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"), "F64": np.dtype("<f8"), "I64": np.dtype("<i8")}
 
 
 def st_write(path, tensors):
     """Writes [(name, array)] as safetensors: an 8-byte little-endian header
     length, the JSON header (padded with spaces to a multiple of 8), then the
-    raw little-endian float32 data in the given order."""
+    raw little-endian float32 data in the given order (int64 arrays, as
+    BatchNorm's num_batches_tracked, as I64)."""
     header, blobs, off = {}, [], 0
     for name, a in tensors:
-        a = np.asarray(a, dtype="<f4")
+        i64 = np.asarray(a).dtype == np.int64
+        a = np.asarray(a, dtype="<i8" if i64 else "<f4")
         b = a.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
+        header[name] = {"dtype": "I64" if i64 else "F32", "shape": list(a.shape),
                         "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
@@ -321,8 +323,9 @@ class Case:
         (getattr(mod, "init_weights", None) or default_init)(module, gen)
         self.state_dict = {k: v.detach().clone() for k, v in module.state_dict().items()}
         for k, v in self.state_dict.items():
-            if v.dtype != torch.float32:
-                raise ParityError("%s: state_dict entry %s is %s, not float32" % (name, k, v.dtype))
+            if v.dtype not in (torch.float32, torch.int64):
+                raise ParityError("%s: state_dict entry %s is %s, not float32 (or int64, a counter)"
+                                  % (name, k, v.dtype))
         self.param_names = [n for n, _ in module.named_parameters()]
         self.frozen = {n for n, p in module.named_parameters() if not p.requires_grad}
         self.state_names = [k for k in self.state_dict if k not in set(self.param_names)]

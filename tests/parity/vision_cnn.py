@@ -1,7 +1,7 @@
 """Twin of vision_cnn.nn with torch.nn.Conv2d, MaxPool2d, AvgPool2d and
-F.batch_norm (PyTorch's BatchNorm semantics) in a module without the int64
-num_batches_tracked buffer, which nnc does not keep (with a fixed momentum
-PyTorch does not use it)."""
+torch.nn.BatchNorm2d/1d, num_batches_tracked included: the weights file
+holds the I64 counters, and the state after a training step is compared,
+counters too."""
 import torch
 import torch.nn.functional as F
 import nnlib as L
@@ -9,22 +9,8 @@ import nnlib as L
 B = 6
 
 
-class BN(torch.nn.Module):
-    def __init__(self, c, momentum=0.1, eps=1e-5):
-        super().__init__()
-        self.momentum, self.eps = momentum, eps
-        self.weight = torch.nn.Parameter(torch.ones(c))
-        self.bias = torch.nn.Parameter(torch.zeros(c))
-        self.register_buffer("running_mean", torch.zeros(c))
-        self.register_buffer("running_var", torch.ones(c))
-
-    def forward(self, x):
-        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training, self.momentum, self.eps)
-
-
 def bn(cls, c, momentum=0.1):
-    return BN(c, momentum)
+    return cls(c, momentum=momentum)
 
 
 class BasicBlock(torch.nn.Module):

@@ -47,10 +47,10 @@ typedef struct fake {
 #define NUM_STATE 1
 
 static const nnc_tensor_info fake_infos[4] = {
-    {"w", 2, {2, 3}, 0, 6, 1, 0},
-    {"b", 1, {2}, 6, 2, 1, 0},
-    {"e", 2, {4, 2}, 8, 8, 1, 0},
-    {"seen", 1, {1}, 0, 1, 0, 0},
+    {"w", 2, {2, 3}, 0, 6, 1, 0, NNC_F32},
+    {"b", 1, {2}, 6, 2, 1, 0, NNC_F32},
+    {"e", 2, {4, 2}, 8, 8, 1, 0, NNC_F32},
+    {"seen", 1, {1}, 0, 1, 0, 0, NNC_F32},
 };
 
 static const nnc_tensor_info *fake_tensors(size_t *count)

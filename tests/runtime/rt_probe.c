@@ -93,9 +93,9 @@ static int cmd_optim(char **a)
 /* The model layout used by st-write/st-load: params w [3,4] and b [3],
  * state s [2]. */
 static const nnc_tensor_info probe_infos[3] = {
-    {"w", 2, {3, 4}, 0, 12, 1, 0},
-    {"b", 1, {3}, 12, 3, 1, 0},
-    {"s", 1, {2}, 0, 2, 0, 0},
+    {"w", 2, {3, 4}, 0, 12, 1, 0, NNC_F32},
+    {"b", 1, {3}, 12, 3, 1, 0, NNC_F32},
+    {"s", 1, {2}, 0, 2, 0, 0, NNC_F32},
 };
 
 static int cmd_st_write(char **a)

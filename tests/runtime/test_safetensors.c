@@ -36,10 +36,10 @@ static const char *path_of(const char *name)
 
 /* params: w [3,4] at 0, b [3] at 12, loss [] at 15; state: s [2] at 0. */
 static const nnc_tensor_info infos[4] = {
-    {"w", 2, {3, 4}, 0, 12, 1, 0},
-    {"b", 1, {3}, 12, 3, 1, 0},
-    {"loss", 0, {0}, 15, 1, 1, 0},
-    {"s", 1, {2}, 0, 2, 0, 0},
+    {"w", 2, {3, 4}, 0, 12, 1, 0, NNC_F32},
+    {"b", 1, {3}, 12, 3, 1, 0, NNC_F32},
+    {"loss", 0, {0}, 15, 1, 1, 0, NNC_F32},
+    {"s", 1, {2}, 0, 2, 0, 0, NNC_F32},
 };
 
 static float P[16], S[2];
@@ -264,7 +264,7 @@ int main(int argc, char **argv)
     /* Names needing JSON escapes round-trip. */
     {
         nnc_st_entry e = {"odd \"name\"\\x", 1, {3}, P};
-        nnc_tensor_info in = {"odd \"name\"\\x", 1, {3}, 0, 3, 1, 0};
+        nnc_tensor_info in = {"odd \"name\"\\x", 1, {3}, 0, 3, 1, 0, NNC_F32};
         float got[3] = {0};
         CHECK(nnc_st_write(path_of("odd.safetensors"), &e, 1) == 0);
         CHECK(nnc_st_load(path_of("odd.safetensors"), &in, 1, got, NULL) == 0);
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
         /* And with room to write, the big file replaces it completely. */
         big[BIG - 1] = 42.0f;
         CHECK(nnc_st_write(dst, &e, 1) == 0);
-        nnc_tensor_info bi = {"big", 1, {BIG}, 0, BIG, 1, 0};
+        nnc_tensor_info bi = {"big", 1, {BIG}, 0, BIG, 1, 0, NNC_F32};
         float *back = calloc(BIG, sizeof *back);
         CHECK(nnc_st_load(dst, &bi, 1, back, NULL) == 0);
         CHECK(back[BIG - 1] == 42.0f);
