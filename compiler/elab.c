@@ -178,9 +178,21 @@ static const Graph *named_g;
 static char *named;
 static int named_cap;
 
+/* The list that `+` grew last, with room after its items: joining it
+ * again writes there, so an unrolled loop that gathers its steps (the
+ * standard LSTM's outputs) costs linear time, not quadratic.  A list
+ * value reads only its first n items, so a value that ends earlier in
+ * the same buffer never sees a later join (then n differs, and the join
+ * copies). */
+static struct {
+    Value *items;
+    int n, cap;
+} grown;
+
 void elab_reset(void)
 {
     memset(&E, 0, sizeof E);
+    memset(&grown, 0, sizeof grown);
     E.batch_name = "N";
     free(named);
     named = NULL;
@@ -687,6 +699,40 @@ static Value eval_ident(Node *e, Scope *env)
     return none();
 }
 
+/* `xs + ys`: the lists joined (nnc extension).  The items written count
+ * against a budget, so doubling a list in a loop is an error, not a
+ * machine's memory. */
+static Value join_lists(Value a, Value b, Loc loc)
+{
+    long long n = (long long)a.n + b.n;
+    int in_place = a.n > 0 && a.items == grown.items && a.n == grown.n && n <= grown.cap;
+    long long cost = in_place ? b.n : n;
+    if (cost > ELAB_MAX_LISTED - E.listed) {
+        diag_error(loc,
+                   "joining these lists would write %lld more items, after %lld: over the budget of %d items "
+                   "of joined lists in a model",
+                   cost, E.listed, ELAB_MAX_LISTED);
+        E.stop = 1;
+        return none();
+    }
+    E.listed += cost;
+    if (!in_place) {
+        int cap = n < 8 ? 8 : (int)(2 * n);
+        Value *items = elab_calloc((size_t)cap, sizeof(Value));
+        if (a.n)
+            memcpy(items, a.items, sizeof(Value) * (size_t)a.n);
+        grown.items = items, grown.cap = cap;
+    }
+    if (b.n)
+        memcpy(grown.items + a.n, b.items, sizeof(Value) * (size_t)b.n);
+    grown.n = (int)n;
+    Value l = none();
+    l.k = VK_LIST;
+    l.items = grown.items;
+    l.n = (int)n;
+    return l;
+}
+
 static Value eval_binary(Node *e, Scope *env)
 {
     Value a = elab_eval(e->a, env);
@@ -720,6 +766,8 @@ static Value eval_binary(Node *e, Scope *env)
             l.items[i] = a;
         return l;
     }
+    if (e->op == OP_ADD && a.k == VK_LIST && b.k == VK_LIST)
+        return join_lists(a, b, e->loc);
     if (a.k == VK_TENSOR || b.k == VK_TENSOR) {
         static const IrOp ops[] = {[OP_ADD] = IR_ADD, [OP_SUB] = IR_SUB, [OP_MUL] = IR_MUL, [OP_DIV] = IR_DIV};
         if (e->op > OP_DIV) {

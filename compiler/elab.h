@@ -127,6 +127,7 @@ typedef struct Args {
 #define ELAB_MAX_UNROLL 100000    /* iterations of `for` loops, nested and repeated ones included */
 #define ELAB_MAX_NODES 20000      /* IR nodes elaboration makes (autodiff adds its own) */
 #define ELAB_MAX_INSTANCES 100000 /* layer instances: the product of nested `* n` */
+#define ELAB_MAX_LISTED 1000000   /* items written by joining lists (`xs + ys`) */
 /* and IR_LIMIT_ELEMS, IR_LIMIT_TOTAL (ir.h), which later stages check too */
 
 typedef struct Decl {
@@ -155,6 +156,7 @@ typedef struct Elab {
     /* the budgets spent in this pass (ELAB_MAX_*), and whether one ran
      * out: then everything returns poison at once, so elaboration ends */
     long long unrolled;
+    long long listed;
     int ninstances;
     int in_self; /* inside the model's own call: self(x) would recurse */
     int stop;

@@ -50,8 +50,11 @@ void emit_matmul(Emitter *e, int t)
         const char *rows = sa.nd == 2 ? M : emit_prod(so, 0, no - 1);
         /* on the threads if large enough (nnc_sgemm: blocks of the output) */
         const char *call = emit_gemm_call(e, 2.0 * (double)ir_numel(so) * (double)kdim, so.bd >= 0);
+        /* a folded addend (plan.c fold_matmul_acc): the product accumulates onto its copy */
+        if (n->nin > 2)
+            P(e, "    memcpy(%s, %s, sizeof(%s) * (size_t)(%s));\n", c, emit_ref(e, n->in[2]), e->real, emit_numel(so));
         P(e, "    %s%s, %s, (int)(%s), (int)(%s), (int)(%s), %s, %s, (int)(%s), %s, (int)(%s), %s, %s, (int)(%s));\n",
-          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, 0), c, N);
+          call, TA, TB, rows, N, K, emit_lit(e, n->alpha), a, lda, b, ldb, emit_lit(e, n->nin > 2), c, N);
         return;
     }
     /* batched: one GEMM per matrix of the output, operands broadcast */

@@ -22,6 +22,20 @@ static int *adj;          /* per forward node: its adjoint, or -1 */
 static const IrNode *cur; /* the forward node being differentiated */
 static int made;          /* the first node its rule made */
 
+/* The adjoints of a node's slices, kept apart until the node's own rule
+ * runs (flush_slices): slices of one tensor along one axis that do not
+ * overlap (an LSTM's four gates, its T steps of the input projection)
+ * then make one concat of their gradients, where a zero-padded copy of
+ * the whole tensor per slice and the sum of those would cost T times the
+ * tensor, T times over. */
+typedef struct Piece {
+    int slice; /* the forward slice */
+    int dy;    /* its adjoint */
+} Piece;
+static Piece **pieces; /* per forward node */
+static int *npieces, *cappieces;
+static int *nslices; /* per forward node: the forward slices that read it */
+
 /* a + b + c, a new string */
 static const char *cat(const char *a, const char *b, const char *c)
 {
@@ -320,7 +334,85 @@ static void d_along_axis(const Rule *r, IrOp op)
 
 static void d_pad(const Rule *r) { d_along_axis(r, IR_SLICE); }
 static void d_pad_reflect(const Rule *r) { d_along_axis(r, IR_PAD_REFLECT_BWD); }
-static void d_slice(const Rule *r) { d_along_axis(r, IR_PAD); }
+
+/* a lone slice's adjoint is its zero pad at once; several are kept for
+ * flush_slices */
+static void d_slice(const Rule *r)
+{
+    int x = r->x;
+    if (nslices[x] < 2) {
+        d_along_axis(r, IR_PAD);
+        return;
+    }
+    if (npieces[x] == cappieces[x]) {
+        cappieces[x] = cappieces[x] ? 2 * cappieces[x] : 4;
+        pieces[x] = realloc(pieces[x], sizeof(Piece) * (size_t)cappieces[x]);
+        if (!pieces[x])
+            abort();
+    }
+    pieces[x][npieces[x]++] = (Piece){r->y, r->dy};
+}
+
+static int by_start(const void *a, const void *b)
+{
+    int64_t x = G->nodes[((const Piece *)a)->slice].start, y = G->nodes[((const Piece *)b)->slice].start;
+    return (x > y) - (x < y);
+}
+
+/* Adds the adjoints of x's slices to x's: one concat of them in order,
+ * each widened by a zero pad over the gap before it (and the last over
+ * the gap after it); or a zero pad each, where the slices overlap or run
+ * along different axes, or one is left (the others have no gradient). */
+static void flush_slices(int x)
+{
+    int np = npieces[x];
+    if (!np)
+        return;
+    Piece *p = pieces[x];
+    qsort(p, (size_t)np, sizeof *p, by_start);
+    int axis = G->nodes[p[0].slice].axis, apart = np > 1;
+    for (int k = 1; k < np; k++)
+        if (G->nodes[p[k].slice].axis != axis || G->nodes[p[k].slice].start < G->nodes[p[k - 1].slice].end)
+            apart = 0;
+    /* the nodes are the first slice's backward */
+    static IrNode self;
+    self = G->nodes[p[0].slice];
+    cur = &self;
+    made = G->n;
+    Shape s = shp(x);
+    if (!apart) {
+        for (int k = 0; k < np; k++) {
+            self = G->nodes[p[k].slice]; /* each pad is its own slice's backward */
+            made = G->n;
+            int t = bw(IR_PAD, s, 1, &p[k].dy);
+            G->nodes[t].axis = self.axis, G->nodes[t].start = self.start, G->nodes[t].end = self.end;
+            acc(x, t);
+        }
+        npieces[x] = 0;
+        return;
+    }
+    int *in = malloc(sizeof(int) * (size_t)np);
+    if (!in)
+        abort();
+    int64_t at = 0;
+    for (int k = 0; k < np; k++) {
+        int64_t st = G->nodes[p[k].slice].start, en = G->nodes[p[k].slice].end;
+        int64_t hi = k == np - 1 ? s.d[axis] : en;
+        in[k] = p[k].dy;
+        if (at != st || hi != en) {
+            Shape ps = s;
+            ps.d[axis] = hi - at;
+            in[k] = bw(IR_PAD, ps, 1, &p[k].dy);
+            G->nodes[in[k]].axis = axis, G->nodes[in[k]].start = st - at, G->nodes[in[k]].end = en - at;
+        }
+        at = hi;
+    }
+    int c = bw(IR_CONCAT, s, np, in);
+    G->nodes[c].axis = axis;
+    free(in);
+    npieces[x] = 0;
+    acc(x, c);
+}
 
 static void d_upsample(const Rule *r)
 {
@@ -606,6 +698,15 @@ void grad_build(const Model *m, Graph *g)
     g->param_grad = malloc(sizeof(int) * (size_t)(m->nparams + 1));
     if (!adj || !g->param_grad)
         abort();
+    pieces = calloc((size_t)nf + 1, sizeof *pieces);
+    npieces = calloc((size_t)nf + 1, sizeof(int));
+    cappieces = calloc((size_t)nf + 1, sizeof(int));
+    nslices = calloc((size_t)nf + 1, sizeof(int));
+    if (!pieces || !npieces || !cappieces || !nslices)
+        abort();
+    for (int i = 0; i < nf; i++)
+        if (g->nodes[i].op == IR_SLICE)
+            nslices[g->nodes[i].in[0]]++;
     for (int i = 0; i < nf; i++)
         adj[i] = -1;
     for (int i = 0; i < m->nparams; i++)
@@ -618,6 +719,7 @@ void grad_build(const Model *m, Graph *g)
         adj[g->loss] = cst(1, 0);
         g->nodes[adj[g->loss]].name = cat("d_", name_of(&seed), "");
         for (int i = g->loss; i >= 0; i--) {
+            flush_slices(i);
             if (adj[i] < 0 || !needs[i])
                 continue;
             rule(i, needs);
@@ -626,6 +728,9 @@ void grad_build(const Model *m, Graph *g)
     for (int i = 0; i < nf; i++)
         if (g->nodes[i].op == IR_PARAM && adj[i] >= 0)
             g->param_grad[g->nodes[i].ival] = adj[i];
+    for (int i = 0; i < nf; i++)
+        free(pieces[i]);
+    free(pieces), free(npieces), free(cappieces), free(nslices);
     free(needs);
     free(adj);
 }

@@ -245,7 +245,7 @@ static Graph *entry_graph(Node *decl, Tpl *tpl, const char *name, int training)
     free(E.pnode), free(E.snode);
     E.pnode = E.snode = NULL;
     E.self_result = -1;
-    E.unrolled = 0, E.ninstances = 0, E.in_self = 0, E.stop = 0;
+    E.unrolled = 0, E.listed = 0, E.ninstances = 0, E.in_self = 0, E.stop = 0;
     E.root = inst_instantiate(tpl, "", NULL, 0, decl->name_loc, NULL, NULL);
     if (!E.root)
         return NULL;

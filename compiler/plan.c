@@ -285,6 +285,37 @@ static void fold_conv_add(Graph *g, const char *roots)
     free(uses);
 }
 
+/* A weight's gradient summed over the matmuls that read the weight (an
+ * LSTM's recurrent weight, once per step): add(g, A @ B), with the
+ * product unbatched, read nowhere else and one GEMM (emit_matmul), and g
+ * computed before it, becomes the GEMM with in[2] = g, which it copies
+ * into its output and accumulates onto (beta 1); the add becomes a view.
+ * Left alone, the adds fuse into one loop after the last product, which
+ * keeps every product alive till then: T buffers of [4 hidden, hidden]
+ * for an LSTM of T steps, where this keeps two. */
+static void fold_matmul_acc(Graph *g, const char *roots)
+{
+    int *uses = use_counts(g, roots);
+    for (int i = 0; i < g->n; i++) {
+        IrNode *a = &g->nodes[i];
+        if (a->op != IR_ADD || a->nin != 2 || a->in[0] == a->in[1] || a->shape.bd >= 0)
+            continue;
+        for (int k = 0; k < 2; k++) {
+            const int mi = a->in[k], oi = a->in[1 - k];
+            IrNode *mm = &g->nodes[mi];
+            if (mm->op != IR_MATMUL || mm->nin != 2 || uses[mi] != 1 || mm->causal || mm->dt != a->dt ||
+                mm->shape.nd != 2 || g->nodes[mm->in[1]].shape.nd != 2 ||
+                (g->nodes[mm->in[0]].shape.nd != 2 && mm->ta) || !ir_shape_eq(mm->shape, a->shape) ||
+                !ir_shape_eq(g->nodes[oi].shape, a->shape) || plan_storage_root(g, oi) > mi)
+                continue;
+            add_input(mm, oi); /* in[2] */
+            make_view(g, i, mi);
+            break;
+        }
+    }
+    free(uses);
+}
+
 /* The same for batch norm's normalization: bn(x) + r (r of the same shape:
  * a residual block's skip) and a relu after either, each read nowhere
  * else, are done in its loop (in[4] = r, ival 1 = relu), and become views
@@ -590,6 +621,7 @@ void plan_rewrite(const Model *m, Graph *g)
     fold_conv_add(g, roots);
     fold_bn_relu(g, roots);
     fold_relu_bn_grad(g, roots);
+    fold_matmul_acc(g, roots);
     char *live = calloc((size_t)g->n + 1, 1);
     if (!live)
         abort();

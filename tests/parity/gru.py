@@ -1,0 +1,30 @@
+"""Twin of gru.nn: torch.nn.GRU, its output sequence."""
+import torch
+import nnlib as L
+
+B = 5
+
+
+class Gru(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(4, 6, batch_first=True)
+
+    def forward(self, x):
+        return self.rnn(x)[0]
+
+
+def build():
+    return Gru()
+
+
+def inputs(gen):
+    return [torch.randn(B, 5, 4, generator=gen)]
+
+
+def labels(gen):
+    return [torch.randn(B, 5, 6, generator=gen) * 0.5]
+
+
+def loss(m, xs, ys):
+    return L.mse(m(*xs), ys[0])
