@@ -67,7 +67,11 @@ class ParityError(Exception):
 
 # ---- safetensors and .npy -----------------------------------------------------
 
-ST_DTYPES = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"), "F64": np.dtype("<f8"), "I64": np.dtype("<i8")}
+# What the files of nnc and of scripts/pt2safetensors.py hold; BF16, which
+# numpy lacks, is read as its 16 bits and widened to float32 (exactly).
+ST_DTYPES = {"F32": np.dtype("<f4"), "I32": np.dtype("<i4"), "F64": np.dtype("<f8"),
+             "F16": np.dtype("<f2"), "BF16": np.dtype("<u2"), "I64": np.dtype("<i8"),
+             "I16": np.dtype("<i2"), "I8": np.dtype("i1"), "U8": np.dtype("u1"), "BOOL": np.dtype("?")}
 
 
 def st_write(path, tensors):
@@ -136,7 +140,10 @@ def st_read(path):
         if e - b != count * dt.itemsize or b < 0 or base + e > len(data):
             raise ParityError("%s: tensor %r: offsets [%d, %d] do not fit shape %s / file size %d"
                               % (path, name, b, e, shape, len(data)))
-        out[name] = np.frombuffer(data[base + b:base + e], dtype=dt).reshape(shape).copy()
+        a = np.frombuffer(data[base + b:base + e], dtype=dt).reshape(shape).copy()
+        if info["dtype"] == "BF16":
+            a = (a.astype("<u4") << 16).view("<f4")
+        out[name] = a
     return out
 
 
