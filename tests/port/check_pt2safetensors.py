@@ -35,6 +35,7 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests", "parity"))
 import parity  # noqa: E402  (its reader, compare, driver build)
+import portlib  # noqa: E402  (the command line)
 import torch  # noqa: E402
 
 SCRIPT = os.path.join(SRC, "scripts", "pt2safetensors.py")
@@ -365,16 +366,7 @@ def check_driver(tmp, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nnc", required=True)
-    ap.add_argument("--runtime-lib", required=True)
-    ap.add_argument("--runtime-include", required=True)
-    ap.add_argument("--include", action="append", default=[])
-    ap.add_argument("--keep", action="store_true", help="keep the work directory")
-    args = ap.parse_args()
-    args.nnc, args.runtime_lib, args.runtime_include = (
-        os.path.abspath(p) for p in (args.nnc, args.runtime_lib, args.runtime_include))
-    args.include = [os.path.abspath(p) for p in args.include]
+    args = portlib.parse_args(__doc__)
     torch.set_num_threads(1)
     tmp = tempfile.mkdtemp(prefix="nnc_pt2st_")
     try:

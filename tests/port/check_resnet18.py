@@ -20,7 +20,6 @@ The port of docs/from-pytorch.md, run as a user would run it:
 
     check_resnet18.py --nnc NNC --runtime-lib LIB --runtime-include DIR [--include DIR] [--keep]
 """
-import argparse
 import os
 import shutil
 import subprocess
@@ -36,6 +35,7 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests", "parity"))
 import parity  # noqa: E402  (compare, the driver build, the safetensors reader)
+import portlib  # noqa: E402  (the command line)
 import torch  # noqa: E402
 import torchvision  # noqa: E402
 
@@ -94,16 +94,7 @@ def report(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nnc", required=True)
-    ap.add_argument("--runtime-lib", required=True)
-    ap.add_argument("--runtime-include", required=True)
-    ap.add_argument("--include", action="append", default=[])
-    ap.add_argument("--keep", action="store_true", help="keep the work directory")
-    args = ap.parse_args()
-    args.nnc, args.runtime_lib, args.runtime_include = (
-        os.path.abspath(p) for p in (args.nnc, args.runtime_lib, args.runtime_include))
-    args.include = [os.path.abspath(p) for p in args.include]
+    args = portlib.parse_args(__doc__)
     torch.set_num_threads(1)
     t0 = time.time()
 
