@@ -294,6 +294,41 @@ static void names_add(Names *ns, const char *s)
     ns->n++;
 }
 
+/* Per base name, the last suffix a search for a free name stopped at (1:
+ * the base itself), so that the next search for that base starts after
+ * it: names are only ever added, so every candidate before it is still
+ * taken.  Without it, n nodes of one op (600 softmaxes unrolled) probe
+ * n^2 / 2 candidates.  Open addressing, as Names. */
+typedef struct Suffixes {
+    const char **key;
+    int *last;
+    size_t cap, n;
+} Suffixes;
+
+static int *suffix_of(Suffixes *sx, const char *base)
+{
+    if (2 * (sx->n + 1) > sx->cap) {
+        Suffixes big = {calloc(sx->cap ? 2 * sx->cap : 256, sizeof(char *)),
+                        calloc(sx->cap ? 2 * sx->cap : 256, sizeof(int)), sx->cap ? 2 * sx->cap : 256, 0};
+        if (!big.key || !big.last)
+            abort();
+        for (size_t i = 0; i < sx->cap; i++)
+            if (sx->key[i])
+                *suffix_of(&big, sx->key[i]) = sx->last[i];
+        free(sx->key);
+        free(sx->last);
+        *sx = big;
+    }
+    size_t i = hash(base) & (sx->cap - 1);
+    for (; sx->key[i]; i = (i + 1) & (sx->cap - 1))
+        if (!strcmp(sx->key[i], base))
+            return &sx->last[i];
+    sx->key[i] = base;
+    sx->n++;
+    sx->last[i] = 0; /* nothing tried yet */
+    return &sx->last[i];
+}
+
 /* Names no tensor may take, besides those the function's code uses and
  * those C and its headers take (cname_taken: keywords, the C library's
  * and BLAS's names): what every pass declares, its parameters and fixed
@@ -398,6 +433,7 @@ void emit_names(Emitter *e)
     /* fn: what the function and its blocks declare or use; pv: the value
      * locals v_<id> of the pointers, which live in the loops only */
     Names fn = {0}, pv = {0};
+    Suffixes sx = {0};
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
         names_add(&fn, reserved[i]);
     for (int i = 0; i < e->m->ninputs; i++)
@@ -447,11 +483,14 @@ void emit_names(Emitter *e)
         if (!ptr[t])
             continue;
         const char *b = base_name(&g->nodes[t]), *id = b;
-        for (int k = 2; names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) || cname_taken(id) ||
-             names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id)) ||
-             cname_taken(emit_fmt("r_%s", id)) || cname_taken(emit_fmt("v_%s", id));
-             k++)
+        int *last = suffix_of(&sx, b), k = *last < 1 ? 1 : *last + 1;
+        if (k > 1)
             id = emit_fmt("%s_%d", b, k);
+        while (names_has(&fn, id) || names_has(&pv, id) || typedef_like(id) || cname_taken(id) ||
+               names_has(&fn, emit_fmt("r_%s", id)) || names_has(&fn, emit_fmt("v_%s", id)) ||
+               cname_taken(emit_fmt("r_%s", id)) || cname_taken(emit_fmt("v_%s", id)))
+            id = emit_fmt("%s_%d", b, k = k < 2 ? 2 : k + 1);
+        *last = k;
         names_add(&fn, id);
         names_add(&fn, emit_fmt("r_%s", id));
         names_add(&pv, emit_fmt("v_%s", id));
@@ -528,6 +567,8 @@ void emit_names(Emitter *e)
     free(ptr);
     free(fn.slot);
     free(pv.slot);
+    free(sx.key);
+    free(sx.last);
 }
 
 /* ---- comments ---------------------------------------------------------------- */
