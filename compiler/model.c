@@ -415,10 +415,10 @@ static void sort_tensors(Model *m, int state, int f64)
                 isdigit((unsigned char)copy[i].parts[k][0]) ? copy[i].parts[k] : cname_of(copy[i].parts[k]);
     }
     const int cslots = f64 ? 1 : 2;
-    int64_t off = lay_out(copy, 0, n, 0, 0, cslots);
-    for (int i = 0; i < n; i++) /* the struct's size is a multiple of its alignment */
-        if (copy[i].counter)
-            off = (off + cslots - 1) / cslots * cslots;
+    int64_t off = lay_out(copy, 0, n, 0, 0, cslots), align = 1;
+    for (int i = 0; i < n; i++)
+        align = copy[i].counter ? cslots : align;
+    off = (off + align - 1) / align * align; /* the struct's size is a multiple of its alignment */
     if (n)
         memcpy(ts, copy, sizeof(Tensor) * (size_t)n);
     if (state)

@@ -120,7 +120,8 @@ static void fmt_shape(char *out, size_t cap, int ndim, const int64_t *shape)
 
 /* ---- writing ------------------------------------------------------------------ */
 
-/* n int64_t (a model's counters: few) as little-endian I64 */
+/* n int64_t (the header's length; a model's counters: few) as
+ * little-endian I64 */
 static void write_le64(nnc__atomic *a, const int64_t *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -204,10 +205,7 @@ int nnc__st_write_meta(const char *path, const nnc_st_entry *e, size_t count, co
         free(h.p);
         return -1;
     }
-    unsigned char len8[8];
-    for (int k = 0; k < 8; k++)
-        len8[k] = (unsigned char)((uint64_t)h.len >> (8 * k));
-    nnc__atomic_write(&a, len8, 8);
+    write_le64(&a, &(const int64_t){(int64_t)h.len}, 1);
     nnc__atomic_write(&a, h.p, h.len);
     free(h.p);
     for (size_t i = 0; i < count; i++) {
@@ -1091,10 +1089,7 @@ static int st_load(const char *path, const nnc_tensor_info *infos, size_t count,
                 nnc_fail("%s: truncated data reading tensor '%s'", path, infos[k].name);
                 goto out;
             }
-            uint64_t u = 0;
-            for (int b = 0; b < 8; b++)
-                u |= (uint64_t)raw[b] << (8 * b);
-            const int64_t v = (int64_t)u;
+            const int64_t v = (int64_t)nnc__load_le64(raw);
             memcpy(stage + at, &v, sizeof v);
             at += 2;
             continue;

@@ -21,6 +21,9 @@ import tempfile
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "parity"))
+import parity  # noqa: E402  (its safetensors writer: F32, and int64 arrays as I64)
+
 DRV = sys.argv[1]
 failures = []
 N = 20
@@ -34,22 +37,6 @@ def check(cond, what):
 
 def run(*args):
     return subprocess.run([DRV] + [str(a) for a in args], capture_output=True, text=True)
-
-
-def st_write(path, tensors):
-    """{name: array} as safetensors, F32 or I64 by the array's dtype."""
-    hdr, blobs, off = {}, [], 0
-    for n, a in tensors.items():
-        a = np.array(a, order="C")  # (ascontiguousarray makes a scalar 1-D)
-        dt = {"float32": ("F32", "<f4"), "int64": ("I64", "<i8")}[str(a.dtype)]
-        raw = a.astype(dt[1]).tobytes()
-        hdr[n] = {"dtype": dt[0], "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
-        blobs.append(raw)
-        off += len(raw)
-    txt = json.dumps(hdr).encode()
-    txt += b" " * (-len(txt) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(txt)) + txt + b"".join(blobs))
 
 
 def st_read(path):
@@ -110,7 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
     np.save(P("y.npy"), y)
     w0 = sd_numpy(twin)
     check(w0["bn.num_batches_tracked"].dtype == np.int64, "PyTorch's counter is int64")
-    st_write(P("w0.safetensors"), w0)
+    parity.st_write(P("w0.safetensors"), list(w0.items()))
 
     # ---- info names the counters
     r = run("info")
@@ -169,7 +156,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0, f"predict: {r.stderr}")
 
     # ---- a file without the counters (PyTorch before 0.4.1): they restart at 0
-    st_write(P("old.safetensors"), {k: v for k, v in w0.items() if "num_batches" not in k})
+    parity.st_write(P("old.safetensors"), [(k, v) for k, v in w0.items() if "num_batches" not in k])
     r = run("train", "--weights", P("old.safetensors"), "--inputs", P("x.npy"), "--labels", P("y.npy"),
             "--epochs", 2, "--batch", 8, "--quiet", "--save", P("w2.safetensors"))
     check(r.returncode == 0, f"train from a file without counters: {r.stderr}")
@@ -182,7 +169,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # ---- a counter stored as F32 is an error naming it
     bad = dict(w0)
     bad["bn.num_batches_tracked"] = np.array(17, np.float32)
-    st_write(P("bad.safetensors"), bad)
+    parity.st_write(P("bad.safetensors"), list(bad.items()))
     r = run("eval", "--weights", P("bad.safetensors"), "--inputs", P("x.npy"), "--labels", P("y.npy"))
     check(r.returncode == 2 and r.stderr.count("\n") == 1
           and P("bad.safetensors") + ": tensor 'bn.num_batches_tracked': dtype F32, expected I64" in r.stderr,
@@ -190,7 +177,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # ---- non-strict: a missing counter is listed and keeps its value
     part = {k: v for k, v in w0.items() if k != "bn1.num_batches_tracked"}
-    st_write(P("part.safetensors"), part)
+    parity.st_write(P("part.safetensors"), list(part.items()))
     r = run("train", "--weights", P("part.safetensors"), "--non-strict", "--inputs", P("x.npy"), "--labels",
             P("y.npy"), "--epochs", 1, "--batch", N, "--quiet", "--save", P("w3.safetensors"))
     check(r.returncode == 0 and "missing tensor 'bn1.num_batches_tracked' (left as it was)" in r.stderr,

@@ -35,21 +35,13 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests", "parity"))
 import parity  # noqa: E402  (its reader, compare, driver build)
-import portlib  # noqa: E402  (the command line)
+from portlib import check, failures, parse_args  # noqa: E402  (command line, failure list)
 import torch  # noqa: E402
 
 SCRIPT = os.path.join(SRC, "scripts", "pt2safetensors.py")
 NP_OF = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4", "U8": "u1",
          "BOOL": "?", "BF16": "<f4"}     # BF16: parity.st_read widens it to float32
 
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL  " + msg, flush=True)
-    return cond
 
 
 def script():
@@ -366,7 +358,7 @@ def check_driver(tmp, args):
 
 
 def main():
-    args = portlib.parse_args(__doc__)
+    args = parse_args(__doc__)
     torch.set_num_threads(1)
     tmp = tempfile.mkdtemp(prefix="nnc_pt2st_")
     try:

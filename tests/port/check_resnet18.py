@@ -35,7 +35,7 @@ SRC = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests", "parity"))
 import parity  # noqa: E402  (compare, the driver build, the safetensors reader)
-import portlib  # noqa: E402  (the command line)
+from portlib import check, failures, parse_args  # noqa: E402  (command line, failure list)
 import torch  # noqa: E402
 import torchvision  # noqa: E402
 
@@ -51,14 +51,6 @@ SEED, CLASSES, BATCH, SIZE, LR = 18, 10, 4, 64, 0.05
 NUM_BATCHES_TRACKED = True
 NBT = "num_batches_tracked"
 
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL  " + msg, flush=True)
-    return cond
 
 
 def torchvision_resnet18():
@@ -94,7 +86,7 @@ def report(rows):
 
 
 def main():
-    args = portlib.parse_args(__doc__)
+    args = parse_args(__doc__)
     torch.set_num_threads(1)
     t0 = time.time()
 

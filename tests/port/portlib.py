@@ -1,5 +1,5 @@
 """What the port tests share: their command line (the nnc and runtime to
-build drivers with, as tests/parity/parity.py's)."""
+build drivers with, as tests/parity/parity.py's) and their failure list."""
 import argparse
 import os
 
@@ -18,3 +18,14 @@ def parse_args(doc):
         os.path.abspath(p) for p in (args.nnc, args.runtime_lib, args.runtime_include))
     args.include = [os.path.abspath(p) for p in args.include]
     return args
+
+
+failures = []
+
+
+def check(cond, msg):
+    """Records and prints a failure unless cond; returns cond."""
+    if not cond:
+        failures.append(msg)
+        print("FAIL  " + msg, flush=True)
+    return cond

@@ -51,6 +51,18 @@ def read_st(path):
     return list(k for k in header if k != "__metadata__"), out
 
 
+def write_st(path, tensors):
+    """{name: array} as safetensors, F32 or I64 by the array's dtype."""
+    hdr, blobs, off = {}, [], 0
+    for n, a in tensors.items():
+        raw = a.tobytes()
+        hdr[n] = {"dtype": {"<f4": "F32", "<i8": "I64"}[a.dtype.str], "shape": list(a.shape),
+                  "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw); off += len(raw)
+    txt = json.dumps(hdr).encode()
+    open(path, "wb").write(struct.pack("<Q", len(txt)) + txt + b"".join(blobs))
+
+
 def reference(wts, x, k, y, c):
     """Loss, metrics and output in float64, independent of fake_model.c."""
     p = x.astype(np.float64) @ wts["w"].T.astype(np.float64) + wts["b"] + wts["e"][k]
@@ -217,15 +229,6 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # ---- --non-strict: a file with a tensor the model lacks (an I64
     # scalar, as PyTorch's num_batches_tracked) and without `seen`
-    def write_st(path, tensors):
-        hdr, blobs, off = {}, [], 0
-        for n, a in tensors.items():
-            raw = a.tobytes()
-            hdr[n] = {"dtype": {"<f4": "F32", "<i8": "I64"}[a.dtype.str], "shape": list(a.shape),
-                      "data_offsets": [off, off + len(raw)]}
-            blobs.append(raw); off += len(raw)
-        txt = json.dumps(hdr).encode()
-        open(path, "wb").write(struct.pack("<Q", len(txt)) + txt + b"".join(blobs))
     loose = {n: (wts[n] * 0.5).astype("<f4") for n in "wbe"}
     loose["bn.num_batches_tracked"] = np.array(7, "<i8")
     write_st(P("loose.safetensors"), loose)
@@ -303,13 +306,7 @@ with tempfile.TemporaryDirectory() as tmp:
         open(P("x_trunc.npy"), "wb").write(raw[:-10])
         open(P("garbage.safetensors"), "wb").write(b"not a checkpoint at all")
         bad_w = dict(wts); bad_w["w"] = np.zeros((3, 2), np.float32)
-        hdr, blobs, off = {}, [], 0
-        for n in ["w", "b", "e", "seen"]:
-            raw = bad_w[n].astype("<f4").tobytes()
-            hdr[n] = {"dtype": "F32", "shape": list(bad_w[n].shape), "data_offsets": [off, off + len(raw)]}
-            blobs.append(raw); off += len(raw)
-        txt = json.dumps(hdr).encode()
-        open(P("wrongshape.safetensors"), "wb").write(struct.pack("<Q", len(txt)) + txt + b"".join(blobs))
+        write_st(P("wrongshape.safetensors"), {n: bad_w[n].astype("<f4") for n in ["w", "b", "e", "seen"]})
         X, K, Y, C = P("tr_x.npy"), P("tr_k.npy"), P("tr_y.npy"), P("tr_c.npy")
         return [
             ("missing input", P("nope.npy") + "," + K, Y + "," + C, P("nope.npy"), "cannot open"),
