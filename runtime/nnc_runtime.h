@@ -126,6 +126,77 @@ void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, doub
 #define NNC_PARALLEL_FOR_IF(k, cond)
 #endif
 
+/* ---- processes (dist.c) ---------------------------------------------------- */
+
+/* Data-parallel training over MPI.  The same generated code runs in one
+ * process or under `mpirun -np P`: linked against nnc_runtime these are
+ * a single process's (rank 0 of 1, every call a no-op or a copy), linked
+ * against nnc_runtime_mpi (pkg-config nnc-mpi) they are MPI's.
+ *
+ * Each process holds a slice of the global batch.  Every value the model
+ * reduces over the batch (a loss's mean, BatchNorm's statistics, a mean
+ * or sum over the batch axis) is completed across the processes by these
+ * calls, so P processes compute what one computes on the joined batch.
+ * Sums are added in rank order, one rank at a time, whatever the
+ * transport: every rank gets the same bits, from run to run. */
+
+/* MPI_Init_thread (funneled: only the calling thread uses MPI) unless MPI
+ * is already initialized; a no-op in one process.  Called by the driver
+ * before anything else, by a C program before its model's _init.  Then
+ * every rank must call nnc_dist_finalize() before it exits normally. */
+int nnc_dist_init(int *argc, char ***argv);
+void nnc_dist_finalize(void);
+int nnc_dist_rank(void); /* 0 .. size-1 */
+int nnc_dist_size(void); /* 1 without MPI */
+/* Ends every process of the job at once with this exit status (MPI_Abort),
+ * after the caller has printed why; exit(status) in one process. */
+void nnc_dist_abort(int status)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Fails (-1, nnc_error() naming the first rank that differs) unless every
+ * rank passed the same `hash`; `what` names it in the message ("model
+ * digits_cnn").  Collective: every rank must call it. */
+int nnc_dist_check(const char *what, uint64_t hash);
+
+/* Scratch for the calls below, reserved once (generated _init calls it
+ * with its gradients' size and its largest reduction): grows only here,
+ * so no training step allocates.  0, or -1 with errno ENOMEM. */
+int nnc_dist_reserve(int64_t sum_floats, int64_t small_floats);
+
+/* The global batch of a pass: each rank passes its own n (>= 1); returns
+ * the sum over ranks in *global and this rank's first example's index in
+ * the global batch (the sum of the lower ranks' n) in *first. */
+void nnc_dist_batch(int64_t n, int64_t *global, int64_t *first);
+
+/* x[0..count) := the sum over ranks of x, in rank order, in place. */
+void nnc_dist_sum_f32(float *x, int64_t count);
+void nnc_dist_sum_f64(double *x, int64_t count);
+/* x[0..count) := the largest over ranks (NaN if any rank has a NaN). */
+void nnc_dist_max_f32(float *x, int64_t count);
+
+/* The same sum, non-blocking, for the gradients' buckets: _start begins
+ * it, _progress lets MPI move the started sums on (called between ops of
+ * the backward pass), _wait_all ends them all.  x must not be read or
+ * written until _wait_all returns.  At most NNC_DIST_MAX_OPS in flight,
+ * their counts together at most _reserve's sum_floats. */
+#define NNC_DIST_MAX_OPS 1024
+void nnc_dist_sum_start(float *x, int64_t count);
+void nnc_dist_progress(void);
+void nnc_dist_wait_all(void);
+/* Seconds spent blocked in _wait_all and the blocking sums since the
+ * last call (the communication the backward pass did not hide). */
+double nnc_dist_wait_seconds(void);
+
+/* Rank 0 receives each rank's `bytes` bytes at `x`, in rank order, into
+ * `all` (which only rank 0 reads; it must hold every rank's bytes).
+ * bytes may differ between ranks. */
+void nnc_dist_gather(const void *x, int64_t bytes, void *all);
+/* Every rank gets rank 0's `bytes` bytes at p. */
+void nnc_dist_bcast(void *p, int64_t bytes);
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* The last error of a runtime call that failed, as one line naming the
