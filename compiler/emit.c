@@ -115,6 +115,23 @@ const char *emit_dim(Shape s, int i)
     return emit_fmt("%lld", (long long)s.d[i]);
 }
 
+/* The same with the global batch (gn: every process's examples), for the
+ * counts that divide a reduction over the batch. */
+const char *emit_gdim(Shape s, int i)
+{
+    if (i == s.bd)
+        return s.d[i] == 1 ? "gn" : emit_fmt("%lld * gn", (long long)s.d[i]);
+    return emit_fmt("%lld", (long long)s.d[i]);
+}
+
+const char *emit_gnumel(Shape s)
+{
+    int64_t k = ir_numel(s);
+    if (s.bd < 0)
+        return emit_fmt("%lld", (long long)k);
+    return k == 1 ? "gn" : emit_fmt("%lld * gn", (long long)k);
+}
+
 const char *emit_numel(Shape s)
 {
     int64_t k = ir_numel(s);
@@ -167,7 +184,7 @@ const char *emit_scalar(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
     if (n->op == IR_CONST && n->fused == 1)
-        return n->ival2 ? emit_fmt("(%s)(%s %s (double)n)", e->real, emit_lit(e, n->fval), n->ival2 < 0 ? "/" : "*")
+        return n->ival2 ? emit_fmt("(%s)(%s %s (double)gn)", e->real, emit_lit(e, n->fval), n->ival2 < 0 ? "/" : "*")
                         : emit_lit(e, n->fval);
     return emit_fmt("%s[0]", emit_ref(e, t));
 }

@@ -40,6 +40,7 @@ static void begin_body(Emitter *e, const Graph *g, int backward)
     free(e->merged);
     e->merged = calloc((size_t)g->n + 1, 1);
     e->in_backward = backward;
+    e->mask_seq = 0;
     e->file_out = e->out;
     e->out = open_memstream(&e->body_text, &e->body_len);
     if (!e->out)
@@ -132,12 +133,37 @@ static int numerics_checked(const IrNode *n)
     return n->dt == DT_F32 && emit_op_prints(n->op) && n->op != IR_CAUSAL_MASK && n->op != IR_ACCURACY;
 }
 
+/* After node i of the backward pass: the gradient buckets whose last
+ * param is final now start their sums across the processes, and the sums
+ * under way move on (emit_grad_sums). */
+static void after_node(Emitter *e, int i)
+{
+    if (!e->buckets)
+        return;
+    int started = 0;
+    for (int b = 0; b < e->nbuckets; b++)
+        if (!e->buckets[b].started && e->buckets[b].fin <= i) {
+            e->buckets[b].started = 1;
+            P(e, "    if (dist)\n        nnc_dist_sum_start(G + %lld, %lld);\n", (long long)e->buckets[b].lo,
+              (long long)(e->buckets[b].hi - e->buckets[b].lo));
+            started = 1;
+        }
+    /* MPI moves a sum on only inside its calls: between the heavy ops */
+    const IrNode *n = i < e->g->n ? &e->g->nodes[i] : NULL;
+    if (!started && e->in_flight && n &&
+        (n->op == IR_MATMUL || n->op == IR_CONV2D || n->op == IR_CONV2D_BWD_DATA || n->op == IR_CONV2D_BWD_FILTER))
+        P(e, "    if (dist)\n        nnc_dist_progress();\n");
+    e->in_flight |= started;
+}
+
 static void node_range(Emitter *e, const Graph *g, int lo, int hi)
 {
     if (!e->opt->check_numerics) {
         for (int i = lo; i < hi; i++)
-            if (g->nodes[i].fused >= 0)
+            if (g->nodes[i].fused >= 0) {
                 emit_node(e, i);
+                after_node(e, i);
+            }
         return;
     }
     /* after each node's code, the checks of what it wrote: itself, the
@@ -150,6 +176,7 @@ static void node_range(Emitter *e, const Graph *g, int lo, int hi)
         if (g->nodes[i].fused < 0)
             continue;
         emit_node(e, i);
+        after_node(e, i);
         for (int j = lo; j < hi; j++) {
             const IrNode *n = &g->nodes[j];
             if (done[j - lo] || n->fused < 0 || !numerics_checked(n))
@@ -243,6 +270,22 @@ static void isa_variants(Emitter *e, Sig s, const char *first)
     P(e, "    else\n#endif\n        %s%s_generic(%s);\n}\n\n", ret, s.name, s.args);
 }
 
+/* The start of a pass over nodes [lo, hi) of g: the global batch (gn
+ * examples over all processes, g0 the first of this one's; n and 0 in
+ * one process), which `fresh` passes ask the processes for and the others
+ * take from the pass before; and the key of the pass's dropout masks. */
+static void pass_batch(Emitter *e, const Graph *g, int lo, int hi, int fresh)
+{
+    if (fresh)
+        P(e, "    nnc_dist_batch(n, &m->gn_, &m->g0_);\n");
+    P(e, "    const int64_t gn = m->gn_, g0 = m->g0_;\n    (void)gn, (void)g0;\n");
+    for (int i = lo; i < hi; i++)
+        if (g->nodes[i].op == IR_RNG_MASK && g->nodes[i].fused >= 0) {
+            P(e, "    const uint64_t dkey = nnc_rng_next(&m->rng_);\n");
+            break;
+        }
+}
+
 /* The inference pass up to the output, a function of its own that forward
  * and eval both call: the infer graph's nodes [0, core_end). */
 static void infer_fn(Emitter *e)
@@ -256,6 +299,7 @@ static void infer_fn(Emitter *e)
     e->nf_pass = "forward", e->nf_fail = "return;";
     if (e->opt->check_numerics)
         P(e, "    m->numerics_[0] = 0;\n");
+    pass_batch(e, g, 0, g->core_end, 1);
     node_range(e, g, 0, g->core_end);
     end_body(e);
     P(e, "}\n\n");
@@ -292,6 +336,7 @@ static void train_fn(Emitter *e)
     open_pass(e, s);
     begin_body(e, g, 0);
     P(e, "    m->n_ = n;\n");
+    pass_batch(e, g, 0, g->fwd_end, 1);
     e->nf_pass = "forward", e->nf_fail = emit_fmt("return %s;", emit_lit(e, NAN));
     if (e->opt->check_numerics)
         P(e, "    m->numerics_[0] = 0;\n");
@@ -319,6 +364,58 @@ static void train_fn(Emitter *e)
     isa_variants(e, s, NULL);
 }
 
+/* The gradients summed across the processes (dist.c's dist_grads), in
+ * buckets of at most NNC_BUCKET floats that are contiguous in m->grads:
+ * each starts its sum as soon as the backward pass has written its last
+ * param (fin: a node, or g->n for the gradients copied at the end), so
+ * the sums overlap the rest of the pass.  The pass goes back through the
+ * layers, so params finishing one after the other are neighbours. */
+#define NNC_BUCKET (1 << 18) /* 1 MiB of floats: docs/generated-c.md, "Processes" */
+
+static int bucket_cmp(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static void grad_buckets(Emitter *e, const Graph *g)
+{
+    const Model *m = e->m;
+    int(*fin)[2] = malloc(sizeof(int[2]) * (size_t)(m->nparams + 1));
+    int nf = 0;
+    for (int p = 0; g->dist_grads && p < m->nparams; p++) {
+        int t = g->param_grad[p];
+        if (t < 0 || !g->dist_grads[p])
+            continue;
+        int r = plan_storage_root(g, t), at = g->n;
+        const IrNode *rn = &g->nodes[r];
+        if (rn->buf >= 0 && g->bufs[rn->buf].param_grad == p) /* written in place */
+            at = t > r ? t : r, at = rn->fused == 2 && rn->home > at ? rn->home : at;
+        fin[nf][0] = at, fin[nf][1] = p, nf++;
+    }
+    qsort(fin, (size_t)nf, sizeof fin[0], bucket_cmp);
+    e->buckets = calloc((size_t)nf + 1, sizeof(Bucket));
+    e->nbuckets = 0;
+    for (int k = 0; k < nf; k++) {
+        const Tensor *t = &m->params[fin[k][1]];
+        int64_t lo = t->offset, hi = t->offset + ir_numel(t->shape);
+        Bucket *b = e->nbuckets ? &e->buckets[e->nbuckets - 1] : NULL;
+        if (b && (b->hi == lo || b->lo == hi) && (hi - lo) + (b->hi - b->lo) <= NNC_BUCKET) {
+            b->lo = lo < b->lo ? lo : b->lo;
+            b->hi = hi > b->hi ? hi : b->hi;
+            b->fin = fin[k][0];
+            continue;
+        }
+        e->buckets[e->nbuckets++] = (Bucket){lo, hi, fin[k][0], 0};
+    }
+    if (!e->nbuckets) {
+        free(e->buckets);
+        e->buckets = NULL;
+    }
+    e->in_flight = 0;
+    free(fin);
+}
+
 static void backward_fn(Emitter *e)
 {
     const Graph *g = e->m->train;
@@ -326,6 +423,9 @@ static void backward_fn(Emitter *e)
     open_pass(e, s);
     begin_body(e, g, 1);
     P(e, "    const int n = m->n_;\n    (void)n;\n");
+    pass_batch(e, g, g->fwd_end, g->n, 0);
+    P(e, "    const int dist = nnc_dist_size() > 1;\n    (void)dist;\n");
+    grad_buckets(e, g);
     e->nf_pass = "backward", e->nf_fail = "return;";
     if (e->opt->check_numerics) /* the training pass stopped: nothing to go back through */
         P(e, "    if (m->numerics_[0])\n        return;\n");
@@ -350,6 +450,12 @@ static void backward_fn(Emitter *e)
             P(e, "    memcpy(G + %lld, %s, sizeof(%s) * %lld);\n", (long long)e->m->params[p].offset, emit_ref(e, t),
               e->real, (long long)ir_numel(e->m->params[p].shape));
     }
+    after_node(e, g->n); /* the buckets of the gradients copied above, and any left */
+    if (e->buckets)
+        P(e, "    if (dist)\n        nnc_dist_wait_all();\n");
+    free(e->buckets);
+    e->buckets = NULL;
+    e->nbuckets = e->in_flight = 0;
     end_body(e);
     P(e, "}\n\n");
     isa_variants(e, s, NULL);
@@ -376,6 +482,7 @@ static void eval_fn(Emitter *e)
     void_params(e, 1);
     if (!multi_isa(e))
         P(e, "%s%s", call_infer(e), after_infer);
+    pass_batch(e, g, g->core_end, g->n, 0);
     node_range(e, g, g->core_end, g->n);
     P(e, "    *loss = %s;\n", emit_scalar(e, g->loss));
     for (int i = 0; i < g->nmetrics; i++)
@@ -499,6 +606,83 @@ static int64_t per_example_max(const Model *m)
     return most;
 }
 
+/* FNV-1a of the model's graphs as --dump prints them: ops, shapes and
+ * constants, so two processes whose models differ in anything they
+ * compute disagree (nnc_dist_check). */
+static uint64_t model_hash(const Model *m)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        abort();
+    fprintf(f, "%s %lld %lld\n", m->prefix, (long long)m->num_params, (long long)m->num_state);
+    const Graph *gs[2] = {m->infer, m->train};
+    for (int k = 0; k < 2; k++)
+        if (gs[k])
+            ir_dump(m, gs[k], f, 0);
+    fclose(f);
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * UINT64_C(0x100000001b3);
+    free(text);
+    return h;
+}
+
+/* s as the inside of a C string literal */
+static const char *c_escape(const char *s)
+{
+    const char *r = "";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            r = emit_fmt("%s\\%c", r, c);
+        else if (c < 32 || c > 126)
+            r = emit_fmt("%s\\%03o", r, c);
+        else
+            r = emit_fmt("%s%c", r, c);
+    }
+    return r;
+}
+
+/* On several processes: a model that cannot split its batch refuses to
+ * start; the processes check that they run the same model; the runtime
+ * reserves the scratch of its sums (the gradients, the largest value
+ * completed at once). */
+static void dist_init(Emitter *e)
+{
+    const Model *m = e->m;
+    if (e->opt->f64)
+        return;
+    int64_t small = 4; /* a loss's total, count and flag */
+    const Graph *gs[2] = {m->infer, m->train};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; gs[k] && i < gs[k]->n; i++) {
+            const IrNode *n = &gs[k]->nodes[i];
+            if ((n->global || n->op == IR_ALLREDUCE) && n->fused >= 0) {
+                int64_t c = n->op == IR_BN_STATS ? 2 * gs[k]->nodes[n->in[0]].shape.d[1] : ir_numel(n->shape);
+                small = c > small ? c : small;
+            }
+        }
+    P(e, "    if (nnc_dist_size() > 1) {\n");
+    if (m->dist_refuse)
+        P(e,
+          "        nnc_fail(\"%%s\", \"model %s cannot run on several processes: %s\");\n        %s_release(m);\n      "
+          "  errno = "
+          "EINVAL;\n        return -1;\n",
+          m->name, c_escape(m->dist_refuse), m->prefix);
+    else
+        P(e,
+          "        if (nnc_dist_check(\"model %s\", UINT64_C(0x%016llx)) != 0) {\n            %s_release(m);\n         "
+          "   "
+          "errno = EINVAL;\n            return -1;\n        }\n"
+          "        if (nnc_dist_reserve(%lld, %lld) != 0) {\n            %s_release(m);\n            errno = ENOMEM;\n "
+          " "
+          "          return -1;\n        }\n",
+          m->name, (unsigned long long)model_hash(m), m->prefix, (long long)m->num_params, (long long)small, m->prefix);
+    P(e, "    }\n");
+}
+
 static void init_fns(Emitter *e)
 {
     const char *p = e->m->prefix;
@@ -561,6 +745,7 @@ static void init_fns(Emitter *e)
         }
     }
     from_loads(e);
+    dist_init(e);
     P(e, "    return 0;\n}\n\n");
     P(e, "void %s_release(%s *m)\n{\n", p, p);
     P(e, "    free(m->params);\n    free(m->grads);\n    free(m->state);\n    free(m->arena_);\n");

@@ -250,6 +250,7 @@ void emit_header(Emitter *e, const char *fname)
     P(e, "    int max_batch;\n");
     P(e, "    /* private members follow */\n");
     P(e, "    %s *arena_;\n    nnc_rng rng_;\n    int n_;\n", e->real);
+    P(e, "    int64_t gn_, g0_;   /* the global batch of the last pass, its first example here */\n");
     P(e, "    %s *work_;        /* the kernels' work: work_len_ floats, a slice per thread */\n", e->real);
     P(e, "    int64_t work_len_;\n");
     P(e, "    const void *in_[%d];\n", e->m->ninputs);

@@ -194,9 +194,9 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root, int atom)
     const IrNode *n = emit_nd(e, t);
     if (n->op == IR_CONST) {
         if (n->ival2 == -1)
-            return emit_fmt("(%s)(%s / (double)n)", e->real, emit_lit(e, n->fval));
+            return emit_fmt("(%s)(%s / (double)gn)", e->real, emit_lit(e, n->fval));
         if (n->ival2 == 1)
-            return emit_fmt("(%s)(%s * (double)n)", e->real, emit_lit(e, n->fval));
+            return emit_fmt("(%s)(%s * (double)gn)", e->real, emit_lit(e, n->fval));
         return emit_lit(e, n->fval);
     }
     const char *v = emit_value(e, t);
@@ -384,7 +384,8 @@ void emit_reduce(Emitter *e, int t)
                 c *= (double)si.d[i];
                 npow |= i == si.bd;
             }
-        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, emit_lit(e, c), npow ? " * (double)n" : "");
+        /* the global batch: over several processes each adds its share */
+        P(e, "            %s[o++] = (%s)(acc / (%s%s));\n", y, e->real, emit_lit(e, c), npow ? " * (double)gn" : "");
     } else {
         P(e, "            %s[o++] = (%s)acc;\n", y, e->real);
     }

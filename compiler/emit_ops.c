@@ -319,7 +319,10 @@ void emit_loss(Emitter *e, int t)
             P(e, "            const %s *row = %s + r * C;\n            int64_t best = 0;\n", e->real, x);
             P(e, "            for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;\n");
             P(e, "            hits += best == %s[r];\n        }\n", lab);
-            P(e, "        %s[0] = (%s)((double)hits / (double)rows);\n    }\n", y, e->real);
+            P(e, "        double hr[2] = {(double)hits, (double)rows};\n");
+            if (n->global)
+                P(e, "        if (nnc_dist_size() > 1)\n            nnc_dist_sum_f64(hr, 2);\n");
+            P(e, "        %s[0] = (%s)(hr[0] / hr[1]);\n    }\n", y, e->real);
             return;
         }
         /* ignore_index -100; another out-of-range id makes the loss NaN */
@@ -328,6 +331,13 @@ void emit_loss(Emitter *e, int t)
         P(e, "            const int32_t c = %s[r];\n", lab);
         P(e,
           "            if (c == -100) continue;\n            if (c < 0 || c >= C) bad = 1; else count++;\n        }\n");
+        /* the count (and a bad label) over every process's examples */
+        int glob = n->op == IR_CE_BWD ? emit_nd(e, n->in[1])->shape.bd >= 0 : n->global;
+        if (glob && n->op == IR_CE_BWD)
+            P(e,
+              "        if (nnc_dist_size() > 1) {\n            double cb[2] = {(double)count, (double)bad};\n"
+              "            nnc_dist_sum_f64(cb, 2);\n            count = (int64_t)cb[0], bad = cb[1] != 0;\n        "
+              "}\n");
         if (n->op == IR_CROSS_ENTROPY) {
             P(e, "        double total = 0;\n");
             P(e, "        for (int64_t r = 0; r < rows; r++) {\n");
@@ -336,6 +346,12 @@ void emit_loss(Emitter *e, int t)
             P(e, "            for (int64_t k = 1; k < C; k++) if (row[k] > mx) mx = row[k];\n");
             emit_lanes_sum(e, "            ", "sum", "C", emit_fmt("%s(row[k] - mx)", emit_exp_fn(e)));
             P(e, "            total += log((double)sum) + (double)mx - (double)row[c];\n        }\n");
+            if (glob)
+                P(e,
+                  "        if (nnc_dist_size() > 1) {\n            double tcb[3] = {total, (double)count, "
+                  "(double)bad};\n"
+                  "            nnc_dist_sum_f64(tcb, 3);\n            total = tcb[0], count = (int64_t)tcb[1], bad = "
+                  "tcb[2] != 0;\n        }\n");
             P(e, "        %s[0] = bad ? (%s)NAN : (%s)(total / (double)count);\n    }\n", y, e->real, e->real);
         } else {
             P(e, "        const %s scale = bad ? (%s)NAN : (%s)((double)%s / (double)count);\n", e->real, e->real,
@@ -371,7 +387,7 @@ void emit_loss(Emitter *e, int t)
               "            const double xd = %s[i], zd = %s[i];\n            total += (xd > 0 ? xd : 0) - xd * zd + "
               "log1p(exp(-fabs(xd)));\n",
               a, b);
-        P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, emit_numel(s));
+        P(e, "        }\n        %s[0] = (%s)(total / (double)(%s));\n    }\n", y, e->real, emit_gnumel(s));
         return;
     }
     default: abort();
@@ -519,9 +535,44 @@ void emit_rng_mask(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
     double keep = 1 - n->fval;
-    P(e, "    for (int64_t i = 0; i < %s; i++)\n", emit_numel(n->shape));
-    P(e, "        %s[i] = nnc_rng_uniform(&m->rng_) < %.17g ? %s : %s;\n", emit_ref(e, t), keep, emit_lit(e, 1 / keep),
-      emit_lit(e, 0));
+    /* Each element's draw is a function of the pass's key, this mask's
+     * number and the element's index in the global batch (the batch dim's
+     * index offset by this process's first example, g0), so the masks are
+     * the same whatever the number of processes or threads. */
+    Shape s = n->shape;
+    int bd = s.bd;
+    const char *outer = bd < 0 ? "1" : emit_prod(s, 0, bd), *rows = bd < 0 ? "1" : emit_dim(s, bd),
+               *inner = bd < 0 ? emit_numel(s) : emit_prod(s, bd + 1, s.nd);
+    const char *grows = bd < 0 ? "1" : s.d[bd] == 1 ? "gn" : emit_fmt("%lld * gn", (long long)s.d[bd]);
+    const char *g0 = bd < 0 ? "0" : s.d[bd] == 1 ? "g0" : emit_fmt("%lld * g0", (long long)s.d[bd]);
+    P(e, "    {\n        const uint64_t key = nnc_rng_key(dkey, %d);\n", e->mask_seq++);
+    P(e, "        const int64_t outer = %s, rows = %s, inner = %s;\n", outer, rows, inner);
+    P(e, "        for (int64_t o = 0; o < outer; o++)\n        for (int64_t r = 0; r < rows; r++) {\n");
+    P(e, "            const uint64_t base = (uint64_t)((o * (%s) + %s + r) * inner);\n", grows, g0);
+    P(e, "            %s *row = %s + (o * rows + r) * inner;\n", e->real, emit_ref(e, t));
+    P(e, "            for (int64_t i = 0; i < inner; i++)\n");
+    P(e, "                row[i] = nnc_rng_keyed(key, base + (uint64_t)i) < %.17g ? %s : %s;\n        }\n    }\n", keep,
+      emit_lit(e, 1 / keep), emit_lit(e, 0));
+}
+
+/* ---- processes (dist.c) ------------------------------------------------------------ */
+
+/* allreduce: the whole value of a partial sum; rank0: a whole value kept
+ * on rank 0 only, so that a sum over the processes counts it once.  One
+ * process: a copy. */
+void emit_dist_op(Emitter *e, int t)
+{
+    const IrNode *n = emit_nd(e, t);
+    const IrNode *x = emit_nd(e, n->in[0]);
+    const char *y = emit_ref(e, t), *cnt = emit_numel(n->shape);
+    if (x->op == IR_CONST && x->fused == 1) /* a scalar constant has no storage */
+        P(e, "    %s[0] = %s;\n", y, emit_scalar(e, n->in[0]));
+    else
+        P(e, "    memcpy(%s, %s, sizeof(%s) * (size_t)(%s));\n", y, emit_ref(e, n->in[0]), e->real, cnt);
+    if (n->op == IR_ALLREDUCE)
+        P(e, "    if (nnc_dist_size() > 1)\n        nnc_dist_sum_f32(%s, %s);\n", y, cnt);
+    else
+        P(e, "    if (nnc_dist_rank() != 0)\n        memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, e->real, cnt);
 }
 
 /* ops.def's emit column: the printer of each op, 0 where an op prints
@@ -542,4 +593,10 @@ void emit_node(Emitter *e, int t)
         return;
     emit_comment(e, n);
     emitters[n->op](e, t);
+    /* a reduction over the batch whose result is each process's share of
+     * the global one (a sum, a mean or a loss divided by the global
+     * count): added up across the processes (dist.c) */
+    if (n->global && n->op != IR_BN_STATS && n->op != IR_CROSS_ENTROPY && n->op != IR_ACCURACY)
+        P(e, "    if (nnc_dist_size() > 1)\n        nnc_dist_%s_f32(%s, %s);\n", n->op == IR_MAX ? "max" : "sum",
+          emit_ref(e, t), emit_numel(n->shape));
 }

@@ -334,26 +334,52 @@ void emit_bn_op(Emitter *e, int t)
     const char *y = emit_ref(e, t);
     P(e, "    {\n        const int64_t N = %s, C = %lld, L = %s;\n", emit_dim(s, 0), (long long)s.d[1],
       emit_prod(s, 2, s.nd));
-    P(e, "        const double M = (double)N * (double)L;   /* elements per channel */\n");
+    /* the global batch's count: the statistics are the joined batch's */
+    P(e, "        const double M = (double)(%s) * (double)L;   /* elements per channel */\n", emit_gdim(s, 0));
     switch (n->op) {
     case IR_BN_STATS: {
         const char *x = emit_ref(e, n->in[0]);
+        if (n->global) {
+            /* on several processes: each adds its share of the mean, then
+             * of the squared deviations from the global mean (the same two
+             * passes as below, each completed across the processes) */
+            P(e, "        if (nnc_dist_size() > 1) {\n");
+            P(e, "            for (int64_t c = 0; c < C; c++) {\n                double sum = 0;\n");
+            P(e,
+              "                for (int64_t b = 0; b < N; b++)\n                    for (int64_t k = 0; k < L; k++)\n");
+            P(e, "                        sum += %s[(b * C + c) * L + k];\n", x);
+            P(e, "                %s[c] = (%s)(sum / M);\n            }\n", y, e->real);
+            P(e, "            nnc_dist_sum_f32(%s, C);\n", y);
+            P(e, "            for (int64_t c = 0; c < C; c++) {\n                double sq = 0;\n");
+            P(e, "                const %s mu = %s[c];\n", e->real, y);
+            P(e,
+              "                for (int64_t b = 0; b < N; b++)\n                    for (int64_t k = 0; k < L; k++) "
+              "{\n");
+            P(e, "                        const %s d = %s[(b * C + c) * L + k] - mu;\n", e->real, x);
+            P(e, "                        sq += d * d;\n                    }\n");
+            P(e, "                %s[C + c] = (%s)(sq / M);\n            }\n", y, e->real);
+            P(e, "            nnc_dist_sum_f32(%s + C, C);\n        } else {\n", y);
+        }
         if (n->kernel == KERNEL_VECTOR) { /* runtime/bn.c: the same sums as vectors */
             P(e, "        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
-            break;
+        } else {
+            /* two passes (the mean, then squared deviations), as PyTorch, so no
+             * cancellation in E[x^2] - E[x]^2 */
+            P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
+            P(e,
+              "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n",
+              e->real, x);
+            emit_lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
+            P(e, "            }\n            const %s mu = (%s)(sum / M);\n", e->real, e->real);
+            P(e,
+              "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n",
+              e->real, x);
+            emit_lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
+            P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y,
+              e->real);
         }
-        /* two passes (the mean, then squared deviations), as PyTorch, so no
-         * cancellation in E[x^2] - E[x]^2 */
-        P(e, "        for (int64_t c = 0; c < C; c++) {\n            double sum = 0, sq = 0;\n");
-        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n",
-          e->real, x);
-        emit_lanes_store(e, "                ", "double", "sum +=", "L", "row[k]");
-        P(e, "            }\n            const %s mu = (%s)(sum / M);\n", e->real, e->real);
-        P(e, "            for (int64_t b = 0; b < N; b++) {\n                const %s *row = %s + (b * C + c) * L;\n",
-          e->real, x);
-        emit_lanes_store(e, "                ", "double", "sq +=", "L", "(row[k] - mu) * (row[k] - mu)");
-        P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y,
-          e->real);
+        if (n->global)
+            P(e, "        }\n");
         break;
     }
     case IR_BN_NORM: {

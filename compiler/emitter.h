@@ -16,6 +16,13 @@
 #include "emit.h"
 
 /* Everything the printing functions share.  One per emit_model call. */
+/* A run of m->grads summed across the processes as one: floats [lo, hi),
+ * started after node fin of the backward pass. */
+typedef struct Bucket {
+    int64_t lo, hi;
+    int fin, started;
+} Bucket;
+
 typedef struct Emitter {
     const Model *m;
     const EmitOptions *opt;
@@ -23,13 +30,16 @@ typedef struct Emitter {
     FILE *out;        /* the stream being written */
     /* the function being printed (begin_body .. end_body) */
     const Graph *g;
-    char *used;         /* per node: its pointer is referenced in this function */
-    char *merged;       /* per node: already computed along with an earlier one */
-    const char **names; /* per node: its identifier in this function (emit_names) */
-    int in_backward;    /* inputs come from m->in_ (saved by train_forward) */
-    FILE *file_out;     /* the file's stream while the body goes to memory */
-    FILE *pass_out;     /* the file's stream while a pass goes to memory (emit_fn.c) */
-    char *pass_text;    /* a pass's code, printed once per instruction set */
+    char *used;             /* per node: its pointer is referenced in this function */
+    char *merged;           /* per node: already computed along with an earlier one */
+    const char **names;     /* per node: its identifier in this function (emit_names) */
+    int in_backward;        /* inputs come from m->in_ (saved by train_forward) */
+    int mask_seq;           /* dropout masks emitted in this pass (their keys) */
+    struct Bucket *buckets; /* the backward pass's gradient buckets (emit_fn.c) */
+    int nbuckets, in_flight;
+    FILE *file_out;  /* the file's stream while the body goes to memory */
+    FILE *pass_out;  /* the file's stream while a pass goes to memory (emit_fn.c) */
+    char *pass_text; /* a pass's code, printed once per instruction set */
     size_t pass_len;
     char *body_text;
     size_t body_len;
@@ -76,6 +86,8 @@ void emit_parallel(Emitter *e, const char *ind, int k, Shape s, double per);
 /* Dim i of s, the element count, the product of dims [a, b), the
  * row-major stride of dim i: constants, or `k * n` with the batch. */
 const char *emit_dim(Shape s, int i);
+const char *emit_gdim(Shape s, int i);
+const char *emit_gnumel(Shape s);
 const char *emit_numel(Shape s);
 const char *emit_prod(Shape s, int a, int b);
 const char *emit_stride(Shape s, int i);
@@ -123,6 +135,7 @@ void emit_reduce(Emitter *e, int t);
 /* ---- emit_ops.c: the other ops, and the per-node dispatch ------------------------ */
 
 void emit_rng_mask(Emitter *e, int t);
+void emit_dist_op(Emitter *e, int t);
 void emit_matmul(Emitter *e, int t);
 void emit_permute(Emitter *e, int t);
 void emit_concat(Emitter *e, int t);

@@ -328,6 +328,8 @@ void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only)
         else if (n->op == IR_LABEL)
             fprintf(out, " %s", m->labels[n->ival].name);
         fprintf(out, " : %s%s", n->dt == DT_I32 ? "i32" : "f32", ir_shape_str(n->shape, "N", sb, sizeof sb));
+        if (n->global)
+            fprintf(out, " [global]");
         if (n->what)
             fprintf(out, "   // %s", n->what);
         fprintf(out, "\n");
@@ -347,5 +349,8 @@ void ir_dump(const Model *m, const Graph *g, FILE *out, int backward_only)
     if (g->param_grad)
         for (int i = 0; i < m->nparams; i++)
             if (g->param_grad[i] >= 0)
-                fprintf(out, "  grad %s = %%%d\n", m->params[i].path, g->param_grad[i]);
+                fprintf(out, "  grad %s = %%%d%s\n", m->params[i].path, g->param_grad[i],
+                        g->dist_grads && g->dist_grads[i] ? " [summed across processes]" : "");
+    if (m->dist_refuse && !g->training)
+        fprintf(out, "  // one process only: %s\n", m->dist_refuse);
 }

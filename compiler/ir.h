@@ -95,6 +95,8 @@ typedef struct IrNode {
                              * "x_in" (elab.c, model.c, grad.c); the emitter makes it a
                              * unique C identifier */
     int backward;     /* 1 if created by autodiff */
+    int global;       /* a reduction over the batch that the emitter completes
+                             * across processes (dist.c) */
     /* filled by kernel.c */
     KernelKind kernel;
     int64_t work; /* floats of work memory it needs while it runs */
@@ -131,10 +133,12 @@ typedef struct Graph {
     int *summary_value; /* summaries (scalars) */
     const char **summary_name;
     int nsummaries;
-    int fwd_end;     /* nodes [0, fwd_end) are the forward pass */
-    int core_end;    /* infer: nodes [0, core_end) make the output (forward), the
+    int fwd_end;      /* nodes [0, fwd_end) are the forward pass */
+    int core_end;     /* infer: nodes [0, core_end) make the output (forward), the
                              * rest the loss and metrics (eval); others: -1 */
-    int *param_grad; /* per param: node holding d loss/d param, or -1 */
+    int *param_grad;  /* per param: node holding d loss/d param, or -1 */
+    char *dist_grads; /* per param: 1 if its gradient is summed across processes
+                             * at the end of the backward pass (dist.c) */
     Buffer *bufs;
     int nbufs, bufcap;
     int64_t static_size, batched_size; /* arena floats: static + batched * max_batch */
@@ -235,6 +239,8 @@ typedef struct Model {
     int uses_rng;
     Graph *train, *infer, *eval; /* train/eval NULL without loss */
     double flops;                /* forward FLOPs per example */
+    const char *dist_refuse;     /* "file:line:col: op ...": why the model cannot
+                                  * run on several processes (dist.c), or NULL */
     SummaryRow *rows;            /* fields in pre-order (inference graph) */
     int nrows;
 } Model;

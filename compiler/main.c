@@ -1,11 +1,12 @@
 /* main.c — the nnc command line and the pipeline:
  *
  *     lex + parse (grammar/, load.c)  ->  elaborate (model.c, elab.c, inst.c, prims.c)
- *         ->  autodiff (grad.c)  ->  plan: peepholes, folds, fusion (plan.c)
+ *         ->  autodiff (grad.c)  ->  the batch across processes (dist.c)
+ *         ->  plan: peepholes, folds, fusion (plan.c)
  *         ->  kernel selection (kernel.c)  ->  memory plan (plan.c)
  *         ->  emit C (emit*.c)
  *
- * Each stage can be dumped with --dump=tokens|ast|ir|grad|plan.  Output
+ * Each stage can be dumped with --dump=tokens|ast|ir|grad|dist|plan.  Output
  * files are written only when the whole run had no error, each atomically
  * (a temporary file renamed into place).
  */
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "ast.h"
+#include "dist.h"
 #include "emit.h"
 #include "grad.h"
 #include "kernel.h"
@@ -46,7 +48,7 @@ static const char usage_text[] =
     "  -D NAME=VALUE      override a model hparam (VALUE an expression of the language:\n"
     "                     128, 0.5, true, [1, 2], relu, Dense(units: 3))\n"
     "  -I DIR             search DIR for imported files (after the importing file's directory)\n"
-    "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad or plan\n"
+    "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad, dist or plan\n"
     "  --print-std        print the standard library's source and exit\n"
     "  -M                 print the make rule of the output files' dependencies (the model file\n"
     "                     and everything it imports) to stdout, and write nothing else\n"
@@ -230,8 +232,8 @@ int main(int argc, char **argv)
         } else if (!strncmp(a, "--dump=", 7)) {
             dump = a + 7;
             if (strcmp(dump, "tokens") && strcmp(dump, "ast") && strcmp(dump, "ir") && strcmp(dump, "grad") &&
-                strcmp(dump, "plan"))
-                return usage_error("unknown --dump stage '%s' (tokens, ast, ir, grad, plan)", dump);
+                strcmp(dump, "dist") && strcmp(dump, "plan"))
+                return usage_error("unknown --dump stage '%s' (tokens, ast, ir, grad, dist, plan)", dump);
         } else if (!strcmp(a, "--model")) {
             if (i + 1 >= argc)
                 return usage_error("'%s' needs an argument", a);
@@ -330,6 +332,16 @@ int main(int argc, char **argv)
         }
         /* (m->eval is m->infer: forward and eval share it) */
         Graph *gs[2] = {m->infer, m->train};
+        /* the batch split across processes (f64 code runs in one) */
+        for (int k = 0; k < 2; k++)
+            if (gs[k] && !eopt.f64)
+                dist_plan(m, gs[k]);
+        if (dump && !strcmp(dump, "dist")) {
+            for (int k = 0; k < 2; k++)
+                if (gs[k])
+                    ir_dump(m, gs[k], stdout, 0);
+            continue;
+        }
         for (int k = 0; k < 2; k++)
             if (gs[k]) {
                 plan_rewrite(m, gs[k]);

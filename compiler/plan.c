@@ -824,6 +824,8 @@ void plan_dump(const Model *m, const Graph *g, FILE *out)
         }
         if (n->op == IR_MATMUL && n->causal)
             fprintf(out, "%s%s", n->causal & 1 ? " lower-result" : "", n->causal & 2 ? " lower-a" : "");
+        if (n->global)
+            fprintf(out, " [global]");
         if (n->kernel != KERNEL_LOOPS)
             fprintf(out, " kernel=%s", kernel_name(n->kernel));
         if (n->work > 0)

@@ -561,6 +561,23 @@ static void model_free(drv *v, inst *x)
     x->inited = 0;
 }
 
+/* ---- processes ------------------------------------------------------------------ */
+
+/* Under mpirun every process reads the whole data set and takes its share
+ * of each batch: the batch's examples split in rank order, the first
+ * (n mod P) processes one more.  The model completes every reduction over
+ * the batch across the processes, so each pass computes what one process
+ * computes on the whole batch, and the processes stay identical; rank 0
+ * alone prints and writes files. */
+static void share(int64_t n, int64_t *off, int *cnt)
+{
+    const int64_t p = nnc_dist_size(), r = nnc_dist_rank(), q = n / p, rem = n % p;
+    *cnt = (int)(q + (r < rem));
+    *off = r * q + (r < rem ? r : rem);
+}
+
+static int is_root(void) { return nnc_dist_rank() == 0; }
+
 /* Rows [s, s+n) of every array, without copying (data is contiguous). */
 static void slice(const dset *ds, int64_t s, const void **ptrs)
 {
@@ -584,6 +601,41 @@ static double batch_weight(const dset *ds, const void *lab, int n)
     return (double)count;
 }
 
+/* the same for the batch of rows perm[s .. s + n) */
+static double perm_weight(const dset *ds, const uint32_t *perm, int64_t s, int n)
+{
+    if (ds->count == ds->num_inputs || ds->arr[ds->num_inputs].dtype != NNC_I32 || !ds->stride[ds->num_inputs])
+        return n;
+    double w = 0;
+    for (int r = 0; r < n; r++)
+        w += batch_weight(
+            ds, (const char *)ds->arr[ds->num_inputs].data + (size_t)perm[s + r] * ds->stride[ds->num_inputs], 1);
+    return w;
+}
+
+/* The chunks of a set of n examples for eval: at most `max_batch` per
+ * process.  One process: max_batch at a time, the last what is left;
+ * several: as many chunks as that needs, of equal size (give or take
+ * one), so that no process's share is empty.  -1 if some would be. */
+static int64_t chunks_of(int64_t n, int max_batch)
+{
+    const int64_t p = nnc_dist_size(), g = (int64_t)max_batch * p, k = (n + g - 1) / g;
+    if (p > 1 && n / k < p)
+        return -1;
+    return k;
+}
+
+static void chunk_at(int64_t n, int max_batch, int64_t k, int64_t c, int64_t *s, int64_t *len)
+{
+    if (nnc_dist_size() == 1) {
+        *s = c * max_batch;
+        *len = n - *s < max_batch ? n - *s : max_batch;
+    } else {
+        *s = n * c / k;
+        *len = n * (c + 1) / k - *s;
+    }
+}
+
 /* the same for rows [s, s + n) of the set */
 static double loss_weight(const dset *ds, int64_t s, int n)
 {
@@ -603,15 +655,20 @@ static void eval_set(drv *v, inst *x, const dset *ds, int max_batch, const void 
     *loss = 0;
     for (int k = 0; k < d->num_metrics; k++)
         metrics[k] = 0;
-    for (int64_t s = 0; s < ds->n; s += max_batch) {
-        int n = (int)(ds->n - s < max_batch ? ds->n - s : max_batch);
+    const int64_t nc = chunks_of(ds->n, max_batch);
+    for (int64_t c = 0; c < nc; c++) {
+        int64_t s, len, off;
+        int n;
+        chunk_at(ds->n, max_batch, nc, c, &s, &len);
+        share(len, &off, &n); /* the model's means are over the whole chunk */
         float l = 0;
-        slice(ds, s, ptrs);
+        slice(ds, s + off, ptrs);
         d->eval(x->m, n, ptrs, ptrs + ds->num_inputs, &l, tmp);
         if (d->numerics_error && d->numerics_error(x->m)) { /* the caller reports it */
             *loss = NAN;
             return;
         }
+        n = (int)len;
         const double w = loss_weight(ds, s, n);
         if (w > 0) /* a chunk of ignored labels only: NaN, weight 0 */
             *loss += (double)l * w, weight += w;
@@ -1144,13 +1201,33 @@ static int cmd_train(drv *v)
     }
     const int64_t n_ex = tr.n;
     int max_batch = (int)(batch < n_ex ? batch : n_ex);
+    /* several processes: each takes a share of every batch, none empty */
+    const int nproc = nnc_dist_size();
+    if (nproc > 1) {
+        const int64_t tail = n_ex % max_batch;
+        if (max_batch < nproc || (tail && tail < nproc)) {
+            rc = usage_error(v->prog, d, v->sub,
+                             "--batch %d over %lld examples makes a batch of %lld, fewer than the %d processes: each "
+                             "needs at least one example of every batch",
+                             max_batch, (long long)n_ex, (long long)(max_batch < nproc ? max_batch : tail), nproc);
+            goto out;
+        }
+        if (have_val && chunks_of(va.n, (max_batch + nproc - 1) / nproc) < 0) {
+            rc = usage_error(v->prog, d, v->sub,
+                             "the validation set's %lld examples cannot be split into batches of at least one example "
+                             "for each of the %d processes",
+                             (long long)va.n, nproc);
+            goto out;
+        }
+    }
+    const int local_batch = (max_batch + nproc - 1) / nproc; /* the most one process takes */
     /* batches per epoch, and optimizer steps: one per `accumulate`
      * batches, the epoch's last taking what is left */
     const long nbatch = (long)((n_ex + max_batch - 1) / max_batch);
     const long per_epoch = (nbatch + accumulate - 1) / accumulate;
     const nnc_lr_schedule sched = {sched_kind, lr, warmup, per_epoch * epochs, step_size ? step_size : per_epoch,
                                    gamma};
-    rc = model_create(v, &x, max_batch, seed);
+    rc = model_create(v, &x, local_batch, seed);
     if (rc)
         goto out;
     if (o[O_WEIGHTS] || o[O_RESUME]) {
@@ -1195,7 +1272,7 @@ static int cmd_train(drv *v)
     for (int i = 0; i < tr.count; i++) {
         if (!tr.stride[i])
             continue;
-        gbuf[i] = malloc((size_t)max_batch * tr.ex_bytes[i]);
+        gbuf[i] = malloc((size_t)local_batch * tr.ex_bytes[i]);
         if (!gbuf[i]) {
             rc = file_error(v->prog, "out of memory for a batch of %d", max_batch);
             goto out;
@@ -1236,7 +1313,7 @@ static int cmd_train(drv *v)
             }
         }
     }
-    if (o[O_LOG] && nnc__log_open(&lg, o[O_LOG], cols, ncols, o[O_RESUME] != NULL) != 0) {
+    if (o[O_LOG] && is_root() && nnc__log_open(&lg, o[O_LOG], cols, ncols, o[O_RESUME] != NULL) != 0) {
         rc = file_error(v->prog, "%s", nnc_error());
         goto out;
     }
@@ -1264,7 +1341,7 @@ static int cmd_train(drv *v)
 
     progress pr = {0, 0, 0, 0};
     pr.tty = isatty(fileno(stderr));
-    pr.every = quiet ? 0 : every >= 0 ? every : pr.tty ? 1 : 10;
+    pr.every = quiet || !is_root() ? 0 : every >= 0 ? every : pr.tty ? 1 : 10;
     nnc_rng shuffle;
     nnc_rng_seed(&shuffle, seed ^ SHUFFLE_SALT);
     nnc_model_head *head = x.m;
@@ -1286,7 +1363,9 @@ static int cmd_train(drv *v)
             double lsum = 0, wsum = 0;
             for (long k = 0; k < group; k++, b++) {
                 const int64_t s = b * (int64_t)max_batch;
-                int n = (int)(n_ex - s < max_batch ? n_ex - s : max_batch);
+                int n = (int)(n_ex - s < max_batch ? n_ex - s : max_batch), mine;
+                int64_t off;
+                share(n, &off, &mine); /* this process's rows of the batch */
                 for (int i = 0; i < tr.count; i++) {
                     if (!tr.stride[i]) {
                         ptrs[i] = tr.arr[i].data;
@@ -1295,15 +1374,15 @@ static int cmd_train(drv *v)
                     const size_t ex = tr.ex_bytes[i];
                     const char *src = tr.arr[i].data;
                     char *dst = gbuf[i];
-                    for (int r = 0; r < n; r++)
-                        memcpy(dst + (size_t)r * ex, src + (size_t)perm[s + r] * ex, ex);
+                    for (int r = 0; r < mine; r++)
+                        memcpy(dst + (size_t)r * ex, src + (size_t)perm[s + off + r] * ex, ex);
                     ptrs[i] = dst;
                 }
-                float loss = d->train_forward(x.m, n, ptrs, ptrs + tr.num_inputs);
+                float loss = d->train_forward(x.m, mine, ptrs, ptrs + tr.num_inputs);
                 d->backward(x.m);
                 if ((rc = numerics_failed(v->prog, d, x.m)))
                     goto out;
-                const double w = group > 1 ? batch_weight(&tr, ptrs[tr.num_inputs], n) : n;
+                const double w = group > 1 ? perm_weight(&tr, perm, s, n) : n;
                 if (group > 1) {
                     const float fw = (float)w;
                     for (size_t q = 0; q < d->num_params; q++)
@@ -1338,7 +1417,7 @@ static int cmd_train(drv *v)
                     row[C_FIXED + k] = (double)d->summaries(x.m)[k];
                 memset(present, 1, (size_t)c_val);
                 if (last && have_val) { /* the epoch's validation, on its last row */
-                    eval_set(v, &x, &va, max_batch, ptrs, mtmp, &row[c_val], mval);
+                    eval_set(v, &x, &va, local_batch, ptrs, mtmp, &row[c_val], mval);
                     if ((rc = numerics_failed(v->prog, d, x.m)))
                         goto out;
                     for (int k = 0; k < d->num_metrics; k++)
@@ -1348,7 +1427,7 @@ static int cmd_train(drv *v)
                 nnc__log_row(&lg, row, present);
                 t_row = now_seconds(), ex_row = 0;
             }
-            if (save_every && steps % save_every == 0) { /* the state after this step: what comes next */
+            if (save_every && steps % save_every == 0 && is_root()) { /* the state after this step: what comes next */
                 rc = save_train(v, &x, o[O_SAVE], &opt, &cfg, steps, last ? e + 1 : e, last ? 0 : b);
                 if (rc)
                     goto out;
@@ -1371,11 +1450,11 @@ static int cmd_train(drv *v)
             if (lg.f) /* evaluated for the log's row already */
                 vloss = row[c_val];
             else
-                eval_set(v, &x, &va, max_batch, ptrs, mtmp, &vloss, mval);
+                eval_set(v, &x, &va, local_batch, ptrs, mtmp, &vloss, mval);
             if ((rc = numerics_failed(v->prog, d, x.m)))
                 goto out;
         }
-        if (!quiet) {
+        if (!quiet && is_root()) {
             fprintf(stderr, "epoch %ld/%ld  step %ld  loss %.6g  lr %.4g  %.0f ex/s", e, epochs, steps,
                     sum / (double)n_ex, (double)opt.lr, dt > 0 ? (double)n_ex / dt : 0.0);
             for (int k = 0; k < d->num_summaries; k++) /* the epoch's last step */
@@ -1390,16 +1469,19 @@ static int cmd_train(drv *v)
     }
 
     double loss_train, loss_val = 0;
-    eval_set(v, &x, &tr, max_batch, ptrs, mtmp, &loss_train, mtrain);
+    const double waited = nnc_dist_wait_seconds(); /* training's, not eval's */
+    eval_set(v, &x, &tr, local_batch, ptrs, mtmp, &loss_train, mtrain);
     if ((rc = numerics_failed(v->prog, d, x.m)))
         goto out;
     if (have_val)
-        eval_set(v, &x, &va, max_batch, ptrs, mtmp, &loss_val, mval);
+        eval_set(v, &x, &va, local_batch, ptrs, mtmp, &loss_val, mval);
     if ((rc = numerics_failed(v->prog, d, x.m)))
         goto out;
     /* the weights; with --save-every, --stop-after or --resume the training
      * state too, so that the run can be continued (for more epochs) */
-    if (save_every || o[O_RESUME] || stop_after) {
+    if (!is_root()) {
+        /* rank 0 writes the files */
+    } else if (save_every || o[O_RESUME] || stop_after) {
         rc = save_train(v, &x, o[O_SAVE], &opt, &cfg, steps, pos_e, pos_b);
         if (rc)
             goto out;
@@ -1415,9 +1497,13 @@ static int cmd_train(drv *v)
         rc = file_error(v->prog, "%s: cannot write the log", o[O_LOG]);
         goto out;
     }
-    print_results(d, "", loss_train, mtrain);
-    if (have_val)
-        print_results(d, "val_", loss_val, mval);
+    if (is_root()) {
+        if (nproc > 1 && !quiet)
+            fprintf(stderr, "%d processes: %.3f s waiting for the gradients' sums\n", nproc, waited);
+        print_results(d, "", loss_train, mtrain);
+        if (have_val)
+            print_results(d, "val_", loss_val, mval);
+    }
     rc = EXIT_OK;
 out:
     nnc__log_close(&lg);
@@ -1458,7 +1544,13 @@ static int cmd_eval(drv *v)
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
     if (rc)
         goto out;
+    const int nproc = nnc_dist_size();
     int max_batch = (int)(ds.n < CHUNK ? ds.n : CHUNK);
+    max_batch = (max_batch + nproc - 1) / nproc; /* per process */
+    if (chunks_of(ds.n, max_batch) < 0) {
+        rc = usage_error(v->prog, d, v->sub, "%lld examples are fewer than the %d processes", (long long)ds.n, nproc);
+        goto out;
+    }
     rc = model_create(v, &x, max_batch, 0);
     if (rc)
         goto out;
@@ -1476,7 +1568,8 @@ static int cmd_eval(drv *v)
     eval_set(v, &x, &ds, max_batch, ptrs, tmp, &loss, metrics);
     if ((rc = numerics_failed(v->prog, d, x.m)))
         goto out;
-    print_results(d, "", loss, metrics);
+    if (is_root())
+        print_results(d, "", loss, metrics);
     rc = EXIT_OK;
 out:
     free(ptrs);
@@ -1494,7 +1587,7 @@ static int cmd_predict(drv *v)
     dset ds = {0};
     inst x = {0};
     const void **ptrs = NULL;
-    char *out = NULL;
+    char *out = NULL, *mine = NULL;
     if (check_outputs(v))
         return EXIT_FILE;
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 0, NULL, "inputs", "labels");
@@ -1503,7 +1596,15 @@ static int cmd_predict(drv *v)
     /* An output without a batch dim cannot be assembled from chunks: run
      * the whole file at once then. */
     int chunk = od->batched ? CHUNK : INT_MAX;
+    const int nproc = nnc_dist_size();
     int max_batch = (int)(ds.n < chunk ? ds.n : chunk);
+    max_batch = (max_batch + nproc - 1) / nproc; /* per process */
+    if (!od->batched)
+        max_batch = (int)((ds.n + nproc - 1) / nproc); /* the whole file, in one pass */
+    if (chunks_of(ds.n, max_batch) < 0) {
+        rc = usage_error(v->prog, d, v->sub, "%lld examples are fewer than the %d processes", (long long)ds.n, nproc);
+        goto out;
+    }
     rc = model_create(v, &x, max_batch, 0);
     if (rc)
         goto out;
@@ -1520,16 +1621,29 @@ static int cmd_predict(drv *v)
     size_t total = od->batched ? ex * (size_t)ds.n : ex;
     ptrs = calloc((size_t)ds.count + 1, sizeof *ptrs);
     out = malloc(total ? total : 1);
-    if (!ptrs || !out) {
+    /* several processes: each computes its rows, which rank 0 gathers */
+    mine = nproc > 1 && od->batched ? malloc((size_t)max_batch * ex) : NULL;
+    if (!ptrs || !out || (nproc > 1 && od->batched && !mine)) {
         rc = file_error(v->prog, "out of memory for the output");
         goto out;
     }
-    for (int64_t s = 0; s < ds.n; s += max_batch) {
-        int n = (int)(ds.n - s < max_batch ? ds.n - s : max_batch);
-        slice(&ds, s, ptrs);
-        d->forward(x.m, n, ptrs, out + (od->batched ? (size_t)s * ex : 0));
+    const int64_t k = chunks_of(ds.n, max_batch);
+    for (int64_t c = 0; c < k; c++) {
+        int64_t s, len, off;
+        int n;
+        chunk_at(ds.n, max_batch, k, c, &s, &len);
+        share(len, &off, &n);
+        slice(&ds, s + off, ptrs);
+        char *to = out + (od->batched ? (size_t)s * ex : 0);
+        d->forward(x.m, n, ptrs, mine ? mine : to);
         if ((rc = numerics_failed(v->prog, d, x.m)))
             goto out;
+        if (mine)
+            nnc_dist_gather(mine, (int64_t)((size_t)n * ex), to);
+    }
+    if (!is_root()) {
+        rc = EXIT_OK;
+        goto out;
     }
     if (nnc_npy_write(v->opt[O_OUTPUT], od->dtype, od->ndim, shape, out) != 0) {
         rc = file_error(v->prog, "%s", nnc_error());
@@ -1539,6 +1653,7 @@ static int cmd_predict(drv *v)
 out:
     free(ptrs);
     free(out);
+    free(mine);
     model_free(v, &x);
     dset_free(&ds);
     return rc;
@@ -1561,7 +1676,15 @@ static int cmd_grad(drv *v)
     int rc = dset_load(v, &ds, v->opt[O_INPUTS], 1, v->opt[O_LABELS], "inputs", "labels");
     if (rc)
         goto out;
-    rc = model_create(v, &x, (int)ds.n, seed);
+    int64_t off;
+    int mine;
+    share(ds.n, &off, &mine); /* the batch is the whole file */
+    if (mine < 1) {
+        rc = usage_error(v->prog, d, v->sub, "%lld examples are fewer than the %d processes", (long long)ds.n,
+                         nnc_dist_size());
+        goto out;
+    }
+    rc = model_create(v, &x, mine, seed);
     if (rc)
         goto out;
     rc = model_load(v, &x, v->opt[O_WEIGHTS]);
@@ -1575,8 +1698,8 @@ static int cmd_grad(drv *v)
         rc = file_error(v->prog, "out of memory");
         goto out;
     }
-    slice(&ds, 0, ptrs);
-    float loss = d->train_forward(x.m, (int)ds.n, ptrs, ptrs + ds.num_inputs);
+    slice(&ds, off, ptrs);
+    float loss = d->train_forward(x.m, mine, ptrs, ptrs + ds.num_inputs);
     d->backward(x.m);
     if ((rc = numerics_failed(v->prog, d, x.m)))
         goto out;
@@ -1595,7 +1718,7 @@ static int cmd_grad(drv *v)
     e[ne].ndim = 0;
     e[ne].data = &loss;
     ne++;
-    if (nnc_st_write(v->opt[O_OUTPUT], e, ne) != 0) {
+    if (is_root() && nnc_st_write(v->opt[O_OUTPUT], e, ne) != 0) {
         rc = file_error(v->prog, "%s", nnc_error());
         goto out;
     }
@@ -1717,7 +1840,7 @@ static int drv_main(int argc, char **argv, const nnc_model_desc *desc, int parse
         nnc_set_threads((int)threads);
 
     switch (v.sub) {
-    case SUB_INFO: return cmd_info(&v);
+    case SUB_INFO: return is_root() ? cmd_info(&v) : EXIT_OK;
     case SUB_TRAIN: return cmd_train(&v);
     case SUB_EVAL: return cmd_eval(&v);
     case SUB_PREDICT: return cmd_predict(&v);
@@ -1726,6 +1849,22 @@ static int drv_main(int argc, char **argv, const nnc_model_desc *desc, int parse
     return EXIT_USAGE;
 }
 
-int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc) { return drv_main(argc, argv, desc, 0); }
+/* Under mpirun: every process runs the same command; a failure on any of
+ * them (a file only one could not read, say) ends them all, since the
+ * others would wait for it forever. */
+int nnc_driver_main(int argc, char **argv, const nnc_model_desc *desc)
+{
+    if (nnc_dist_init(&argc, &argv) != 0) {
+        fprintf(stderr, "%s: %s\n", argc > 0 ? argv[0] : desc->name, nnc_error());
+        return EXIT_FILE;
+    }
+    int rc = drv_main(argc, argv, desc, 0);
+    if (rc != EXIT_OK && nnc_dist_size() > 1) {
+        fflush(NULL);
+        nnc_dist_abort(rc);
+    }
+    nnc_dist_finalize();
+    return rc;
+}
 
 int nnc__drv_parse(int argc, char **argv, const nnc_model_desc *desc) { return drv_main(argc, argv, desc, 1); }

@@ -257,7 +257,27 @@ typedef struct nnc_rng {
 
 void nnc_rng_seed(nnc_rng *r, uint64_t seed);
 uint64_t nnc_rng_next(nnc_rng *r);
-double nnc_rng_uniform(nnc_rng *r);             /* [0, 1), 53 random bits */
+double nnc_rng_uniform(nnc_rng *r); /* [0, 1), 53 random bits */
+/* Draws by key instead of by stream position (dropout's masks): element i
+ * of the mask numbered `id` in a pass whose key is `pass` (one
+ * nnc_rng_next per pass) is nnc_rng_keyed(nnc_rng_key(pass, id), i), a
+ * uniform in [0, 1) that depends on nothing else, so a mask is the same
+ * on any number of threads and processes: i counts in the global batch.
+ * The splitmix64 finalizer over a Weyl sequence, as SplittableRandom. */
+static inline uint64_t nnc_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+static inline uint64_t nnc_rng_key(uint64_t pass, int id)
+{
+    return nnc_mix64(pass ^ nnc_mix64(UINT64_C(0x6d61736b) + (uint64_t)id)); /* "mask" */
+}
+static inline double nnc_rng_keyed(uint64_t key, uint64_t i)
+{
+    return (double)(nnc_mix64(key + (i + 1) * UINT64_C(0x9e3779b97f4a7c15)) >> 11) * (1.0 / 9007199254740992.0);
+}
 double nnc_rng_normal(nnc_rng *r);              /* N(0, 1), Box–Muller */
 uint32_t nnc_rng_below(nnc_rng *r, uint32_t n); /* uniform in [0, n), unbiased */
 

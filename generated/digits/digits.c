@@ -58,6 +58,18 @@ int digits_init(digits *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 8192, 1, (const int[]){128}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc1.bias */
     nnc_init_f32((float *)m->params + 8320, 2, (const int[]){10, 128}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* fc2.weight */
     nnc_init_f32((float *)m->params + 9600, 1, (const int[]){10}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* fc2.bias */
+    if (nnc_dist_size() > 1) {
+        if (nnc_dist_check("model Digits", UINT64_C(0x691dcdfdb96f307b)) != 0) {
+            digits_release(m);
+            errno = EINVAL;
+            return -1;
+        }
+        if (nnc_dist_reserve(9610, 4) != 0) {
+            digits_release(m);
+            errno = ENOMEM;
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -103,6 +115,9 @@ static void digits_infer_generic(digits *m, int n, const float (*x)[64])
     float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
@@ -155,6 +170,9 @@ static NNC_TARGET_AVX512 void digits_infer_avx512(digits *m, int n, const float 
     float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
@@ -206,6 +224,9 @@ static NNC_TARGET_AVX2 void digits_infer_avx2(digits *m, int n, const float (*x)
     float *const fc2_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
     nnc_sgemm(CblasNoTrans, CblasTrans, (int)(n), (int)(128), (int)(64), 1.0f, x_in, (int)(64), fc1_weight, (int)(64), 0.0f, fc1_matmul, (int)(128));
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): activation(linear(x, weight, bias)) */
@@ -284,6 +305,9 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
@@ -346,6 +370,11 @@ static float digits_train_forward_generic(digits *m, int n, const float (*x)[64]
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -373,6 +402,9 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
@@ -435,6 +467,11 @@ static NNC_TARGET_AVX512 float digits_train_forward_avx512(digits *m, int n, con
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -461,6 +498,9 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
     float *const fc2 = (float *)(A + SB + 16 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) */
@@ -523,6 +563,11 @@ static NNC_TARGET_AVX2 float digits_train_forward_avx2(digits *m, int n, const f
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -564,6 +609,10 @@ static void digits_backward_generic(digits *m)
     float *const d_fc1_weight = G + 0; /* d fc1.weight [128, 64] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* digits.nn:18  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -573,6 +622,11 @@ static void digits_backward_generic(digits *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -640,6 +694,10 @@ static void digits_backward_generic(digits *m)
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 0, 9610);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #if NNC_MULTI_ISA
@@ -665,6 +723,10 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     float *const d_fc1_weight = G + 0; /* d fc1.weight [128, 64] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* digits.nn:18  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -674,6 +736,11 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -741,6 +808,10 @@ static NNC_TARGET_AVX512 void digits_backward_avx512(digits *m)
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 0, 9610);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 /* digits_backward_generic's code, compiled for AVX2 */
@@ -765,6 +836,10 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     float *const d_fc1_weight = G + 0; /* d fc1.weight [128, 64] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* digits.nn:18  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -774,6 +849,11 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -841,6 +921,10 @@ static NNC_TARGET_AVX2 void digits_backward_avx2(digits *m)
     }
     /* digits.nn:15  fc1: Dense(units: hidden, activation: relu): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(128), (int)(64), (int)(n), 1.0f, d_fc1_add, (int)(128), x_in, (int)(64), 0.0f, d_fc1_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 0, 9610);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #endif
@@ -871,6 +955,8 @@ static void digits_eval_generic(digits *m, int n, const float (*x)[64], const in
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -901,6 +987,11 @@ static void digits_eval_generic(digits *m, int n, const float (*x)[64], const in
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits.nn:19  accuracy(self(x), y) */
@@ -913,7 +1004,10 @@ static void digits_eval_generic(digits *m, int n, const float (*x)[64], const in
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
@@ -934,6 +1028,8 @@ static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -964,6 +1060,11 @@ static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits.nn:19  accuracy(self(x), y) */
@@ -976,7 +1077,10 @@ static NNC_TARGET_AVX512 void digits_eval_avx512(digits *m, int n, const float (
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
@@ -996,6 +1100,8 @@ static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits.nn:18  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -1026,6 +1132,11 @@ static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits.nn:19  accuracy(self(x), y) */
@@ -1038,7 +1149,10 @@ static NNC_TARGET_AVX2 void digits_eval_avx2(digits *m, int n, const float (*x)[
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];

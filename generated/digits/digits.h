@@ -52,6 +52,7 @@ typedef struct digits {
     float *arena_;
     nnc_rng rng_;
     int n_;
+    int64_t gn_, g0_;   /* the global batch of the last pass, its first example here */
     float *work_;        /* the kernels' work: work_len_ floats, a slice per thread */
     int64_t work_len_;
     const void *in_[1];

@@ -80,6 +80,18 @@ int digits_cnn_init(digits_cnn *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->state + 66, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* bn2.running_mean */
     nnc_init_f32((float *)m->state + 130, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* bn2.running_var */
     ((int64_t *)(void *)((float *)m->state + 194))[0] = 0; /* bn2.num_batches_tracked */
+    if (nnc_dist_size() > 1) {
+        if (nnc_dist_check("model DigitsCnn", UINT64_C(0x6ea6e3cff9545cc6)) != 0) {
+            digits_cnn_release(m);
+            errno = EINVAL;
+            return -1;
+        }
+        if (nnc_dist_reserve(21482, 128) != 0) {
+            digits_cnn_release(m);
+            errno = ENOMEM;
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -143,6 +155,9 @@ static void digits_cnn_infer_generic(digits_cnn *m, int n, const float (*x)[1][8
     float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
@@ -275,6 +290,9 @@ static NNC_TARGET_AVX512 void digits_cnn_infer_avx512(digits_cnn *m, int n, cons
     float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
@@ -406,6 +424,9 @@ static NNC_TARGET_AVX2 void digits_cnn_infer_avx2(digits_cnn *m, int n, const fl
     float *const fc_matmul = (float *)(A + SB + 0 * MB); /* [N, 10] */
     float *const fc = (float *)(A + SB + 16 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_f32(n, x_in, conv1_weight, conv1, 1, 8, 8, 32, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
@@ -576,6 +597,10 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const uint64_t dkey = nnc_rng_next(&m->rng_);
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -587,9 +612,31 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *restrict const r_bn1_st = bn1_st;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_conv1[(b * C + c) * L + k];
+                r_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
+        }
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -611,7 +658,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     {
     float *restrict const r_bn1_div = bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
@@ -633,7 +680,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *restrict const r_bn1 = bn1;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -659,9 +706,31 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *restrict const r_bn2_st = bn2_st;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_conv2[(b * C + c) * L + k];
+                r_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
+        }
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -683,7 +752,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     {
     float *restrict const r_bn2_div = bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn2_div[i] = (float)(16.0f * (double)n) / ((float)(16.0f * (double)n) - 1.0f);
+        r_bn2_div[i] = (float)(16.0f * (double)gn) / ((float)(16.0f * (double)gn) - 1.0f);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
@@ -705,7 +774,7 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     float *restrict const r_bn2 = bn2;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -723,8 +792,17 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
-    for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        drop_rng_mask[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+    {
+        const uint64_t key = nnc_rng_key(dkey, 0);
+        const int64_t outer = 1, rows = n, inner = 256;
+        for (int64_t o = 0; o < outer; o++)
+        for (int64_t r = 0; r < rows; r++) {
+            const uint64_t base = (uint64_t)((o * (gn) + g0 + r) * inner);
+            float *row = drop_rng_mask + (o * rows + r) * inner;
+            for (int64_t i = 0; i < inner; i++)
+                row[i] = nnc_rng_keyed(key, base + (uint64_t)i) < 0.75 ? 1.33333333f : 0.0f;
+        }
+    }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
     const float *restrict const r_pool2 = pool2;
@@ -779,6 +857,11 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -844,6 +927,10 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const uint64_t dkey = nnc_rng_next(&m->rng_);
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -855,9 +942,31 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *restrict const r_bn1_st = bn1_st;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_conv1[(b * C + c) * L + k];
+                r_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
+        }
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -879,7 +988,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     {
     float *restrict const r_bn1_div = bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
@@ -901,7 +1010,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *restrict const r_bn1 = bn1;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -927,9 +1036,31 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *restrict const r_bn2_st = bn2_st;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_conv2[(b * C + c) * L + k];
+                r_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
+        }
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -951,7 +1082,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     {
     float *restrict const r_bn2_div = bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn2_div[i] = (float)(16.0f * (double)n) / ((float)(16.0f * (double)n) - 1.0f);
+        r_bn2_div[i] = (float)(16.0f * (double)gn) / ((float)(16.0f * (double)gn) - 1.0f);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
@@ -973,7 +1104,7 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     float *restrict const r_bn2 = bn2;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -991,8 +1122,17 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
-    for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        drop_rng_mask[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+    {
+        const uint64_t key = nnc_rng_key(dkey, 0);
+        const int64_t outer = 1, rows = n, inner = 256;
+        for (int64_t o = 0; o < outer; o++)
+        for (int64_t r = 0; r < rows; r++) {
+            const uint64_t base = (uint64_t)((o * (gn) + g0 + r) * inner);
+            float *row = drop_rng_mask + (o * rows + r) * inner;
+            for (int64_t i = 0; i < inner; i++)
+                row[i] = nnc_rng_keyed(key, base + (uint64_t)i) < 0.75 ? 1.33333333f : 0.0f;
+        }
+    }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
     const float *restrict const r_pool2 = pool2;
@@ -1047,6 +1187,11 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -1111,6 +1256,10 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *const fc = (float *)(A + SB + 7440 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 64); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const uint64_t dkey = nnc_rng_next(&m->rng_);
     m->in_[0] = x;
     m->lab_[0] = y;
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -1122,9 +1271,31 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *restrict const r_bn1_st = bn1_st;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_conv1[(b * C + c) * L + k];
+                r_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
+        }
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -1146,7 +1317,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     {
     float *restrict const r_bn1_div = bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: + */
@@ -1168,7 +1339,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *restrict const r_bn1 = bn1;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 6144 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -1194,9 +1365,31 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *restrict const r_bn2_st = bn2_st;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_conv2[(b * C + c) * L + k];
+                r_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
+        }
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -1218,7 +1411,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     {
     float *restrict const r_bn2_div = bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn2_div[i] = (float)(16.0f * (double)n) / ((float)(16.0f * (double)n) - 1.0f);
+        r_bn2_div[i] = (float)(16.0f * (double)gn) / ((float)(16.0f * (double)gn) - 1.0f);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: + */
@@ -1240,7 +1433,7 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     float *restrict const r_bn2 = bn2;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 3072 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -1258,8 +1451,17 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     /* digits_cnn.nn:22  pool2: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) */
     nnc_maxpool2_f32(n * 64, 4, 4, bn2, pool2);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
-    for (int64_t i = 0; i < 256 * (int64_t)n; i++)
-        drop_rng_mask[i] = nnc_rng_uniform(&m->rng_) < 0.75 ? 1.33333333f : 0.0f;
+    {
+        const uint64_t key = nnc_rng_key(dkey, 0);
+        const int64_t outer = 1, rows = n, inner = 256;
+        for (int64_t o = 0; o < outer; o++)
+        for (int64_t r = 0; r < rows; r++) {
+            const uint64_t base = (uint64_t)((o * (gn) + g0 + r) * inner);
+            float *row = drop_rng_mask + (o * rows + r) * inner;
+            for (int64_t i = 0; i < inner; i++)
+                row[i] = nnc_rng_keyed(key, base + (uint64_t)i) < 0.75 ? 1.33333333f : 0.0f;
+        }
+    }
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) */
     {
     const float *restrict const r_pool2 = pool2;
@@ -1314,6 +1516,11 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -1376,6 +1583,7 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
     float *const d_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 64] */
+    float *const allreduce = (float *)(A + 320); /* [2, 64] */
     float *const d_bn2_weight = G + 18784; /* d bn2.weight [1, 64] */
     float *const d_bn2_bias = G + 18848; /* d bn2.bias [1, 64] */
     float *const d_bn2_v = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
@@ -1383,12 +1591,17 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     float *const d_conv2_weight = G + 352; /* d conv2.weight [64, 32, 3, 3] */
     float *const d_act1 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
     float *const d_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 32] */
+    float *const allreduce_2 = (float *)(A + 128); /* [2, 32] */
     float *const d_bn1_weight = G + 288; /* d bn1.weight [1, 32] */
     float *const d_bn1_bias = G + 320; /* d bn1.bias [1, 32] */
     float *const d_bn1_v = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
     float *const d_conv1_weight = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -1398,6 +1611,11 @@ static void digits_cnn_backward_generic(digits_cnn *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -1441,6 +1659,8 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    if (dist)
+        nnc_dist_sum_start(G + 18912, 2570);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1461,11 +1681,15 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_act2, r_conv2, NULL, r_bn2_st, 1.0000000000000001e-05, r_d_bn2_batch_norm_grads);
     }
     }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce, d_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce, 128);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn2_weight + o * 64, d_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -1478,17 +1702,17 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     const float *restrict const r_bn2_weight = bn2_weight;
     const float *restrict const r_bn2_st = bn2_st;
     const float *restrict const r_d_act2 = d_act2;
-    const float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce = allreduce;
     float *restrict const r_d_bn2_v = d_bn2_v;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
-            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn2_batch_norm_grads[c] / M);
+            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
             const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
             float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1498,9 +1722,13 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 352, 18560);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1511,11 +1739,15 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_act1, r_conv1, NULL, r_bn1_st, 1.0000000000000001e-05, r_d_bn1_batch_norm_grads);
     }
     }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_2, d_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_2, 64);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn1_weight + o * 32, d_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -1528,17 +1760,17 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     const float *restrict const r_bn1_weight = bn1_weight;
     const float *restrict const r_bn1_st = bn1_st;
     const float *restrict const r_d_act1 = d_act1;
-    const float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_2 = allreduce_2;
     float *restrict const r_d_bn1_v = d_bn1_v;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;
-            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn1_batch_norm_grads[c] / M);
+            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_2[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_2[c] / M);
             const float *xr = r_conv1 + (b * C + c) * L, *dr = r_d_act1 + (b * C + c) * L;
             float *yr = r_d_bn1_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1548,6 +1780,10 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 0, 352);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #if NNC_MULTI_ISA
@@ -1584,6 +1820,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
     float *const d_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 64] */
+    float *const allreduce = (float *)(A + 320); /* [2, 64] */
     float *const d_bn2_weight = G + 18784; /* d bn2.weight [1, 64] */
     float *const d_bn2_bias = G + 18848; /* d bn2.bias [1, 64] */
     float *const d_bn2_v = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
@@ -1591,12 +1828,17 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     float *const d_conv2_weight = G + 352; /* d conv2.weight [64, 32, 3, 3] */
     float *const d_act1 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
     float *const d_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 32] */
+    float *const allreduce_2 = (float *)(A + 128); /* [2, 32] */
     float *const d_bn1_weight = G + 288; /* d bn1.weight [1, 32] */
     float *const d_bn1_bias = G + 320; /* d bn1.bias [1, 32] */
     float *const d_bn1_v = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
     float *const d_conv1_weight = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -1606,6 +1848,11 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -1649,6 +1896,8 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    if (dist)
+        nnc_dist_sum_start(G + 18912, 2570);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1669,11 +1918,15 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_act2, r_conv2, NULL, r_bn2_st, 1.0000000000000001e-05, r_d_bn2_batch_norm_grads);
     }
     }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce, d_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce, 128);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn2_weight + o * 64, d_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -1686,17 +1939,17 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     const float *restrict const r_bn2_weight = bn2_weight;
     const float *restrict const r_bn2_st = bn2_st;
     const float *restrict const r_d_act2 = d_act2;
-    const float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce = allreduce;
     float *restrict const r_d_bn2_v = d_bn2_v;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
-            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn2_batch_norm_grads[c] / M);
+            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
             const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
             float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1706,9 +1959,13 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 352, 18560);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1719,11 +1976,15 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_act1, r_conv1, NULL, r_bn1_st, 1.0000000000000001e-05, r_d_bn1_batch_norm_grads);
     }
     }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_2, d_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_2, 64);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn1_weight + o * 32, d_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -1736,17 +1997,17 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     const float *restrict const r_bn1_weight = bn1_weight;
     const float *restrict const r_bn1_st = bn1_st;
     const float *restrict const r_d_act1 = d_act1;
-    const float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_2 = allreduce_2;
     float *restrict const r_d_bn1_v = d_bn1_v;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;
-            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn1_batch_norm_grads[c] / M);
+            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_2[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_2[c] / M);
             const float *xr = r_conv1 + (b * C + c) * L, *dr = r_d_act1 + (b * C + c) * L;
             float *yr = r_d_bn1_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1756,6 +2017,10 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 0, 352);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 /* digits_cnn_backward_generic's code, compiled for AVX2 */
@@ -1791,6 +2056,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     float *const d_flat = (float *)(A + SB + 7168 * MB); /* [N, 256] */
     float *const d_act2 = (float *)(A + SB + 7424 * MB); /* [N, 64, 4, 4] */
     float *const d_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 64] */
+    float *const allreduce = (float *)(A + 320); /* [2, 64] */
     float *const d_bn2_weight = G + 18784; /* d bn2.weight [1, 64] */
     float *const d_bn2_bias = G + 18848; /* d bn2.bias [1, 64] */
     float *const d_bn2_v = (float *)(A + SB + 5632 * MB); /* [N, 64, 16] */
@@ -1798,12 +2064,17 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     float *const d_conv2_weight = G + 352; /* d conv2.weight [64, 32, 3, 3] */
     float *const d_act1 = (float *)(A + SB + 5120 * MB); /* [N, 32, 8, 8] */
     float *const d_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 32] */
+    float *const allreduce_2 = (float *)(A + 128); /* [2, 32] */
     float *const d_bn1_weight = G + 288; /* d bn1.weight [1, 32] */
     float *const d_bn1_bias = G + 320; /* d bn1.bias [1, 32] */
     float *const d_bn1_v = (float *)(A + SB + 2048 * MB); /* [N, 32, 64] */
     float *const d_conv1_weight = G + 0; /* d conv1.weight [32, 1, 3, 3] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -1813,6 +2084,11 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -1856,6 +2132,8 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
+    if (dist)
+        nnc_dist_sum_start(G + 18912, 2570);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1876,11 +2154,15 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_act2, r_conv2, NULL, r_bn2_st, 1.0000000000000001e-05, r_d_bn2_batch_norm_grads);
     }
     }
+    /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce, d_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce, 128);
     /* digits_cnn.nn:20  bn2: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn2_weight + o * 64, d_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -1893,17 +2175,17 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     const float *restrict const r_bn2_weight = bn2_weight;
     const float *restrict const r_bn2_st = bn2_st;
     const float *restrict const r_d_act2 = d_act2;
-    const float *restrict const r_d_bn2_batch_norm_grads = d_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce = allreduce;
     float *restrict const r_d_bn2_v = d_bn2_v;
     {
         const int64_t N = n, C = 64, L = 16;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 4096 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn2_weight[c] * rstd;
-            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn2_batch_norm_grads[c] / M);
+            const float mu = r_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
             const float *xr = r_conv2 + (b * C + c) * L, *dr = r_d_act2 + (b * C + c) * L;
             float *yr = r_d_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1913,9 +2195,13 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 352, 18560);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1926,11 +2212,15 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_act1, r_conv1, NULL, r_bn1_st, 1.0000000000000001e-05, r_d_bn1_batch_norm_grads);
     }
     }
+    /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_2, d_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_2, 64);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn1_weight + o * 32, d_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -1943,17 +2233,17 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     const float *restrict const r_bn1_weight = bn1_weight;
     const float *restrict const r_bn1_st = bn1_st;
     const float *restrict const r_d_act1 = d_act1;
-    const float *restrict const r_d_bn1_batch_norm_grads = d_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_2 = allreduce_2;
     float *restrict const r_d_bn1_v = d_bn1_v;
     {
         const int64_t N = n, C = 32, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 8192 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn1_weight[c] * rstd;
-            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn1_batch_norm_grads[c] / M);
+            const float mu = r_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_2[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_2[c] / M);
             const float *xr = r_conv1 + (b * C + c) * L, *dr = r_d_act1 + (b * C + c) * L;
             float *yr = r_d_bn1_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -1963,6 +2253,10 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     /* digits_cnn.nn:15  conv1: Conv2D(filters: width, kernel: 3, padding: 1, bias: f...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 0, 352);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #endif
@@ -1995,6 +2289,8 @@ static void digits_cnn_eval_generic(digits_cnn *m, int n, const float (*x)[1][8]
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -2025,6 +2321,11 @@ static void digits_cnn_eval_generic(digits_cnn *m, int n, const float (*x)[1][8]
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
@@ -2037,7 +2338,10 @@ static void digits_cnn_eval_generic(digits_cnn *m, int n, const float (*x)[1][8]
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
@@ -2060,6 +2364,8 @@ static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -2090,6 +2396,11 @@ static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
@@ -2102,7 +2413,10 @@ static NNC_TARGET_AVX512 void digits_cnn_eval_avx512(digits_cnn *m, int n, const
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
@@ -2124,6 +2438,8 @@ static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const flo
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* digits_cnn.nn:26  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -2154,6 +2470,11 @@ static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const flo
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* digits_cnn.nn:27  accuracy(self(x), y) */
@@ -2166,7 +2487,10 @@ static NNC_TARGET_AVX2 void digits_cnn_eval_avx2(digits_cnn *m, int n, const flo
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];

@@ -124,6 +124,18 @@ int names_gpt_init(names_gpt *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->params + 102848, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* lnf.bias */
     nnc_init_f32((float *)m->params + 102912, 2, (const int[]){28, 64}, NNC_INIT_GLOROT_UNIFORM, 0, 0, &m->rng_); /* head.weight */
     nnc_init_f32((float *)m->params + 104704, 1, (const int[]){28}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* head.bias */
+    if (nnc_dist_size() > 1) {
+        if (nnc_dist_check("model NamesGpt", UINT64_C(0x49d924b350488064)) != 0) {
+            names_gpt_release(m);
+            errno = EINVAL;
+            return -1;
+        }
+        if (nnc_dist_reserve(104732, 4) != 0) {
+            names_gpt_release(m);
+            errno = ENOMEM;
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -246,6 +258,9 @@ static void names_gpt_infer_generic(names_gpt *m, int n, const int32_t (*ids)[16
     float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
     (void)ids;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
@@ -915,6 +930,9 @@ static NNC_TARGET_AVX512 void names_gpt_infer_avx512(names_gpt *m, int n, const 
     float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
     (void)ids;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
@@ -1583,6 +1601,9 @@ static NNC_TARGET_AVX2 void names_gpt_infer_avx2(names_gpt *m, int n, const int3
     float *const head_matmul = (float *)(A + SB + 1024 * MB); /* [N, 16, 28] */
     float *const head = (float *)(A + SB + 0 * MB); /* [N, 16, 28] */
     (void)ids;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
     {
         const int64_t rows = 16 * (int64_t)n, V = 28, D = 64;
@@ -2280,6 +2301,9 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
     float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = ids;
     m->lab_[0] = next;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
@@ -2888,6 +2912,11 @@ static float names_gpt_train_forward_generic(names_gpt *m, int n, const int32_t 
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -2994,6 +3023,9 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
     float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = ids;
     m->lab_[0] = next;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
@@ -3602,6 +3634,11 @@ static NNC_TARGET_AVX512 float names_gpt_train_forward_avx512(names_gpt *m, int 
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -3707,6 +3744,9 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
     float *const head = (float *)(A + SB + 29120 * MB); /* [N, 16, 28] */
     float *const cross_entropy = (float *)(A + 0); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = ids;
     m->lab_[0] = next;
     /* names_gpt.nn:54  tok(ids): embedding(ids, weight) */
@@ -4315,6 +4355,11 @@ static NNC_TARGET_AVX2 float names_gpt_train_forward_avx2(names_gpt *m, int n, c
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -4472,6 +4517,10 @@ static void names_gpt_backward_generic(names_gpt *m)
     float *const d_tok_weight = G + 0; /* d tok.weight [28, 64] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -4481,6 +4530,11 @@ static void names_gpt_backward_generic(names_gpt *m)
             const int32_t c = next_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 3584 >= 32768)
@@ -4524,6 +4578,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 102912, 1820);
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -4598,8 +4654,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
@@ -4624,8 +4684,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 69696, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -4710,8 +4774,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4729,6 +4797,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4737,6 +4807,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -4765,6 +4837,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4773,6 +4847,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4796,8 +4872,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4821,8 +4901,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4846,6 +4930,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -4859,6 +4945,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 52928, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -4943,8 +5031,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
@@ -4969,8 +5061,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 19712, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5055,8 +5151,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5074,6 +5174,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5082,6 +5184,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -5110,6 +5214,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5118,6 +5224,8 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5141,8 +5249,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5166,8 +5278,12 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5191,6 +5307,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -5204,6 +5322,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 2944, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5296,6 +5416,10 @@ static void names_gpt_backward_generic(names_gpt *m)
             for (int64_t k = 0; k < D; k++) d_tok_weight[id * D + k] += d_add_2[r * D + k];
         }
     }
+    if (dist)
+        nnc_dist_sum_start(G + 0, 2944);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #if NNC_MULTI_ISA
@@ -5437,6 +5561,10 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     float *const d_tok_weight = G + 0; /* d tok.weight [28, 64] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -5446,6 +5574,11 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             const int32_t c = next_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 3584 >= 32768)
@@ -5489,6 +5622,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 102912, 1820);
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5563,8 +5698,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
@@ -5589,8 +5728,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 69696, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5675,8 +5818,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5694,6 +5841,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5702,6 +5851,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -5730,6 +5881,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5738,6 +5891,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5761,8 +5916,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5786,8 +5945,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5811,6 +5974,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -5824,6 +5989,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 52928, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5908,8 +6075,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
@@ -5934,8 +6105,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 19712, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6020,8 +6195,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6039,6 +6218,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6047,6 +6228,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -6075,6 +6258,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6083,6 +6268,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6106,8 +6293,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6131,8 +6322,12 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6156,6 +6351,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -6169,6 +6366,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 2944, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6261,6 +6460,10 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
             for (int64_t k = 0; k < D; k++) d_tok_weight[id * D + k] += d_add_2[r * D + k];
         }
     }
+    if (dist)
+        nnc_dist_sum_start(G + 0, 2944);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 /* names_gpt_backward_generic's code, compiled for AVX2 */
@@ -6401,6 +6604,10 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     float *const d_tok_weight = G + 0; /* d tok.weight [28, 64] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -6410,6 +6617,11 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             const int32_t c = next_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 3584 >= 32768)
@@ -6453,6 +6665,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 102912, 1820);
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6527,8 +6741,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
@@ -6553,8 +6771,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 69696, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6639,8 +6861,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6658,6 +6884,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6666,6 +6894,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -6694,6 +6924,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6702,6 +6934,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6725,8 +6959,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6750,8 +6988,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6775,6 +7017,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -6788,6 +7032,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 52928, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6872,8 +7118,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
@@ -6898,8 +7148,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 19712, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6984,8 +7238,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7003,6 +7261,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7011,6 +7271,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -7039,6 +7301,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7047,6 +7311,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7070,8 +7336,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7095,8 +7365,12 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7120,6 +7394,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
+    if (dist)
+        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -7133,6 +7409,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 2944, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -7225,6 +7503,10 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
             for (int64_t k = 0; k < D; k++) d_tok_weight[id * D + k] += d_add_2[r * D + k];
         }
     }
+    if (dist)
+        nnc_dist_sum_start(G + 0, 2944);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #endif
@@ -7254,6 +7536,8 @@ static void names_gpt_eval_generic(names_gpt *m, int n, const int32_t (*ids)[16]
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -7283,6 +7567,11 @@ static void names_gpt_eval_generic(names_gpt *m, int n, const int32_t (*ids)[16]
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -7304,6 +7593,8 @@ static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const i
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -7333,6 +7624,11 @@ static NNC_TARGET_AVX512 void names_gpt_eval_avx512(names_gpt *m, int n, const i
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -7353,6 +7649,8 @@ static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32
     float *const cross_entropy = (float *)(A + 0); /* [] */
     (void)ids;
     (void)next;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* names_gpt.nn:56  cross_entropy(self(ids), next) */
     {
         const int64_t rows = 16 * (int64_t)n, C = 28;
@@ -7382,6 +7680,11 @@ static NNC_TARGET_AVX2 void names_gpt_eval_avx2(names_gpt *m, int n, const int32
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }

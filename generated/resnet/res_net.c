@@ -236,6 +236,18 @@ int res_net_init(res_net *m, int max_batch, uint64_t seed)
     nnc_init_f32((float *)m->state + 1020, 1, (const int[]){64}, NNC_INIT_ZEROS, 0, 0, &m->rng_); /* stage3.1.bn2.running_mean */
     nnc_init_f32((float *)m->state + 1084, 1, (const int[]){64}, NNC_INIT_ONES, 0, 0, &m->rng_); /* stage3.1.bn2.running_var */
     ((int64_t *)(void *)((float *)m->state + 1148))[0] = 0; /* stage3.1.bn2.num_batches_tracked */
+    if (nnc_dist_size() > 1) {
+        if (nnc_dist_check("model ResNet", UINT64_C(0x4702cd0639efe81f)) != 0) {
+            res_net_release(m);
+            errno = EINVAL;
+            return -1;
+        }
+        if (nnc_dist_reserve(175258, 128) != 0) {
+            res_net_release(m);
+            errno = ENOMEM;
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -413,6 +425,9 @@ static void res_net_infer_generic(res_net *m, int n, const float (*x)[3][32][32]
     float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
     float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
@@ -1156,6 +1171,9 @@ static NNC_TARGET_AVX512 void res_net_infer_avx512(res_net *m, int n, const floa
     float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
     float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
@@ -1898,6 +1916,9 @@ static NNC_TARGET_AVX2 void res_net_infer_avx2(res_net *m, int n, const float (*
     float *const fc_matmul = (float *)(A + SB + 64 * MB); /* [N, 10] */
     float *const fc = (float *)(A + SB + 0 * MB); /* [N, 10] */
     (void)x;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_f32(n, x_in, stem_weight, stem, 3, 32, 32, 16, 3, 3, 1, NULL, 0, m->work_, m->work_len_);
@@ -2731,6 +2752,9 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -2742,9 +2766,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_bn_st = bn_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stem[(b * C + c) * L + k];
+                r_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stem[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
+        }
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2766,7 +2812,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_bn_div = bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_bn_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
@@ -2788,7 +2834,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_bn = bn;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -2812,9 +2858,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_0_conv1[(b * C + c) * L + k];
+                r_stage1_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2836,7 +2904,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -2858,7 +2926,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -2882,9 +2950,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_0_conv2[(b * C + c) * L + k];
+                r_stage1_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2906,7 +2996,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -2929,7 +3019,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -2954,9 +3044,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_1_conv1[(b * C + c) * L + k];
+                r_stage1_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2978,7 +3090,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -3000,7 +3112,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -3024,9 +3136,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_1_conv2[(b * C + c) * L + k];
+                r_stage1_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3048,7 +3182,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -3071,7 +3205,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -3096,9 +3230,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_conv1[(b * C + c) * L + k];
+                r_stage2_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3120,7 +3276,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -3142,7 +3298,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3166,9 +3322,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_conv2[(b * C + c) * L + k];
+                r_stage2_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3190,7 +3368,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -3212,7 +3390,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3233,9 +3411,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_proj[(b * C + c) * L + k];
+                r_stage2_0_proj_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_proj_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_proj_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_proj[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_proj_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_proj_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
+        }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3257,7 +3457,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -3280,7 +3480,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3305,9 +3505,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_1_conv1[(b * C + c) * L + k];
+                r_stage2_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3329,7 +3551,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -3351,7 +3573,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3375,9 +3597,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_1_conv2[(b * C + c) * L + k];
+                r_stage2_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3399,7 +3643,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -3422,7 +3666,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3447,9 +3691,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_conv1[(b * C + c) * L + k];
+                r_stage3_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3471,7 +3737,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -3493,7 +3759,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3517,9 +3783,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_conv2[(b * C + c) * L + k];
+                r_stage3_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3541,7 +3829,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -3563,7 +3851,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3584,9 +3872,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_proj[(b * C + c) * L + k];
+                r_stage3_0_proj_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_proj_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_proj_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_proj[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_proj_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_proj_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
+        }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3608,7 +3918,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -3631,7 +3941,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3656,9 +3966,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_1_conv1[(b * C + c) * L + k];
+                r_stage3_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3680,7 +4012,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -3702,7 +4034,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3726,9 +4058,31 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_1_conv2[(b * C + c) * L + k];
+                r_stage3_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3750,7 +4104,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
     float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -3773,7 +4127,7 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -3859,6 +4213,11 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -4155,6 +4514,9 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -4166,9 +4528,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_bn_st = bn_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stem[(b * C + c) * L + k];
+                r_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stem[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
+        }
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4190,7 +4574,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_bn_div = bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_bn_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
@@ -4212,7 +4596,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_bn = bn;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -4236,9 +4620,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_0_conv1[(b * C + c) * L + k];
+                r_stage1_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4260,7 +4666,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -4282,7 +4688,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -4306,9 +4712,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_0_conv2[(b * C + c) * L + k];
+                r_stage1_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4330,7 +4758,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -4353,7 +4781,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -4378,9 +4806,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_1_conv1[(b * C + c) * L + k];
+                r_stage1_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4402,7 +4852,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -4424,7 +4874,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -4448,9 +4898,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_1_conv2[(b * C + c) * L + k];
+                r_stage1_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4472,7 +4944,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -4495,7 +4967,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -4520,9 +4992,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_conv1[(b * C + c) * L + k];
+                r_stage2_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4544,7 +5038,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -4566,7 +5060,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -4590,9 +5084,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_conv2[(b * C + c) * L + k];
+                r_stage2_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4614,7 +5130,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -4636,7 +5152,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -4657,9 +5173,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_proj[(b * C + c) * L + k];
+                r_stage2_0_proj_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_proj_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_proj_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_proj[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_proj_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_proj_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
+        }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4681,7 +5219,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -4704,7 +5242,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -4729,9 +5267,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_1_conv1[(b * C + c) * L + k];
+                r_stage2_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4753,7 +5313,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -4775,7 +5335,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -4799,9 +5359,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_1_conv2[(b * C + c) * L + k];
+                r_stage2_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4823,7 +5405,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -4846,7 +5428,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -4871,9 +5453,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_conv1[(b * C + c) * L + k];
+                r_stage3_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4895,7 +5499,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -4917,7 +5521,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -4941,9 +5545,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_conv2[(b * C + c) * L + k];
+                r_stage3_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4965,7 +5591,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -4987,7 +5613,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -5008,9 +5634,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_proj[(b * C + c) * L + k];
+                r_stage3_0_proj_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_proj_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_proj_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_proj[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_proj_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_proj_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
+        }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5032,7 +5680,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -5055,7 +5703,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -5080,9 +5728,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_1_conv1[(b * C + c) * L + k];
+                r_stage3_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5104,7 +5774,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -5126,7 +5796,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -5150,9 +5820,31 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_1_conv2[(b * C + c) * L + k];
+                r_stage3_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5174,7 +5866,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
     float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -5197,7 +5889,7 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -5283,6 +5975,11 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -5578,6 +6275,9 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *const fc = (float *)(A + SB + 274512 * MB); /* [N, 10] */
     float *const cross_entropy = (float *)(A + 288); /* [] */
     m->n_ = n;
+    nnc_dist_batch(n, &m->gn_, &m->g0_);
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     m->in_[0] = x;
     m->lab_[0] = y;
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) */
@@ -5589,9 +6289,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_bn_st = bn_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stem[(b * C + c) * L + k];
+                r_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stem[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
+        }
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5613,7 +6335,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_bn_div = bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_bn_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_bn_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:46  bn(stem(x)): + */
@@ -5635,7 +6357,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_bn = bn;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -5659,9 +6381,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_0_conv1[(b * C + c) * L + k];
+                r_stage1_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5683,7 +6427,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage1_0_bn1_div = stage1_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_0_bn1_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -5705,7 +6449,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -5729,9 +6473,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_0_conv2[(b * C + c) * L + k];
+                r_stage1_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5753,7 +6519,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage1_0_bn2_div = stage1_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_0_bn2_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -5776,7 +6542,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -5801,9 +6567,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_1_conv1[(b * C + c) * L + k];
+                r_stage1_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5825,7 +6613,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage1_1_bn1_div = stage1_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_1_bn1_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -5847,7 +6635,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -5871,9 +6659,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage1_1_conv2[(b * C + c) * L + k];
+                r_stage1_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage1_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage1_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage1_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage1_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5895,7 +6705,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage1_1_bn2_div = stage1_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)n) / ((float)(1024.0f * (double)n) - 1.0f);
+        r_stage1_1_bn2_div[i] = (float)(1024.0f * (double)gn) / ((float)(1024.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -5918,7 +6728,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
@@ -5943,9 +6753,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_conv1[(b * C + c) * L + k];
+                r_stage2_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5967,7 +6799,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage2_0_bn1_div = stage2_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_bn1_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -5989,7 +6821,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6013,9 +6845,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_conv2[(b * C + c) * L + k];
+                r_stage2_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6037,7 +6891,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage2_0_bn2_div = stage2_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_bn2_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -6059,7 +6913,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_0_bn2 = stage2_0_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6080,9 +6934,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_0_proj[(b * C + c) * L + k];
+                r_stage2_0_proj_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_proj_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_0_proj_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_0_proj[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_0_proj_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_0_proj_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
+        }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6104,7 +6980,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage2_0_proj_bn_div = stage2_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_0_proj_bn_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -6127,7 +7003,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6152,9 +7028,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_1_conv1[(b * C + c) * L + k];
+                r_stage2_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6176,7 +7074,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage2_1_bn1_div = stage2_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_1_bn1_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -6198,7 +7096,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6222,9 +7120,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage2_1_conv2[(b * C + c) * L + k];
+                r_stage2_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage2_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage2_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage2_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage2_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6246,7 +7166,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage2_1_bn2_div = stage2_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)n) / ((float)(256.0f * (double)n) - 1.0f);
+        r_stage2_1_bn2_div[i] = (float)(256.0f * (double)gn) / ((float)(256.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -6269,7 +7189,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 24576 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6294,9 +7214,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_conv1[(b * C + c) * L + k];
+                r_stage3_0_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6318,7 +7260,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage3_0_bn1_div = stage3_0_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -6340,7 +7282,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6364,9 +7306,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_conv2[(b * C + c) * L + k];
+                r_stage3_0_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6388,7 +7352,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage3_0_bn2_div = stage3_0_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_bn2_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -6410,7 +7374,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_0_bn2 = stage3_0_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6431,9 +7395,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_0_proj[(b * C + c) * L + k];
+                r_stage3_0_proj_bn_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_proj_bn_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_0_proj_bn_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_0_proj[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_0_proj_bn_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_0_proj_bn_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
+        }
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6455,7 +7441,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage3_0_proj_bn_div = stage3_0_proj_bn_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_0_proj_bn_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): + */
@@ -6478,7 +7464,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6503,9 +7489,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_1_conv1[(b * C + c) * L + k];
+                r_stage3_1_bn1_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn1_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_1_bn1_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_1_conv1[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_1_bn1_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn1_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
+        }
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6527,7 +7535,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage3_1_bn1_div = stage3_1_bn1_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_1_bn1_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): + */
@@ -6549,7 +7557,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6573,9 +7581,31 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
+        if (nnc_dist_size() > 1) {
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++)
+                        sum += r_stage3_1_conv2[(b * C + c) * L + k];
+                r_stage3_1_bn2_st[c] = (float)(sum / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn2_st, C);
+            for (int64_t c = 0; c < C; c++) {
+                double sq = 0;
+                const float mu = r_stage3_1_bn2_st[c];
+                for (int64_t b = 0; b < N; b++)
+                    for (int64_t k = 0; k < L; k++) {
+                        const float d = r_stage3_1_conv2[(b * C + c) * L + k] - mu;
+                        sq += d * d;
+                    }
+                r_stage3_1_bn2_st[C + c] = (float)(sq / M);
+            }
+            nnc_dist_sum_f32(r_stage3_1_bn2_st + C, C);
+        } else {
         (void)M;
         nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
+        }
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6597,7 +7627,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
     float *restrict const r_stage3_1_bn2_div = stage3_1_bn2_div;
     for (int64_t i = 0; i < 1; i++) {
-        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)n) / ((float)(64.0f * (double)n) - 1.0f);
+        r_stage3_1_bn2_div[i] = (float)(64.0f * (double)gn) / ((float)(64.0f * (double)gn) - 1.0f);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): + */
@@ -6620,7 +7650,7 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         NNC_PARALLEL_FOR_IF(2, (double)n * 12288 >= 32768)
         for (int64_t b = 0; b < N; b++)
@@ -6706,6 +7736,11 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
                 sum = s_;
             }
             total += log((double)sum) + (double)mx - (double)row[c];
+        }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
         }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
@@ -6893,12 +7928,14 @@ static void res_net_backward_generic(res_net *m)
     float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
     float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const d_stage3_1_bn2_bias = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const d_stage3_1_bn2_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const d_stage3_1_h = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_conv2_weight = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const d_stage3_1_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_2 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn1_weight = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const d_stage3_1_bn1_bias = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const d_stage3_1_bn1_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
@@ -6906,18 +7943,21 @@ static void res_net_backward_generic(res_net *m)
     float *const d_stage3_1_conv1_weight = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const d_stage3_0_add = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_0_proj_bn_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_3 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_0_proj_bn_weight = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const d_stage3_0_proj_bn_bias = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const d_stage3_0_proj_bn_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const d_stage2_1 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
     float *const d_stage3_0_proj_weight = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const d_stage3_0_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_4 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_0_bn2_weight = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const d_stage3_0_bn2_bias = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const d_stage3_0_bn2_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const d_stage3_0_h = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_0_conv2_weight = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const d_stage3_0_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_5 = (float *)(A + 1280); /* [2, 64] */
     float *const d_stage3_0_bn1_weight = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const d_stage3_0_bn1_bias = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
     float *const d_stage3_0_bn1_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
@@ -6925,12 +7965,14 @@ static void res_net_backward_generic(res_net *m)
     float *const d_stage3_0_conv1_weight = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const d_stage2_1_add = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_1_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_6 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_1_bn2_weight = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const d_stage2_1_bn2_bias = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
     float *const d_stage2_1_bn2_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     float *const d_stage2_1_h = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_1_conv2_weight = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const d_stage2_1_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_7 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_1_bn1_weight = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const d_stage2_1_bn1_bias = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
     float *const d_stage2_1_bn1_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
@@ -6938,18 +7980,21 @@ static void res_net_backward_generic(res_net *m)
     float *const d_stage2_1_conv1_weight = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const d_stage2_0_add = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_0_proj_bn_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_8 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_proj_bn_weight = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const d_stage2_0_proj_bn_bias = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const d_stage2_0_proj_bn_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const d_stage1_1 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
     float *const d_stage2_0_proj_weight = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const d_stage2_0_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_9 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_bn2_weight = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
     float *const d_stage2_0_bn2_bias = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
     float *const d_stage2_0_bn2_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const d_stage2_0_h = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_0_conv2_weight = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const d_stage2_0_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_10 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_bn1_weight = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const d_stage2_0_bn1_bias = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
     float *const d_stage2_0_bn1_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
@@ -6957,12 +8002,14 @@ static void res_net_backward_generic(res_net *m)
     float *const d_stage2_0_conv1_weight = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const d_stage1_1_add = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_1_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_11 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_1_bn2_weight = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const d_stage1_1_bn2_bias = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
     float *const d_stage1_1_bn2_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     float *const d_stage1_1_h = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_1_conv2_weight = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const d_stage1_1_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_12 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_1_bn1_weight = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const d_stage1_1_bn1_bias = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
     float *const d_stage1_1_bn1_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
@@ -6970,24 +8017,31 @@ static void res_net_backward_generic(res_net *m)
     float *const d_stage1_1_conv1_weight = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const d_stage1_0_add = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_13 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_0_bn2_weight = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
     float *const d_stage1_0_bn2_bias = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
     float *const d_stage1_0_bn2_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const d_stage1_0_h = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_conv2_weight = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const d_stage1_0_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_14 = (float *)(A + 96); /* [2, 16] */
     float *const d_stage1_0_bn1_weight = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
     float *const d_stage1_0_bn1_bias = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
     float *const d_stage1_0_bn1_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const d_relu = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_conv1_weight = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const d_bn_batch_norm_grads = (float *)(A + 32); /* [2, 16] */
+    float *const allreduce_15 = (float *)(A + 64); /* [2, 16] */
     float *const d_bn_weight = G + 432; /* d bn.weight [1, 16] */
     float *const d_bn_bias = G + 448; /* d bn.bias [1, 16] */
     float *const d_bn_v = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const d_stem_weight = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -6997,6 +8051,11 @@ static void res_net_backward_generic(res_net *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -7040,6 +8099,8 @@ static void res_net_backward_generic(res_net *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 174608, 650);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -7063,11 +8124,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_1_add, r_stage3_1_conv2, NULL, r_stage3_1_bn2_st, 1.0000000000000001e-05, r_d_stage3_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce, d_stage3_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce, 128);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_1_bn2_weight + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -7080,17 +8145,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
     const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
-    const float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce = allreduce;
     float *restrict const r_d_stage3_1_bn2_v = d_stage3_1_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
-            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
             const float *xr = r_stage3_1_conv2 + (b * C + c) * L, *dr = r_d_stage3_1_add + (b * C + c) * L;
             float *yr = r_d_stage3_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7100,9 +8165,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 137616, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -7112,11 +8181,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_1_h, r_stage3_1_conv1, r_stage3_1_bn1, r_stage3_1_bn1_st, 1.0000000000000001e-05, r_d_stage3_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_2, d_stage3_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_2, 128);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_1_bn1_weight + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -7130,17 +8203,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
-    const float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_2 = allreduce_2;
     float *restrict const r_d_stage3_1_bn1_v = d_stage3_1_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
-            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_2[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_2[c] / M);
             const float *xr = r_stage3_1_conv1 + (b * C + c) * L, *dr = r_d_stage3_1_h + (b * C + c) * L;
             float *yr = r_d_stage3_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage3_1_bn1 + (b * C + c) * L;
@@ -7151,9 +8224,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 100624, 36992);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -7172,11 +8249,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_proj, NULL, r_stage3_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage3_0_proj_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_3, d_stage3_0_proj_bn_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_3, 128);
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_proj_bn_weight + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -7189,17 +8270,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
     const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
-    const float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_3 = allreduce_3;
     float *restrict const r_d_stage3_0_proj_bn_v = d_stage3_0_proj_bn_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
-            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_proj_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_proj_bn_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_3[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_3[c] / M);
             const float *xr = r_stage3_0_proj + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
             float *yr = r_d_stage3_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7209,9 +8290,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 98448, 2176);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -7220,11 +8305,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_conv2, NULL, r_stage3_0_bn2_st, 1.0000000000000001e-05, r_d_stage3_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_4, d_stage3_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_4, 128);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_bn2_weight + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -7237,17 +8326,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
     const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
-    const float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_4 = allreduce_4;
     float *restrict const r_d_stage3_0_bn2_v = d_stage3_0_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
-            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_4[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_4[c] / M);
             const float *xr = r_stage3_0_conv2 + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
             float *yr = r_d_stage3_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7257,9 +8346,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 61456, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -7269,11 +8362,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_h, r_stage3_0_conv1, r_stage3_0_bn1, r_stage3_0_bn1_st, 1.0000000000000001e-05, r_d_stage3_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_5, d_stage3_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_5, 128);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_bn1_weight + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -7287,17 +8384,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
-    const float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_5 = allreduce_5;
     float *restrict const r_d_stage3_0_bn1_v = d_stage3_0_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
-            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_5[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_5[c] / M);
             const float *xr = r_stage3_0_conv1 + (b * C + c) * L, *dr = r_d_stage3_0_h + (b * C + c) * L;
             float *yr = r_d_stage3_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage3_0_bn1 + (b * C + c) * L;
@@ -7308,9 +8405,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 42896, 18560);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -7329,11 +8430,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_1_add, r_stage2_1_conv2, NULL, r_stage2_1_bn2_st, 1.0000000000000001e-05, r_d_stage2_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_6, d_stage2_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_6, 64);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_1_bn2_weight + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -7346,17 +8451,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
     const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
-    const float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_6 = allreduce_6;
     float *restrict const r_d_stage2_1_bn2_v = d_stage2_1_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
-            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_6[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_6[c] / M);
             const float *xr = r_stage2_1_conv2 + (b * C + c) * L, *dr = r_d_stage2_1_add + (b * C + c) * L;
             float *yr = r_d_stage2_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7366,9 +8471,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 33616, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -7378,11 +8487,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_1_h, r_stage2_1_conv1, r_stage2_1_bn1, r_stage2_1_bn1_st, 1.0000000000000001e-05, r_d_stage2_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_7, d_stage2_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_7, 64);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_1_bn1_weight + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -7396,17 +8509,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
-    const float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_7 = allreduce_7;
     float *restrict const r_d_stage2_1_bn1_v = d_stage2_1_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
-            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_7[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_7[c] / M);
             const float *xr = r_stage2_1_conv1 + (b * C + c) * L, *dr = r_d_stage2_1_h + (b * C + c) * L;
             float *yr = r_d_stage2_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage2_1_bn1 + (b * C + c) * L;
@@ -7417,9 +8530,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 24336, 9280);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -7438,11 +8555,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_proj, NULL, r_stage2_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage2_0_proj_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_8, d_stage2_0_proj_bn_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_8, 64);
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_proj_bn_weight + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -7455,17 +8576,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
     const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
-    const float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_8 = allreduce_8;
     float *restrict const r_d_stage2_0_proj_bn_v = d_stage2_0_proj_bn_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
-            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_proj_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_proj_bn_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_8[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_8[c] / M);
             const float *xr = r_stage2_0_proj + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
             float *yr = r_d_stage2_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7475,9 +8596,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 23760, 576);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -7486,11 +8611,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_conv2, NULL, r_stage2_0_bn2_st, 1.0000000000000001e-05, r_d_stage2_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_9, d_stage2_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_9, 64);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_bn2_weight + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -7503,17 +8632,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
     const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
-    const float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_9 = allreduce_9;
     float *restrict const r_d_stage2_0_bn2_v = d_stage2_0_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
-            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_9[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_9[c] / M);
             const float *xr = r_stage2_0_conv2 + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
             float *yr = r_d_stage2_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7523,9 +8652,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 14480, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -7535,11 +8668,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_h, r_stage2_0_conv1, r_stage2_0_bn1, r_stage2_0_bn1_st, 1.0000000000000001e-05, r_d_stage2_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_10, d_stage2_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_10, 64);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_bn1_weight + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -7553,17 +8690,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
-    const float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_10 = allreduce_10;
     float *restrict const r_d_stage2_0_bn1_v = d_stage2_0_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
-            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_10[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_10[c] / M);
             const float *xr = r_stage2_0_conv1 + (b * C + c) * L, *dr = r_d_stage2_0_h + (b * C + c) * L;
             float *yr = r_d_stage2_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage2_0_bn1 + (b * C + c) * L;
@@ -7574,9 +8711,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 9808, 4672);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -7595,11 +8736,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_1_add, r_stage1_1_conv2, NULL, r_stage1_1_bn2_st, 1.0000000000000001e-05, r_d_stage1_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_11, d_stage1_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_11, 32);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_1_bn2_weight + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -7612,17 +8757,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
     const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
-    const float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_11 = allreduce_11;
     float *restrict const r_d_stage1_1_bn2_v = d_stage1_1_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
-            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_11[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_11[c] / M);
             const float *xr = r_stage1_1_conv2 + (b * C + c) * L, *dr = r_d_stage1_1_add + (b * C + c) * L;
             float *yr = r_d_stage1_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7632,9 +8777,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 7472, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -7644,11 +8793,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_1_h, r_stage1_1_conv1, r_stage1_1_bn1, r_stage1_1_bn1_st, 1.0000000000000001e-05, r_d_stage1_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_12, d_stage1_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_12, 32);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_1_bn1_weight + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -7662,17 +8815,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
-    const float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_12 = allreduce_12;
     float *restrict const r_d_stage1_1_bn1_v = d_stage1_1_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
-            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_12[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_12[c] / M);
             const float *xr = r_stage1_1_conv1 + (b * C + c) * L, *dr = r_d_stage1_1_h + (b * C + c) * L;
             float *yr = r_d_stage1_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage1_1_bn1 + (b * C + c) * L;
@@ -7683,9 +8836,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 5136, 2336);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -7704,11 +8861,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_0_add, r_stage1_0_conv2, NULL, r_stage1_0_bn2_st, 1.0000000000000001e-05, r_d_stage1_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_13, d_stage1_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_13, 32);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_0_bn2_weight + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -7721,17 +8882,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
     const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
-    const float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_13 = allreduce_13;
     float *restrict const r_d_stage1_0_bn2_v = d_stage1_0_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
-            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_13[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_13[c] / M);
             const float *xr = r_stage1_0_conv2 + (b * C + c) * L, *dr = r_d_stage1_0_add + (b * C + c) * L;
             float *yr = r_d_stage1_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -7741,9 +8902,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 2800, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -7753,11 +8918,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_0_h, r_stage1_0_conv1, r_stage1_0_bn1, r_stage1_0_bn1_st, 1.0000000000000001e-05, r_d_stage1_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_14, d_stage1_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_14, 32);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_0_bn1_weight + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -7771,17 +8940,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
-    const float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_14 = allreduce_14;
     float *restrict const r_d_stage1_0_bn1_v = d_stage1_0_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
-            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_14[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_14[c] / M);
             const float *xr = r_stage1_0_conv1 + (b * C + c) * L, *dr = r_d_stage1_0_h + (b * C + c) * L;
             float *yr = r_d_stage1_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage1_0_bn1 + (b * C + c) * L;
@@ -7792,9 +8961,13 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 464, 2336);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -7804,11 +8977,15 @@ static void res_net_backward_generic(res_net *m)
     float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_relu, r_stem, r_bn, r_bn_st, 1.0000000000000001e-05, r_d_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_15, d_bn_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_15, 32);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn_weight + o * 16, d_bn_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -7822,17 +8999,17 @@ static void res_net_backward_generic(res_net *m)
     const float *restrict const r_bn_st = bn_st;
     const float *restrict const r_bn = bn;
     const float *restrict const r_d_relu = d_relu;
-    const float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_15 = allreduce_15;
     float *restrict const r_d_bn_v = d_bn_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
-            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn_batch_norm_grads[c] / M);
+            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_15[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_15[c] / M);
             const float *xr = r_stem + (b * C + c) * L, *dr = r_d_relu + (b * C + c) * L;
             float *yr = r_d_bn_v + (b * C + c) * L;
             const float *mr = r_bn + (b * C + c) * L;
@@ -7843,6 +9020,10 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 0, 464);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #if NNC_MULTI_ISA
@@ -7939,12 +9120,14 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
     float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const d_stage3_1_bn2_bias = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const d_stage3_1_bn2_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const d_stage3_1_h = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_conv2_weight = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const d_stage3_1_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_2 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn1_weight = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const d_stage3_1_bn1_bias = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const d_stage3_1_bn1_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
@@ -7952,18 +9135,21 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const d_stage3_1_conv1_weight = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const d_stage3_0_add = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_0_proj_bn_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_3 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_0_proj_bn_weight = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const d_stage3_0_proj_bn_bias = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const d_stage3_0_proj_bn_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const d_stage2_1 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
     float *const d_stage3_0_proj_weight = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const d_stage3_0_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_4 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_0_bn2_weight = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const d_stage3_0_bn2_bias = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const d_stage3_0_bn2_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const d_stage3_0_h = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_0_conv2_weight = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const d_stage3_0_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_5 = (float *)(A + 1280); /* [2, 64] */
     float *const d_stage3_0_bn1_weight = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const d_stage3_0_bn1_bias = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
     float *const d_stage3_0_bn1_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
@@ -7971,12 +9157,14 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const d_stage3_0_conv1_weight = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const d_stage2_1_add = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_1_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_6 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_1_bn2_weight = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const d_stage2_1_bn2_bias = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
     float *const d_stage2_1_bn2_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     float *const d_stage2_1_h = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_1_conv2_weight = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const d_stage2_1_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_7 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_1_bn1_weight = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const d_stage2_1_bn1_bias = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
     float *const d_stage2_1_bn1_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
@@ -7984,18 +9172,21 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const d_stage2_1_conv1_weight = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const d_stage2_0_add = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_0_proj_bn_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_8 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_proj_bn_weight = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const d_stage2_0_proj_bn_bias = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const d_stage2_0_proj_bn_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const d_stage1_1 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
     float *const d_stage2_0_proj_weight = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const d_stage2_0_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_9 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_bn2_weight = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
     float *const d_stage2_0_bn2_bias = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
     float *const d_stage2_0_bn2_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const d_stage2_0_h = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_0_conv2_weight = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const d_stage2_0_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_10 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_bn1_weight = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const d_stage2_0_bn1_bias = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
     float *const d_stage2_0_bn1_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
@@ -8003,12 +9194,14 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const d_stage2_0_conv1_weight = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const d_stage1_1_add = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_1_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_11 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_1_bn2_weight = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const d_stage1_1_bn2_bias = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
     float *const d_stage1_1_bn2_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     float *const d_stage1_1_h = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_1_conv2_weight = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const d_stage1_1_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_12 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_1_bn1_weight = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const d_stage1_1_bn1_bias = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
     float *const d_stage1_1_bn1_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
@@ -8016,24 +9209,31 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *const d_stage1_1_conv1_weight = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const d_stage1_0_add = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_13 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_0_bn2_weight = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
     float *const d_stage1_0_bn2_bias = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
     float *const d_stage1_0_bn2_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const d_stage1_0_h = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_conv2_weight = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const d_stage1_0_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_14 = (float *)(A + 96); /* [2, 16] */
     float *const d_stage1_0_bn1_weight = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
     float *const d_stage1_0_bn1_bias = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
     float *const d_stage1_0_bn1_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const d_relu = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_conv1_weight = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const d_bn_batch_norm_grads = (float *)(A + 32); /* [2, 16] */
+    float *const allreduce_15 = (float *)(A + 64); /* [2, 16] */
     float *const d_bn_weight = G + 432; /* d bn.weight [1, 16] */
     float *const d_bn_bias = G + 448; /* d bn.bias [1, 16] */
     float *const d_bn_v = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const d_stem_weight = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -8043,6 +9243,11 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -8086,6 +9291,8 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 174608, 650);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -8109,11 +9316,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_1_add, r_stage3_1_conv2, NULL, r_stage3_1_bn2_st, 1.0000000000000001e-05, r_d_stage3_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce, d_stage3_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce, 128);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_1_bn2_weight + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -8126,17 +9337,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
     const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
-    const float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce = allreduce;
     float *restrict const r_d_stage3_1_bn2_v = d_stage3_1_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
-            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
             const float *xr = r_stage3_1_conv2 + (b * C + c) * L, *dr = r_d_stage3_1_add + (b * C + c) * L;
             float *yr = r_d_stage3_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8146,9 +9357,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 137616, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -8158,11 +9373,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_1_h, r_stage3_1_conv1, r_stage3_1_bn1, r_stage3_1_bn1_st, 1.0000000000000001e-05, r_d_stage3_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_2, d_stage3_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_2, 128);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_1_bn1_weight + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -8176,17 +9395,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
-    const float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_2 = allreduce_2;
     float *restrict const r_d_stage3_1_bn1_v = d_stage3_1_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
-            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_2[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_2[c] / M);
             const float *xr = r_stage3_1_conv1 + (b * C + c) * L, *dr = r_d_stage3_1_h + (b * C + c) * L;
             float *yr = r_d_stage3_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage3_1_bn1 + (b * C + c) * L;
@@ -8197,9 +9416,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 100624, 36992);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -8218,11 +9441,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_proj, NULL, r_stage3_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage3_0_proj_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_3, d_stage3_0_proj_bn_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_3, 128);
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_proj_bn_weight + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -8235,17 +9462,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
     const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
-    const float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_3 = allreduce_3;
     float *restrict const r_d_stage3_0_proj_bn_v = d_stage3_0_proj_bn_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
-            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_proj_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_proj_bn_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_3[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_3[c] / M);
             const float *xr = r_stage3_0_proj + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
             float *yr = r_d_stage3_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8255,9 +9482,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 98448, 2176);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -8266,11 +9497,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_conv2, NULL, r_stage3_0_bn2_st, 1.0000000000000001e-05, r_d_stage3_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_4, d_stage3_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_4, 128);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_bn2_weight + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -8283,17 +9518,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
     const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
-    const float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_4 = allreduce_4;
     float *restrict const r_d_stage3_0_bn2_v = d_stage3_0_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
-            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_4[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_4[c] / M);
             const float *xr = r_stage3_0_conv2 + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
             float *yr = r_d_stage3_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8303,9 +9538,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 61456, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -8315,11 +9554,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_h, r_stage3_0_conv1, r_stage3_0_bn1, r_stage3_0_bn1_st, 1.0000000000000001e-05, r_d_stage3_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_5, d_stage3_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_5, 128);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_bn1_weight + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -8333,17 +9576,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
-    const float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_5 = allreduce_5;
     float *restrict const r_d_stage3_0_bn1_v = d_stage3_0_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
-            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_5[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_5[c] / M);
             const float *xr = r_stage3_0_conv1 + (b * C + c) * L, *dr = r_d_stage3_0_h + (b * C + c) * L;
             float *yr = r_d_stage3_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage3_0_bn1 + (b * C + c) * L;
@@ -8354,9 +9597,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 42896, 18560);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -8375,11 +9622,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_1_add, r_stage2_1_conv2, NULL, r_stage2_1_bn2_st, 1.0000000000000001e-05, r_d_stage2_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_6, d_stage2_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_6, 64);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_1_bn2_weight + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -8392,17 +9643,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
     const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
-    const float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_6 = allreduce_6;
     float *restrict const r_d_stage2_1_bn2_v = d_stage2_1_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
-            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_6[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_6[c] / M);
             const float *xr = r_stage2_1_conv2 + (b * C + c) * L, *dr = r_d_stage2_1_add + (b * C + c) * L;
             float *yr = r_d_stage2_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8412,9 +9663,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 33616, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -8424,11 +9679,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_1_h, r_stage2_1_conv1, r_stage2_1_bn1, r_stage2_1_bn1_st, 1.0000000000000001e-05, r_d_stage2_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_7, d_stage2_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_7, 64);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_1_bn1_weight + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -8442,17 +9701,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
-    const float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_7 = allreduce_7;
     float *restrict const r_d_stage2_1_bn1_v = d_stage2_1_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
-            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_7[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_7[c] / M);
             const float *xr = r_stage2_1_conv1 + (b * C + c) * L, *dr = r_d_stage2_1_h + (b * C + c) * L;
             float *yr = r_d_stage2_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage2_1_bn1 + (b * C + c) * L;
@@ -8463,9 +9722,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 24336, 9280);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -8484,11 +9747,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_proj, NULL, r_stage2_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage2_0_proj_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_8, d_stage2_0_proj_bn_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_8, 64);
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_proj_bn_weight + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -8501,17 +9768,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
     const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
-    const float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_8 = allreduce_8;
     float *restrict const r_d_stage2_0_proj_bn_v = d_stage2_0_proj_bn_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
-            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_proj_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_proj_bn_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_8[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_8[c] / M);
             const float *xr = r_stage2_0_proj + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
             float *yr = r_d_stage2_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8521,9 +9788,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 23760, 576);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -8532,11 +9803,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_conv2, NULL, r_stage2_0_bn2_st, 1.0000000000000001e-05, r_d_stage2_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_9, d_stage2_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_9, 64);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_bn2_weight + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -8549,17 +9824,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
     const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
-    const float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_9 = allreduce_9;
     float *restrict const r_d_stage2_0_bn2_v = d_stage2_0_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
-            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_9[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_9[c] / M);
             const float *xr = r_stage2_0_conv2 + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
             float *yr = r_d_stage2_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8569,9 +9844,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 14480, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -8581,11 +9860,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_h, r_stage2_0_conv1, r_stage2_0_bn1, r_stage2_0_bn1_st, 1.0000000000000001e-05, r_d_stage2_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_10, d_stage2_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_10, 64);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_bn1_weight + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -8599,17 +9882,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
-    const float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_10 = allreduce_10;
     float *restrict const r_d_stage2_0_bn1_v = d_stage2_0_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
-            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_10[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_10[c] / M);
             const float *xr = r_stage2_0_conv1 + (b * C + c) * L, *dr = r_d_stage2_0_h + (b * C + c) * L;
             float *yr = r_d_stage2_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage2_0_bn1 + (b * C + c) * L;
@@ -8620,9 +9903,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 9808, 4672);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -8641,11 +9928,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_1_add, r_stage1_1_conv2, NULL, r_stage1_1_bn2_st, 1.0000000000000001e-05, r_d_stage1_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_11, d_stage1_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_11, 32);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_1_bn2_weight + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -8658,17 +9949,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
     const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
-    const float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_11 = allreduce_11;
     float *restrict const r_d_stage1_1_bn2_v = d_stage1_1_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
-            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_11[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_11[c] / M);
             const float *xr = r_stage1_1_conv2 + (b * C + c) * L, *dr = r_d_stage1_1_add + (b * C + c) * L;
             float *yr = r_d_stage1_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8678,9 +9969,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 7472, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -8690,11 +9985,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_1_h, r_stage1_1_conv1, r_stage1_1_bn1, r_stage1_1_bn1_st, 1.0000000000000001e-05, r_d_stage1_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_12, d_stage1_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_12, 32);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_1_bn1_weight + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -8708,17 +10007,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
-    const float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_12 = allreduce_12;
     float *restrict const r_d_stage1_1_bn1_v = d_stage1_1_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
-            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_12[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_12[c] / M);
             const float *xr = r_stage1_1_conv1 + (b * C + c) * L, *dr = r_d_stage1_1_h + (b * C + c) * L;
             float *yr = r_d_stage1_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage1_1_bn1 + (b * C + c) * L;
@@ -8729,9 +10028,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 5136, 2336);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -8750,11 +10053,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_0_add, r_stage1_0_conv2, NULL, r_stage1_0_bn2_st, 1.0000000000000001e-05, r_d_stage1_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_13, d_stage1_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_13, 32);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_0_bn2_weight + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -8767,17 +10074,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
     const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
-    const float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_13 = allreduce_13;
     float *restrict const r_d_stage1_0_bn2_v = d_stage1_0_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
-            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_13[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_13[c] / M);
             const float *xr = r_stage1_0_conv2 + (b * C + c) * L, *dr = r_d_stage1_0_add + (b * C + c) * L;
             float *yr = r_d_stage1_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -8787,9 +10094,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 2800, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -8799,11 +10110,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_0_h, r_stage1_0_conv1, r_stage1_0_bn1, r_stage1_0_bn1_st, 1.0000000000000001e-05, r_d_stage1_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_14, d_stage1_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_14, 32);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_0_bn1_weight + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -8817,17 +10132,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
-    const float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_14 = allreduce_14;
     float *restrict const r_d_stage1_0_bn1_v = d_stage1_0_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
-            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_14[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_14[c] / M);
             const float *xr = r_stage1_0_conv1 + (b * C + c) * L, *dr = r_d_stage1_0_h + (b * C + c) * L;
             float *yr = r_d_stage1_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage1_0_bn1 + (b * C + c) * L;
@@ -8838,9 +10153,13 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 464, 2336);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -8850,11 +10169,15 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_relu, r_stem, r_bn, r_bn_st, 1.0000000000000001e-05, r_d_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_15, d_bn_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_15, 32);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn_weight + o * 16, d_bn_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -8868,17 +10191,17 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     const float *restrict const r_bn_st = bn_st;
     const float *restrict const r_bn = bn;
     const float *restrict const r_d_relu = d_relu;
-    const float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_15 = allreduce_15;
     float *restrict const r_d_bn_v = d_bn_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
-            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn_batch_norm_grads[c] / M);
+            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_15[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_15[c] / M);
             const float *xr = r_stem + (b * C + c) * L, *dr = r_d_relu + (b * C + c) * L;
             float *yr = r_d_bn_v + (b * C + c) * L;
             const float *mr = r_bn + (b * C + c) * L;
@@ -8889,6 +10212,10 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 0, 464);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 /* res_net_backward_generic's code, compiled for AVX2 */
@@ -8984,12 +10311,14 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const d_fc_weight = G + 174608; /* d fc.weight [10, 64] */
     float *const d_stage3_1_add = (float *)(A + SB + 274576 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn2_weight = G + 174480; /* d stage3.1.bn2.weight [1, 64] */
     float *const d_stage3_1_bn2_bias = G + 174544; /* d stage3.1.bn2.bias [1, 64] */
     float *const d_stage3_1_bn2_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
     float *const d_stage3_1_h = (float *)(A + SB + 266240 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_1_conv2_weight = G + 137616; /* d stage3.1.conv2.weight [64, 64, 3, 3] */
     float *const d_stage3_1_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_2 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_1_bn1_weight = G + 137488; /* d stage3.1.bn1.weight [1, 64] */
     float *const d_stage3_1_bn1_bias = G + 137552; /* d stage3.1.bn1.bias [1, 64] */
     float *const d_stage3_1_bn1_v = (float *)(A + SB + 270336 * MB); /* [N, 64, 64] */
@@ -8997,18 +10326,21 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const d_stage3_1_conv1_weight = G + 100624; /* d stage3.1.conv1.weight [64, 64, 3, 3] */
     float *const d_stage3_0_add = (float *)(A + SB + 262144 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_0_proj_bn_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_3 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_0_proj_bn_weight = G + 100496; /* d stage3.0.proj_bn.weight [1, 64] */
     float *const d_stage3_0_proj_bn_bias = G + 100560; /* d stage3.0.proj_bn.bias [1, 64] */
     float *const d_stage3_0_proj_bn_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const d_stage2_1 = (float *)(A + SB + 253952 * MB); /* [N, 32, 16, 16] */
     float *const d_stage3_0_proj_weight = G + 98448; /* d stage3.0.proj.weight [64, 32, 1, 1] */
     float *const d_stage3_0_bn2_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_4 = (float *)(A + 1472); /* [2, 64] */
     float *const d_stage3_0_bn2_weight = G + 98320; /* d stage3.0.bn2.weight [1, 64] */
     float *const d_stage3_0_bn2_bias = G + 98384; /* d stage3.0.bn2.bias [1, 64] */
     float *const d_stage3_0_bn2_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
     float *const d_stage3_0_h = (float *)(A + SB + 245760 * MB); /* [N, 64, 8, 8] */
     float *const d_stage3_0_conv2_weight = G + 61456; /* d stage3.0.conv2.weight [64, 64, 3, 3] */
     float *const d_stage3_0_bn1_batch_norm_grads = (float *)(A + 1152); /* [2, 64] */
+    float *const allreduce_5 = (float *)(A + 1280); /* [2, 64] */
     float *const d_stage3_0_bn1_weight = G + 61328; /* d stage3.0.bn1.weight [1, 64] */
     float *const d_stage3_0_bn1_bias = G + 61392; /* d stage3.0.bn1.bias [1, 64] */
     float *const d_stage3_0_bn1_v = (float *)(A + SB + 249856 * MB); /* [N, 64, 64] */
@@ -9016,12 +10348,14 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const d_stage3_0_conv1_weight = G + 42896; /* d stage3.0.conv1.weight [64, 32, 3, 3] */
     float *const d_stage2_1_add = (float *)(A + SB + 245760 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_1_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_6 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_1_bn2_weight = G + 42832; /* d stage2.1.bn2.weight [1, 32] */
     float *const d_stage2_1_bn2_bias = G + 42864; /* d stage2.1.bn2.bias [1, 32] */
     float *const d_stage2_1_bn2_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
     float *const d_stage2_1_h = (float *)(A + SB + 221184 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_1_conv2_weight = G + 33616; /* d stage2.1.conv2.weight [32, 32, 3, 3] */
     float *const d_stage2_1_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_7 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_1_bn1_weight = G + 33552; /* d stage2.1.bn1.weight [1, 32] */
     float *const d_stage2_1_bn1_bias = G + 33584; /* d stage2.1.bn1.bias [1, 32] */
     float *const d_stage2_1_bn1_v = (float *)(A + SB + 229376 * MB); /* [N, 32, 256] */
@@ -9029,18 +10363,21 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const d_stage2_1_conv1_weight = G + 24336; /* d stage2.1.conv1.weight [32, 32, 3, 3] */
     float *const d_stage2_0_add = (float *)(A + SB + 212992 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_0_proj_bn_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_8 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_proj_bn_weight = G + 24272; /* d stage2.0.proj_bn.weight [1, 32] */
     float *const d_stage2_0_proj_bn_bias = G + 24304; /* d stage2.0.proj_bn.bias [1, 32] */
     float *const d_stage2_0_proj_bn_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const d_stage1_1 = (float *)(A + SB + 196608 * MB); /* [N, 16, 32, 32] */
     float *const d_stage2_0_proj_weight = G + 23760; /* d stage2.0.proj.weight [32, 16, 1, 1] */
     float *const d_stage2_0_bn2_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_9 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_bn2_weight = G + 23696; /* d stage2.0.bn2.weight [1, 32] */
     float *const d_stage2_0_bn2_bias = G + 23728; /* d stage2.0.bn2.bias [1, 32] */
     float *const d_stage2_0_bn2_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
     float *const d_stage2_0_h = (float *)(A + SB + 180224 * MB); /* [N, 32, 16, 16] */
     float *const d_stage2_0_conv2_weight = G + 14480; /* d stage2.0.conv2.weight [32, 32, 3, 3] */
     float *const d_stage2_0_bn1_batch_norm_grads = (float *)(A + 256); /* [2, 32] */
+    float *const allreduce_10 = (float *)(A + 416); /* [2, 32] */
     float *const d_stage2_0_bn1_weight = G + 14416; /* d stage2.0.bn1.weight [1, 32] */
     float *const d_stage2_0_bn1_bias = G + 14448; /* d stage2.0.bn1.bias [1, 32] */
     float *const d_stage2_0_bn1_v = (float *)(A + SB + 188416 * MB); /* [N, 32, 256] */
@@ -9048,12 +10385,14 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const d_stage2_0_conv1_weight = G + 9808; /* d stage2.0.conv1.weight [32, 16, 3, 3] */
     float *const d_stage1_1_add = (float *)(A + SB + 180224 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_1_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_11 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_1_bn2_weight = G + 9776; /* d stage1.1.bn2.weight [1, 16] */
     float *const d_stage1_1_bn2_bias = G + 9792; /* d stage1.1.bn2.bias [1, 16] */
     float *const d_stage1_1_bn2_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
     float *const d_stage1_1_h = (float *)(A + SB + 131072 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_1_conv2_weight = G + 7472; /* d stage1.1.conv2.weight [16, 16, 3, 3] */
     float *const d_stage1_1_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_12 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_1_bn1_weight = G + 7440; /* d stage1.1.bn1.weight [1, 16] */
     float *const d_stage1_1_bn1_bias = G + 7456; /* d stage1.1.bn1.bias [1, 16] */
     float *const d_stage1_1_bn1_v = (float *)(A + SB + 147456 * MB); /* [N, 16, 1024] */
@@ -9061,24 +10400,31 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *const d_stage1_1_conv1_weight = G + 5136; /* d stage1.1.conv1.weight [16, 16, 3, 3] */
     float *const d_stage1_0_add = (float *)(A + SB + 114688 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_bn2_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_13 = (float *)(A + 128); /* [2, 16] */
     float *const d_stage1_0_bn2_weight = G + 5104; /* d stage1.0.bn2.weight [1, 16] */
     float *const d_stage1_0_bn2_bias = G + 5120; /* d stage1.0.bn2.bias [1, 16] */
     float *const d_stage1_0_bn2_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const d_stage1_0_h = (float *)(A + SB + 65536 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_conv2_weight = G + 2800; /* d stage1.0.conv2.weight [16, 16, 3, 3] */
     float *const d_stage1_0_bn1_batch_norm_grads = (float *)(A + 64); /* [2, 16] */
+    float *const allreduce_14 = (float *)(A + 96); /* [2, 16] */
     float *const d_stage1_0_bn1_weight = G + 2768; /* d stage1.0.bn1.weight [1, 16] */
     float *const d_stage1_0_bn1_bias = G + 2784; /* d stage1.0.bn1.bias [1, 16] */
     float *const d_stage1_0_bn1_v = (float *)(A + SB + 81920 * MB); /* [N, 16, 1024] */
     float *const d_relu = (float *)(A + SB + 32768 * MB); /* [N, 16, 32, 32] */
     float *const d_stage1_0_conv1_weight = G + 464; /* d stage1.0.conv1.weight [16, 16, 3, 3] */
     float *const d_bn_batch_norm_grads = (float *)(A + 32); /* [2, 16] */
+    float *const allreduce_15 = (float *)(A + 64); /* [2, 16] */
     float *const d_bn_weight = G + 432; /* d bn.weight [1, 16] */
     float *const d_bn_bias = G + 448; /* d bn.bias [1, 16] */
     float *const d_bn_v = (float *)(A + SB + 49152 * MB); /* [N, 16, 1024] */
     float *const d_stem_weight = G + 0; /* d stem.weight [16, 3, 3, 3] */
     const int n = m->n_;
     (void)n;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
+    const int dist = nnc_dist_size() > 1;
+    (void)dist;
     /* resnet.nn:47  cross_entropy(self(x), y) (backward) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -9088,6 +10434,11 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
             const int32_t c = y_in[r];
             if (c == -100) continue;
             if (c < 0 || c >= C) bad = 1; else count++;
+        }
+        if (nnc_dist_size() > 1) {
+            double cb[2] = {(double)count, (double)bad};
+            nnc_dist_sum_f64(cb, 2);
+            count = (int64_t)cb[0], bad = cb[1] != 0;
         }
         const float scale = bad ? (float)NAN : (float)((double)1.0f / (double)count);
         NNC_PARALLEL_FOR_IF(1, (double)n * 80 >= 32768)
@@ -9131,6 +10482,8 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
+    if (dist)
+        nnc_dist_sum_start(G + 174608, 650);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -9154,11 +10507,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_1_add, r_stage3_1_conv2, NULL, r_stage3_1_bn2_st, 1.0000000000000001e-05, r_d_stage3_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce, d_stage3_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce, 128);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_1_bn2_weight + o * 64, d_stage3_1_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -9171,17 +10528,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage3_1_bn2_weight = stage3_1_bn2_weight;
     const float *restrict const r_stage3_1_bn2_st = stage3_1_bn2_st;
     const float *restrict const r_d_stage3_1_add = d_stage3_1_add;
-    const float *restrict const r_d_stage3_1_bn2_batch_norm_grads = d_stage3_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce = allreduce;
     float *restrict const r_d_stage3_1_bn2_v = d_stage3_1_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn2_weight[c] * rstd;
-            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage3_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce[c] / M);
             const float *xr = r_stage3_1_conv2 + (b * C + c) * L, *dr = r_d_stage3_1_add + (b * C + c) * L;
             float *yr = r_d_stage3_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9191,9 +10548,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 137616, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -9203,11 +10564,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_1_h, r_stage3_1_conv1, r_stage3_1_bn1, r_stage3_1_bn1_st, 1.0000000000000001e-05, r_d_stage3_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_2, d_stage3_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_2, 128);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_1_bn1_weight + o * 64, d_stage3_1_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -9221,17 +10586,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage3_1_bn1_st = stage3_1_bn1_st;
     const float *restrict const r_stage3_1_bn1 = stage3_1_bn1;
     const float *restrict const r_d_stage3_1_h = d_stage3_1_h;
-    const float *restrict const r_d_stage3_1_bn1_batch_norm_grads = d_stage3_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_2 = allreduce_2;
     float *restrict const r_d_stage3_1_bn1_v = d_stage3_1_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_1_bn1_weight[c] * rstd;
-            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage3_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_2[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_2[c] / M);
             const float *xr = r_stage3_1_conv1 + (b * C + c) * L, *dr = r_d_stage3_1_h + (b * C + c) * L;
             float *yr = r_d_stage3_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage3_1_bn1 + (b * C + c) * L;
@@ -9242,9 +10607,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 100624, 36992);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -9263,11 +10632,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_proj, NULL, r_stage3_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage3_0_proj_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_3, d_stage3_0_proj_bn_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_3, 128);
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_proj_bn_weight + o * 64, d_stage3_0_proj_bn_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -9280,17 +10653,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage3_0_proj_bn_weight = stage3_0_proj_bn_weight;
     const float *restrict const r_stage3_0_proj_bn_st = stage3_0_proj_bn_st;
     const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
-    const float *restrict const r_d_stage3_0_proj_bn_batch_norm_grads = d_stage3_0_proj_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_3 = allreduce_3;
     float *restrict const r_d_stage3_0_proj_bn_v = d_stage3_0_proj_bn_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_proj_bn_weight[c] * rstd;
-            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_proj_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_proj_bn_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_3[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_3[c] / M);
             const float *xr = r_stage3_0_proj + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
             float *yr = r_d_stage3_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9300,9 +10673,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 98448, 2176);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -9311,11 +10688,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_add, r_stage3_0_conv2, NULL, r_stage3_0_bn2_st, 1.0000000000000001e-05, r_d_stage3_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_4, d_stage3_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_4, 128);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_bn2_weight + o * 64, d_stage3_0_bn2_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -9328,17 +10709,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage3_0_bn2_weight = stage3_0_bn2_weight;
     const float *restrict const r_stage3_0_bn2_st = stage3_0_bn2_st;
     const float *restrict const r_d_stage3_0_add = d_stage3_0_add;
-    const float *restrict const r_d_stage3_0_bn2_batch_norm_grads = d_stage3_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_4 = allreduce_4;
     float *restrict const r_d_stage3_0_bn2_v = d_stage3_0_bn2_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn2_weight[c] * rstd;
-            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_4[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_4[c] / M);
             const float *xr = r_stage3_0_conv2 + (b * C + c) * L, *dr = r_d_stage3_0_add + (b * C + c) * L;
             float *yr = r_d_stage3_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9348,9 +10729,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 61456, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -9360,11 +10745,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage3_0_h, r_stage3_0_conv1, r_stage3_0_bn1, r_stage3_0_bn1_st, 1.0000000000000001e-05, r_d_stage3_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_5, d_stage3_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(128));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_5, 128);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage3_0_bn1_weight + o * 64, d_stage3_0_bn1_batch_norm_grads + o * 128 + 0 * 64, sizeof(float) * (size_t)(64));
@@ -9378,17 +10767,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage3_0_bn1_st = stage3_0_bn1_st;
     const float *restrict const r_stage3_0_bn1 = stage3_0_bn1;
     const float *restrict const r_d_stage3_0_h = d_stage3_0_h;
-    const float *restrict const r_d_stage3_0_bn1_batch_norm_grads = d_stage3_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_5 = allreduce_5;
     float *restrict const r_d_stage3_0_bn1_v = d_stage3_0_bn1_v;
     {
         const int64_t N = n, C = 64, L = 64;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR_IF(2, (double)n * 16384 >= 32768)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage3_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage3_0_bn1_weight[c] * rstd;
-            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage3_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage3_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage3_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_5[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_5[c] / M);
             const float *xr = r_stage3_0_conv1 + (b * C + c) * L, *dr = r_d_stage3_0_h + (b * C + c) * L;
             float *yr = r_d_stage3_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage3_0_bn1 + (b * C + c) * L;
@@ -9399,9 +10788,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 42896, 18560);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -9420,11 +10813,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_1_add, r_stage2_1_conv2, NULL, r_stage2_1_bn2_st, 1.0000000000000001e-05, r_d_stage2_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_6, d_stage2_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_6, 64);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_1_bn2_weight + o * 32, d_stage2_1_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -9437,17 +10834,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage2_1_bn2_weight = stage2_1_bn2_weight;
     const float *restrict const r_stage2_1_bn2_st = stage2_1_bn2_st;
     const float *restrict const r_d_stage2_1_add = d_stage2_1_add;
-    const float *restrict const r_d_stage2_1_bn2_batch_norm_grads = d_stage2_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_6 = allreduce_6;
     float *restrict const r_d_stage2_1_bn2_v = d_stage2_1_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn2_weight[c] * rstd;
-            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage2_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_6[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_6[c] / M);
             const float *xr = r_stage2_1_conv2 + (b * C + c) * L, *dr = r_d_stage2_1_add + (b * C + c) * L;
             float *yr = r_d_stage2_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9457,9 +10854,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 33616, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -9469,11 +10870,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_1_h, r_stage2_1_conv1, r_stage2_1_bn1, r_stage2_1_bn1_st, 1.0000000000000001e-05, r_d_stage2_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_7, d_stage2_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_7, 64);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_1_bn1_weight + o * 32, d_stage2_1_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -9487,17 +10892,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage2_1_bn1_st = stage2_1_bn1_st;
     const float *restrict const r_stage2_1_bn1 = stage2_1_bn1;
     const float *restrict const r_d_stage2_1_h = d_stage2_1_h;
-    const float *restrict const r_d_stage2_1_bn1_batch_norm_grads = d_stage2_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_7 = allreduce_7;
     float *restrict const r_d_stage2_1_bn1_v = d_stage2_1_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_1_bn1_weight[c] * rstd;
-            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage2_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_7[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_7[c] / M);
             const float *xr = r_stage2_1_conv1 + (b * C + c) * L, *dr = r_d_stage2_1_h + (b * C + c) * L;
             float *yr = r_d_stage2_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage2_1_bn1 + (b * C + c) * L;
@@ -9508,9 +10913,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 24336, 9280);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -9529,11 +10938,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_proj, NULL, r_stage2_0_proj_bn_st, 1.0000000000000001e-05, r_d_stage2_0_proj_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_8, d_stage2_0_proj_bn_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_8, 64);
     /* resnet.nn:23  proj_bn(proj(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_proj_bn_weight + o * 32, d_stage2_0_proj_bn_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -9546,17 +10959,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage2_0_proj_bn_weight = stage2_0_proj_bn_weight;
     const float *restrict const r_stage2_0_proj_bn_st = stage2_0_proj_bn_st;
     const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
-    const float *restrict const r_d_stage2_0_proj_bn_batch_norm_grads = d_stage2_0_proj_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_8 = allreduce_8;
     float *restrict const r_d_stage2_0_proj_bn_v = d_stage2_0_proj_bn_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_proj_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_proj_bn_weight[c] * rstd;
-            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_proj_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_proj_bn_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_proj_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_8[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_8[c] / M);
             const float *xr = r_stage2_0_proj + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
             float *yr = r_d_stage2_0_proj_bn_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9566,9 +10979,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 23760, 576);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -9577,11 +10994,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_add, r_stage2_0_conv2, NULL, r_stage2_0_bn2_st, 1.0000000000000001e-05, r_d_stage2_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_9, d_stage2_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_9, 64);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_bn2_weight + o * 32, d_stage2_0_bn2_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -9594,17 +11015,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage2_0_bn2_weight = stage2_0_bn2_weight;
     const float *restrict const r_stage2_0_bn2_st = stage2_0_bn2_st;
     const float *restrict const r_d_stage2_0_add = d_stage2_0_add;
-    const float *restrict const r_d_stage2_0_bn2_batch_norm_grads = d_stage2_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_9 = allreduce_9;
     float *restrict const r_d_stage2_0_bn2_v = d_stage2_0_bn2_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn2_weight[c] * rstd;
-            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_9[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_9[c] / M);
             const float *xr = r_stage2_0_conv2 + (b * C + c) * L, *dr = r_d_stage2_0_add + (b * C + c) * L;
             float *yr = r_d_stage2_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9614,9 +11035,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 14480, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -9626,11 +11051,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage2_0_h, r_stage2_0_conv1, r_stage2_0_bn1, r_stage2_0_bn1_st, 1.0000000000000001e-05, r_d_stage2_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_10, d_stage2_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(64));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_10, 64);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage2_0_bn1_weight + o * 32, d_stage2_0_bn1_batch_norm_grads + o * 64 + 0 * 32, sizeof(float) * (size_t)(32));
@@ -9644,17 +11073,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage2_0_bn1_st = stage2_0_bn1_st;
     const float *restrict const r_stage2_0_bn1 = stage2_0_bn1;
     const float *restrict const r_d_stage2_0_h = d_stage2_0_h;
-    const float *restrict const r_d_stage2_0_bn1_batch_norm_grads = d_stage2_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_10 = allreduce_10;
     float *restrict const r_d_stage2_0_bn1_v = d_stage2_0_bn1_v;
     {
         const int64_t N = n, C = 32, L = 256;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage2_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage2_0_bn1_weight[c] * rstd;
-            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage2_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage2_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage2_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_10[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_10[c] / M);
             const float *xr = r_stage2_0_conv1 + (b * C + c) * L, *dr = r_d_stage2_0_h + (b * C + c) * L;
             float *yr = r_d_stage2_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage2_0_bn1 + (b * C + c) * L;
@@ -9665,9 +11094,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 9808, 4672);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -9686,11 +11119,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_1_add, r_stage1_1_conv2, NULL, r_stage1_1_bn2_st, 1.0000000000000001e-05, r_d_stage1_1_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_11, d_stage1_1_bn2_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_11, 32);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_1_bn2_weight + o * 16, d_stage1_1_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -9703,17 +11140,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage1_1_bn2_weight = stage1_1_bn2_weight;
     const float *restrict const r_stage1_1_bn2_st = stage1_1_bn2_st;
     const float *restrict const r_d_stage1_1_add = d_stage1_1_add;
-    const float *restrict const r_d_stage1_1_bn2_batch_norm_grads = d_stage1_1_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_11 = allreduce_11;
     float *restrict const r_d_stage1_1_bn2_v = d_stage1_1_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn2_weight[c] * rstd;
-            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage1_1_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_11[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_11[c] / M);
             const float *xr = r_stage1_1_conv2 + (b * C + c) * L, *dr = r_d_stage1_1_add + (b * C + c) * L;
             float *yr = r_d_stage1_1_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9723,9 +11160,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 7472, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -9735,11 +11176,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_1_h, r_stage1_1_conv1, r_stage1_1_bn1, r_stage1_1_bn1_st, 1.0000000000000001e-05, r_d_stage1_1_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_12, d_stage1_1_bn1_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_12, 32);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_1_bn1_weight + o * 16, d_stage1_1_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -9753,17 +11198,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage1_1_bn1_st = stage1_1_bn1_st;
     const float *restrict const r_stage1_1_bn1 = stage1_1_bn1;
     const float *restrict const r_d_stage1_1_h = d_stage1_1_h;
-    const float *restrict const r_d_stage1_1_bn1_batch_norm_grads = d_stage1_1_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_12 = allreduce_12;
     float *restrict const r_d_stage1_1_bn1_v = d_stage1_1_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_1_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_1_bn1_weight[c] * rstd;
-            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_1_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_1_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage1_1_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_12[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_12[c] / M);
             const float *xr = r_stage1_1_conv1 + (b * C + c) * L, *dr = r_d_stage1_1_h + (b * C + c) * L;
             float *yr = r_d_stage1_1_bn1_v + (b * C + c) * L;
             const float *mr = r_stage1_1_bn1 + (b * C + c) * L;
@@ -9774,9 +11219,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 5136, 2336);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -9795,11 +11244,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_0_add, r_stage1_0_conv2, NULL, r_stage1_0_bn2_st, 1.0000000000000001e-05, r_d_stage1_0_bn2_batch_norm_grads);
     }
     }
+    /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_13, d_stage1_0_bn2_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_13, 32);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_0_bn2_weight + o * 16, d_stage1_0_bn2_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -9812,17 +11265,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage1_0_bn2_weight = stage1_0_bn2_weight;
     const float *restrict const r_stage1_0_bn2_st = stage1_0_bn2_st;
     const float *restrict const r_d_stage1_0_add = d_stage1_0_add;
-    const float *restrict const r_d_stage1_0_bn2_batch_norm_grads = d_stage1_0_bn2_batch_norm_grads;
+    const float *restrict const r_allreduce_13 = allreduce_13;
     float *restrict const r_d_stage1_0_bn2_v = d_stage1_0_bn2_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn2_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn2_weight[c] * rstd;
-            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn2_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn2_batch_norm_grads[c] / M);
+            const float mu = r_stage1_0_bn2_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_13[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_13[c] / M);
             const float *xr = r_stage1_0_conv2 + (b * C + c) * L, *dr = r_d_stage1_0_add + (b * C + c) * L;
             float *yr = r_d_stage1_0_bn2_v + (b * C + c) * L;
             for (int64_t k = 0; k < L; k++) yr[k] = a * (dr[k] - mdy) - (xr[k] - mu) * k2;
@@ -9832,9 +11285,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 2800, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -9844,11 +11301,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_stage1_0_h, r_stage1_0_conv1, r_stage1_0_bn1, r_stage1_0_bn1_st, 1.0000000000000001e-05, r_d_stage1_0_bn1_batch_norm_grads);
     }
     }
+    /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_14, d_stage1_0_bn1_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_14, 32);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_stage1_0_bn1_weight + o * 16, d_stage1_0_bn1_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -9862,17 +11323,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_stage1_0_bn1_st = stage1_0_bn1_st;
     const float *restrict const r_stage1_0_bn1 = stage1_0_bn1;
     const float *restrict const r_d_stage1_0_h = d_stage1_0_h;
-    const float *restrict const r_d_stage1_0_bn1_batch_norm_grads = d_stage1_0_bn1_batch_norm_grads;
+    const float *restrict const r_allreduce_14 = allreduce_14;
     float *restrict const r_d_stage1_0_bn1_v = d_stage1_0_bn1_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_stage1_0_bn1_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_stage1_0_bn1_weight[c] * rstd;
-            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_d_stage1_0_bn1_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_stage1_0_bn1_batch_norm_grads[c] / M);
+            const float mu = r_stage1_0_bn1_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_14[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_14[c] / M);
             const float *xr = r_stage1_0_conv1 + (b * C + c) * L, *dr = r_d_stage1_0_h + (b * C + c) * L;
             float *yr = r_d_stage1_0_bn1_v + (b * C + c) * L;
             const float *mr = r_stage1_0_bn1 + (b * C + c) * L;
@@ -9883,9 +11344,13 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 464, 2336);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -9895,11 +11360,15 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         (void)M;
         nnc_bn_grads_f32(N, C, L, r_d_relu, r_stem, r_bn, r_bn_st, 1.0000000000000001e-05, r_d_bn_batch_norm_grads);
     }
     }
+    /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
+    memcpy(allreduce_15, d_bn_batch_norm_grads, sizeof(float) * (size_t)(32));
+    if (nnc_dist_size() > 1)
+        nnc_dist_sum_f32(allreduce_15, 32);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     for (int64_t o = 0; o < 1; o++)
         memcpy(d_bn_weight + o * 16, d_bn_batch_norm_grads + o * 32 + 0 * 16, sizeof(float) * (size_t)(16));
@@ -9913,17 +11382,17 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     const float *restrict const r_bn_st = bn_st;
     const float *restrict const r_bn = bn;
     const float *restrict const r_d_relu = d_relu;
-    const float *restrict const r_d_bn_batch_norm_grads = d_bn_batch_norm_grads;
+    const float *restrict const r_allreduce_15 = allreduce_15;
     float *restrict const r_d_bn_v = d_bn_v;
     {
         const int64_t N = n, C = 16, L = 1024;
-        const double M = (double)N * (double)L;   /* elements per channel */
+        const double M = (double)(gn) * (double)L;   /* elements per channel */
         NNC_PARALLEL_FOR(2)
         for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double rstd = 1.0 / sqrt((double)r_bn_st[C + c] + 1.0000000000000001e-05), k1 = (double)r_bn_weight[c] * rstd;
-            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_d_bn_batch_norm_grads[C + c] / M),
-                  k2 = (float)(k1 * rstd * (double)r_d_bn_batch_norm_grads[c] / M);
+            const float mu = r_bn_st[c], a = (float)k1, mdy = (float)((double)r_allreduce_15[C + c] / M),
+                  k2 = (float)(k1 * rstd * (double)r_allreduce_15[c] / M);
             const float *xr = r_stem + (b * C + c) * L, *dr = r_d_relu + (b * C + c) * L;
             float *yr = r_d_bn_v + (b * C + c) * L;
             const float *mr = r_bn + (b * C + c) * L;
@@ -9934,6 +11403,10 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:46  stem(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
+    if (dist)
+        nnc_dist_sum_start(G + 0, 464);
+    if (dist)
+        nnc_dist_wait_all();
 }
 
 #endif
@@ -9966,6 +11439,8 @@ static void res_net_eval_generic(res_net *m, int n, const float (*x)[3][32][32],
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -9996,6 +11471,11 @@ static void res_net_eval_generic(res_net *m, int n, const float (*x)[3][32][32],
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
@@ -10008,7 +11488,10 @@ static void res_net_eval_generic(res_net *m, int n, const float (*x)[3][32][32],
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
@@ -10031,6 +11514,8 @@ static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -10061,6 +11546,11 @@ static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
@@ -10073,7 +11563,10 @@ static NNC_TARGET_AVX512 void res_net_eval_avx512(res_net *m, int n, const float
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
@@ -10095,6 +11588,8 @@ static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x
     float *const accuracy = (float *)(A + 16); /* [] */
     (void)x;
     (void)y;
+    const int64_t gn = m->gn_, g0 = m->g0_;
+    (void)gn, (void)g0;
     /* resnet.nn:47  cross_entropy(self(x), y) */
     {
         const int64_t rows = (int64_t)n, C = 10;
@@ -10125,6 +11620,11 @@ static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x
             }
             total += log((double)sum) + (double)mx - (double)row[c];
         }
+        if (nnc_dist_size() > 1) {
+            double tcb[3] = {total, (double)count, (double)bad};
+            nnc_dist_sum_f64(tcb, 3);
+            total = tcb[0], count = (int64_t)tcb[1], bad = tcb[2] != 0;
+        }
         cross_entropy[0] = bad ? (float)NAN : (float)(total / (double)count);
     }
     /* resnet.nn:48  accuracy(self(x), y) */
@@ -10137,7 +11637,10 @@ static NNC_TARGET_AVX2 void res_net_eval_avx2(res_net *m, int n, const float (*x
             for (int64_t c = 1; c < C; c++) if (row[c] > row[best]) best = c;
             hits += best == y_in[r];
         }
-        accuracy[0] = (float)((double)hits / (double)rows);
+        double hr[2] = {(double)hits, (double)rows};
+        if (nnc_dist_size() > 1)
+            nnc_dist_sum_f64(hr, 2);
+        accuracy[0] = (float)(hr[0] / hr[1]);
     }
     *loss = cross_entropy[0];
     metrics[0] = accuracy[0];
