@@ -111,7 +111,6 @@ void nnc_dist_bcast(void *p, int64_t bytes) { (void)p, (void)bytes; }
  * than leaving a rank waiting; so does a rank that dies (mpirun ends the
  * others). */
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
