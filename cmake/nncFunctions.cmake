@@ -7,7 +7,8 @@
 #                 [DEFINE <k=v>...]      # nnc -D k=v (model hparams)
 #                 [IMPORT_DIRS <dir>...] # nnc -I dir (where imports are searched)
 #                 [DRIVER <exe>]         # also build the driver executable <exe>
-#                 [CHECK_NUMERICS])      # nnc --check-numerics: stop at NaN and inf
+#                 [CHECK_NUMERICS]       # nnc --check-numerics: stop at NaN and inf
+#                 [MPI])                 # link nnc::runtime_mpi: processes over MPI
 #
 # The generated <p>.h and <p>.c (and <p>_main.c with DRIVER) are written into
 # the build tree, ${CMAKE_CURRENT_BINARY_DIR}/nnc/<target>/, when the build
@@ -16,6 +17,10 @@
 # libm).  Editing the model file or any file it imports regenerates the
 # sources on the next build: nnc writes a depfile that CMake reads (Ninja and
 # Makefile generators).
+#
+# With MPI, the library and the driver link nnc::runtime_mpi (the runtime
+# whose nnc_dist_* calls are MPI's; find_package(nnc COMPONENTS mpi))
+# instead of nnc::runtime, so the driver runs under `mpirun -np P`.
 #
 # The prefix <p> must be known when CMake configures, so nnc_add_model always
 # passes `--prefix <p>` to nnc.  It is, in this order:
@@ -33,8 +38,9 @@
 # -fno-math-errno -fno-trapping-math (gcc, clang), the flags nnc recommends.
 #
 # The file is used both by nnc's own build (where `nnc::nnc` and
-# `nnc::runtime` alias the targets `nnc` and `nnc_runtime`) and by installed
-# packages (`find_package(nnc)` imports the same two names).
+# `nnc::runtime` alias the targets `nnc` and `nnc_runtime`, and
+# `nnc::runtime_mpi` nnc_runtime_mpi) and by installed packages
+# (`find_package(nnc)` imports the same names).
 
 cmake_policy(PUSH)
 cmake_policy(VERSION 3.20...3.31)
@@ -82,12 +88,19 @@ function(_nnc_model_prefix out file model prefix)
 endfunction()
 
 function(nnc_add_model target file)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "CHECK_NUMERICS" "MODEL;PREFIX;DRIVER" "DEFINE;IMPORT_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "CHECK_NUMERICS;MPI" "MODEL;PREFIX;DRIVER" "DEFINE;IMPORT_DIRS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "nnc_add_model: unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT TARGET nnc::nnc OR NOT TARGET nnc::runtime)
     message(FATAL_ERROR "nnc_add_model: the targets nnc::nnc and nnc::runtime are missing (find_package(nnc) first)")
+  endif()
+  set(runtime nnc::runtime)
+  if(arg_MPI)
+    if(NOT TARGET nnc::runtime_mpi)
+      message(FATAL_ERROR "nnc_add_model(${target} ... MPI): the target nnc::runtime_mpi is missing (nnc built with NNC_MPI=OFF, or MPI not found; find_package(nnc COMPONENTS mpi) says why)")
+    endif()
+    set(runtime nnc::runtime_mpi)
   endif()
   if(NOT CMAKE_C_COMPILER_LOADED)
     message(FATAL_ERROR "nnc_add_model: the project must enable the C language")
@@ -132,7 +145,7 @@ function(nnc_add_model target file)
 
   add_library(${target} STATIC "${out}/${p}.c" "${out}/${p}.h")
   target_include_directories(${target} PUBLIC "${out}")
-  target_link_libraries(${target} PUBLIC nnc::runtime)
+  target_link_libraries(${target} PUBLIC ${runtime})
   set_target_properties(${target} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON
     NNC_OUTPUT_DIR "${out}" NNC_PREFIX "${p}")
   set(flags "$<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-fno-math-errno;-fno-trapping-math>")

@@ -138,7 +138,12 @@ void nnc_dgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, doub
  * or sum over the batch axis) is completed across the processes by these
  * calls, so P processes compute what one computes on the joined batch.
  * Sums are added in rank order, one rank at a time, whatever the
- * transport: every rank gets the same bits, from run to run. */
+ * transport: every rank gets the same bits, from run to run.
+ *
+ * The collective calls (all but rank, size, abort, reserve, progress and
+ * wait_seconds) run between nnc_dist_init and nnc_dist_finalize (before
+ * or after, the MPI build says so on stderr and ends the process), and
+ * every rank makes the same ones in the same order. */
 
 /* MPI_Init_thread (funneled: only the calling thread uses MPI) unless MPI
  * is already initialized; a no-op in one process.  Called by the driver
@@ -163,7 +168,10 @@ int nnc_dist_check(const char *what, uint64_t hash);
 
 /* Scratch for the calls below, reserved once (generated _init calls it
  * with its gradients' size and its largest reduction): grows only here,
- * so no training step allocates.  0, or -1 with errno ENOMEM. */
+ * so no training step allocates.  0, or -1 with errno ENOMEM.  Local (it
+ * may come before nnc_dist_init, which then allocates it); ranks that
+ * reserve differently still compute the same sums, only the buckets that
+ * fit in flight at once differ. */
 int nnc_dist_reserve(int64_t sum_floats, int64_t small_floats);
 
 /* The global batch of a pass: each rank passes its own n (>= 1); returns

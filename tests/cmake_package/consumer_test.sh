@@ -3,9 +3,14 @@
 # with find_package(nnc) + nnc_add_model, with Ninja and with Makefiles:
 # the app (typed header) and the driver run; editing a file the model
 # imports (directly, or found along IMPORT_DIRS) regenerates the sources
-# on the next build; a build with nothing changed does not run nnc.
+# on the next build; a build with nothing changed does not run nnc.  With
+# a third argument (the MPI launcher and its flags), also the model built
+# with nnc_add_model(... MPI): it links nnc::runtime_mpi, and app_mpi runs
+# on two processes.
 set -euo pipefail
-build=$1 src=$2
+build=$1 src=$2 mpirun=${3:-}
+mpi_args=()
+[ -z "$mpirun" ] || mpi_args=(-DCONSUMER_MPI=ON)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
@@ -21,11 +26,20 @@ fail() { echo "FAIL ($gen): $*"; exit 1; }
 
 for gen in Ninja "Unix Makefiles"; do
   b="$tmp/build-${gen// /_}"
-  cmake -S "$tmp/src" -B "$b" -G "$gen" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+  cmake -S "$tmp/src" -B "$b" -G "$gen" -DCMAKE_PREFIX_PATH="$tmp/prefix" "${mpi_args[@]}" >/dev/null
   cmake --build "$b" >"$b.log" 2>&1 || { cat "$b.log"; fail "first build"; }
   grep -q "nnc model/tiny.nn" "$b.log" || fail "first build did not run nnc"
   "$b/app"
   "$b/tiny_driver" info | grep -q "mid.fc.weight \[6, 6\]" || fail "driver info"
+  if [ -n "$mpirun" ]; then
+    grep -q "nnc::runtime_mpi" "$b/tiny_mpi_links.txt" || fail "the MPI model links $(cat "$b/tiny_mpi_links.txt")"
+    out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 $mpirun -np 2 "$b/app_mpi") ||
+      { echo "$out"; fail "app_mpi under mpirun"; }
+    [ "$(echo "$out" | grep -c 'of 2: ok=1')" = 2 ] || { echo "$out"; fail "app_mpi did not run on 2 processes"; }
+    echo "$out"
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 60 $mpirun -np 1 "$b/tiny_mpi_driver" info |
+      grep -q "mid.fc.weight \[6, 6\]" || fail "MPI driver info"
+  fi
 
   # nothing changed: nnc does not run
   t0=$(stamp "$b/$gen_c")
