@@ -96,8 +96,9 @@ $mpirun -np 2 ./bn_cnn_mpi train --inputs img_x.npy --labels img_y.npy --batch 2
 job=$!
 victim=""
 for _ in $(seq 100); do
-  victim=$(pgrep -f "bn_cnn_mpi train" | sort -n | tail -1 || true)
-  [ -n "$victim" ] && [ "$(pgrep -f 'bn_cnn_mpi train' | wc -l)" -ge 2 ] && break
+  # a rank (its command line starts with the program), not mpirun
+  victim=$(pgrep -f "^./bn_cnn_mpi train" | sort -n | tail -1 || true)
+  [ -n "$victim" ] && [ "$(pgrep -f '^./bn_cnn_mpi train' | wc -l || true)" -ge 2 ] && break
   sleep 0.1
 done
 sleep 1
@@ -110,10 +111,11 @@ done
 if [ $ended = 1 ]; then
   set +e; wait $job; st=$?; set -e
   [ $st -ne 0 ] || miss "a killed rank: mpirun exited 0"
-  left=$(pgrep -f "bn_cnn_mpi train" | wc -l)
+  left=$(pgrep -f "bn_cnn_mpi train" | wc -l || true)
   [ "$left" = 0 ] || miss "a killed rank: $left processes left"
   [ ! -e killed.st ] || miss "a killed run wrote a checkpoint"
-  echo "a rank killed: the job ended with status $st"
+  grep -q "signal 9" killed.err || miss "a killed rank: mpirun did not say why: $(cat killed.err)"
+  echo "a rank killed: the job ended with status $st: $(grep -m1 'signal 9' killed.err)"
 else
   miss "a killed rank: the job still runs after 30 s"
   pkill -9 -f "bn_cnn_mpi train" || true
