@@ -10,6 +10,7 @@
 #   - eval and predict over 3 processes equal one process's;
 #   - check_ranks (the typed C API): every rank ends with the same bits;
 #   - a batch smaller than the processes is refused with a message;
+#   - ranks running different models are refused, naming the model;
 #   - a rank killed mid-run ends the job, without a hang.
 # Arguments: nnc, the runtime, the MPI runtime, the runtime's headers.
 set -euo pipefail
@@ -89,6 +90,19 @@ st=$?
 set -e
 [ $st -ne 0 ] && grep -q "fewer than the 3 processes" small.err || miss "--batch 2 on 3 processes: status $st, $(cat small.err)"
 [ ! -e x.st ] || miss "a refused run wrote its checkpoint"
+
+# ranks whose models differ (another momentum: the same shapes and files)
+sed 's/momentum: float = 0.2/momentum: float = 0.3/' "$src/center.nn" > other.nn
+"$nnc" other.nn -o gen_other --emit=all --prefix center
+mpicc $flags -Igen_other gen_other/center.c gen_other/center_main.c "$rtmpi" -lopenblas -lm -o other_mpi
+set +e
+timeout 60 $mpirun -np 1 ./center_mpi train --inputs vec_x.npy --labels vec_y.npy --batch 20 --epochs 1 --save o.st : \
+  -np 1 ./other_mpi train --inputs vec_x.npy --labels vec_y.npy --batch 20 --epochs 1 --save o.st > /dev/null 2> other.err
+st=$?
+set -e
+[ $st -ne 0 ] && [ $st -ne 124 ] && grep -q "model CenterNet" other.err || miss "different models: status $st, $(head -3 other.err)"
+[ ! -e o.st ] || miss "different models: a checkpoint was written"
+echo "different models on the ranks: refused ($(grep -m1 'model CenterNet' other.err))"
 
 # a rank killed mid-run: the job ends (mpirun kills the others), no hang
 $mpirun -np 2 ./bn_cnn_mpi train --inputs img_x.npy --labels img_y.npy --batch 20 --epochs 100000 --threads 1 \
