@@ -122,7 +122,7 @@ static int linear_in(const IrNode *n, int k, int nparts)
  * counted once over the processes. */
 static int is_sum(IrOp op) { return op == IR_ADD || op == IR_SUB || op == IR_CONCAT; }
 
-/* How a reader takes one operand (Slots.how): as it is, through a rank0
+/* How a reader takes one operand (how[i][s] in dist_plan): as it is, through a rank0
  * node made before the reader, or through the allreduce made after the
  * operand. */
 enum { AS_IS, VIA_RANK0, VIA_SUM };

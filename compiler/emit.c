@@ -179,13 +179,22 @@ const char *emit_ref(Emitter *e, int t)
 
 const char *emit_value(Emitter *e, int t) { return emit_fmt("\001V%d.%d\002", t, e->loop_seq); }
 
+/* A constant node's value: fval times the batch size to the power
+ * ival2 (-1..1), the batch being the global one (gn: every process's
+ * examples, docs/language.md "Over several processes"). */
+const char *emit_const(Emitter *e, const IrNode *n)
+{
+    if (!n->ival2)
+        return emit_lit(e, n->fval);
+    return emit_fmt("(%s)(%s %s (double)gn)", e->real, emit_lit(e, n->fval), n->ival2 < 0 ? "/" : "*");
+}
+
 /* A scalar operand: a constant is inlined, anything else read at [0]. */
 const char *emit_scalar(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
     if (n->op == IR_CONST && n->fused == 1)
-        return n->ival2 ? emit_fmt("(%s)(%s %s (double)gn)", e->real, emit_lit(e, n->fval), n->ival2 < 0 ? "/" : "*")
-                        : emit_lit(e, n->fval);
+        return emit_const(e, n);
     return emit_fmt("%s[0]", emit_ref(e, t));
 }
 

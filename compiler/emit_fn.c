@@ -389,8 +389,11 @@ static void grad_buckets(Emitter *e, const Graph *g)
             continue;
         int r = plan_storage_root(g, t), at = g->n;
         const IrNode *rn = &g->nodes[r];
-        if (rn->buf >= 0 && g->bufs[rn->buf].param_grad == p) /* written in place */
-            at = t > r ? t : r, at = rn->fused == 2 && rn->home > at ? rn->home : at;
+        if (rn->buf >= 0 && g->bufs[rn->buf].param_grad == p) { /* written in place: final after t, r, r's loop */
+            at = t > r ? t : r;
+            if (rn->fused == 2 && rn->home > at)
+                at = rn->home;
+        }
         fin[nf][0] = at, fin[nf][1] = p, nf++;
     }
     qsort(fin, (size_t)nf, sizeof fin[0], bucket_cmp);

@@ -192,13 +192,8 @@ static int repeats_operand(const IrNode *n)
 static const char *ew_value(Emitter *e, Loop *lp, int t, int root, int atom)
 {
     const IrNode *n = emit_nd(e, t);
-    if (n->op == IR_CONST) {
-        if (n->ival2 == -1)
-            return emit_fmt("(%s)(%s / (double)gn)", e->real, emit_lit(e, n->fval));
-        if (n->ival2 == 1)
-            return emit_fmt("(%s)(%s * (double)gn)", e->real, emit_lit(e, n->fval));
-        return emit_lit(e, n->fval);
-    }
+    if (n->op == IR_CONST)
+        return emit_const(e, n);
     const char *v = emit_value(e, t);
     if (lp->seen[t])
         return v;

@@ -100,6 +100,7 @@ const char *emit_ref(Emitter *e, int t);
 /* The local holding t's value in a fused loop (`v_fc1`), a mark too. */
 const char *emit_value(Emitter *e, int t);
 /* A scalar operand: a constant inlined, anything else read at [0]. */
+const char *emit_const(Emitter *e, const IrNode *n);
 const char *emit_scalar(Emitter *e, int t);
 /* A loop block: what is printed in between goes inside a block that
  * declares `restrict` copies of the pointers it uses. */
