@@ -340,27 +340,12 @@ void emit_bn_op(Emitter *e, int t)
     case IR_BN_STATS: {
         const char *x = emit_ref(e, n->in[0]);
         if (n->global) {
-            /* on several processes: each adds its share of the mean, then
-             * of the squared deviations from the global mean (the same two
-             * passes as below, each completed across the processes) */
-            P(e, "        if (nnc_dist_size() > 1) {\n");
-            P(e, "            for (int64_t c = 0; c < C; c++) {\n                double sum = 0;\n");
-            P(e,
-              "                for (int64_t b = 0; b < N; b++)\n                    for (int64_t k = 0; k < L; k++)\n");
-            P(e, "                        sum += %s[(b * C + c) * L + k];\n", x);
-            P(e, "                %s[c] = (%s)(sum / M);\n            }\n", y, e->real);
-            P(e, "            nnc_dist_sum_f32(%s, C);\n", y);
-            P(e, "            for (int64_t c = 0; c < C; c++) {\n                double sq = 0;\n");
-            P(e, "                const %s mu = %s[c];\n", e->real, y);
-            P(e,
-              "                for (int64_t b = 0; b < N; b++)\n                    for (int64_t k = 0; k < L; k++) "
-              "{\n");
-            P(e, "                        const %s d = %s[(b * C + c) * L + k] - mu;\n", e->real, x);
-            P(e, "                        sq += d * d;\n                    }\n");
-            P(e, "                %s[C + c] = (%s)(sq / M);\n            }\n", y, e->real);
-            P(e, "            nnc_dist_sum_f32(%s + C, C);\n        } else {\n", y);
-        }
-        if (n->kernel == KERNEL_VECTOR) { /* runtime/bn.c: the same sums as vectors */
+            /* on several processes, each adds its share of the mean, then
+             * of the squared deviations from the global mean (runtime/
+             * threads.c); in one process this is nnc_bn_stats_f32.  Only
+             * f32 graphs are split (dist.c). */
+            P(e, "        (void)M;\n        nnc_bn_stats_global_f32(N, %s, C, L, %s, %s);\n", emit_gdim(s, 0), x, y);
+        } else if (n->kernel == KERNEL_VECTOR) { /* runtime/bn.c: the same sums as vectors */
             P(e, "        (void)M;\n        nnc_bn_stats_f32(N, C, L, %s, %s);\n", x, y);
         } else {
             /* two passes (the mean, then squared deviations), as PyTorch, so no
@@ -378,8 +363,6 @@ void emit_bn_op(Emitter *e, int t)
             P(e, "            }\n            %s[c] = mu;\n            %s[C + c] = (%s)(sq / M);\n        }\n", y, y,
               e->real);
         }
-        if (n->global)
-            P(e, "        }\n");
         break;
     }
     case IR_BN_NORM: {

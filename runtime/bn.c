@@ -234,6 +234,38 @@ void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *
     }
 }
 
+/* One of the two passes of nnc_bn_stats_f32, for a batch split across
+ * processes (nnc_bn_stats_global_f32): out[c] = the sum over this
+ * process's rows of x (mu NULL), or of (x - mu[c])^2, divided by M, the
+ * joined batch's count per channel.  The same sums, in the same order,
+ * as there. */
+void NNC_ISA_FN(nnc_bn_moment_f32)(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M,
+                                   float *out, int64_t c_begin, int64_t c_end)
+{
+    const int64_t cb = block(C, L), L16 = L / 16 * 16;
+    acc a[CB];
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
+        const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
+        memset(a, 0, sizeof a);
+        for (int64_t b = 0; b < N; b++)
+            for (int64_t cc = 0; cc < cn; cc++) {
+                const float *row = x + (b * C + c0 + cc) * L;
+                if (!mu) {
+                    for (int64_t k = L16; k < L; k++)
+                        a[cc].tail += row[k];
+                    row_sum(&a[cc], row, L16);
+                } else {
+                    const float m = mu[c0 + cc];
+                    for (int64_t k = L16; k < L; k++)
+                        a[cc].tail += (row[k] - m) * (row[k] - m);
+                    row_sq(&a[cc], row, L16, m);
+                }
+            }
+        for (int64_t cc = 0; cc < cn; cc++)
+            out[c0 + cc] = (float)(total(&a[cc]) / M);
+    }
+}
+
 void NNC_ISA_FN(nnc_bn_grads_f32)(int64_t N, int64_t C, int64_t L, const float *dy, const float *x, const float *mask,
                                   const float *st, double eps, float *g, int64_t c_begin, int64_t c_end)
 {

@@ -471,6 +471,14 @@ void nnc_conv2d_gen_bwd_filter_f64(int64_t N, const double *dy, const double *x,
 /* Over x[N][C][L] (channel c: N rows of L floats): st[0][c] = the mean and
  * st[1][c] = the biased variance (two-pass), accumulated in double. */
 void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st);
+/* One pass of it, for a batch split across processes: out[c] = the sum
+ * over x's rows of channel c of x (mu NULL) or (x - mu[c])^2, over M. */
+void nnc_bn_moment_f32(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M, float *out);
+/* The same over a batch split across processes (nnc_dist_*): this one
+ * holds N of the gN rows; every process gets the joined batch's mean and
+ * variance (each pass's shares summed in rank order).  nnc_bn_stats_f32
+ * itself in one process. */
+void nnc_bn_stats_global_f32(int64_t N, int64_t gN, int64_t C, int64_t L, const float *x, float *st);
 /* Batch norm's backward sums over dy[N][C][L], with d = dy, or with d = dy
  * where mask > 0 and 0 elsewhere unless mask is NULL (relu's gradient
  * through its output): g[0][c] = sum of d (x - st[0][c]) / sqrt(st[1][c]

@@ -174,6 +174,43 @@ void nnc_bn_stats_f32(int64_t N, int64_t C, int64_t L, const float *x, float *st
     run_items(j.items, nnc_threads(), bn_stats_item, &j);
 }
 
+typedef struct {
+    int64_t N, C, L, items;
+    const float *x, *mu;
+    double M;
+    float *out;
+} bn_moment_job;
+
+static void bn_moment_item(void *p, int64_t i, int slot)
+{
+    const bn_moment_job *j = p;
+    (void)slot;
+    nnc_bn_moment_f32_serial(j->N, j->C, j->L, j->x, j->mu, j->M, j->out, part(j->C, j->items, i),
+                             part(j->C, j->items, i + 1));
+}
+
+void nnc_bn_moment_f32(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M, float *out)
+{
+    bn_moment_job j = {N, C, L, items_for(C, (double)N * (double)L), x, mu, M, out};
+    run_items(j.items, nnc_threads(), bn_moment_item, &j);
+}
+
+void nnc_bn_stats_global_f32(int64_t N, int64_t gN, int64_t C, int64_t L, const float *x, float *st)
+{
+    if (nnc_dist_size() == 1) {
+        nnc_bn_stats_f32(N, C, L, x, st);
+        return;
+    }
+    /* each process's share of the mean, summed; then its share of the
+     * squared deviations from that global mean, summed: the two passes of
+     * nnc_bn_stats_f32 over the joined batch */
+    const double M = (double)gN * (double)L;
+    nnc_bn_moment_f32(N, C, L, x, NULL, M, st);
+    nnc_dist_sum_f32(st, C);
+    nnc_bn_moment_f32(N, C, L, x, st, M, st + C);
+    nnc_dist_sum_f32(st + C, C);
+}
+
 static void bn_grads_item(void *p, int64_t i, int slot)
 {
     const bn_job *j = p;

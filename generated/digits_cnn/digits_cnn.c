@@ -613,30 +613,8 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_conv1[(b * C + c) * L + k];
-                r_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_conv1, r_bn1_st);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -707,30 +685,8 @@ static float digits_cnn_train_forward_generic(digits_cnn *m, int n, const float 
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_conv2[(b * C + c) * L + k];
-                r_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_conv2, r_bn2_st);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -943,30 +899,8 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_conv1[(b * C + c) * L + k];
-                r_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_conv1, r_bn1_st);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -1037,30 +971,8 @@ static NNC_TARGET_AVX512 float digits_cnn_train_forward_avx512(digits_cnn *m, in
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_conv2[(b * C + c) * L + k];
-                r_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_conv2, r_bn2_st);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -1272,30 +1184,8 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     {
         const int64_t N = n, C = 32, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_conv1[(b * C + c) * L + k];
-                r_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_conv1, r_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_conv1, r_bn1_st);
     }
     }
     /* digits_cnn.nn:16  bn1: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */
@@ -1366,30 +1256,8 @@ static NNC_TARGET_AVX2 float digits_cnn_train_forward_avx2(digits_cnn *m, int n,
     {
         const int64_t N = n, C = 64, L = 16;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_conv2[(b * C + c) * L + k];
-                r_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_conv2, r_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_conv2, r_bn2_st);
     }
     }
     /* digits_cnn.nn:20  bn2: BatchNorm: slice(st, axis: 0, start: 0, end: 1) */

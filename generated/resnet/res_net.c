@@ -2767,30 +2767,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stem[(b * C + c) * L + k];
-                r_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stem[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stem, r_bn_st);
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2859,30 +2837,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_0_conv1[(b * C + c) * L + k];
-                r_stage1_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -2951,30 +2907,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_0_conv2[(b * C + c) * L + k];
-                r_stage1_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3045,30 +2979,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_1_conv1[(b * C + c) * L + k];
-                r_stage1_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3137,30 +3049,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_1_conv2[(b * C + c) * L + k];
-                r_stage1_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3231,30 +3121,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_conv1[(b * C + c) * L + k];
-                r_stage2_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3323,30 +3191,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_conv2[(b * C + c) * L + k];
-                r_stage2_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3412,30 +3258,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_proj[(b * C + c) * L + k];
-                r_stage2_0_proj_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_proj_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_proj_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_proj[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_proj_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_proj_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3506,30 +3330,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_1_conv1[(b * C + c) * L + k];
-                r_stage2_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3598,30 +3400,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_1_conv2[(b * C + c) * L + k];
-                r_stage2_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3692,30 +3472,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_conv1[(b * C + c) * L + k];
-                r_stage3_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3784,30 +3542,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_conv2[(b * C + c) * L + k];
-                r_stage3_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3873,30 +3609,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_proj[(b * C + c) * L + k];
-                r_stage3_0_proj_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_proj_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_proj_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_proj[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_proj_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_proj_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -3967,30 +3681,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_1_conv1[(b * C + c) * L + k];
-                r_stage3_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4059,30 +3751,8 @@ static float res_net_train_forward_generic(res_net *m, int n, const float (*x)[3
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_1_conv2[(b * C + c) * L + k];
-                r_stage3_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4529,30 +4199,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stem[(b * C + c) * L + k];
-                r_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stem[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stem, r_bn_st);
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4621,30 +4269,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_0_conv1[(b * C + c) * L + k];
-                r_stage1_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4713,30 +4339,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_0_conv2[(b * C + c) * L + k];
-                r_stage1_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4807,30 +4411,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_1_conv1[(b * C + c) * L + k];
-                r_stage1_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4899,30 +4481,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_1_conv2[(b * C + c) * L + k];
-                r_stage1_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -4993,30 +4553,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_conv1[(b * C + c) * L + k];
-                r_stage2_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5085,30 +4623,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_conv2[(b * C + c) * L + k];
-                r_stage2_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5174,30 +4690,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_proj[(b * C + c) * L + k];
-                r_stage2_0_proj_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_proj_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_proj_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_proj[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_proj_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_proj_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5268,30 +4762,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_1_conv1[(b * C + c) * L + k];
-                r_stage2_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5360,30 +4832,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_1_conv2[(b * C + c) * L + k];
-                r_stage2_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5454,30 +4904,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_conv1[(b * C + c) * L + k];
-                r_stage3_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5546,30 +4974,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_conv2[(b * C + c) * L + k];
-                r_stage3_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5635,30 +5041,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_proj[(b * C + c) * L + k];
-                r_stage3_0_proj_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_proj_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_proj_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_proj[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_proj_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_proj_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5729,30 +5113,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_1_conv1[(b * C + c) * L + k];
-                r_stage3_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -5821,30 +5183,8 @@ static NNC_TARGET_AVX512 float res_net_train_forward_avx512(res_net *m, int n, c
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_1_conv2[(b * C + c) * L + k];
-                r_stage3_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6290,30 +5630,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stem[(b * C + c) * L + k];
-                r_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stem[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stem, r_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stem, r_bn_st);
     }
     }
     /* resnet.nn:46  bn(stem(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6382,30 +5700,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_0_conv1[(b * C + c) * L + k];
-                r_stage1_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_0_conv1, r_stage1_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6474,30 +5770,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_0_conv2[(b * C + c) * L + k];
-                r_stage1_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_0_conv2, r_stage1_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6568,30 +5842,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_1_conv1[(b * C + c) * L + k];
-                r_stage1_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_1_conv1, r_stage1_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6660,30 +5912,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 16, L = 1024;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage1_1_conv2[(b * C + c) * L + k];
-                r_stage1_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage1_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage1_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage1_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage1_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage1_1_conv2, r_stage1_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6754,30 +5984,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_conv1[(b * C + c) * L + k];
-                r_stage2_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_conv1, r_stage2_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6846,30 +6054,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_conv2[(b * C + c) * L + k];
-                r_stage2_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_conv2, r_stage2_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -6935,30 +6121,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_0_proj[(b * C + c) * L + k];
-                r_stage2_0_proj_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_proj_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_0_proj_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_0_proj[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_0_proj_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_0_proj_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_0_proj, r_stage2_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7029,30 +6193,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_1_conv1[(b * C + c) * L + k];
-                r_stage2_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_1_conv1, r_stage2_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7121,30 +6263,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 32, L = 256;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage2_1_conv2[(b * C + c) * L + k];
-                r_stage2_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage2_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage2_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage2_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage2_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage2_1_conv2, r_stage2_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7215,30 +6335,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_conv1[(b * C + c) * L + k];
-                r_stage3_0_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_conv1, r_stage3_0_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7307,30 +6405,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_conv2[(b * C + c) * L + k];
-                r_stage3_0_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_conv2, r_stage3_0_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7396,30 +6472,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_0_proj[(b * C + c) * L + k];
-                r_stage3_0_proj_bn_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_proj_bn_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_0_proj_bn_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_0_proj[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_0_proj_bn_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_0_proj_bn_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_0_proj, r_stage3_0_proj_bn_st);
     }
     }
     /* resnet.nn:23  proj_bn(proj(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7490,30 +6544,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_1_conv1[(b * C + c) * L + k];
-                r_stage3_1_bn1_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn1_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_1_bn1_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_1_conv1[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_1_bn1_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn1_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_1_conv1, r_stage3_1_bn1_st);
     }
     }
     /* resnet.nn:21  bn1(conv1(x)): slice(st, axis: 0, start: 0, end: 1) */
@@ -7582,30 +6614,8 @@ static NNC_TARGET_AVX2 float res_net_train_forward_avx2(res_net *m, int n, const
     {
         const int64_t N = n, C = 64, L = 64;
         const double M = (double)(gn) * (double)L;   /* elements per channel */
-        if (nnc_dist_size() > 1) {
-            for (int64_t c = 0; c < C; c++) {
-                double sum = 0;
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++)
-                        sum += r_stage3_1_conv2[(b * C + c) * L + k];
-                r_stage3_1_bn2_st[c] = (float)(sum / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn2_st, C);
-            for (int64_t c = 0; c < C; c++) {
-                double sq = 0;
-                const float mu = r_stage3_1_bn2_st[c];
-                for (int64_t b = 0; b < N; b++)
-                    for (int64_t k = 0; k < L; k++) {
-                        const float d = r_stage3_1_conv2[(b * C + c) * L + k] - mu;
-                        sq += d * d;
-                    }
-                r_stage3_1_bn2_st[C + c] = (float)(sq / M);
-            }
-            nnc_dist_sum_f32(r_stage3_1_bn2_st + C, C);
-        } else {
         (void)M;
-        nnc_bn_stats_f32(N, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
-        }
+        nnc_bn_stats_global_f32(N, gn, C, L, r_stage3_1_conv2, r_stage3_1_bn2_st);
     }
     }
     /* resnet.nn:22  bn2(conv2(h)): slice(st, axis: 0, start: 0, end: 1) */

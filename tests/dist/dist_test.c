@@ -311,6 +311,31 @@ static void test_wait_seconds(void)
     CHECKF(nnc_dist_wait_seconds() == 0, "wait_seconds does not reset");
 }
 
+/* Batch norm's statistics over a batch split across the ranks (uneven
+ * shares, C and L not multiples of 16): every rank gets the joined
+ * batch's mean and variance, the same bits on each, within rounding of
+ * the one-process kernel over the whole batch (other summation order). */
+static void test_bn_stats(void)
+{
+    enum { C = 5, L = 37 };
+    int64_t gn = 0, first = 0;
+    for (int r = 0; r < np; r++) {
+        first += r < me ? 2 + r : 0;
+        gn += 2 + r;
+    }
+    float *x = malloc(sizeof(float) * (size_t)(gn * C * L));
+    float st[2 * C], want[2 * C];
+    for (int64_t i = 0; i < gn * C * L; i++) /* channel c's values around c - 2, spread 1 + c */
+        x[i] = (float)((int64_t)(i / L % C) - 2) + (float)(1 + i / L % C) * (float)val(7, 0, i) * 0x1p-20f;
+    nnc_bn_stats_f32(gn, C, L, x, want);
+    nnc_bn_stats_global_f32(2 + me, gn, C, L, x + first * C * L, st);
+    for (int c = 0; c < 2 * C; c++)
+        CHECKF(fabsf(st[c] - want[c]) <= 1e-5f * fabsf(want[c]) + 1e-7f, "bn stats [%d]: %.9g, one process %.9g", c,
+               st[c], want[c]);
+    same_everywhere("bn stats", st, sizeof st);
+    free(x);
+}
+
 int main(int argc, char **argv)
 {
     if (nnc_dist_init(&argc, &argv) != 0 || nnc_dist_init(&argc, &argv) != 0) {
@@ -348,6 +373,7 @@ int main(int argc, char **argv)
     test_gather_bcast();
     test_check();
     test_wait_seconds();
+    test_bn_stats();
 
     int fails = check_failures, all_fails = 0;
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

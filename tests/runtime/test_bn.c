@@ -7,7 +7,8 @@
  * or NaN) must contribute nothing.  Where the kernels are built per
  * instruction set (NNC_TEST_ISA_VARIANTS), every build the CPU runs must
  * give the same bits (bn.c: the same 16 lanes, summed in the same order,
- * whether in one 16-float vector or two of 8).
+ * whether in one 16-float vector or two of 8).  The passes of the
+ * statistics alone (nnc_bn_moment_f32) give the statistics' bits.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -103,6 +104,17 @@ static void check_case(int64_t N, int64_t C, int64_t L, double offset, unsigned 
         CHECKF(close_to(st[C + c], var, var), "N%lld C%lld L%lld c%lld: var %.9g want %.9g", (long long)N,
                (long long)C, (long long)L, (long long)c, st[C + c], var);
     }
+    /* the two passes alone (nnc_bn_stats_global_f32's, between its sums
+     * across processes): the same sums in the same order, so the same bits */
+    float *mo = malloc(sizeof(float) * (size_t)(2 * C));
+    nnc_bn_moment_f32(N, C, L, x, NULL, (double)(N * L), mo);
+    nnc_bn_moment_f32(N, C, L, x, st, (double)(N * L), mo + C);
+    CHECKF(!memcmp(mo, st, sizeof(float) * (size_t)(2 * C)), "N%lld C%lld L%lld: the moments differ from the stats",
+           (long long)N, (long long)C, (long long)L);
+    nnc_bn_stats_global_f32(N, N, C, L, x, mo); /* one process: the stats */
+    CHECKF(!memcmp(mo, st, sizeof(float) * (size_t)(2 * C)), "N%lld C%lld L%lld: global stats of one process",
+           (long long)N, (long long)C, (long long)L);
+    free(mo);
     /* the sums, unmasked (dy with inf and NaN excluded: finite copy) and
      * masked */
     float *df = malloc(sizeof(float) * (size_t)n);
