@@ -366,23 +366,28 @@ static void train_fn(Emitter *e)
 
 /* The gradients summed across the processes (dist.c's dist_grads), in
  * buckets of at most NNC_BUCKET floats that are contiguous in m->grads:
- * each starts its sum as soon as the backward pass has written its last
- * param (fin: a node, or g->n for the gradients copied at the end), so
- * the sums overlap the rest of the pass.  The pass goes back through the
- * layers, so params finishing one after the other are neighbours. */
-#define NNC_BUCKET (1 << 18) /* 1 MiB of floats: docs/generated-c.md, "Processes" */
+ * each starts its sum as soon as the backward pass has written all its
+ * params (fin: the last one's node, or g->n for the gradients copied at
+ * the end), so the sums overlap the rest of the pass.  The pass goes back
+ * through the layers, finishing params roughly from the last in m->grads
+ * to the first, so the buckets are cut in that order: neighbours in
+ * memory, whichever of them finishes first (a layer's bias may finish
+ * before its weight, or after).  Each bucket costs a latency per sum
+ * across the network: few large ones, not one per layer (the cost model
+ * in docs/scaling.md). */
+#define NNC_BUCKET (1 << 18) /* 1 MiB of floats: docs/scaling.md, "Bucket size" */
 
 static int bucket_cmp(const void *a, const void *b)
 {
-    const int *x = a, *y = b;
-    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+    const int64_t *x = a, *y = b;
+    return (x[0] < y[0]) - (x[0] > y[0]); /* by offset, from the last */
 }
 
 static void grad_buckets(Emitter *e, const Graph *g)
 {
     const Model *m = e->m;
-    int(*fin)[2] = malloc(sizeof(int[2]) * (size_t)(m->nparams + 1));
-    int nf = 0;
+    int64_t(*ps)[3] = malloc(sizeof(int64_t[3]) * (size_t)(m->nparams + 1)); /* lo, hi, fin */
+    int np = 0;
     for (int p = 0; g->dist_grads && p < m->nparams; p++) {
         int t = g->param_grad[p];
         if (t < 0 || !g->dist_grads[p])
@@ -394,29 +399,27 @@ static void grad_buckets(Emitter *e, const Graph *g)
             if (rn->fused == 2 && rn->home > at)
                 at = rn->home;
         }
-        fin[nf][0] = at, fin[nf][1] = p, nf++;
+        ps[np][0] = m->params[p].offset, ps[np][1] = m->params[p].offset + ir_numel(m->params[p].shape);
+        ps[np][2] = at, np++;
     }
-    qsort(fin, (size_t)nf, sizeof fin[0], bucket_cmp);
-    e->buckets = calloc((size_t)nf + 1, sizeof(Bucket));
+    qsort(ps, (size_t)np, sizeof ps[0], bucket_cmp);
+    e->buckets = calloc((size_t)np + 1, sizeof(Bucket));
     e->nbuckets = 0;
-    for (int k = 0; k < nf; k++) {
-        const Tensor *t = &m->params[fin[k][1]];
-        int64_t lo = t->offset, hi = t->offset + ir_numel(t->shape);
+    for (int k = 0; k < np; k++) {
         Bucket *b = e->nbuckets ? &e->buckets[e->nbuckets - 1] : NULL;
-        if (b && (b->hi == lo || b->lo == hi) && (hi - lo) + (b->hi - b->lo) <= NNC_BUCKET) {
-            b->lo = lo < b->lo ? lo : b->lo;
-            b->hi = hi > b->hi ? hi : b->hi;
-            b->fin = fin[k][0];
+        if (b && b->lo == ps[k][1] && b->hi - ps[k][0] <= NNC_BUCKET) {
+            b->lo = ps[k][0];
+            b->fin = ps[k][2] > b->fin ? (int)ps[k][2] : b->fin;
             continue;
         }
-        e->buckets[e->nbuckets++] = (Bucket){lo, hi, fin[k][0], 0};
+        e->buckets[e->nbuckets++] = (Bucket){ps[k][0], ps[k][1], (int)ps[k][2], 0};
     }
     if (!e->nbuckets) {
         free(e->buckets);
         e->buckets = NULL;
     }
     e->in_flight = 0;
-    free(fin);
+    free(ps);
 }
 
 static void backward_fn(Emitter *e)

@@ -1527,8 +1527,6 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
-    if (dist)
-        nnc_dist_sum_start(G + 18912, 2570);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1590,13 +1588,9 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 352, 18560);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1649,7 +1643,7 @@ static void digits_cnn_backward_generic(digits_cnn *m)
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
-        nnc_dist_sum_start(G + 0, 352);
+        nnc_dist_sum_start(G + 0, 21482);
     if (dist)
         nnc_dist_wait_all();
 }
@@ -1764,8 +1758,6 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
-    if (dist)
-        nnc_dist_sum_start(G + 18912, 2570);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -1827,13 +1819,9 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 352, 18560);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -1886,7 +1874,7 @@ static NNC_TARGET_AVX512 void digits_cnn_backward_avx512(digits_cnn *m)
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
-        nnc_dist_sum_start(G + 0, 352);
+        nnc_dist_sum_start(G + 0, 21482);
     if (dist)
         nnc_dist_wait_all();
 }
@@ -2000,8 +1988,6 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(256), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(256), 0.0f, d_drop, (int)(256));
     /* digits_cnn.nn:25  fc: Dense(units: classes): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(256), (int)(n), 1.0f, d_fc, (int)(10), drop, (int)(256), 0.0f, d_fc_weight, (int)(256));
-    if (dist)
-        nnc_dist_sum_start(G + 18912, 2570);
     /* digits_cnn.nn:24  drop: Dropout(rate: 0.25): dropout(x, rate: rate) (backward) */
     {
     const float *restrict const r_drop_rng_mask = drop_rng_mask;
@@ -2063,13 +2049,9 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_bn2_v, conv2_weight, d_pool1, NULL, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* digits_cnn.nn:19  conv2: Conv2D(filters: 2 * width, kernel: 3, padding: 1, bia...: conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_bn2_v, pool1, d_conv2_weight, 32, 4, 4, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 352, 18560);
     /* digits_cnn.nn:18  pool1: MaxPool2D(size: 2): max_pool2d(x, size: size, stride: stride, padding: padding) (backward) */
     nnc_maxpool2_bwd_f32(n * 32, 8, 8, bn1, d_pool1, d_act1, 1);
     /* digits_cnn.nn:16  bn1: BatchNorm: batch_norm(v, st, weight, bias, eps: eps) (backward) */
@@ -2122,7 +2104,7 @@ static NNC_TARGET_AVX2 void digits_cnn_backward_avx2(digits_cnn *m)
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn1_v, x_in, d_conv1_weight, 1, 8, 8, 32, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
-        nnc_dist_sum_start(G + 0, 352);
+        nnc_dist_sum_start(G + 0, 21482);
     if (dist)
         nnc_dist_wait_all();
 }

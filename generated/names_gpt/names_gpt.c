@@ -4578,8 +4578,6 @@ static void names_gpt_backward_generic(names_gpt *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 102912, 1820);
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -4654,12 +4652,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
@@ -4684,12 +4678,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 69696, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -4774,12 +4764,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4797,8 +4783,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4807,8 +4791,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -4837,8 +4819,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -4847,8 +4827,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4872,12 +4850,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4901,12 +4875,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -4930,8 +4900,6 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -4945,8 +4913,6 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 52928, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5031,12 +4997,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
@@ -5061,12 +5023,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 19712, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5151,12 +5109,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5174,8 +5128,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5184,8 +5136,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -5214,8 +5164,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5224,8 +5172,6 @@ static void names_gpt_backward_generic(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5249,12 +5195,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5278,12 +5220,8 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5307,8 +5245,6 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -5322,8 +5258,6 @@ static void names_gpt_backward_generic(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 2944, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5417,7 +5351,7 @@ static void names_gpt_backward_generic(names_gpt *m)
         }
     }
     if (dist)
-        nnc_dist_sum_start(G + 0, 2944);
+        nnc_dist_sum_start(G + 0, 104732);
     if (dist)
         nnc_dist_wait_all();
 }
@@ -5622,8 +5556,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 102912, 1820);
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5698,12 +5630,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
@@ -5728,12 +5656,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 69696, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -5818,12 +5742,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5841,8 +5761,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5851,8 +5769,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -5881,8 +5797,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -5891,8 +5805,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5916,12 +5828,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5945,12 +5853,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -5974,8 +5878,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -5989,8 +5891,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 52928, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6075,12 +5975,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
@@ -6105,12 +6001,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 19712, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6195,12 +6087,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6218,8 +6106,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6228,8 +6114,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -6258,8 +6142,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6268,8 +6150,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6293,12 +6173,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6322,12 +6198,8 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6351,8 +6223,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -6366,8 +6236,6 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 2944, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6461,7 +6329,7 @@ static NNC_TARGET_AVX512 void names_gpt_backward_avx512(names_gpt *m)
         }
     }
     if (dist)
-        nnc_dist_sum_start(G + 0, 2944);
+        nnc_dist_sum_start(G + 0, 104732);
     if (dist)
         nnc_dist_wait_all();
 }
@@ -6665,8 +6533,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(28), 1.0f, d_head, (int)(28), head_weight, (int)(64), 0.0f, d_lnf, (int)(64));
     /* names_gpt.nn:54  head(lnf(blocks(tok(ids) + pos))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(28), (int)(64), (int)(16 * n), 1.0f, d_head, (int)(28), lnf, (int)(64), 0.0f, d_head_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 102912, 1820);
     /* names_gpt.nn:54  lnf(blocks(tok(ids) + pos)): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6741,12 +6607,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_1, (int)(64), blocks_1_proj_weight, (int)(256), 0.0f, d_blocks_1_fc, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_1, (int)(64), blocks_1_fc, (int)(256), 0.0f, d_blocks_1_proj_weight, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_1_fc_add = blocks_1_fc_add;
@@ -6771,12 +6633,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_fc_weight, (int)(64), 0.0f, d_blocks_1_ln2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_fc_add, (int)(256), blocks_1_ln2, (int)(64), 0.0f, d_blocks_1_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 69696, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -6861,12 +6719,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_out_weight, (int)(64), 0.0f, d_blocks_1_attn_reshape, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_h_2, (int)(64), blocks_1_attn_permute, (int)(64), 0.0f, d_blocks_1_attn_out_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6884,8 +6738,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_softmax + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6894,8 +6746,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_1_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_v + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -6924,8 +6774,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_q + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -6934,8 +6782,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_1_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_1_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_1_attn_k + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6959,12 +6805,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_attn_value_weight, (int)(64), 0.0f, d_blocks_1_ln1, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_2, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_value_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -6988,12 +6830,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_attn_key_weight, (int)(64), 0.0f, d_blocks_1_ln1_2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_3, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_key_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7017,8 +6855,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_attn_query_weight, (int)(64), 0.0f, d_blocks_1_ln1_3, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_1_ln1 = d_blocks_1_ln1;
@@ -7032,8 +6868,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_1_attn_reshape_4, (int)(64), blocks_1_ln1, (int)(64), 0.0f, d_blocks_1_attn_query_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 52928, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -7118,12 +6952,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(256), (int)(64), 1.0f, d_blocks_0_2, (int)(64), blocks_0_proj_weight, (int)(256), 0.0f, d_blocks_0_fc, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  proj(fc(ln2(h))): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(256), (int)(16 * n), 1.0f, d_blocks_0_2, (int)(64), blocks_0_fc, (int)(256), 0.0f, d_blocks_0_proj_weight, (int)(256));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): activation(linear(x, weight, bias)) (backward) */
     {
     const float *restrict const r_blocks_0_fc_add = blocks_0_fc_add;
@@ -7148,12 +6978,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(256), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_fc_weight, (int)(64), 0.0f, d_blocks_0_ln2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:20  fc(ln2(h)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(256), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_fc_add, (int)(256), blocks_0_ln2, (int)(64), 0.0f, d_blocks_0_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 19712, 33216);
     /* names_gpt.nn:20  ln2(h): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -7238,12 +7064,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_out_weight, (int)(64), 0.0f, d_blocks_0_attn_reshape, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_h_2, (int)(64), blocks_0_attn_permute, (int)(64), 0.0f, d_blocks_0_attn_out_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(a, 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7261,8 +7083,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_causal_nt_f32(16, 16, 1.0f, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_v + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_softmax + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): @ (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7271,8 +7091,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 1.0f, blocks_0_attn_softmax + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_a + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_v + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): softmax(s, axis: -1) (backward) */
     NNC_PARALLEL_FOR_IF(1, (double)n * 8192 >= 32768)
     for (int64_t r = 0; r < 64 * (int64_t)n; r++) {
@@ -7301,8 +7119,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_nn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_k + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_q + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(k, 2, 3) (backward) */
     NNC_PARALLEL_FOR(2)
     for (int64_t i0 = 0; i0 < n; i0++)
@@ -7311,8 +7127,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         const int64_t ic = (i0) * 4 + i1;
         nnc_matmul_lower_tn_f32(16, 16, 0.25f, d_blocks_0_attn_s + i1 * 1 * 256 + i0 * 4 * 256, 16, blocks_0_attn_q + i1 * 1 * 256 + i0 * 4 * 256, 16, d_blocks_0_attn_k + ic * 256, 16);
     }
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(value(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7336,12 +7150,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_attn_value_weight, (int)(64), 0.0f, d_blocks_0_ln1, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_2, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_value_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(key(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7365,12 +7175,8 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_attn_key_weight, (int)(64), 0.0f, d_blocks_0_ln1_2, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_3, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_key_weight, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  attn(ln1(x)): transpose(reshape(query(x), [b, t, heads, hd]), 1, 2) (backward) */
     {
         int64_t o = 0;
@@ -7394,8 +7200,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(16 * (int64_t)n), (int)(64), (int)(64), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_attn_query_weight, (int)(64), 0.0f, d_blocks_0_ln1_3, (int)(64));
-    if (dist)
-        nnc_dist_progress();
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_d_blocks_0_ln1 = d_blocks_0_ln1;
@@ -7409,8 +7213,6 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
     }
     /* names_gpt.nn:19  attn(ln1(x)): linear(x, weight, bias) (backward) */
     nnc_sgemm(CblasTrans, CblasNoTrans, (int)(64), (int)(64), (int)(16 * n), 1.0f, d_blocks_0_attn_reshape_4, (int)(64), blocks_0_ln1, (int)(64), 0.0f, d_blocks_0_attn_query_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 2944, 16768);
     /* names_gpt.nn:19  ln1(x): layer_norm(x, weight, bias, eps: eps) (backward) */
     {
         const int64_t rows = 16 * (int64_t)n, D = 64;
@@ -7504,7 +7306,7 @@ static NNC_TARGET_AVX2 void names_gpt_backward_avx2(names_gpt *m)
         }
     }
     if (dist)
-        nnc_dist_sum_start(G + 0, 2944);
+        nnc_dist_sum_start(G + 0, 104732);
     if (dist)
         nnc_dist_wait_all();
 }

@@ -7109,8 +7109,6 @@ static void res_net_backward_generic(res_net *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 174608, 650);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -7175,13 +7173,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 137616, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -7234,13 +7228,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 100624, 36992);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -7300,13 +7290,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 98448, 2176);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -7356,13 +7342,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 61456, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -7415,13 +7397,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 42896, 18560);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -7481,13 +7459,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 33616, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -7540,13 +7514,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 24336, 9280);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -7606,13 +7576,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 23760, 576);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -7662,13 +7628,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 14480, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -7721,13 +7683,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 9808, 4672);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -7787,13 +7745,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 7472, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -7846,13 +7800,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 5136, 2336);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -7912,13 +7862,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 2800, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -7971,13 +7917,9 @@ static void res_net_backward_generic(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 464, 2336);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -8031,7 +7973,7 @@ static void res_net_backward_generic(res_net *m)
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
-        nnc_dist_sum_start(G + 0, 464);
+        nnc_dist_sum_start(G + 0, 175258);
     if (dist)
         nnc_dist_wait_all();
 }
@@ -8301,8 +8243,6 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 174608, 650);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -8367,13 +8307,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 137616, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -8426,13 +8362,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 100624, 36992);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -8492,13 +8424,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 98448, 2176);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -8548,13 +8476,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 61456, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -8607,13 +8531,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 42896, 18560);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -8673,13 +8593,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 33616, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -8732,13 +8648,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 24336, 9280);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -8798,13 +8710,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 23760, 576);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -8854,13 +8762,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 14480, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -8913,13 +8817,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 9808, 4672);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -8979,13 +8879,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 7472, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -9038,13 +8934,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 5136, 2336);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -9104,13 +8996,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 2800, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -9163,13 +9051,9 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 464, 2336);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -9223,7 +9107,7 @@ static NNC_TARGET_AVX512 void res_net_backward_avx512(res_net *m)
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
-        nnc_dist_sum_start(G + 0, 464);
+        nnc_dist_sum_start(G + 0, 175258);
     if (dist)
         nnc_dist_wait_all();
 }
@@ -9492,8 +9376,6 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     nnc_sgemm(CblasNoTrans, CblasNoTrans, (int)(n), (int)(64), (int)(10), 1.0f, d_fc, (int)(10), fc_weight, (int)(64), 0.0f, d_pool, (int)(64));
     /* resnet.nn:46  fc(pool(stage3(stage2(stage1(relu(bn(stem(x)))))))): linear(x, weight, bias) (backward) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)(10), (int)(64), (int)(n), 1.0f, d_fc, (int)(10), pool, (int)(64), 0.0f, d_fc_weight, (int)(64));
-    if (dist)
-        nnc_dist_sum_start(G + 174608, 650);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_1_bn2 = stage3_1_bn2;
@@ -9558,13 +9440,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn2_v, stage3_1_conv2_weight, d_stage3_1_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn2_v, stage3_1_bn1, d_stage3_1_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 137616, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_1_conv1 = stage3_1_conv1;
@@ -9617,13 +9495,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_1_bn1_v, stage3_1_conv1_weight, d_stage3_0, d_stage3_1_add, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_1_bn1_v, stage3_0_proj_bn, d_stage3_1_conv1_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 100624, 36992);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage3_0_proj_bn = stage3_0_proj_bn;
@@ -9683,13 +9557,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage3_0_proj_bn_v, stage3_0_proj_weight, d_stage2_1, NULL, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage3_0_proj_bn_v, stage2_1_bn2, d_stage3_0_proj_weight, 32, 16, 16, 64, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 98448, 2176);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv2 = stage3_0_conv2;
@@ -9739,13 +9609,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage3_0_bn2_v, stage3_0_conv2_weight, d_stage3_0_h, NULL, 64, 8, 8, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn2_v, stage3_0_bn1, d_stage3_0_conv2_weight, 64, 8, 8, 64, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 61456, 36992);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage3_0_conv1 = stage3_0_conv1;
@@ -9798,13 +9664,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage3_0_bn1_v, stage3_0_conv1_weight, d_stage2_1_2, d_stage2_1, 32, 16, 16, 64, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage3_0_bn1_v, stage2_1_bn2, d_stage3_0_conv1_weight, 32, 16, 16, 64, 3, 3, 2, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 42896, 18560);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_1_bn2 = stage2_1_bn2;
@@ -9864,13 +9726,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn2_v, stage2_1_conv2_weight, d_stage2_1_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn2_v, stage2_1_bn1, d_stage2_1_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 33616, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_1_conv1 = stage2_1_conv1;
@@ -9923,13 +9781,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_1_bn1_v, stage2_1_conv1_weight, d_stage2_0, d_stage2_1_add, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_1_bn1_v, stage2_0_proj_bn, d_stage2_1_conv1_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 24336, 9280);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage2_0_proj_bn = stage2_0_proj_bn;
@@ -9989,13 +9843,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_data_f32(n, d_stage2_0_proj_bn_v, stage2_0_proj_weight, d_stage1_1, NULL, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:23  proj(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 1x1, stride 2, padding 0: columns (no direct kernel for this layer) */
     nnc_conv2d_cols_bwd_filter_f32(n, d_stage2_0_proj_bn_v, stage1_1_bn2, d_stage2_0_proj_weight, 16, 32, 32, 32, 1, 1, 2, 0, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 23760, 576);
     /* resnet.nn:22  bn2(conv2(h)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv2 = stage2_0_conv2;
@@ -10045,13 +9895,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage2_0_bn2_v, stage2_0_conv2_weight, d_stage2_0_h, NULL, 32, 16, 16, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn2_v, stage2_0_bn1, d_stage2_0_conv2_weight, 32, 16, 16, 32, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 14480, 9280);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage2_0_conv1 = stage2_0_conv1;
@@ -10104,13 +9950,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s2_bwd_data_f32(n, d_stage2_0_bn1_v, stage2_0_conv1_weight, d_stage1_1_2, d_stage1_1, 16, 32, 32, 32, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 2, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage2_0_bn1_v, stage1_1_bn2, d_stage2_0_conv1_weight, 16, 32, 32, 32, 3, 3, 2, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 9808, 4672);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_1_bn2 = stage1_1_bn2;
@@ -10170,13 +10012,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn2_v, stage1_1_conv2_weight, d_stage1_1_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn2_v, stage1_1_bn1, d_stage1_1_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 7472, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_1_conv1 = stage1_1_conv1;
@@ -10229,13 +10067,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_1_bn1_v, stage1_1_conv1_weight, d_stage1_0, d_stage1_1_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_1_bn1_v, stage1_0_bn2, d_stage1_1_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 5136, 2336);
     /* resnet.nn:24  relu(h + skip) (backward) */
     {
     const float *restrict const r_stage1_0_bn2 = stage1_0_bn2;
@@ -10295,13 +10129,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn2_v, stage1_0_conv2_weight, d_stage1_0_h, NULL, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:22  conv2(h): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn2_v, stage1_0_bn1, d_stage1_0_conv2_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 2800, 2336);
     /* resnet.nn:21  bn1(conv1(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stage1_0_conv1 = stage1_0_conv1;
@@ -10354,13 +10184,9 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_s1_bwd_data_f32(n, d_stage1_0_bn1_v, stage1_0_conv1_weight, d_relu, d_stage1_0_add, 16, 32, 32, 16, 3, 3, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_progress();
     /* resnet.nn:21  conv1(x): conv2d(x, weight, bias, stride: stride, padding: padding) (backward) */
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_stage1_0_bn1_v, bn, d_stage1_0_conv1_weight, 16, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
-    if (dist)
-        nnc_dist_sum_start(G + 464, 2336);
     /* resnet.nn:46  bn(stem(x)): batch_norm(v, st, weight, bias, eps: eps) (backward) */
     {
     const float *restrict const r_stem = stem;
@@ -10414,7 +10240,7 @@ static NNC_TARGET_AVX2 void res_net_backward_avx2(res_net *m)
     /* 3x3, stride 1, padding 1: direct kernel (the columns without AVX-512) */
     nnc_conv2d_bwd_filter_f32(n, d_bn_v, x_in, d_stem_weight, 3, 32, 32, 16, 3, 3, 1, 1, m->work_, m->work_len_);
     if (dist)
-        nnc_dist_sum_start(G + 0, 464);
+        nnc_dist_sum_start(G + 0, 175258);
     if (dist)
         nnc_dist_wait_all();
 }
