@@ -68,24 +68,11 @@ mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
 # ---- 1. build -----------------------------------------------------------------
-# install_nnc NAME C_FLAGS: nnc and its runtime, CMake Release with C_FLAGS
-# added (none for the portable build), installed into $build/prefix-NAME.
-# NNC_WERROR=OFF: a warning of this compiler at -O3 must not stop a benchmark.
-install_nnc() {
-    local name=$1 flags=$2 dir="$build/cmake-$1" log="$build/cmake-$1.log"
-    echo "== building and installing nnc ($name: CMake Release${flags:+, $flags}) into $build/prefix-$name" >&2
-    {
-        cmake -S "$repo" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
-            -DNNC_WERROR=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_INSTALL_PREFIX="$build/prefix-$name" &&
-            cmake --build "$dir" --target nnc nnc_runtime &&
-            cmake --install "$dir"
-    } >"$log" 2>&1 || { tail -40 "$log" >&2; exit 1; }
-}
+# shellcheck source=src/install.sh
+. "$here/src/install.sh"
 install_nnc portable ""
 [ "$native" = 1 ] && install_nnc native "-march=native"
 nnc="$build/prefix-portable/bin/nnc"
-# the directory of nnc.pc under a prefix (lib/ or lib64/ or lib/<triplet>/)
-pc_dir() { dirname "$(find "$build/prefix-$1" -name nnc.pc | head -1)"; }
 
 cc=${CC:-cc}
 warn="-std=c11 -Wall -Wextra -Wpedantic -Werror"
