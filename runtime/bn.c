@@ -199,34 +199,43 @@ static inline void row_grads(acc *sx, acc *sd, const float *xr, const float *dr,
 }
 #endif
 
-void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st, int64_t c_begin,
-                                  int64_t c_end)
+/* The sums of channels [c0, c0 + cn) over x[N][C][L] into a[0..cn): of
+ * x, or (mu not NULL, mu[cc] the channel's mean) of (x - mu)^2.  Both
+ * passes of the statistics, in one order whatever calls them. */
+static void channel_sums(acc *a, const float *x, int64_t N, int64_t C, int64_t L, int64_t c0, int64_t cn,
+                         const float *mu)
 {
-    const int64_t cb = block(C, L), L16 = L / 16 * 16;
-    const double M = (double)N * (double)L;
-    acc a[CB];
-    float mu[CB];
-    for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
-        const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
-        memset(a, 0, sizeof a);
-        for (int64_t b = 0; b < N; b++)
-            for (int64_t cc = 0; cc < cn; cc++) {
-                const float *row = x + (b * C + c0 + cc) * L;
+    const int64_t L16 = L / 16 * 16;
+    memset(a, 0, sizeof(acc) * (size_t)cn);
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t cc = 0; cc < cn; cc++) {
+            const float *row = x + (b * C + c0 + cc) * L;
+            if (!mu) {
                 for (int64_t k = L16; k < L; k++)
                     a[cc].tail += row[k];
                 row_sum(&a[cc], row, L16);
-            }
-        for (int64_t cc = 0; cc < cn; cc++)
-            mu[cc] = (float)(total(&a[cc]) / M);
-        memset(a, 0, sizeof a);
-        for (int64_t b = 0; b < N; b++)
-            for (int64_t cc = 0; cc < cn; cc++) {
-                const float *row = x + (b * C + c0 + cc) * L;
+            } else {
                 const float m = mu[cc];
                 for (int64_t k = L16; k < L; k++)
                     a[cc].tail += (row[k] - m) * (row[k] - m);
                 row_sq(&a[cc], row, L16, m);
             }
+        }
+}
+
+void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *x, float *st, int64_t c_begin,
+                                  int64_t c_end)
+{
+    const int64_t cb = block(C, L);
+    const double M = (double)N * (double)L;
+    acc a[CB];
+    float mu[CB];
+    for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
+        const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
+        channel_sums(a, x, N, C, L, c0, cn, NULL);
+        for (int64_t cc = 0; cc < cn; cc++)
+            mu[cc] = (float)(total(&a[cc]) / M);
+        channel_sums(a, x, N, C, L, c0, cn, mu);
         for (int64_t cc = 0; cc < cn; cc++) {
             st[c0 + cc] = mu[cc];
             st[C + c0 + cc] = (float)(total(&a[cc]) / M);
@@ -242,25 +251,11 @@ void NNC_ISA_FN(nnc_bn_stats_f32)(int64_t N, int64_t C, int64_t L, const float *
 void NNC_ISA_FN(nnc_bn_moment_f32)(int64_t N, int64_t C, int64_t L, const float *x, const float *mu, double M,
                                    float *out, int64_t c_begin, int64_t c_end)
 {
-    const int64_t cb = block(C, L), L16 = L / 16 * 16;
+    const int64_t cb = block(C, L);
     acc a[CB];
     for (int64_t c0 = c_begin; c0 < c_end; c0 += cb) {
         const int64_t cn = c_end - c0 < cb ? c_end - c0 : cb;
-        memset(a, 0, sizeof a);
-        for (int64_t b = 0; b < N; b++)
-            for (int64_t cc = 0; cc < cn; cc++) {
-                const float *row = x + (b * C + c0 + cc) * L;
-                if (!mu) {
-                    for (int64_t k = L16; k < L; k++)
-                        a[cc].tail += row[k];
-                    row_sum(&a[cc], row, L16);
-                } else {
-                    const float m = mu[c0 + cc];
-                    for (int64_t k = L16; k < L; k++)
-                        a[cc].tail += (row[k] - m) * (row[k] - m);
-                    row_sq(&a[cc], row, L16, m);
-                }
-            }
+        channel_sums(a, x, N, C, L, c0, cn, mu ? mu + c0 : NULL);
         for (int64_t cc = 0; cc < cn; cc++)
             out[c0 + cc] = (float)(total(&a[cc]) / M);
     }

@@ -33,12 +33,7 @@
 
 #include <immintrin.h>
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "timing.h"
 
 /* acc = acc * x + y converges to y / (1 - x) = 1: no overflow, no denormals. */
 #define X 0.999f
@@ -163,12 +158,6 @@ static double run_threads(const variant *v, int threads, long n)
     const double dt = now_s() - t0;
     pthread_barrier_destroy(&start);
     return dt;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Best and median GFLOP/s of v on T threads over >= min_time seconds. */

@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "timing.h"
 
 /* OpenBLAS extensions (declared by OpenBLAS's cblas.h too; repeated here
  * so that the harness does not depend on which cblas.h is found). */
@@ -62,13 +63,6 @@ char *openblas_get_corename(void);
 #else
 #define BUILT_FOR "baseline"
 #endif
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- time spent inside cblas_sgemm --------------------------------------
  * With -DBENCH_WRAP_SGEMM and -Wl,--wrap=cblas_sgemm (bench/run.sh does
@@ -129,12 +123,6 @@ void __wrap_cblas_sgemm(OPENBLAS_CONST enum CBLAS_ORDER Order, OPENBLAS_CONST en
 #else
 #define HAVE_SGEMM_TIME 0
 #endif
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Sorts x[0..n) and returns its median. */
 static double median_of(double *x, int n)

@@ -23,22 +23,11 @@
 
 #include <cblas.h>
 
+#include "timing.h"
+
 int openblas_get_num_threads(void);
 char *openblas_get_config(void);
 char *openblas_get_corename(void);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -73,14 +62,12 @@ int main(int argc, char **argv)
             b[i] = (float)rand() / (float)RAND_MAX - 0.5f;
         }
         for (int i = 0; i < 2; i++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
-                        0.0f, c, n);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
         int iters = 0;
         double total = 0;
         while (iters < 100000 && (iters < 5 || total < min_time)) {
             double t0 = now_s();
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
-                        0.0f, c, n);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
             t[iters] = now_s() - t0;
             total += t[iters++];
         }
