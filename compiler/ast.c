@@ -282,6 +282,10 @@ static void dump_node(const Node *n, FILE *out, int indent, const char *role)
         fputs(" doc=", out);
         put_quoted(out, n->doc);
     }
+    if (n->comment) {
+        fputs(" comment=", out);
+        put_quoted(out, n->comment);
+    }
 
     const char *const *roles = k < sizeof kinds / sizeof kinds[0] ? kinds[k].role : NULL;
     int callee_first = n->kind == ND_CALL || n->kind == ND_METHOD;

@@ -103,8 +103,13 @@ struct Node {
     Op op;
     const char *name;
     const char *str;
-    const char *doc; /* text of the `///` lines before it, joined by
+    const char *doc;     /* text of the `///` lines before it, joined by
                             '\n', without the slashes; NULL if none */
+    const char *comment; /* a member's or statement's `// comment`: never
+                            set by the parser (comments are not kept);
+                            a tree's builder sets it (the ONNX importer,
+                            with the node's name) and source.c writes it
+                            at the end of the line */
     long long ival;
     double fval;
     unsigned flags;

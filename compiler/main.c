@@ -6,7 +6,8 @@
  *         ->  kernel selection (kernel.c)  ->  memory plan (plan.c)
  *         ->  emit C (emit*.c)
  *
- * Each stage can be dumped with --dump=tokens|ast|ir|grad|dist|plan.  Output
+ * Each stage can be dumped with --dump=tokens|ast|ir|grad|dist|plan, and the
+ * tree written back as source with --dump=source (source.c).  Output
  * files are written only when the whole run had no error, each atomically
  * (a temporary file renamed into place).
  */
@@ -25,6 +26,7 @@
 #include "load.h"
 #include "model.h"
 #include "plan.h"
+#include "source.h"
 #include "view.h"
 
 #ifndef NNC_VERSION
@@ -48,7 +50,8 @@ static const char usage_text[] =
     "  -D NAME=VALUE      override a model hparam (VALUE an expression of the language:\n"
     "                     128, 0.5, true, [1, 2], relu, Dense(units: 3))\n"
     "  -I DIR             search DIR for imported files (after the importing file's directory)\n"
-    "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad, dist or plan\n"
+    "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad, dist or plan,\n"
+    "                     or source (the file parsed and written back in the canonical layout)\n"
     "  --print-std        print the standard library's source and exit\n"
     "  -M                 print the make rule of the output files' dependencies (the model file\n"
     "                     and everything it imports) to stdout, and write nothing else\n"
@@ -231,9 +234,9 @@ int main(int argc, char **argv)
                 return usage_error("unknown --emit kind '%s' (c, driver, all, dot)", k);
         } else if (!strncmp(a, "--dump=", 7)) {
             dump = a + 7;
-            if (strcmp(dump, "tokens") && strcmp(dump, "ast") && strcmp(dump, "ir") && strcmp(dump, "grad") &&
-                strcmp(dump, "dist") && strcmp(dump, "plan"))
-                return usage_error("unknown --dump stage '%s' (tokens, ast, ir, grad, dist, plan)", dump);
+            if (strcmp(dump, "tokens") && strcmp(dump, "ast") && strcmp(dump, "source") && strcmp(dump, "ir") &&
+                strcmp(dump, "grad") && strcmp(dump, "dist") && strcmp(dump, "plan"))
+                return usage_error("unknown --dump stage '%s' (tokens, ast, source, ir, grad, dist, plan)", dump);
         } else if (!strcmp(a, "--model")) {
             if (i + 1 >= argc)
                 return usage_error("'%s' needs an argument", a);
@@ -261,15 +264,23 @@ int main(int argc, char **argv)
     if (eopt.check_numerics && eopt.f64)
         return usage_error("%s", "--check-numerics applies to float code, not --precision=f64");
 
-    /* lex and parse: the file and its imports */
-    if (dump && !strcmp(dump, "tokens")) {
+    /* lex and parse: the file and its imports (the tokens and the source
+     * are of the one file, and need no imports) */
+    if (dump && (!strcmp(dump, "tokens") || !strcmp(dump, "source"))) {
         SrcFile *f = diag_load_file(input);
         if (!f) {
             fprintf(stderr, "nnc: error: cannot read '%s': %s\n", input, strerror(errno));
             return 1;
         }
-        ast_dump_tokens(f, stdout);
-        return diag_errors() ? 1 : 0;
+        if (!strcmp(dump, "tokens")) {
+            ast_dump_tokens(f, stdout);
+            return diag_errors() ? 1 : 0;
+        }
+        Node *tree = ast_parse(f);
+        if (!tree || diag_errors())
+            return 1;
+        source_print(tree, stdout);
+        return 0;
     }
     Program *prog = load_program(input, &opt);
     if (!prog)

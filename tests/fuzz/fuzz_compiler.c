@@ -4,7 +4,8 @@
  * "--- NAME" starts the file NAME, so that `import "NAME"` finds it (the
  * files are served from memory through ElabOptions.memfiles; nothing is
  * read from the disk).  Each input runs nnc's pipeline as main.c does,
- * every stage on every model: load (lex, parse, imports), elaborate, the
+ * every stage on every model: load (lex, parse, imports), the files
+ * written back as source (--dump=source), elaborate, the
  * summary and dot views, autodiff, planning, kernel selection, the memory
  * plan, the dumps and emission with the driver, all in memory.  The
  * diagnostics go to /dev/null.  Then the compiler's state is reset
@@ -27,6 +28,7 @@
 #include "load.h"
 #include "model.h"
 #include "plan.h"
+#include "source.h"
 #include "view.h"
 
 enum { MAX_FILES = 8 };
@@ -86,6 +88,8 @@ static void compile(SrcFile *files, int nf, int driver, int f64)
     Program *prog = load_program(files[0].path, &opt);
     if (!prog)
         return;
+    for (int i = 0; i < prog->nfiles; i++)
+        source_print(prog->files[i], sink);
     Model **models;
     int nmodels = model_elaborate(prog, &opt, &models);
     if (diag_errors())
