@@ -10,6 +10,12 @@
  * tree written back as source with --dump=source (source.c).  Output
  * files are written only when the whole run had no error, each atomically
  * (a temporary file renamed into place).
+ *
+ * `nnc import MODEL.onnx` is a pipeline of its own (import_main):
+ *
+ *     read + check the ONNX file (onnx.c)  ->  the ops the import maps (onnx_ops.def)
+ *
+ * dumped with --dump=onnx.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +34,9 @@
 #include "plan.h"
 #include "source.h"
 #include "view.h"
+#ifdef NNC_ONNX
+#include "onnx.h"
+#endif
 
 #ifndef NNC_VERSION
 #define NNC_VERSION "0.0.0"
@@ -35,8 +44,10 @@
 
 static const char usage_text[] =
     "usage: nnc [options] model.nn\n"
+    "       nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx]\n"
     "\n"
     "Compiles a model written in the nn language into C that trains.\n"
+    "'nnc import' turns an ONNX model into NAME.nn and NAME.safetensors in DIR.\n"
     "\n"
     "options:\n"
     "  -o DIR             write the generated files into DIR (default: .)\n"
@@ -52,6 +63,7 @@ static const char usage_text[] =
     "  -I DIR             search DIR for imported files (after the importing file's directory)\n"
     "  --dump=STAGE       print a stage to stdout and stop: tokens, ast, ir, grad, dist or plan,\n"
     "                     or source (the file parsed and written back in the canonical layout)\n"
+    "                     (import: onnx, the graph as read)\n"
     "  --print-std        print the standard library's source and exit\n"
     "  -M                 print the make rule of the output files' dependencies (the model file\n"
     "                     and everything it imports) to stdout, and write nothing else\n"
@@ -62,7 +74,13 @@ static const char usage_text[] =
     "  --version          print the version and exit\n"
     "  --help             print this help and exit\n"
     "\n"
-    "exit status: 0 on success, 1 on any error (nothing is written then)\n";
+    "import options (and -o DIR, --dump=onnx):\n"
+    "  --name NAME        name the files NAME.nn and NAME.safetensors and the model NAME in\n"
+    "                     CamelCase (default: the file's stem in snake_case)\n"
+    "  --loss KIND        cross_entropy, mse or none (default): the loss the model gets\n"
+    "\n"
+    "exit status: 0 on success, 1 on any error (nothing is written then),\n"
+    "2 when the file given to import is not valid ONNX\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -170,8 +188,96 @@ static char *dep_rule(const Program *prog, const char *outdir, Model **models, i
     return text;
 }
 
+/* nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx]:
+ * argv[0] is "import". */
+static int import_main(int argc, char **argv)
+{
+    const char *input = NULL, *outdir = ".", *name = NULL, *loss = "none";
+    int dump = 0, options = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (options && (!strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--loss"))) {
+            if (i + 1 >= argc)
+                return usage_error("'%s' needs an argument", a);
+            const char *v = argv[++i];
+            if (a[1] == 'o')
+                outdir = v;
+            else if (a[2] == 'n')
+                name = v;
+            else
+                loss = v;
+        } else if (options && !strncmp(a, "-o", 2)) {
+            outdir = a + 2;
+        } else if (options && !strncmp(a, "--name=", 7)) {
+            name = a + 7;
+        } else if (options && !strncmp(a, "--loss=", 7)) {
+            loss = a + 7;
+        } else if (options && !strncmp(a, "--dump=", 7)) {
+            if (strcmp(a + 7, "onnx"))
+                return usage_error("unknown --dump stage '%s' for import (onnx)", a + 7);
+            dump = 1;
+        } else if (options && !strcmp(a, "--")) {
+            options = 0;
+        } else if (options && a[0] == '-' && a[1]) {
+            return usage_error("unknown import option '%s'", a);
+        } else if (input) {
+            return usage_error("more than one input file ('%s')", a);
+        } else {
+            input = a;
+        }
+    }
+    if (!input)
+        return usage_error("%s", "import needs an ONNX file");
+    if (strcmp(loss, "cross_entropy") && strcmp(loss, "mse") && strcmp(loss, "none"))
+        return usage_error("unknown --loss '%s' (cross_entropy, mse, none)", loss);
+    if (!outdir[0])
+        return usage_error("%s", "-o needs a directory");
+#ifndef NNC_ONNX
+    (void)dump;
+    (void)name;
+    fputs("nnc: error: this nnc was built without ONNX import (NNC_ONNX is OFF: needs protobuf-c-compiler, "
+          "libprotobuf-c-dev and libonnx-dev)\n",
+          stderr);
+    return 1;
+#else
+    if (name && !onnx_name_ok(name))
+        return usage_error("--name '%s' is not snake_case (a lower-case letter, then lower-case letters, digits "
+                           "and '_')",
+                           name);
+    char *stem = name ? NULL : onnx_default_name(input);
+    char *model = onnx_model_name(name ? name : stem);
+    if ((!name && !stem) || !model)
+        abort();
+
+    /* read and check the file */
+    OnnxStatus status;
+    OnnxModel *om = onnx_load(input, &status);
+    if (!om)
+        return status == ONNX_ERR_READ ? 1 : 2;
+    if (dump) {
+        printf("import as %s (model %s), loss %s\n", name ? name : stem, model, loss);
+        onnx_dump(om, stdout);
+        return 0;
+    }
+
+    /* every op must map to the language: none does yet (onnx_ops.def) */
+    const OnnxNode *n = onnx_first_unsupported(om);
+    if (n) {
+        onnx_report_unsupported(om, n);
+        return 1;
+    }
+    fprintf(stderr, "nnc: error: %s: the translation to the language is not written yet\n", input);
+    return 1;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "import"))
+        return import_main(argc - 1, argv + 1);
     const char *input = NULL, *outdir = ".", *dump = NULL, *depfile = NULL;
     int deps_only = 0, summary = 0, dot = 0;
     EmitOptions eopt = {0, 0, 0};

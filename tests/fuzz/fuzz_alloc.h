@@ -23,6 +23,8 @@ void *nnc_fuzz_realloc(void *p, size_t n);
 void nnc_fuzz_free(void *p);
 /* Frees every recorded block still live: the end of one input. */
 void nnc_fuzz_free_all(void);
+/* The recorded blocks still live (fuzz_onnx: the reader frees its own). */
+size_t nnc_fuzz_live(void);
 
 #ifndef NNC_FUZZ_ALLOC_IMPL
 #define malloc(n) nnc_fuzz_malloc(n)

@@ -9,6 +9,10 @@ Run from anywhere: /usr/bin/python3 tests/fuzz/make_corpus.py.  The seeds:
   metadata and training state, and a few near misses).
 - fuzz_npy: small .npy files of each version, dtype and rank.
 - fuzz_driver_args: command lines of every subcommand, NUL-separated.
+- fuzz_onnx: small ONNX models made with the onnx package (every attribute
+  kind, every element type in raw_data and in its typed field, nodes out of
+  order, near misses) and a few of the ONNX test data's (Debian:
+  libonnx-testdata; tests/fuzz/run.sh adds all of its node tests).
 """
 import json
 import os
@@ -141,8 +145,82 @@ def driver_seeds():
         put("fuzz_driver_args", name, "\0".join(argv))
 
 
+def onnx_seeds():
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("no onnx Python package (Debian: python3-onnx): fuzz_onnx seeds not written", file=sys.stderr)
+        return
+
+    def model(nodes, inputs, outputs, inits=(), opsets=(("", 13),), value_info=()):
+        g = helper.make_graph(nodes, "g", inputs, outputs, list(inits), value_info=list(value_info))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+        m.producer_name = "make_corpus"
+        return m.SerializeToString()
+
+    f32 = TensorProto.FLOAT
+    x = helper.make_tensor_value_info("x", f32, ["N", 4])
+    y = helper.make_tensor_value_info("y", f32, ["N", 3])
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "fc.weight")
+    b = numpy_helper.from_array(np.array([0.5, -1, 2], dtype=np.float32), "fc.bias")
+    mm = helper.make_node("MatMul", ["x", "fc.weight"], ["h"], name="mm")
+    add = helper.make_node("Add", ["h", "fc.bias"], ["y"], name="add")
+    put("fuzz_onnx", "dense.onnx", model([mm, add], [x], [y], [w, b],
+                                         value_info=[helper.make_tensor_value_info("h", f32, ["N", 3])]))
+    put("fuzz_onnx", "dense_unsorted.onnx", model([add, mm], [x], [y], [w, b]))
+    put("fuzz_onnx", "dense_old_inputs.onnx",  # weights listed as inputs too
+        model([mm, add], [x, helper.make_tensor_value_info("fc.weight", f32, [4, 3]),
+                          helper.make_tensor_value_info("fc.bias", f32, [3])], [y], [w, b]))
+
+    sub = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "sub", [],
+                            [helper.make_tensor_value_info("z", f32, ["N", 4])])
+    t = numpy_helper.from_array(np.array([[1, 2], [3, 4]], dtype=np.float32), "t")
+    sp = helper.make_sparse_tensor(numpy_helper.from_array(np.array([1.5], np.float32), "v"),
+                                   numpy_helper.from_array(np.array([1], np.int64), "i"), [4])
+    attrs = helper.make_node("Everything", ["x"], ["y"], name="every_attr", domain="com.example",
+                             f=0.25, i=-7, s=b"a\nb", t=t, g=sub, floats=[1.5, -0.0], ints=[1, 2, 3],
+                             strings=[b"p", b"q"], tensors=[t, t], graphs=[sub, sub], sp=sp)
+    put("fuzz_onnx", "attributes.onnx", model([attrs], [x], [y], opsets=(("", 13), ("com.example", 1))))
+
+    inits, outs = [], []
+    for k, (dt, arr) in enumerate([("float", np.float32), ("double", np.float64), ("float16", np.float16),
+                                   ("int8", np.int8), ("uint8", np.uint8), ("int16", np.int16),
+                                   ("uint16", np.uint16), ("int32", np.int32), ("uint32", np.uint32),
+                                   ("int64", np.int64), ("bool", np.bool_)]):
+        a = (np.arange(6) % 3 - 1).astype(arr).reshape(2, 3) if dt != "uint8" else np.arange(6, dtype=np.uint8)
+        inits.append(numpy_helper.from_array(a, "raw_" + dt))
+        inits.append(helper.make_tensor("typed_" + dt, inits[-1].data_type, a.shape, a.reshape(-1)))
+    bf = helper.make_tensor("typed_bfloat16", TensorProto.BFLOAT16, [2], [1.0, -2.0])
+    inits.append(bf)
+    inits.append(numpy_helper.from_array(np.array(3.5, np.float32), "scalar"))
+    inits.append(numpy_helper.from_array(np.zeros((0, 3), np.float32), "empty"))
+    ident = helper.make_node("Identity", ["x"], ["y"], name="id")
+    put("fuzz_onnx", "dtypes.onnx", model([ident], [x], [y], inits))
+
+    x0 = helper.make_tensor_value_info("x", f32, [2, 4])
+    put("fuzz_onnx", "opset_12.onnx", model([ident], [x0], [y], opsets=(("", 12),)))
+    put("fuzz_onnx", "dynamic_axis.onnx", model([ident], [helper.make_tensor_value_info("x", f32, ["N", "K"])], [y]))
+    put("fuzz_onnx", "missing_init.onnx", model([mm, add], [x], [y], [w]))
+    put("fuzz_onnx", "cycle.onnx", model([helper.make_node("Add", ["x", "t2"], ["t1"]),
+                                          helper.make_node("Relu", ["t1"], ["t2"]),
+                                          helper.make_node("Relu", ["t2"], ["y"])], [x], [y]))
+    short = numpy_helper.from_array(np.zeros(12, np.float32), "fc.weight")
+    short.dims[:] = [4, 4]
+    put("fuzz_onnx", "raw_data_short.onnx", model([mm, add], [x], [y], [short, b]))
+
+    data = "/usr/share/libonnx-testdata/data"
+    for t in ("node/test_conv_with_strides_padding", "node/test_lstm_defaults", "node/test_if",
+              "node/test_constant", "node/test_resize_upsample_scales_linear",
+              "node/test_sequence_map_identity_1_sequence", "pytorch-converted/test_Conv2d"):
+        p = os.path.join(data, t, "model.onnx")
+        if os.path.exists(p):
+            put("fuzz_onnx", t.replace("/", "_") + ".onnx", open(p, "rb").read())
+
+
 compiler_seeds()
 st_seeds()
 npy_seeds()
 driver_seeds()
+onnx_seeds()
 print("seeds in", out, file=sys.stderr)

@@ -11,7 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-all=(fuzz_compiler fuzz_safetensors fuzz_npy fuzz_driver_args)
+all=(fuzz_compiler fuzz_safetensors fuzz_npy fuzz_driver_args fuzz_onnx)
 time=60 merge=0 targets=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -34,12 +34,29 @@ mkdir -p "$build"
 CC=clang cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNNC_FUZZ=ON \
   -DNNC_OPENMP=OFF -DNNC_ISA_VARIANTS=OFF >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 2; }
+# fuzz_onnx exists only in a build with NNC_ONNX (protobuf-c and onnx.proto)
+if ! grep -q '^NNC_ONNX:BOOL=ON' "$build/CMakeCache.txt"; then
+  kept=()
+  for t in "${targets[@]}"; do
+    if [ "$t" = fuzz_onnx ]; then
+      echo "fuzz_onnx: skipped (NNC_ONNX is OFF: protobuf-c-compiler, libprotobuf-c-dev, libonnx-dev)"
+    else
+      kept+=("$t")
+    fi
+  done
+  targets=("${kept[@]}")
+  [ ${#targets[@]} -gt 0 ] || exit 0
+fi
 cmake --build "$build" -j2 --target "${targets[@]}" >"$build/build.log" 2>&1 ||
   { tail -50 "$build/build.log"; exit 2; }
 
 # the longest input each target gets: a few .nn files; a checkpoint or an
 # array a little bigger than the seeds; a long command line
-declare -A max_len=([fuzz_compiler]=16384 [fuzz_safetensors]=4096 [fuzz_npy]=4096 [fuzz_driver_args]=1024)
+declare -A max_len=([fuzz_compiler]=16384 [fuzz_safetensors]=4096 [fuzz_npy]=4096 [fuzz_driver_args]=1024
+  [fuzz_onnx]=16384)
+# fuzz_onnx also starts from every node test of the ONNX test data (Debian:
+# libonnx-testdata), read from there rather than copied into the repository
+onnx_data=${NNC_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 work=$(mktemp -d "${TMPDIR:-/tmp}/nnc-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 failed=0
@@ -49,6 +66,12 @@ for t in "${targets[@]}"; do
   corpus=$work/$t
   mkdir -p "$corpus" "$build/findings/$t"
   cp "$here/corpus/$t/"* "$corpus/" 2>/dev/null || true
+  if [ "$t" = fuzz_onnx ] && [ -d "$onnx_data/node" ]; then
+    for f in "$onnx_data"/node/*/model.onnx; do
+      d=${f%/model.onnx}
+      cp "$f" "$corpus/node_${d##*/}.onnx"
+    done
+  fi
   log=$build/findings/$t.log
   rc=0
   "$build/tests/fuzz/$t" -max_total_time="$time" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \

@@ -1,0 +1,725 @@
+#!/usr/bin/python3
+"""`nnc import`'s reader (compiler/onnx.c), checked against the onnx package.
+
+    check_onnx.py hostile NNC        broken and hostile files: exit 2, one line
+                                     naming the file and the problem, nothing written
+    check_onnx.py corpus NNC DATA    every model.onnx of DATA/node and
+                                     DATA/pytorch-converted: --dump=onnx prints
+                                     what onnx.load reads, or nnc rejects the file
+                                     for a reason computed here from onnx.load
+    check_onnx.py replay REPLAY      the hostile files through REPLAY, the fuzz
+                                     target's reader under ASan and UBSan
+                                     (tests/fuzz: fuzz_onnx_regress)
+    check_onnx.py cli NNC            usage errors (exit 1), the unsupported-op
+                                     error, NAME's default (the stem rule)
+    check_onnx.py off NNC            an nnc built with NNC_ONNX=OFF: `import`
+                                     says so in one line, exit 1
+
+Every expected value comes from the onnx package (onnx.load, numpy_helper)
+or is written here by hand, never from nnc.  The dump's format is the
+reader's contract (docs/import.md); `expected_dump` renders a model in it
+from onnx's own reading, and the test compares nnc's dump byte for byte.
+Exits 77 (ctest: skipped) when the onnx package or the data is missing.
+"""
+import glob
+import heapq
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:  # pragma: no cover
+    print(f"skipped: the onnx Python package is missing ({e}; Debian: python3-onnx)")
+    sys.exit(77)
+
+OPSET_MIN, OPSET_MAX = 13, 17
+MAX_ELEMENTS = 2**31 - 1
+NAME_SHOWN = 80
+DUMP_VALUES, DUMP_HEAD = 16, 4
+SUPPORTED = {"float", "double", "float16", "bfloat16", "uint8", "int8", "uint16", "int16", "int32", "uint32",
+             "int64", "bool"}
+FLOATS = {"float", "double", "float16", "bfloat16"}
+TYPE_NAMES = ["undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string", "bool",
+              "float16", "double", "uint32", "uint64", "complex64", "complex128", "bfloat16"]
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run(nnc, *args):
+    r = subprocess.run([nnc, *args], capture_output=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace")
+
+
+# ---- the dump's format, rendered from onnx's reading ------------------------
+
+def esc(b, limit=None):
+    """Bytes escaped as the reader escapes them: control bytes and DEL as
+    \\xHH, backslash and quote with a backslash; over `limit` bytes cut
+    with '...'."""
+    if isinstance(b, str):
+        b = b.encode("utf-8")
+    out = bytearray()
+    for i, c in enumerate(b):
+        if limit is not None and i == limit:
+            out += b"..."
+            break
+        if c < 0x20 or c == 0x7F:
+            out += b"\\x%02x" % c
+        elif c in (0x5C, 0x27):
+            out += b"\\" + bytes([c])
+        else:
+            out.append(c)
+    return bytes(out)
+
+
+def quoted(b):
+    return b"'" + esc(b) + b"'"
+
+
+def word(b):
+    return esc(b, NAME_SHOWN)
+
+
+def type_name(t):
+    if t == 0:
+        return b"?"
+    return TYPE_NAMES[t].encode() if t < len(TYPE_NAMES) else b"type%d" % t
+
+
+def fmt_float(v):
+    v = float(np.float32(v))
+    return b"nan" if v != v else (b"%.9g" % v)
+
+
+def value_line(vi):
+    t = vi.type
+    if not t.HasField("tensor_type"):
+        return quoted(vi.name) + b": ? (no shape)"
+    tt = t.tensor_type
+    s = quoted(vi.name) + b": " + type_name(tt.elem_type)
+    if not tt.HasField("shape"):
+        return s + b" (no shape)"
+    dims = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(b"%d" % d.dim_value)
+        elif d.HasField("dim_param"):
+            dims.append(word(d.dim_param))
+        else:
+            dims.append(b"?")
+    return s + b"[" + b", ".join(dims) + b"]"
+
+
+def tensor_values(t):
+    """The elements as onnx reads them: floats as float32, ints as ints."""
+    name = TYPE_NAMES[t.data_type]
+    if name == "bfloat16":  # numpy has no bfloat16: the top 16 bits of a float32
+        if t.HasField("raw_data"):
+            bits = np.frombuffer(t.raw_data, dtype="<u2").astype(np.uint32)
+        else:
+            bits = np.asarray(t.int32_data, dtype=np.uint32)
+        return (bits << 16).view(np.float32).tolist()
+    a = numpy_helper.to_array(t).reshape(-1)
+    if name in FLOATS:
+        with np.errstate(over="ignore"):
+            return a.astype(np.float32).tolist()
+    return [int(x) for x in a]
+
+
+def tensor_text(t):
+    name = TYPE_NAMES[t.data_type] if t.data_type < len(TYPE_NAMES) else None
+    s = type_name(t.data_type) + b"[" + b", ".join(b"%d" % d for d in t.dims) + b"]"
+    if name not in SUPPORTED:
+        return s + b" (not read)"
+    vals = tensor_values(t)
+    if not vals:
+        return s
+    shown = vals if len(vals) <= DUMP_VALUES else vals[:DUMP_HEAD]
+    f = fmt_float if name in FLOATS else (lambda v: b"%d" % v)
+    return s + b" = [" + b", ".join(f(v) for v in shown) + (b", ...]" if len(shown) < len(vals) else b"]")
+
+
+ATTR_KINDS = {1: "float", 2: "int", 3: "string", 4: "tensor", 5: "graph", 6: "floats", 7: "ints", 8: "strings",
+              9: "tensors", 10: "graphs", 11: "sparse_tensor", 12: "sparse_tensors", 13: "type_proto",
+              14: "type_protos"}
+
+
+def attr_kind(a):
+    if a.type:
+        return ATTR_KINDS[a.type]
+    # IR version 1 had no type: the field set says it
+    for field, kind in (("f", "float"), ("i", "int"), ("s", "string"), ("t", "tensor"), ("g", "graph"),
+                        ("sparse_tensor", "sparse_tensor"), ("tp", "type_proto")):
+        if a.HasField(field):
+            return kind
+    for field, kind in (("floats", "floats"), ("ints", "ints"), ("strings", "strings"), ("tensors", "tensors"),
+                        ("graphs", "graphs"), ("sparse_tensors", "sparse_tensors"), ("type_protos", "type_protos")):
+        if len(getattr(a, field)):
+            return kind
+    return None
+
+
+def attr_line(a):
+    kind = attr_kind(a)
+    s = b"  " + quoted(a.name) + b" " + kind.encode()
+    if kind == "float":
+        return s + b" " + fmt_float(a.f)
+    if kind == "int":
+        return s + b" %d" % a.i
+    if kind == "string":
+        return s + b" " + quoted(a.s)
+    if kind == "tensor":
+        return s + b" " + tensor_text(a.t)
+    if kind == "graph":
+        return s + b" (%d nodes)" % len(a.g.node)
+    if kind == "floats":
+        return s + b" [" + b", ".join(fmt_float(v) for v in a.floats) + b"]"
+    if kind == "ints":
+        return s + b" [" + b", ".join(b"%d" % v for v in a.ints) + b"]"
+    if kind == "strings":
+        return s + b" [" + b", ".join(quoted(v) for v in a.strings) + b"]"
+    n = {"tensors": len(a.tensors), "graphs": len(a.graphs), "sparse_tensors": len(a.sparse_tensors),
+         "type_protos": len(a.type_protos), "sparse_tensor": 1, "type_proto": 1}[kind]
+    return s + b" (%d)" % n
+
+
+def topological(nodes):
+    """The nodes in the order docs/import.md gives: of the nodes whose inputs
+    are all defined, the first in the file goes first (Kahn's algorithm)."""
+    producer = {o: k for k, n in enumerate(nodes) for o in n.output if o}
+    indeg = [sum(1 for i in n.input if i and i in producer) for n in nodes]
+    users = {}
+    for k, n in enumerate(nodes):
+        for i in n.input:
+            if i and i in producer:
+                users.setdefault(producer[i], []).append(k)
+    ready = [k for k in range(len(nodes)) if not indeg[k]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for u in users.get(k, []):
+            indeg[u] -= 1
+            if not indeg[u]:
+                heapq.heappush(ready, u)
+    return order
+
+
+def expected_dump(m, path, header):
+    g = m.graph
+    init_names = {t.name for t in g.initializer}
+    lines = [header, b"onnx " + quoted(path) + b": ir_version %d, producer " % m.ir_version + quoted(m.producer_name)
+             + b" " + quoted(m.producer_version) + b", graph " + quoted(g.name)]
+    for o in m.opset_import:
+        lines.append(b"opset " + word(o.domain if o.domain not in ("", "ai.onnx") else "ai.onnx")
+                     + b" %d" % o.version)
+    lines += [b"input " + value_line(vi) for vi in g.input if vi.name not in init_names]
+    lines += [b"output " + value_line(vi) for vi in g.output]
+    lines += [b"initializer " + quoted(t.name) + b": " + tensor_text(t) for t in g.initializer]
+    for k in topological(list(g.node)):
+        n = g.node[k]
+        dom = b"" if n.domain in ("", "ai.onnx") else word(n.domain) + b"."
+        s = b"node #%d " % k + quoted(n.name) + b" " + dom + word(n.op_type) + b":"
+        s += b"".join((b", " if j else b" ") + quoted(i) for j, i in enumerate(n.input))
+        s += b" ->" + b"".join((b", " if j else b" ") + quoted(o) for j, o in enumerate(n.output))
+        lines.append(s)
+        lines += [attr_line(a) for a in n.attribute]
+    lines += [b"value_info " + value_line(vi) for vi in g.value_info]
+    return b"\n".join(lines) + b"\n"
+
+
+# ---- why a file of the corpus may be refused, from onnx's reading -----------
+
+def reasons(m):
+    """Regexes of the messages nnc may give this model, each a reason the
+    import's contract (docs/import.md) gives for refusing it; [] when it
+    must load."""
+    out = []
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx") and not OPSET_MIN <= o.version <= OPSET_MAX:
+            out.append(rf"opset {o.version} of ai\.onnx is not supported: nnc imports opsets 13 to 17")
+    g = m.graph
+    inits = {t.name for t in g.initializer}
+    for t in g.initializer:
+        name = TYPE_NAMES[t.data_type] if t.data_type < len(TYPE_NAMES) else str(t.data_type)
+        if name not in SUPPORTED:
+            out.append(rf"initializer '{re.escape(t.name)}': element type {name} is not supported")
+        if t.data_location == TensorProto.EXTERNAL or len(t.external_data):
+            out.append(r"external data is not supported")
+    if len(g.sparse_initializer):
+        out.append(r"sparse initializers are not supported")
+    for vi in g.input:
+        if vi.name in inits:
+            continue
+        q = re.escape(vi.name)
+        kind = vi.type.WhichOneof("value")
+        if kind != "tensor_type":
+            out.append(rf"input '{q}' (is an? [a-z ]+, not a tensor|has no type)")
+            continue
+        tt = vi.type.tensor_type
+        name = TYPE_NAMES[tt.elem_type] if tt.elem_type < len(TYPE_NAMES) else str(tt.elem_type)
+        if name not in SUPPORTED:
+            out.append(rf"input '{q}': element type {name} is not supported")
+        if not tt.HasField("shape"):
+            out.append(rf"input '{q}' has no shape")
+        elif any(not d.HasField("dim_value") for d in tt.shape.dim[1:]):
+            out.append(rf"input '{q}' has a dynamic shape that is not the batch")
+    return out
+
+
+def check_loads(nnc, path, m, what):
+    """nnc's dump of `path` is expected_dump(m)."""
+    rc, out, err = run(nnc, "import", path, "--dump=onnx")
+    if rc != 0:
+        fail(f"{what}: exit {rc}, expected 0: {err.strip()}")
+        return False
+    want = expected_dump(m, path, b"import as model (model Model), loss none") if path.endswith(
+        "/model.onnx") else None
+    if want is None:  # the header names the file's stem: not compared here
+        out = out.split(b"\n", 1)[1]
+        want = expected_dump(m, path, b"").split(b"\n", 1)[1]
+    if out != want:
+        got, exp = out.split(b"\n"), want.split(b"\n")
+        k = next((i for i in range(min(len(got), len(exp))) if got[i] != exp[i]), min(len(got), len(exp)))
+        fail(f"{what}: the dump differs from onnx's reading at line {k + 1}:\n"
+             f"  nnc:  {got[k] if k < len(got) else b'(end)'!r}\n  onnx: {exp[k] if k < len(exp) else b'(end)'!r}")
+        return False
+    return True
+
+
+def check_refused(nnc, path, expect, what, counts):
+    rc, out, err = run(nnc, "import", path, "--dump=onnx")
+    lines = err.splitlines()
+    prefix = f"nnc: error: {path}: "
+    if rc != 2 or len(lines) != 1 or not lines[0].startswith(prefix):
+        fail(f"{what}: expected exit 2 and one line '{prefix}...', got exit {rc}: {err!r}")
+        return
+    msg = lines[0][len(prefix):]
+    hit = next((r for r in expect if re.search(r, msg)), None)
+    if not hit:
+        fail(f"{what}: refused as '{msg}', not for a reason onnx shows: {expect}")
+        return
+    if out:
+        fail(f"{what}: refused, but printed a dump")
+    key = re.sub(r"'[^']*'", "'…'", re.sub(r"\d+", "N", msg))
+    counts[key] = counts.get(key, 0) + 1
+
+
+def corpus(nnc, data):
+    files = sorted(glob.glob(os.path.join(data, "node", "*", "model.onnx")) +
+                   glob.glob(os.path.join(data, "pytorch-converted", "*", "model.onnx")))
+    if not files:
+        print(f"skipped: no model.onnx under {data}/node or {data}/pytorch-converted (Debian: libonnx-testdata)")
+        return 77
+    counts, loaded, restamped = {}, 0, 0
+    work = tempfile.mkdtemp(prefix="nnc-onnx-")
+    try:
+        for f in files:
+            what = os.path.relpath(f, data)
+            m = onnx.load(f, load_external_data=False)
+            why = reasons(m)
+            if why:
+                check_refused(nnc, f, why, what, counts)
+            elif check_loads(nnc, f, m, what):
+                loaded += 1
+            # an opset outside 13..17 hides the rest: the same model stamped
+            # with opset 13 must load, or be refused for another reason
+            stamped = False
+            for o in m.opset_import:
+                if o.domain in ("", "ai.onnx") and not OPSET_MIN <= o.version <= OPSET_MAX:
+                    o.version, stamped = 13, True
+            if not stamped:
+                continue
+            d = os.path.join(work, what.replace("/", "_")[:-len("_model.onnx")])
+            os.makedirs(d)
+            p = os.path.join(d, "model.onnx")
+            onnx.save(m, p)
+            why = reasons(m)
+            if why:
+                check_refused(nnc, p, why, what + " (opset 13)", counts)
+            elif check_loads(nnc, p, m, what + " (opset 13)"):
+                restamped += 1
+    finally:
+        shutil.rmtree(work)
+    print(f"{len(files)} files: {loaded} load as onnx reads them; {restamped} more load stamped with opset 13")
+    print("refused, by reason:")
+    for k, v in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print(f"  {v:4d}  {k}")
+    return 0
+
+
+# ---- hostile files ------------------------------------------------------------
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def ld(field, payload):
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def base_model(opset=13, x_shape=("N", 4), inits=None, nodes=None, outputs=None, inputs=None):
+    """x: f32[N, 4] -> MatMul W [4, 3] -> Add B [3] -> y"""
+    if inits is None:
+        inits = [numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "W"),
+                 numpy_helper.from_array(np.array([0.5, -1, 2], dtype=np.float32), "B")]
+    if nodes is None:
+        nodes = [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+                 helper.make_node("Add", ["h", "B"], ["y"], name="add")]
+    if inputs is None:
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))]
+    if outputs is None:
+        outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])]
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def hostile_cases():
+    ok = base_model().SerializeToString()
+    cases = []
+
+    def add(name, data, pattern):
+        cases.append((name, data if isinstance(data, bytes) else data.SerializeToString(), pattern))
+
+    add("truncated", ok[: len(ok) // 2], r"not an ONNX model \(truncated, or not protobuf\): at byte \d+, "
+        r"a field runs past the end of the file")
+    add("truncated_last_byte", ok[:-1], r"not an ONNX model \(truncated, or not protobuf\)")
+    add("garbage", bytes((i * 97 + 13) % 256 for i in range(300)), r"not an ONNX model \(truncated, or not protobuf\)")
+    add("text", b"this is not an ONNX model\n" * 4, r"not an ONNX model")
+    add("empty", b"", r"empty file, not an ONNX model")
+    add("no_graph", varint(1 << 3) + varint(8), r"no graph: not an ONNX model")
+    # 100,000 TypeProtos nested in one input's type: protobuf-c recurses
+    # (TypeProto.sequence_type, then Sequence.elem_type: the headers, from
+    # the innermost out, then reversed)
+    heads, n = [], 0
+    for _ in range(100000):
+        h = b"\x0a" + varint(n)
+        n += len(h)
+        heads.append(h)
+        h = b"\x22" + varint(n)
+        n += len(h)
+        heads.append(h)
+    t = b"".join(reversed(heads))
+    add("deep_nesting", varint(1 << 3) + varint(8) + ld(7, ld(11, ld(1, b"x") + ld(2, t))),
+        r"at byte \d+, messages nest more than 64 deep")
+    # 2,000,000 empty attributes of one node: 4 MB that protobuf-c would
+    # unpack into half a gigabyte
+    node = b"\x2a\x00" * 2_000_000
+    add("memory_bomb", varint(1 << 3) + varint(8) + ld(7, ld(1, node)), r"reading it would take more than \d+ MiB, the limit for a file of this size")
+
+    m = base_model()
+    del m.graph.initializer[1]
+    add("missing_initializer", m, r"node 'add' \(Add\) reads 'B', which no input, initializer or node output defines")
+    add("cycle", base_model(nodes=[helper.make_node("Add", ["x", "t2"], ["t1"], name="a"),
+                                   helper.make_node("Relu", ["t1"], ["t2"], name="b"),
+                                   helper.make_node("Relu", ["t2"], ["y"], name="c")]),
+        r"the nodes form a cycle: node 'a' \(Add\) -> node 'b' \(Relu\) -> node 'a' \(Add\)")
+    add("self_loop", base_model(nodes=[helper.make_node("Add", ["x", "y"], ["y"], name="s")]),
+        r"the nodes form a cycle: node 's' \(Add\) -> node 's' \(Add\)")
+    long = "n" * 200
+    add("long_cycle", base_model(nodes=[helper.make_node("Relu", [f"t{(k + 7) % 8}"], [f"t{k}"], name=f"{long}{k}")
+                                        for k in range(8)] + [helper.make_node("Relu", ["x"], ["y"])]),
+        r"the nodes form a cycle: node 'n{80}\.\.\.' \(Relu\)( -> node 'n{80}\.\.\.' \(Relu\)){3} -> \.\.\. -> "
+        r"node 'n{80}\.\.\.' \(Relu\)$")
+    add("opset_12", base_model(opset=12), r"opset 12 of ai\.onnx is not supported: nnc imports opsets 13 to 17")
+    add("opset_18", base_model(opset=18), r"opset 18 of ai\.onnx is not supported: nnc imports opsets 13 to 17")
+    m = base_model()
+    del m.opset_import[:]
+    add("no_opset", m, r"no opset import of ai\.onnx, the default domain")
+    m = base_model()
+    m.graph.node[0].domain = "com.example"
+    add("domain_without_opset", m, r"node 'mm' \(com\.example\.MatMul\) is in domain 'com\.example', "
+        r"which the model imports no opset of")
+    add("dynamic_axis_1", base_model(x_shape=("N", "K")),
+        r"input 'x' has a dynamic shape that is not the batch: axis 1 is 'K'")
+    add("unknown_axis_1", base_model(x_shape=(1, None)),
+        r"input 'x' has a dynamic shape that is not the batch: axis 1 is unknown")
+    m = base_model()
+    m.graph.input[0].type.tensor_type.ClearField("shape")
+    add("input_without_shape", m, r"input 'x' has no shape")
+    m = base_model()
+    m.graph.initializer[0].raw_data = m.graph.initializer[0].raw_data[:40]
+    add("raw_data_short", m, r"initializer 'W': raw_data holds 40 bytes, float\[4, 3\] needs 48")
+    m = base_model()
+    m.graph.initializer[0].raw_data += b"\0\0\0\0"
+    add("raw_data_long", m, r"initializer 'W': raw_data holds 52 bytes, float\[4, 3\] needs 48")
+    m = base_model(inits=[helper.make_tensor("W", TensorProto.FLOAT, [4, 3], [1.0] * 12),
+                          helper.make_tensor("B", TensorProto.FLOAT, [3], [0.0] * 3)])
+    del m.graph.initializer[0].float_data[11]
+    add("float_data_short", m, r"initializer 'W': float_data holds 11 values, float\[4, 3\] needs 12")
+    m = base_model(inits=[helper.make_tensor("W", TensorProto.FLOAT, [4, 3], [1] * 12),
+                          helper.make_tensor("B", TensorProto.FLOAT, [3], [0.0] * 3)])
+    m.graph.initializer[0].int64_data.extend([1])
+    add("wrong_typed_field", m, r"initializer 'W': a float tensor with data in int64_data")
+    m = base_model()
+    w = m.graph.initializer[0]
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    e = w.external_data.add()
+    e.key, e.value = "location", "weights.bin"
+    add("external_data", m, r"initializer 'W': external data is not supported")
+    m = base_model()
+    m.graph.initializer[0].dims[:] = [1 << 40, 1 << 40]
+    add("huge_initializer_dims", m, r"initializer 'W' has dims \[1099511627776, 1099511627776\]: "
+        r"more than 2147483647 elements")
+    m = base_model()
+    m.graph.initializer[0].dims[:] = [100000, 100000]
+    add("large_initializer_dims", m, r"initializer 'W' has dims \[100000, 100000\]: more than 2147483647 elements")
+    m = base_model()
+    m.graph.initializer[0].dims[:] = [-4, -3]
+    add("negative_dims", m, r"initializer 'W' has a negative dim: \[-4, -3\]")
+    add("huge_input_dims", base_model(x_shape=("N", 10**12)),
+        r"input 'x': an example has more than 2147483647 elements")
+    add("input_rank_17", base_model(x_shape=[1] * 17), r"input 'x' has 17 dims, more than 16")
+    add("string_initializer", base_model(inits=[helper.make_tensor("W", TensorProto.STRING, [2], [b"a", b"b"]),
+                                                numpy_helper.from_array(np.zeros(3, np.float32), "B")]),
+        r"initializer 'W': element type string is not supported")
+    add("complex_input", base_model(inputs=[helper.make_tensor_value_info("x", TensorProto.COMPLEX64, [1, 4])]),
+        r"input 'x': element type complex64 is not supported")
+    add("sequence_input", base_model(inputs=[helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, [4])]),
+        r"input 'x' is a sequence, not a tensor")
+    add("defined_twice", base_model(nodes=[helper.make_node("MatMul", ["x", "W"], ["y"], name="mm"),
+                                           helper.make_node("Add", ["x", "B"], ["y"], name="add")]),
+        r"'y' is defined twice: by node 'mm' \(MatMul\) and by node 'add' \(Add\)")
+    add("undefined_output", base_model(outputs=[helper.make_tensor_value_info("z", TensorProto.FLOAT, [1])]),
+        r"graph output 'z' is not defined by any input, initializer or node")
+    m = base_model()
+    m.graph.node[0].attribute.extend([helper.make_attribute("k", 1), helper.make_attribute("k", 2)])
+    add("attribute_twice", m, r"node 'mm' \(MatMul\) has two attributes named 'k'")
+    add("uint8_out_of_range", base_model(inits=[
+        helper.make_tensor("W", TensorProto.FLOAT, [4, 3], [1.0] * 12),
+        helper.make_tensor("B", TensorProto.UINT8, [3], [1, 2, 300])]),
+        r"initializer 'B': int32_data holds 300, out of uint8's range")
+    # a name with a newline and an escape: still one line
+    m = base_model()
+    m.graph.node[1].input[1] = "B\nnnc: error: forged"
+    add("newline_in_name", m, r"node 'add' \(Add\) reads 'B\\x0annc: error: forged', which no input")
+    return cases
+
+
+def hostile(nnc):
+    work = tempfile.mkdtemp(prefix="nnc-onnx-")
+    try:
+        for name, data, pattern in hostile_cases():
+            path = os.path.join(work, name + ".onnx")
+            with open(path, "wb") as f:
+                f.write(data)
+            for extra in ([], ["--dump=onnx"]):
+                outdir = os.path.join(work, "out_" + name)
+                rc, out, err = run(nnc, "import", path, "-o", outdir, *extra)
+                lines = err.splitlines()
+                what = f"{name}{' --dump=onnx' if extra else ''}"
+                prefix = f"nnc: error: {path}: "
+                if rc != 2:
+                    fail(f"{what}: exit {rc}, expected 2: {err!r}")
+                elif len(lines) != 1 or not lines[0].startswith(prefix):
+                    fail(f"{what}: expected one line '{prefix}...', got {err!r}")
+                elif not re.search(pattern, lines[0][len(prefix):]):
+                    fail(f"{what}: '{lines[0][len(prefix):]}' does not say /{pattern}/")
+                elif out:
+                    fail(f"{what}: printed {out[:80]!r}")
+                elif os.path.exists(outdir):
+                    fail(f"{what}: wrote {outdir}")
+                else:
+                    print(f"ok  {what}: {lines[0][len(prefix):][:110]}")
+        # a 2 GiB file (sparse): refused before it is read
+        path = os.path.join(work, "huge_file.onnx")
+        with open(path, "wb") as f:
+            f.write(base_model().SerializeToString())
+        os.truncate(path, 2**31)
+        rc, out, err = run(nnc, "import", path)
+        if rc != 2 or err != f"nnc: error: {path}: larger than 2 GiB, protobuf's limit (external data is not " \
+                              "supported)\n":
+            fail(f"huge_file: expected exit 2 and 'larger than 2 GiB', got {rc}: {err!r}")
+        else:
+            print(f"ok  huge_file: {err.strip()}")
+    finally:
+        shutil.rmtree(work)
+    return 0
+
+
+def replay(binary):
+    work = tempfile.mkdtemp(prefix="nnc-onnx-")
+    try:
+        for name, data, _ in hostile_cases():
+            with open(os.path.join(work, name + ".onnx"), "wb") as f:
+                f.write(data)
+        r = subprocess.run([binary, work], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            fail(f"{binary} on the hostile files: exit {r.returncode}\n{r.stderr[-3000:]}")
+        else:
+            print(r.stdout.strip())
+    finally:
+        shutil.rmtree(work)
+    return 0
+
+
+# ---- the command line ----------------------------------------------------------
+
+def cli(nnc):
+    work = tempfile.mkdtemp(prefix="nnc-onnx-")
+    try:
+        good = os.path.join(work, "good.onnx")
+        onnx.save(base_model(), good)
+        usage = [
+            ([], r"import needs an ONNX file"),
+            ([good, good], r"more than one input file"),
+            (["--bogus", good], r"unknown import option '--bogus'"),
+            ([good, "--loss", "hinge"], r"unknown --loss 'hinge' \(cross_entropy, mse, none\)"),
+            ([good, "--loss=hinge"], r"unknown --loss 'hinge'"),
+            ([good, "--name", "Bad-Name"], r"--name 'Bad-Name' is not snake_case"),
+            ([good, "--name="], r"--name '' is not snake_case"),
+            ([good, "--dump=ir"], r"unknown --dump stage 'ir' for import \(onnx\)"),
+            ([good, "-o"], r"'-o' needs an argument"),
+            ([good, "--name"], r"'--name' needs an argument"),
+        ]
+        for args, pattern in usage:
+            rc, out, err = run(nnc, "import", *args)
+            if rc != 1 or not re.search(pattern, err) or "nnc --help" not in err:
+                fail(f"import {args}: expected exit 1 and /{pattern}/ with the --help hint, got {rc}: {err!r}")
+            else:
+                print(f"ok  usage error {args}: {err.splitlines()[0]}")
+        rc, out, err = run(nnc, "import", os.path.join(work, "missing.onnx"))
+        if rc != 1 or not re.fullmatch(r"nnc: error: cannot read '.*missing\.onnx': No such file or directory\n", err):
+            fail(f"a missing file: expected exit 1 and 'cannot read', got {rc}: {err!r}")
+        rc, out, err = run(nnc, "import", work)
+        if rc != 1 or err != f"nnc: error: cannot read '{work}': Is a directory\n":
+            fail(f"a directory: expected exit 1 and 'cannot read', got {rc}: {err!r}")
+        rc, out, err = run(nnc, "import", "--help")
+        if rc != 0 or b"nnc import MODEL.onnx" not in out:
+            fail(f"import --help: exit {rc}")
+
+        # a valid file whose ops nnc does not map: exit 1, nothing written
+        outdir = os.path.join(work, "out")
+        for extra in ([], ["--name", "net", "--loss", "cross_entropy"]):
+            rc, out, err = run(nnc, "import", good, "-o", outdir, *extra)
+            want = f"nnc: error: {good}: unsupported op MatMul (ai.onnx opset 13) at node 'mm'\n"
+            if rc != 1 or err != want or os.path.exists(outdir):
+                fail(f"unsupported op {extra}: expected exit 1 and {want!r}, nothing written; got {rc}: {err!r}")
+            else:
+                print(f"ok  {err.strip()}")
+        m = base_model(nodes=[helper.make_node("Relu", ["x"], ["y"])], opset=15)
+        m.graph.node[0].domain = "ai.onnx"
+        onnx.save(m, os.path.join(work, "relu.onnx"))
+        rc, out, err = run(nnc, "import", os.path.join(work, "relu.onnx"))
+        if rc != 1 or not err.endswith(": unsupported op Relu (ai.onnx opset 15) at node #0 (output 'y')\n"):
+            fail(f"unsupported op of a node without a name: got {rc}: {err!r}")
+
+        # every element type, in raw_data and in its typed field, and every
+        # kind of attribute: the dump is what onnx reads
+        inits = []
+        vals = np.array([-1.5, 0, 1, 65504, -0.0, 3e-5], np.float64)
+        for np_type in (np.float32, np.float64, np.float16, np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                        np.uint32, np.int64, np.bool_):
+            a = (vals if np.issubdtype(np_type, np.floating) else np.array([-1, 0, 1, 7, 0, 1]) % (
+                2 if np_type == np.bool_ else 200) * (1 if np.issubdtype(np_type, np.unsignedinteger) else -1)
+                 ).astype(np_type).reshape(2, 3)
+            raw = numpy_helper.from_array(a, "raw_" + a.dtype.name)
+            inits += [raw, helper.make_tensor("typed_" + a.dtype.name, raw.data_type, a.shape, a.reshape(-1))]
+        odd_bool = helper.make_tensor("odd_bool", TensorProto.BOOL, [4], [False] * 4)
+        odd_bool.ClearField("int32_data")
+        odd_bool.raw_data = b"\x00\x01\x02\xff"  # numpy reads any non-zero byte as True
+        inits += [odd_bool,
+                  helper.make_tensor("bf16", TensorProto.BFLOAT16, [3], [1.0, -2.0, 0.15625]),
+                  numpy_helper.from_array(np.array(3.5, np.float32), "scalar"),
+                  numpy_helper.from_array(np.zeros((0, 3), np.float32), "empty"),
+                  numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(2, 4, 5) / 7, "big")]
+        sub = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "sub", [],
+                                [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4])])
+        t = numpy_helper.from_array(np.array([[1, 2], [3, 4]], dtype=np.int64), "t")
+        sp = helper.make_sparse_tensor(numpy_helper.from_array(np.array([1.5], np.float32), "v"),
+                                       numpy_helper.from_array(np.array([1], np.int64), "i"), [4])
+        every = helper.make_node("Everything", ["x", "", "W"], ["y", ""], name="e\\v'ery", domain="com.example",
+                                 f=0.1, i=-7, s=b"a\nb'c", t=t, g=sub, floats=[1.5, -0.0, float("inf")],
+                                 ints=[1, -2, 2**40], strings=[b"p", b""], tensors=[t, t], graphs=[sub, sub],
+                                 sp=sp, st=helper.make_tensor("s", TensorProto.STRING, [1], [b"x"]))
+        m = base_model(inits=inits + [numpy_helper.from_array(np.zeros((4, 3), np.float32), "W")],
+                       nodes=[every])
+        m.opset_import.append(helper.make_opsetid("com.example", 2))
+        m.graph.value_info.extend([helper.make_tensor_value_info("h", TensorProto.FLOAT, ["N", None, 3]),
+                                   helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [1])])
+        m.graph.input.append(helper.make_tensor_value_info("W", TensorProto.FLOAT, [4, 3]))
+        m.graph.input.append(helper.make_tensor_value_info("ids", TensorProto.INT64, [None, 7]))
+        every_path = os.path.join(work, "every.onnx")
+        onnx.save(m, every_path)
+        if check_loads(nnc, every_path, m, "every type and attribute"):
+            print("ok  every element type and attribute kind reads as onnx reads it")
+
+        # nodes out of order load, sorted (docs/import.md, "Order")
+        m = base_model()
+        m.graph.node.reverse()
+        rev = os.path.join(work, "reversed.onnx")
+        onnx.save(m, rev)
+        check_loads(nnc, rev, m, "nodes in reverse order")
+        rc, out, err = run(nnc, "import", rev, "--dump=onnx")
+        if not next(l for l in out.split(b"\n") if l.startswith(b"node ")).startswith(b"node #1 'mm'"):
+            fail(f"reversed nodes: MatMul (#1 in the file) should come first: {out!r}")
+
+        # NAME: the stem in snake_case, the model in CamelCase (by hand, from
+        # the rule in docs/import.md)
+        names = [("ResNet18.onnx", "res_net18", "ResNet18"),
+                 ("mobilenet_v2-1.0.onnx", "mobilenet_v2_1_0", "MobilenetV2_1_0"),
+                 ("TinyMLPNet.onnx", "tiny_mlp_net", "TinyMlpNet"),
+                 ("HTTPServer.onnx", "http_server", "HttpServer"),
+                 ("gpt2.small.onnx", "gpt2_small", "Gpt2Small"),
+                 ("Gpt2Small.onnx", "gpt2_small", "Gpt2Small"),
+                 ("super resolution (10).onnx", "super_resolution_10", "SuperResolution_10"),
+                 ("2x_upscale.onnx", "model_2x_upscale", "Model_2xUpscale"),
+                 ("__init__.onnx", "init", "Init"),
+                 ("---.onnx", "model", "Model"),
+                 ("bert-base-uncased", "bert_base_uncased", "BertBaseUncased"),
+                 ("Über-Net.onnx", "ber_net", "BerNet")]
+        for fname, name, model in names:
+            p = os.path.join(work, fname)
+            shutil.copy(good, p)
+            rc, out, err = run(nnc, "import", p, "--dump=onnx")
+            want = f"import as {name} (model {model}), loss none".encode()
+            first = out.split(b"\n")[0]
+            if rc != 0 or first != want:
+                fail(f"{fname}: expected {want!r}, got {rc}: {first!r} {err!r}")
+            else:
+                print(f"ok  {fname} -> {name}, {model}")
+        rc, out, err = run(nnc, "import", good, "--name=my_net2", "--loss=mse", "--dump=onnx")
+        if rc != 0 or out.split(b"\n")[0] != b"import as my_net2 (model MyNet2), loss mse":
+            fail(f"--name=my_net2 --loss=mse: got {rc}: {out[:60]!r}")
+    finally:
+        shutil.rmtree(work)
+    return 0
+
+
+def off(nnc):
+    rc, out, err = run(nnc, "import", "model.onnx")
+    if rc != 1 or len(err.splitlines()) != 1 or "built without ONNX import" not in err:
+        fail(f"NNC_ONNX=OFF: expected exit 1 and one line, got {rc}: {err!r}")
+    return 0
+
+
+def main():
+    mode, nnc = sys.argv[1], sys.argv[2]
+    rc = {"hostile": lambda: hostile(nnc), "corpus": lambda: corpus(nnc, sys.argv[3]), "cli": lambda: cli(nnc),
+          "replay": lambda: replay(nnc),
+          "off": lambda: off(nnc)}[mode]()
+    if failures:
+        print(f"{len(failures)} failures")
+        return 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
