@@ -232,40 +232,32 @@ static void plan(int n, int *pl)
  * rank r's values): rank-outer, so that each element is added left to right
  * and the inner loop vectorizes.  MAX: the first NaN in rank order, else
  * the largest (the first of equals, so -0 and +0 come out the same
- * everywhere). */
+ * everywhere).  COMBINE(T) is its body for element type T, float or double. */
+#define COMBINE(T) \
+    do { \
+        T *d = dst; \
+        const T *g = got; \
+        memcpy(d, g, (size_t)len * sizeof *d); \
+        for (int r = 1; r < d_size; r++) { \
+            const T *gr = g + (size_t)r * (size_t)len; \
+            if (op == DIST_SUM) \
+                for (int i = 0; i < len; i++) \
+                    d[i] = d[i] + gr[i]; \
+            else \
+                for (int i = 0; i < len; i++) \
+                    if (!isnan(d[i]) && (isnan(gr[i]) || gr[i] > d[i])) \
+                        d[i] = gr[i]; \
+        } \
+    } while (0)
+
 static void combine(int type, int op, void *dst, const void *got, int len)
 {
-    int p = d_size;
-    if (type == DIST_F32) {
-        float *d = dst;
-        const float *g = got;
-        memcpy(d, g, (size_t)len * sizeof *d);
-        for (int r = 1; r < p; r++) {
-            const float *gr = g + (size_t)r * (size_t)len;
-            if (op == DIST_SUM)
-                for (int i = 0; i < len; i++)
-                    d[i] = d[i] + gr[i];
-            else
-                for (int i = 0; i < len; i++)
-                    if (!isnan(d[i]) && (isnan(gr[i]) || gr[i] > d[i]))
-                        d[i] = gr[i];
-        }
-    } else {
-        double *d = dst;
-        const double *g = got;
-        memcpy(d, g, (size_t)len * sizeof *d);
-        for (int r = 1; r < p; r++) {
-            const double *gr = g + (size_t)r * (size_t)len;
-            if (op == DIST_SUM)
-                for (int i = 0; i < len; i++)
-                    d[i] = d[i] + gr[i];
-            else
-                for (int i = 0; i < len; i++)
-                    if (!isnan(d[i]) && (isnan(gr[i]) || gr[i] > d[i]))
-                        d[i] = gr[i];
-        }
-    }
+    if (type == DIST_F32)
+        COMBINE(float);
+    else
+        COMBINE(double);
 }
+#undef COMBINE
 
 /* the blocking sum or max over ranks of x[0 .. count), piece by piece */
 static void reduce(const char *fn, int type, int op, void *x, int64_t count)
