@@ -8,13 +8,7 @@
 
 #include "digits.h"
 
-static long allocs;
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t s);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n) { allocs++; return __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t s) { allocs++; return __real_calloc(n, s); }
-void *__wrap_realloc(void *p, size_t n) { allocs++; return __real_realloc(p, n); }
+#include "../runtime/count_allocs.h"
 
 int main(void)
 {

@@ -57,25 +57,18 @@ static int same_tree(const Node *a, const Node *b, int comments)
     return same_tree(a->a, b->a, comments) && same_tree(a->b, b->b, comments) && same_tree(a->c, b->c, comments);
 }
 
-static char *print_file(const Node *n)
+/* what `print` (source_print or source_print_expr) writes for n, as a string */
+static char *printed(void (*print)(const Node *, FILE *), const Node *n)
 {
     char *text;
     size_t len;
     FILE *f = open_memstream(&text, &len);
-    source_print(n, f);
+    print(n, f);
     fclose(f);
     return text;
 }
-
-static char *print_expr(const Node *n)
-{
-    char *text;
-    size_t len;
-    FILE *f = open_memstream(&text, &len);
-    source_print_expr(n, f);
-    fclose(f);
-    return text;
-}
+#define print_file(n) printed(source_print, (n))
+#define print_expr(n) printed(source_print_expr, (n))
 
 /* A copy of text as a source file, in the arena (diag_string_file's
  * would outlive ast_reset, as leaks) */
