@@ -36,6 +36,7 @@
 #include "view.h"
 #ifdef NNC_ONNX
 #include "onnx.h"
+#include "onnx_import.h"
 #endif
 
 #ifndef NNC_VERSION
@@ -188,6 +189,47 @@ static char *dep_rule(const Program *prog, const char *outdir, Model **models, i
     return text;
 }
 
+#ifdef NNC_ONNX
+/* The last step of import: the written source must compile (parse and
+ * elaborate, warnings included) before NAME.nn and NAME.safetensors are
+ * written, each atomically.  A failure here is the importer's bug, and it
+ * says so. */
+static int import_write(const char *input, const char *outdir, const char *name, const char *text, size_t len,
+                        const Lift *lift)
+{
+    char *nn = malloc(strlen(name) + 16), *st = malloc(strlen(name) + 16);
+    if (!nn || !st)
+        abort();
+    sprintf(nn, "%s.nn", name);
+    sprintf(st, "%s.safetensors", name);
+    SrcFile mem = {nn, text, len};
+    ElabOptions opt;
+    memset(&opt, 0, sizeof opt);
+    opt.memfiles = &mem;
+    opt.nmemfiles = 1;
+    Program *prog = load_program(nn, &opt);
+    Model **models = NULL;
+    if (prog)
+        model_elaborate(prog, &opt, &models);
+    if (!prog || diag_errors()) {
+        fprintf(stderr,
+                "nnc: error: %s: the imported source does not compile (a bug of nnc import; the source is "
+                "above with --dump=source)\n",
+                input);
+        return 1;
+    }
+    size_t wlen;
+    char *weights = lift_safetensors(lift, &wlen);
+    if (make_dirs(outdir) != 0) {
+        fprintf(stderr, "nnc: error: cannot create output directory '%s': %s\n", outdir, strerror(errno));
+        return 1;
+    }
+    if (write_atomic(outdir, st, weights, wlen) != 0 || write_atomic(outdir, nn, text, len) != 0)
+        return 1;
+    return 0;
+}
+#endif
+
 /* nnc import MODEL.onnx [-o DIR] [--name NAME] [--loss KIND] [--dump=onnx]:
  * argv[0] is "import". */
 static int import_main(int argc, char **argv)
@@ -216,9 +258,14 @@ static int import_main(int argc, char **argv)
         } else if (options && !strncmp(a, "--loss=", 7)) {
             loss = a + 7;
         } else if (options && !strncmp(a, "--dump=", 7)) {
-            if (strcmp(a + 7, "onnx"))
-                return usage_error("unknown --dump stage '%s' for import (onnx)", a + 7);
-            dump = 1;
+            if (!strcmp(a + 7, "onnx"))
+                dump = 1;
+            else if (!strcmp(a + 7, "fold"))
+                dump = 2;
+            else if (!strcmp(a + 7, "source"))
+                dump = 3;
+            else
+                return usage_error("unknown --dump stage '%s' for import (onnx, fold, source)", a + 7);
         } else if (options && !strcmp(a, "--")) {
             options = 0;
         } else if (options && a[0] == '-' && a[1]) {
@@ -257,20 +304,46 @@ static int import_main(int argc, char **argv)
     OnnxModel *om = onnx_load(input, &status);
     if (!om)
         return status == ONNX_ERR_READ ? 1 : 2;
-    if (dump) {
+    if (dump == 1) {
         printf("import as %s (model %s), loss %s\n", name ? name : stem, model, loss);
         onnx_dump(om, stdout);
         return 0;
     }
 
-    /* every op must map to the language: none does yet (onnx_ops.def) */
+    /* every op must map to the language (onnx_ops.def) */
     const OnnxNode *n = onnx_first_unsupported(om);
     if (n) {
         onnx_report_unsupported(om, n);
         return 1;
     }
-    fprintf(stderr, "nnc: error: %s: the translation to the language is not written yet\n", input);
-    return 1;
+
+    /* shapes and constants */
+    FoldStatus fst;
+    Fold *fold = fold_run(om, &fst);
+    if (!fold)
+        return fst == FOLD_UNSUPPORTED ? 1 : 2;
+    if (dump == 2) {
+        fold_dump(fold, stdout);
+        return 0;
+    }
+
+    /* the syntax tree, nested by module names */
+    LiftLoss lk = !strcmp(loss, "cross_entropy") ? LIFT_LOSS_CROSS_ENTROPY
+        : !strcmp(loss, "mse")                   ? LIFT_LOSS_MSE
+                                                 : LIFT_LOSS_NONE;
+    Lift *lift = lift_run(fold, model, lk, &fst);
+    if (!lift)
+        return fst == FOLD_UNSUPPORTED ? 1 : 2;
+    char *text;
+    size_t tlen;
+    FILE *mf = open_memstream(&text, &tlen);
+    source_print(lift->file, mf);
+    fclose(mf);
+    if (dump == 3) {
+        fputs(text, stdout);
+        return 0;
+    }
+    return import_write(input, outdir, name ? name : stem, text, tlen, lift);
 #endif
 }
 

@@ -585,7 +585,7 @@ def cli(nnc):
             ([good, "--loss=hinge"], r"unknown --loss 'hinge'"),
             ([good, "--name", "Bad-Name"], r"--name 'Bad-Name' is not snake_case"),
             ([good, "--name="], r"--name '' is not snake_case"),
-            ([good, "--dump=ir"], r"unknown --dump stage 'ir' for import \(onnx\)"),
+            ([good, "--dump=ir"], r"unknown --dump stage 'ir' for import \(onnx, fold, source\)"),
             ([good, "-o"], r"'-o' needs an argument"),
             ([good, "--name"], r"'--name' needs an argument"),
         ]
@@ -607,18 +607,21 @@ def cli(nnc):
 
         # a valid file whose ops nnc does not map: exit 1, nothing written
         outdir = os.path.join(work, "out")
+        unsup = os.path.join(work, "unsup.onnx")
+        onnx.save(base_model(nodes=[helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+                                    helper.make_node("Celu", ["h"], ["y"], name="celu")]), unsup)
         for extra in ([], ["--name", "net", "--loss", "cross_entropy"]):
-            rc, out, err = run(nnc, "import", good, "-o", outdir, *extra)
-            want = f"nnc: error: {good}: unsupported op MatMul (ai.onnx opset 13) at node 'mm'\n"
+            rc, out, err = run(nnc, "import", unsup, "-o", outdir, *extra)
+            want = f"nnc: error: {unsup}: unsupported op Celu (ai.onnx opset 13) at node 'celu'\n"
             if rc != 1 or err != want or os.path.exists(outdir):
                 fail(f"unsupported op {extra}: expected exit 1 and {want!r}, nothing written; got {rc}: {err!r}")
             else:
                 print(f"ok  {err.strip()}")
-        m = base_model(nodes=[helper.make_node("Relu", ["x"], ["y"])], opset=15)
+        m = base_model(nodes=[helper.make_node("Celu", ["x"], ["y"])], opset=15)
         m.graph.node[0].domain = "ai.onnx"
-        onnx.save(m, os.path.join(work, "relu.onnx"))
-        rc, out, err = run(nnc, "import", os.path.join(work, "relu.onnx"))
-        if rc != 1 or not err.endswith(": unsupported op Relu (ai.onnx opset 15) at node #0 (output 'y')\n"):
+        onnx.save(m, os.path.join(work, "celu.onnx"))
+        rc, out, err = run(nnc, "import", os.path.join(work, "celu.onnx"))
+        if rc != 1 or not err.endswith(": unsupported op Celu (ai.onnx opset 15) at node #0 (output 'y')\n"):
             fail(f"unsupported op of a node without a name: got {rc}: {err!r}")
 
         # every element type, in raw_data and in its typed field, and every
