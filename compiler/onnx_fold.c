@@ -1009,6 +1009,9 @@ static int op_constant_of_shape(Ctx *c, FOp *o)
         return -1;
     y->rank = n;
     memcpy(y->dims, sh, (size_t)n * sizeof *sh);
+    for (int d = 0; d < n; d++)
+        if (sh[d].b)
+            return 0; /* batch-sized (an RNN's zero state): computed, not folded */
     const OnnxAttr *a = fold_attr(o->n, "value");
     double v = 0;
     int isfloat = 1;

@@ -682,6 +682,15 @@ static Module *scope_module(const L *l, const OnnxNode *n)
                 rl -= cl + (dot ? 1 : 0);
             }
             c = mm;
+            /* an element without params of a Sequential (its ReLU): a
+             * module of its own, so that the list keeps its numbering */
+            if (!c && is_index(s + nl + 1, len - nl - 1) && !child(m, s + nl + 1, len - nl - 1)) {
+                int numbered = m->nkids > 0;
+                for (int k = 0; k < m->nkids; k++)
+                    numbered &= is_index(m->kids[k]->name, strlen(m->kids[k]->name));
+                if (numbered)
+                    c = new_module(m, s + nl + 1, len - nl - 1);
+            }
         } else {
             /* a top-level ModuleList's element "h.0": walk its dots */
             const char *rest = s;
@@ -903,14 +912,93 @@ static const Step *only_step(const Module *m)
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-6 * fabs(b) + 1e-12; }
 
+static int dims_equal(const FoldVal *a, const FoldVal *b, int n)
+{
+    for (int d = 0; d < n; d++)
+        if (a->dims[d].c != b->dims[d].c || a->dims[d].b != b->dims[d].b)
+            return 0;
+    return 1;
+}
+
 /* A standard-library layer for a module of one step and its own params:
  * its field expression, or NULL. */
+/* A recurrent layer as PyTorch exports it in training mode: its params
+ * under their own names (weight_ih_l0, ...), sliced and concatenated into
+ * ONNX's gate order, zero initial states, one LSTM or GRU node between a
+ * batch-first transpose pair. */
+static Node *std_recurrent(L *l, Module *m)
+{
+    const Step *rnn = NULL;
+    for (int k = 0; k < m->nsteps; k++) {
+        const OnnxNode *n = node_at(l, m->steps[k]->node);
+        if (m->steps[k]->kind == S_CALL)
+            return NULL;
+        if (!strcmp(n->op_type, "LSTM") || !strcmp(n->op_type, "GRU")) {
+            if (rnn)
+                return NULL;
+            rnn = m->steps[k];
+        }
+    }
+    if (!rnn || m->nkids || m->nparams != 4)
+        return NULL;
+    const OnnxNode *n = node_at(l, rnn->node);
+    static const char *const names[] = {"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"};
+    for (int k = 0; k < 4; k++)
+        if (param_index(m, names[k]) < 0)
+            return NULL;
+    int64_t H = fold_attr_int(n, "hidden_size", 0);
+    const char *dir = fold_attr_str(n, "direction", "forward");
+    if (strcmp(dir, "forward") || fold_attr_int(n, "layout", 0) || fold_attr(n, "activations") ||
+        fold_attr(n, "clip") || (!strcmp(n->op_type, "GRU") && !fold_attr_int(n, "linear_before_reset", 0)))
+        return NULL;
+    /* initial states: none, or zeros */
+    for (int k = 5; k < 7 && k < n->ninputs; k++) {
+        FoldVal *v = in_val(l, n, k);
+        if (!v)
+            continue;
+        Step *z = step_of(l, v);
+        double c;
+        if (!z || z->kind != S_NODE || strcmp(node_at(l, z->node)->op_type, "ConstantOfShape"))
+            return NULL;
+        const OnnxAttr *a = fold_attr(node_at(l, z->node), "value");
+        if (a && a->t && a->t->f && a->t->count == 1 && (c = a->t->f[0]) != 0)
+            return NULL;
+    }
+    /* [N, T, I] in, [N, T, H] out: batch first */
+    if (m->nins != 1 || m->ins[0]->rank != 3 || !m->out || m->out->rank != 3 || m->out->dims[2].c != H)
+        return NULL;
+    int batch_first = m->ins[0]->dims[0].b || !m->ins[0]->dims[1].b;
+    if (!dims_equal(m->out, m->ins[0], 2))
+        return NULL;
+    Node *c = call(!strcmp(n->op_type, "LSTM") ? "LSTM" : "GRU", NULL);
+    arg(c, "hidden", num_i(H));
+    if (!batch_first)
+        arg(c, "batch_first", boolean(0));
+    return c;
+}
+
 static Node *std_layer(L *l, Module *m)
 {
+    Node *rec = std_recurrent(l, m);
+    if (rec)
+        return rec;
     const Step *s = only_step(m);
     if (!s || m->nkids || s->kind == S_CALL)
         return NULL;
     const OnnxNode *n = node_at(l, s->node);
+    if (!m->nparams) { /* an activation in a Sequential */
+        if (s->kind == S_GELU)
+            return ident("GELU");
+        if (s->kind != S_NODE)
+            return NULL;
+        static const char *const acts[][2] = {{"Relu", "ReLU"}, {"Sigmoid", "Sigmoid"}, {"Tanh", "Tanh"}};
+        for (size_t k = 0; k < sizeof acts / sizeof *acts; k++)
+            if (!strcmp(n->op_type, acts[k][0]))
+                return ident(acts[k][1]);
+        if (!strcmp(n->op_type, "Softmax") && fold_attr_int(n, "axis", -1) == -1)
+            return ident("Softmax");
+        return NULL;
+    }
     int wi = param_index(m, "weight"), bi = param_index(m, "bias");
     FoldVal *w = wi >= 0 ? m->params[wi] : NULL, *b = bi >= 0 ? m->params[bi] : NULL;
     if (!w || m->nparams != 1 + (b != NULL) + 2 * !strcmp(n->op_type, "BatchNormalization"))
@@ -1995,6 +2083,7 @@ static int declare(L *l, Module *m, const char *model)
     Node *fn = mk(ND_FN);
     fn->name = "call";
     char **saved = xcalloc((size_t)m->nins, sizeof *saved);
+    int batch_bound = 0;
     for (int k = 0; k < m->nins; k++)
         saved[k] = inname[vidx(l, m->ins[k])];
     for (int k = 0; k < m->nins; k++) {
@@ -2004,6 +2093,13 @@ static int declare(L *l, Module *m, const char *model)
         p->name = fresh(&b, nm);
         inname[vidx(l, m->ins[k])] = (char *)p->name;
         ast_push(&fn->list, p);
+        /* the batch axis gets its name in the layer too: x: [N, ...] */
+        if (!batch_bound && m->ins[k]->rank > 0 && m->ins[k]->dims[0].b && m->ins[k]->dims[0].c == 1) {
+            p->a = mk(ND_LIST);
+            ast_push(&p->a->list, ident(l->batch));
+            ast_push(&p->a->list, mk(ND_ELLIPSIS));
+            batch_bound = 1;
+        }
     }
     for (int k = 0; k < m->nparams; k++)
         pname[vidx(l, m->params[k])] = (char *)m->pnames[k];
