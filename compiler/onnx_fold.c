@@ -43,23 +43,26 @@ typedef struct Ctx {
 
 /* ---- messages ------------------------------------------------------------ */
 
+void fold_report(const OnnxModel *m, const OnnxNode *n, FoldStatus st, const char *msg)
+{
+    char where[400], path[300];
+    onnx_quote(m->path, strlen(m->path), 200, path, sizeof path);
+    if (n && st == FOLD_UNSUPPORTED)
+        diag_error((Loc){0}, "%s: unsupported %s at %s", path, msg, onnx_node_label(n, where, sizeof where));
+    else if (n)
+        diag_error((Loc){0}, "%s: %s: %s", path, onnx_node_label(n, where, sizeof where), msg);
+    else
+        diag_error((Loc){0}, "%s: %s", path, msg);
+}
+
 static int fail(Ctx *c, FoldStatus st, const char *fmt, ...)
 {
-    char msg[768], where[400], path[300];
+    char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    onnx_quote(c->m->path, strlen(c->m->path), 200, path, sizeof path);
-    if (c->n) {
-        onnx_node_label(c->n, where, sizeof where);
-        if (st == FOLD_UNSUPPORTED)
-            diag_error((Loc){0}, "%s: unsupported %s at %s", path, msg, where);
-        else
-            diag_error((Loc){0}, "%s: %s: %s", path, where, msg);
-    } else {
-        diag_error((Loc){0}, "%s: %s", path, msg);
-    }
+    fold_report(c->m, c->n, st, msg);
     c->status = st;
     return -1;
 }
@@ -364,6 +367,13 @@ static int alloc_const(Ctx *c, FoldVal *v, int isfloat)
     return 0;
 }
 
+/* o (shape set) as a constant of x's element type. */
+static int alloc_like(Ctx *c, FoldVal *o, const FoldVal *x)
+{
+    o->type = x->type;
+    return alloc_const(c, o, x->f != NULL);
+}
+
 static int from_tensor(Ctx *c, FoldVal *v, const OnnxTensor *t)
 {
     if (!t->supported)
@@ -519,8 +529,7 @@ static int elementwise_fold(Ctx *c, const char *op, FoldVal **in, int nin, FoldV
 /* Copies in's elements (same count) into o, whose shape is set. */
 static int copy_const(Ctx *c, const FoldVal *in, FoldVal *o)
 {
-    o->type = in->type;
-    if (alloc_const(c, o, in->f != NULL))
+    if (alloc_like(c, o, in))
         return -1;
     if (o->count != in->count)
         return fail(c, FOLD_MALFORMED, "%lld elements cannot take a shape of %lld", (long long)in->count,
@@ -697,8 +706,7 @@ static int op_transpose(Ctx *c, FOp *o)
         y->dims[d] = x->dims[perm[d]];
     if (!o->known)
         return 0;
-    y->type = x->type;
-    if (alloc_const(c, y, x->f != NULL))
+    if (alloc_like(c, y, x))
         return -1;
     for (int64_t k = 0; k < y->count; k++) {
         int64_t r = k, src = 0;
@@ -744,8 +752,7 @@ static int op_concat(Ctx *c, FOp *o)
     }
     if (!o->known)
         return 0;
-    y->type = x0->type;
-    if (alloc_const(c, y, x0->f != NULL))
+    if (alloc_like(c, y, x0))
         return -1;
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; d++)
@@ -786,7 +793,7 @@ static int op_gather(Ctx *c, FOp *o)
         return 0;
     if (x->dims[axis].b)
         return dyn(c);
-    if (alloc_const(c, y, x->f != NULL))
+    if (alloc_like(c, y, x))
         return -1;
     int64_t outer = 1, inner = 1, len = x->dims[axis].c;
     for (int d = 0; d < axis; d++)
@@ -806,6 +813,21 @@ static int op_gather(Ctx *c, FOp *o)
                 put_elem(y, k++, x, (a * len + i) * inner + e);
         }
     return 0;
+}
+
+void fold_clamp_slice(int64_t len, int64_t step, int64_t *b, int64_t *e)
+{
+    if (*b < 0)
+        *b += len;
+    if (*e < 0)
+        *e += len;
+    if (step > 0) {
+        *b = *b < 0 ? 0 : *b > len ? len : *b;
+        *e = *e < 0 ? 0 : *e > len ? len : *e;
+    } else {
+        *b = *b < 0 ? -1 : *b > len - 1 ? len - 1 : *b;
+        *e = *e < -1 ? -1 : *e > len - 1 ? len - 1 : *e;
+    }
 }
 
 /* Slice's starts, ends, axes, steps, normalized per axis of x. */
@@ -847,18 +869,8 @@ static int slices_of(Ctx *c, FOp *o, Slices *s)
         }
         if (st[k].b || en[k].b)
             return dyn(c);
-        int64_t L = len.c, b = st[k].c, e = en[k].c;
-        if (b < 0)
-            b += L;
-        if (e < 0)
-            e += L;
-        if (step > 0) {
-            b = b < 0 ? 0 : b > L ? L : b;
-            e = e < 0 ? 0 : e > L ? L : e;
-        } else {
-            b = b < 0 ? -1 : b > L - 1 ? L - 1 : b;
-            e = e < -1 ? -1 : e > L - 1 ? L - 1 : e;
-        }
+        int64_t b = st[k].c, e = en[k].c;
+        fold_clamp_slice(len.c, step, &b, &e);
         s->start[a] = b, s->end[a] = e, s->step[a] = step, s->sliced[a] = 1;
     }
     return 0;
@@ -883,8 +895,7 @@ static int op_slice(Ctx *c, FOp *o)
             y->dims[d] = (FDim){slice_len(s.start[d], s.end[d], s.step[d]), 0};
     if (!o->known)
         return 0;
-    y->type = x->type;
-    if (alloc_const(c, y, x->f != NULL))
+    if (alloc_like(c, y, x))
         return -1;
     for (int64_t k = 0; k < y->count; k++) {
         int64_t r = k, src = 0, mul = 1;
@@ -1075,8 +1086,7 @@ static int op_expand(Ctx *c, FOp *o)
         return -1;
     if (!o->known)
         return 0;
-    y->type = x->type;
-    if (alloc_const(c, y, x->f != NULL))
+    if (alloc_like(c, y, x))
         return -1;
     for (int64_t k = 0; k < y->count; k++)
         put_elem(y, k, x, bindex(x, y, k));
@@ -1096,7 +1106,7 @@ static int op_trilu(Ctx *c, FOp *o)
     if (IN(o, 1) && elem_f(c, o->in[1], 0, &kk))
         return -1;
     int upper = (int)fold_attr_int(o->n, "upper", 1);
-    if (alloc_const(c, y, x->f != NULL))
+    if (alloc_like(c, y, x))
         return -1;
     int64_t R = x->dims[x->rank - 2].c, C = x->dims[x->rank - 1].c;
     for (int64_t k = 0; k < y->count; k++) {
@@ -1251,6 +1261,33 @@ typedef struct Window {
     int64_t k[3], s[3], d[3], pb[3], pe[3], op[3];
 } Window;
 
+int fold_window_pads(const OnnxNode *n, const FoldVal *x, int nsp, const int64_t *k, int64_t *st, int64_t *di,
+                     int64_t *pb, int64_t *pe)
+{
+    const OnnxAttr *sa = fold_attr(n, "strides"), *da = fold_attr(n, "dilations"), *pa = fold_attr(n, "pads");
+    const char *ap = fold_attr_str(n, "auto_pad", "NOTSET");
+    int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+    if (!same && strcmp(ap, "VALID") && strcmp(ap, "NOTSET"))
+        return -1;
+    for (int i = 0; i < nsp; i++) {
+        st[i] = sa ? sa->ints[i] : 1;
+        di[i] = da ? da->ints[i] : 1;
+        pb[i] = pa ? pa->ints[i] : 0;
+        pe[i] = pa ? pa->ints[i + nsp] : 0;
+        if (same) {
+            int64_t in = x->dims[2 + i].c, out = (in + st[i] - 1) / st[i];
+            int64_t total = (out - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in;
+            if (total < 0)
+                total = 0;
+            pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+            pe[i] = total - pb[i];
+        } else if (!strcmp(ap, "VALID")) {
+            pb[i] = pe[i] = 0;
+        }
+    }
+    return 0;
+}
+
 static int window(Ctx *c, FOp *o, const int64_t *kernel, int nsp, Window *w, int transposed)
 {
     FoldVal *x = o->in[0];
@@ -1260,32 +1297,20 @@ static int window(Ctx *c, FOp *o, const int64_t *kernel, int nsp, Window *w, int
     if ((st && st->n != nsp) || (di && di->n != nsp) || (pa && pa->n != 2 * nsp) || (opad && opad->n != nsp))
         return fail(c, FOLD_MALFORMED, "strides, dilations or pads of the wrong length");
     const char *ap = fold_attr_str(o->n, "auto_pad", "NOTSET");
+    /* the attributes as written, before auto_pad replaces the pads */
     for (int i = 0; i < nsp; i++) {
         w->k[i] = kernel[i];
-        w->s[i] = st ? st->ints[i] : 1;
-        w->d[i] = di ? di->ints[i] : 1;
-        w->pb[i] = pa ? pa->ints[i] : 0;
-        w->pe[i] = pa ? pa->ints[i + nsp] : 0;
         w->op[i] = opad ? opad->ints[i] : 0;
-        if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0 || w->op[i] < 0)
+        if (w->k[i] < 1 || (st && st->ints[i] < 1) || (di && di->ints[i] < 1) ||
+            (pa && (pa->ints[i] < 0 || pa->ints[i + nsp] < 0)) || w->op[i] < 0)
             return fail(c, FOLD_MALFORMED, "a window size, stride, dilation or pad out of range");
         if (x->dims[2 + i].b)
             return dyn(c);
-        if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-            if (transposed)
-                return fail(c, FOLD_UNSUPPORTED, "auto_pad %s of ConvTranspose", ap);
-            int64_t in = x->dims[2 + i].c, out = (in + w->s[i] - 1) / w->s[i];
-            int64_t total = (out - 1) * w->s[i] + (w->k[i] - 1) * w->d[i] + 1 - in;
-            if (total < 0)
-                total = 0;
-            w->pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-            w->pe[i] = total - w->pb[i];
-        } else if (!strcmp(ap, "VALID")) {
-            w->pb[i] = w->pe[i] = 0;
-        } else if (strcmp(ap, "NOTSET")) {
-            return fail(c, FOLD_MALFORMED, "auto_pad '%s'", ap);
-        }
     }
+    if (transposed && (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")))
+        return fail(c, FOLD_UNSUPPORTED, "auto_pad %s of ConvTranspose", ap);
+    if (fold_window_pads(o->n, x, nsp, w->k, w->s, w->d, w->pb, w->pe))
+        return fail(c, FOLD_MALFORMED, "auto_pad '%s'", ap);
     return 0;
 }
 
@@ -1605,14 +1630,13 @@ static int run_node(Ctx *c, int idx)
     FoldVal *in[64], *out[64];
     if (n->ninputs > 64 || n->noutputs > 64)
         return fail(c, FOLD_UNSUPPORTED, "node with %d inputs and %d outputs", n->ninputs, n->noutputs);
-    int known = 1, nconst = 0;
+    int known = 1;
     for (int k = 0; k < n->ninputs; k++) {
         in[k] = fold_val(f, n->inputs[k]);
         if (n->inputs[k][0] && !in[k])
             return fail(c, FOLD_MALFORMED, "input '%s' is not defined", n->inputs[k]);
         if (in[k] && in[k]->kind != FV_CONST)
             known = 0;
-        nconst += in[k] != NULL;
     }
     f->node_out[idx] = f->nvals;
     for (int k = 0; k < n->noutputs; k++) {
@@ -1643,7 +1667,6 @@ static int run_node(Ctx *c, int idx)
                 return fail(c, FOLD_MALFORMED, "an axis of %lld", (long long)out[k]->dims[d].c);
     }
     f->folded[idx] = (unsigned char)all;
-    (void)nconst;
     return 0;
 }
 

@@ -65,6 +65,10 @@ typedef enum FoldStatus {
     FOLD_MALFORMED,   /* shapes that do not agree, or that are dynamic beyond the batch: exit 2 */
 } FoldStatus;
 
+/* The one line of an import error: `nnc: error: PATH: unsupported WHAT at
+ * NODE` (FOLD_UNSUPPORTED), `PATH: NODE: WHAT`, or `PATH: WHAT` without a
+ * node. */
+void fold_report(const OnnxModel *m, const OnnxNode *n, FoldStatus st, const char *msg);
 /* Shapes and constants of every value of m; NULL after reporting one
  * error line. */
 Fold *fold_run(const OnnxModel *m, FoldStatus *status);
@@ -78,6 +82,15 @@ const OnnxAttr *fold_attr(const OnnxNode *n, const char *name);
 int64_t fold_attr_int(const OnnxNode *n, const char *name, int64_t def);
 float fold_attr_float(const OnnxNode *n, const char *name, float def);
 const char *fold_attr_str(const OnnxNode *n, const char *name, const char *def);
+/* Slice's start and end made positive and clamped to an axis of `len`
+ * for `step` (ONNX's rule). */
+void fold_clamp_slice(int64_t len, int64_t step, int64_t *b, int64_t *e);
+/* The strides, dilations and begin and end pads of a Conv, ConvTranspose
+ * or pool node n over x's nsp spatial axes, its kernel k, with auto_pad
+ * applied; -1 for an auto_pad ONNX does not define.  The attributes'
+ * lengths are fold's to check. */
+int fold_window_pads(const OnnxNode *n, const FoldVal *x, int nsp, const int64_t *k, int64_t *st, int64_t *di,
+                     int64_t *pb, int64_t *pe);
 /* "3", "N", "4 * N", for messages */
 const char *fold_dim_str(FDim d, char *buf, size_t cap);
 

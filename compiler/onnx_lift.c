@@ -48,16 +48,19 @@ typedef struct Step {
     FoldVal *in[8]; /* S_LINEAR: x, weight, bias; S_LAYERNORM: x, weight, bias; S_GELU, S_CAUSAL: x */
     int nin;
     FoldVal *out;
-    int outk;        /* which output of the node */
-    double eps;      /* S_LAYERNORM */
-    Module *mod;     /* the module it is in */
-    Module *callee;  /* S_CALL */
-    int order;       /* position in the graph's order */
-    int dead;        /* merged into a call */
-    Node *expr;      /* its expression, once printed */
-    const char *var; /* its let name, when it has one */
-    int reads;       /* reads of its value inside its module's body */
-    int body;        /* the body being built when it was printed */
+    int outk;            /* which output of the node */
+    double eps;          /* S_LAYERNORM */
+    Module *mod;         /* the module it is in */
+    Module *callee;      /* S_CALL */
+    int order;           /* position in the graph's order */
+    int dead;            /* merged into a call */
+    Node *expr;          /* its expression, once printed */
+    const char *var;     /* its let name, when it has one */
+    int reads;           /* reads of its value inside its module's body */
+    int body;            /* the body being built when it was printed */
+    const char *comment; /* the node names of what its expression holds */
+    int weight;          /* the steps its expression holds */
+    int inlined;         /* written inside a later statement of its body */
 } Step;
 
 struct Module {
@@ -99,7 +102,6 @@ typedef struct L {
     NodeVec decls;
     LiftTensor *tensors;
     int ntensors, captensors;
-    int nconst;
     const char *batch; /* the batch dim's name in the source */
 } L;
 
@@ -107,18 +109,12 @@ typedef struct L {
 
 static int fail(L *l, FoldStatus st, const OnnxNode *n, const char *fmt, ...)
 {
-    char msg[768], where[400], path[300];
+    char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    onnx_quote(l->m->path, strlen(l->m->path), 200, path, sizeof path);
-    if (n && st == FOLD_UNSUPPORTED)
-        diag_error((Loc){0}, "%s: unsupported %s at %s", path, msg, onnx_node_label(n, where, sizeof where));
-    else if (n)
-        diag_error((Loc){0}, "%s: %s: %s", path, onnx_node_label(n, where, sizeof where), msg);
-    else
-        diag_error((Loc){0}, "%s: %s", path, msg);
+    fold_report(l->m, n, st, msg);
     l->status = st;
     return -1;
 }
@@ -159,14 +155,18 @@ static Node *ident(const char *s)
     return n;
 }
 
+static Node *neg(Node *a)
+{
+    Node *n = mk(ND_UNARY);
+    n->op = OP_NEG;
+    n->a = a;
+    return n;
+}
+
 static Node *num_i(long long v)
 {
-    if (v < 0) {
-        Node *u = mk(ND_UNARY);
-        u->op = OP_NEG;
-        u->a = num_i(-v);
-        return u;
-    }
+    if (v < 0)
+        return neg(num_i(-v));
     Node *n = mk(ND_INT);
     n->ival = v;
     return n;
@@ -174,12 +174,8 @@ static Node *num_i(long long v)
 
 static Node *num_f(double v)
 {
-    if (v < 0 || (v == 0 && signbit(v))) {
-        Node *u = mk(ND_UNARY);
-        u->op = OP_NEG;
-        u->a = num_f(-v);
-        return u;
-    }
+    if (v < 0 || (v == 0 && signbit(v)))
+        return neg(num_f(-v));
     Node *n = mk(ND_FLOAT);
     n->fval = v;
     return n;
@@ -204,14 +200,6 @@ static Node *bin(Op op, Node *a, Node *b)
     Node *n = mk(ND_BINARY);
     n->op = op;
     n->a = a, n->b = b;
-    return n;
-}
-
-static Node *neg(Node *a)
-{
-    Node *n = mk(ND_UNARY);
-    n->op = OP_NEG;
-    n->a = a;
     return n;
 }
 
@@ -314,6 +302,18 @@ static int sole_reader(const L *l, const FoldVal *v, const char *op)
     if (v->uses != 1 || readers(l, v, r, 2) != 1)
         return -1;
     return !op || !strcmp(node_at(l, r[0])->op_type, op) ? r[0] : -1;
+}
+
+/* Steps in the graph's order (stable: a run sits where its last node was);
+ * the lists are sorted but for an appended step, so this is linear then. */
+static void sort_steps(Step **v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1]->order > v[j]->order; j--) {
+            Step *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
 }
 
 static Step *new_step(L *l, int kind, int node)
@@ -522,13 +522,7 @@ static int build_steps(L *l)
             taken[k] = 1;
     }
     free(taken);
-    /* steps in the graph's order (a run sits where its last node was) */
-    for (int i = 1; i < l->nsteps; i++)
-        for (int j = i; j > 0 && l->steps[j - 1]->order > l->steps[j]->order; j--) {
-            Step *t = l->steps[j];
-            l->steps[j] = l->steps[j - 1];
-            l->steps[j - 1] = t;
-        }
+    sort_steps(l->steps, l->nsteps);
     l->of_val = xcalloc((size_t)l->f->nvals, sizeof *l->of_val);
     for (int i = 0; i < l->nsteps; i++)
         l->of_val[vidx(l, l->steps[i]->out)] = l->steps[i];
@@ -597,6 +591,18 @@ static Module *child(Module *m, const char *name, size_t len)
     return NULL;
 }
 
+static void add_param(Module *m, FoldVal *v, const char *name)
+{
+    m->params = realloc(m->params, (size_t)(m->nparams + 1) * sizeof *m->params);
+    m->pnames = realloc(m->pnames, (size_t)(m->nparams + 1) * sizeof *m->pnames);
+    m->pstate = realloc(m->pstate, (size_t)(m->nparams + 1) * sizeof *m->pstate);
+    if (!m->params || !m->pnames || !m->pstate)
+        abort();
+    m->params[m->nparams] = v;
+    m->pstate[m->nparams] = 0;
+    m->pnames[m->nparams++] = xstrdup(name);
+}
+
 /* Puts param v under its module; 0 when its name is no field path. */
 static int place_param(L *l, FoldVal *v)
 {
@@ -611,14 +617,7 @@ static int place_param(L *l, FoldVal *v)
             for (int k = 0; k < m->nparams; k++)
                 if (!strcmp(m->pnames[k], s))
                     return 0;
-            m->params = realloc(m->params, (size_t)(m->nparams + 1) * sizeof *m->params);
-            m->pnames = realloc(m->pnames, (size_t)(m->nparams + 1) * sizeof *m->pnames);
-            m->pstate = realloc(m->pstate, (size_t)(m->nparams + 1) * sizeof *m->pstate);
-            if (!m->params || !m->pnames || !m->pstate)
-                abort();
-            m->params[m->nparams] = v;
-            m->pstate[m->nparams] = 0;
-            m->pnames[m->nparams++] = xstrdup(s);
+            add_param(m, v, s);
             return 1;
         }
         if (!is_ident(s, len) && !is_index(s, len))
@@ -875,20 +874,10 @@ static void collapse(L *l, Module *m)
     free(ss);
     /* in the global list, where the last of them was */
     PUSH(l->steps, l->nsteps, l->capsteps, c);
-    for (int j = l->nsteps - 1; j > 0 && l->steps[j - 1]->order > c->order; j--) {
-        Step *t = l->steps[j];
-        l->steps[j] = l->steps[j - 1];
-        l->steps[j - 1] = t;
-    }
+    sort_steps(l->steps, l->nsteps);
     l->of_val[vidx(l, c->out)] = c;
     add_step(m->parent, c);
-    /* the parent's own list: in order */
-    Module *p = m->parent;
-    for (int j = p->nsteps - 1; j > 0 && p->steps[j - 1]->order > c->order; j--) {
-        Step *t = p->steps[j];
-        p->steps[j] = p->steps[j - 1];
-        p->steps[j - 1] = t;
-    }
+    sort_steps(m->parent->steps, m->parent->nsteps);
 }
 
 static int param_index(const Module *m, const char *leaf)
@@ -1477,10 +1466,7 @@ static Node *node_expr(Body *b, const Step *s)
             if (x0->dims[a].b)
                 continue; /* the whole batch */
             int64_t L0 = x0->dims[a].c, bb = st->i[k].c, ee = en->i[k].c;
-            bb = bb < 0 ? bb + L0 : bb;
-            ee = ee < 0 ? ee + L0 : ee;
-            bb = bb < 0 ? 0 : bb > L0 ? L0 : bb;
-            ee = ee < 0 ? 0 : ee > L0 ? L0 : ee;
+            fold_clamp_slice(L0, 1, &bb, &ee);
             if (bb == 0 && ee == L0)
                 continue;
             if (ee <= bb) {
@@ -1547,25 +1533,10 @@ static Node *node_expr(Body *b, const Step *s)
             return NULL;
         }
         int64_t k[2], st[2], di[2], pb[2], pe[2];
-        const OnnxAttr *sa = fold_attr(n, "strides"), *da = fold_attr(n, "dilations"), *pa = fold_attr(n, "pads"),
-                       *ka = fold_attr(n, "kernel_shape");
-        const char *ap = fold_attr_str(n, "auto_pad", "NOTSET");
-        for (int i = 0; i < nsp; i++) {
+        const OnnxAttr *ka = fold_attr(n, "kernel_shape");
+        for (int i = 0; i < nsp; i++)
             k[i] = conv ? s->in[1]->dims[2 + i].c : ka->ints[i];
-            st[i] = sa ? sa->ints[i] : 1;
-            di[i] = da ? da->ints[i] : 1;
-            pb[i] = pa ? pa->ints[i] : 0;
-            pe[i] = pa ? pa->ints[i + nsp] : 0;
-            if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) {
-                int64_t in = x0->dims[2 + i].c, out = (in + st[i] - 1) / st[i];
-                int64_t total = (out - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in;
-                total = total < 0 ? 0 : total;
-                pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-                pe[i] = total - pb[i];
-            } else if (!strcmp(ap, "VALID")) {
-                pb[i] = pe[i] = 0;
-            }
-        }
+        fold_window_pads(n, x0, nsp, k, st, di, pb, pe); /* (fold checked auto_pad) */
         Node *x = X(0);
         if (!x)
             return NULL;
@@ -1801,14 +1772,12 @@ static char *join_comment(const char *a, const char *b)
         return b ? xstrdup(b) : NULL;
     if (!b || !b[0])
         return xstrdup(a);
-    char *r = xcalloc(strlen(a) + strlen(b) + 3, 1);
+    char *r = ast_alloc(strlen(a) + strlen(b) + 3);
     sprintf(r, "%s, %s", a, b);
-    return ast_strndup(r, strlen(r));
+    return r;
 }
 
 /* per step: the comment of what it prints, and how many steps it holds */
-static char **step_comment;
-static int *step_weight;
 static int body_id;
 
 static Node *value_expr(Body *b, FoldVal *v, const OnnxNode *n)
@@ -1839,14 +1808,6 @@ static Node *value_expr(Body *b, FoldVal *v, const OnnxNode *n)
     if (s->var)
         return ident(s->var);
     return s->expr;
-}
-
-static int step_index(const L *l, const Step *s)
-{
-    for (int k = 0; k < l->nsteps; k++)
-        if (l->steps[k] == s)
-            return k;
-    return -1;
 }
 
 static const char *step_own_comment(const L *l, const Step *s)
@@ -1887,7 +1848,6 @@ static int build_body(L *l, Module *m, Step **steps, int nsteps, FoldVal *out, B
     }
     for (int i = 0; i < nsteps; i++) {
         Step *s = steps[i];
-        int si = step_index(l, s);
         s->var = NULL;
         s->expr = step_expr(b, s);
         if (!s->expr)
@@ -1899,17 +1859,16 @@ static int build_body(L *l, Module *m, Step **steps, int nsteps, FoldVal *out, B
         int nr = step_reads(s, r);
         for (int k = 0; k < nr; k++) {
             Step *p = step_of(l, r[k]);
-            int pi = p ? step_index(l, p) : -1;
-            if (p && pi >= 0 && p->body == body_id && !p->var && p->expr && r[k]->kind == FV_NODE &&
-                step_comment[pi] != (char *)1) {
-                cm = join_comment(cm, step_comment[pi]);
-                weight += step_weight[pi];
-                step_comment[pi] = (char *)1; /* taken */
+            if (p && p->body == body_id && !p->var && p->expr && r[k]->kind == FV_NODE && !p->inlined) {
+                cm = join_comment(cm, p->comment);
+                weight += p->weight;
+                p->inlined = 1;
             }
         }
         cm = join_comment(cm, step_own_comment(l, s));
-        step_comment[si] = (char *)cm;
-        step_weight[si] = weight;
+        s->comment = cm;
+        s->weight = weight;
+        s->inlined = 0;
         if (s->out == out)
             continue;
         if (s->reads == 1 && weight <= 4)
@@ -1931,8 +1890,7 @@ static int build_body(L *l, Module *m, Step **steps, int nsteps, FoldVal *out, B
     Step *os = step_of(l, out);
     if (os && os->expr && !os->var) {
         ret->a = os->expr;
-        int oi = step_index(l, os);
-        ret->comment = oi >= 0 && step_comment[oi] != (char *)1 ? step_comment[oi] : NULL;
+        ret->comment = os->inlined ? NULL : os->comment;
     } else {
         ret->a = value_expr(b, out, NULL);
         if (!ret->a)
@@ -2203,13 +2161,7 @@ static int lift_module(L *l, Module *m)
         for (int k = 0; k < n; k++)
             add_step(m->parent, ss[k]);
         m->nsteps = 0;
-        Module *p = m->parent;
-        for (int i = 1; i < p->nsteps; i++)
-            for (int j = i; j > 0 && p->steps[j - 1]->order > p->steps[j]->order; j--) {
-                Step *t = p->steps[j];
-                p->steps[j] = p->steps[j - 1];
-                p->steps[j - 1] = t;
-            }
+        sort_steps(m->parent->steps, m->parent->nsteps);
         free(ss);
         return 0;
     }
@@ -2338,15 +2290,7 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
             snprintf(buf, sizeof buf, "%s", nm);
             for (int j = 2; param_index(l->root, buf) >= 0 || !is_ident(buf, strlen(buf)); j++)
                 snprintf(buf, sizeof buf, "%s_%d", nm, j);
-            Module *r = l->root;
-            r->params = realloc(r->params, (size_t)(r->nparams + 1) * sizeof *r->params);
-            r->pnames = realloc(r->pnames, (size_t)(r->nparams + 1) * sizeof *r->pnames);
-            r->pstate = realloc(r->pstate, (size_t)(r->nparams + 1) * sizeof *r->pstate);
-            if (!r->params || !r->pnames || !r->pstate)
-                abort();
-            r->params[r->nparams] = v;
-            r->pnames[r->nparams] = xstrdup(buf);
-            r->pstate[r->nparams++] = 0;
+            add_param(l->root, v, buf);
         }
         /* BatchNorm's statistics are not trained */
         for (int k = 0; k < l->nsteps; k++) {
@@ -2358,8 +2302,6 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
                             l->root->pstate[q] = 1;
         }
     }
-    step_comment = xcalloc((size_t)l->nsteps + 1, sizeof *step_comment);
-    step_weight = xcalloc((size_t)l->nsteps + 1, sizeof *step_weight);
     if (declare(l, l->root, model_name))
         goto bad;
 

@@ -23,7 +23,6 @@ convolutions by PyTorch's exporter) imports and predicts the same.
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import types
@@ -61,14 +60,6 @@ def randomize_bn(m, g):
                 mod.running_var.copy_(torch.rand(mod.num_features, generator=g) + 0.5)
                 mod.weight.copy_(torch.rand(mod.num_features, generator=g) + 0.5)
                 mod.bias.copy_(torch.randn(mod.num_features, generator=g) * 0.1)
-
-
-def run(cmd, cwd, what):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=300)
-    if r.returncode:
-        raise parity.ParityError("%s failed (exit %d):\n%s%s" % (what, r.returncode, r.stdout.decode(errors="replace"),
-                                                               r.stderr.decode(errors="replace")))
-    return r
 
 
 def export(m, x, path, opset, train):
@@ -112,6 +103,8 @@ def torch_steps(m, x, y, opt, lr):
 
 def one(name, args, tmp):
     ctor, make_x, opset = MODELS[name]
+    runner = parity.Runner(False, dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    run = runner.run
     g = torch.Generator().manual_seed(SEED)
     torch.manual_seed(SEED)
     m = ctor()
@@ -136,9 +129,8 @@ def one(name, args, tmp):
     with torch.no_grad():
         m.eval()
         want = m(x).numpy()
-    r = run([args.nnc, name + ".nn", "-o", "dot", "--emit=dot"], tmp, "nnc --emit=dot")
-    check(not r.stderr, "%s: nnc printed diagnostics for the imported source: %s" % (name, r.stderr.decode()))
-    runner = parity.Runner(False, dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    _, err = run([args.nnc, name + ".nn", "-o", "dot", "--emit=dot"], tmp, "nnc --emit=dot")
+    check(not err, "%s: nnc printed diagnostics for the imported source: %s" % (name, err))
     case = types.SimpleNamespace(nn_path=os.path.join(tmp, name + ".nn"), nnc_args=[])
     bargs = types.SimpleNamespace(nnc=args.nnc, cc="gcc", opt="-O1", sanitize=False,
                                   runtime_include=args.runtime_include, include=args.include,
