@@ -8,8 +8,9 @@ import nnlib as L
 B = 5
 BRANCHES = ["erf", "leaky", "leaky2", "hsig", "hsig2", "hswish", "clip", "clip_lo", "clip_hi",
             "recip", "sign", "neg"]
-# the first row of xb: the kinks of hard_sigmoid and hard_swish (-3, 3),
-# clip's bounds (-0.5, 0.7), leaky_relu's 0, and three points between
+# the first row of xb: the kinks of hard_sigmoid (-3, 3) and of
+# hard_swish(xb - 6) (its -3 from 3), clip's bounds (-0.5, 0.7),
+# leaky_relu's 0, and three points between
 KINKS = [-3.0, 3.0, -0.5, 0.7, 0.0, 1.5, -1.0, -4.0]
 
 
@@ -36,7 +37,7 @@ class PrimActivations(torch.nn.Module):
              + torch.reciprocal(L.square(h["recip"]) + 0.5) + torch.sign(h["sign"])
              + torch.neg(h["neg"]))
         b = xb + self.z
-        kinks = (F.hardsigmoid(b) + F.hardswish(b) + torch.clamp(b, min=-0.5, max=0.7)
+        kinks = (F.hardsigmoid(b) + F.hardswish(b - 6) + torch.clamp(b, min=-0.5, max=0.7)
                  + F.leaky_relu(b, 0.3) + torch.clamp(b * 2, min=0.9, max=0.2))
         return torch.cat([r, kinks], dim=1)
 
@@ -57,8 +58,6 @@ def init_weights(module, gen):
 
 def inputs(gen):
     xb = torch.randn(B, 8, generator=gen) * 2
-    # first row: PyTorch's hardswish backward takes its vectorized path
-    # there (it gives 1 at exactly 3; its scalar tail path 1.5)
     xb[0] = torch.tensor(KINKS)
     return [torch.randn(B, 5, generator=gen), xb]
 
