@@ -8,6 +8,7 @@
  * lanes (emit_lanes_store, emit_lanes_sum), so that it vectorizes; the
  * row ops, losses and batch norm sum that way too.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,35 @@ static const char *unary_expr(Emitter *e, const IrNode *n, const char *a)
         return emit_fmt("%s(%s, %s)", emit_libm(e, "pow"), a, emit_lit(e, n->fval));
     case IR_STEP: return emit_fmt("%s > %s ? %s : %s", a, zero, one, zero);
     case IR_SIGN: return emit_fmt("(%s)((%s > %s) - (%s < %s))", e->real, a, zero, a, zero);
+    case IR_ERF: return emit_fmt("%s(%s)", emit_libm(e, "erf"), a);
+    case IR_RECIPROCAL: return emit_fmt("%s / %s", one, a);
+    case IR_LEAKY_RELU: return emit_fmt("%s > %s ? %s : %s * %s", a, zero, a, emit_lit(e, n->fval), a);
+    case IR_DLEAKY_RELU: return emit_fmt("%s > %s ? %s : %s", a, zero, one, emit_lit(e, n->fval));
+    case IR_HARD_SIGMOID:
+    case IR_DHARD_SIGMOID:
+        return emit_fmt("nnc_%s_%s(%s, %s, %s)", n->op == IR_HARD_SIGMOID ? "hard_sigmoid" : "dhard_sigmoid", e->real,
+                        a, emit_lit(e, n->fval), emit_lit(e, n->fval2));
+    case IR_HARD_SWISH: return emit_fmt("nnc_hard_swish_%s(%s)", e->real, a);
+    case IR_DHARD_SWISH: return emit_fmt("nnc_dhard_swish_%s(%s)", e->real, a);
+    case IR_CLIP: {
+        /* min(max(x, lo), hi) with NaN kept, as torch.clamp; lo > hi
+         * gives hi everywhere */
+        const char *lo = emit_lit(e, n->fval), *hi = emit_lit(e, n->fval2);
+        if (n->fval == -INFINITY)
+            return emit_fmt("%s > %s ? %s : %s", a, hi, hi, a);
+        if (n->fval2 == INFINITY)
+            return emit_fmt("%s < %s ? %s : %s", a, lo, lo, a);
+        if (n->fval > n->fval2)
+            return emit_fmt("%s != %s ? %s : %s", a, a, a, hi);
+        return emit_fmt("%s < %s ? %s : %s > %s ? %s : %s", a, lo, lo, a, hi, hi, a);
+    }
+    case IR_DCLIP: {
+        /* PyTorch's clamp backward: 1 on [lo, hi], bounds included */
+        const char *lo = emit_fmt("%s >= %s", a, emit_lit(e, n->fval)),
+                   *hi = emit_fmt("%s <= %s", a, emit_lit(e, n->fval2));
+        const char *in = n->fval == -INFINITY ? hi : n->fval2 == INFINITY ? lo : emit_fmt("%s && %s", lo, hi);
+        return emit_fmt("%s ? %s : %s", in, one, zero);
+    }
     case IR_EXPAND: return a;
     default: abort();
     }
@@ -123,6 +153,16 @@ static const char *binary_expr(Emitter *e, IrOp op, const char *a, const char *b
         return emit_fmt("%s > %s ? %s : %s == %s ? %s : %s", a, b, emit_lit(e, 1), a, b, emit_lit(e, 0.5),
                         emit_lit(e, 0));
     case IR_EQMASK: return emit_fmt("%s == %s ? %s : %s", a, b, emit_lit(e, 1), emit_lit(e, 0));
+    case IR_LESS: return emit_fmt("%s < %s ? %s : %s", a, b, emit_lit(e, 1), emit_lit(e, 0));
+    case IR_GREATER: return emit_fmt("%s > %s ? %s : %s", a, b, emit_lit(e, 1), emit_lit(e, 0));
+    default: abort();
+    }
+}
+
+static const char *ternary_expr(Emitter *e, IrOp op, const char *c, const char *a, const char *b)
+{
+    switch (op) {
+    case IR_WHERE: return emit_fmt("%s != %s ? %s : %s", c, emit_lit(e, 0), a, b);
     default: abort();
     }
 }
@@ -174,6 +214,9 @@ static int repeats_operand(const IrNode *n)
     case IR_SILU:
     case IR_SQUARE:
     case IR_SIGN:
+    case IR_LEAKY_RELU:
+    case IR_CLIP:
+    case IR_DCLIP:
     case IR_MAXIMUM:
     case IR_MINIMUM:
     case IR_MAXGRAD: return 1;
@@ -215,10 +258,15 @@ static const char *ew_value(Emitter *e, Loop *lp, int t, int root, int atom)
         ex = emit_fmt("%s > %s ? %s : %s", x, emit_lit(e, 0), dy, emit_lit(e, 0));
     } else if (ir_op_class(n->op) == OC_UNARY) {
         ex = unary_expr(e, n, ew_value(e, lp, n->in[0], 0, twice));
-    } else {
+    } else if (ir_op_class(n->op) == OC_BINARY) {
         const char *a = ew_value(e, lp, n->in[0], 0, twice);
         const char *b = ew_value(e, lp, n->in[1], 0, twice);
         ex = binary_expr(e, n->op, a, b);
+    } else {
+        const char *c = ew_value(e, lp, n->in[0], 0, twice);
+        const char *a = ew_value(e, lp, n->in[1], 0, twice);
+        const char *b = ew_value(e, lp, n->in[2], 0, twice);
+        ex = ternary_expr(e, n->op, c, a, b);
     }
     if (root)
         return ex;

@@ -418,7 +418,8 @@ static int ln_partner(Emitter *e, int t, IrOp op)
     return -1;
 }
 
-/* Embeddings, layer norm and the causal mask (sequence models). */
+/* Embeddings, layer norm, the causal mask, tril and triu (sequence
+ * models). */
 void emit_seq_op(Emitter *e, int t)
 {
     const IrNode *n = emit_nd(e, t);
@@ -522,6 +523,21 @@ void emit_seq_op(Emitter *e, int t)
           "= 0; j < T; j++)\n");
         P(e, "            %s[(b * T + i) * T + j] = j > i ? %s : %s[(b * T + i) * T + j];\n    }\n", y,
           n->ival ? emit_lit(e, 0) : "-INFINITY", emit_ref(e, n->in[0]));
+        return;
+    }
+    case IR_TRIL:
+    case IR_TRIU: {
+        /* element (i, j) of each [R, C] matrix kept where j - i <= k
+         * (tril) or >= k (triu), else 0 */
+        Shape s = n->shape;
+        int64_t R = s.d[s.nd - 2], C = s.d[s.nd - 1];
+        P(e, "    {\n        const int64_t mats = %s, R = %lld, C = %lld;\n", emit_prod(s, 0, s.nd - 2), (long long)R,
+          (long long)C);
+        P(e,
+          "        for (int64_t b = 0; b < mats; b++)\n        for (int64_t i = 0; i < R; i++)\n        for (int64_t j "
+          "= 0; j < C; j++)\n");
+        P(e, "            %s[(b * R + i) * C + j] = j - i %s %d ? %s[(b * R + i) * C + j] : %s;\n    }\n", y,
+          n->op == IR_TRIL ? "<=" : ">=", n->ival, emit_ref(e, n->in[0]), emit_lit(e, 0));
         return;
     }
     default: abort();

@@ -230,6 +230,31 @@ static void d_rsqrt(const Rule *r)
 }
 
 static void d_abs(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b1(IR_SIGN, r->x))); }
+
+/* erf' = 2/√π e^(−x²) */
+static void d_erf(const Rule *r)
+{
+    int e = b1(IR_EXP, b1(IR_NEG, b2(IR_MUL, r->x, r->x)));
+    acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, e, cst(1.12837916709551257390, 0))));
+}
+
+/* (1/x)' = −y², PyTorch's −dy y y */
+static void d_reciprocal(const Rule *r) { acc(r->x, b1(IR_NEG, b2(IR_MUL, r->dy, b2(IR_MUL, r->y, r->y)))); }
+
+/* dy times the derivative op d of x, with the forward node's constants
+ * (leaky_relu's slope, hard_sigmoid's alpha and beta, clip's bounds) */
+static void d_by(const Rule *r, IrOp d)
+{
+    int t = b1(d, r->x);
+    G->nodes[t].fval = r->n->fval;
+    G->nodes[t].fval2 = r->n->fval2;
+    acc(r->x, b2(IR_MUL, r->dy, t));
+}
+
+static void d_leaky_relu(const Rule *r) { d_by(r, IR_DLEAKY_RELU); }
+static void d_hard_sigmoid(const Rule *r) { d_by(r, IR_DHARD_SIGMOID); }
+static void d_hard_swish(const Rule *r) { d_by(r, IR_DHARD_SWISH); }
+static void d_clip(const Rule *r) { d_by(r, IR_DCLIP); }
 static void d_square(const Rule *r) { acc(r->x, b2(IR_MUL, r->dy, b2(IR_MUL, r->x, cst(2, 0)))); }
 
 static void d_powc(const Rule *r)
@@ -289,6 +314,18 @@ static void d_minmax(const Rule *r)
         acc(x, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, x, b) : b2(IR_MAXGRAD, b, x)), shp(x)));
     if (need(r, 1))
         acc(b, sum_to(b2(IR_MUL, r->dy, mx ? b2(IR_MAXGRAD, b, x) : b2(IR_MAXGRAD, x, b)), shp(b)));
+}
+
+/* where(c, a, b): dy goes to a where c holds and to b elsewhere, each
+ * summed back over its broadcast dims; none to c, as PyTorch's bool
+ * condition */
+static void d_where(const Rule *r)
+{
+    for (int k = 1; k <= 2; k++)
+        if (need(r, k)) {
+            int in[3] = {r->n->in[0], k == 1 ? r->dy : cst(0, 0), k == 1 ? cst(0, 0) : r->dy};
+            acc(r->n->in[k], sum_to(bw(IR_WHERE, shp(r->dy), 3, in), shp(r->n->in[k])));
+        }
 }
 
 static void d_expand(const Rule *r) { acc(r->x, sum_to(r->dy, shp(r->x))); }
@@ -556,6 +593,14 @@ static void d_causal_mask(const Rule *r)
 {
     int t = bw(IR_CAUSAL_MASK, shp(r->x), 1, &r->dy);
     G->nodes[t].ival = 1; /* zeros above the diagonal */
+    acc(r->x, t);
+}
+
+/* tril and triu keep the same triangle of dy */
+static void d_tri(const Rule *r)
+{
+    int t = bw(r->n->op, shp(r->x), 1, &r->dy);
+    G->nodes[t].ival = r->n->ival;
     acc(r->x, t);
 }
 

@@ -5,6 +5,7 @@
  * *_BWD).  Everything that can be said with elementwise ops is, so the
  * fusion in plan.c sees backward chains as ordinary loops.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +83,10 @@ int ir_op_arity(IrOp op) { return op_table[op].arity; }
 
 /* Elementwise nodes are the ones plan.c may fuse into one loop.  EXPAND
  * counts: a broadcast read is just an index computation. */
-int ir_is_elementwise(IrOp op) { return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY; }
+int ir_is_elementwise(IrOp op)
+{
+    return op_table[op].cls == OC_UNARY || op_table[op].cls == OC_BINARY || op_table[op].cls == OC_TERNARY;
+}
 
 int ir_softmax_by_rows(const IrNode *n)
 {
@@ -235,6 +239,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
         if (n->ival2)
             fprintf(out, "*n^%d", n->ival2);
         break;
+    case IR_LEAKY_RELU:
+    case IR_DLEAKY_RELU:
     case IR_POWC:
     case IR_RNG_MASK:
     case IR_BN_NORM:
@@ -244,6 +250,17 @@ static void dump_attrs(const IrNode *n, FILE *out)
         if (n->op == IR_BN_NORM && (n->nin > 4 || n->ival))
             fprintf(out, "%s%s", n->nin > 4 ? " +residual" : "", n->ival ? " relu" : "");
         break;
+    case IR_HARD_SIGMOID:
+    case IR_DHARD_SIGMOID: fprintf(out, " alpha=%.9g beta=%.9g", n->fval, n->fval2); break;
+    case IR_CLIP:
+    case IR_DCLIP:
+        if (n->fval != -INFINITY)
+            fprintf(out, " min=%.9g", n->fval);
+        if (n->fval2 != INFINITY)
+            fprintf(out, " max=%.9g", n->fval2);
+        break;
+    case IR_TRIL:
+    case IR_TRIU: fprintf(out, " k=%d", n->ival); break;
     case IR_PERMUTE:
         fprintf(out, " perm=(");
         for (int i = 0; i < n->shape.nd; i++)

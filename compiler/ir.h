@@ -45,7 +45,7 @@ typedef enum IrOp {
     IR_NUM_OPS
 } IrOp;
 
-typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_OTHER } OpClass;
+typedef enum OpClass { OC_LEAF, OC_UNARY, OC_BINARY, OC_TERNARY, OC_OTHER } OpClass;
 
 /* How a node is computed, where there is a choice (kernel.c). */
 typedef enum KernelKind {
@@ -68,6 +68,7 @@ typedef struct IrNode {
     int nin;
     int *in; /* operand node ids */
     double fval;
+    double fval2; /* a second constant: clip's upper bound, hard_sigmoid's beta (ops.def) */
     int ival, ival2;
     int axis;
     uint32_t axes; /* reductions: bit i set = reduce dim i */

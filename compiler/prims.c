@@ -347,6 +347,11 @@ static Value prim_unary(const Prim *p, Args *a)
         case IR_TANH: return vfloat(tanh(c));
         case IR_SIGMOID: return vfloat(1 / (1 + exp(-c)));
         case IR_RELU: return vfloat(c > 0 ? c : 0);
+        case IR_ERF: return vfloat(erf(c));
+        case IR_HARD_SWISH: return vfloat(c * fmin(fmax(c + 3, 0), 6) / 6);
+        case IR_RECIPROCAL: return vfloat(1 / c);
+        case IR_SIGN: return vfloat((c > 0) - (c < 0));
+        case IR_NEG: return vfloat(-c);
         case IR_NUM_OPS: return v[0];
         default: break;
         }
@@ -375,6 +380,175 @@ static Value prim_maximum(const Prim *p, Args *a)
     if (!prim_bind_args(a, SPEC("a", "b"), v, l))
         return none();
     return prim_binary(p->op, v[0], v[1], a->loc);
+}
+
+/* An optional number argument: *out left as it is when absent. */
+static int opt_number(Value v, Loc loc, const char *what, double *out)
+{
+    return v.k == VK_ABSENT || prim_get_number(v, loc, what, out);
+}
+
+/* leaky_relu(x, slope: 0.01), F.leaky_relu's negative_slope */
+static Value prim_leaky_relu(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    double slope = 0.01;
+    if (!prim_bind_args(a, SPEC("x", "slope?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !opt_number(v[1], l[1], "slope", &slope))
+        return none();
+    int t = mk1(IR_LEAKY_RELU, v[0].t);
+    node(t)->fval = slope;
+    return vtensor(t);
+}
+
+/* hard_sigmoid(x, alpha: 1/6, beta: 0.5): max(0, min(1, alpha x + beta)),
+ * F.hardsigmoid with the defaults, ONNX's HardSigmoid with its alpha */
+static Value prim_hard_sigmoid(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    double alpha = 1.0 / 6, beta = 0.5;
+    if (!prim_bind_args(a, SPEC("x", "alpha?", "beta?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !opt_number(v[1], l[1], "alpha", &alpha) || !opt_number(v[2], l[2], "beta", &beta))
+        return none();
+    int t = mk1(IR_HARD_SIGMOID, v[0].t);
+    node(t)->fval = alpha;
+    node(t)->fval2 = beta;
+    return vtensor(t);
+}
+
+/* clip(x, min:, max:), torch.clamp with number bounds, at least one; an
+ * absent bound is an infinite one */
+static Value prim_clip(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    double lo = -INFINITY, hi = INFINITY;
+    if (!prim_bind_args(a, SPEC("x", "min?", "max?"), v, l) || !prim_need_tensor(v[0], l[0], "x") ||
+        !opt_number(v[1], l[1], "min", &lo) || !opt_number(v[2], l[2], "max", &hi))
+        return none();
+    if (v[1].k == VK_ABSENT && v[2].k == VK_ABSENT) {
+        diag_error(a->loc, "'clip' needs a bound: min, max or both");
+        return none();
+    }
+    if (isnan(lo) || isnan(hi)) {
+        diag_error(l[isnan(lo) ? 1 : 2], "the bounds of 'clip' must not be NaN");
+        return none();
+    }
+    int t = mk1(IR_CLIP, v[0].t);
+    node(t)->fval = lo;
+    node(t)->fval2 = hi;
+    return vtensor(t);
+}
+
+/* where(cond, a, b): a where cond is not 0, else b, all three
+ * broadcasting; cond is an f32 tensor (a mask such as `greater` makes) */
+static Value prim_where(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[3];
+    Loc l[3];
+    int in[3];
+    if (!prim_bind_args(a, SPEC("cond", "a", "b"), v, l) || !prim_need_tensor(v[0], l[0], "cond") ||
+        !prim_operand(v[1], l[1], &in[1]) || !prim_operand(v[2], l[2], &in[2]))
+        return none();
+    in[0] = v[0].t;
+    Shape s;
+    if (ir_broadcast(shape_of(in[0]), shape_of(in[1]), &s) < 0 || ir_broadcast(s, shape_of(in[2]), &s) < 0) {
+        diag_error(a->loc, "'where' cannot broadcast shapes %s, %s and %s", sstr(shape_of(in[0])),
+                   sstr(shape_of(in[1])), sstr(shape_of(in[2])));
+        return none();
+    }
+    return vtensor(mk(IR_WHERE, s, 3, in));
+}
+
+/* expand(x, shape): x broadcast to shape, as torch's expand: each dim of
+ * x (aligned right) is 1 or equals its target, which -1 keeps; the batch
+ * dim is written by its name, and a dim of 1 may expand to it */
+static Value prim_expand(const Prim *p, Args *a)
+{
+    (void)p;
+    Value v[2];
+    Loc l[2];
+    if (!prim_bind_args(a, SPEC("x", "shape"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    Shape in = shape_of(v[0].t), s;
+    if (v[1].k != VK_LIST || v[1].n < in.nd || v[1].n > IR_MAXD) {
+        diag_error(l[1], "the shape of 'expand' must be a list of %d to %d ints for x %s", in.nd, IR_MAXD, sstr(in));
+        return none();
+    }
+    memset(&s, 0, sizeof s);
+    s.nd = v[1].n, s.bd = -1;
+    const int lead = s.nd - in.nd;
+    for (int i = 0; i < s.nd; i++) {
+        Value d = v[1].items[i];
+        const int j = i - lead; /* x's dim, or < 0 for a new one */
+        if (d.k != VK_INT) {
+            diag_error(l[1], "dim %d of the shape must be an int, got %s", i, elab_vk_name(d.k));
+            return none();
+        }
+        const int batch = d.batch || (d.i == -1 && j >= 0 && j == in.bd);
+        if (batch && s.bd >= 0) {
+            diag_error(l[1], "the batch dim appears twice in the shape");
+            return none();
+        }
+        int ok;
+        if (d.batch) {
+            s.bd = i, s.d[i] = d.i;
+            ok = j < 0 || (j == in.bd ? in.d[j] == d.i : in.d[j] == 1);
+        } else if (d.i == -1) {
+            ok = j >= 0;
+            if (ok)
+                s.d[i] = in.d[j], s.bd = batch ? i : s.bd;
+        } else {
+            s.d[i] = d.i;
+            ok = d.i > 0 && (j < 0 || (j != in.bd && (in.d[j] == 1 || in.d[j] == d.i)));
+        }
+        if (!ok) {
+            const char *want = d.batch ? "the batch dim" : elab_fmt("%lld", d.i);
+            if (j < 0)
+                diag_error(
+                    l[1],
+                    "cannot expand %s: dim %d of the shape is %s, a new dim, which must be a size or the batch dim",
+                    sstr(in), i, want);
+            else
+                diag_error(l[1], "cannot expand %s: dim %d of the shape is %s where x has %s (only a dim of 1 expands)",
+                           sstr(in), i, want, j == in.bd ? "the batch dim" : elab_fmt("%lld", (long long)in.d[j]));
+            return none();
+        }
+    }
+    if (ir_shape_eq(s, in))
+        return v[0];
+    return vtensor(mk(IR_EXPAND, s, 1, &v[0].t));
+}
+
+/* tril(x, k: 0) and triu(x, k: 0) over the last two dims, as torch's
+ * (k is torch's diagonal) */
+static Value prim_tri(const Prim *p, Args *a)
+{
+    Value v[2];
+    Loc l[2];
+    long long k = 0;
+    if (!prim_bind_args(a, SPEC("x", "k?"), v, l) || !prim_need_tensor(v[0], l[0], "x"))
+        return none();
+    if (v[1].k != VK_ABSENT && !prim_get_int(v[1], l[1], "k", &k))
+        return none();
+    Shape s = shape_of(v[0].t);
+    if (s.nd < 2 || s.bd >= s.nd - 2) {
+        diag_error(l[0], "'%s' needs a tensor of rank 2 or more, its last two dims not the batch, got %s", p->name,
+                   sstr(s));
+        return none();
+    }
+    /* past the matrix's edges every k keeps (or clears) the same elements */
+    const long long lim = s.d[s.nd - 2] + s.d[s.nd - 1];
+    k = k < -lim ? -lim : k > lim ? lim : k;
+    int t = mk1(p->op, v[0].t);
+    node(t)->ival = (int)k;
+    return vtensor(t);
 }
 
 static Value prim_transpose(const Prim *p, Args *a)
@@ -1334,9 +1508,24 @@ static const Prim prims[] = {
     {"abs", prim_unary, IR_ABS},
     {"square", prim_unary, IR_SQUARE},
     {"identity", prim_unary, IR_NUM_OPS}, /* no node: x itself */
+    {"erf", prim_unary, IR_ERF},
+    {"hard_swish", prim_unary, IR_HARD_SWISH},
+    {"reciprocal", prim_unary, IR_RECIPROCAL},
+    {"sign", prim_unary, IR_SIGN},
+    {"neg", prim_unary, IR_NEG},
+    {"leaky_relu", prim_leaky_relu, 0},
+    {"hard_sigmoid", prim_hard_sigmoid, 0},
+    {"clip", prim_clip, 0},
     {"pow", prim_pow, 0},
     {"maximum", prim_maximum, IR_MAXIMUM},
     {"minimum", prim_maximum, IR_MINIMUM},
+    {"equal", prim_maximum, IR_EQMASK},
+    {"less", prim_maximum, IR_LESS},
+    {"greater", prim_maximum, IR_GREATER},
+    {"where", prim_where, 0},
+    {"expand", prim_expand, 0},
+    {"tril", prim_tri, IR_TRIL},
+    {"triu", prim_tri, IR_TRIU},
     {"transpose", prim_transpose, 0},
     {"permute", prim_permute, 0},
     {"sum", prim_reduce, IR_SUM},

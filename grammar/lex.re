@@ -8,7 +8,8 @@
  *     own line work: a `;` there could only be a syntax error anyway;
  *   - `frozen`, `in` and `init` may end a line too: `frozen` ends a field,
  *     and `in` and `init` double as names (the spec's own `[units, in]` and
- *     Dense's `init` hparam; see %fallback in parse.y).
+ *     Dense's `init` hparam; see %fallback in parse.y), as `where` does
+ *     (the primitive), which never ends a line.
  * `///` lines are collected and handed to the next token as its doc text.
  * Errors are reported here and the token is still returned (or the bad
  * character skipped), so the parser carries on; a lone `&` or `|` and a
@@ -367,7 +368,7 @@ static int scan(Lexer *lx, Token *tok)
             "else"      { return TK_ELSE; }
             "for"       { return TK_FOR; }
             "in"        { tok->str = "in"; return TK_IN; }
-            "where"     { return TK_WHERE; }
+            "where"     { tok->str = "where"; return TK_WHERE; }
             "loss"      { return TK_LOSS; }
             "metric"    { return TK_METRIC; }
             "summary"   { return TK_SUMMARY; }

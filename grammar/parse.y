@@ -47,9 +47,10 @@
        ELLIPSIS ARROW LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE
        EXPR_START.
 
-/* `in` is the dimension name of spec §4 (`[units, in]`) and `init` an
- * hparam of Dense (§8): where the keyword cannot appear, they are names. */
-%fallback IDENT IN INIT.
+/* `in` is the dimension name of spec §4 (`[units, in]`), `init` an
+ * hparam of Dense (§8) and `where` a primitive (`where(c, a, b)`): where
+ * the keyword cannot appear, they are names. */
+%fallback IDENT IN INIT WHERE.
 
 /* §5, loosest first.  `?:` is written out as rules (expr vs bexpr) so that
  * `:` needs no precedence of its own: it also separates names from types. */
@@ -837,7 +838,7 @@ static void report(Parser *p, const yyParser *yyp, const Token *tok)
         ok[t] = (unsigned char)accepts(yyp, t);
     /* keywords that are also names are only worth naming on their own */
     if (ok[TK_IDENT])
-        ok[TK_IN] = ok[TK_INIT] = 0;
+        ok[TK_IN] = ok[TK_INIT] = ok[TK_WHERE] = 0;
     /* the driver's own token: never worth expecting */
     ok[TK_EXPR_START] = 0;
 

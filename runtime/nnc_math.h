@@ -137,6 +137,55 @@ static inline double nnc_dsilu_double(double x)
     return s * (1.0 + x * (1.0 - s));
 }
 
+/* hard_sigmoid, max(0, min(1, alpha x + beta)), and its derivative:
+ * alpha strictly inside (0 < alpha x + beta < 1), as PyTorch's
+ * hardsigmoid_backward (whose defaults are alpha 1/6, beta 1/2; ONNX's
+ * HardSigmoid is the same formula).  NaN gives NaN. */
+static inline float nnc_hard_sigmoid_float(float x, float alpha, float beta)
+{
+    const float t = alpha * x + beta;
+    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+}
+
+static inline double nnc_hard_sigmoid_double(double x, double alpha, double beta)
+{
+    const double t = alpha * x + beta;
+    return t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+}
+
+static inline float nnc_dhard_sigmoid_float(float x, float alpha, float beta)
+{
+    const float t = alpha * x + beta;
+    return t > 0.0f && t < 1.0f ? alpha : 0.0f;
+}
+
+static inline double nnc_dhard_sigmoid_double(double x, double alpha, double beta)
+{
+    const double t = alpha * x + beta;
+    return t > 0.0 && t < 1.0 ? alpha : 0.0;
+}
+
+/* hard_swish, x min(max(x + 3, 0), 6) / 6 in PyTorch's order of
+ * operations, and its derivative as PyTorch's vectorized
+ * hardswish_backward: 0 below -3, x / 3 + 1/2 on [-3, 3), 1 from 3 on
+ * (PyTorch 1.13's scalar path, which only takes the tail of a tensor,
+ * gives 3/2 at exactly 3).  NaN gives NaN. */
+static inline float nnc_hard_swish_float(float x)
+{
+    const float t = x + 3.0f, c = t < 0.0f ? 0.0f : t > 6.0f ? 6.0f : t;
+    return x * c / 6.0f;
+}
+
+static inline double nnc_hard_swish_double(double x)
+{
+    const double t = x + 3.0, c = t < 0.0 ? 0.0 : t > 6.0 ? 6.0 : t;
+    return x * c / 6.0;
+}
+
+static inline float nnc_dhard_swish_float(float x) { return x < -3.0f ? 0.0f : x >= 3.0f ? 1.0f : x / 3.0f + 0.5f; }
+
+static inline double nnc_dhard_swish_double(double x) { return x < -3.0 ? 0.0 : x >= 3.0 ? 1.0 : x / 3.0 + 0.5; }
+
 /* g where keep is 1, +0 where it is 0, without a branch (max-pool
  * backward: compilers turn `keep ? g : 0` into jumps, which random data
  * mispredicts). */

@@ -628,6 +628,9 @@ REQUIRED = [
 ]
 # the convolution family (spec §7): groups, dilation, conv1d, transposed
 REQUIRED += ["conv2d", "conv1d", "conv_transpose2d", "groups", "dilation"]
+# the primitives an ONNX import needs (sign: a zero gradient, checked exact)
+REQUIRED += ["erf", "leaky_relu", "hard_sigmoid", "hard_swish", "clip", "reciprocal", "sign",
+             "neg", "where", "expand", "tril", "triu"]
 REQUIRED_OPS = ["@", "+", "-", "*", "/"]
 
 

@@ -25,7 +25,13 @@
  *                    gelu_double, dgelu_float against dgelu_double within
  *                    2e-6 absolute; NaN stays NaN;
  *   nnc_dsilu_*      against s (1 + x (1 - s)) in double;
- *   nnc_keep_*       g bit for bit (NaN, -0, inf) when kept, +0 when not.
+ *   nnc_keep_*       g bit for bit (NaN, -0, inf) when kept, +0 when not;
+ *   nnc_hard_sigmoid_*, nnc_hard_swish_* and their derivatives: against
+ *                    their formulas in double (the float ones within an
+ *                    ulp or two), the derivatives against a central
+ *                    difference off the kinks and exactly on them
+ *                    (PyTorch's rules: hard_sigmoid's open interval,
+ *                    hard_swish -0.5 at -3 and 1 at 3); NaN stays NaN.
  *
  * CMake builds it twice: plainly, and at -O3 -march=native, where
  * FP_FAST_FMAF makes nnc_fmaf a fused multiply-add (a different rounding
@@ -175,6 +181,39 @@ static void check_keep(void)
     }
 }
 
+static void check_hard(void)
+{
+    double worst = 0, worst_fd = 0;
+    for (int i = -4000; i <= 4000; i++) {
+        const double x = i * 0.00125 + 0.0003; /* [-5, 5], off the kinks */
+        const double hs = fmin(fmax(0.2 * x + 0.5, 0), 1), hw = x * fmin(fmax(x + 3, 0), 6) / 6;
+        const double e1 = fabs(nnc_hard_sigmoid_double(x, 0.2, 0.5) - hs), e2 = fabs(nnc_hard_swish_double(x) - hw);
+        const double e3 = fabs((double)nnc_hard_sigmoid_float((float)x, 0.2f, 0.5f) - hs);
+        const double e4 = fabs((double)nnc_hard_swish_float((float)x) - hw) / fmax(1, fabs(hw));
+        worst = fmax(worst, fmax(fmax(e1, e2), fmax(e3 / 4, e4 / 4)));
+        const double h = 1e-6;
+        const double f1 =
+            (nnc_hard_sigmoid_double(x + h, 0.2, 0.5) - nnc_hard_sigmoid_double(x - h, 0.2, 0.5)) / (2 * h);
+        const double f2 = (nnc_hard_swish_double(x + h) - nnc_hard_swish_double(x - h)) / (2 * h);
+        worst_fd = fmax(worst_fd,
+                        fmax(fabs(nnc_dhard_sigmoid_double(x, 0.2, 0.5) - f1), fabs(nnc_dhard_swish_double(x) - f2)));
+        worst_fd = fmax(worst_fd, fabs((double)nnc_dhard_swish_float((float)x) - nnc_dhard_swish_double((float)x)));
+    }
+    CHECKF(worst <= 1.2e-7, "hard_sigmoid/hard_swish against their formulas: %g", worst);
+    CHECKF(worst_fd <= 1e-6, "their derivatives against central differences: %g", worst_fd);
+    /* on the kinks, as PyTorch */
+    const double a = 1.0 / 6;
+    CHECK(nnc_dhard_sigmoid_double(-3, a, 0.5) == 0 && nnc_dhard_sigmoid_double(3, a, 0.5) == 0);
+    CHECK(nnc_dhard_sigmoid_float(-3, 1.0f / 6, 0.5f) == 0 && nnc_dhard_sigmoid_float(3, 1.0f / 6, 0.5f) == 0);
+    CHECK(nnc_dhard_sigmoid_double(2.999, a, 0.5) == a);
+    CHECK(nnc_dhard_swish_double(-3) == -0.5 && nnc_dhard_swish_double(3) == 1 && nnc_dhard_swish_double(-3.001) == 0);
+    CHECK(nnc_dhard_swish_float(-3) == -0.5f && nnc_dhard_swish_float(3) == 1 && nnc_dhard_swish_float(-3.001f) == 0);
+    CHECK(isnan(nnc_hard_sigmoid_float(NAN, 0.2f, 0.5f)) && isnan(nnc_hard_swish_float(NAN)) &&
+          isnan(nnc_dhard_swish_float(NAN)) && isnan(nnc_hard_sigmoid_double(NAN, 0.2, 0.5)) &&
+          isnan(nnc_hard_swish_double(NAN)));
+    printf("hard_sigmoid/hard_swish: worst error %.3g, derivatives %.3g\n", worst, worst_fd);
+}
+
 int main(void)
 {
 #ifdef FP_FAST_FMAF
@@ -187,5 +226,6 @@ int main(void)
     check_derivatives();
     check_gelu_erf();
     check_keep();
+    check_hard();
     return check_summary("test_math");
 }
