@@ -1443,8 +1443,12 @@ static int op_reduce(Ctx *c, FOp *o)
     int keep = (int)fold_attr_int(o->n, "keepdims", 1);
     unsigned char mark[ONNX_MAX_RANK] = {0};
     if (n < 0 || n == 0) {
-        if (n == 0 && fold_attr_int(o->n, "noop_with_empty_axes", 0))
-            return fail(c, FOLD_UNSUPPORTED, "noop_with_empty_axes");
+        if (n == 0 && fold_attr_int(o->n, "noop_with_empty_axes", 0)) {
+            /* an empty axes list with noop_with_empty_axes is the identity */
+            same_shape(y, x);
+            y->type = x->type;
+            return 0;
+        }
         for (int d = 0; d < x->rank; d++)
             mark[d] = 1;
     }

@@ -1225,6 +1225,8 @@ static Node *reduce_expr(const Step *s, const OnnxNode *n, const char *fn, Node 
         FoldVal *av = s->in[1];
         for (int64_t k = 0; k < av->count && k < ONNX_MAX_RANK; k++)
             axes[na++] = av->i[k].c < 0 ? av->i[k].c + in->rank : av->i[k].c;
+        if (!av->count && fold_attr_int(n, "noop_with_empty_axes", 0))
+            return x; /* as onnx_fold.c's op_reduce: the identity */
     }
     Node *c = call(fn, x);
     if (na == 1)
@@ -1570,6 +1572,13 @@ static Node *node_expr(Body *b, const Step *s)
         if (!conv) {
             if (nsp != 2 || fold_attr_int(n, "ceil_mode", 0)) {
                 fail(l, FOLD_UNSUPPORTED, n, "%s with ceil_mode or over 1 axis", op);
+                return NULL;
+            }
+            /* the language's pools take size x size windows, padded by at
+             * most size / 2 (PyTorch's rule): say so here rather than
+             * write source that does not compile */
+            if (!sq || pb[0] > k[0] / 2) {
+                fail(l, FOLD_UNSUPPORTED, n, "%s with a window that is not square or pads over half of it", op);
                 return NULL;
             }
             Node *c = call(op[0] == 'M' ? "max_pool2d" : "avg_pool2d", x);
