@@ -1,6 +1,6 @@
 """export_models.py -- the PyTorch models that tests/onnx/check_import.py
 exports to ONNX and imports: a ResNet-style CNN with BatchNorm, a
-depthwise-separable CNN, a causal transformer with erf GELU and a
+depthwise-separable CNN (ReLU6), a causal transformer with erf GELU and a
 learned position embedding, and an LSTM tagger.  docs/import.md shows
 two of them beside the source `nnc import` writes.
 """
@@ -76,12 +76,12 @@ class DSConv(nn.Module):
         s.dw = nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False); s.bn1 = nn.BatchNorm2d(cin)
         s.pw = nn.Conv2d(cin, cout, 1, bias=False); s.bn2 = nn.BatchNorm2d(cout)
     def forward(s, x):
-        return F.relu(s.bn2(s.pw(F.relu(s.bn1(s.dw(x))))))
+        return F.relu6(s.bn2(s.pw(F.relu6(s.bn1(s.dw(x))))))
 
 class MobileNet(nn.Module):
     def __init__(s):
         super().__init__()
-        s.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+        s.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU6())
         s.blocks = nn.Sequential(DSConv(16, 24, 1), DSConv(24, 48, 2), DSConv(48, 48, 1))
         s.classifier = nn.Linear(48, 10)
     def forward(s, x):
