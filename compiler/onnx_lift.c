@@ -1306,6 +1306,8 @@ static Node *node_expr(Body *b, const Step *s)
             fail(l, FOLD_UNSUPPORTED, n, "Clip bounds that are not constants");
             return NULL;
         }
+        if (isinf(lo) && isinf(hi)) /* no bounds: ONNX's Clip is the identity */
+            return X(0);
         if (lo == 0 && isinf(hi))
             return call("relu", X(0));
         Node *c = call("clip", X(0));
