@@ -1989,6 +1989,9 @@ static int decl_name_taken(const L *l, const char *name, const char *model)
     return 0;
 }
 
+/* The fields that name a user layer, for abstract_decls to rewrite. */
+static NodeVec layer_uses;
+
 static Node *field_of(Module *k)
 {
     if (k->is_list) {
@@ -1999,7 +2002,9 @@ static Node *field_of(Module *k)
     }
     if (k->std)
         return k->field;
-    return ident(k->declname);
+    Node *u = ident(k->declname);
+    ast_push(&layer_uses, u);
+    return u;
 }
 
 static void seed_names(Body *b, Module *m)
@@ -2118,6 +2123,262 @@ static int declare(L *l, Module *m, const char *model)
     m->declname = d->name;
     ast_push(&l->decls, d);
     return 0;
+}
+
+/* ---- declarations that differ in literals: one, with hparams ---------------------------- */
+
+/* Siblings such as ResNet's blocks of 16 and of 32 filters print the same
+ * but for numbers.  They become one declaration whose differing numbers are
+ * hparams named after the argument they are (`filters`), and each field
+ * passes its values: `[Layer1(filters: 16), Layer1(filters: 32)]`.  The
+ * pass repeats, so that declarations which now differ only in the values
+ * they pass down merge too. */
+
+typedef struct Leaf {
+    Node **at;         /* per group member: the literal */
+    const char *ctx;   /* the argument it is, or NULL */
+    const char *field; /* the field or let it sits in, or NULL */
+    const char *hp;    /* its hparam, when the members differ */
+} Leaf;
+
+typedef struct Leaves {
+    Leaf *v;
+    int n, cap;
+} Leaves;
+
+static int is_literal(const Node *n) { return n && (n->kind == ND_INT || n->kind == ND_FLOAT || n->kind == ND_BOOL); }
+
+/* Same tree but for literals of the same kind, comments and positions. */
+static int same_shape(const Node *a, const Node *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->kind != b->kind || a->op != b->op || a->flags != b->flags || a->list.n != b->list.n)
+        return 0;
+    if (is_literal(a))
+        return 1;
+    if ((a->name || b->name) && (!a->name || !b->name || strcmp(a->name, b->name)))
+        return 0;
+    if ((a->str || b->str) && (!a->str || !b->str || strcmp(a->str, b->str)))
+        return 0;
+    if (a->ival != b->ival || a->fval != b->fval)
+        return 0;
+    for (int k = 0; k < a->list.n; k++)
+        if (!same_shape(a->list.v[k], b->list.v[k]))
+            return 0;
+    return same_shape(a->a, b->a) && same_shape(a->b, b->b) && same_shape(a->c, b->c);
+}
+
+/* Two declarations alike but for their names and literals; one that has
+ * hparams already is left as it is. */
+static int same_members(const Node *a, const Node *b)
+{
+    if (a->list.n != b->list.n || (a->list.n && a->list.v[0]->kind == ND_HPARAMS))
+        return 0;
+    for (int k = 0; k < a->list.n; k++)
+        if (!same_shape(a->list.v[k], b->list.v[k]))
+            return 0;
+    return 1;
+}
+
+static int literal_equal(const Node *a, const Node *b)
+{
+    return a->kind == ND_FLOAT ? a->fval == b->fval : a->ival == b->ival;
+}
+
+/* The literals of members[0..n) in step, in tree order. */
+static void collect_leaves(Node **ms, int n, const char *ctx, const char *field, Leaves *out)
+{
+    Node *a = ms[0];
+    if (!a)
+        return;
+    if (is_literal(a)) {
+        Leaf f = {xcalloc((size_t)n, sizeof(Node *)), ctx, field, NULL};
+        for (int k = 0; k < n; k++)
+            f.at[k] = ms[k];
+        PUSH(out->v, out->n, out->cap, f);
+        return;
+    }
+    if (a->kind == ND_ARG && a->name)
+        ctx = a->name;
+    if (a->kind == ND_FIELD || a->kind == ND_LET)
+        field = a->name;
+    Node **sub = xcalloc((size_t)n, sizeof *sub);
+    for (int i = 0; i < a->list.n; i++) {
+        for (int k = 0; k < n; k++)
+            sub[k] = ms[k]->list.v[i];
+        collect_leaves(sub, n, ctx, field, out);
+    }
+    for (int w = 0; w < 3; w++) {
+        for (int k = 0; k < n; k++)
+            sub[k] = w == 0 ? ms[k]->a : w == 1 ? ms[k]->b : ms[k]->c;
+        collect_leaves(sub, n, ctx, field, out);
+    }
+    free(sub);
+}
+
+/* Every name a declaration uses, so that an hparam does not hide one. */
+static int uses_name(const Node *n, const char *name)
+{
+    if (!n)
+        return 0;
+    if (n->kind != ND_ARG && n->name && !strcmp(n->name, name)) /* (an argument's name is not in scope) */
+        return 1;
+    for (int k = 0; k < n->list.n; k++)
+        if (uses_name(n->list.v[k], name))
+            return 1;
+    return uses_name(n->a, name) || uses_name(n->b, name) || uses_name(n->c, name);
+}
+
+static int hp_name_free(Node *decl, Leaves *lv, int upto, const char *name)
+{
+    if (!is_ident(name, strlen(name)) || uses_name(decl, name))
+        return 0;
+    for (int k = 0; k < upto; k++)
+        if (lv->v[k].hp && !strcmp(lv->v[k].hp, name))
+            return 0;
+    return 1;
+}
+
+static int same_values(const Leaf *a, const Leaf *b, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!literal_equal(a->at[k], b->at[k]))
+            return 0;
+    return 1;
+}
+
+/* Names the differing leaves' hparams: the argument's name, shared by
+ * leaves that take the same values everywhere (a block's two convolutions'
+ * `filters`), else prefixed by the field.  0 when a leaf has no name. */
+static int name_hparams(Node *decl, Leaves *lv, int n)
+{
+    for (int k = 0; k < lv->n; k++) {
+        Leaf *f = &lv->v[k];
+        int differs = 0;
+        for (int j = 1; j < n; j++)
+            differs |= !literal_equal(f->at[0], f->at[j]);
+        if (!differs)
+            continue;
+        if (!f->ctx)
+            return 0;
+        for (int j = 0; j < k && !f->hp; j++)
+            if (lv->v[j].hp && !strcmp(lv->v[j].ctx, f->ctx) && same_values(&lv->v[j], f, n))
+                f->hp = lv->v[j].hp;
+        if (f->hp)
+            continue;
+        int clash = 0; /* another leaf of the same argument with other values */
+        for (int j = 0; j < lv->n; j++)
+            if (j != k && lv->v[j].ctx && !strcmp(lv->v[j].ctx, f->ctx) && !same_values(&lv->v[j], f, n))
+                clash = 1;
+        char buf[160];
+        if (clash && f->field)
+            snprintf(buf, sizeof buf, "%s_%s", f->field, f->ctx);
+        else
+            snprintf(buf, sizeof buf, "%s", f->ctx);
+        char cand[176];
+        snprintf(cand, sizeof cand, "%s", buf);
+        for (int i = 2; !hp_name_free(decl, lv, k, cand); i++)
+            snprintf(cand, sizeof cand, "%s%d", buf, i);
+        f->hp = xstrdup(cand);
+    }
+    return 1;
+}
+
+static Node *hparam_type(const Node *lit)
+{
+    Node *t = mk(ND_TYPE);
+    t->name = lit->kind == ND_INT ? "int" : lit->kind == ND_FLOAT ? "float" : "bool";
+    return t;
+}
+
+/* A use of member `from` becomes a call of `to` with `args` added. */
+static void retarget_uses(const char *from, const char *to, Leaves *lv, int member)
+{
+    for (int k = 0; k < layer_uses.n; k++) {
+        Node *u = layer_uses.v[k];
+        Node *callee = u->kind == ND_CALL ? u->a : u;
+        if (strcmp(callee->name, from))
+            continue;
+        if (u->kind == ND_IDENT) {
+            Node *c = call_on(ident(to));
+            *u = *c;
+        } else {
+            callee->name = to;
+        }
+        for (int j = 0; j < lv->n; j++) {
+            Leaf *f = &lv->v[j];
+            int first = 1; /* one argument per hparam */
+            for (int i = 0; i < j; i++)
+                first &= !(lv->v[i].hp && f->hp && !strcmp(lv->v[i].hp, f->hp));
+            if (f->hp && first) {
+                Node *v = mk(f->at[member]->kind);
+                v->ival = f->at[member]->ival;
+                v->fval = f->at[member]->fval;
+                arg(u, f->hp, v);
+            }
+        }
+    }
+}
+
+static void abstract_decls(L *l)
+{
+    for (int again = 1; again;) {
+        again = 0;
+        for (int i = 0; i < l->decls.n && !again; i++) {
+            Node *rep = l->decls.v[i];
+            Node *ms[64];
+            int n = 0;
+            ms[n++] = rep;
+            for (int j = i + 1; j < l->decls.n && n < 64; j++)
+                if (same_members(rep, l->decls.v[j]))
+                    ms[n++] = l->decls.v[j];
+            if (n < 2)
+                continue;
+            Leaves lv = {0};
+            collect_leaves(ms, n, NULL, NULL, &lv);
+            if (!name_hparams(rep, &lv, n))
+                continue;
+            Node *hps = mk(ND_HPARAMS);
+            for (int k = 0; k < lv.n; k++) {
+                Leaf *f = &lv.v[k];
+                int first = 1;
+                for (int j = 0; j < k; j++)
+                    first &= !(lv.v[j].hp && f->hp && !strcmp(lv.v[j].hp, f->hp));
+                if (f->hp && first) {
+                    Node *h = mk(ND_HPARAM);
+                    h->name = f->hp;
+                    h->a = hparam_type(f->at[0]);
+                    ast_push(&hps->list, h);
+                }
+            }
+            for (int j = 0; j < n; j++)
+                retarget_uses(ms[j]->name, rep->name, &lv, j);
+            for (int k = 0; k < lv.n; k++)
+                if (lv.v[k].hp) {
+                    Node *lit = lv.v[k].at[0];
+                    Node *id = ident(lv.v[k].hp);
+                    id->comment = lit->comment;
+                    *lit = *id;
+                }
+            ast_push(&rep->list, NULL); /* the hparams come first */
+            memmove(rep->list.v + 1, rep->list.v, (size_t)(rep->list.n - 1) * sizeof *rep->list.v);
+            rep->list.v[0] = hps;
+            int w = 0;
+            for (int k = 0; k < l->decls.n; k++) {
+                int gone = 0;
+                for (int j = 1; j < n; j++)
+                    gone |= l->decls.v[k] == ms[j];
+                if (!gone)
+                    l->decls.v[w++] = l->decls.v[k];
+            }
+            l->decls.n = w;
+            for (int k = 0; k < lv.n; k++)
+                free(lv.v[k].at);
+            free(lv.v);
+            again = 1;
+        }
+    }
 }
 
 /* ---- modules into layers, bottom-up --------------------------------------------------- */
@@ -2257,6 +2518,7 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
     l->m = f->m;
     l->batch = "N";
     l->status = FOLD_OK;
+    layer_uses = (NodeVec){0};
     pname = xcalloc((size_t)f->nvals, sizeof *pname);
     inname = xcalloc((size_t)f->nvals, sizeof *inname);
     const OnnxModel *om = f->m;
@@ -2378,6 +2640,8 @@ Lift *lift_run(const Fold *f, const char *model_name, LiftLoss loss, FoldStatus 
             ast_push(&model->list, mt);
         }
     }
+    if (!l->flat)
+        abstract_decls(l);
     Node *file = mk(ND_FILE);
     for (int k = 0; k < l->decls.n; k++) {
         l->decls.v[k]->str = NULL;

@@ -22,6 +22,7 @@ convolutions by PyTorch's exporter) imports and predicts the same.
     check_import.py --nnc NNC --runtime-lib LIB --runtime-include DIR [--include DIR] [--keep] [MODEL...]
 """
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -123,6 +124,13 @@ def one(name, args, tmp):
     # side starts from the weights the import wrote, loaded strictly.
     export(m, x, os.path.join(tmp, name + ".onnx"), opset, True)
     run([args.nnc, "import", name + ".onnx", "--loss", "cross_entropy"], tmp, "nnc import")
+    with open(os.path.join(tmp, name + ".nn")) as f:
+        src = f.read()
+    if name == "resnet":  # the blocks that differ in their width only are one layer with an hparam
+        decls = re.findall(r"^layer (\w+)", src, re.M)
+        check(decls == ["Layer1", "Layer2"], "resnet: layers %s, expected Layer1 (with filters) and Layer2" % decls)
+        check(re.search(r"layer2: \[Layer2, Layer1\(filters: 32\)\]", re.sub(r" *//.*", "", src)),
+              "resnet: layer2's second block is not Layer1(filters: 32)")
     imported = parity.st_read(os.path.join(tmp, name + ".safetensors"))
     m.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in imported.items()}, strict=True)
     sd0 = {k: v.detach().clone() for k, v in m.state_dict().items()}
