@@ -146,6 +146,68 @@ static void padded_pool(Emitter *e, const IrNode *n, const char *y, const char *
     P(e, "        }\n    }\n");
 }
 
+/* The pools outside the plain case (ir_pool_plain: windows that are not
+ * square, strides or padding that differ between rows and columns,
+ * dilation, ceil_mode's last window past the padded image).  Window tap
+ * (ki, kj) reads row h0 + ki DH, column w0 + kj DW; the taps outside the
+ * image are skipped, [ki0, ki1) x [kj0, kj1) being those inside.  An
+ * average's divisor counting the padding is the window's part inside the
+ * padded image, as PyTorch's avg_pool2d; a max over no tap (only possible
+ * with dilation) is -inf with no gradient. */
+static void general_pool(Emitter *e, int t, Shape x, Shape o)
+{
+    const IrNode *n = emit_nd(e, t);
+    const char *y = emit_ref(e, t), *src = emit_ref(e, n->in[0]), *R = e->real;
+    const char *xs = n->op == IR_MAXPOOL_BWD ? emit_ref(e, n->in[1]) : src;
+    const int bwd = n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL_BWD;
+    P(e, "    {\n        const int64_t N = %s, C = %lld, H = %lld, W = %lld, OH = %lld, OW = %lld;\n", emit_dim(x, 0),
+      (long long)x.d[1], (long long)x.d[2], (long long)x.d[3], (long long)o.d[2], (long long)o.d[3]);
+    P(e, "        const int64_t KH = %d, KW = %d, SH = %d, SW = %d, PH = %d, PW = %d, DH = %d, DW = %d;\n", n->kh,
+      n->kw, n->stride, n->stride_w, n->pad, n->pad_w, n->dil_h > 1 ? n->dil_h : 1, n->dil_w > 1 ? n->dil_w : 1);
+    P(e, "        (void)PH, (void)PW;\n");
+    if (bwd)
+        P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(N * C * H * W));\n", y, R);
+    emit_parallel(e, "        ", 1, x, (double)(n->kh * n->kw));
+    P(e, "        for (int64_t bc = 0; bc < N * C; bc++)\n        for (int64_t oh = 0; oh < OH; oh++)\n");
+    P(e, "        for (int64_t ow = 0; ow < OW; ow++) {\n");
+    P(e, "            const int64_t op = (bc * OH + oh) * OW + ow, h0 = oh * SH - PH, w0 = ow * SW - PW;\n");
+    P(e, "            const int64_t ki0 = h0 < 0 ? (-h0 + DH - 1) / DH : 0, kj0 = w0 < 0 ? (-w0 + DW - 1) / DW : 0;\n");
+    P(e,
+      "            int64_t ki1 = h0 <= H - 1 ? (H - 1 - h0) / DH + 1 : 0, kj1 = w0 <= W - 1 ? (W - 1 - w0) / DW + 1 "
+      ": 0;\n");
+    P(e, "            if (ki1 > KH) ki1 = KH;\n            if (kj1 > KW) kj1 = KW;\n");
+    const char *at = "(bc * H + h0 + ki * DH) * W + w0 + kj * DW";
+    const char *taps =
+        "            for (int64_t ki = ki0; ki < ki1; ki++)\n            for (int64_t kj = kj0; kj < kj1; kj++)";
+    const char *div = n->exclude_pad
+        ? "(ki1 > ki0 ? ki1 - ki0 : 0) * (kj1 > kj0 ? kj1 - kj0 : 0)"
+        : "((h0 + KH < H + PH ? h0 + KH : H + PH) - h0) * ((w0 + KW < W + PW ? w0 + KW : W + PW) - w0)";
+    switch (n->op) {
+    case IR_MAXPOOL:
+        P(e, "            %s mx = -INFINITY;\n%s {\n", R, taps);
+        P(e, "                const %s v = %s[%s];\n                mx = ((v > mx) | (v != v)) ? v : mx;\n", R, xs, at);
+        P(e, "            }\n            %s[op] = mx;\n", y);
+        break;
+    case IR_MAXPOOL_BWD: /* the first maximum in scan order, or the last NaN */
+        P(e, "            int64_t best = -1;\n%s {\n", taps);
+        P(e, "                const int64_t k = %s;\n", at);
+        P(e, "                if (best < 0 || %s[k] > %s[best] || %s[k] != %s[k]) best = k;\n            }\n", xs, xs,
+          xs, xs);
+        P(e, "            if (best >= 0) %s[best] += %s[op];\n", y, src);
+        break;
+    case IR_AVGPOOL:
+        P(e, "            double acc = 0;\n%s acc += %s[%s];\n", taps, xs, at);
+        P(e, "            %s[op] = (%s)(acc / (double)(%s));\n", y, R, div);
+        break;
+    case IR_AVGPOOL_BWD:
+        P(e, "            const %s g = %s[op] / (%s)(%s);\n", R, src, R, div);
+        P(e, "%s %s[%s] += g;\n", taps, y, at);
+        break;
+    default: abort();
+    }
+    P(e, "        }\n    }\n");
+}
+
 /* im2col/col2im and the pools, NCHW.  im2col lays each example's patches
  * out as [C*KH*KW, OH*OW], the right operand of one GEMM per example. */
 static void window_op(Emitter *e, int t)
@@ -156,6 +218,10 @@ static void window_op(Emitter *e, int t)
     Shape x = bwd ? n->shape : emit_nd(e, n->in[0])->shape; /* the image side */
     Shape o = bwd ? emit_nd(e, n->in[0])->shape : n->shape; /* the patch side */
     const char *src = emit_ref(e, n->in[0]);
+    if (n->op != IR_IM2COL && n->op != IR_COL2IM && !ir_pool_plain(n, x, o)) {
+        general_pool(e, t, x, o);
+        return;
+    }
     int64_t C = x.d[1], H = x.d[2], W = x.d[3];
     int64_t OH, OW;
     if (n->op == IR_IM2COL || n->op == IR_COL2IM) {

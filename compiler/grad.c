@@ -612,6 +612,8 @@ static void d_pool(const Rule *r)
     IrOp op = n->op == IR_IM2COL ? IR_COL2IM : n->op == IR_AVGPOOL ? IR_AVGPOOL_BWD : IR_MAXPOOL_BWD;
     int t = bw(op, shp(r->x), op == IR_MAXPOOL_BWD ? 3 : 1, in);
     G->nodes[t].kh = n->kh, G->nodes[t].kw = n->kw, G->nodes[t].stride = n->stride, G->nodes[t].pad = n->pad;
+    G->nodes[t].stride_w = n->stride_w, G->nodes[t].pad_w = n->pad_w;
+    G->nodes[t].dil_h = n->dil_h, G->nodes[t].dil_w = n->dil_w;
     G->nodes[t].exclude_pad = n->exclude_pad;
     acc(r->x, t);
 }

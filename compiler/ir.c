@@ -304,6 +304,9 @@ static void dump_attrs(const IrNode *n, FILE *out)
                     n->groups);
         if (n->op == IR_CONV2D && (n->nin > 2 || n->ival))
             fprintf(out, "%s%s", n->nin > 2 ? " +bias" : "", n->ival ? " relu" : "");
+        if ((n->op == IR_MAXPOOL || n->op == IR_MAXPOOL_BWD || n->op == IR_AVGPOOL || n->op == IR_AVGPOOL_BWD) &&
+            (n->kh != n->kw || n->stride_w != n->stride || n->pad_w != n->pad || n->dil_h > 1 || n->dil_w > 1))
+            fprintf(out, " stride_w=%d pad_w=%d dil=%dx%d", n->stride_w, n->pad_w, n->dil_h, n->dil_w);
         if (n->op == IR_MAXPOOL_BWD && n->ival)
             fprintf(out, " *step(x)");
         if (n->exclude_pad)

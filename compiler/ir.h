@@ -154,6 +154,16 @@ static inline int ir_conv_general(const IrNode *n)
     return n->groups > 1 || n->dil_h > 1 || n->dil_w > 1 || n->stride_w != n->stride || n->pad_w != n->pad;
 }
 
+/* Whether pool n (x the image, o the pooled side) is a square window with
+ * equal strides and padding, no dilation, and no window past the padded
+ * image (ceil_mode's last): the loops and kernels of the plain case. */
+static inline int ir_pool_plain(const IrNode *n, Shape x, Shape o)
+{
+    return n->kh == n->kw && n->stride_w == n->stride && n->pad_w == n->pad && n->dil_h <= 1 && n->dil_w <= 1 &&
+        (o.d[2] - 1) * n->stride + n->kh <= x.d[2] + 2 * n->pad &&
+        (o.d[3] - 1) * n->stride + n->kw <= x.d[3] + 2 * n->pad;
+}
+
 /* Initializers; ORDER nnc_init_kind (runtime) and elab.c's init_names. */
 typedef enum InitKind {
     INIT_ZEROS,

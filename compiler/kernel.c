@@ -122,8 +122,11 @@ static KernelKind causal(const IrNode *n, const Graph *g, int f64)
 /* Max pooling: 2x2 windows at stride 2 in float go to pool.c's vectors;
  * a backward pass whose windows tile the image (stride = size) writes
  * each element once (emit_vision.c), with no memset and no scatter. */
-static KernelKind maxpool(const IrNode *n, int f64)
+static KernelKind maxpool(const Graph *g, const IrNode *n, int f64)
 {
+    const int bwd = n->op == IR_MAXPOOL_BWD;
+    if (!ir_pool_plain(n, bwd ? n->shape : g->nodes[n->in[0]].shape, bwd ? g->nodes[n->in[0]].shape : n->shape))
+        return KERNEL_LOOPS;
     if (!f64 && n->kh == 2 && n->kw == 2 && n->stride == 2 && n->pad == 0)
         return KERNEL_VECTOR;
     if (n->op == IR_MAXPOOL_BWD && n->stride == n->kh && n->stride == n->kw && n->pad == 0)
@@ -141,7 +144,7 @@ void kernel_select(Graph *g, int f64)
         case IR_CONV2D_BWD_FILTER: choose(n, g, f64); break;
         case IR_MATMUL: n->kernel = causal(n, g, f64); break;
         case IR_MAXPOOL:
-        case IR_MAXPOOL_BWD: n->kernel = maxpool(n, f64); break;
+        case IR_MAXPOOL_BWD: n->kernel = maxpool(g, n, f64); break;
         /* bn.c's channel sums in float; double (the gradient checks)
          * keeps the generated loops */
         case IR_BN_STATS:

@@ -1547,12 +1547,9 @@ static Node *node_expr(Body *b, const Step *s)
         int sym = 1;
         for (int i = 0; i < nsp; i++)
             sym &= pb[i] == pe[i];
-        if (!strcmp(op, "MaxPool")) {
-            if (fold_attr_int(n, "ceil_mode", 0) || !all_same(di, nsp) || di[0] != 1 || !sym ||
-                fold_attr_int(n, "storage_order", 0) || s->outk || nsp != 2) {
-                fail(l, FOLD_UNSUPPORTED, n, "MaxPool attributes (ceil_mode, dilations, uneven pads or indices)");
-                return NULL;
-            }
+        if (!strcmp(op, "MaxPool") && (!sym || fold_attr_int(n, "storage_order", 0) || s->outk)) {
+            fail(l, FOLD_UNSUPPORTED, n, "MaxPool attributes (uneven pads, storage_order or indices)");
+            return NULL;
         }
         if (!sym) { /* uneven padding first, as its own pad */
             if (tr || !strcmp(op, "MaxPool")) {
@@ -1572,24 +1569,30 @@ static Node *node_expr(Body *b, const Step *s)
         }
         int sq = all_same(k, nsp) && all_same(st, nsp) && all_same(pb, nsp) && all_same(di, nsp);
         if (!conv) {
-            if (nsp != 2 || fold_attr_int(n, "ceil_mode", 0)) {
-                fail(l, FOLD_UNSUPPORTED, n, "%s with ceil_mode or over 1 axis", op);
+            /* the language's pools pad by at most half the dilated window
+             * (PyTorch's rule): say so here rather than write source
+             * that does not compile */
+            for (int i = 0; i < nsp; i++)
+                if (2 * pb[i] > di[i] * (k[i] - 1) + 1) {
+                    fail(l, FOLD_UNSUPPORTED, n, "%s that pads over half of its window", op);
+                    return NULL;
+                }
+            if (op[0] == 'A' && (di[0] != 1 || di[nsp - 1] != 1)) {
+                fail(l, FOLD_UNSUPPORTED, n, "AveragePool with dilations");
                 return NULL;
             }
-            /* the language's pools take size x size windows, padded by at
-             * most size / 2 (PyTorch's rule): say so here rather than
-             * write source that does not compile */
-            if (!sq || pb[0] > k[0] / 2) {
-                fail(l, FOLD_UNSUPPORTED, n, "%s with a window that is not square or pads over half of it", op);
-                return NULL;
-            }
-            Node *c = call(op[0] == 'M' ? "max_pool2d" : "avg_pool2d", x);
-            arg(c, "size", int_arg_list(k, nsp, sq));
-            arg(c, "stride", int_arg_list(st, nsp, sq));
+            static const char *const fns[2][2] = {{"max_pool1d", "max_pool2d"}, {"avg_pool1d", "avg_pool2d"}};
+            Node *c = call(fns[op[0] == 'A'][nsp - 1], x);
+            arg(c, "size", int_arg_list(k, nsp, all_same(k, nsp)));
+            arg(c, "stride", int_arg_list(st, nsp, all_same(st, nsp)));
             if (pb[0] || pb[nsp - 1])
-                arg(c, "padding", int_arg_list(pb, nsp, sq));
+                arg(c, "padding", int_arg_list(pb, nsp, all_same(pb, nsp)));
+            if (di[0] != 1 || di[nsp - 1] != 1)
+                arg(c, "dilation", int_arg_list(di, nsp, all_same(di, nsp)));
             if (op[0] == 'A' && !fold_attr_int(n, "count_include_pad", 0) && (pb[0] || pb[nsp - 1]))
                 arg(c, "count_include_pad", boolean(0));
+            if (fold_attr_int(n, "ceil_mode", 0))
+                arg(c, "ceil_mode", boolean(1));
             return c;
         }
         Node *w = X(1);

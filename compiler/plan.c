@@ -156,8 +156,8 @@ static void fold_relu_pool(Graph *g, const char *roots)
             IrNode *p = &g->nodes[pi];
             const IrNode *st = &g->nodes[si];
             if (p->op != IR_MAXPOOL_BWD || p->ival || uses[pi] != 1 || p->stride != p->kh || p->stride != p->kw ||
-                p->pad || st->op != IR_STEP || st->in[0] != p->in[1] || !ir_shape_eq(n->shape, p->shape) ||
-                !ir_shape_eq(st->shape, p->shape))
+                p->pad || !ir_pool_plain(p, p->shape, g->nodes[p->in[0]].shape) || st->op != IR_STEP ||
+                st->in[0] != p->in[1] || !ir_shape_eq(n->shape, p->shape) || !ir_shape_eq(st->shape, p->shape))
                 continue;
             p->ival = 1;
             make_view(g, i, pi);

@@ -1144,44 +1144,85 @@ static Value prim_conv_transpose2d(const Prim *p, Args *a)
     return conv_bias(p->name, vtensor(t), v[2], l[2], F, 2, a->loc);
 }
 
-/* max_pool2d(x, size:, stride:, padding:) and avg_pool2d(..., count_include_pad:)
- * as PyTorch's (ceil_mode false): padding is -inf for max, zeros counted
- * in the mean unless count_include_pad is false; at most half the window,
- * so that every window holds an element of x */
+/* ", dilated HxW", for a message (one at a time) */
+static const char *dilated_text(const long long k[2], const long long dil[2])
+{
+    static char buf[64];
+    snprintf(buf, sizeof buf, ", dilated %lldx%lld,", dil[0] * (k[0] - 1) + 1, dil[1] * (k[1] - 1) + 1);
+    return buf;
+}
+
+/* max_pool2d(x, size, stride?, padding: 0, dilation: 1, ceil_mode: false)
+ * and avg_pool2d(x, size, stride?, padding: 0, count_include_pad: true,
+ * ceil_mode: false) over [N, C, H, W], as PyTorch's: size, stride, padding
+ * and dilation an int or [h, w]; padding is -inf for max, zeros counted in
+ * the mean unless count_include_pad is false, and at most half the
+ * (dilated) window, so that every window holds an element of x.
+ * ceil_mode keeps a last partial window when it starts inside x or its
+ * left padding (PyTorch's pooling_output_shape).  max_pool1d and
+ * avg_pool1d take ints over [N, C, L], pooled as [N, C, 1, L]. */
 static Value prim_pool2d(const Prim *p, Args *a)
 {
-    Value v[5];
-    Loc l[5];
-    long long size, st, pd = 0;
-    int incl = 1;
-    int ok = p->op == IR_AVGPOOL
-        ? prim_bind_args(a, SPEC("x", "size", "stride?", "padding?", "count_include_pad?"), v, l)
-        : prim_bind_args(a, SPEC("x", "size", "stride?", "padding?"), v, l);
-    if (!ok || !prim_need_tensor(v[0], l[0], "x") || !prim_get_int(v[1], l[1], "size", &size))
+    static const char *const what[4] = {"size", "stride", "padding", "dilation"};
+    Value v[6];
+    Loc l[6];
+    const int avg = p->op == IR_AVGPOOL, one_d = strstr(p->name, "1d") != NULL;
+    long long k[2], st[2], pd[2] = {0, 0}, dil[2] = {1, 1};
+    int incl = 1, ceil = 0;
+    int ok = avg ? prim_bind_args(a, SPEC("x", "size", "stride?", "padding?", "count_include_pad?", "ceil_mode?"), v, l)
+                 : prim_bind_args(a, SPEC("x", "size", "stride?", "padding?", "dilation?", "ceil_mode?"), v, l);
+    if (!ok || !prim_need_tensor(v[0], l[0], "x"))
         return none();
-    st = size;
-    if ((v[2].k != VK_ABSENT && !prim_get_int(v[2], l[2], "stride", &st)) ||
-        (v[3].k != VK_ABSENT && !prim_get_int(v[3], l[3], "padding", &pd)) ||
-        (p->op == IR_AVGPOOL && v[4].k != VK_ABSENT && !prim_get_bool(v[4], l[4], "count_include_pad", &incl)))
+    for (int i = 1; i <= 4 && one_d; i++)
+        if (v[i].k == VK_LIST) {
+            diag_error(l[i], "%s of '%s' must be an int, got a list", what[i - 1], p->name);
+            return none();
+        }
+    if (!conv_pair(p->name, v[1], l[1], "size", 1, k))
+        return none();
+    st[0] = k[0], st[1] = k[1];
+    if (!conv_pair(p->name, v[2], l[2], "stride", 1, st) || !conv_pair(p->name, v[3], l[3], "padding", 0, pd) ||
+        (!avg && !conv_pair(p->name, v[4], l[4], "dilation", 1, dil)) ||
+        (avg && v[4].k != VK_ABSENT && !prim_get_bool(v[4], l[4], "count_include_pad", &incl)) ||
+        (v[5].k != VK_ABSENT && !prim_get_bool(v[5], l[5], "ceil_mode", &ceil)))
         return none();
     Shape x = shape_of(v[0].t);
-    if (x.nd != 4 || x.bd > 0 || size < 1 || size > IR_LIMIT_ELEMS || st < 1 || st > IR_LIMIT_ELEMS || pd < 0 ||
-        pd > IR_LIMIT_ELEMS || x.d[2] + 2 * pd < size || x.d[3] + 2 * pd < size) {
-        diag_error(a->loc,
-                   "'%s' needs x [N, C, H, W] with H + 2 padding, W + 2 padding >= size >= 1, stride >= 1 and "
-                   "padding >= 0, got %s, size %lld, stride %lld, padding %lld",
-                   p->name, sstr(x), size, st, pd);
+    if (x.nd != (one_d ? 3 : 4) || x.bd > 0) {
+        diag_error(a->loc, one_d ? "'%s' needs x [N, C, L], got %s" : "'%s' needs x [N, C, H, W], got %s", p->name,
+                   sstr(x));
         return none();
     }
-    if (2 * pd > size) {
-        diag_error(l[3], "'%s' takes padding at most half the window (%lld), got %lld", p->name, size / 2, pd);
-        return none();
+    if (one_d) { /* as [N, C, 1, L]: nothing along the rows */
+        x = ir_shape(4, (int64_t[]){x.d[0], x.d[1], 1, x.d[2]}, x.bd);
+        k[0] = st[0] = dil[0] = 1, pd[0] = 0;
     }
-    Shape s = ir_shape(
-        4, (int64_t[]){x.d[0], x.d[1], (x.d[2] + 2 * pd - size) / st + 1, (x.d[3] + 2 * pd - size) / st + 1}, x.bd);
-    IrNode pn = ir_node(p->op, DT_F32, s, 1, &v[0].t);
-    pn.kh = pn.kw = (int)size, pn.stride = (int)st, pn.pad = (int)pd, pn.exclude_pad = !incl;
-    return vtensor(elab_add(pn));
+    int64_t o[2];
+    for (int i = 0; i < 2; i++) {
+        const int64_t e = dil[i] * (k[i] - 1) + 1, in = x.d[2 + i]; /* the dilated window */
+        if (2 * pd[i] > e) {
+            diag_error(l[3], "'%s' takes padding at most half the window (%lld), got %lld", p->name, (long long)(e / 2),
+                       pd[i]);
+            return none();
+        }
+        if (in + 2 * pd[i] < e) {
+            diag_error(a->loc, "'%s' window %lldx%lld%s is larger than the padded input %s", p->name, k[0], k[1],
+                       dil[0] > 1 || dil[1] > 1 ? dilated_text(k, dil) : "", sstr(shape_of(v[0].t)));
+            return none();
+        }
+        const int64_t span = in + 2 * pd[i] - e;
+        o[i] = (ceil ? span + st[i] - 1 : span) / st[i] + 1;
+        if (ceil && (o[i] - 1) * st[i] >= in + pd[i])
+            o[i]--;
+    }
+    int xt = one_d ? mk_reshape(v[0].t, x) : v[0].t;
+    IrNode pn = ir_node(p->op, DT_F32, ir_shape(4, (int64_t[]){x.d[0], x.d[1], o[0], o[1]}, x.bd), 1, &xt);
+    pn.kh = (int)k[0], pn.kw = (int)k[1], pn.stride = (int)st[0], pn.stride_w = (int)st[1];
+    pn.pad = (int)pd[0], pn.pad_w = (int)pd[1], pn.dil_h = (int)dil[0], pn.dil_w = (int)dil[1];
+    pn.exclude_pad = !incl;
+    int t = elab_add(pn);
+    if (one_d)
+        t = mk_reshape(t, ir_shape(3, (int64_t[]){x.d[0], x.d[1], o[1]}, x.bd));
+    return vtensor(t);
 }
 
 /* A `mode:` argument naming one of two modes: *second 1 for the second,
@@ -1555,6 +1596,8 @@ static const Prim prims[] = {
     {"upsample", prim_upsample, 0},
     {"max_pool2d", prim_pool2d, IR_MAXPOOL},
     {"avg_pool2d", prim_pool2d, IR_AVGPOOL},
+    {"max_pool1d", prim_pool2d, IR_MAXPOOL},
+    {"avg_pool1d", prim_pool2d, IR_AVGPOOL},
     {"embedding", prim_embedding, 0},
     {"layer_norm", prim_layer_norm, 0},
     {"causal_mask", prim_causal_mask, 0},
