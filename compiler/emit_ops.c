@@ -163,7 +163,10 @@ void emit_pad_reflect(Emitter *e, int t)
     if (bwd)
         P(e, "        memset(%s, 0, sizeof(%s) * (size_t)(%s));\n", y, e->real, emit_numel(small));
     P(e, "        for (int64_t o = 0; o < %s; o++)\n        for (int64_t i = 0; i < LB; i++) {\n", outer);
-    P(e, "            int64_t j = i - PB;\n            j = j < 0 ? -j : j >= LS ? 2 * (LS - 1) - j : j;\n");
+    if (n->ival) /* replicate: the edge element repeated */
+        P(e, "            int64_t j = i - PB;\n            j = j < 0 ? 0 : j >= LS ? LS - 1 : j;\n");
+    else
+        P(e, "            int64_t j = i - PB;\n            j = j < 0 ? -j : j >= LS ? 2 * (LS - 1) - j : j;\n");
     if (bwd)
         P(e, "            for (int64_t k = 0; k < IN; k++) %s[(o * LS + j) * IN + k] += %s[(o * LB + i) * IN + k];\n",
           y, x);

@@ -366,6 +366,7 @@ static void d_along_axis(const Rule *r, IrOp op)
     G->nodes[t].axis = r->n->axis;
     G->nodes[t].start = r->n->start;
     G->nodes[t].end = r->n->end;
+    G->nodes[t].ival = r->n->op == IR_PAD_REFLECT ? r->n->ival : 0; /* replicate */
     acc(r->x, t);
 }
 

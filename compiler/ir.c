@@ -286,6 +286,8 @@ static void dump_attrs(const IrNode *n, FILE *out)
         fprintf(out, " axis=%d %lld..%lld", n->axis, (long long)n->start, (long long)n->end);
         if (n->op == IR_PAD && n->fval != 0)
             fprintf(out, " value=%g", n->fval);
+        if ((n->op == IR_PAD_REFLECT || n->op == IR_PAD_REFLECT_BWD) && n->ival)
+            fprintf(out, " replicate");
         break;
     case IR_UPSAMPLE:
     case IR_UPSAMPLE_BWD: fprintf(out, " scale=%dx%d %s", n->kh, n->kw, n->ival ? "bilinear" : "nearest"); break;

@@ -1667,7 +1667,7 @@ static Node *node_expr(Body *b, const Step *s)
     }
     if (!strcmp(op, "Pad")) {
         const char *mode = fold_attr_str(n, "mode", "constant");
-        if (strcmp(mode, "constant") && strcmp(mode, "reflect")) {
+        if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge")) {
             fail(l, FOLD_UNSUPPORTED, n, "Pad mode '%s'", mode);
             return NULL;
         }
@@ -1687,8 +1687,8 @@ static Node *node_expr(Body *b, const Step *s)
         if (last < 0 || !x)
             return x;
         Node *c = arg(call("pad", x), NULL, list_i(pads, last));
-        if (strcmp(mode, "constant"))
-            arg(c, "mode", str(mode));
+        if (strcmp(mode, "constant")) /* ONNX's edge is PyTorch's replicate */
+            arg(c, "mode", str(strcmp(mode, "edge") ? mode : "replicate"));
         double v = 0;
         if (s->nin > 2 && s->in[2] && scalar_const(s->in[2], &v)) {
             fail(l, FOLD_UNSUPPORTED, n, "Pad value that is not a constant");

@@ -1242,7 +1242,8 @@ static int mode_arg(Value v, Loc loc, const char *prim, const char *first, const
 /* pad(x, [before, after, ...], mode:, value:) as torch.nn.functional.pad:
  * the pairs run from the last dim backwards; "constant" fills with value
  * (a negative amount crops, as PyTorch's), "reflect" mirrors without
- * repeating the edge and needs each amount below the dim.  One IR node per
+ * repeating the edge and needs each amount below the dim, "replicate"
+ * repeats the edge element (PyTorch's replicate, ONNX's edge).  One IR node per
  * padded side of each dim (pad, or slice for a crop). */
 static Value prim_pad(const Prim *p, Args *a)
 {
@@ -1257,9 +1258,17 @@ static Value prim_pad(const Prim *p, Args *a)
                    sstr(s));
         return none();
     }
-    int reflect = 0;
-    if (!mode_arg(v[2], l[2], "pad", "constant", "reflect", &reflect))
+    int reflect = 0, replicate = 0; /* (replicate is reflect's op with ival 1) */
+    if (v[2].k == VK_STR && !strcmp(v[2].s, "replicate"))
+        reflect = replicate = 1;
+    else if (v[2].k == VK_STR && !strcmp(v[2].s, "constant"))
+        reflect = 0;
+    else if (v[2].k == VK_STR && !strcmp(v[2].s, "reflect"))
+        reflect = 1;
+    else if (v[2].k != VK_ABSENT) {
+        diag_error(l[2], "'pad' takes mode \"constant\", \"reflect\" or \"replicate\"");
         return none();
+    }
     double value = 0;
     if (v[3].k != VK_ABSENT && !prim_get_number(v[3], l[3], "value", &value))
         return none();
@@ -1282,7 +1291,12 @@ static Value prim_pad(const Prim *p, Args *a)
             diag_error(l[1], "'pad' along the batch dim is not supported");
             return none();
         }
-        if (reflect && (amt[0] < 0 || amt[1] < 0 || amt[0] >= dim || amt[1] >= dim)) {
+        if (replicate && (amt[0] < 0 || amt[1] < 0 || amt[0] > 1 << 30 || amt[1] > 1 << 30)) {
+            diag_error(l[1], "'pad' in mode \"replicate\" needs each amount in [0, 2^30], got [%lld, %lld]", amt[0],
+                       amt[1]);
+            return none();
+        }
+        if (reflect && !replicate && (amt[0] < 0 || amt[1] < 0 || amt[0] >= dim || amt[1] >= dim)) {
             diag_error(l[1],
                        "'pad' in mode \"reflect\" needs each amount in [0, %lld) for dim %d of %s, got [%lld, %lld]",
                        (long long)dim, ax, sstr(cur), amt[0], amt[1]);
@@ -1307,6 +1321,7 @@ static Value prim_pad(const Prim *p, Args *a)
             cur.d[ax] = len + b + f;
             t = mk(reflect ? IR_PAD_REFLECT : IR_PAD, cur, 1, &t);
             node(t)->axis = ax, node(t)->start = b, node(t)->end = b + len, node(t)->fval = reflect ? 0 : value;
+            node(t)->ival = replicate;
         }
     }
     return vtensor(t);

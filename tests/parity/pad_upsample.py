@@ -1,5 +1,5 @@
 """Twin of pad_upsample.nn: F.pad (constant with a value and a crop,
-reflect) and nn.Upsample (nearest, bilinear with align_corners False)."""
+reflect, replicate) and nn.Upsample (nearest, bilinear with align_corners False)."""
 import torch
 import torch.nn.functional as F
 import nnlib as L
@@ -18,9 +18,10 @@ class PadUpsample(torch.nn.Module):
         h = self.c(x)
         a = F.pad(h, (1, 2, -1, 1), value=0.5)
         b = F.pad(h, (2, 1, 1, 3), mode="reflect")
+        r = F.pad(h, (3, 1, 2, 5), mode="replicate")
         u = F.interpolate(h, scale_factor=3, mode="nearest")
         v = self.up(h)
-        s = (a * a).mean(dim=(2, 3)) + (b * b).mean(dim=(2, 3))
+        s = (a * a).mean(dim=(2, 3)) + (b * b).mean(dim=(2, 3)) + (r * torch.tanh(r)).mean(dim=(2, 3))
         return self.fc(s + (u * torch.tanh(u)).mean(dim=(2, 3)) + (v * v).mean(dim=(2, 3)))
 
 
