@@ -1310,7 +1310,14 @@ static Node *node_expr(Body *b, const Step *s)
             return X(0);
         if (lo == 0 && isinf(hi))
             return call("relu", X(0));
-        Node *c = call("clip", X(0));
+        Node *x = X(0);
+        if (!x)
+            return NULL;
+        /* PyTorch writes relu6 as Relu then Clip(0, 6): the relu is then
+         * no-op, and clip(x, min: 0.0, max: 6.0) reads as relu6 */
+        if (lo >= 0 && x->kind == ND_CALL && x->a->kind == ND_IDENT && !strcmp(x->a->name, "relu") && x->list.n == 1)
+            x = x->list.v[0]->a;
+        Node *c = call("clip", x);
         if (!isinf(lo))
             arg(c, "min", num_f(lo));
         if (!isinf(hi))
